@@ -1,0 +1,35 @@
+//! Every LMDB database of a store, named in one place.
+//!
+//! | name                   | key                    | value                          |
+//! |------------------------|------------------------|--------------------------------|
+//! | `meta`                 | see the `META_*` keys  | format marker, schemas, counters |
+//! | `feed`                 | sequence (u64 BE)      | table name length (u16 BE), table, row key |
+//! | `t/<table>/f/<family>` | cell key (see `key`)   | value bytes                    |
+
+/// The metadata database.
+pub(crate) const META: &str = "meta";
+/// The change feed.
+pub(crate) const FEED: &str = "feed";
+
+/// Meta key holding the store format marker.
+pub(crate) const META_FORMAT: &[u8] = b"format";
+/// Meta key holding the next change-feed sequence (u64 BE).
+pub(crate) const META_FEED_NEXT_SEQ: &[u8] = b"feed/next_seq";
+/// Meta key prefix for table schemas (JSON).
+pub(crate) const META_SCHEMA_PREFIX: &[u8] = b"schema/";
+
+/// The format this build reads and writes.
+pub(crate) const FORMAT: &str = "rowsearch-store/1";
+
+/// Databases besides the families.
+pub(crate) const FIXED_DBS: u32 = 2;
+
+/// The database holding one family of one table.
+pub(crate) fn family_db(table: &str, family: &str) -> String {
+    format!("t/{table}/f/{family}")
+}
+
+/// The meta key of a table's schema.
+pub(crate) fn schema_key(table: &str) -> Vec<u8> {
+    [META_SCHEMA_PREFIX, table.as_bytes()].concat()
+}

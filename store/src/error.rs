@@ -1,0 +1,242 @@
+//! The store's one error type.
+//!
+//! [`Error`] is opaque: match on [`Error::kind`]. Kinds split into user errors
+//! (bad names, unknown tables, keys too long, schema conflicts: the caller can
+//! fix the input) and internal ones (LMDB, I/O, corruption).
+
+use std::path::PathBuf;
+
+/// Result alias for the store.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// An error from the store. Inspect it with [`Error::kind`].
+#[derive(Debug)]
+pub struct Error {
+    kind: Box<ErrorKind>,
+}
+
+/// What went wrong, with the objects involved.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// The directory exists but does not hold a rowsearch store.
+    #[error("not a rowsearch store: {path}: {detail}")]
+    NotAStore {
+        /// The directory given to open.
+        path: PathBuf,
+        /// Why it was rejected.
+        detail: String,
+    },
+    /// The store was written by an incompatible format version.
+    #[error("unsupported store format in {path}: found {found:?}, expected {expected:?}")]
+    UnsupportedFormat {
+        /// The store directory.
+        path: PathBuf,
+        /// The format marker found.
+        found: String,
+        /// The format marker this build writes.
+        expected: String,
+    },
+    /// The same directory is already open in this process.
+    #[error("store already open in this process: {path}")]
+    AlreadyOpen {
+        /// The store directory.
+        path: PathBuf,
+    },
+    /// An I/O error outside LMDB.
+    #[error("i/o error on {path}: {source}")]
+    Io {
+        /// The file or directory involved.
+        path: PathBuf,
+        /// The underlying error.
+        source: std::io::Error,
+    },
+    /// LMDB reported an error.
+    #[error("lmdb error during {operation}: {source}")]
+    Lmdb {
+        /// What the store was doing.
+        operation: &'static str,
+        /// The underlying error.
+        source: heed::Error,
+    },
+    /// No table of that name exists.
+    #[error("unknown table: {table:?}")]
+    UnknownTable {
+        /// The table name asked for.
+        table: String,
+    },
+    /// The table has no family of that name.
+    #[error("unknown family {family:?} in table {table:?}")]
+    UnknownFamily {
+        /// The table.
+        table: String,
+        /// The family asked for.
+        family: String,
+    },
+    /// A table or family name breaks the naming rules.
+    #[error("invalid {what} name {name:?}: {reason}")]
+    InvalidName {
+        /// `"table"` or `"family"`.
+        what: &'static str,
+        /// The name given.
+        name: String,
+        /// The rule it breaks.
+        reason: &'static str,
+    },
+    /// A schema that cannot be used as given.
+    #[error("invalid schema for table {table:?}: {reason}")]
+    InvalidSchema {
+        /// The table.
+        table: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// A table of that name exists with a different schema.
+    #[error("table {table:?} already exists with a different schema")]
+    SchemaConflict {
+        /// The table.
+        table: String,
+    },
+    /// The row key is empty.
+    #[error("empty row key in table {table:?}")]
+    EmptyRowKey {
+        /// The table.
+        table: String,
+    },
+    /// The row key exceeds [`crate::MAX_ROW_KEY_BYTES`].
+    #[error("row key too long: {len} bytes, max {max} (key starts {preview})")]
+    RowKeyTooLong {
+        /// Its length.
+        len: usize,
+        /// The limit.
+        max: usize,
+        /// The first bytes, escaped.
+        preview: String,
+    },
+    /// The qualifier exceeds [`crate::MAX_QUALIFIER_BYTES`].
+    #[error("qualifier too long: {len} bytes, max {max} (family {family:?})")]
+    QualifierTooLong {
+        /// The family.
+        family: String,
+        /// Its length.
+        len: usize,
+        /// The limit.
+        max: usize,
+    },
+    /// A scan cursor token that this store did not produce.
+    #[error("invalid scan cursor: {reason}")]
+    InvalidCursor {
+        /// Why it was rejected.
+        reason: &'static str,
+    },
+    /// Bytes in the store that do not decode.
+    #[error("corrupted data in database {db:?} at key {key}: {detail}")]
+    Corrupted {
+        /// The LMDB database name.
+        db: String,
+        /// The key, escaped.
+        key: String,
+        /// What did not decode.
+        detail: String,
+    },
+    /// The memory map is full and could not grow.
+    #[error("store is full: the memory map could not grow past {map_size_bytes} bytes: {reason}")]
+    MapFull {
+        /// The current map size.
+        map_size_bytes: usize,
+        /// Why growth failed.
+        reason: String,
+    },
+    /// The LMDB environment has no room for another database (one per family).
+    #[error(
+        "too many families in the store: max_dbs {max_dbs} reached (raise it with StoreBuilder::max_dbs)"
+    )]
+    TooManyDatabases {
+        /// The configured limit.
+        max_dbs: u32,
+    },
+    /// An earlier commit failed; writes are refused until the store is reopened.
+    #[error("store is poisoned by an earlier failed commit; reopen it")]
+    Poisoned,
+}
+
+impl Error {
+    /// What went wrong.
+    pub fn kind(&self) -> &ErrorKind {
+        &self.kind
+    }
+
+    /// Consumes the error, returning its kind.
+    pub fn into_kind(self) -> ErrorKind {
+        *self.kind
+    }
+
+    /// True for errors the caller caused and can fix by changing the input
+    /// (names, keys, schemas, cursors). False for LMDB, I/O and corruption.
+    pub fn is_user_error(&self) -> bool {
+        matches!(
+            *self.kind,
+            ErrorKind::UnknownTable { .. }
+                | ErrorKind::UnknownFamily { .. }
+                | ErrorKind::InvalidName { .. }
+                | ErrorKind::InvalidSchema { .. }
+                | ErrorKind::SchemaConflict { .. }
+                | ErrorKind::EmptyRowKey { .. }
+                | ErrorKind::RowKeyTooLong { .. }
+                | ErrorKind::QualifierTooLong { .. }
+                | ErrorKind::InvalidCursor { .. }
+        )
+    }
+
+    /// True when a table, family or other named object does not exist.
+    pub fn is_not_found(&self) -> bool {
+        matches!(*self.kind, ErrorKind::UnknownTable { .. } | ErrorKind::UnknownFamily { .. })
+    }
+
+    pub(crate) fn lmdb(operation: &'static str, source: heed::Error) -> Error {
+        ErrorKind::Lmdb { operation, source }.into()
+    }
+}
+
+impl std::fmt::Display for Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.kind.fmt(f)
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match &*self.kind {
+            ErrorKind::Io { source, .. } => Some(source),
+            ErrorKind::Lmdb { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+}
+
+impl From<ErrorKind> for Error {
+    fn from(kind: ErrorKind) -> Error {
+        Error { kind: Box::new(kind) }
+    }
+}
+
+/// Escapes bytes for error messages: printable ASCII as is, others as `\xNN`,
+/// cut at 32 bytes.
+pub(crate) fn preview(bytes: &[u8]) -> String {
+    let mut out = String::new();
+    for &b in bytes.iter().take(32) {
+        if b.is_ascii_graphic() || b == b' ' {
+            if b == b'\\' {
+                out.push_str("\\\\");
+            } else {
+                out.push(b as char);
+            }
+        } else {
+            out.push_str(&format!("\\x{b:02x}"));
+        }
+    }
+    if bytes.len() > 32 {
+        out.push_str("...");
+    }
+    out
+}

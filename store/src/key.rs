@@ -1,0 +1,224 @@
+//! The cell key: how (row, qualifier, timestamp) become one LMDB key whose
+//! byte order is HBase's cell order.
+//!
+//! ```text
+//! cell key = esc(row) 00 01 esc(qualifier) 00 01 !timestamp(8 bytes, big-endian)
+//! esc(b)   = b with every 0x00 written as 00 FF
+//! ```
+//!
+//! The escape keeps byte order and makes the terminator `00 01` sort below every
+//! continuation (`00 FF` or a non-zero byte), so a key that is a prefix of
+//! another sorts first, exactly as raw bytewise comparison does. Inverting the
+//! timestamp's bits sorts newer versions first. The family is not in the key:
+//! each family is its own LMDB database. No other module builds key bytes.
+
+use crate::error::{Error, ErrorKind, Result};
+
+/// Longest row key accepted, in bytes.
+///
+/// LMDB keys are at most 511 bytes; escaping can double a key, so row key and
+/// qualifier limits are chosen so that any accepted pair fits.
+pub const MAX_ROW_KEY_BYTES: usize = 160;
+
+/// Longest qualifier accepted, in bytes.
+pub const MAX_QUALIFIER_BYTES: usize = 80;
+
+const TERMINATOR: [u8; 2] = [0x00, 0x01];
+const ESCAPED_ZERO: [u8; 2] = [0x00, 0xFF];
+
+/// Appends `bytes` escaped and terminated.
+fn push_escaped(out: &mut Vec<u8>, bytes: &[u8]) {
+    push_escaped_open(out, bytes);
+    out.extend_from_slice(&TERMINATOR);
+}
+
+/// Appends `bytes` escaped, without a terminator (a prefix of every key whose
+/// component starts with `bytes`).
+fn push_escaped_open(out: &mut Vec<u8>, bytes: &[u8]) {
+    for &b in bytes {
+        if b == 0 {
+            out.extend_from_slice(&ESCAPED_ZERO);
+        } else {
+            out.push(b);
+        }
+    }
+}
+
+/// Reads one escaped, terminated component from the front of `input`;
+/// returns it and the rest.
+fn take_escaped(input: &[u8]) -> Option<(Vec<u8>, &[u8])> {
+    let mut out = Vec::with_capacity(input.len());
+    let mut i = 0;
+    while i < input.len() {
+        let b = input[i];
+        if b != 0 {
+            out.push(b);
+            i += 1;
+            continue;
+        }
+        match input.get(i + 1)? {
+            0xFF => {
+                out.push(0);
+                i += 2;
+            }
+            0x01 => return Some((out, &input[i + 2..])),
+            _ => return None,
+        }
+    }
+    None
+}
+
+/// Checks a row key against the documented limits.
+pub(crate) fn check_row_key(table: &str, row: &[u8]) -> Result<()> {
+    if row.is_empty() {
+        return Err(ErrorKind::EmptyRowKey { table: table.to_owned() }.into());
+    }
+    if row.len() > MAX_ROW_KEY_BYTES {
+        return Err(ErrorKind::RowKeyTooLong {
+            len: row.len(),
+            max: MAX_ROW_KEY_BYTES,
+            preview: crate::error::preview(row),
+        }
+        .into());
+    }
+    Ok(())
+}
+
+/// Checks a qualifier against the documented limit.
+pub(crate) fn check_qualifier(family: &str, qualifier: &[u8]) -> Result<()> {
+    if qualifier.len() > MAX_QUALIFIER_BYTES {
+        return Err(ErrorKind::QualifierTooLong {
+            family: family.to_owned(),
+            len: qualifier.len(),
+            max: MAX_QUALIFIER_BYTES,
+        }
+        .into());
+    }
+    Ok(())
+}
+
+/// A decoded cell key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct CellKey {
+    pub row: Vec<u8>,
+    pub qualifier: Vec<u8>,
+    pub timestamp: u64,
+}
+
+impl CellKey {
+    /// Encodes (row, qualifier, timestamp).
+    pub fn encode(row: &[u8], qualifier: &[u8], timestamp: u64) -> Vec<u8> {
+        let mut out = Vec::with_capacity(row.len() + qualifier.len() + 16);
+        push_escaped(&mut out, row);
+        push_escaped(&mut out, qualifier);
+        out.extend_from_slice(&(!timestamp).to_be_bytes());
+        out
+    }
+
+    /// Decodes a key written by [`CellKey::encode`].
+    pub fn decode(db: &str, key: &[u8]) -> Result<CellKey> {
+        let corrupted = |detail: &str| -> Error {
+            ErrorKind::Corrupted {
+                db: db.to_owned(),
+                key: crate::error::preview(key),
+                detail: detail.to_owned(),
+            }
+            .into()
+        };
+        let (row, rest) = take_escaped(key).ok_or_else(|| corrupted("bad row component"))?;
+        let (qualifier, rest) = take_escaped(rest).ok_or_else(|| corrupted("bad qualifier component"))?;
+        let ts: [u8; 8] = rest.try_into().map_err(|_| corrupted("bad timestamp length"))?;
+        Ok(CellKey { row, qualifier, timestamp: !u64::from_be_bytes(ts) })
+    }
+}
+
+/// The smallest key of any cell of `row`: the start of the row.
+pub(crate) fn row_start(row: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(row.len() + 2);
+    push_escaped(&mut out, row);
+    out
+}
+
+/// A key above every cell of `row` and below every cell of a greater row.
+pub(crate) fn row_end(row: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(row.len() + 2);
+    push_escaped_open(&mut out, row);
+    out.extend_from_slice(&[0x00, 0x02]);
+    out
+}
+
+/// The common prefix of every cell of every row that starts with `prefix`.
+pub(crate) fn row_prefix(prefix: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(prefix.len() + 2);
+    push_escaped_open(&mut out, prefix);
+    out
+}
+
+/// The common prefix of every version of one column.
+pub(crate) fn column_prefix(row: &[u8], qualifier: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(row.len() + qualifier.len() + 4);
+    push_escaped(&mut out, row);
+    push_escaped(&mut out, qualifier);
+    out
+}
+
+/// The first key greater than every key starting with `prefix`, or `None`
+/// when no such key exists (the prefix is empty or all 0xFF).
+pub fn prefix_successor(prefix: &[u8]) -> Option<Vec<u8>> {
+    let mut out = prefix.to_vec();
+    while let Some(last) = out.pop() {
+        if last != 0xFF {
+            out.push(last + 1);
+            return Some(out);
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cell_key_roundtrips_zero_and_ff_bytes() {
+        let cases: &[(&[u8], &[u8], u64)] =
+            &[(b"a", b"", 0), (b"\x00", b"\x00\xff", u64::MAX), (b"\xff\x00\x01", b"q\x00", 17)];
+        for &(row, q, ts) in cases {
+            let key = CellKey::encode(row, q, ts);
+            let back = CellKey::decode("t", &key).unwrap();
+            assert_eq!(back, CellKey { row: row.to_vec(), qualifier: q.to_vec(), timestamp: ts });
+        }
+    }
+
+    #[test]
+    fn cell_key_prefix_row_sorts_first() {
+        // "a" < "a\0" < "ab" bytewise; the encodings must agree.
+        let a = CellKey::encode(b"a", b"z", 0);
+        let a0 = CellKey::encode(b"a\x00", b"", 0);
+        let ab = CellKey::encode(b"ab", b"", 0);
+        assert!(a < a0 && a0 < ab);
+        assert!(a < row_end(b"a") && row_end(b"a") < a0);
+    }
+
+    #[test]
+    fn cell_key_newer_version_sorts_first() {
+        assert!(CellKey::encode(b"r", b"q", 10) < CellKey::encode(b"r", b"q", 9));
+    }
+
+    #[test]
+    fn cell_key_rejects_garbage() {
+        assert!(CellKey::decode("t", b"abc").is_err());
+        assert!(CellKey::decode("t", b"a\x00\x05").is_err());
+        let mut key = CellKey::encode(b"r", b"q", 1);
+        key.pop();
+        assert!(CellKey::decode("t", &key).is_err());
+    }
+
+    #[test]
+    fn prefix_successor_skips_ff() {
+        assert_eq!(prefix_successor(b"ab"), Some(b"ac".to_vec()));
+        assert_eq!(prefix_successor(b"a\xff"), Some(b"b".to_vec()));
+        assert_eq!(prefix_successor(b"\xff\xff"), None);
+        assert_eq!(prefix_successor(b""), None);
+    }
+}

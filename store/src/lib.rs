@@ -1,0 +1,67 @@
+//! rowsearch-store: an embedded wide-row store with HBase's data model on LMDB.
+//!
+//! A store holds tables; a table declares column families; a cell is addressed
+//! by (row key, family, qualifier, timestamp) and holds bytes. Reads return
+//! cells in HBase order: row key bytewise ascending, then family, then
+//! qualifier ascending, then timestamp descending.
+//!
+//! Guarantees:
+//! - a [`Batch`] of mutations over any rows and tables commits atomically and
+//!   durably in one LMDB write transaction, with its change-feed entries;
+//! - readers see consistent snapshots and never block the writer;
+//! - the memory map grows on demand: `MDB_MAP_FULL` never reaches a caller
+//!   (the write is retried on a larger map);
+//! - scans stream, row by row: memory does not grow with the rows walked;
+//! - versions past a family's `max_versions` are purged on write; cells past
+//!   its `ttl_seconds` are never returned and are purged by
+//!   [`Store::compact`] (and on write to their column).
+//!
+//! Limits: row keys 1 to [`MAX_ROW_KEY_BYTES`] bytes, qualifiers at most
+//! [`MAX_QUALIFIER_BYTES`], table names at most [`MAX_TABLE_NAME_BYTES`],
+//! family names at most [`MAX_FAMILY_NAME_BYTES`] (ASCII letters, digits,
+//! `_ - .`), and at most [`DEFAULT_MAX_DBS`] families across all tables unless
+//! [`StoreBuilder::max_dbs`] says otherwise.
+//!
+//! ```
+//! use rowsearch_store::{Batch, FamilySchema, PutCell, Scan, Store, TableSchema};
+//! let dir = tempfile::tempdir()?;
+//! let store = Store::open(dir.path())?;
+//! store.create_table("users", &TableSchema::new([FamilySchema::new("info").max_versions(3)]))?;
+//! let mut batch = Batch::new();
+//! for name in ["ann", "bob", "cid"] {
+//!     batch.put("users", name, vec![PutCell::new("info", "name", name.to_uppercase())]);
+//! }
+//! store.apply(&batch)?;
+//! let page = store.scan("users", &Scan::new().start("b").limit(1))?;
+//! assert_eq!(page.rows[0].key, b"bob");
+//! let next = store.scan("users", &Scan::new().start("b").limit(1).cursor(page.next_cursor.unwrap()))?;
+//! assert_eq!(next.rows[0].key, b"cid");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+#![warn(missing_docs)]
+#![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod cell;
+mod clock;
+mod dbs;
+mod error;
+mod key;
+mod mutation;
+mod read;
+mod schema;
+mod store;
+mod txn;
+
+pub use cell::{Cell, PutCell, Row};
+pub use clock::{Clock, ManualClock, SystemClock};
+pub use error::{Error, ErrorKind, Result};
+pub use key::{MAX_QUALIFIER_BYTES, MAX_ROW_KEY_BYTES, prefix_successor};
+pub use mutation::{Batch, Delete, Mutation};
+pub use read::{ALL_VERSIONS, Column, ReadOptions, Scan, ScanCursor};
+pub use schema::{FamilySchema, MAX_FAMILY_NAME_BYTES, MAX_TABLE_NAME_BYTES, TableSchema};
+pub use store::{
+    CommitInfo, CompactReport, DEFAULT_MAP_SIZE_BYTES, DEFAULT_MAX_DBS, FeedEntry, Store, StoreBuilder,
+    TableStats,
+};
+pub use txn::{ReadTxn, ScanIter, ScanPage};

@@ -1,0 +1,225 @@
+//! Read options: which cells a get or scan returns, and scan ranges and cursors.
+
+use crate::error::{ErrorKind, Result};
+
+/// A column selection: a whole family or one qualifier of it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Column {
+    /// Every qualifier of the family (`f`).
+    Family(String),
+    /// One qualifier (`f:q`; `f:` is the empty qualifier).
+    Qualifier(String, Vec<u8>),
+}
+
+impl Column {
+    /// Parses `f`, `f:` or `f:q` (the qualifier may hold any bytes, `:` too).
+    ///
+    /// ```
+    /// use rowsearch_store::Column;
+    /// assert_eq!(Column::parse(b"m"), Column::Family("m".into()));
+    /// assert_eq!(Column::parse(b"m:"), Column::Qualifier("m".into(), vec![]));
+    /// assert_eq!(Column::parse(b"m:a:b"), Column::Qualifier("m".into(), b"a:b".to_vec()));
+    /// ```
+    pub fn parse(spec: &[u8]) -> Column {
+        match spec.iter().position(|&b| b == b':') {
+            Some(i) => {
+                Column::Qualifier(String::from_utf8_lossy(&spec[..i]).into_owned(), spec[i + 1..].to_vec())
+            }
+            None => Column::Family(String::from_utf8_lossy(spec).into_owned()),
+        }
+    }
+
+    /// The family this selection reads.
+    pub fn family(&self) -> &str {
+        match self {
+            Column::Family(f) | Column::Qualifier(f, _) => f,
+        }
+    }
+}
+
+/// Every version, for [`ReadOptions::versions`].
+pub const ALL_VERSIONS: u32 = u32::MAX;
+
+/// Which cells of a row a read returns.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReadOptions {
+    /// Families and columns to return; empty means every family.
+    pub columns: Vec<Column>,
+    /// Newest versions returned per column (default 1; [`ALL_VERSIONS`] for all).
+    pub versions: u32,
+    /// Inclusive lower bound on timestamps.
+    pub min_ts: u64,
+    /// Exclusive upper bound on timestamps; `None` for no bound.
+    pub max_ts: Option<u64>,
+}
+
+impl Default for ReadOptions {
+    fn default() -> ReadOptions {
+        ReadOptions { columns: Vec::new(), versions: 1, min_ts: 0, max_ts: None }
+    }
+}
+
+impl ReadOptions {
+    /// Adds a column selection.
+    pub fn column(mut self, column: Column) -> ReadOptions {
+        self.columns.push(column);
+        self
+    }
+
+    /// Sets the number of versions per column.
+    pub fn versions(mut self, versions: u32) -> ReadOptions {
+        self.versions = versions;
+        self
+    }
+
+    /// Restricts timestamps to `[min_ts, max_ts)`.
+    pub fn time_range(mut self, min_ts: u64, max_ts: Option<u64>) -> ReadOptions {
+        self.min_ts = min_ts;
+        self.max_ts = max_ts;
+        self
+    }
+
+    pub(crate) fn in_time_range(&self, ts: u64) -> bool {
+        ts >= self.min_ts && self.max_ts.is_none_or(|max| ts < max)
+    }
+}
+
+/// A scan: a row range, what to read of each row, and paging.
+///
+/// Forward scans return rows with `start <= key < stop`. With `reverse`, rows
+/// come in descending order and `start` is the inclusive *upper* bound, `stop`
+/// the exclusive *lower* bound (HBase's reversed scan). `prefix` further
+/// restricts to keys starting with it.
+///
+/// ```
+/// use rowsearch_store::Scan;
+/// let scan = Scan::new().prefix(b"user1/").limit(10).reverse(true);
+/// assert_eq!(scan.limit, Some(10));
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Scan {
+    /// First row (inclusive; the upper bound when reversed).
+    pub start: Option<Vec<u8>>,
+    /// Row where the scan stops (exclusive; the lower bound when reversed).
+    pub stop: Option<Vec<u8>>,
+    /// Only rows whose key starts with this.
+    pub prefix: Option<Vec<u8>>,
+    /// Walk down instead of up.
+    pub reverse: bool,
+    /// Which cells of each row.
+    pub read: ReadOptions,
+    /// Rows to skip (after the cursor, before the limit).
+    pub offset: usize,
+    /// Most rows returned.
+    pub limit: Option<usize>,
+    /// Resume after the last row of an earlier page.
+    pub cursor: Option<ScanCursor>,
+    /// Return cells without values.
+    pub keys_only: bool,
+}
+
+impl Scan {
+    /// A scan of the whole table.
+    pub fn new() -> Scan {
+        Scan::default()
+    }
+    /// Sets the start row.
+    pub fn start(mut self, start: impl Into<Vec<u8>>) -> Scan {
+        self.start = Some(start.into());
+        self
+    }
+    /// Sets the stop row.
+    pub fn stop(mut self, stop: impl Into<Vec<u8>>) -> Scan {
+        self.stop = Some(stop.into());
+        self
+    }
+    /// Sets the key prefix.
+    pub fn prefix(mut self, prefix: impl Into<Vec<u8>>) -> Scan {
+        self.prefix = Some(prefix.into());
+        self
+    }
+    /// Walks down when true.
+    pub fn reverse(mut self, reverse: bool) -> Scan {
+        self.reverse = reverse;
+        self
+    }
+    /// Sets what to read of each row.
+    pub fn read(mut self, read: ReadOptions) -> Scan {
+        self.read = read;
+        self
+    }
+    /// Sets the offset.
+    pub fn offset(mut self, offset: usize) -> Scan {
+        self.offset = offset;
+        self
+    }
+    /// Sets the limit.
+    pub fn limit(mut self, limit: usize) -> Scan {
+        self.limit = Some(limit);
+        self
+    }
+    /// Resumes after a cursor.
+    pub fn cursor(mut self, cursor: ScanCursor) -> Scan {
+        self.cursor = Some(cursor);
+        self
+    }
+    /// Returns keys and cells without values.
+    pub fn keys_only(mut self, keys_only: bool) -> Scan {
+        self.keys_only = keys_only;
+        self
+    }
+}
+
+/// Where a scan left off: it resumes strictly after (or, reversed, before)
+/// `last_key`. Rows that exist throughout a walk are neither skipped nor
+/// repeated, whatever is written meanwhile.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScanCursor {
+    /// The last row key returned.
+    pub last_key: Vec<u8>,
+    /// The direction of the scan that produced it.
+    pub reverse: bool,
+}
+
+impl ScanCursor {
+    /// An opaque, URL-safe token.
+    ///
+    /// ```
+    /// use rowsearch_store::ScanCursor;
+    /// let cursor = ScanCursor { last_key: b"a\x00".to_vec(), reverse: false };
+    /// assert_eq!(ScanCursor::from_token(&cursor.to_token()).unwrap(), cursor);
+    /// assert!(ScanCursor::from_token("garbage").is_err());
+    /// ```
+    pub fn to_token(&self) -> String {
+        let mut token = String::with_capacity(3 + 2 * self.last_key.len());
+        token.push_str(if self.reverse { "r1." } else { "f1." });
+        for b in &self.last_key {
+            token.push_str(&format!("{b:02x}"));
+        }
+        token
+    }
+
+    /// Parses a token made by [`ScanCursor::to_token`].
+    ///
+    /// # Errors
+    /// `InvalidCursor` for anything else.
+    pub fn from_token(token: &str) -> Result<ScanCursor> {
+        let invalid = |reason| ErrorKind::InvalidCursor { reason };
+        let (reverse, hex) = if let Some(hex) = token.strip_prefix("f1.") {
+            (false, hex)
+        } else if let Some(hex) = token.strip_prefix("r1.") {
+            (true, hex)
+        } else {
+            return Err(invalid("unknown cursor version").into());
+        };
+        if hex.is_empty() || hex.len() % 2 != 0 {
+            return Err(invalid("bad cursor length").into());
+        }
+        let last_key = (0..hex.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(hex.get(i..i + 2).unwrap_or("zz"), 16))
+            .collect::<std::result::Result<Vec<u8>, _>>()
+            .map_err(|_| invalid("cursor is not hex"))?;
+        Ok(ScanCursor { last_key, reverse })
+    }
+}

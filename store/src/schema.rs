@@ -1,0 +1,140 @@
+//! Table schemas: declared column families with their version and TTL rules.
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{ErrorKind, Result};
+
+/// Longest table name, in bytes.
+pub const MAX_TABLE_NAME_BYTES: usize = 64;
+/// Longest family name, in bytes.
+pub const MAX_FAMILY_NAME_BYTES: usize = 32;
+
+/// A table's schema. Serialised as the JSON of API.md.
+///
+/// ```
+/// use rowsearch_store::{FamilySchema, TableSchema};
+/// let schema: TableSchema = serde_json::from_str(
+///     r#"{"families": [{"name": "m", "max_versions": 3}, {"name": "b", "ttl_seconds": 60}]}"#,
+/// ).unwrap();
+/// assert_eq!(schema.families[0], FamilySchema { name: "m".into(), max_versions: 3, ttl_seconds: None });
+/// assert_eq!(schema.families[1].max_versions, 1);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TableSchema {
+    /// The column families, at least one.
+    pub families: Vec<FamilySchema>,
+}
+
+/// One column family.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FamilySchema {
+    /// The family name.
+    pub name: String,
+    /// How many versions of a cell are kept (default 1); older ones are purged on write.
+    #[serde(default = "default_max_versions")]
+    pub max_versions: u32,
+    /// Cells older than this (by their timestamp) are never returned and are
+    /// purged by `compact` and on write. `None`: cells live forever.
+    #[serde(default)]
+    pub ttl_seconds: Option<u64>,
+}
+
+fn default_max_versions() -> u32 {
+    1
+}
+
+impl FamilySchema {
+    /// A family keeping one version, without TTL.
+    pub fn new(name: impl Into<String>) -> FamilySchema {
+        FamilySchema { name: name.into(), max_versions: 1, ttl_seconds: None }
+    }
+
+    /// Sets `max_versions`.
+    pub fn max_versions(mut self, max_versions: u32) -> FamilySchema {
+        self.max_versions = max_versions;
+        self
+    }
+
+    /// Sets `ttl_seconds`.
+    pub fn ttl_seconds(mut self, ttl_seconds: u64) -> FamilySchema {
+        self.ttl_seconds = Some(ttl_seconds);
+        self
+    }
+
+    /// The TTL in milliseconds, if any.
+    pub(crate) fn ttl_ms(&self) -> Option<u64> {
+        self.ttl_seconds.map(|s| s.saturating_mul(1000))
+    }
+
+    /// Whether a cell written at `timestamp` is still alive at `now_ms`.
+    pub(crate) fn is_live(&self, timestamp: u64, now_ms: u64) -> bool {
+        match self.ttl_ms() {
+            Some(ttl) => now_ms < timestamp.saturating_add(ttl),
+            None => true,
+        }
+    }
+}
+
+impl TableSchema {
+    /// A schema with the given families.
+    pub fn new(families: impl IntoIterator<Item = FamilySchema>) -> TableSchema {
+        TableSchema { families: families.into_iter().collect() }
+    }
+
+    /// The family of that name.
+    pub fn family(&self, name: &str) -> Option<&FamilySchema> {
+        self.families.iter().find(|f| f.name == name)
+    }
+
+    /// Checks names and settings.
+    ///
+    /// # Errors
+    /// `InvalidName` for a bad table or family name, `InvalidSchema` for no
+    /// families, a duplicate family, `max_versions` 0 or `ttl_seconds` 0.
+    pub fn validate(&self, table: &str) -> Result<()> {
+        validate_name("table", table, MAX_TABLE_NAME_BYTES)?;
+        let invalid = |reason: String| ErrorKind::InvalidSchema { table: table.to_owned(), reason };
+        if self.families.is_empty() {
+            return Err(invalid("a table needs at least one family".into()).into());
+        }
+        for (i, family) in self.families.iter().enumerate() {
+            validate_name("family", &family.name, MAX_FAMILY_NAME_BYTES)?;
+            if self.families[..i].iter().any(|f| f.name == family.name) {
+                return Err(invalid(format!("family {:?} declared twice", family.name)).into());
+            }
+            if family.max_versions == 0 {
+                return Err(
+                    invalid(format!("family {:?}: max_versions must be at least 1", family.name)).into()
+                );
+            }
+            if family.ttl_seconds == Some(0) {
+                return Err(
+                    invalid(format!("family {:?}: ttl_seconds must be at least 1", family.name)).into()
+                );
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Table and family names: 1 to `max` bytes of ASCII letters, digits, `_`,
+/// `-` and `.`, not starting with `.` (so no name can be a path like `..`).
+pub(crate) fn validate_name(what: &'static str, name: &str, max: usize) -> Result<()> {
+    let reason = if name.is_empty() {
+        Some("must not be empty")
+    } else if name.len() > max {
+        Some("too long")
+    } else if name.starts_with('.') {
+        Some("must not start with '.'")
+    } else if !name.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.')) {
+        Some("only ASCII letters, digits, '_', '-' and '.' are allowed")
+    } else {
+        None
+    };
+    match reason {
+        Some(reason) => Err(ErrorKind::InvalidName { what, name: name.to_owned(), reason }.into()),
+        None => Ok(()),
+    }
+}

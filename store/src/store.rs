@@ -1,0 +1,919 @@
+//! The store: opening the LMDB environment, tables, the write path with map
+//! growth, and the change feed.
+
+use std::collections::{BTreeMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, RwLock, RwLockReadGuard};
+use std::time::{Duration, Instant};
+
+use heed::types::Bytes;
+use heed::{Database, Env, EnvOpenOptions, MdbError, RwTxn, WithoutTls};
+
+use crate::cell::{PutCell, Row};
+use crate::clock::{Clock, SystemClock};
+use crate::dbs;
+use crate::error::{Error, ErrorKind, Result};
+use crate::key::{self, CellKey};
+use crate::mutation::{Batch, Delete, Mutation};
+use crate::read::{ReadOptions, Scan};
+use crate::schema::{FamilySchema, TableSchema};
+use crate::txn::ReadTxn;
+
+pub(crate) type BytesDb = Database<Bytes, Bytes>;
+
+/// Default initial size of the memory map (it grows on demand).
+pub const DEFAULT_MAP_SIZE_BYTES: usize = 1 << 30;
+/// Default limit on LMDB databases, i.e. on column families across all tables.
+pub const DEFAULT_MAX_DBS: u32 = 1024;
+/// How long a write that must grow the map waits for this process's open
+/// read transactions to finish.
+const GROW_WAIT: Duration = Duration::from_secs(10);
+/// Attempts at one write before giving up on growing the map.
+const MAX_GROW_ATTEMPTS: u32 = 24;
+
+/// Options for opening a [`Store`].
+#[derive(Debug, Clone)]
+pub struct StoreBuilder {
+    map_size_bytes: usize,
+    max_dbs: u32,
+    max_readers: u32,
+    clock: Arc<dyn Clock>,
+}
+
+impl Default for StoreBuilder {
+    fn default() -> StoreBuilder {
+        StoreBuilder {
+            map_size_bytes: DEFAULT_MAP_SIZE_BYTES,
+            max_dbs: DEFAULT_MAX_DBS,
+            max_readers: 512,
+            clock: Arc::new(SystemClock),
+        }
+    }
+}
+
+impl StoreBuilder {
+    /// Initial memory-map size; rounded up to the page size. The map doubles
+    /// whenever a write needs more room.
+    pub fn map_size_bytes(mut self, bytes: usize) -> StoreBuilder {
+        self.map_size_bytes = bytes;
+        self
+    }
+
+    /// Most column families across all tables (each is an LMDB database).
+    pub fn max_dbs(mut self, max_dbs: u32) -> StoreBuilder {
+        self.max_dbs = max_dbs;
+        self
+    }
+
+    /// Most concurrent read transactions (LMDB's reader table).
+    pub fn max_readers(mut self, max_readers: u32) -> StoreBuilder {
+        self.max_readers = max_readers;
+        self
+    }
+
+    /// The clock used for default timestamps and TTL.
+    pub fn clock(mut self, clock: Arc<dyn Clock>) -> StoreBuilder {
+        self.clock = clock;
+        self
+    }
+
+    /// Opens the store in `dir`, creating the directory and the store when
+    /// missing.
+    ///
+    /// # Errors
+    /// `NotAStore` when `dir` is a file, or a directory holding other files or
+    /// an LMDB file that is not a rowsearch store; `UnsupportedFormat`;
+    /// `AlreadyOpen`; `Io`; `Lmdb`.
+    pub fn open(self, dir: impl AsRef<Path>) -> Result<Store> {
+        Store::open_with(dir.as_ref(), self)
+    }
+}
+
+/// A table's schema and its open family databases.
+#[derive(Debug)]
+pub(crate) struct TableHandle {
+    pub name: String,
+    pub schema: TableSchema,
+    /// Sorted by family name: HBase's family order.
+    pub families: Vec<FamilyHandle>,
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct FamilyHandle {
+    pub schema: FamilySchema,
+    pub db_name: String,
+    pub db: BytesDb,
+}
+
+impl TableHandle {
+    pub fn family(&self, name: &str) -> Result<&FamilyHandle> {
+        self.families.iter().find(|f| f.schema.name == name).ok_or_else(|| {
+            ErrorKind::UnknownFamily { table: self.name.clone(), family: name.to_owned() }.into()
+        })
+    }
+}
+
+/// What a committed batch wrote to the change feed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CommitInfo {
+    /// Feed sequence of the first row touched; `None` for an empty batch.
+    pub first_seq: Option<u64>,
+    /// Feed sequence of the last row touched.
+    pub last_seq: Option<u64>,
+    /// Distinct rows touched.
+    pub rows: usize,
+}
+
+/// One change-feed entry: a row that a commit touched.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FeedEntry {
+    /// Position in the feed, increasing with every row of every commit.
+    pub seq: u64,
+    /// The table.
+    pub table: String,
+    /// The row key.
+    pub row: Vec<u8>,
+}
+
+/// What `compact` removed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CompactReport {
+    /// Cells past their TTL that were purged.
+    pub cells_purged: u64,
+    /// Rows that lost at least one cell.
+    pub rows_touched: u64,
+}
+
+/// Size figures of one table.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct TableStats {
+    /// Stored cells (all versions, including expired ones not yet purged).
+    pub cells: u64,
+    /// Bytes of LMDB pages used by the table's families.
+    pub bytes: u64,
+}
+
+/// An embedded wide-row store on LMDB. Share it between threads with `Arc`.
+///
+/// ```
+/// use rowsearch_store::{FamilySchema, PutCell, ReadOptions, Store, TableSchema};
+/// let dir = tempfile::tempdir()?;
+/// let store = Store::open(dir.path())?;
+/// store.create_table("mail", &TableSchema::new([FamilySchema::new("m")]))?;
+/// store.put("mail", b"row1", vec![PutCell::new("m", "subject", "hello").at(5)])?;
+/// let row = store.get("mail", b"row1", &ReadOptions::default())?.unwrap();
+/// assert_eq!(row.value("m", b"subject"), Some(&b"hello"[..]));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug)]
+pub struct Store {
+    path: PathBuf,
+    env: Env<WithoutTls>,
+    meta: BytesDb,
+    feed: BytesDb,
+    tables: RwLock<BTreeMap<String, Arc<TableHandle>>>,
+    clock: Arc<dyn Clock>,
+    max_dbs: u32,
+    /// Serialises writers, so schema changes and data writes never interleave.
+    write_lock: Mutex<()>,
+    /// Held shared by every open transaction of this process and exclusively
+    /// while the map is resized (LMDB requires no open transaction then).
+    resize_lock: RwLock<()>,
+    poisoned: AtomicBool,
+}
+
+fn read_lock<T>(lock: &RwLock<T>) -> RwLockReadGuard<'_, T> {
+    lock.read().unwrap_or_else(|e| e.into_inner())
+}
+
+fn is_map_full(err: &Error) -> bool {
+    matches!(err.kind(), ErrorKind::Lmdb { source: heed::Error::Mdb(MdbError::MapFull), .. })
+}
+
+fn page_align(bytes: usize) -> usize {
+    const PAGE: usize = 4096;
+    bytes.max(PAGE).div_ceil(PAGE) * PAGE
+}
+
+impl Store {
+    /// Opens (or creates) the store in `dir` with default options.
+    ///
+    /// # Errors
+    /// See [`StoreBuilder::open`].
+    pub fn open(dir: impl AsRef<Path>) -> Result<Store> {
+        StoreBuilder::default().open(dir)
+    }
+
+    /// Options for opening a store.
+    pub fn builder() -> StoreBuilder {
+        StoreBuilder::default()
+    }
+
+    fn open_with(dir: &Path, options: StoreBuilder) -> Result<Store> {
+        let io = |source| ErrorKind::Io { path: dir.to_owned(), source };
+        let not_a_store = |detail: &str| -> Error {
+            ErrorKind::NotAStore { path: dir.to_owned(), detail: detail.to_owned() }.into()
+        };
+        match std::fs::metadata(dir) {
+            Ok(meta) if !meta.is_dir() => return Err(not_a_store("not a directory")),
+            Ok(_) => {
+                let data = dir.join("data.mdb");
+                if !data.try_exists().map_err(io)? {
+                    let mut entries = std::fs::read_dir(dir).map_err(io)?;
+                    if entries.next().is_some() {
+                        return Err(not_a_store("directory holds other files and no data.mdb"));
+                    }
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                std::fs::create_dir_all(dir).map_err(io)?;
+            }
+            Err(e) => return Err(io(e).into()),
+        }
+
+        let max_dbs = options.max_dbs.saturating_add(dbs::FIXED_DBS);
+        let mut env_options = EnvOpenOptions::new().read_txn_without_tls();
+        env_options
+            .map_size(page_align(options.map_size_bytes))
+            .max_dbs(max_dbs)
+            .max_readers(options.max_readers);
+        // SAFETY: LMDB's memory map is only sound while nothing else modifies
+        // the file behind LMDB's back. The store only touches data.mdb through
+        // this environment, LMDB's own lock file coordinates other processes,
+        // and the environment is never opened on a remote file system by us.
+        #[allow(unsafe_code)]
+        let env = unsafe { env_options.open(dir) }.map_err(|e| match e {
+            heed::Error::Mdb(MdbError::Invalid | MdbError::VersionMismatch | MdbError::Corrupted) => {
+                not_a_store("data.mdb is not an LMDB environment")
+            }
+            heed::Error::EnvAlreadyOpened => ErrorKind::AlreadyOpen { path: dir.to_owned() }.into(),
+            other => Error::lmdb("open environment", other),
+        })?;
+
+        let mut wtxn = env.write_txn().map_err(|e| Error::lmdb("begin write", e))?;
+        let existing_meta: Option<BytesDb> =
+            env.open_database(&wtxn, Some(dbs::META)).map_err(|e| match e {
+                heed::Error::Mdb(MdbError::Incompatible) => not_a_store("no rowsearch metadata"),
+                other => Error::lmdb("open meta", other),
+            })?;
+        let meta: BytesDb = match existing_meta {
+            Some(meta) => {
+                let format = meta
+                    .get(&wtxn, dbs::META_FORMAT)
+                    .map_err(|e| Error::lmdb("read format", e))?
+                    .map(|f| String::from_utf8_lossy(f).into_owned());
+                match format {
+                    Some(f) if f == dbs::FORMAT => meta,
+                    Some(found) => {
+                        return Err(ErrorKind::UnsupportedFormat {
+                            path: dir.to_owned(),
+                            found,
+                            expected: dbs::FORMAT.to_owned(),
+                        }
+                        .into());
+                    }
+                    None => return Err(not_a_store("no format marker")),
+                }
+            }
+            None => {
+                let main: Option<BytesDb> =
+                    env.open_database(&wtxn, None).map_err(|e| Error::lmdb("open main", e))?;
+                if let Some(main) = main
+                    && !main.is_empty(&wtxn).map_err(|e| Error::lmdb("read main", e))?
+                {
+                    return Err(not_a_store("LMDB environment of another program"));
+                }
+                let meta = env
+                    .create_database(&mut wtxn, Some(dbs::META))
+                    .map_err(|e| Error::lmdb("create meta", e))?;
+                meta.put(&mut wtxn, dbs::META_FORMAT, dbs::FORMAT.as_bytes())
+                    .map_err(|e| Error::lmdb("write format", e))?;
+                meta
+            }
+        };
+        let feed: BytesDb =
+            env.create_database(&mut wtxn, Some(dbs::FEED)).map_err(|e| Error::lmdb("create feed", e))?;
+
+        let mut schemas = Vec::new();
+        for item in
+            meta.prefix_iter(&wtxn, dbs::META_SCHEMA_PREFIX).map_err(|e| Error::lmdb("read schemas", e))?
+        {
+            let (k, v) = item.map_err(|e| Error::lmdb("read schemas", e))?;
+            let name = String::from_utf8_lossy(&k[dbs::META_SCHEMA_PREFIX.len()..]).into_owned();
+            let schema: TableSchema = serde_json::from_slice(v).map_err(|e| ErrorKind::Corrupted {
+                db: dbs::META.to_owned(),
+                key: crate::error::preview(k),
+                detail: format!("schema does not parse: {e}"),
+            })?;
+            schemas.push((name, schema));
+        }
+        let mut tables = BTreeMap::new();
+        for (name, schema) in schemas {
+            let handle = open_table(&env, &mut wtxn, &name, schema, options.max_dbs)?;
+            tables.insert(name, Arc::new(handle));
+        }
+        wtxn.commit().map_err(|e| Error::lmdb("commit open", e))?;
+
+        Ok(Store {
+            path: dir.to_owned(),
+            env,
+            meta,
+            feed,
+            tables: RwLock::new(tables),
+            clock: options.clock,
+            max_dbs: options.max_dbs,
+            write_lock: Mutex::new(()),
+            resize_lock: RwLock::new(()),
+            poisoned: AtomicBool::new(false),
+        })
+    }
+
+    /// The store's directory.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The clock's current time in milliseconds.
+    pub fn now_ms(&self) -> u64 {
+        self.clock.now_ms()
+    }
+
+    /// The current memory-map size in bytes.
+    pub fn map_size_bytes(&self) -> usize {
+        self.env.info().map_size
+    }
+
+    pub(crate) fn table_handle(&self, table: &str) -> Result<Arc<TableHandle>> {
+        read_lock(&self.tables)
+            .get(table)
+            .cloned()
+            .ok_or_else(|| ErrorKind::UnknownTable { table: table.to_owned() }.into())
+    }
+
+    /// Names of all tables, sorted.
+    pub fn tables(&self) -> Vec<String> {
+        read_lock(&self.tables).keys().cloned().collect()
+    }
+
+    /// A table's schema.
+    ///
+    /// # Errors
+    /// `UnknownTable`.
+    pub fn schema(&self, table: &str) -> Result<TableSchema> {
+        Ok(self.table_handle(table)?.schema.clone())
+    }
+
+    /// Creates a table. Returns `true` when created, `false` when a table with
+    /// an identical schema already exists.
+    ///
+    /// # Errors
+    /// `InvalidName`, `InvalidSchema`, `SchemaConflict` (the table exists with
+    /// another schema), `TooManyDatabases`.
+    pub fn create_table(&self, table: &str, schema: &TableSchema) -> Result<bool> {
+        schema.validate(table)?;
+        let _writer = self.lock_writer()?;
+        if let Ok(existing) = self.table_handle(table) {
+            return if existing.schema == *schema {
+                Ok(false)
+            } else {
+                Err(ErrorKind::SchemaConflict { table: table.to_owned() }.into())
+            };
+        }
+        let json = serde_json::to_vec(schema)
+            .map_err(|e| ErrorKind::InvalidSchema { table: table.to_owned(), reason: e.to_string() })?;
+        let handle = self.write_txn(|wtxn| {
+            self.meta
+                .put(wtxn, &dbs::schema_key(table), &json)
+                .map_err(|e| Error::lmdb("write schema", e))?;
+            open_table(&self.env, wtxn, table, schema.clone(), self.max_dbs)
+        })?;
+        self.tables.write().unwrap_or_else(|e| e.into_inner()).insert(table.to_owned(), Arc::new(handle));
+        Ok(true)
+    }
+
+    /// Drops a table and every cell in it.
+    ///
+    /// # Errors
+    /// `UnknownTable`.
+    pub fn drop_table(&self, table: &str) -> Result<()> {
+        let _writer = self.lock_writer()?;
+        let handle = self.table_handle(table)?;
+        self.write_txn(|wtxn| {
+            for family in &handle.families {
+                family.db.clear(wtxn).map_err(|e| Error::lmdb("clear family", e))?;
+            }
+            self.meta.delete(wtxn, &dbs::schema_key(table)).map_err(|e| Error::lmdb("delete schema", e))?;
+            Ok(())
+        })?;
+        self.tables.write().unwrap_or_else(|e| e.into_inner()).remove(table);
+        Ok(())
+    }
+
+    /// Writes cells into one row (one atomic commit).
+    ///
+    /// # Errors
+    /// As [`Store::apply`].
+    pub fn put(&self, table: &str, row: &[u8], cells: Vec<PutCell>) -> Result<CommitInfo> {
+        let mut batch = Batch::new();
+        batch.put(table, row, cells);
+        self.apply(&batch)
+    }
+
+    /// Deletes from one row (one atomic commit).
+    ///
+    /// # Errors
+    /// As [`Store::apply`].
+    pub fn delete(&self, table: &str, row: &[u8], what: Delete) -> Result<CommitInfo> {
+        let mut batch = Batch::new();
+        batch.delete(table, row, what);
+        self.apply(&batch)
+    }
+
+    /// Applies every mutation of `batch` in one LMDB write transaction: all
+    /// of them become visible and durable together, or none does. Each row
+    /// touched gets a change-feed entry in the same transaction.
+    ///
+    /// # Errors
+    /// User errors (`UnknownTable`, `UnknownFamily`, `EmptyRowKey`,
+    /// `RowKeyTooLong`, `QualifierTooLong`) are found before anything is
+    /// written. `MapFull` only when the map cannot grow; `Poisoned` after an
+    /// earlier failed commit; `Lmdb`.
+    pub fn apply(&self, batch: &Batch) -> Result<CommitInfo> {
+        let _writer = self.lock_writer()?;
+        // Checked under the writer lock, so no table is dropped meanwhile.
+        let handles = self.check_batch(batch)?;
+        let now_ms = self.clock.now_ms();
+        self.write_txn(|wtxn| {
+            let mut touched: Vec<(&str, &[u8])> = Vec::new();
+            let mut seen: HashSet<(&str, &[u8])> = HashSet::new();
+            for mutation in &batch.mutations {
+                let handle = &handles[mutation.table()];
+                match mutation {
+                    Mutation::Put { row, cells, .. } => put_row(wtxn, handle, row, cells, now_ms)?,
+                    Mutation::Delete { row, what, .. } => delete_row(wtxn, handle, row, what)?,
+                }
+                let id = (mutation.table(), mutation.row());
+                if seen.insert(id) {
+                    touched.push(id);
+                }
+            }
+            self.append_feed(wtxn, &touched)
+        })
+    }
+
+    /// Validates a batch before any write and resolves its tables.
+    fn check_batch(&self, batch: &Batch) -> Result<BTreeMap<String, Arc<TableHandle>>> {
+        let mut handles: BTreeMap<String, Arc<TableHandle>> = BTreeMap::new();
+        for mutation in &batch.mutations {
+            let table = mutation.table();
+            if !handles.contains_key(table) {
+                handles.insert(table.to_owned(), self.table_handle(table)?);
+            }
+            let handle = &handles[table];
+            key::check_row_key(table, mutation.row())?;
+            match mutation {
+                Mutation::Put { cells, .. } => {
+                    for cell in cells {
+                        handle.family(&cell.family)?;
+                        key::check_qualifier(&cell.family, &cell.qualifier)?;
+                    }
+                }
+                Mutation::Delete { what, .. } => match what {
+                    Delete::Row { .. } => {}
+                    Delete::Family { family, .. } => {
+                        handle.family(family)?;
+                    }
+                    Delete::Column { family, qualifier, .. } | Delete::Version { family, qualifier, .. } => {
+                        handle.family(family)?;
+                        key::check_qualifier(family, qualifier)?;
+                    }
+                },
+            }
+        }
+        Ok(handles)
+    }
+
+    fn append_feed(&self, wtxn: &mut RwTxn, touched: &[(&str, &[u8])]) -> Result<CommitInfo> {
+        if touched.is_empty() {
+            return Ok(CommitInfo { first_seq: None, last_seq: None, rows: 0 });
+        }
+        let first = self.next_feed_seq(wtxn)?;
+        let mut seq = first;
+        let mut value = Vec::new();
+        for (table, row) in touched {
+            value.clear();
+            // unwrap-free: table names are at most 64 bytes (validated).
+            let len = u16::try_from(table.len()).unwrap_or(u16::MAX);
+            value.extend_from_slice(&len.to_be_bytes());
+            value.extend_from_slice(table.as_bytes());
+            value.extend_from_slice(row);
+            self.feed
+                .put_with_flags(wtxn, heed::PutFlags::APPEND, &seq.to_be_bytes(), &value)
+                .map_err(|e| Error::lmdb("append feed", e))?;
+            seq += 1;
+        }
+        self.meta
+            .put(wtxn, dbs::META_FEED_NEXT_SEQ, &seq.to_be_bytes())
+            .map_err(|e| Error::lmdb("write feed sequence", e))?;
+        Ok(CommitInfo { first_seq: Some(first), last_seq: Some(seq - 1), rows: touched.len() })
+    }
+
+    fn next_feed_seq(&self, rtxn: &heed::RoTxn) -> Result<u64> {
+        match self
+            .meta
+            .get(rtxn, dbs::META_FEED_NEXT_SEQ)
+            .map_err(|e| Error::lmdb("read feed sequence", e))?
+        {
+            None => Ok(1),
+            Some(bytes) => {
+                let arr: [u8; 8] = bytes.try_into().map_err(|_| ErrorKind::Corrupted {
+                    db: dbs::META.to_owned(),
+                    key: "feed/next_seq".to_owned(),
+                    detail: "not 8 bytes".to_owned(),
+                })?;
+                Ok(u64::from_be_bytes(arr))
+            }
+        }
+    }
+
+    /// Change-feed entries with `seq >= from_seq`, at most `limit`, in order.
+    ///
+    /// # Errors
+    /// `Corrupted`, `Lmdb`.
+    pub fn feed_since(&self, from_seq: u64, limit: usize) -> Result<Vec<FeedEntry>> {
+        let rtxn = self.begin_read()?;
+        let range = (std::ops::Bound::Included(&from_seq.to_be_bytes()[..]), std::ops::Bound::Unbounded);
+        let mut out = Vec::new();
+        for item in self.feed.range(rtxn.raw(), &range).map_err(|e| Error::lmdb("read feed", e))? {
+            if out.len() >= limit {
+                break;
+            }
+            let (k, v) = item.map_err(|e| Error::lmdb("read feed", e))?;
+            out.push(decode_feed(k, v)?);
+        }
+        Ok(out)
+    }
+
+    /// The sequence the next committed row will get (1 for a new store).
+    ///
+    /// # Errors
+    /// `Lmdb`.
+    pub fn next_seq(&self) -> Result<u64> {
+        let rtxn = self.begin_read()?;
+        self.next_feed_seq(rtxn.raw())
+    }
+
+    /// Removes feed entries with `seq <= up_to_seq`; returns how many.
+    ///
+    /// # Errors
+    /// `Lmdb`, `Poisoned`.
+    pub fn trim_feed(&self, up_to_seq: u64) -> Result<u64> {
+        let _writer = self.lock_writer()?;
+        let upper = up_to_seq.to_be_bytes();
+        let range = (std::ops::Bound::Unbounded, std::ops::Bound::Included(&upper[..]));
+        self.write_txn(|wtxn| {
+            let n = self.feed.delete_range(wtxn, &range).map_err(|e| Error::lmdb("trim feed", e))?;
+            Ok(n as u64)
+        })
+    }
+
+    /// Purges cells past their family's TTL in every table; each row that
+    /// loses cells gets a change-feed entry.
+    ///
+    /// # Errors
+    /// `Lmdb`, `Poisoned`.
+    pub fn compact(&self) -> Result<CompactReport> {
+        let _writer = self.lock_writer()?;
+        let now_ms = self.clock.now_ms();
+        let handles: Vec<Arc<TableHandle>> = read_lock(&self.tables).values().cloned().collect();
+        self.write_txn(|wtxn| {
+            let mut report = CompactReport::default();
+            let mut touched: Vec<(String, Vec<u8>)> = Vec::new();
+            let mut seen = HashSet::new();
+            for handle in &handles {
+                for family in handle.families.iter().filter(|f| f.schema.ttl_seconds.is_some()) {
+                    let mut dead = Vec::new();
+                    for item in family.db.iter(wtxn).map_err(|e| Error::lmdb("compact", e))? {
+                        let (k, _) = item.map_err(|e| Error::lmdb("compact", e))?;
+                        let cell = CellKey::decode(&family.db_name, k)?;
+                        if !family.schema.is_live(cell.timestamp, now_ms) {
+                            dead.push(k.to_vec());
+                            if seen.insert((handle.name.clone(), cell.row.clone())) {
+                                touched.push((handle.name.clone(), cell.row));
+                            }
+                        }
+                    }
+                    for k in &dead {
+                        family.db.delete(wtxn, k).map_err(|e| Error::lmdb("compact", e))?;
+                    }
+                    report.cells_purged += dead.len() as u64;
+                }
+            }
+            report.rows_touched = touched.len() as u64;
+            let refs: Vec<(&str, &[u8])> = touched.iter().map(|(t, r)| (t.as_str(), r.as_slice())).collect();
+            self.append_feed(wtxn, &refs)?;
+            Ok(report)
+        })
+    }
+
+    /// Cell count and bytes of a table.
+    ///
+    /// # Errors
+    /// `UnknownTable`, `Lmdb`.
+    pub fn stats(&self, table: &str) -> Result<TableStats> {
+        let handle = self.table_handle(table)?;
+        let rtxn = self.begin_read()?;
+        let mut stats = TableStats::default();
+        for family in &handle.families {
+            let stat = family.db.stat(rtxn.raw()).map_err(|e| Error::lmdb("stat", e))?;
+            stats.cells += stat.entries as u64;
+            let pages = stat.branch_pages + stat.leaf_pages + stat.overflow_pages;
+            stats.bytes += (pages as u64) * u64::from(stat.page_size);
+        }
+        Ok(stats)
+    }
+
+    /// Starts a read transaction: a consistent snapshot of every table until
+    /// it is dropped. Keep it short: an open reader keeps LMDB from reusing
+    /// pages freed since, and the map cannot grow while this process holds one.
+    ///
+    /// # Errors
+    /// `Lmdb` (for example when the reader table is full).
+    pub fn begin_read(&self) -> Result<ReadTxn<'_>> {
+        let mut adopted = false;
+        loop {
+            let guard = read_lock(&self.resize_lock);
+            match self.env.read_txn() {
+                Ok(txn) => return Ok(ReadTxn::new(self, txn, guard, self.clock.now_ms())),
+                Err(heed::Error::Mdb(MdbError::MapResized)) if !adopted => {
+                    drop(guard);
+                    self.adopt_map_size()?;
+                    adopted = true;
+                }
+                Err(e) => return Err(Error::lmdb("begin read", e)),
+            }
+        }
+    }
+
+    /// Reads one row. Opens and closes its own read transaction.
+    ///
+    /// # Errors
+    /// As [`ReadTxn::get`].
+    pub fn get(&self, table: &str, row: &[u8], read: &ReadOptions) -> Result<Option<Row>> {
+        self.begin_read()?.get(table, row, read)
+    }
+
+    /// Reads several rows from one snapshot; missing rows are `None`.
+    ///
+    /// # Errors
+    /// As [`ReadTxn::multi_get`].
+    pub fn multi_get(&self, table: &str, rows: &[&[u8]], read: &ReadOptions) -> Result<Vec<Option<Row>>> {
+        self.begin_read()?.multi_get(table, rows, read)
+    }
+
+    /// Runs a scan to completion (bounded by its limit) in one snapshot.
+    ///
+    /// # Errors
+    /// As [`ReadTxn::scan_page`].
+    pub fn scan(&self, table: &str, scan: &Scan) -> Result<crate::txn::ScanPage> {
+        self.begin_read()?.scan_page(table, scan)
+    }
+
+    /// Counts the rows a scan selects (ignoring its limit).
+    ///
+    /// # Errors
+    /// As [`ReadTxn::count`].
+    pub fn count(&self, table: &str, scan: &Scan) -> Result<u64> {
+        self.begin_read()?.count(table, scan)
+    }
+
+    fn lock_writer(&self) -> Result<std::sync::MutexGuard<'_, ()>> {
+        let guard = self.write_lock.lock().unwrap_or_else(|e| e.into_inner());
+        if self.poisoned.load(Ordering::SeqCst) {
+            return Err(ErrorKind::Poisoned.into());
+        }
+        Ok(guard)
+    }
+
+    /// Runs `op` in a write transaction and commits it. When LMDB reports
+    /// `MDB_MAP_FULL` (during `op` or at commit), the transaction is aborted,
+    /// the map is doubled and `op` runs again from scratch: this is the one
+    /// place map growth happens. Callers hold the writer lock.
+    fn write_txn<T>(&self, mut op: impl FnMut(&mut RwTxn) -> Result<T>) -> Result<T> {
+        let mut attempts = 0;
+        loop {
+            attempts += 1;
+            let guard = read_lock(&self.resize_lock);
+            let mut wtxn = match self.env.write_txn() {
+                Ok(wtxn) => wtxn,
+                Err(heed::Error::Mdb(MdbError::MapResized)) if attempts < MAX_GROW_ATTEMPTS => {
+                    drop(guard);
+                    self.adopt_map_size()?;
+                    continue;
+                }
+                Err(e) => return Err(Error::lmdb("begin write", e)),
+            };
+            let result = op(&mut wtxn);
+            let outcome = match result {
+                Ok(value) => match wtxn.commit() {
+                    Ok(()) => Ok(value),
+                    Err(e) => {
+                        let err = Error::lmdb("commit", e);
+                        if !is_map_full(&err) {
+                            // LMDB leaves the environment in doubt after a
+                            // failed commit: refuse writes until reopened.
+                            self.poisoned.store(true, Ordering::SeqCst);
+                        }
+                        Err(err)
+                    }
+                },
+                Err(err) => {
+                    wtxn.abort();
+                    Err(err)
+                }
+            };
+            drop(guard);
+            match outcome {
+                Err(err) if is_map_full(&err) => {
+                    if attempts >= MAX_GROW_ATTEMPTS {
+                        return Err(ErrorKind::MapFull {
+                            map_size_bytes: self.map_size_bytes(),
+                            reason: format!("still full after {attempts} attempts"),
+                        }
+                        .into());
+                    }
+                    self.grow_map()?;
+                }
+                other => return other,
+            }
+        }
+    }
+
+    /// Waits (bounded) for this process's transactions to end, then doubles
+    /// the map.
+    fn grow_map(&self) -> Result<()> {
+        let current = self.map_size_bytes();
+        let guard = self.exclusive_resize_lock(current)?;
+        let new_size = page_align(current.saturating_mul(2));
+        // SAFETY: `resize_lock` is held exclusively, and every transaction of
+        // this process holds it shared for its whole life, so none is open.
+        #[allow(unsafe_code)]
+        let result = unsafe { self.env.resize(new_size) };
+        drop(guard);
+        result.map_err(|e| {
+            ErrorKind::MapFull { map_size_bytes: current, reason: format!("resize failed: {e}") }.into()
+        })
+    }
+
+    /// Adopts the map size another process set (after `MDB_MAP_RESIZED`).
+    fn adopt_map_size(&self) -> Result<()> {
+        let current = self.map_size_bytes();
+        let guard = self.exclusive_resize_lock(current)?;
+        // SAFETY: as in `grow_map`; size 0 adopts the size in the file.
+        #[allow(unsafe_code)]
+        let result = unsafe { self.env.resize(0) };
+        drop(guard);
+        result.map_err(|e| Error::lmdb("adopt map size", e))
+    }
+
+    fn exclusive_resize_lock(&self, current: usize) -> Result<std::sync::RwLockWriteGuard<'_, ()>> {
+        let deadline = Instant::now() + GROW_WAIT;
+        loop {
+            match self.resize_lock.try_write() {
+                Ok(guard) => return Ok(guard),
+                Err(std::sync::TryLockError::Poisoned(e)) => return Ok(e.into_inner()),
+                Err(std::sync::TryLockError::WouldBlock) if Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+                Err(std::sync::TryLockError::WouldBlock) => {
+                    return Err(ErrorKind::MapFull {
+                        map_size_bytes: current,
+                        reason:
+                            "read transactions of this process stayed open; the map grows only when none is"
+                                .into(),
+                    }
+                    .into());
+                }
+            }
+        }
+    }
+}
+
+fn open_table(
+    env: &Env<WithoutTls>,
+    wtxn: &mut RwTxn,
+    name: &str,
+    schema: TableSchema,
+    max_dbs: u32,
+) -> Result<TableHandle> {
+    let mut families = Vec::with_capacity(schema.families.len());
+    for family in &schema.families {
+        let db_name = dbs::family_db(name, &family.name);
+        let db: BytesDb = env.create_database(wtxn, Some(&db_name)).map_err(|e| match e {
+            heed::Error::Mdb(MdbError::DbsFull) => ErrorKind::TooManyDatabases { max_dbs }.into(),
+            other => Error::lmdb("create family database", other),
+        })?;
+        families.push(FamilyHandle { schema: family.clone(), db_name, db });
+    }
+    families.sort_by(|a, b| a.schema.name.cmp(&b.schema.name));
+    Ok(TableHandle { name: name.to_owned(), schema, families })
+}
+
+fn put_row(wtxn: &mut RwTxn, table: &TableHandle, row: &[u8], cells: &[PutCell], now_ms: u64) -> Result<()> {
+    for cell in cells {
+        let family = table.family(&cell.family)?;
+        let ts = cell.timestamp.unwrap_or(now_ms);
+        family
+            .db
+            .put(wtxn, &CellKey::encode(row, &cell.qualifier, ts), &cell.value)
+            .map_err(|e| Error::lmdb("put cell", e))?;
+        purge_column(wtxn, family, row, &cell.qualifier, now_ms)?;
+    }
+    Ok(())
+}
+
+/// Removes versions past `max_versions` and versions past the TTL.
+fn purge_column(
+    wtxn: &mut RwTxn,
+    family: &FamilyHandle,
+    row: &[u8],
+    qualifier: &[u8],
+    now_ms: u64,
+) -> Result<()> {
+    let max = family.schema.max_versions;
+    let mut kept = 0u32;
+    let mut dead = Vec::new();
+    let prefix = key::column_prefix(row, qualifier);
+    for item in family.db.prefix_iter(wtxn, &prefix).map_err(|e| Error::lmdb("purge versions", e))? {
+        let (k, _) = item.map_err(|e| Error::lmdb("purge versions", e))?;
+        let ts_bytes: [u8; 8] = k[prefix.len()..].try_into().map_err(|_| ErrorKind::Corrupted {
+            db: family.db_name.clone(),
+            key: crate::error::preview(k),
+            detail: "bad timestamp length".into(),
+        })?;
+        let ts = !u64::from_be_bytes(ts_bytes);
+        if kept < max && family.schema.is_live(ts, now_ms) {
+            kept += 1;
+        } else {
+            dead.push(k.to_vec());
+        }
+    }
+    for k in &dead {
+        family.db.delete(wtxn, k).map_err(|e| Error::lmdb("purge versions", e))?;
+    }
+    Ok(())
+}
+
+fn delete_row(wtxn: &mut RwTxn, table: &TableHandle, row: &[u8], what: &Delete) -> Result<()> {
+    let (families, prefix, up_to): (Vec<&FamilyHandle>, Vec<u8>, Option<u64>) = match what {
+        Delete::Row { up_to } => (table.families.iter().collect(), key::row_start(row), *up_to),
+        Delete::Family { family, up_to } => (vec![table.family(family)?], key::row_start(row), *up_to),
+        Delete::Column { family, qualifier, up_to } => {
+            (vec![table.family(family)?], key::column_prefix(row, qualifier), *up_to)
+        }
+        Delete::Version { family, qualifier, timestamp } => {
+            let family = table.family(family)?;
+            family
+                .db
+                .delete(wtxn, &CellKey::encode(row, qualifier, *timestamp))
+                .map_err(|e| Error::lmdb("delete version", e))?;
+            return Ok(());
+        }
+    };
+    for family in families {
+        let mut dead = Vec::new();
+        for item in family.db.prefix_iter(wtxn, &prefix).map_err(|e| Error::lmdb("delete", e))? {
+            let (k, _) = item.map_err(|e| Error::lmdb("delete", e))?;
+            let keep = match up_to {
+                None => false,
+                Some(up_to) => CellKey::decode(&family.db_name, k)?.timestamp > up_to,
+            };
+            if !keep {
+                dead.push(k.to_vec());
+            }
+        }
+        for k in &dead {
+            family.db.delete(wtxn, k).map_err(|e| Error::lmdb("delete", e))?;
+        }
+    }
+    Ok(())
+}
+
+fn decode_feed(k: &[u8], v: &[u8]) -> Result<FeedEntry> {
+    let corrupted = |detail: &str| -> Error {
+        ErrorKind::Corrupted {
+            db: dbs::FEED.to_owned(),
+            key: crate::error::preview(k),
+            detail: detail.to_owned(),
+        }
+        .into()
+    };
+    let seq = u64::from_be_bytes(k.try_into().map_err(|_| corrupted("sequence is not 8 bytes"))?);
+    let len_bytes: [u8; 2] =
+        v.get(..2).and_then(|b| b.try_into().ok()).ok_or_else(|| corrupted("short entry"))?;
+    let len = usize::from(u16::from_be_bytes(len_bytes));
+    let table = v.get(2..2 + len).ok_or_else(|| corrupted("short table name"))?;
+    let table = std::str::from_utf8(table).map_err(|_| corrupted("table name is not UTF-8"))?;
+    Ok(FeedEntry { seq, table: table.to_owned(), row: v[2 + len..].to_vec() })
+}
