@@ -1,0 +1,301 @@
+//! Behaviour tests of the public store API: bad input, map growth, the feed,
+//! and concurrency between readers and the writer.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use rowsearch_store::{
+    Batch, Column, Delete, ErrorKind, FamilySchema, MAX_QUALIFIER_BYTES, MAX_ROW_KEY_BYTES, PutCell,
+    ReadOptions, Scan, Store, TableSchema,
+};
+
+fn mail_schema() -> TableSchema {
+    TableSchema::new([FamilySchema::new("m"), FamilySchema::new("b").max_versions(2)])
+}
+
+fn store_with_table() -> (tempfile::TempDir, Store) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    store.create_table("mail", &mail_schema()).unwrap();
+    store.put("mail", b"r1", vec![PutCell::new("m", "s", "keep").at(1)]).unwrap();
+    (dir, store)
+}
+
+/// Everything in the store, for "changed nothing" checks.
+fn snapshot(store: &Store) -> Vec<(String, Vec<rowsearch_store::Row>)> {
+    let all = Scan::new().read(ReadOptions::default().versions(rowsearch_store::ALL_VERSIONS));
+    store.tables().into_iter().map(|t| (t.clone(), store.scan(&t, &all).unwrap().rows)).collect()
+}
+
+#[test]
+fn bad_input_over_long_keys_is_typed_and_changes_nothing() {
+    let (_dir, store) = store_with_table();
+    let before = snapshot(&store);
+    let seq = store.next_seq().unwrap();
+    let long_row = vec![b'k'; MAX_ROW_KEY_BYTES + 1];
+    let mut batch = Batch::new();
+    batch.put("mail", b"ok-row", vec![PutCell::new("m", "s", "x")]);
+    batch.put("mail", long_row.clone(), vec![PutCell::new("m", "s", "x")]);
+    let err = store.apply(&batch).unwrap_err();
+    assert!(
+        matches!(err.kind(), ErrorKind::RowKeyTooLong { len, max, .. } if *len == MAX_ROW_KEY_BYTES + 1 && *max == MAX_ROW_KEY_BYTES),
+        "{err}"
+    );
+    assert!(err.is_user_error());
+    assert!(err.to_string().starts_with("row key too long: 161 bytes, max 160"), "{err}");
+
+    let long_q = vec![0u8; MAX_QUALIFIER_BYTES + 1];
+    let err = store.put("mail", b"r2", vec![PutCell::new("m", long_q, "x")]).unwrap_err();
+    assert!(matches!(err.kind(), ErrorKind::QualifierTooLong { .. }), "{err}");
+    let err = store.put("mail", b"", vec![PutCell::new("m", "s", "x")]).unwrap_err();
+    assert!(matches!(err.kind(), ErrorKind::EmptyRowKey { .. }), "{err}");
+
+    // The longest accepted key and qualifier, all zero bytes (escaping doubles
+    // them), fit in LMDB.
+    let max_row = vec![0u8; MAX_ROW_KEY_BYTES];
+    let max_q = vec![0u8; MAX_QUALIFIER_BYTES];
+    store.put("mail", &max_row, vec![PutCell::new("m", max_q.clone(), "edge").at(7)]).unwrap();
+    let row = store.get("mail", &max_row, &ReadOptions::default()).unwrap().unwrap();
+    assert_eq!(row.value("m", &max_q), Some(&b"edge"[..]));
+    store.delete("mail", &max_row, Delete::Row { up_to: None }).unwrap();
+
+    assert_eq!(snapshot(&store), before);
+    assert_eq!(store.next_seq().unwrap(), seq + 2, "only the edge-case put and delete reached the feed");
+}
+
+#[test]
+fn bad_input_unknown_table_or_family_is_typed_and_changes_nothing() {
+    let (_dir, store) = store_with_table();
+    let before = snapshot(&store);
+    let mut batch = Batch::new();
+    batch.put("mail", b"r2", vec![PutCell::new("m", "s", "x")]);
+    batch.put("nope", b"r2", vec![PutCell::new("m", "s", "x")]);
+    let err = store.apply(&batch).unwrap_err();
+    assert!(matches!(err.kind(), ErrorKind::UnknownTable { table } if table == "nope"), "{err}");
+    assert!(err.is_not_found());
+
+    let mut batch = Batch::new();
+    batch.put("mail", b"r2", vec![PutCell::new("m", "s", "x")]);
+    batch.delete("mail", b"r1", Delete::Family { family: "zz".into(), up_to: None });
+    let err = store.apply(&batch).unwrap_err();
+    assert!(matches!(err.kind(), ErrorKind::UnknownFamily { family, .. } if family == "zz"), "{err}");
+
+    let err =
+        store.get("mail", b"r1", &ReadOptions::default().column(Column::Family("zz".into()))).unwrap_err();
+    assert!(matches!(err.kind(), ErrorKind::UnknownFamily { .. }), "{err}");
+    let err = store.scan("nope", &Scan::new()).unwrap_err();
+    assert!(matches!(err.kind(), ErrorKind::UnknownTable { .. }), "{err}");
+    assert_eq!(snapshot(&store), before);
+}
+
+#[test]
+fn bad_input_zero_length_family_name_is_typed() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    let err = store.create_table("t", &TableSchema::new([FamilySchema::new("")])).unwrap_err();
+    assert!(matches!(err.kind(), ErrorKind::InvalidName { what: "family", .. }), "{err}");
+    for bad in ["", "../etc", ".hidden", "a/b", "sp ace"] {
+        let err = store.create_table(bad, &mail_schema()).unwrap_err();
+        assert!(matches!(err.kind(), ErrorKind::InvalidName { what: "table", .. }), "{bad:?}: {err}");
+    }
+    let err = store.create_table("t", &TableSchema::new([])).unwrap_err();
+    assert!(matches!(err.kind(), ErrorKind::InvalidSchema { .. }), "{err}");
+    let err =
+        store.create_table("t", &TableSchema::new([FamilySchema::new("f").max_versions(0)])).unwrap_err();
+    assert!(matches!(err.kind(), ErrorKind::InvalidSchema { .. }), "{err}");
+    let err = store
+        .create_table("t", &TableSchema::new([FamilySchema::new("f"), FamilySchema::new("f")]))
+        .unwrap_err();
+    assert!(matches!(err.kind(), ErrorKind::InvalidSchema { .. }), "{err}");
+    assert!(store.tables().is_empty());
+}
+
+#[test]
+fn bad_input_schema_change_on_existing_table_conflicts() {
+    let (_dir, store) = store_with_table();
+    let before = snapshot(&store);
+    assert!(!store.create_table("mail", &mail_schema()).unwrap(), "identical schema is not a conflict");
+    let changed = TableSchema::new([FamilySchema::new("m").max_versions(5), FamilySchema::new("b")]);
+    let err = store.create_table("mail", &changed).unwrap_err();
+    assert!(matches!(err.kind(), ErrorKind::SchemaConflict { table } if table == "mail"), "{err}");
+    assert_eq!(store.schema("mail").unwrap(), mail_schema());
+    assert_eq!(snapshot(&store), before);
+}
+
+#[test]
+fn bad_input_directory_that_is_not_a_store() {
+    let dir = tempfile::tempdir().unwrap();
+    // A directory holding something else.
+    std::fs::write(dir.path().join("notes.txt"), "hello").unwrap();
+    let err = Store::open(dir.path()).unwrap_err();
+    assert!(matches!(err.kind(), ErrorKind::NotAStore { .. }), "{err}");
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1, "nothing was created");
+
+    // A file instead of a directory.
+    let err = Store::open(dir.path().join("notes.txt")).unwrap_err();
+    assert!(matches!(err.kind(), ErrorKind::NotAStore { .. }), "{err}");
+
+    // A data.mdb that is garbage.
+    let garbage = tempfile::tempdir().unwrap();
+    std::fs::write(garbage.path().join("data.mdb"), vec![0xAB; 64 * 1024]).unwrap();
+    let err = Store::open(garbage.path()).unwrap_err();
+    assert!(matches!(err.kind(), ErrorKind::NotAStore { .. }), "{err}");
+    assert_eq!(std::fs::read(garbage.path().join("data.mdb")).unwrap(), vec![0xAB; 64 * 1024]);
+}
+
+#[test]
+fn store_persists_across_reopen_and_refuses_double_open() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let store = Store::open(dir.path()).unwrap();
+        store.create_table("mail", &mail_schema()).unwrap();
+        store
+            .put("mail", b"r", vec![PutCell::new("b", "t", "v1").at(1), PutCell::new("b", "t", "v2").at(2)])
+            .unwrap();
+        let err = Store::open(dir.path()).unwrap_err();
+        assert!(matches!(err.kind(), ErrorKind::AlreadyOpen { .. }), "{err}");
+    }
+    let store = Store::open(dir.path()).unwrap();
+    assert_eq!(store.schema("mail").unwrap(), mail_schema());
+    let row = store.get("mail", b"r", &ReadOptions::default().versions(5)).unwrap().unwrap();
+    let values: Vec<&[u8]> = row.cells.iter().map(|c| c.value.as_slice()).collect();
+    assert_eq!(values, vec![&b"v2"[..], b"v1"]);
+}
+
+#[test]
+fn map_grows_on_demand_from_a_tiny_map() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::builder().map_size_bytes(32 * 1024).open(dir.path()).unwrap();
+    let initial = store.map_size_bytes();
+    store.create_table("t", &TableSchema::new([FamilySchema::new("f")])).unwrap();
+    let value = vec![7u8; 4000];
+    for chunk in 0..20u32 {
+        let mut batch = Batch::new();
+        for i in 0..200u32 {
+            batch.put("t", format!("row{:08}", chunk * 200 + i), vec![PutCell::new("f", "q", value.clone())]);
+        }
+        store.apply(&batch).unwrap();
+    }
+    assert!(store.map_size_bytes() >= 16 * 1024 * 1024, "grew from {initial} to {}", store.map_size_bytes());
+    assert_eq!(store.count("t", &Scan::new()).unwrap(), 4000);
+    drop(store);
+    let store = Store::builder().map_size_bytes(32 * 1024).open(dir.path()).unwrap();
+    assert_eq!(store.count("t", &Scan::new()).unwrap(), 4000);
+}
+
+#[test]
+fn feed_records_rows_and_trims() {
+    let (_dir, store) = store_with_table();
+    let mut batch = Batch::new();
+    batch.put("mail", b"a", vec![PutCell::new("m", "s", "1")]);
+    batch.put("mail", b"b", vec![PutCell::new("m", "s", "1")]);
+    batch.delete("mail", b"a", Delete::Row { up_to: None });
+    let info = store.apply(&batch).unwrap();
+    assert_eq!((info.first_seq, info.last_seq, info.rows), (Some(2), Some(3), 2));
+    let rows: Vec<Vec<u8>> = store.feed_since(2, 10).unwrap().into_iter().map(|e| e.row).collect();
+    assert_eq!(rows, vec![b"a".to_vec(), b"b".to_vec()]);
+    assert_eq!(store.trim_feed(2).unwrap(), 2);
+    let left: Vec<u64> = store.feed_since(0, 10).unwrap().into_iter().map(|e| e.seq).collect();
+    assert_eq!(left, vec![3]);
+    assert_eq!(store.next_seq().unwrap(), 4, "trimming never reuses sequences");
+}
+
+#[test]
+fn drop_table_removes_its_cells() {
+    let (_dir, store) = store_with_table();
+    store.drop_table("mail").unwrap();
+    assert!(store.tables().is_empty());
+    assert!(matches!(
+        store.get("mail", b"r1", &ReadOptions::default()).unwrap_err().kind(),
+        ErrorKind::UnknownTable { .. }
+    ));
+    store.create_table("mail", &mail_schema()).unwrap();
+    assert_eq!(store.count("mail", &Scan::new()).unwrap(), 0);
+}
+
+/// Each commit rewrites every row with its commit number; a reader must see
+/// one number across all rows of its snapshot.
+#[test]
+fn concurrent_readers_see_whole_commits() {
+    const ROWS: u32 = 200;
+    const COMMITS: u32 = 150;
+    let dir = tempfile::tempdir().unwrap();
+    let store = Arc::new(Store::open(dir.path()).unwrap());
+    store.create_table("t", &TableSchema::new([FamilySchema::new("f"), FamilySchema::new("g")])).unwrap();
+    let write = |n: u32| {
+        let mut batch = Batch::new();
+        for r in 0..ROWS {
+            let v = n.to_be_bytes().to_vec();
+            batch.put(
+                "t",
+                format!("row{r:05}"),
+                vec![PutCell::new("f", "n", v.clone()), PutCell::new("g", "n", v)],
+            );
+        }
+        store.apply(&batch).unwrap();
+    };
+    write(0);
+    let done = Arc::new(AtomicBool::new(false));
+    let readers: Vec<_> = (0..3)
+        .map(|_| {
+            let store = Arc::clone(&store);
+            let done = Arc::clone(&done);
+            std::thread::spawn(move || {
+                let mut scans = 0u32;
+                let mut seen = std::collections::BTreeSet::new();
+                while !done.load(Ordering::SeqCst) || scans == 0 {
+                    let rtxn = store.begin_read().unwrap();
+                    let mut values = std::collections::BTreeSet::new();
+                    let mut rows = 0;
+                    for row in rtxn.scan("t", &Scan::new()).unwrap() {
+                        for cell in row.unwrap().cells {
+                            values.insert(cell.value);
+                        }
+                        rows += 1;
+                    }
+                    assert_eq!(rows, ROWS, "every row in every snapshot");
+                    assert_eq!(values.len(), 1, "a snapshot mixes commits: {values:?}");
+                    seen.extend(values);
+                    scans += 1;
+                }
+                seen.len()
+            })
+        })
+        .collect();
+    // The writer commits while a reader holds a snapshot open throughout:
+    // LMDB readers never block the writer, so this finishes.
+    let pinned = store.begin_read().unwrap();
+    let pinned_count = pinned.count("t", &Scan::new()).unwrap();
+    for n in 1..=COMMITS {
+        write(n);
+    }
+    let still = pinned.get("t", b"row00000", &ReadOptions::default()).unwrap().unwrap();
+    assert_eq!(still.cells[0].value, 0u32.to_be_bytes().to_vec(), "the pinned snapshot is unchanged");
+    assert_eq!(pinned_count, u64::from(ROWS));
+    drop(pinned);
+    done.store(true, Ordering::SeqCst);
+    for reader in readers {
+        let distinct = reader.join().unwrap();
+        assert!(distinct >= 1);
+    }
+    let last = store.get("t", b"row00199", &ReadOptions::default()).unwrap().unwrap();
+    assert_eq!(last.cells[0].value, COMMITS.to_be_bytes().to_vec());
+}
+
+#[test]
+fn scan_is_lazy_and_stops_early() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    store.create_table("t", &TableSchema::new([FamilySchema::new("f")])).unwrap();
+    let mut batch = Batch::new();
+    for i in 0..5000u32 {
+        batch.put("t", i.to_be_bytes().to_vec(), vec![PutCell::new("f", "", "v")]);
+    }
+    store.apply(&batch).unwrap();
+    let rtxn = store.begin_read().unwrap();
+    let mut iter = rtxn.scan("t", &Scan::new().reverse(true)).unwrap();
+    let first = iter.next().unwrap().unwrap();
+    assert_eq!(first.key, 4999u32.to_be_bytes().to_vec());
+    let cursor = iter.cursor().unwrap();
+    assert_eq!(cursor.last_key, first.key);
+}
