@@ -1,1 +1,23 @@
-//! placeholder
+//! rowsearch: a wide-row store made searchable by keyword.
+//!
+//! This crate is the facade. It re-exports the store ([`store`]) and the
+//! indexer ([`indexer`]) and holds the `rowsearch` command-line program. The
+//! searcher and the HTTP server arrive with later work (see the README).
+//!
+//! ```
+//! use rowsearch::store::{FamilySchema, PutCell, ReadOptions, Store, TableSchema};
+//! let dir = tempfile::tempdir()?;
+//! let store = Store::open(dir.path())?;
+//! store.create_table("notes", &TableSchema::new([FamilySchema::new("n")]))?;
+//! store.put("notes", b"2026-11-22", vec![PutCell::new("n", "text", "hello")])?;
+//! assert!(store.get("notes", b"2026-11-22", &ReadOptions::default())?.is_some());
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+#![warn(missing_docs)]
+#![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+pub use rowsearch_indexer as indexer;
+pub use rowsearch_store as store;
+
+pub mod wire;

@@ -1,0 +1,102 @@
+//! Binary strings (API.md, "Byte strings"): UTF-8 text as is, `\\` for a
+//! backslash, `\xNN` for any other byte that is not printable UTF-8.
+
+use std::fmt::Write as _;
+
+/// Encodes bytes as a binary string.
+///
+/// ```
+/// use rowsearch::wire::{decode, encode};
+/// assert_eq!(encode(b"caf\xc3\xa9\x00\\"), "café\\x00\\\\");
+/// assert_eq!(decode(&encode(b"\xff\x00a")).unwrap(), b"\xff\x00a");
+/// ```
+pub fn encode(bytes: &[u8]) -> String {
+    let mut out = String::with_capacity(bytes.len());
+    for chunk in bytes.utf8_chunks() {
+        for c in chunk.valid().chars() {
+            match c {
+                '\\' => out.push_str("\\\\"),
+                c if c.is_control() => {
+                    let mut buf = [0u8; 4];
+                    for b in c.encode_utf8(&mut buf).bytes() {
+                        let _ = write!(out, "\\x{b:02x}");
+                    }
+                }
+                c => out.push(c),
+            }
+        }
+        for b in chunk.invalid() {
+            let _ = write!(out, "\\x{b:02x}");
+        }
+    }
+    out
+}
+
+/// An error decoding a binary string.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid binary string at byte {position}: {reason}")]
+pub struct WireError {
+    /// Byte offset of the offending escape.
+    pub position: usize,
+    /// What was wrong.
+    pub reason: &'static str,
+}
+
+/// Decodes a binary string.
+///
+/// # Errors
+/// A [`WireError`] for a lone backslash or a bad `\x` escape.
+pub fn decode(text: &str) -> Result<Vec<u8>, WireError> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] != b'\\' {
+            out.push(bytes[i]);
+            i += 1;
+            continue;
+        }
+        match bytes.get(i + 1) {
+            Some(b'\\') => {
+                out.push(b'\\');
+                i += 2;
+            }
+            Some(b'x') => {
+                let hex =
+                    text.get(i + 2..i + 4).ok_or(WireError { position: i, reason: "short \\x escape" })?;
+                let b = u8::from_str_radix(hex, 16)
+                    .map_err(|_| WireError { position: i, reason: "\\x needs two hex digits" })?;
+                out.push(b);
+                i += 4;
+            }
+            _ => return Err(WireError { position: i, reason: "backslash must be followed by \\ or x" }),
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn wire_roundtrips_any_bytes(bytes in prop::collection::vec(any::<u8>(), 0..64)) {
+            prop_assert_eq!(decode(&encode(&bytes)).unwrap(), bytes);
+        }
+
+        #[test]
+        fn wire_decode_never_panics(text in ".{0,32}") {
+            let _ = decode(&text);
+        }
+    }
+
+    #[test]
+    fn wire_rejects_bad_escapes() {
+        assert_eq!(decode("a\\q").unwrap_err().position, 1);
+        assert!(decode("\\x4").is_err());
+        assert!(decode("\\xzz").is_err());
+        assert!(decode("\\").is_err());
+    }
+}
