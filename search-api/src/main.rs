@@ -1,1 +1,27 @@
-fn main() {}
+//! The `rowsearch` binary: parse, run, map the outcome to an exit code.
+//!
+//! Exit status: 0 success; 1 the job ran and found a problem (or the store
+//! failed underneath it); 2 bad usage or unusable input.
+
+mod cli;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+fn main() -> ExitCode {
+    let args = cli::Args::parse();
+    match cli::run(args) {
+        Ok(code) => code,
+        Err(err) => {
+            // A closed stdout (`rowsearch scan ... | head`) is not a failure.
+            if err.chain().any(|e| {
+                e.downcast_ref::<std::io::Error>().is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
+            }) {
+                return ExitCode::SUCCESS;
+            }
+            eprintln!("error: {err:#}");
+            cli::exit_code_for(&err)
+        }
+    }
+}

@@ -1,0 +1,160 @@
+//! Command-line arguments and commands. anyhow lives only here and in main.
+
+mod commands;
+mod output;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+pub use commands::run;
+
+/// rowsearch: an embedded wide-row store (HBase's data model on LMDB), made
+/// searchable by keyword.
+#[derive(Debug, Parser)]
+#[command(name = "rowsearch", version, about, long_about = None)]
+pub struct Args {
+    /// Data directory of the store.
+    #[arg(long, global = true, env = "ROWSEARCH_DATA", default_value = "./rowsearch-data")]
+    pub data: PathBuf,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The commands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Show what works today: create a demo table, write rows in one batch,
+    /// then read them back with gets, prefix scans and cursor paging.
+    Demo {
+        /// Rows to write.
+        #[arg(long, default_value_t = 1000)]
+        rows: u32,
+    },
+    /// List tables.
+    Tables,
+    /// Create a table from a JSON schema (inline, or @FILE).
+    CreateTable {
+        /// Table name.
+        table: String,
+        /// Schema JSON, e.g. '{"families":[{"name":"m","max_versions":3}]}', or @path.
+        #[arg(long)]
+        schema: String,
+    },
+    /// Drop a table and all its cells.
+    DropTable {
+        /// Table name.
+        table: String,
+    },
+    /// Write cells into one row: COLUMN=VALUE pairs (binary strings).
+    Put {
+        /// Table name.
+        table: String,
+        /// Row key (binary string).
+        key: String,
+        /// Cells as family:qualifier=value.
+        #[arg(required = true)]
+        cells: Vec<String>,
+        /// Timestamp in ms (default: now).
+        #[arg(long)]
+        timestamp: Option<u64>,
+    },
+    /// Read one row as JSON.
+    Get {
+        /// Table name.
+        table: String,
+        /// Row key (binary string).
+        key: String,
+        #[command(flatten)]
+        read: ReadArgs,
+    },
+    /// Delete a row, a family (`--columns f`) or a column (`--columns f:q`),
+    /// optionally only versions up to `--timestamp`.
+    Delete {
+        /// Table name.
+        table: String,
+        /// Row key (binary string).
+        key: String,
+        /// Comma-separated families or columns; default the whole row.
+        #[arg(long, value_delimiter = ',')]
+        columns: Vec<String>,
+        /// Only versions with timestamp <= this.
+        #[arg(long)]
+        timestamp: Option<u64>,
+    },
+    /// Scan rows as JSON lines; prints the next cursor on stderr when the limit cut it short.
+    Scan {
+        /// Table name.
+        table: String,
+        /// First row, inclusive (the upper bound with --reverse).
+        #[arg(long)]
+        start: Option<String>,
+        /// Stop row, exclusive (the lower bound with --reverse).
+        #[arg(long)]
+        stop: Option<String>,
+        /// Only keys with this prefix.
+        #[arg(long)]
+        prefix: Option<String>,
+        /// Walk down.
+        #[arg(long)]
+        reverse: bool,
+        /// Most rows.
+        #[arg(long)]
+        limit: Option<usize>,
+        /// Rows to skip.
+        #[arg(long, default_value_t = 0)]
+        offset: usize,
+        /// Resume after a cursor printed by an earlier scan.
+        #[arg(long)]
+        cursor: Option<String>,
+        /// Cells without values.
+        #[arg(long)]
+        keys_only: bool,
+        /// Print only the number of rows.
+        #[arg(long)]
+        count: bool,
+        #[command(flatten)]
+        read: ReadArgs,
+    },
+    /// Cell count and bytes of a table.
+    Stats {
+        /// Table name.
+        table: String,
+    },
+    /// Purge cells past their TTL.
+    Compact,
+}
+
+/// Which cells to read.
+#[derive(Debug, clap::Args)]
+pub struct ReadArgs {
+    /// Comma-separated `f` or `f:q` selections.
+    #[arg(long, value_delimiter = ',')]
+    pub columns: Vec<String>,
+    /// Versions per column: a number or `all`.
+    #[arg(long, default_value = "1")]
+    pub versions: String,
+    /// Inclusive lower bound on timestamps.
+    #[arg(long)]
+    pub min_ts: Option<u64>,
+    /// Exclusive upper bound on timestamps.
+    #[arg(long)]
+    pub max_ts: Option<u64>,
+}
+
+/// A usage error found after parsing (bad binary string, bad JSON...).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct UsageError(pub String);
+
+/// 2 for bad usage or unusable input, 1 otherwise.
+pub fn exit_code_for(err: &anyhow::Error) -> ExitCode {
+    let bad_input = err.chain().any(|e| {
+        e.downcast_ref::<UsageError>().is_some()
+            || e.downcast_ref::<rowsearch::store::Error>().is_some_and(|e| {
+                e.is_user_error() || matches!(e.kind(), rowsearch::store::ErrorKind::NotAStore { .. })
+            })
+    });
+    ExitCode::from(if bad_input { 2 } else { 1 })
+}
