@@ -96,10 +96,10 @@ pub(crate) struct TableHandle {
     pub name: String,
     pub schema: TableSchema,
     /// Sorted by family name: HBase's family order.
-    pub families: Vec<FamilyHandle>,
+    pub families: Vec<Arc<FamilyHandle>>,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub(crate) struct FamilyHandle {
     pub schema: FamilySchema,
     pub db_name: String,
@@ -107,7 +107,7 @@ pub(crate) struct FamilyHandle {
 }
 
 impl TableHandle {
-    pub fn family(&self, name: &str) -> Result<&FamilyHandle> {
+    pub fn family(&self, name: &str) -> Result<&Arc<FamilyHandle>> {
         self.families.iter().find(|f| f.schema.name == name).ok_or_else(|| {
             ErrorKind::UnknownFamily { table: self.name.clone(), family: name.to_owned() }.into()
         })
@@ -444,18 +444,25 @@ impl Store {
         // Checked under the writer lock, so no table is dropped meanwhile.
         let handles = self.check_batch(batch)?;
         let now_ms = self.clock.now_ms();
+        // Rows touched, each once, in the order of their first mutation.
+        let mut order: Vec<(&str, &[u8], usize)> =
+            batch.mutations.iter().enumerate().map(|(i, m)| (m.table(), m.row(), i)).collect();
+        order.sort_unstable();
+        order.dedup_by(|later, first| later.0 == first.0 && later.1 == first.1);
+        order.sort_unstable_by_key(|&(_, _, i)| i);
+        let touched: Vec<(&str, &[u8])> = order.into_iter().map(|(t, r, _)| (t, r)).collect();
         self.write_txn(|wtxn| {
-            let mut touched: Vec<(&str, &[u8])> = Vec::new();
-            let mut seen: HashSet<(&str, &[u8])> = HashSet::new();
+            let mut buf = Vec::with_capacity(256);
+            let mut handle = None::<&Arc<TableHandle>>;
             for mutation in &batch.mutations {
-                let handle = &handles[mutation.table()];
+                let h = match handle {
+                    Some(h) if h.name == mutation.table() => h,
+                    _ => &handles[mutation.table()],
+                };
+                handle = Some(h);
                 match mutation {
-                    Mutation::Put { row, cells, .. } => put_row(wtxn, handle, row, cells, now_ms)?,
-                    Mutation::Delete { row, what, .. } => delete_row(wtxn, handle, row, what)?,
-                }
-                let id = (mutation.table(), mutation.row());
-                if seen.insert(id) {
-                    touched.push(id);
+                    Mutation::Put { row, cells, .. } => put_row(wtxn, h, row, cells, now_ms, &mut buf)?,
+                    Mutation::Delete { row, what, .. } => delete_row(wtxn, h, row, what)?,
                 }
             }
             self.append_feed(wtxn, &touched)
@@ -814,38 +821,39 @@ fn open_table(
             heed::Error::Mdb(MdbError::DbsFull) => ErrorKind::TooManyDatabases { max_dbs }.into(),
             other => Error::lmdb("create family database", other),
         })?;
-        families.push(FamilyHandle { schema: family.clone(), db_name, db });
+        families.push(Arc::new(FamilyHandle { schema: family.clone(), db_name, db }));
     }
     families.sort_by(|a, b| a.schema.name.cmp(&b.schema.name));
     Ok(TableHandle { name: name.to_owned(), schema, families })
 }
 
-fn put_row(wtxn: &mut RwTxn, table: &TableHandle, row: &[u8], cells: &[PutCell], now_ms: u64) -> Result<()> {
+fn put_row(
+    wtxn: &mut RwTxn,
+    table: &TableHandle,
+    row: &[u8],
+    cells: &[PutCell],
+    now_ms: u64,
+    buf: &mut Vec<u8>,
+) -> Result<()> {
     for cell in cells {
         let family = table.family(&cell.family)?;
         let ts = cell.timestamp.unwrap_or(now_ms);
-        family
-            .db
-            .put(wtxn, &CellKey::encode(row, &cell.qualifier, ts), &cell.value)
-            .map_err(|e| Error::lmdb("put cell", e))?;
-        purge_column(wtxn, family, row, &cell.qualifier, now_ms)?;
+        CellKey::encode_into(buf, row, &cell.qualifier, ts);
+        family.db.put(wtxn, buf, &cell.value).map_err(|e| Error::lmdb("put cell", e))?;
+        // The column prefix is the key without its 8 timestamp bytes.
+        buf.truncate(buf.len() - 8);
+        purge_column(wtxn, family, buf, now_ms)?;
     }
     Ok(())
 }
 
 /// Removes versions past `max_versions` and versions past the TTL.
-fn purge_column(
-    wtxn: &mut RwTxn,
-    family: &FamilyHandle,
-    row: &[u8],
-    qualifier: &[u8],
-    now_ms: u64,
-) -> Result<()> {
+/// `prefix` is the column's key prefix (escaped row and qualifier).
+fn purge_column(wtxn: &mut RwTxn, family: &FamilyHandle, prefix: &[u8], now_ms: u64) -> Result<()> {
     let max = family.schema.max_versions;
     let mut kept = 0u32;
     let mut dead = Vec::new();
-    let prefix = key::column_prefix(row, qualifier);
-    for item in family.db.prefix_iter(wtxn, &prefix).map_err(|e| Error::lmdb("purge versions", e))? {
+    for item in family.db.prefix_iter(wtxn, prefix).map_err(|e| Error::lmdb("purge versions", e))? {
         let (k, _) = item.map_err(|e| Error::lmdb("purge versions", e))?;
         let ts_bytes: [u8; 8] = k[prefix.len()..].try_into().map_err(|_| ErrorKind::Corrupted {
             db: family.db_name.clone(),
@@ -867,10 +875,10 @@ fn purge_column(
 
 fn delete_row(wtxn: &mut RwTxn, table: &TableHandle, row: &[u8], what: &Delete) -> Result<()> {
     let (families, prefix, up_to): (Vec<&FamilyHandle>, Vec<u8>, Option<u64>) = match what {
-        Delete::Row { up_to } => (table.families.iter().collect(), key::row_start(row), *up_to),
-        Delete::Family { family, up_to } => (vec![table.family(family)?], key::row_start(row), *up_to),
+        Delete::Row { up_to } => (table.families.iter().map(|f| &**f).collect(), key::row_start(row), *up_to),
+        Delete::Family { family, up_to } => (vec![&**table.family(family)?], key::row_start(row), *up_to),
         Delete::Column { family, qualifier, up_to } => {
-            (vec![table.family(family)?], key::column_prefix(row, qualifier), *up_to)
+            (vec![&**table.family(family)?], key::column_prefix(row, qualifier), *up_to)
         }
         Delete::Version { family, qualifier, timestamp } => {
             let family = table.family(family)?;

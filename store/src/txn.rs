@@ -8,7 +8,7 @@ use heed::{RoTxn, WithoutTls};
 
 use crate::cell::{Cell, Row};
 use crate::error::{Error, ErrorKind, Result};
-use crate::key::{self, CellKey};
+use crate::key::{self, RawCellKey};
 use crate::read::{Column, ReadOptions, Scan, ScanCursor};
 use crate::store::{FamilyHandle, Store, TableHandle};
 
@@ -175,11 +175,11 @@ fn scan_bounds(scan: &Scan) -> Result<KeyBounds> {
 type CellIter<'t> = Box<dyn Iterator<Item = heed::Result<(&'t [u8], &'t [u8])>> + 't>;
 
 struct FamilyCursor<'t> {
-    family: FamilyHandle,
+    family: Arc<FamilyHandle>,
     /// `None`: every qualifier.
     qualifiers: Option<Vec<Vec<u8>>>,
     iter: CellIter<'t>,
-    head: Option<(CellKey, &'t [u8])>,
+    head: Option<(RawCellKey<'t>, &'t [u8])>,
 }
 
 impl<'t> FamilyCursor<'t> {
@@ -188,7 +188,7 @@ impl<'t> FamilyCursor<'t> {
             None => None,
             Some(item) => {
                 let (k, v) = item.map_err(|e| Error::lmdb("scan", e))?;
-                Some((CellKey::decode(&self.family.db_name, k)?, v))
+                Some((RawCellKey::split(&self.family.db_name, k)?, v))
             }
         };
         Ok(())
@@ -205,7 +205,8 @@ pub struct ScanIter<'t> {
     offset: usize,
     limit: Option<usize>,
     returned: usize,
-    last_key: Option<Vec<u8>>,
+    /// The escaped key of the last row returned.
+    last_key: Option<&'t [u8]>,
     failed: bool,
 }
 
@@ -240,7 +241,7 @@ impl<'t> ScanIter<'t> {
                 }
             }
         }
-        let families: Vec<(FamilyHandle, Option<Vec<Vec<u8>>>)> = table
+        let families: Vec<(Arc<FamilyHandle>, Option<Vec<Vec<u8>>>)> = table
             .families
             .iter()
             .filter_map(|f| {
@@ -286,14 +287,14 @@ impl<'t> ScanIter<'t> {
 
     /// The cursor resuming after the last row returned so far.
     pub fn cursor(&self) -> Option<ScanCursor> {
-        self.last_key.as_ref().map(|k| ScanCursor { last_key: k.clone(), reverse: self.reverse })
+        self.last_key.map(|k| ScanCursor { last_key: key::unescape(k), reverse: self.reverse })
     }
 
     /// Whether another row would be returned (ignoring the limit). Consumes
     /// nothing visible: the row is assembled and dropped, and the cursor
     /// still points after the last row returned.
     fn has_more(&mut self) -> Result<bool> {
-        let saved = self.last_key.clone();
+        let saved = self.last_key;
         self.limit = None;
         let more = match self.next_row() {
             Ok(row) => row.is_some(),
@@ -306,53 +307,60 @@ impl<'t> ScanIter<'t> {
     /// The next row with at least one selected cell, before offset and limit.
     fn next_row(&mut self) -> Result<Option<Row>> {
         loop {
-            let next_key = self
+            // Escaped rows order like raw rows, so heads compare unescaped-free.
+            let next: Option<&'t [u8]> = self
                 .cursors
                 .iter()
-                .filter_map(|c| c.head.as_ref().map(|(k, _)| &k.row))
-                .reduce(|a, b| if (b < a) != self.reverse { b } else { a })
-                .cloned();
-            let Some(row_key) = next_key else { return Ok(None) };
-            let mut cells = Vec::new();
+                .filter_map(|c| c.head.as_ref().map(|(k, _)| k.row_esc))
+                .reduce(|a, b| if (b < a) != self.reverse { b } else { a });
+            let Some(row_esc) = next else { return Ok(None) };
+            let versions = self.read.versions;
+            let mut cells: Vec<Cell> = Vec::new();
             for cursor in &mut self.cursors {
                 let start = cells.len();
-                while let Some((k, v)) = &cursor.head {
-                    if k.row != row_key {
+                while let Some((k, v)) = cursor.head {
+                    if k.row_esc != row_esc {
                         break;
                     }
-                    let wanted = cursor.qualifiers.as_ref().is_none_or(|qs| qs.contains(&k.qualifier))
-                        && self.read.in_time_range(k.timestamp)
-                        && cursor.family.schema.is_live(k.timestamp, self.now_ms);
-                    if wanted {
-                        cells.push(Cell {
-                            family: cursor.family.schema.name.clone(),
-                            qualifier: k.qualifier.clone(),
-                            timestamp: k.timestamp,
-                            value: if self.keys_only { Vec::new() } else { v.to_vec() },
-                        });
+                    if self.read.in_time_range(k.timestamp)
+                        && cursor.family.schema.is_live(k.timestamp, self.now_ms)
+                    {
+                        let qualifier = key::unescape(k.qualifier_esc);
+                        if cursor.qualifiers.as_ref().is_none_or(|qs| qs.contains(&qualifier)) {
+                            cells.push(Cell {
+                                family: cursor.family.schema.name.clone(),
+                                qualifier,
+                                timestamp: k.timestamp,
+                                value: if self.keys_only { Vec::new() } else { v.to_vec() },
+                            });
+                        }
                     }
                     cursor.advance()?;
                 }
                 if self.reverse {
                     cells[start..].reverse();
                 }
-            }
-            // Newest `versions` per column; cells are in HBase order here.
-            let versions = self.read.versions;
-            let mut kept: Vec<Cell> = Vec::with_capacity(cells.len());
-            let mut run = 0u32;
-            for cell in cells {
-                let same_column = kept.last().is_some_and(|prev: &Cell| {
-                    prev.family == cell.family && prev.qualifier == cell.qualifier
-                });
-                run = if same_column { run + 1 } else { 1 };
-                if run <= versions {
-                    kept.push(cell);
+                // Newest `versions` per column; this family's cells are in
+                // HBase order now.
+                if versions != crate::read::ALL_VERSIONS {
+                    let mut run = 0u32;
+                    let mut i = start;
+                    let mut kept = start;
+                    while i < cells.len() {
+                        let same = i > start && cells[i].qualifier == cells[i - 1].qualifier;
+                        run = if same { run + 1 } else { 1 };
+                        if run <= versions {
+                            cells.swap(kept, i);
+                            kept += 1;
+                        }
+                        i += 1;
+                    }
+                    cells.truncate(kept);
                 }
             }
-            if !kept.is_empty() {
-                self.last_key = Some(row_key.clone());
-                return Ok(Some(Row { key: row_key, cells: kept }));
+            if !cells.is_empty() {
+                self.last_key = Some(row_esc);
+                return Ok(Some(Row { key: key::unescape(row_esc), cells }));
             }
         }
     }
