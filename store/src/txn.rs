@@ -172,6 +172,9 @@ fn scan_bounds(scan: &Scan) -> Result<KeyBounds> {
     Ok((lower, upper))
 }
 
+/// The qualifiers a scan reads from one family; `None` for all of them.
+type QualifierSet = Option<Vec<Vec<u8>>>;
+
 type CellIter<'t> = Box<dyn Iterator<Item = heed::Result<(&'t [u8], &'t [u8])>> + 't>;
 
 struct FamilyCursor<'t> {
@@ -241,7 +244,7 @@ impl<'t> ScanIter<'t> {
                 }
             }
         }
-        let families: Vec<(Arc<FamilyHandle>, Option<Vec<Vec<u8>>>)> = table
+        let families: Vec<(Arc<FamilyHandle>, QualifierSet)> = table
             .families
             .iter()
             .filter_map(|f| {
