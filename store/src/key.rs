@@ -97,6 +97,11 @@ pub(crate) fn check_qualifier(family: &str, qualifier: &[u8]) -> Result<()> {
     Ok(())
 }
 
+fn corrupted_key(db: &str, key: &[u8], detail: &str) -> Error {
+    ErrorKind::Corrupted { db: db.to_owned(), key: crate::error::preview(key), detail: detail.to_owned() }
+        .into()
+}
+
 /// A decoded cell key.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct CellKey {
@@ -123,14 +128,7 @@ impl CellKey {
 
     /// Decodes a key written by [`CellKey::encode`].
     pub fn decode(db: &str, key: &[u8]) -> Result<CellKey> {
-        let corrupted = |detail: &str| -> Error {
-            ErrorKind::Corrupted {
-                db: db.to_owned(),
-                key: crate::error::preview(key),
-                detail: detail.to_owned(),
-            }
-            .into()
-        };
+        let corrupted = |detail: &str| corrupted_key(db, key, detail);
         let (row, rest) = take_escaped(key).ok_or_else(|| corrupted("bad row component"))?;
         let (qualifier, rest) = take_escaped(rest).ok_or_else(|| corrupted("bad qualifier component"))?;
         let ts: [u8; 8] = rest.try_into().map_err(|_| corrupted("bad timestamp length"))?;
@@ -166,14 +164,7 @@ fn find_terminator(input: &[u8]) -> Option<usize> {
 
 impl<'a> RawCellKey<'a> {
     pub fn split(db: &str, key: &'a [u8]) -> Result<RawCellKey<'a>> {
-        let corrupted = |detail: &str| -> Error {
-            ErrorKind::Corrupted {
-                db: db.to_owned(),
-                key: crate::error::preview(key),
-                detail: detail.to_owned(),
-            }
-            .into()
-        };
+        let corrupted = |detail: &str| corrupted_key(db, key, detail);
         let r = find_terminator(key).ok_or_else(|| corrupted("bad row component"))?;
         let rest = &key[r + 2..];
         let q = find_terminator(rest).ok_or_else(|| corrupted("bad qualifier component"))?;
