@@ -44,30 +44,6 @@ fn push_escaped_open(out: &mut Vec<u8>, bytes: &[u8]) {
     }
 }
 
-/// Reads one escaped, terminated component from the front of `input`;
-/// returns it and the rest.
-fn take_escaped(input: &[u8]) -> Option<(Vec<u8>, &[u8])> {
-    let mut out = Vec::with_capacity(input.len());
-    let mut i = 0;
-    while i < input.len() {
-        let b = input[i];
-        if b != 0 {
-            out.push(b);
-            i += 1;
-            continue;
-        }
-        match input.get(i + 1)? {
-            0xFF => {
-                out.push(0);
-                i += 2;
-            }
-            0x01 => return Some((out, &input[i + 2..])),
-            _ => return None,
-        }
-    }
-    None
-}
-
 /// Checks a row key against the documented limits.
 pub(crate) fn check_row_key(table: &str, row: &[u8]) -> Result<()> {
     if row.is_empty() {
@@ -128,11 +104,12 @@ impl CellKey {
 
     /// Decodes a key written by [`CellKey::encode`].
     pub fn decode(db: &str, key: &[u8]) -> Result<CellKey> {
-        let corrupted = |detail: &str| corrupted_key(db, key, detail);
-        let (row, rest) = take_escaped(key).ok_or_else(|| corrupted("bad row component"))?;
-        let (qualifier, rest) = take_escaped(rest).ok_or_else(|| corrupted("bad qualifier component"))?;
-        let ts: [u8; 8] = rest.try_into().map_err(|_| corrupted("bad timestamp length"))?;
-        Ok(CellKey { row, qualifier, timestamp: !u64::from_be_bytes(ts) })
+        let raw = RawCellKey::split(db, key)?;
+        Ok(CellKey {
+            row: unescape(raw.row_esc),
+            qualifier: unescape(raw.qualifier_esc),
+            timestamp: raw.timestamp,
+        })
     }
 }
 

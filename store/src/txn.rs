@@ -298,11 +298,7 @@ impl<'t> ScanIter<'t> {
     /// still points after the last row returned.
     fn has_more(&mut self) -> Result<bool> {
         let saved = self.last_key;
-        self.limit = None;
-        let more = match self.next_row() {
-            Ok(row) => row.is_some(),
-            Err(e) => return Err(e),
-        };
+        let more = self.next_row()?.is_some();
         self.last_key = saved;
         Ok(more)
     }
