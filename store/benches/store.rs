@@ -2,6 +2,11 @@
 //! run (the baseline): batch put of 1M small cells, random point get of one
 //! cell from 1M rows, full scan of 1M rows.
 //!
+//! A second baseline, `raw_heed_cell_keys`, is raw heed over keys laid out as
+//! rowsearch lays out cells (escaped row, terminator, qualifier, inverted
+//! timestamp; store/FORMAT.md), written here independently of the store: it
+//! separates what the key layout costs LMDB from what the store's code adds.
+//!
 //! Run: `cargo bench -p rowsearch-store --bench store`
 //! (`ROWSEARCH_BENCH_ROWS` changes the 1M; results feed store/BENCHMARKS.md).
 
@@ -55,6 +60,43 @@ fn raw_load(env: &Env, db: Database<Bytes, Bytes>, n: u64) {
     }
 }
 
+/// Appends `bytes` with each 0x00 written as 00 FF (FORMAT.md's escape).
+fn push_escaped(out: &mut Vec<u8>, bytes: &[u8]) {
+    for &b in bytes {
+        if b == 0 {
+            out.extend_from_slice(&[0x00, 0xFF]);
+        } else {
+            out.push(b);
+        }
+    }
+}
+
+/// The first key of a row's cells: esc(row) 00 01.
+fn row_start(row: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(row.len() * 2 + 2);
+    push_escaped(&mut out, row);
+    out.extend_from_slice(&[0x00, 0x01]);
+    out
+}
+
+/// The cell key of (row, qualifier "q", timestamp 1).
+fn cell_key(row: &[u8]) -> Vec<u8> {
+    let mut out = row_start(row);
+    out.extend_from_slice(&[b'q', 0x00, 0x01]);
+    out.extend_from_slice(&(!1u64).to_be_bytes());
+    out
+}
+
+fn cell_keys_load(env: &Env, db: Database<Bytes, Bytes>, n: u64) {
+    for start in (0..n).step_by(BATCH as usize) {
+        let mut wtxn = env.write_txn().unwrap();
+        for i in start..(start + BATCH).min(n) {
+            db.put(&mut wtxn, &cell_key(&row_key(i)), &value(i)).unwrap();
+        }
+        wtxn.commit().unwrap();
+    }
+}
+
 fn open_store(dir: &Path) -> Store {
     let store = Store::builder().map_size_bytes(MAP).open(dir).unwrap();
     store.create_table("t", &TableSchema::new([FamilySchema::new("f")])).unwrap();
@@ -83,6 +125,19 @@ fn batch_put(c: &mut Criterion) {
                 let (env, db) = open_raw(dir.path());
                 let t = Instant::now();
                 raw_load(&env, db, n);
+                total += t.elapsed();
+            }
+            total
+        })
+    });
+    group.bench_function(BenchmarkId::new("raw_heed_cell_keys", n), |b| {
+        b.iter_custom(|iters| {
+            let mut total = Duration::ZERO;
+            for _ in 0..iters {
+                let dir = tempfile::tempdir().unwrap();
+                let (env, db) = open_raw(dir.path());
+                let t = Instant::now();
+                cell_keys_load(&env, db, n);
                 total += t.elapsed();
             }
             total
@@ -122,6 +177,9 @@ fn reads(c: &mut Criterion) {
     let raw_dir = tempfile::tempdir().unwrap();
     let (env, db) = open_raw(raw_dir.path());
     raw_load(&env, db, n);
+    let cells_dir = tempfile::tempdir().unwrap();
+    let (cells_env, cells_db) = open_raw(cells_dir.path());
+    cell_keys_load(&cells_env, cells_db, n);
     let store_dir = tempfile::tempdir().unwrap();
     let store = open_store(store_dir.path());
     store_load(&store, n);
@@ -136,6 +194,19 @@ fn reads(c: &mut Criterion) {
             i = (i + 1) % picks.len();
             let v = db.get(&rtxn, &row_key(picks[i])).unwrap().unwrap().to_vec();
             black_box(v)
+        })
+    });
+    group.bench_function(BenchmarkId::new("raw_heed_cell_keys", n), |b| {
+        let rtxn = cells_env.read_txn().unwrap();
+        let mut i = 0;
+        b.iter(|| {
+            i = (i + 1) % picks.len();
+            // The timestamp is unknown to a reader: seek the row's first cell.
+            let (_, v) = cells_db
+                .get_greater_than_or_equal_to(&rtxn, &row_start(&row_key(picks[i])))
+                .unwrap()
+                .unwrap();
+            black_box(v.to_vec())
         })
     });
     group.bench_function(BenchmarkId::new("rowsearch", n), |b| {
@@ -156,6 +227,18 @@ fn reads(c: &mut Criterion) {
             let rtxn = env.read_txn().unwrap();
             let mut rows = 0u64;
             for item in db.iter(&rtxn).unwrap() {
+                let (k, v) = item.unwrap();
+                black_box((k.to_vec(), v.to_vec()));
+                rows += 1;
+            }
+            assert_eq!(rows, n);
+        })
+    });
+    group.bench_function(BenchmarkId::new("raw_heed_cell_keys", n), |b| {
+        b.iter(|| {
+            let rtxn = cells_env.read_txn().unwrap();
+            let mut rows = 0u64;
+            for item in cells_db.iter(&rtxn).unwrap() {
                 let (k, v) = item.unwrap();
                 black_box((k.to_vec(), v.to_vec()));
                 rows += 1;

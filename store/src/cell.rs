@@ -1,12 +1,14 @@
 //! What reads return: rows of cells.
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 
 /// One cell version: (family, qualifier, timestamp) -> value.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Cell {
-    /// The column family.
-    pub family: String,
+    /// The column family (shared between the cells of one read).
+    pub family: Arc<str>,
     /// The qualifier (column name within the family), any bytes.
     pub qualifier: Vec<u8>,
     /// The version, milliseconds.
@@ -28,7 +30,10 @@ pub struct Row {
 impl Row {
     /// The newest value of `family:qualifier` in this row, if read.
     pub fn value(&self, family: &str, qualifier: &[u8]) -> Option<&[u8]> {
-        self.cells.iter().find(|c| c.family == family && c.qualifier == qualifier).map(|c| c.value.as_slice())
+        self.cells
+            .iter()
+            .find(|c| &*c.family == family && c.qualifier == qualifier)
+            .map(|c| c.value.as_slice())
     }
 }
 

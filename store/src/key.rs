@@ -35,12 +35,13 @@ fn push_escaped(out: &mut Vec<u8>, bytes: &[u8]) {
 /// Appends `bytes` escaped, without a terminator (a prefix of every key whose
 /// component starts with `bytes`).
 fn push_escaped_open(out: &mut Vec<u8>, bytes: &[u8]) {
-    for &b in bytes {
-        if b == 0 {
-            out.extend_from_slice(&ESCAPED_ZERO);
-        } else {
-            out.push(b);
-        }
+    let mut parts = bytes.split(|&b| b == 0);
+    if let Some(first) = parts.next() {
+        out.extend_from_slice(first);
+    }
+    for part in parts {
+        out.extend_from_slice(&ESCAPED_ZERO);
+        out.extend_from_slice(part);
     }
 }
 
@@ -123,20 +124,19 @@ pub(crate) struct RawCellKey<'a> {
     pub timestamp: u64,
 }
 
+/// Where the terminator `00 01` of the escaped component at the start of
+/// `input` begins; `None` when the component is malformed or unterminated.
+#[inline]
 fn find_terminator(input: &[u8]) -> Option<usize> {
-    let mut i = 0;
-    while i + 1 < input.len() {
-        if input[i] == 0 {
-            match input[i + 1] {
-                0x01 => return Some(i),
-                0xFF => i += 2,
-                _ => return None,
-            }
-        } else {
-            i += 1;
+    let mut at = 0;
+    loop {
+        at += input.get(at..)?.iter().position(|&b| b == 0)?;
+        match input.get(at + 1)? {
+            0x01 => return Some(at),
+            0xFF => at += 2,
+            _ => return None,
         }
     }
-    None
 }
 
 impl<'a> RawCellKey<'a> {
@@ -152,15 +152,14 @@ impl<'a> RawCellKey<'a> {
 
 /// Undoes the escape of a component (without its terminator).
 pub(crate) fn unescape(esc: &[u8]) -> Vec<u8> {
-    if !esc.contains(&0) {
-        return esc.to_vec();
-    }
     let mut out = Vec::with_capacity(esc.len());
-    let mut i = 0;
-    while i < esc.len() {
-        out.push(esc[i]);
-        i += if esc[i] == 0 { 2 } else { 1 };
+    let mut rest = esc;
+    // Each 0x00 is followed by the 0xFF that escapes it.
+    while let Some(zero) = rest.iter().position(|&b| b == 0) {
+        out.extend_from_slice(&rest[..=zero]);
+        rest = rest.get(zero + 2..).unwrap_or_default();
     }
+    out.extend_from_slice(rest);
     out
 }
 

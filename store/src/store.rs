@@ -101,6 +101,8 @@ pub(crate) struct TableHandle {
 
 #[derive(Debug)]
 pub(crate) struct FamilyHandle {
+    /// The family name, shared by every cell a read returns.
+    pub name: Arc<str>,
     pub schema: FamilySchema,
     pub db_name: String,
     pub db: BytesDb,
@@ -444,13 +446,7 @@ impl Store {
         // Checked under the writer lock, so no table is dropped meanwhile.
         let handles = self.check_batch(batch)?;
         let now_ms = self.clock.now_ms();
-        // Rows touched, each once, in the order of their first mutation.
-        let mut order: Vec<(&str, &[u8], usize)> =
-            batch.mutations.iter().enumerate().map(|(i, m)| (m.table(), m.row(), i)).collect();
-        order.sort_unstable();
-        order.dedup_by(|later, first| later.0 == first.0 && later.1 == first.1);
-        order.sort_unstable_by_key(|&(_, _, i)| i);
-        let touched: Vec<(&str, &[u8])> = order.into_iter().map(|(t, r, _)| (t, r)).collect();
+        let touched = touched_rows(batch);
         self.write_txn(|wtxn| {
             let mut buf = Vec::with_capacity(256);
             let mut handle = None::<&Arc<TableHandle>>;
@@ -807,6 +803,20 @@ impl Store {
     }
 }
 
+/// The rows a batch touches, each once, in the order of its first mutation.
+fn touched_rows(batch: &Batch) -> Vec<(&str, &[u8])> {
+    let rows = batch.mutations.iter().map(|m| (m.table(), m.row()));
+    // Bulk loads come sorted: strictly ascending rows are already distinct.
+    if batch.mutations.windows(2).all(|w| (w[0].table(), w[0].row()) < (w[1].table(), w[1].row())) {
+        return rows.collect();
+    }
+    let mut order: Vec<((&str, &[u8]), usize)> = rows.zip(0..).collect();
+    order.sort_unstable();
+    order.dedup_by(|later, first| later.0 == first.0);
+    order.sort_unstable_by_key(|&(_, i)| i);
+    order.into_iter().map(|(row, _)| row).collect()
+}
+
 fn open_table(
     env: &Env<WithoutTls>,
     wtxn: &mut RwTxn,
@@ -821,7 +831,12 @@ fn open_table(
             heed::Error::Mdb(MdbError::DbsFull) => ErrorKind::TooManyDatabases { max_dbs }.into(),
             other => Error::lmdb("create family database", other),
         })?;
-        families.push(Arc::new(FamilyHandle { schema: family.clone(), db_name, db }));
+        families.push(Arc::new(FamilyHandle {
+            name: Arc::from(family.name.as_str()),
+            schema: family.clone(),
+            db_name,
+            db,
+        }));
     }
     families.sort_by(|a, b| a.schema.name.cmp(&b.schema.name));
     Ok(TableHandle { name: name.to_owned(), schema, families })

@@ -4,7 +4,8 @@ use std::collections::BTreeMap;
 use std::ops::Bound;
 use std::sync::{Arc, RwLockReadGuard};
 
-use heed::{RoTxn, WithoutTls};
+use heed::types::Bytes;
+use heed::{RoRange, RoRevRange, RoTxn, WithoutTls};
 
 use crate::cell::{Cell, Row};
 use crate::error::{Error, ErrorKind, Result};
@@ -60,10 +61,34 @@ impl<'s> ReadTxn<'s> {
     /// `UnknownTable`, `UnknownFamily` (in `read.columns`), `Corrupted`, `Lmdb`.
     pub fn get(&self, table: &str, row: &[u8], read: &ReadOptions) -> Result<Option<Row>> {
         let handle = self.store.table_handle(table)?;
-        let lower = key::row_start(row);
-        let upper = key::row_end(row);
-        let mut iter = ScanIter::new(self, handle, read, false, (Some(lower), Some(upper)), false)?;
-        iter.next().transpose()
+        self.get_in(&handle, row, read)
+    }
+
+    /// `get` on a resolved table: one range per selected family over the
+    /// row's cells, without the scan's merge machinery.
+    fn get_in(&self, table: &TableHandle, row: &[u8], read: &ReadOptions) -> Result<Option<Row>> {
+        // Both bounds in one buffer: esc(row) 00 01 | esc(row) 00 02.
+        let mut bounds = key::row_start(row);
+        let split = bounds.len();
+        bounds.extend_from_within(..split);
+        if let Some(last) = bounds.last_mut() {
+            *last = 0x02;
+        }
+        let range = (Bound::Included(&bounds[..split]), Bound::Excluded(&bounds[split..]));
+        let shape = RowShape { read, reverse: false, keys_only: false, now_ms: self.now_ms };
+        let selection = Selection::new(table, read)?;
+        let mut cells = Vec::new();
+        for (family, qualifiers) in selection.families(table) {
+            let iter = family.db.range(&self.txn, &range).map_err(|e| Error::lmdb("get", e))?;
+            let mut cursor = FamilyCursor { family, qualifiers, iter: CellIter::Forward(iter), head: None };
+            cursor.advance()?;
+            let Some((first, _)) = cursor.head else { continue };
+            shape.take_cells(&mut cursor, first.row_esc, &mut cells)?;
+        }
+        if cells.is_empty() {
+            return Ok(None);
+        }
+        Ok(Some(Row { key: row.to_vec(), cells }))
     }
 
     /// Reads several rows from this snapshot, in the order asked.
@@ -71,7 +96,8 @@ impl<'s> ReadTxn<'s> {
     /// # Errors
     /// As [`ReadTxn::get`].
     pub fn multi_get(&self, table: &str, rows: &[&[u8]], read: &ReadOptions) -> Result<Vec<Option<Row>>> {
-        rows.iter().map(|row| self.get(table, row, read)).collect()
+        let handle = self.store.table_handle(table)?;
+        rows.iter().map(|row| self.get_in(&handle, row, read)).collect()
     }
 
     /// Starts a streaming scan: rows come one at a time and memory stays flat
@@ -172,20 +198,82 @@ fn scan_bounds(scan: &Scan) -> Result<KeyBounds> {
     Ok((lower, upper))
 }
 
-/// The qualifiers a scan reads from one family; `None` for all of them.
+/// The qualifiers a read takes from one family; `None` for all of them.
 type QualifierSet = Option<Vec<Vec<u8>>>;
 
-type CellIter<'t> = Box<dyn Iterator<Item = heed::Result<(&'t [u8], &'t [u8])>> + 't>;
+/// The families and qualifiers that `ReadOptions::columns` select.
+enum Selection {
+    /// No columns named: every family, every qualifier.
+    All,
+    /// Family name -> qualifiers (`None`: the whole family).
+    Some(BTreeMap<String, QualifierSet>),
+}
+
+impl Selection {
+    fn new(table: &TableHandle, read: &ReadOptions) -> Result<Selection> {
+        if read.columns.is_empty() {
+            return Ok(Selection::All);
+        }
+        let mut selected: BTreeMap<String, QualifierSet> = BTreeMap::new();
+        for column in &read.columns {
+            table.family(column.family())?;
+            match column {
+                Column::Family(f) => {
+                    selected.insert(f.clone(), None);
+                }
+                Column::Qualifier(f, q) => {
+                    let entry = selected.entry(f.clone()).or_insert_with(|| Some(Vec::new()));
+                    if let Some(qs) = entry {
+                        qs.push(q.clone());
+                    }
+                }
+            }
+        }
+        Ok(Selection::Some(selected))
+    }
+
+    /// The selected families of `table` in family order, with their qualifiers.
+    fn families<'a>(
+        &'a self,
+        table: &'a TableHandle,
+    ) -> impl Iterator<Item = (Arc<FamilyHandle>, QualifierSet)> + 'a {
+        table.families.iter().filter_map(move |f| match self {
+            Selection::All => Some((f.clone(), None)),
+            Selection::Some(selected) => selected.get(&f.schema.name).map(|q| (f.clone(), q.clone())),
+        })
+    }
+}
+
+/// One family's LMDB iterator in the scan's direction.
+enum CellIter<'t> {
+    Empty,
+    Forward(RoRange<'t, Bytes, Bytes>),
+    Reverse(RoRevRange<'t, Bytes, Bytes>),
+}
+
+impl<'t> Iterator for CellIter<'t> {
+    type Item = heed::Result<(&'t [u8], &'t [u8])>;
+
+    #[inline]
+    fn next(&mut self) -> Option<Self::Item> {
+        match self {
+            CellIter::Empty => None,
+            CellIter::Forward(iter) => iter.next(),
+            CellIter::Reverse(iter) => iter.next(),
+        }
+    }
+}
 
 struct FamilyCursor<'t> {
     family: Arc<FamilyHandle>,
     /// `None`: every qualifier.
-    qualifiers: Option<Vec<Vec<u8>>>,
+    qualifiers: QualifierSet,
     iter: CellIter<'t>,
     head: Option<(RawCellKey<'t>, &'t [u8])>,
 }
 
 impl<'t> FamilyCursor<'t> {
+    #[inline]
     fn advance(&mut self) -> Result<()> {
         self.head = match self.iter.next() {
             None => None,
@@ -194,6 +282,66 @@ impl<'t> FamilyCursor<'t> {
                 Some((RawCellKey::split(&self.family.db_name, k)?, v))
             }
         };
+        Ok(())
+    }
+}
+
+/// How cells of a row are selected and shaped, shared by get and scan.
+struct RowShape<'r> {
+    read: &'r ReadOptions,
+    reverse: bool,
+    keys_only: bool,
+    now_ms: u64,
+}
+
+impl RowShape<'_> {
+    /// Moves `cursor` past the cells of the row `row_esc` and appends those
+    /// selected (time range, TTL, qualifiers, versions) to `cells`, in
+    /// HBase order.
+    fn take_cells<'t>(
+        &self,
+        cursor: &mut FamilyCursor<'t>,
+        row_esc: &[u8],
+        cells: &mut Vec<Cell>,
+    ) -> Result<()> {
+        let start = cells.len();
+        while let Some((k, v)) = cursor.head {
+            if k.row_esc != row_esc {
+                break;
+            }
+            if self.read.in_time_range(k.timestamp) && cursor.family.schema.is_live(k.timestamp, self.now_ms)
+            {
+                let qualifier = key::unescape(k.qualifier_esc);
+                if cursor.qualifiers.as_ref().is_none_or(|qs| qs.contains(&qualifier)) {
+                    cells.push(Cell {
+                        family: cursor.family.name.clone(),
+                        qualifier,
+                        timestamp: k.timestamp,
+                        value: if self.keys_only { Vec::new() } else { v.to_vec() },
+                    });
+                }
+            }
+            cursor.advance()?;
+        }
+        if self.reverse {
+            cells[start..].reverse();
+        }
+        // Newest `versions` per column; this family's cells are in HBase
+        // order now.
+        let versions = self.read.versions;
+        if versions != crate::read::ALL_VERSIONS && cells.len() - start > 1 {
+            let mut run = 0u32;
+            let mut kept = start;
+            for i in start..cells.len() {
+                let same = i > start && cells[i].qualifier == cells[i - 1].qualifier;
+                run = if same { run + 1 } else { 1 };
+                if run <= versions {
+                    cells.swap(kept, i);
+                    kept += 1;
+                }
+            }
+            cells.truncate(kept);
+        }
         Ok(())
     }
 }
@@ -228,47 +376,22 @@ impl<'t> ScanIter<'t> {
         bounds: KeyBounds,
         keys_only: bool,
     ) -> Result<ScanIter<'t>> {
-        // Which families, and which qualifiers of each.
-        let mut selected: BTreeMap<String, Option<Vec<Vec<u8>>>> = BTreeMap::new();
-        for column in &read.columns {
-            table.family(column.family())?;
-            match column {
-                Column::Family(f) => {
-                    selected.insert(f.clone(), None);
-                }
-                Column::Qualifier(f, q) => {
-                    let entry = selected.entry(f.clone()).or_insert_with(|| Some(Vec::new()));
-                    if let Some(qs) = entry {
-                        qs.push(q.clone());
-                    }
-                }
-            }
-        }
-        let families: Vec<(Arc<FamilyHandle>, QualifierSet)> = table
-            .families
-            .iter()
-            .filter_map(|f| {
-                if read.columns.is_empty() {
-                    Some((f.clone(), None))
-                } else {
-                    selected.get(&f.schema.name).map(|q| (f.clone(), q.clone()))
-                }
-            })
-            .collect();
-
+        let selection = Selection::new(&table, read)?;
         let empty = matches!(&bounds, (Some(lo), Some(hi)) if lo >= hi);
         let lower = bounds.0.as_deref().map_or(Bound::Unbounded, Bound::Included);
         let upper = bounds.1.as_deref().map_or(Bound::Unbounded, Bound::Excluded);
-        let mut cursors = Vec::with_capacity(families.len());
-        for (family, qualifiers) in families {
-            let iter: CellIter<'t> = if empty {
-                Box::new(std::iter::empty())
+        let mut cursors = Vec::with_capacity(table.families.len());
+        for (family, qualifiers) in selection.families(&table) {
+            let iter = if empty {
+                CellIter::Empty
             } else if reverse {
-                Box::new(
+                CellIter::Reverse(
                     family.db.rev_range(rtxn.raw(), &(lower, upper)).map_err(|e| Error::lmdb("scan", e))?,
                 )
             } else {
-                Box::new(family.db.range(rtxn.raw(), &(lower, upper)).map_err(|e| Error::lmdb("scan", e))?)
+                CellIter::Forward(
+                    family.db.range(rtxn.raw(), &(lower, upper)).map_err(|e| Error::lmdb("scan", e))?,
+                )
             };
             let mut cursor = FamilyCursor { family, qualifiers, iter, head: None };
             cursor.advance()?;
@@ -313,49 +436,15 @@ impl<'t> ScanIter<'t> {
                 .filter_map(|c| c.head.as_ref().map(|(k, _)| k.row_esc))
                 .reduce(|a, b| if (b < a) != self.reverse { b } else { a });
             let Some(row_esc) = next else { return Ok(None) };
-            let versions = self.read.versions;
+            let shape = RowShape {
+                read: &self.read,
+                reverse: self.reverse,
+                keys_only: self.keys_only,
+                now_ms: self.now_ms,
+            };
             let mut cells: Vec<Cell> = Vec::new();
             for cursor in &mut self.cursors {
-                let start = cells.len();
-                while let Some((k, v)) = cursor.head {
-                    if k.row_esc != row_esc {
-                        break;
-                    }
-                    if self.read.in_time_range(k.timestamp)
-                        && cursor.family.schema.is_live(k.timestamp, self.now_ms)
-                    {
-                        let qualifier = key::unescape(k.qualifier_esc);
-                        if cursor.qualifiers.as_ref().is_none_or(|qs| qs.contains(&qualifier)) {
-                            cells.push(Cell {
-                                family: cursor.family.schema.name.clone(),
-                                qualifier,
-                                timestamp: k.timestamp,
-                                value: if self.keys_only { Vec::new() } else { v.to_vec() },
-                            });
-                        }
-                    }
-                    cursor.advance()?;
-                }
-                if self.reverse {
-                    cells[start..].reverse();
-                }
-                // Newest `versions` per column; this family's cells are in
-                // HBase order now.
-                if versions != crate::read::ALL_VERSIONS {
-                    let mut run = 0u32;
-                    let mut i = start;
-                    let mut kept = start;
-                    while i < cells.len() {
-                        let same = i > start && cells[i].qualifier == cells[i - 1].qualifier;
-                        run = if same { run + 1 } else { 1 };
-                        if run <= versions {
-                            cells.swap(kept, i);
-                            kept += 1;
-                        }
-                        i += 1;
-                    }
-                    cells.truncate(kept);
-                }
+                shape.take_cells(cursor, row_esc, &mut cells)?;
             }
             if !cells.is_empty() {
                 self.last_key = Some(row_esc);

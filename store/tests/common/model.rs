@@ -158,10 +158,10 @@ impl Model {
             {
                 continue;
             }
-            let n_same = out.iter().filter(|c| c.family == *f && c.qualifier == *q).count();
+            let n_same = out.iter().filter(|c| *c.family == **f && c.qualifier == *q).count();
             if (n_same as u64) < u64::from(read.versions) {
                 out.push(Cell {
-                    family: f.clone(),
+                    family: f.as_str().into(),
                     qualifier: q.clone(),
                     timestamp: *ts,
                     value: if keys_only { vec![] } else { v.clone() },
