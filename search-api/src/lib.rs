@@ -20,4 +20,5 @@
 pub use rowsearch_indexer as indexer;
 pub use rowsearch_store as store;
 
-pub mod wire;
+/// Binary strings (API.md, "Byte strings"), shared with the store's schema JSON.
+pub use rowsearch_store::binstr as wire;

@@ -91,6 +91,33 @@ pub enum ErrorKind {
         /// What is wrong with it.
         reason: String,
     },
+    /// Key field values that do not fit the table's typed row key, or bytes
+    /// that are not a key of it.
+    #[error("invalid row key: {detail}")]
+    InvalidRowKey {
+        /// What does not fit.
+        detail: String,
+    },
+    /// A filter string that does not parse.
+    #[error("invalid filter at byte {position}: expected {expected}, found {found}")]
+    InvalidFilter {
+        /// Byte offset in the filter string.
+        position: usize,
+        /// What the parser expected there.
+        expected: String,
+        /// What it found.
+        found: String,
+    },
+    /// A region index past the table's last region.
+    #[error("table {table:?} has {regions} regions; there is no region {region}")]
+    UnknownRegion {
+        /// The table.
+        table: String,
+        /// The index asked for.
+        region: usize,
+        /// How many regions the table has.
+        regions: usize,
+    },
     /// A table of that name exists with a different schema.
     #[error("table {table:?} already exists with a different schema")]
     SchemaConflict {
@@ -180,6 +207,9 @@ impl Error {
                 | ErrorKind::UnknownFamily { .. }
                 | ErrorKind::InvalidName { .. }
                 | ErrorKind::InvalidSchema { .. }
+                | ErrorKind::InvalidRowKey { .. }
+                | ErrorKind::UnknownRegion { .. }
+                | ErrorKind::InvalidFilter { .. }
                 | ErrorKind::SchemaConflict { .. }
                 | ErrorKind::EmptyRowKey { .. }
                 | ErrorKind::RowKeyTooLong { .. }
@@ -190,7 +220,7 @@ impl Error {
 
     /// True when a table, family or other named object does not exist.
     pub fn is_not_found(&self) -> bool {
-        matches!(*self.kind, ErrorKind::UnknownTable { .. } | ErrorKind::UnknownFamily { .. })
+        matches!(*self.kind, ErrorKind::UnknownTable { .. } | ErrorKind::UnknownFamily { .. } | ErrorKind::UnknownRegion { .. })
     }
 
     pub(crate) fn lmdb(operation: &'static str, source: heed::Error) -> Error {

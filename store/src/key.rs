@@ -178,13 +178,6 @@ pub(crate) fn row_end(row: &[u8]) -> Vec<u8> {
     out
 }
 
-/// The common prefix of every cell of every row that starts with `prefix`.
-pub(crate) fn row_prefix(prefix: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(prefix.len() + 2);
-    push_escaped_open(&mut out, prefix);
-    out
-}
-
 /// The common prefix of every version of one column.
 pub(crate) fn column_prefix(row: &[u8], qualifier: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(row.len() + qualifier.len() + 4);

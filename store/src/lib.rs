@@ -42,13 +42,17 @@
 #![warn(missing_docs)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 
+pub mod binstr;
 mod cell;
 mod clock;
 mod dbs;
 mod error;
+mod filter;
+mod filter_lang;
 mod key;
 mod mutation;
 mod read;
+mod rowkey;
 mod schema;
 mod store;
 mod txn;
@@ -56,12 +60,15 @@ mod txn;
 pub use cell::{Cell, PutCell, Row};
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use error::{Error, ErrorKind, Result};
+pub use filter::{CompareOp, Comparator, Filter, ListOp, RegexComparator};
+pub use filter_lang::{MAX_FILTER_BYTES, MAX_FILTER_DEPTH};
 pub use key::{MAX_QUALIFIER_BYTES, MAX_ROW_KEY_BYTES, prefix_successor};
 pub use mutation::{Batch, Delete, Mutation};
+pub use rowkey::{KeyField, KeyOrder, KeyType, KeyValue, MAX_SALT_BUCKETS, RowKeySchema, compare_tuples};
 pub use read::{ALL_VERSIONS, Column, ReadOptions, Scan, ScanCursor};
 pub use schema::{FamilySchema, MAX_FAMILY_NAME_BYTES, MAX_TABLE_NAME_BYTES, TableSchema};
 pub use store::{
-    CommitInfo, CompactReport, DEFAULT_MAP_SIZE_BYTES, DEFAULT_MAX_DBS, FeedEntry, Store, StoreBuilder,
+    CommitInfo, CompactReport, DEFAULT_MAP_SIZE_BYTES, DEFAULT_MAX_DBS, FeedEntry, Region, RegionStats, Store, StoreBuilder,
     TableStats,
 };
 pub use txn::{ReadTxn, ScanIter, ScanPage};

@@ -1,5 +1,6 @@
 //! Read options: which cells a get or scan returns, and scan ranges and cursors.
 
+use crate::filter::Filter;
 use crate::error::{ErrorKind, Result};
 
 /// A column selection: a whole family or one qualifier of it.
@@ -96,7 +97,7 @@ impl ReadOptions {
 /// let scan = Scan::new().prefix(b"user1/").limit(10).reverse(true);
 /// assert_eq!(scan.limit, Some(10));
 /// ```
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Scan {
     /// First row (inclusive; the upper bound when reversed).
     pub start: Option<Vec<u8>>,
@@ -116,6 +117,10 @@ pub struct Scan {
     pub cursor: Option<ScanCursor>,
     /// Return cells without values.
     pub keys_only: bool,
+    /// Only rows and cells the filter passes.
+    pub filter: Option<Filter>,
+    /// Only rows of this region (an index into [`crate::Store::regions`]).
+    pub region: Option<usize>,
 }
 
 impl Scan {
@@ -166,6 +171,16 @@ impl Scan {
     /// Returns keys and cells without values.
     pub fn keys_only(mut self, keys_only: bool) -> Scan {
         self.keys_only = keys_only;
+        self
+    }
+    /// Sets the filter.
+    pub fn filter(mut self, filter: Filter) -> Scan {
+        self.filter = Some(filter);
+        self
+    }
+    /// Limits the scan to one region.
+    pub fn region(mut self, region: usize) -> Scan {
+        self.region = Some(region);
         self
     }
 }

@@ -3,6 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::{ErrorKind, Result};
+use crate::rowkey::RowKeySchema;
 
 /// Longest table name, in bytes.
 pub const MAX_TABLE_NAME_BYTES: usize = 64;
@@ -24,6 +25,15 @@ pub const MAX_FAMILY_NAME_BYTES: usize = 32;
 pub struct TableSchema {
     /// The column families, at least one.
     pub families: Vec<FamilySchema>,
+    /// A typed row key and salting; `None`: keys are raw bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub row_key: Option<RowKeySchema>,
+    /// Stored-key boundaries cutting the table into regions: region `i`
+    /// holds keys from `splits[i-1]` (inclusive) to `splits[i]` (exclusive).
+    /// Strictly ascending. Stored keys include the salt byte of salted
+    /// tables; a salted table without splits has one region per bucket.
+    #[serde(default, skip_serializing_if = "Vec::is_empty", with = "crate::binstr::list")]
+    pub splits: Vec<Vec<u8>>,
 }
 
 /// One column family.
@@ -80,7 +90,30 @@ impl FamilySchema {
 impl TableSchema {
     /// A schema with the given families.
     pub fn new(families: impl IntoIterator<Item = FamilySchema>) -> TableSchema {
-        TableSchema { families: families.into_iter().collect() }
+        TableSchema { families: families.into_iter().collect(), row_key: None, splits: Vec::new() }
+    }
+
+    /// Sets the typed row key.
+    pub fn row_key(mut self, row_key: RowKeySchema) -> TableSchema {
+        self.row_key = Some(row_key);
+        self
+    }
+
+    /// Sets the region splits.
+    pub fn splits(mut self, splits: impl IntoIterator<Item = impl Into<Vec<u8>>>) -> TableSchema {
+        self.splits = splits.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// The splits that cut the table into regions: the declared ones, else
+    /// one region per salt bucket of a salted table.
+    pub fn effective_splits(&self) -> Vec<Vec<u8>> {
+        match &self.row_key {
+            Some(rk) if self.splits.is_empty() && rk.is_salted() => {
+                (1..rk.salt_buckets).filter_map(|b| u8::try_from(b).ok()).map(|b| vec![b]).collect()
+            }
+            _ => self.splits.clone(),
+        }
     }
 
     /// The family of that name.
@@ -92,7 +125,8 @@ impl TableSchema {
     ///
     /// # Errors
     /// `InvalidName` for a bad table or family name, `InvalidSchema` for no
-    /// families, a duplicate family, `max_versions` 0 or `ttl_seconds` 0.
+    /// families, a duplicate family, `max_versions` 0 or `ttl_seconds` 0, a
+    /// bad row key declaration, splits that are empty or not ascending.
     pub fn validate(&self, table: &str) -> Result<()> {
         validate_name("table", table, MAX_TABLE_NAME_BYTES)?;
         let invalid = |reason: String| ErrorKind::InvalidSchema { table: table.to_owned(), reason };
@@ -114,6 +148,15 @@ impl TableSchema {
                     invalid(format!("family {:?}: ttl_seconds must be at least 1", family.name)).into()
                 );
             }
+        }
+        if let Some(row_key) = &self.row_key {
+            row_key.validate().map_err(invalid)?;
+        }
+        if self.splits.iter().any(Vec::is_empty) {
+            return Err(invalid("a split must not be empty".into()).into());
+        }
+        if self.splits.windows(2).any(|w| w[0] >= w[1]) {
+            return Err(invalid("splits must be strictly ascending".into()).into());
         }
         Ok(())
     }

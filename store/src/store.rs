@@ -17,7 +17,10 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::key::{self, CellKey};
 use crate::mutation::{Batch, Delete, Mutation};
 use crate::read::{ReadOptions, Scan};
+use crate::filter::RowRange;
+use crate::rowkey::RowKeySchema;
 use crate::schema::{FamilySchema, TableSchema};
+use std::ops::Bound;
 use crate::txn::ReadTxn;
 
 pub(crate) type BytesDb = Database<Bytes, Bytes>;
@@ -95,6 +98,8 @@ impl StoreBuilder {
 pub(crate) struct TableHandle {
     pub name: String,
     pub schema: TableSchema,
+    /// Region boundaries (stored keys): the schema's effective splits.
+    pub splits: Vec<Vec<u8>>,
     /// Sorted by family name: HBase's family order.
     pub families: Vec<Arc<FamilyHandle>>,
 }
@@ -109,6 +114,41 @@ pub(crate) struct FamilyHandle {
 }
 
 impl TableHandle {
+    pub fn is_salted(&self) -> bool {
+        self.schema.row_key.as_ref().is_some_and(RowKeySchema::is_salted)
+    }
+
+    /// The key a row is stored under: salted when the table is.
+    pub fn stored_key<'k>(&self, row: &'k [u8]) -> std::borrow::Cow<'k, [u8]> {
+        match &self.schema.row_key {
+            Some(rk) if rk.is_salted() => std::borrow::Cow::Owned(rk.salt(row)),
+            _ => std::borrow::Cow::Borrowed(row),
+        }
+    }
+
+    /// Stored-key range of region `index`.
+    pub fn region_range(&self, index: usize) -> Result<RowRange> {
+        let splits = &self.splits;
+        if index > splits.len() {
+            return Err(ErrorKind::UnknownRegion { table: self.name.clone(), region: index, regions: splits.len() + 1 }
+                .into());
+        }
+        let lo = if index == 0 { Bound::Unbounded } else { Bound::Included(splits[index - 1].clone()) };
+        let hi = splits.get(index).map_or(Bound::Unbounded, |s| Bound::Excluded(s.clone()));
+        Ok(RowRange { lo, hi })
+    }
+
+    pub fn regions(&self) -> Vec<Region> {
+        let n = self.splits.len() + 1;
+        (0..n)
+            .map(|index| Region {
+                index,
+                start: index.checked_sub(1).map(|i| self.splits[i].clone()),
+                end: self.splits.get(index).cloned(),
+            })
+            .collect()
+    }
+
     pub fn family(&self, name: &str) -> Result<&Arc<FamilyHandle>> {
         self.families.iter().find(|f| f.schema.name == name).ok_or_else(|| {
             ErrorKind::UnknownFamily { table: self.name.clone(), family: name.to_owned() }.into()
@@ -145,6 +185,40 @@ pub struct CompactReport {
     pub cells_purged: u64,
     /// Rows that lost at least one cell.
     pub rows_touched: u64,
+}
+
+/// One region: a range of stored keys (salt byte included).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Region {
+    /// Position in key order, from 0.
+    pub index: usize,
+    /// First stored key (inclusive); `None` for the first region.
+    #[serde(serialize_with = "opt_binstr")]
+    pub start: Option<Vec<u8>>,
+    /// End (exclusive); `None` for the last region.
+    #[serde(serialize_with = "opt_binstr")]
+    pub end: Option<Vec<u8>>,
+}
+
+fn opt_binstr<S: serde::Serializer>(key: &Option<Vec<u8>>, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+    match key {
+        Some(k) => serializer.serialize_some(&crate::binstr::encode(k)),
+        None => serializer.serialize_none(),
+    }
+}
+
+/// What a region holds.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct RegionStats {
+    /// The region.
+    #[serde(flatten)]
+    pub region: Region,
+    /// Rows with at least one live cell.
+    pub rows: u64,
+    /// Stored cells, all versions.
+    pub cells: u64,
+    /// Key and value bytes of those cells.
+    pub bytes: u64,
 }
 
 /// Size figures of one table.
@@ -456,9 +530,10 @@ impl Store {
                     _ => &handles[mutation.table()],
                 };
                 handle = Some(h);
+                let row = h.stored_key(mutation.row());
                 match mutation {
-                    Mutation::Put { row, cells, .. } => put_row(wtxn, h, row, cells, now_ms, &mut buf)?,
-                    Mutation::Delete { row, what, .. } => delete_row(wtxn, h, row, what)?,
+                    Mutation::Put { cells, .. } => put_row(wtxn, h, &row, cells, now_ms, &mut buf)?,
+                    Mutation::Delete { what, .. } => delete_row(wtxn, h, &row, what)?,
                 }
             }
             self.append_feed(wtxn, &touched)
@@ -691,6 +766,90 @@ impl Store {
         self.begin_read()?.count(table, scan)
     }
 
+    /// The table's regions in key order: the key ranges its `splits` cut
+    /// (one per salt bucket for a salted table without splits).
+    ///
+    /// # Errors
+    /// `UnknownTable`.
+    pub fn regions(&self, table: &str) -> Result<Vec<Region>> {
+        Ok(self.table_handle(table)?.regions())
+    }
+
+    /// Rows, cells and bytes of each region, walked on up to `threads`
+    /// threads (each region in its own snapshot).
+    ///
+    /// # Errors
+    /// `UnknownTable`, `Lmdb`.
+    pub fn region_stats(&self, table: &str, threads: usize) -> Result<Vec<RegionStats>> {
+        self.for_each_region(table, threads, |region, rtxn| rtxn.region_stats(table, region))
+    }
+
+    /// Runs `work` once per region of `table` on up to `threads` threads,
+    /// each region with its own read transaction, and returns the results
+    /// in region order. The first error stops the remaining work.
+    ///
+    /// ```
+    /// use rowsearch_store::{FamilySchema, PutCell, Scan, Store, TableSchema};
+    /// let dir = tempfile::tempdir()?;
+    /// let store = Store::open(dir.path())?;
+    /// store.create_table("t", &TableSchema::new([FamilySchema::new("f")]).splits(["m"]))?;
+    /// for key in ["a", "k", "m", "z"] {
+    ///     store.put("t", key.as_bytes(), vec![PutCell::new("f", "q", "v")])?;
+    /// }
+    /// let counts = store.for_each_region("t", 2, |region, rtxn| {
+    ///     rtxn.count("t", &Scan::new().region(region.index))
+    /// })?;
+    /// assert_eq!(counts, vec![2, 2]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    /// `UnknownTable`, and the first error `work` returns.
+    pub fn for_each_region<T, F>(&self, table: &str, threads: usize, work: F) -> Result<Vec<T>>
+    where
+        T: Send,
+        F: Fn(&Region, &ReadTxn<'_>) -> Result<T> + Sync,
+    {
+        let regions = self.regions(table)?;
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let failed = AtomicBool::new(false);
+        let results: Mutex<Vec<Option<Result<T>>>> = Mutex::new((0..regions.len()).map(|_| None).collect());
+        let workers = threads.clamp(1, regions.len().max(1));
+        std::thread::scope(|scope| {
+            for _ in 0..workers {
+                scope.spawn(|| {
+                    loop {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        if i >= regions.len() || failed.load(Ordering::Relaxed) {
+                            break;
+                        }
+                        let result = self.begin_read().and_then(|rtxn| work(&regions[i], &rtxn));
+                        if result.is_err() {
+                            failed.store(true, Ordering::Relaxed);
+                        }
+                        results.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(result);
+                    }
+                });
+            }
+        });
+        let results = results.into_inner().unwrap_or_else(|e| e.into_inner());
+        let mut out = Vec::with_capacity(results.len());
+        for result in results {
+            match result {
+                Some(Ok(value)) => out.push(value),
+                Some(Err(e)) => return Err(e),
+                // Skipped after another region failed; that error comes first
+                // only if it is earlier, so look on.
+                None => continue,
+            }
+        }
+        if out.len() != regions.len() {
+            // Unreachable unless a worker failed without recording: report it.
+            return Err(ErrorKind::Poisoned.into());
+        }
+        Ok(out)
+    }
+
     fn lock_writer(&self) -> Result<std::sync::MutexGuard<'_, ()>> {
         let guard = self.write_lock.lock().unwrap_or_else(|e| e.into_inner());
         if self.poisoned.load(Ordering::SeqCst) {
@@ -839,7 +998,8 @@ fn open_table(
         }));
     }
     families.sort_by(|a, b| a.schema.name.cmp(&b.schema.name));
-    Ok(TableHandle { name: name.to_owned(), schema, families })
+    let splits = schema.effective_splits();
+    Ok(TableHandle { name: name.to_owned(), schema, splits, families })
 }
 
 fn put_row(

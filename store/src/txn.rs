@@ -10,8 +10,9 @@ use heed::{RoRange, RoRevRange, RoTxn, WithoutTls};
 use crate::cell::{Cell, Row};
 use crate::error::{Error, ErrorKind, Result};
 use crate::key::{self, RawCellKey};
+use crate::filter::{FilterRun, RowRange};
 use crate::read::{Column, ReadOptions, Scan, ScanCursor};
-use crate::store::{FamilyHandle, Store, TableHandle};
+use crate::store::{FamilyHandle, Region, RegionStats, Store, TableHandle};
 
 /// A read-only snapshot of the whole store. Dropping it ends the transaction.
 ///
@@ -67,8 +68,9 @@ impl<'s> ReadTxn<'s> {
     /// `get` on a resolved table: one range per selected family over the
     /// row's cells, without the scan's merge machinery.
     fn get_in(&self, table: &TableHandle, row: &[u8], read: &ReadOptions) -> Result<Option<Row>> {
+        let stored = table.stored_key(row);
         // Both bounds in one buffer: esc(row) 00 01 | esc(row) 00 02.
-        let mut bounds = key::row_start(row);
+        let mut bounds = key::row_start(&stored);
         let split = bounds.len();
         bounds.extend_from_within(..split);
         if let Some(last) = bounds.last_mut() {
@@ -85,6 +87,7 @@ impl<'s> ReadTxn<'s> {
             let Some((first, _)) = cursor.head else { continue };
             shape.take_cells(&mut cursor, first.row_esc, &mut cells)?;
         }
+        limit_versions(&mut cells, read.versions);
         if cells.is_empty() {
             return Ok(None);
         }
@@ -109,11 +112,7 @@ impl<'s> ReadTxn<'s> {
     /// in the other direction), `Lmdb`.
     pub fn scan<'t>(&'t self, table: &str, scan: &Scan) -> Result<ScanIter<'t>> {
         let handle = self.store.table_handle(table)?;
-        let bounds = scan_bounds(scan)?;
-        let mut iter = ScanIter::new(self, handle, &scan.read, scan.reverse, bounds, scan.keys_only)?;
-        iter.offset = scan.offset;
-        iter.limit = scan.limit;
-        Ok(iter)
+        ScanIter::new(self, handle, scan)
     }
 
     /// Runs a scan up to its limit; `next_cursor` is set when more rows follow.
@@ -131,10 +130,31 @@ impl<'s> ReadTxn<'s> {
             }
         }
         let next_cursor = match limit {
-            Some(n) if rows.len() == n && iter.has_more()? => iter.cursor(),
+            Some(n) if n > 0 && rows.len() == n && iter.has_more()? => iter.cursor(),
             _ => None,
         };
         Ok(ScanPage { rows, next_cursor })
+    }
+
+    /// Rows, cells and bytes stored in one region of `table`.
+    ///
+    /// # Errors
+    /// `UnknownTable`, `UnknownRegion`, `Corrupted`, `Lmdb`.
+    pub fn region_stats(&self, table: &str, region: &Region) -> Result<RegionStats> {
+        let handle = self.store.table_handle(table)?;
+        let (lo, hi) = cell_bounds(&handle.region_range(region.index)?);
+        let lower = lo.as_deref().map_or(Bound::Unbounded, Bound::Included);
+        let upper = hi.as_deref().map_or(Bound::Unbounded, Bound::Excluded);
+        let (mut cells, mut bytes) = (0u64, 0u64);
+        for family in &handle.families {
+            for item in family.db.range(&self.txn, &(lower, upper)).map_err(|e| Error::lmdb("region stats", e))? {
+                let (k, v) = item.map_err(|e| Error::lmdb("region stats", e))?;
+                cells += 1;
+                bytes += (k.len() + v.len()) as u64;
+            }
+        }
+        let rows = self.count(table, &Scan::new().region(region.index))?;
+        Ok(RegionStats { region: region.clone(), rows, cells, bytes })
     }
 
     /// Counts the rows a scan selects, ignoring its limit but not its offset.
@@ -156,15 +176,9 @@ impl<'s> ReadTxn<'s> {
 
 type KeyBounds = (Option<Vec<u8>>, Option<Vec<u8>>);
 
-/// Lower bound (inclusive) and upper bound (exclusive) on cell keys.
-fn scan_bounds(scan: &Scan) -> Result<KeyBounds> {
-    let mut lowers = Vec::new();
-    let mut uppers: Vec<Option<Vec<u8>>> = Vec::new();
-    if let Some(prefix) = &scan.prefix {
-        let p = key::row_prefix(prefix);
-        uppers.push(key::prefix_successor(&p));
-        lowers.push(p);
-    }
+/// The (unsalted) row range a scan selects: start/stop, prefix, cursor, and
+/// what its filter bounds.
+fn scan_range(scan: &Scan) -> Result<RowRange> {
     if let Some(cursor) = &scan.cursor
         && cursor.reverse != scan.reverse
     {
@@ -172,30 +186,96 @@ fn scan_bounds(scan: &Scan) -> Result<KeyBounds> {
             ErrorKind::InvalidCursor { reason: "cursor comes from a scan in the other direction" }.into()
         );
     }
+    let mut range = RowRange::all();
+    if let Some(prefix) = &scan.prefix {
+        range = range.intersect(RowRange::prefix(prefix));
+    }
+    let bound = |lo, hi| RowRange { lo, hi };
     if scan.reverse {
         if let Some(start) = &scan.start {
-            uppers.push(Some(key::row_end(start)));
+            range = range.intersect(bound(Bound::Unbounded, Bound::Included(start.clone())));
         }
         if let Some(stop) = &scan.stop {
-            lowers.push(key::row_end(stop));
+            range = range.intersect(bound(Bound::Excluded(stop.clone()), Bound::Unbounded));
         }
         if let Some(cursor) = &scan.cursor {
-            uppers.push(Some(key::row_start(&cursor.last_key)));
+            range = range.intersect(bound(Bound::Unbounded, Bound::Excluded(cursor.last_key.clone())));
         }
     } else {
         if let Some(start) = &scan.start {
-            lowers.push(key::row_start(start));
+            range = range.intersect(bound(Bound::Included(start.clone()), Bound::Unbounded));
         }
         if let Some(stop) = &scan.stop {
-            uppers.push(Some(key::row_start(stop)));
+            range = range.intersect(bound(Bound::Unbounded, Bound::Excluded(stop.clone())));
         }
         if let Some(cursor) = &scan.cursor {
-            lowers.push(key::row_end(&cursor.last_key));
+            range = range.intersect(bound(Bound::Excluded(cursor.last_key.clone()), Bound::Unbounded));
         }
     }
-    let lower = lowers.into_iter().max();
-    let upper = uppers.into_iter().flatten().min();
-    Ok((lower, upper))
+    if let Some(filter) = &scan.filter {
+        range = range.intersect(filter.row_range(scan.reverse));
+    }
+    Ok(range)
+}
+
+/// The stored-key range of one salt bucket (`None`: unsalted) for an
+/// unsalted row range.
+fn stored_range(range: &RowRange, bucket: Option<u8>) -> RowRange {
+    let Some(b) = bucket else { return range.clone() };
+    let with_salt = |key: &Vec<u8>| {
+        let mut out = Vec::with_capacity(key.len() + 1);
+        out.push(b);
+        out.extend_from_slice(key);
+        out
+    };
+    let lo = match &range.lo {
+        Bound::Included(k) => Bound::Included(with_salt(k)),
+        Bound::Excluded(k) => Bound::Excluded(with_salt(k)),
+        Bound::Unbounded => Bound::Included(vec![b]),
+    };
+    let hi = match &range.hi {
+        Bound::Included(k) => Bound::Included(with_salt(k)),
+        Bound::Excluded(k) => Bound::Excluded(with_salt(k)),
+        Bound::Unbounded => match b.checked_add(1) {
+            Some(next) => Bound::Excluded(vec![next]),
+            None => Bound::Unbounded,
+        },
+    };
+    RowRange { lo, hi }
+}
+
+/// Cell-key bounds (lower inclusive, upper exclusive) of a stored-row range.
+fn cell_bounds(range: &RowRange) -> KeyBounds {
+    let lo = match &range.lo {
+        Bound::Included(r) => Some(key::row_start(r)),
+        Bound::Excluded(r) => Some(key::row_end(r)),
+        Bound::Unbounded => None,
+    };
+    let hi = match &range.hi {
+        Bound::Included(r) => Some(key::row_end(r)),
+        Bound::Excluded(r) => Some(key::row_start(r)),
+        Bound::Unbounded => None,
+    };
+    (lo, hi)
+}
+
+/// Keeps the newest `versions` cells of each column; `cells` are in HBase
+/// order (each column's versions adjacent, newest first).
+fn limit_versions(cells: &mut Vec<Cell>, versions: u32) {
+    if versions == crate::read::ALL_VERSIONS || cells.len() < 2 {
+        return;
+    }
+    let mut run = 0u32;
+    let mut kept = 0;
+    for i in 0..cells.len() {
+        let same = i > 0 && cells[i].qualifier == cells[i - 1].qualifier && cells[i].family == cells[i - 1].family;
+        run = if same { run + 1 } else { 1 };
+        if run <= versions {
+            cells.swap(kept, i);
+            kept += 1;
+        }
+    }
+    cells.truncate(kept);
 }
 
 /// The qualifiers a read takes from one family; `None` for all of them.
@@ -326,62 +406,30 @@ impl RowShape<'_> {
         if self.reverse {
             cells[start..].reverse();
         }
-        // Newest `versions` per column; this family's cells are in HBase
-        // order now.
-        let versions = self.read.versions;
-        if versions != crate::read::ALL_VERSIONS && cells.len() - start > 1 {
-            let mut run = 0u32;
-            let mut kept = start;
-            for i in start..cells.len() {
-                let same = i > start && cells[i].qualifier == cells[i - 1].qualifier;
-                run = if same { run + 1 } else { 1 };
-                if run <= versions {
-                    cells.swap(kept, i);
-                    kept += 1;
-                }
-            }
-            cells.truncate(kept);
-        }
         Ok(())
     }
 }
 
-/// A streaming scan over one table. Yields one `Result<Row>` per row.
-pub struct ScanIter<'t> {
+/// The rows of one stored-key range: the families' cursors merged row by row.
+struct RowSource<'t> {
     cursors: Vec<FamilyCursor<'t>>,
-    read: ReadOptions,
-    reverse: bool,
-    keys_only: bool,
-    now_ms: u64,
-    offset: usize,
-    limit: Option<usize>,
-    returned: usize,
-    /// The escaped key of the last row returned.
-    last_key: Option<&'t [u8]>,
-    failed: bool,
+    /// Stored keys carry a salt byte to strip.
+    salted: bool,
 }
 
-impl std::fmt::Debug for ScanIter<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ScanIter").field("reverse", &self.reverse).field("returned", &self.returned).finish()
-    }
-}
-
-impl<'t> ScanIter<'t> {
-    fn new(
+impl<'t> RowSource<'t> {
+    fn open(
         rtxn: &'t ReadTxn<'_>,
-        table: Arc<TableHandle>,
-        read: &ReadOptions,
+        table: &TableHandle,
+        selection: &Selection,
         reverse: bool,
         bounds: KeyBounds,
-        keys_only: bool,
-    ) -> Result<ScanIter<'t>> {
-        let selection = Selection::new(&table, read)?;
+    ) -> Result<RowSource<'t>> {
         let empty = matches!(&bounds, (Some(lo), Some(hi)) if lo >= hi);
         let lower = bounds.0.as_deref().map_or(Bound::Unbounded, Bound::Included);
         let upper = bounds.1.as_deref().map_or(Bound::Unbounded, Bound::Excluded);
         let mut cursors = Vec::with_capacity(table.families.len());
-        for (family, qualifiers) in selection.families(&table) {
+        for (family, qualifiers) in selection.families(table) {
             let iter = if empty {
                 CellIter::Empty
             } else if reverse {
@@ -397,58 +445,188 @@ impl<'t> ScanIter<'t> {
             cursor.advance()?;
             cursors.push(cursor);
         }
+        Ok(RowSource { cursors, salted: table.is_salted() })
+    }
+
+    /// The next row with at least one selected cell.
+    fn next_row(&mut self, shape: &RowShape<'_>) -> Result<Option<Row>> {
+        loop {
+            // Escaped rows order like raw rows, so heads compare unescaped.
+            let next: Option<&'t [u8]> = self
+                .cursors
+                .iter()
+                .filter_map(|c| c.head.as_ref().map(|(k, _)| k.row_esc))
+                .reduce(|a, b| if (b < a) != shape.reverse { b } else { a });
+            let Some(row_esc) = next else { return Ok(None) };
+            let mut cells: Vec<Cell> = Vec::new();
+            for cursor in &mut self.cursors {
+                shape.take_cells(cursor, row_esc, &mut cells)?;
+            }
+            limit_versions(&mut cells, shape.read.versions);
+            if !cells.is_empty() {
+                // The salt byte is escaped too: 0x00 is two bytes.
+                let unsalted = match (self.salted, row_esc.first()) {
+                    (false, _) | (true, None) => row_esc,
+                    (true, Some(0)) => row_esc.get(2..).unwrap_or_default(),
+                    (true, Some(_)) => &row_esc[1..],
+                };
+                return Ok(Some(Row { key: key::unescape(unsalted), cells }));
+            }
+        }
+    }
+}
+
+/// A streaming scan over one table. Yields one `Result<Row>` per row, in key
+/// order (salted tables: the buckets merged by unsalted key).
+pub struct ScanIter<'t> {
+    sources: Vec<RowSource<'t>>,
+    /// Each source's next row, when several are merged.
+    heads: Vec<Option<Row>>,
+    primed: bool,
+    read: ReadOptions,
+    /// The versions limit, applied after the filter.
+    versions: u32,
+    filter: Option<FilterRun>,
+    /// Values dropped after the filter saw them (keys-only with a filter).
+    strip_values: bool,
+    reverse: bool,
+    keys_only: bool,
+    now_ms: u64,
+    offset: usize,
+    limit: Option<usize>,
+    returned: usize,
+    /// The key of the last row returned.
+    last_key: Option<Vec<u8>>,
+    /// A row read ahead by `has_more`.
+    peeked: Option<Row>,
+    finished: bool,
+}
+
+impl std::fmt::Debug for ScanIter<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ScanIter").field("reverse", &self.reverse).field("returned", &self.returned).finish()
+    }
+}
+
+impl<'t> ScanIter<'t> {
+    fn new(rtxn: &'t ReadTxn<'_>, table: Arc<TableHandle>, scan: &Scan) -> Result<ScanIter<'t>> {
+        let range = scan_range(scan)?;
+        let selection = Selection::new(&table, &scan.read)?;
+        let region = match scan.region {
+            None => RowRange::all(),
+            Some(index) => table.region_range(index)?,
+        };
+        let buckets: Vec<Option<u8>> = match table.schema.row_key.as_ref() {
+            Some(rk) if rk.is_salted() => (0..rk.salt_buckets).filter_map(|b| u8::try_from(b).ok()).map(Some).collect(),
+            _ => vec![None],
+        };
+        // With a filter, every version reaches it; the limit applies after.
+        let mut read = scan.read.clone();
+        if scan.filter.is_some() {
+            read.versions = crate::read::ALL_VERSIONS;
+        }
+        let mut sources = Vec::with_capacity(buckets.len());
+        if !range.is_empty() {
+            for bucket in buckets {
+                let stored = stored_range(&range, bucket).intersect(region.clone());
+                if stored.is_empty() {
+                    continue;
+                }
+                sources.push(RowSource::open(rtxn, &table, &selection, scan.reverse, cell_bounds(&stored))?);
+            }
+        }
         Ok(ScanIter {
-            cursors,
-            read: read.clone(),
-            reverse,
-            keys_only,
+            heads: Vec::new(),
+            primed: false,
+            sources,
+            read,
+            versions: scan.read.versions,
+            filter: scan.filter.clone().map(|f| FilterRun::new(f, scan.reverse)),
+            strip_values: scan.keys_only && scan.filter.is_some(),
+            reverse: scan.reverse,
+            keys_only: scan.keys_only && scan.filter.is_none(),
             now_ms: rtxn.now_ms,
-            offset: 0,
-            limit: None,
+            offset: scan.offset,
+            limit: scan.limit,
             returned: 0,
             last_key: None,
-            failed: false,
+            peeked: None,
+            finished: false,
         })
     }
 
     /// The cursor resuming after the last row returned so far.
     pub fn cursor(&self) -> Option<ScanCursor> {
-        self.last_key.map(|k| ScanCursor { last_key: key::unescape(k), reverse: self.reverse })
+        self.last_key.as_ref().map(|k| ScanCursor { last_key: k.clone(), reverse: self.reverse })
     }
 
-    /// Whether another row would be returned (ignoring the limit). Consumes
-    /// nothing visible: the row is assembled and dropped, and the cursor
-    /// still points after the last row returned.
+    /// Whether another row would be returned (ignoring the limit). The row is
+    /// read ahead and returned by the next call to `next`.
     fn has_more(&mut self) -> Result<bool> {
-        let saved = self.last_key;
-        let more = self.next_row()?.is_some();
-        self.last_key = saved;
-        Ok(more)
+        if self.peeked.is_none() {
+            self.peeked = self.next_selected()?;
+        }
+        Ok(self.peeked.is_some())
     }
 
-    /// The next row with at least one selected cell, before offset and limit.
-    fn next_row(&mut self) -> Result<Option<Row>> {
-        loop {
-            // Escaped rows order like raw rows, so heads compare unescaped-free.
-            let next: Option<&'t [u8]> = self
-                .cursors
-                .iter()
-                .filter_map(|c| c.head.as_ref().map(|(k, _)| k.row_esc))
-                .reduce(|a, b| if (b < a) != self.reverse { b } else { a });
-            let Some(row_esc) = next else { return Ok(None) };
-            let shape = RowShape {
-                read: &self.read,
-                reverse: self.reverse,
-                keys_only: self.keys_only,
-                now_ms: self.now_ms,
-            };
-            let mut cells: Vec<Cell> = Vec::new();
-            for cursor in &mut self.cursors {
-                shape.take_cells(cursor, row_esc, &mut cells)?;
+    /// The next row of the merged sources, before filter, offset and limit.
+    fn next_source_row(&mut self) -> Result<Option<Row>> {
+        let shape = RowShape { read: &self.read, reverse: self.reverse, keys_only: self.keys_only, now_ms: self.now_ms };
+        match self.sources.len() {
+            0 => Ok(None),
+            1 => self.sources[0].next_row(&shape),
+            _ => {
+                if !self.primed {
+                    self.heads = self.sources.iter_mut().map(|s| s.next_row(&shape)).collect::<Result<_>>()?;
+                    self.primed = true;
+                }
+                let reverse = self.reverse;
+                let best = self
+                    .heads
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(i, h)| h.as_ref().map(|r| (i, r)))
+                    .reduce(|a, b| if (b.1.key < a.1.key) != reverse { b } else { a })
+                    .map(|(i, _)| i);
+                let Some(i) = best else { return Ok(None) };
+                let next = self.sources[i].next_row(&shape)?;
+                Ok(std::mem::replace(&mut self.heads[i], next))
             }
+        }
+    }
+
+    /// The next row that passes the filter, shaped (before offset and limit).
+    fn next_selected(&mut self) -> Result<Option<Row>> {
+        loop {
+            if self.filter.as_ref().is_some_and(FilterRun::done) {
+                return Ok(None);
+            }
+            let Some(row) = self.next_source_row()? else { return Ok(None) };
+            let Some(run) = self.filter.as_mut() else { return Ok(Some(row)) };
+            let verdict = run.eval(&row.key, &row.cells);
+            if !verdict.row {
+                continue;
+            }
+            let mut cells = Vec::with_capacity(row.cells.len());
+            for (i, mut cell) in row.cells.into_iter().enumerate() {
+                if !verdict.keep[i] {
+                    continue;
+                }
+                if verdict.strip[i] {
+                    cell.value = if verdict.len_as_value {
+                        u32::try_from(cell.value.len()).unwrap_or(u32::MAX).to_be_bytes().to_vec()
+                    } else {
+                        Vec::new()
+                    };
+                }
+                if self.strip_values {
+                    cell.value = Vec::new();
+                }
+                cells.push(cell);
+            }
+            limit_versions(&mut cells, self.versions);
             if !cells.is_empty() {
-                self.last_key = Some(row_esc);
-                return Ok(Some(Row { key: key::unescape(row_esc), cells }));
+                return Ok(Some(Row { key: row.key, cells }));
             }
         }
     }
@@ -458,22 +636,36 @@ impl Iterator for ScanIter<'_> {
     type Item = Result<Row>;
 
     fn next(&mut self) -> Option<Result<Row>> {
-        if self.failed || self.limit.is_some_and(|l| self.returned >= l) {
+        if self.finished || self.limit.is_some_and(|l| self.returned >= l) {
             return None;
         }
         loop {
-            match self.next_row() {
+            let next = match self.peeked.take() {
+                Some(row) => Ok(Some(row)),
+                None => self.next_selected(),
+            };
+            match next {
                 Ok(Some(row)) => {
                     if self.offset > 0 {
                         self.offset -= 1;
                         continue;
                     }
                     self.returned += 1;
+                    match &mut self.last_key {
+                        Some(k) => {
+                            k.clear();
+                            k.extend_from_slice(&row.key);
+                        }
+                        None => self.last_key = Some(row.key.clone()),
+                    }
                     return Some(Ok(row));
                 }
-                Ok(None) => return None,
+                Ok(None) => {
+                    self.finished = true;
+                    return None;
+                }
                 Err(e) => {
-                    self.failed = true;
+                    self.finished = true;
                     return Some(Err(e));
                 }
             }

@@ -143,6 +143,8 @@ fn scan() -> impl Strategy<Value = Scan> {
             limit,
             cursor: None,
             keys_only,
+            filter: None,
+            region: None,
         })
 }
 

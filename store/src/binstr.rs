@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 /// Encodes bytes as a binary string.
 ///
 /// ```
-/// use rowsearch::wire::{decode, encode};
+/// use rowsearch_store::binstr::{decode, encode};
 /// assert_eq!(encode(b"caf\xc3\xa9\x00\\"), "café\\x00\\\\");
 /// assert_eq!(decode(&encode(b"\xff\x00a")).unwrap(), b"\xff\x00a");
 /// ```
@@ -73,6 +73,30 @@ pub fn decode(text: &str) -> Result<Vec<u8>, WireError> {
         }
     }
     Ok(out)
+}
+
+/// Serde for a list of byte strings written as binary strings
+/// (`#[serde(with = "rowsearch_store::binstr::list")]`).
+pub mod list {
+    use serde::de::Error as _;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    /// Serialises each byte string as a binary string.
+    ///
+    /// # Errors
+    /// The serializer's.
+    pub fn serialize<S: Serializer>(items: &[Vec<u8>], serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(items.iter().map(|b| super::encode(b)))
+    }
+
+    /// Parses binary strings.
+    ///
+    /// # Errors
+    /// A string that is not a valid binary string.
+    pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<Vec<u8>>, D::Error> {
+        let texts = Vec::<String>::deserialize(deserializer)?;
+        texts.iter().map(|t| super::decode(t).map_err(D::Error::custom)).collect()
+    }
 }
 
 #[cfg(test)]

@@ -1,0 +1,640 @@
+//! Scan filters with HBase's names and semantics, and their evaluation.
+//!
+//! A filter sees one row at a time: its key and the cells the scan selected
+//! (every version in the time range; the versions limit applies after the
+//! filter, as in HBase 2). It decides whether the row is returned, which of
+//! its cells are kept, and whether values are stripped (`KeyOnlyFilter`).
+//! Filters that bound the row range (`PrefixFilter`, `InclusiveStopFilter`,
+//! a binary `RowFilter`, and these under `WhileMatchFilter` or an `AND` list)
+//! narrow the LMDB range the scan walks; filters that end the scan
+//! (`PageFilter`, `WhileMatchFilter`, `InclusiveStopFilter`,
+//! `ColumnCountGetFilter`) stop it as soon as they say so.
+//!
+//! Differences from HBase, all documented in API.md and the README:
+//! `regexstring` is Rust's `regex` (no lookaround or backreferences) and
+//! matches anywhere in the value with `.` matching a newline; `substring`
+//! ignores case; `PageFilter` counts rows over the whole scan (HBase counts
+//! per region server); `RandomRowFilter` decides by a hash of the row key, so
+//! the same rows are sampled on every run. Every child of a `FilterList` sees
+//! every cell of the row (HBase 2's behaviour).
+
+use std::cmp::Ordering;
+use std::fmt;
+use std::ops::Bound;
+
+use crate::cell::Cell;
+
+/// A comparison operator: `subject OP operand`, where the subject is the
+/// row key, family, qualifier or value and the operand the comparator's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CompareOp {
+    /// `<`
+    Less,
+    /// `<=`
+    LessOrEqual,
+    /// `=`
+    Equal,
+    /// `!=`
+    NotEqual,
+    /// `>=`
+    GreaterOrEqual,
+    /// `>`
+    Greater,
+}
+
+impl CompareOp {
+    /// Whether `ord` (the subject compared with the operand) satisfies the
+    /// operator.
+    pub fn accepts(self, ord: Ordering) -> bool {
+        match self {
+            CompareOp::Less => ord == Ordering::Less,
+            CompareOp::LessOrEqual => ord != Ordering::Greater,
+            CompareOp::Equal => ord == Ordering::Equal,
+            CompareOp::NotEqual => ord != Ordering::Equal,
+            CompareOp::GreaterOrEqual => ord != Ordering::Less,
+            CompareOp::Greater => ord == Ordering::Greater,
+        }
+    }
+
+    /// The operator as the filter language writes it.
+    pub fn symbol(self) -> &'static str {
+        match self {
+            CompareOp::Less => "<",
+            CompareOp::LessOrEqual => "<=",
+            CompareOp::Equal => "=",
+            CompareOp::NotEqual => "!=",
+            CompareOp::GreaterOrEqual => ">=",
+            CompareOp::Greater => ">",
+        }
+    }
+}
+
+/// What a subject is compared with.
+#[derive(Clone)]
+pub enum Comparator {
+    /// Bytewise comparison with the whole subject.
+    Binary(Vec<u8>),
+    /// Bytewise comparison of the subject's first `len(operand)` bytes.
+    BinaryPrefix(Vec<u8>),
+    /// Equal when the regex matches anywhere in the subject; only `=` and
+    /// `!=` are meaningful.
+    Regex(RegexComparator),
+    /// Equal when the subject contains the operand, ignoring case; only `=`
+    /// and `!=` are meaningful.
+    Substring(String),
+}
+
+/// A compiled `regexstring:` comparator.
+#[derive(Clone)]
+pub struct RegexComparator {
+    source: String,
+    regex: regex::bytes::Regex,
+}
+
+impl RegexComparator {
+    /// Compiles `source` with `.` matching a newline.
+    ///
+    /// # Errors
+    /// The regex crate's message when `source` does not compile.
+    pub fn new(source: &str) -> Result<RegexComparator, String> {
+        let regex = regex::bytes::RegexBuilder::new(source)
+            .dot_matches_new_line(true)
+            .size_limit(1 << 20)
+            .build()
+            .map_err(|e| e.to_string())?;
+        Ok(RegexComparator { source: source.to_owned(), regex })
+    }
+
+    /// The pattern.
+    pub fn source(&self) -> &str {
+        &self.source
+    }
+}
+
+impl fmt::Debug for Comparator {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Comparator::Binary(b) => write!(f, "binary:{}", crate::binstr::encode(b)),
+            Comparator::BinaryPrefix(b) => write!(f, "binaryprefix:{}", crate::binstr::encode(b)),
+            Comparator::Regex(r) => write!(f, "regexstring:{}", r.source),
+            Comparator::Substring(s) => write!(f, "substring:{s}"),
+        }
+    }
+}
+
+impl PartialEq for Comparator {
+    fn eq(&self, other: &Comparator) -> bool {
+        match (self, other) {
+            (Comparator::Binary(a), Comparator::Binary(b))
+            | (Comparator::BinaryPrefix(a), Comparator::BinaryPrefix(b)) => a == b,
+            (Comparator::Regex(a), Comparator::Regex(b)) => a.source == b.source,
+            (Comparator::Substring(a), Comparator::Substring(b)) => a == b,
+            _ => false,
+        }
+    }
+}
+
+impl Comparator {
+    /// A substring comparator (case-insensitive).
+    pub fn substring(s: &str) -> Comparator {
+        Comparator::Substring(s.to_lowercase())
+    }
+
+    /// How `subject` compares with the operand.
+    pub fn compare(&self, subject: &[u8]) -> Ordering {
+        match self {
+            Comparator::Binary(operand) => subject.cmp(operand),
+            Comparator::BinaryPrefix(operand) => subject[..subject.len().min(operand.len())].cmp(operand),
+            Comparator::Regex(r) => {
+                if r.regex.is_match(subject) {
+                    Ordering::Equal
+                } else {
+                    Ordering::Greater
+                }
+            }
+            Comparator::Substring(needle) => {
+                let hay = String::from_utf8_lossy(subject).to_lowercase();
+                if hay.contains(needle.as_str()) { Ordering::Equal } else { Ordering::Greater }
+            }
+        }
+    }
+
+    /// Whether `subject OP operand` holds.
+    pub fn matches(&self, op: CompareOp, subject: &[u8]) -> bool {
+        op.accepts(self.compare(subject))
+    }
+}
+
+/// `FilterList` operator.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ListOp {
+    /// `MUST_PASS_ALL` (`AND`).
+    All,
+    /// `MUST_PASS_ONE` (`OR`).
+    One,
+}
+
+/// A filter. Build one directly or parse HBase's filter language with
+/// [`Filter::parse`].
+#[derive(Debug, Clone, PartialEq)]
+#[allow(missing_docs)]
+pub enum Filter {
+    /// Rows whose key compares as asked.
+    Row(CompareOp, Comparator),
+    /// Cells whose family compares as asked.
+    Family(CompareOp, Comparator),
+    /// Cells whose qualifier compares as asked.
+    Qualifier(CompareOp, Comparator),
+    /// Cells whose value compares as asked.
+    Value(CompareOp, Comparator),
+    /// Rows whose key starts with the prefix.
+    Prefix(Vec<u8>),
+    /// Every cell, value removed (or replaced by its 4-byte big-endian length).
+    KeyOnly { len_as_value: bool },
+    /// The first cell of each row.
+    FirstKeyOnly,
+    /// Each row with probability `chance` (by a hash of its key).
+    RandomRow { chance: f32 },
+    /// Rows by the value of one column (`exclude`: that column is not returned).
+    SingleColumnValue {
+        family: String,
+        qualifier: Vec<u8>,
+        op: CompareOp,
+        comparator: Comparator,
+        filter_if_missing: bool,
+        latest_version_only: bool,
+        exclude: bool,
+    },
+    /// The first `limit` columns of a row; a row with more ends the scan.
+    ColumnCountGet { limit: u32 },
+    /// Columns `offset .. offset + limit` of each row (newest version each).
+    ColumnPagination { limit: u32, offset: u32 },
+    /// Cells whose qualifier starts with the prefix.
+    ColumnPrefix(Vec<u8>),
+    /// Cells whose qualifier starts with any of the prefixes.
+    MultipleColumnPrefix(Vec<Vec<u8>>),
+    /// Cells whose qualifier lies in the range (`None`: unbounded side).
+    ColumnRange { min: Option<Vec<u8>>, min_inclusive: bool, max: Option<Vec<u8>>, max_inclusive: bool },
+    /// Cells with one of these timestamps.
+    Timestamps(Vec<u64>),
+    /// At most this many rows, then the scan ends.
+    Page(u64),
+    /// Rows up to and including this key (down to it in a reverse scan), then the scan ends.
+    InclusiveStop(Vec<u8>),
+    /// Cells whose timestamp is one of the reference column's in the row
+    /// (whose value compares as asked, when given).
+    DependentColumn {
+        family: String,
+        qualifier: Vec<u8>,
+        drop_dependent_column: bool,
+        value: Option<(CompareOp, Comparator)>,
+    },
+    /// `FilterList`: all or one of the filters.
+    List(ListOp, Vec<Filter>),
+    /// `SKIP`: the row is dropped if the filter drops any of its cells.
+    Skip(Box<Filter>),
+    /// `WHILE`: the scan ends at the first row the filter drops anything of.
+    WhileMatch(Box<Filter>),
+}
+
+/// A filter's verdict on one row.
+#[derive(Debug, Clone)]
+pub(crate) struct Verdict {
+    /// The row as a whole passes.
+    pub row: bool,
+    /// Which cells are kept.
+    pub keep: Vec<bool>,
+    /// Which cells lose their value.
+    pub strip: Vec<bool>,
+    /// `KeyOnlyFilter(true)`: a stripped value becomes its length.
+    pub len_as_value: bool,
+}
+
+impl Verdict {
+    fn all(n: usize, row: bool) -> Verdict {
+        Verdict { row, keep: vec![true; n], strip: vec![false; n], len_as_value: false }
+    }
+
+    fn cells(keep: Vec<bool>) -> Verdict {
+        let n = keep.len();
+        Verdict { row: true, keep, strip: vec![false; n], len_as_value: false }
+    }
+
+    fn drops_anything(&self) -> bool {
+        !self.row || self.keep.iter().any(|k| !k)
+    }
+}
+
+/// Per-node state of a running filter (pre-order node numbering).
+#[derive(Debug, Clone, Default)]
+struct NodeState {
+    count: u64,
+    done: bool,
+}
+
+/// A filter running over one scan: the filter and its counters.
+#[derive(Debug, Clone)]
+pub(crate) struct FilterRun {
+    filter: Filter,
+    state: Vec<NodeState>,
+    reverse: bool,
+}
+
+fn node_count(f: &Filter) -> usize {
+    1 + match f {
+        Filter::List(_, children) => children.iter().map(node_count).sum(),
+        Filter::Skip(inner) | Filter::WhileMatch(inner) => node_count(inner),
+        _ => 0,
+    }
+}
+
+impl FilterRun {
+    pub fn new(filter: Filter, reverse: bool) -> FilterRun {
+        let n = node_count(&filter);
+        FilterRun { filter, state: vec![NodeState::default(); n], reverse }
+    }
+
+    /// Whether the filter has ended the scan (HBase's `filterAllRemaining`).
+    pub fn done(&self) -> bool {
+        done(&self.filter, &mut 0, &self.state)
+    }
+
+    /// Evaluates one row. `key` is the (unsalted) row key.
+    pub fn eval(&mut self, key: &[u8], cells: &[Cell]) -> Verdict {
+        let mut id = 0;
+        eval(&self.filter, &mut id, &mut self.state, self.reverse, key, cells)
+    }
+
+}
+
+fn done(f: &Filter, id: &mut usize, state: &[NodeState]) -> bool {
+    let me = *id;
+    *id += 1;
+    match f {
+        Filter::List(op, children) => {
+            let mut flags = Vec::with_capacity(children.len());
+            for c in children {
+                flags.push(done(c, id, state));
+            }
+            match op {
+                ListOp::All => flags.iter().any(|d| *d),
+                ListOp::One => !flags.is_empty() && flags.iter().all(|d| *d),
+            }
+        }
+        Filter::Skip(inner) => done(inner, id, state),
+        Filter::WhileMatch(inner) => {
+            let inner_done = done(inner, id, state);
+            state[me].done || inner_done
+        }
+        _ => state[me].done,
+    }
+}
+
+fn column_eq(a: &Cell, b: &Cell) -> bool {
+    a.family == b.family && a.qualifier == b.qualifier
+}
+
+/// For each cell, the index of its column among the row's distinct columns
+/// and whether it is the newest version of that column (cells are in HBase order).
+fn columns(cells: &[Cell]) -> impl Iterator<Item = (usize, bool)> + '_ {
+    let mut column = 0usize;
+    cells.iter().enumerate().map(move |(i, c)| {
+        let first = i == 0 || !column_eq(&cells[i - 1], c);
+        if first && i > 0 {
+            column += 1;
+        }
+        (column, first)
+    })
+}
+
+fn eval(f: &Filter, id: &mut usize, state: &mut [NodeState], reverse: bool, key: &[u8], cells: &[Cell]) -> Verdict {
+    let me = *id;
+    *id += 1;
+    let n = cells.len();
+    let per_cell = |pred: &dyn Fn(&Cell) -> bool| Verdict::cells(cells.iter().map(pred).collect());
+    match f {
+        Filter::Row(op, cmp) => Verdict::all(n, cmp.matches(*op, key)),
+        Filter::Family(op, cmp) => per_cell(&|c| cmp.matches(*op, c.family.as_bytes())),
+        Filter::Qualifier(op, cmp) => per_cell(&|c| cmp.matches(*op, &c.qualifier)),
+        Filter::Value(op, cmp) => per_cell(&|c| cmp.matches(*op, &c.value)),
+        Filter::Prefix(prefix) => {
+            let pass = key.starts_with(prefix);
+            if !pass && ((!reverse && key > prefix.as_slice()) || (reverse && key < prefix.as_slice())) {
+                state[me].done = true;
+            }
+            Verdict::all(n, pass)
+        }
+        Filter::KeyOnly { len_as_value } => {
+            Verdict { row: true, keep: vec![true; n], strip: vec![true; n], len_as_value: *len_as_value }
+        }
+        Filter::FirstKeyOnly => Verdict::cells((0..n).map(|i| i == 0).collect()),
+        Filter::RandomRow { chance } => {
+            let pass = if *chance <= 0.0 {
+                false
+            } else if *chance >= 1.0 {
+                true
+            } else {
+                f64::from(crc32fast::hash(key)) < f64::from(*chance) * f64::from(u32::MAX)
+            };
+            Verdict::all(n, pass)
+        }
+        Filter::SingleColumnValue {
+            family,
+            qualifier,
+            op,
+            comparator,
+            filter_if_missing,
+            latest_version_only,
+            exclude,
+        } => {
+            let is_target = |c: &Cell| &*c.family == family.as_str() && c.qualifier == *qualifier;
+            let mut versions = cells.iter().filter(|c| is_target(c));
+            let row = match versions.next() {
+                None => !filter_if_missing,
+                Some(newest) if *latest_version_only => comparator.matches(*op, &newest.value),
+                Some(newest) => {
+                    comparator.matches(*op, &newest.value) || versions.any(|c| comparator.matches(*op, &c.value))
+                }
+            };
+            let mut v = if *exclude { per_cell(&|c| !is_target(c)) } else { Verdict::all(n, true) };
+            v.row = row;
+            v
+        }
+        Filter::ColumnCountGet { limit } => {
+            let limit = *limit as usize;
+            let mut keep = vec![false; n];
+            for (i, (column, first)) in columns(cells).enumerate() {
+                if column >= limit {
+                    state[me].done = true;
+                    break;
+                }
+                keep[i] = first;
+            }
+            Verdict::cells(keep)
+        }
+        Filter::ColumnPagination { limit, offset } => {
+            let (lo, hi) = (*offset as usize, *offset as usize + *limit as usize);
+            Verdict::cells(columns(cells).map(|(column, first)| first && column >= lo && column < hi).collect())
+        }
+        Filter::ColumnPrefix(prefix) => per_cell(&|c| c.qualifier.starts_with(prefix)),
+        Filter::MultipleColumnPrefix(prefixes) => {
+            per_cell(&|c| prefixes.iter().any(|p| c.qualifier.starts_with(p)))
+        }
+        Filter::ColumnRange { min, min_inclusive, max, max_inclusive } => per_cell(&|c| {
+            let q = c.qualifier.as_slice();
+            let above = min.as_deref().is_none_or(|m| if *min_inclusive { q >= m } else { q > m });
+            let below = max.as_deref().is_none_or(|m| if *max_inclusive { q <= m } else { q < m });
+            above && below
+        }),
+        Filter::Timestamps(stamps) => per_cell(&|c| stamps.contains(&c.timestamp)),
+        Filter::Page(size) => {
+            let st = &mut state[me];
+            if st.count >= *size {
+                st.done = true;
+                return Verdict::all(n, false);
+            }
+            st.count += 1;
+            if st.count >= *size {
+                st.done = true;
+            }
+            Verdict::all(n, true)
+        }
+        Filter::InclusiveStop(stop) => {
+            let past = if reverse { key < stop.as_slice() } else { key > stop.as_slice() };
+            if past {
+                state[me].done = true;
+            }
+            Verdict::all(n, !past)
+        }
+        Filter::DependentColumn { family, qualifier, drop_dependent_column, value } => {
+            let is_reference = |c: &Cell| &*c.family == family.as_str() && c.qualifier == *qualifier;
+            let stamps: Vec<u64> = cells
+                .iter()
+                .filter(|c| is_reference(c) && value.as_ref().is_none_or(|(op, cmp)| cmp.matches(*op, &c.value)))
+                .map(|c| c.timestamp)
+                .collect();
+            let keep = cells
+                .iter()
+                .map(|c| {
+                    if is_reference(c) {
+                        !drop_dependent_column && stamps.contains(&c.timestamp)
+                            && value.as_ref().is_none_or(|(op, cmp)| cmp.matches(*op, &c.value))
+                    } else {
+                        stamps.contains(&c.timestamp)
+                    }
+                })
+                .collect();
+            let mut v = Verdict::cells(keep);
+            v.row = !stamps.is_empty();
+            v
+        }
+        Filter::List(op, children) => {
+            let mut out = match op {
+                ListOp::All => Verdict::all(n, true),
+                ListOp::One => {
+                    Verdict { row: children.is_empty(), keep: vec![children.is_empty(); n], ..Verdict::all(n, true) }
+                }
+            };
+            for child in children {
+                let v = eval(child, id, state, reverse, key, cells);
+                out.len_as_value |= v.len_as_value;
+                match op {
+                    ListOp::All => {
+                        out.row &= v.row;
+                        for i in 0..n {
+                            out.keep[i] &= v.keep[i];
+                            out.strip[i] |= v.strip[i];
+                        }
+                    }
+                    ListOp::One => {
+                        if v.row {
+                            out.row = true;
+                            for i in 0..n {
+                                out.keep[i] |= v.keep[i];
+                                out.strip[i] |= v.keep[i] && v.strip[i];
+                            }
+                        }
+                    }
+                }
+            }
+            out
+        }
+        Filter::Skip(inner) => {
+            let v = eval(inner, id, state, reverse, key, cells);
+            let row = !v.drops_anything();
+            Verdict { row, keep: vec![true; n], strip: v.strip, len_as_value: v.len_as_value }
+        }
+        Filter::WhileMatch(inner) => {
+            let v = eval(inner, id, state, reverse, key, cells);
+            if v.drops_anything() {
+                state[me].done = true;
+                return Verdict::all(n, false);
+            }
+            v
+        }
+    }
+}
+
+/// A range of (unsalted) row keys.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct RowRange {
+    pub lo: Bound<Vec<u8>>,
+    pub hi: Bound<Vec<u8>>,
+}
+
+impl RowRange {
+    pub fn all() -> RowRange {
+        RowRange { lo: Bound::Unbounded, hi: Bound::Unbounded }
+    }
+
+    /// Rows starting with `prefix`.
+    pub fn prefix(prefix: &[u8]) -> RowRange {
+        let hi = match crate::key::prefix_successor(prefix) {
+            Some(s) => Bound::Excluded(s),
+            None => Bound::Unbounded,
+        };
+        RowRange { lo: Bound::Included(prefix.to_vec()), hi }
+    }
+
+    /// The intersection.
+    pub fn intersect(self, other: RowRange) -> RowRange {
+        RowRange { lo: tighter_lo(self.lo, other.lo), hi: tighter_hi(self.hi, other.hi) }
+    }
+
+    /// No key can lie in the range.
+    pub fn is_empty(&self) -> bool {
+        match (&self.lo, &self.hi) {
+            (Bound::Included(a), Bound::Included(b)) => a > b,
+            (Bound::Included(a), Bound::Excluded(b))
+            | (Bound::Excluded(a), Bound::Included(b))
+            | (Bound::Excluded(a), Bound::Excluded(b)) => a >= b,
+            _ => false,
+        }
+    }
+}
+
+fn tighter_lo(a: Bound<Vec<u8>>, b: Bound<Vec<u8>>) -> Bound<Vec<u8>> {
+    match (&a, &b) {
+        (Bound::Unbounded, _) => b,
+        (_, Bound::Unbounded) => a,
+        (Bound::Included(x) | Bound::Excluded(x), Bound::Included(y) | Bound::Excluded(y)) => match x.cmp(y) {
+            Ordering::Greater => a,
+            Ordering::Less => b,
+            Ordering::Equal => {
+                if matches!(a, Bound::Excluded(_)) {
+                    a
+                } else {
+                    b
+                }
+            }
+        },
+    }
+}
+
+fn tighter_hi(a: Bound<Vec<u8>>, b: Bound<Vec<u8>>) -> Bound<Vec<u8>> {
+    match (&a, &b) {
+        (Bound::Unbounded, _) => b,
+        (_, Bound::Unbounded) => a,
+        (Bound::Included(x) | Bound::Excluded(x), Bound::Included(y) | Bound::Excluded(y)) => match x.cmp(y) {
+            Ordering::Less => a,
+            Ordering::Greater => b,
+            Ordering::Equal => {
+                if matches!(a, Bound::Excluded(_)) {
+                    a
+                } else {
+                    b
+                }
+            }
+        },
+    }
+}
+
+impl Filter {
+    /// The row range outside which this filter passes no row (and ends or
+    /// never starts the scan), so the scan need not read it.
+    pub(crate) fn row_range(&self, reverse: bool) -> RowRange {
+        match self {
+            Filter::Prefix(p) => RowRange::prefix(p),
+            Filter::InclusiveStop(stop) if reverse => {
+                RowRange { lo: Bound::Included(stop.clone()), hi: Bound::Unbounded }
+            }
+            Filter::InclusiveStop(stop) => RowRange { lo: Bound::Unbounded, hi: Bound::Included(stop.clone()) },
+            Filter::Row(op, Comparator::Binary(x)) => {
+                let x = x.clone();
+                match op {
+                    CompareOp::Equal => RowRange { lo: Bound::Included(x.clone()), hi: Bound::Included(x) },
+                    CompareOp::Less => RowRange { lo: Bound::Unbounded, hi: Bound::Excluded(x) },
+                    CompareOp::LessOrEqual => RowRange { lo: Bound::Unbounded, hi: Bound::Included(x) },
+                    CompareOp::Greater => RowRange { lo: Bound::Excluded(x), hi: Bound::Unbounded },
+                    CompareOp::GreaterOrEqual => RowRange { lo: Bound::Included(x), hi: Bound::Unbounded },
+                    CompareOp::NotEqual => RowRange::all(),
+                }
+            }
+            Filter::List(ListOp::All, children) => {
+                children.iter().fold(RowRange::all(), |r, c| r.intersect(c.row_range(reverse)))
+            }
+            Filter::Skip(inner) => inner.row_range(reverse),
+            // Rows before the inner range end the scan (they are not skipped),
+            // so only the far side may be cut.
+            Filter::WhileMatch(inner) => {
+                let inner = inner.row_range(reverse);
+                if reverse {
+                    RowRange { lo: inner.lo, hi: Bound::Unbounded }
+                } else {
+                    RowRange { lo: Bound::Unbounded, hi: inner.hi }
+                }
+            }
+            _ => RowRange::all(),
+        }
+    }
+
+    /// `FilterList(AND)` of the filters.
+    pub fn all(filters: impl IntoIterator<Item = Filter>) -> Filter {
+        Filter::List(ListOp::All, filters.into_iter().collect())
+    }
+
+    /// `FilterList(OR)` of the filters.
+    pub fn one(filters: impl IntoIterator<Item = Filter>) -> Filter {
+        Filter::List(ListOp::One, filters.into_iter().collect())
+    }
+}

@@ -1,0 +1,485 @@
+//! HBase's filter language (the string form of its shell and gateways),
+//! parsed into [`Filter`]s.
+//!
+//! ```text
+//! expr    := and ('OR' and)*                 -- OR binds loosest
+//! and     := unary ('AND' unary)*
+//! unary   := ('SKIP' | 'WHILE') unary | '(' expr ')' | filter
+//! filter  := Name '(' [arg (',' arg)*] ')'
+//! arg     := 'quoted' | integer | decimal | true | false | < | <= | = | != | >= | >
+//! ```
+//!
+//! A quoted argument is taken byte for byte; `''` inside it is one quote.
+//! A comparator is a quoted `binary:`, `binaryprefix:`, `regexstring:` or
+//! `substring:` followed by its operand. Keywords are upper case, as in HBase.
+
+use crate::error::{ErrorKind, Result};
+use crate::filter::{CompareOp, Comparator, Filter, ListOp, RegexComparator};
+
+/// Longest filter string accepted, in bytes.
+pub const MAX_FILTER_BYTES: usize = 64 * 1024;
+/// Deepest nesting of parentheses, SKIP and WHILE accepted.
+pub const MAX_FILTER_DEPTH: usize = 64;
+
+#[derive(Debug, Clone, PartialEq)]
+enum Token {
+    Ident(String),
+    Quoted(Vec<u8>),
+    Number(String),
+    Op(CompareOp),
+    Open,
+    Close,
+    Comma,
+    End,
+}
+
+impl Token {
+    fn describe(&self) -> String {
+        match self {
+            Token::Ident(name) => format!("{name:?}"),
+            Token::Quoted(bytes) => format!("quoted '{}'", crate::binstr::encode(bytes)),
+            Token::Number(n) => format!("number {n}"),
+            Token::Op(op) => format!("operator {}", op.symbol()),
+            Token::Open => "'('".into(),
+            Token::Close => "')'".into(),
+            Token::Comma => "','".into(),
+            Token::End => "end of input".into(),
+        }
+    }
+}
+
+fn error(position: usize, expected: impl Into<String>, found: impl Into<String>) -> crate::Error {
+    ErrorKind::InvalidFilter { position, expected: expected.into(), found: found.into() }.into()
+}
+
+fn tokenize(input: &[u8]) -> Result<Vec<(usize, Token)>> {
+    let mut tokens = Vec::new();
+    let mut i = 0;
+    while i < input.len() {
+        let start = i;
+        let b = input[i];
+        let token = match b {
+            b' ' | b'\t' | b'\n' | b'\r' => {
+                i += 1;
+                continue;
+            }
+            b'(' => {
+                i += 1;
+                Token::Open
+            }
+            b')' => {
+                i += 1;
+                Token::Close
+            }
+            b',' => {
+                i += 1;
+                Token::Comma
+            }
+            b'\'' => {
+                let mut bytes = Vec::new();
+                i += 1;
+                loop {
+                    match input.get(i) {
+                        None => return Err(error(start, "a closing quote", "end of input (unterminated quote)")),
+                        Some(b'\'') if input.get(i + 1) == Some(&b'\'') => {
+                            bytes.push(b'\'');
+                            i += 2;
+                        }
+                        Some(b'\'') => {
+                            i += 1;
+                            break;
+                        }
+                        Some(&c) => {
+                            bytes.push(c);
+                            i += 1;
+                        }
+                    }
+                }
+                Token::Quoted(bytes)
+            }
+            b'<' | b'>' | b'=' | b'!' => {
+                let two = input.get(i + 1) == Some(&b'=');
+                let op = match (b, two) {
+                    (b'<', true) => CompareOp::LessOrEqual,
+                    (b'<', false) => CompareOp::Less,
+                    (b'>', true) => CompareOp::GreaterOrEqual,
+                    (b'>', false) => CompareOp::Greater,
+                    (b'=', _) => CompareOp::Equal,
+                    (_, true) => CompareOp::NotEqual,
+                    (_, false) => return Err(error(start, "'!='", "'!' alone")),
+                };
+                i += if two && b != b'=' { 2 } else { 1 };
+                Token::Op(op)
+            }
+            b'-' | b'0'..=b'9' | b'.' => {
+                i += 1;
+                while input.get(i).is_some_and(|c| c.is_ascii_digit() || *c == b'.') {
+                    i += 1;
+                }
+                Token::Number(String::from_utf8_lossy(&input[start..i]).into_owned())
+            }
+            c if c.is_ascii_alphabetic() || c == b'_' => {
+                while input.get(i).is_some_and(|c| c.is_ascii_alphanumeric() || *c == b'_') {
+                    i += 1;
+                }
+                Token::Ident(String::from_utf8_lossy(&input[start..i]).into_owned())
+            }
+            _ => {
+                let shown = std::str::from_utf8(&input[i..])
+                    .ok()
+                    .and_then(|s| s.chars().next())
+                    .map_or_else(|| format!("byte 0x{b:02x}"), |c| format!("{c:?}"));
+                return Err(error(start, "a filter, '(' or an argument", shown));
+            }
+        };
+        tokens.push((start, token));
+    }
+    tokens.push((input.len(), Token::End));
+    Ok(tokens)
+}
+
+/// An argument of a filter call, with its position.
+#[derive(Debug)]
+struct Arg {
+    at: usize,
+    token: Token,
+}
+
+struct Parser {
+    tokens: Vec<(usize, Token)>,
+    next: usize,
+    depth: usize,
+}
+
+impl Parser {
+    fn peek(&self) -> &(usize, Token) {
+        // `tokens` always ends with `End`, which is never consumed.
+        &self.tokens[self.next.min(self.tokens.len() - 1)]
+    }
+
+    fn bump(&mut self) -> (usize, Token) {
+        let t = self.peek().clone();
+        if t.1 != Token::End {
+            self.next += 1;
+        }
+        t
+    }
+
+    fn keyword(&self, word: &str) -> bool {
+        matches!(&self.peek().1, Token::Ident(w) if w == word)
+    }
+
+    fn expr(&mut self) -> Result<Filter> {
+        let mut parts = vec![self.and()?];
+        while self.keyword("OR") {
+            self.bump();
+            parts.push(self.and()?);
+        }
+        Ok(if parts.len() == 1 { parts.remove(0) } else { Filter::List(ListOp::One, parts) })
+    }
+
+    fn and(&mut self) -> Result<Filter> {
+        let mut parts = vec![self.unary()?];
+        while self.keyword("AND") {
+            self.bump();
+            parts.push(self.unary()?);
+        }
+        Ok(if parts.len() == 1 { parts.remove(0) } else { Filter::List(ListOp::All, parts) })
+    }
+
+    fn unary(&mut self) -> Result<Filter> {
+        let (at, token) = self.peek().clone();
+        self.depth += 1;
+        if self.depth > MAX_FILTER_DEPTH {
+            return Err(error(at, format!("at most {MAX_FILTER_DEPTH} levels of nesting"), "deeper nesting"));
+        }
+        let filter = match token {
+            Token::Ident(w) if w == "SKIP" => {
+                self.bump();
+                Filter::Skip(Box::new(self.unary()?))
+            }
+            Token::Ident(w) if w == "WHILE" => {
+                self.bump();
+                Filter::WhileMatch(Box::new(self.unary()?))
+            }
+            Token::Open => {
+                self.bump();
+                let inner = self.expr()?;
+                let (at, close) = self.bump();
+                if close != Token::Close {
+                    return Err(error(at, "')' or AND/OR", close.describe()));
+                }
+                inner
+            }
+            Token::Ident(name) => {
+                self.bump();
+                self.call(at, &name)?
+            }
+            other => return Err(error(at, "a filter name, SKIP, WHILE or '('", other.describe())),
+        };
+        self.depth -= 1;
+        Ok(filter)
+    }
+
+    fn call(&mut self, at: usize, name: &str) -> Result<Filter> {
+        let (open_at, open) = self.bump();
+        if open != Token::Open {
+            return Err(error(open_at, format!("'(' after {name}"), open.describe()));
+        }
+        let mut args = Vec::new();
+        if self.peek().1 == Token::Close {
+            self.bump();
+        } else {
+            loop {
+                let (arg_at, token) = self.bump();
+                match token {
+                    Token::Quoted(_) | Token::Number(_) | Token::Op(_) | Token::Ident(_) => {
+                        args.push(Arg { at: arg_at, token });
+                    }
+                    other => return Err(error(arg_at, format!("an argument of {name}"), other.describe())),
+                }
+                let (sep_at, sep) = self.bump();
+                match sep {
+                    Token::Comma => {}
+                    Token::Close => break,
+                    other => return Err(error(sep_at, "',' or ')'", other.describe())),
+                }
+            }
+        }
+        let close_at = self.tokens[self.next - 1].0;
+        build(name, at, close_at, args)
+    }
+}
+
+/// Reads the arguments of one call.
+struct Args {
+    name: String,
+    close_at: usize,
+    args: std::vec::IntoIter<Arg>,
+}
+
+impl Args {
+    fn next(&mut self, what: &str) -> Result<Arg> {
+        self.args.next().ok_or_else(|| error(self.close_at, format!("{what} (argument of {})", self.name), "')'"))
+    }
+
+    fn bytes(&mut self, what: &str) -> Result<Vec<u8>> {
+        let arg = self.next(what)?;
+        match arg.token {
+            Token::Quoted(b) => Ok(b),
+            other => Err(error(arg.at, format!("{what}, a quoted string"), other.describe())),
+        }
+    }
+
+    fn string(&mut self, what: &str) -> Result<String> {
+        let at = self.args.as_slice().first().map_or(self.close_at, |a| a.at);
+        String::from_utf8(self.bytes(what)?).map_err(|_| error(at, format!("{what} in UTF-8"), "invalid UTF-8"))
+    }
+
+    fn integer<T: std::str::FromStr>(&mut self, what: &str) -> Result<T> {
+        let arg = self.next(what)?;
+        match &arg.token {
+            Token::Number(n) => n.parse().map_err(|_| error(arg.at, format!("{what}, an integer in range"), n.as_str())),
+            other => Err(error(arg.at, format!("{what}, an integer"), other.describe())),
+        }
+    }
+
+    fn float(&mut self, what: &str) -> Result<f32> {
+        let arg = self.next(what)?;
+        match &arg.token {
+            Token::Number(n) => n.parse().map_err(|_| error(arg.at, format!("{what}, a number"), n.as_str())),
+            other => Err(error(arg.at, format!("{what}, a number"), other.describe())),
+        }
+    }
+
+    fn boolean(&mut self, what: &str) -> Result<bool> {
+        let arg = self.next(what)?;
+        match &arg.token {
+            Token::Ident(w) if w.eq_ignore_ascii_case("true") => Ok(true),
+            Token::Ident(w) if w.eq_ignore_ascii_case("false") => Ok(false),
+            other => Err(error(arg.at, format!("{what}, true or false"), other.describe())),
+        }
+    }
+
+    fn op(&mut self) -> Result<(usize, CompareOp)> {
+        let arg = self.next("a compare operator")?;
+        match arg.token {
+            Token::Op(op) => Ok((arg.at, op)),
+            other => Err(error(arg.at, "a compare operator (< <= = != >= >)", other.describe())),
+        }
+    }
+
+    /// A compare operator and a comparator.
+    fn comparison(&mut self) -> Result<(CompareOp, Comparator)> {
+        let (op_at, op) = self.op()?;
+        let arg = self.next("a comparator")?;
+        let Token::Quoted(text) = arg.token else {
+            return Err(error(arg.at, "a quoted comparator like 'binary:abc'", arg.token.describe()));
+        };
+        let colon = text.iter().position(|&b| b == b':').ok_or_else(|| {
+            error(arg.at, "a comparator type (binary: binaryprefix: regexstring: substring:)", "no ':'")
+        })?;
+        let (kind, operand) = (&text[..colon], text[colon + 1..].to_vec());
+        let utf8 = |what: &str| {
+            String::from_utf8(operand.clone()).map_err(|_| error(arg.at, format!("a {what} operand in UTF-8"), "invalid UTF-8"))
+        };
+        let comparator = match kind {
+            b"binary" => Comparator::Binary(operand.clone()),
+            b"binaryprefix" => Comparator::BinaryPrefix(operand.clone()),
+            b"regexstring" => {
+                let source = utf8("regexstring")?;
+                Comparator::Regex(
+                    RegexComparator::new(&source).map_err(|e| error(arg.at, "a valid regex", e))?,
+                )
+            }
+            b"substring" => Comparator::substring(&utf8("substring")?),
+            other => {
+                return Err(error(
+                    arg.at,
+                    "a comparator type (binary: binaryprefix: regexstring: substring:)",
+                    format!("{:?}", String::from_utf8_lossy(other)),
+                ));
+            }
+        };
+        if matches!(comparator, Comparator::Regex(_) | Comparator::Substring(_))
+            && !matches!(op, CompareOp::Equal | CompareOp::NotEqual)
+        {
+            return Err(error(op_at, "= or != (regexstring and substring only test for a match)", op.symbol()));
+        }
+        Ok((op, comparator))
+    }
+
+    fn more(&self) -> bool {
+        self.args.len() > 0
+    }
+
+    fn finish(mut self) -> Result<()> {
+        match self.args.next() {
+            None => Ok(()),
+            Some(extra) => Err(error(extra.at, format!("')': {} takes no more arguments", self.name), extra.token.describe())),
+        }
+    }
+}
+
+/// The filters the language knows, for error messages.
+const FILTER_NAMES: &str = "RowFilter FamilyFilter QualifierFilter ValueFilter PrefixFilter KeyOnlyFilter \
+FirstKeyOnlyFilter RandomRowFilter SingleColumnValueFilter SingleColumnValueExcludeFilter ColumnCountGetFilter \
+ColumnPaginationFilter ColumnPrefixFilter MultipleColumnPrefixFilter ColumnRangeFilter TimestampsFilter PageFilter \
+InclusiveStopFilter DependentColumnFilter";
+
+fn build(name: &str, at: usize, close_at: usize, args: Vec<Arg>) -> Result<Filter> {
+    let mut a = Args { name: name.to_owned(), close_at, args: args.into_iter() };
+    let filter = match name {
+        "RowFilter" | "FamilyFilter" | "QualifierFilter" | "ValueFilter" => {
+            let (op, cmp) = a.comparison()?;
+            match name {
+                "RowFilter" => Filter::Row(op, cmp),
+                "FamilyFilter" => Filter::Family(op, cmp),
+                "QualifierFilter" => Filter::Qualifier(op, cmp),
+                _ => Filter::Value(op, cmp),
+            }
+        }
+        "PrefixFilter" => Filter::Prefix(a.bytes("the row prefix")?),
+        "KeyOnlyFilter" => {
+            let len_as_value = if a.more() { a.boolean("lenAsVal")? } else { false };
+            Filter::KeyOnly { len_as_value }
+        }
+        "FirstKeyOnlyFilter" => Filter::FirstKeyOnly,
+        "RandomRowFilter" => Filter::RandomRow { chance: a.float("the chance (0 to 1)")? },
+        "SingleColumnValueFilter" | "SingleColumnValueExcludeFilter" => {
+            let family = a.string("the family")?;
+            let qualifier = a.bytes("the qualifier")?;
+            let (op, comparator) = a.comparison()?;
+            let (filter_if_missing, latest_version_only) = if a.more() {
+                (a.boolean("filterIfMissing")?, a.boolean("latestVersionOnly")?)
+            } else {
+                (false, true)
+            };
+            Filter::SingleColumnValue {
+                family,
+                qualifier,
+                op,
+                comparator,
+                filter_if_missing,
+                latest_version_only,
+                exclude: name == "SingleColumnValueExcludeFilter",
+            }
+        }
+        "ColumnCountGetFilter" => Filter::ColumnCountGet { limit: a.integer("the column limit")? },
+        "ColumnPaginationFilter" => {
+            Filter::ColumnPagination { limit: a.integer("the column limit")?, offset: a.integer("the column offset")? }
+        }
+        "ColumnPrefixFilter" => Filter::ColumnPrefix(a.bytes("the qualifier prefix")?),
+        "MultipleColumnPrefixFilter" => {
+            let mut prefixes = vec![a.bytes("a qualifier prefix")?];
+            while a.more() {
+                prefixes.push(a.bytes("a qualifier prefix")?);
+            }
+            Filter::MultipleColumnPrefix(prefixes)
+        }
+        "ColumnRangeFilter" => {
+            let min = a.bytes("the minimum column")?;
+            let min_inclusive = a.boolean("minColumnInclusive")?;
+            let max = a.bytes("the maximum column")?;
+            let max_inclusive = a.boolean("maxColumnInclusive")?;
+            Filter::ColumnRange {
+                min: (!min.is_empty()).then_some(min),
+                min_inclusive,
+                max: (!max.is_empty()).then_some(max),
+                max_inclusive,
+            }
+        }
+        "TimestampsFilter" => {
+            let mut stamps = Vec::new();
+            while a.more() {
+                stamps.push(a.integer("a timestamp")?);
+            }
+            Filter::Timestamps(stamps)
+        }
+        "PageFilter" => Filter::Page(a.integer("the page size")?),
+        "InclusiveStopFilter" => Filter::InclusiveStop(a.bytes("the stop row")?),
+        "DependentColumnFilter" => {
+            let family = a.string("the family")?;
+            let qualifier = a.bytes("the qualifier")?;
+            let drop_dependent_column = if a.more() { a.boolean("dropDependentColumn")? } else { false };
+            let value = if a.more() { Some(a.comparison()?) } else { None };
+            Filter::DependentColumn { family, qualifier, drop_dependent_column, value }
+        }
+        other => return Err(error(at, format!("a filter name ({FILTER_NAMES})"), format!("{other:?}"))),
+    };
+    a.finish()?;
+    Ok(filter)
+}
+
+impl Filter {
+    /// Parses HBase's filter language.
+    ///
+    /// ```
+    /// use rowsearch_store::{CompareOp, Comparator, Filter};
+    /// let f = Filter::parse("PrefixFilter('row') AND QualifierFilter(>=, 'binary:b')").unwrap();
+    /// assert_eq!(f, Filter::all([
+    ///     Filter::Prefix(b"row".to_vec()),
+    ///     Filter::Qualifier(CompareOp::GreaterOrEqual, Comparator::Binary(b"b".to_vec())),
+    /// ]));
+    /// let err = Filter::parse("PrefixFilter('row'").unwrap_err();
+    /// assert_eq!(err.to_string(), "invalid filter at byte 18: expected ',' or ')', found end of input");
+    /// ```
+    ///
+    /// # Errors
+    /// `InvalidFilter` naming the byte position, what was expected there and
+    /// what was found.
+    pub fn parse(input: impl AsRef<[u8]>) -> Result<Filter> {
+        let input = input.as_ref();
+        if input.len() > MAX_FILTER_BYTES {
+            return Err(error(MAX_FILTER_BYTES, format!("at most {MAX_FILTER_BYTES} bytes"), "a longer filter"));
+        }
+        let mut parser = Parser { tokens: tokenize(input)?, next: 0, depth: 0 };
+        let filter = parser.expr()?;
+        let (at, rest) = parser.bump();
+        if rest != Token::End {
+            let expected = if rest == Token::Close { "end of input (unbalanced ')')" } else { "AND, OR or end of input" };
+            return Err(error(at, expected, rest.describe()));
+        }
+        Ok(filter)
+    }
+}
