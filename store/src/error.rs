@@ -220,7 +220,12 @@ impl Error {
 
     /// True when a table, family or other named object does not exist.
     pub fn is_not_found(&self) -> bool {
-        matches!(*self.kind, ErrorKind::UnknownTable { .. } | ErrorKind::UnknownFamily { .. } | ErrorKind::UnknownRegion { .. })
+        matches!(
+            *self.kind,
+            ErrorKind::UnknownTable { .. }
+                | ErrorKind::UnknownFamily { .. }
+                | ErrorKind::UnknownRegion { .. }
+        )
     }
 
     pub(crate) fn lmdb(operation: &'static str, source: heed::Error) -> Error {

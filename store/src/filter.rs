@@ -304,7 +304,6 @@ impl FilterRun {
         let mut id = 0;
         eval(&self.filter, &mut id, &mut self.state, self.reverse, key, cells)
     }
-
 }
 
 fn done(f: &Filter, id: &mut usize, state: &[NodeState]) -> bool {
@@ -347,7 +346,14 @@ fn columns(cells: &[Cell]) -> impl Iterator<Item = (usize, bool)> + '_ {
     })
 }
 
-fn eval(f: &Filter, id: &mut usize, state: &mut [NodeState], reverse: bool, key: &[u8], cells: &[Cell]) -> Verdict {
+fn eval(
+    f: &Filter,
+    id: &mut usize,
+    state: &mut [NodeState],
+    reverse: bool,
+    key: &[u8],
+    cells: &[Cell],
+) -> Verdict {
     let me = *id;
     *id += 1;
     let n = cells.len();
@@ -393,7 +399,8 @@ fn eval(f: &Filter, id: &mut usize, state: &mut [NodeState], reverse: bool, key:
                 None => !filter_if_missing,
                 Some(newest) if *latest_version_only => comparator.matches(*op, &newest.value),
                 Some(newest) => {
-                    comparator.matches(*op, &newest.value) || versions.any(|c| comparator.matches(*op, &c.value))
+                    comparator.matches(*op, &newest.value)
+                        || versions.any(|c| comparator.matches(*op, &c.value))
                 }
             };
             let mut v = if *exclude { per_cell(&|c| !is_target(c)) } else { Verdict::all(n, true) };
@@ -414,7 +421,9 @@ fn eval(f: &Filter, id: &mut usize, state: &mut [NodeState], reverse: bool, key:
         }
         Filter::ColumnPagination { limit, offset } => {
             let (lo, hi) = (*offset as usize, *offset as usize + *limit as usize);
-            Verdict::cells(columns(cells).map(|(column, first)| first && column >= lo && column < hi).collect())
+            Verdict::cells(
+                columns(cells).map(|(column, first)| first && column >= lo && column < hi).collect(),
+            )
         }
         Filter::ColumnPrefix(prefix) => per_cell(&|c| c.qualifier.starts_with(prefix)),
         Filter::MultipleColumnPrefix(prefixes) => {
@@ -450,14 +459,17 @@ fn eval(f: &Filter, id: &mut usize, state: &mut [NodeState], reverse: bool, key:
             let is_reference = |c: &Cell| &*c.family == family.as_str() && c.qualifier == *qualifier;
             let stamps: Vec<u64> = cells
                 .iter()
-                .filter(|c| is_reference(c) && value.as_ref().is_none_or(|(op, cmp)| cmp.matches(*op, &c.value)))
+                .filter(|c| {
+                    is_reference(c) && value.as_ref().is_none_or(|(op, cmp)| cmp.matches(*op, &c.value))
+                })
                 .map(|c| c.timestamp)
                 .collect();
             let keep = cells
                 .iter()
                 .map(|c| {
                     if is_reference(c) {
-                        !drop_dependent_column && stamps.contains(&c.timestamp)
+                        !drop_dependent_column
+                            && stamps.contains(&c.timestamp)
                             && value.as_ref().is_none_or(|(op, cmp)| cmp.matches(*op, &c.value))
                     } else {
                         stamps.contains(&c.timestamp)
@@ -471,9 +483,11 @@ fn eval(f: &Filter, id: &mut usize, state: &mut [NodeState], reverse: bool, key:
         Filter::List(op, children) => {
             let mut out = match op {
                 ListOp::All => Verdict::all(n, true),
-                ListOp::One => {
-                    Verdict { row: children.is_empty(), keep: vec![children.is_empty(); n], ..Verdict::all(n, true) }
-                }
+                ListOp::One => Verdict {
+                    row: children.is_empty(),
+                    keep: vec![children.is_empty(); n],
+                    ..Verdict::all(n, true)
+                },
             };
             for child in children {
                 let v = eval(child, id, state, reverse, key, cells);
@@ -557,17 +571,19 @@ fn tighter_lo(a: Bound<Vec<u8>>, b: Bound<Vec<u8>>) -> Bound<Vec<u8>> {
     match (&a, &b) {
         (Bound::Unbounded, _) => b,
         (_, Bound::Unbounded) => a,
-        (Bound::Included(x) | Bound::Excluded(x), Bound::Included(y) | Bound::Excluded(y)) => match x.cmp(y) {
-            Ordering::Greater => a,
-            Ordering::Less => b,
-            Ordering::Equal => {
-                if matches!(a, Bound::Excluded(_)) {
-                    a
-                } else {
-                    b
+        (Bound::Included(x) | Bound::Excluded(x), Bound::Included(y) | Bound::Excluded(y)) => {
+            match x.cmp(y) {
+                Ordering::Greater => a,
+                Ordering::Less => b,
+                Ordering::Equal => {
+                    if matches!(a, Bound::Excluded(_)) {
+                        a
+                    } else {
+                        b
+                    }
                 }
             }
-        },
+        }
     }
 }
 
@@ -575,17 +591,19 @@ fn tighter_hi(a: Bound<Vec<u8>>, b: Bound<Vec<u8>>) -> Bound<Vec<u8>> {
     match (&a, &b) {
         (Bound::Unbounded, _) => b,
         (_, Bound::Unbounded) => a,
-        (Bound::Included(x) | Bound::Excluded(x), Bound::Included(y) | Bound::Excluded(y)) => match x.cmp(y) {
-            Ordering::Less => a,
-            Ordering::Greater => b,
-            Ordering::Equal => {
-                if matches!(a, Bound::Excluded(_)) {
-                    a
-                } else {
-                    b
+        (Bound::Included(x) | Bound::Excluded(x), Bound::Included(y) | Bound::Excluded(y)) => {
+            match x.cmp(y) {
+                Ordering::Less => a,
+                Ordering::Greater => b,
+                Ordering::Equal => {
+                    if matches!(a, Bound::Excluded(_)) {
+                        a
+                    } else {
+                        b
+                    }
                 }
             }
-        },
+        }
     }
 }
 
@@ -598,7 +616,9 @@ impl Filter {
             Filter::InclusiveStop(stop) if reverse => {
                 RowRange { lo: Bound::Included(stop.clone()), hi: Bound::Unbounded }
             }
-            Filter::InclusiveStop(stop) => RowRange { lo: Bound::Unbounded, hi: Bound::Included(stop.clone()) },
+            Filter::InclusiveStop(stop) => {
+                RowRange { lo: Bound::Unbounded, hi: Bound::Included(stop.clone()) }
+            }
             Filter::Row(op, Comparator::Binary(x)) => {
                 let x = x.clone();
                 match op {

@@ -14,7 +14,7 @@
 //! `substring:` followed by its operand. Keywords are upper case, as in HBase.
 
 use crate::error::{ErrorKind, Result};
-use crate::filter::{CompareOp, Comparator, Filter, ListOp, RegexComparator};
+use crate::filter::{Comparator, CompareOp, Filter, ListOp, RegexComparator};
 
 /// Longest filter string accepted, in bytes.
 pub const MAX_FILTER_BYTES: usize = 64 * 1024;
@@ -80,7 +80,9 @@ fn tokenize(input: &[u8]) -> Result<Vec<(usize, Token)>> {
                 i += 1;
                 loop {
                     match input.get(i) {
-                        None => return Err(error(start, "a closing quote", "end of input (unterminated quote)")),
+                        None => {
+                            return Err(error(start, "a closing quote", "end of input (unterminated quote)"));
+                        }
                         Some(b'\'') if input.get(i + 1) == Some(&b'\'') => {
                             bytes.push(b'\'');
                             i += 2;
@@ -260,7 +262,9 @@ struct Args {
 
 impl Args {
     fn next(&mut self, what: &str) -> Result<Arg> {
-        self.args.next().ok_or_else(|| error(self.close_at, format!("{what} (argument of {})", self.name), "')'"))
+        self.args
+            .next()
+            .ok_or_else(|| error(self.close_at, format!("{what} (argument of {})", self.name), "')'"))
     }
 
     fn bytes(&mut self, what: &str) -> Result<Vec<u8>> {
@@ -273,13 +277,16 @@ impl Args {
 
     fn string(&mut self, what: &str) -> Result<String> {
         let at = self.args.as_slice().first().map_or(self.close_at, |a| a.at);
-        String::from_utf8(self.bytes(what)?).map_err(|_| error(at, format!("{what} in UTF-8"), "invalid UTF-8"))
+        String::from_utf8(self.bytes(what)?)
+            .map_err(|_| error(at, format!("{what} in UTF-8"), "invalid UTF-8"))
     }
 
     fn integer<T: std::str::FromStr>(&mut self, what: &str) -> Result<T> {
         let arg = self.next(what)?;
         match &arg.token {
-            Token::Number(n) => n.parse().map_err(|_| error(arg.at, format!("{what}, an integer in range"), n.as_str())),
+            Token::Number(n) => {
+                n.parse().map_err(|_| error(arg.at, format!("{what}, an integer in range"), n.as_str()))
+            }
             other => Err(error(arg.at, format!("{what}, an integer"), other.describe())),
         }
     }
@@ -321,7 +328,8 @@ impl Args {
         })?;
         let (kind, operand) = (&text[..colon], text[colon + 1..].to_vec());
         let utf8 = |what: &str| {
-            String::from_utf8(operand.clone()).map_err(|_| error(arg.at, format!("a {what} operand in UTF-8"), "invalid UTF-8"))
+            String::from_utf8(operand.clone())
+                .map_err(|_| error(arg.at, format!("a {what} operand in UTF-8"), "invalid UTF-8"))
         };
         let comparator = match kind {
             b"binary" => Comparator::Binary(operand.clone()),
@@ -344,7 +352,11 @@ impl Args {
         if matches!(comparator, Comparator::Regex(_) | Comparator::Substring(_))
             && !matches!(op, CompareOp::Equal | CompareOp::NotEqual)
         {
-            return Err(error(op_at, "= or != (regexstring and substring only test for a match)", op.symbol()));
+            return Err(error(
+                op_at,
+                "= or != (regexstring and substring only test for a match)",
+                op.symbol(),
+            ));
         }
         Ok((op, comparator))
     }
@@ -356,7 +368,11 @@ impl Args {
     fn finish(mut self) -> Result<()> {
         match self.args.next() {
             None => Ok(()),
-            Some(extra) => Err(error(extra.at, format!("')': {} takes no more arguments", self.name), extra.token.describe())),
+            Some(extra) => Err(error(
+                extra.at,
+                format!("')': {} takes no more arguments", self.name),
+                extra.token.describe(),
+            )),
         }
     }
 }
@@ -406,9 +422,10 @@ fn build(name: &str, at: usize, close_at: usize, args: Vec<Arg>) -> Result<Filte
             }
         }
         "ColumnCountGetFilter" => Filter::ColumnCountGet { limit: a.integer("the column limit")? },
-        "ColumnPaginationFilter" => {
-            Filter::ColumnPagination { limit: a.integer("the column limit")?, offset: a.integer("the column offset")? }
-        }
+        "ColumnPaginationFilter" => Filter::ColumnPagination {
+            limit: a.integer("the column limit")?,
+            offset: a.integer("the column offset")?,
+        },
         "ColumnPrefixFilter" => Filter::ColumnPrefix(a.bytes("the qualifier prefix")?),
         "MultipleColumnPrefixFilter" => {
             let mut prefixes = vec![a.bytes("a qualifier prefix")?];
@@ -471,13 +488,21 @@ impl Filter {
     pub fn parse(input: impl AsRef<[u8]>) -> Result<Filter> {
         let input = input.as_ref();
         if input.len() > MAX_FILTER_BYTES {
-            return Err(error(MAX_FILTER_BYTES, format!("at most {MAX_FILTER_BYTES} bytes"), "a longer filter"));
+            return Err(error(
+                MAX_FILTER_BYTES,
+                format!("at most {MAX_FILTER_BYTES} bytes"),
+                "a longer filter",
+            ));
         }
         let mut parser = Parser { tokens: tokenize(input)?, next: 0, depth: 0 };
         let filter = parser.expr()?;
         let (at, rest) = parser.bump();
         if rest != Token::End {
-            let expected = if rest == Token::Close { "end of input (unbalanced ')')" } else { "AND, OR or end of input" };
+            let expected = if rest == Token::Close {
+                "end of input (unbalanced ')')"
+            } else {
+                "AND, OR or end of input"
+            };
             return Err(error(at, expected, rest.describe()));
         }
         Ok(filter)

@@ -60,15 +60,15 @@ mod txn;
 pub use cell::{Cell, PutCell, Row};
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use error::{Error, ErrorKind, Result};
-pub use filter::{CompareOp, Comparator, Filter, ListOp, RegexComparator};
+pub use filter::{Comparator, CompareOp, Filter, ListOp, RegexComparator};
 pub use filter_lang::{MAX_FILTER_BYTES, MAX_FILTER_DEPTH};
 pub use key::{MAX_QUALIFIER_BYTES, MAX_ROW_KEY_BYTES, prefix_successor};
 pub use mutation::{Batch, Delete, Mutation};
-pub use rowkey::{KeyField, KeyOrder, KeyType, KeyValue, MAX_SALT_BUCKETS, RowKeySchema, compare_tuples};
 pub use read::{ALL_VERSIONS, Column, ReadOptions, Scan, ScanCursor};
+pub use rowkey::{KeyField, KeyOrder, KeyType, KeyValue, MAX_SALT_BUCKETS, RowKeySchema, compare_tuples};
 pub use schema::{FamilySchema, MAX_FAMILY_NAME_BYTES, MAX_TABLE_NAME_BYTES, TableSchema};
 pub use store::{
-    CommitInfo, CompactReport, DEFAULT_MAP_SIZE_BYTES, DEFAULT_MAX_DBS, FeedEntry, Region, RegionStats, Store, StoreBuilder,
-    TableStats,
+    CommitInfo, CompactReport, DEFAULT_MAP_SIZE_BYTES, DEFAULT_MAX_DBS, FeedEntry, Region, RegionStats,
+    Store, StoreBuilder, TableStats,
 };
 pub use txn::{ReadTxn, ScanIter, ScanPage};

@@ -1,7 +1,7 @@
 //! Read options: which cells a get or scan returns, and scan ranges and cursors.
 
-use crate::filter::Filter;
 use crate::error::{ErrorKind, Result};
+use crate::filter::Filter;
 
 /// A column selection: a whole family or one qualifier of it.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -258,7 +258,10 @@ impl RowKeySchema {
     }
 
     /// Values ordered by field, leading fields only, in a gapless run.
-    fn order_named<'a>(&self, values: impl IntoIterator<Item = (&'a str, KeyValue)>) -> Result<Vec<KeyValue>> {
+    fn order_named<'a>(
+        &self,
+        values: impl IntoIterator<Item = (&'a str, KeyValue)>,
+    ) -> Result<Vec<KeyValue>> {
         let mut slots: Vec<Option<KeyValue>> = vec![None; self.fields.len()];
         for (name, value) in values {
             let index = self
@@ -291,7 +294,11 @@ impl RowKeySchema {
         for field in &self.fields {
             let flip = if field.order == KeyOrder::Desc { 0xFF } else { 0x00 };
             let (value, used) = decode_value(field.kind, rest, flip).ok_or_else(|| {
-                invalid_key(format!("bad bytes for field {:?} in key {}", field.name, crate::error::preview(key)))
+                invalid_key(format!(
+                    "bad bytes for field {:?} in key {}",
+                    field.name,
+                    crate::error::preview(key)
+                ))
             })?;
             out.push(value);
             rest = &rest[used..];
@@ -370,8 +377,12 @@ fn decode_value(kind: KeyType, input: &[u8], flip: u8) -> Option<(KeyValue, usiz
         KeyType::U16 => (KeyValue::U16(u16::from_be_bytes(fixed(input, flip)?)), 2),
         KeyType::U32 => (KeyValue::U32(u32::from_be_bytes(fixed(input, flip)?)), 4),
         KeyType::U64 => (KeyValue::U64(u64::from_be_bytes(fixed(input, flip)?)), 8),
-        KeyType::I32 => (KeyValue::I32((u32::from_be_bytes(fixed(input, flip)?) ^ (1 << 31)).cast_signed()), 4),
-        KeyType::I64 => (KeyValue::I64((u64::from_be_bytes(fixed(input, flip)?) ^ (1 << 63)).cast_signed()), 8),
+        KeyType::I32 => {
+            (KeyValue::I32((u32::from_be_bytes(fixed(input, flip)?) ^ (1 << 31)).cast_signed()), 4)
+        }
+        KeyType::I64 => {
+            (KeyValue::I64((u64::from_be_bytes(fixed(input, flip)?) ^ (1 << 63)).cast_signed()), 8)
+        }
         KeyType::String | KeyType::Bytes => {
             let mut bytes = Vec::new();
             let mut i = 0;

@@ -14,14 +14,14 @@ use crate::cell::{PutCell, Row};
 use crate::clock::{Clock, SystemClock};
 use crate::dbs;
 use crate::error::{Error, ErrorKind, Result};
+use crate::filter::RowRange;
 use crate::key::{self, CellKey};
 use crate::mutation::{Batch, Delete, Mutation};
 use crate::read::{ReadOptions, Scan};
-use crate::filter::RowRange;
 use crate::rowkey::RowKeySchema;
 use crate::schema::{FamilySchema, TableSchema};
-use std::ops::Bound;
 use crate::txn::ReadTxn;
+use std::ops::Bound;
 
 pub(crate) type BytesDb = Database<Bytes, Bytes>;
 
@@ -130,8 +130,12 @@ impl TableHandle {
     pub fn region_range(&self, index: usize) -> Result<RowRange> {
         let splits = &self.splits;
         if index > splits.len() {
-            return Err(ErrorKind::UnknownRegion { table: self.name.clone(), region: index, regions: splits.len() + 1 }
-                .into());
+            return Err(ErrorKind::UnknownRegion {
+                table: self.name.clone(),
+                region: index,
+                regions: splits.len() + 1,
+            }
+            .into());
         }
         let lo = if index == 0 { Bound::Unbounded } else { Bound::Included(splits[index - 1].clone()) };
         let hi = splits.get(index).map_or(Bound::Unbounded, |s| Bound::Excluded(s.clone()));
@@ -200,7 +204,10 @@ pub struct Region {
     pub end: Option<Vec<u8>>,
 }
 
-fn opt_binstr<S: serde::Serializer>(key: &Option<Vec<u8>>, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+fn opt_binstr<S: serde::Serializer>(
+    key: &Option<Vec<u8>>,
+    serializer: S,
+) -> std::result::Result<S::Ok, S::Error> {
     match key {
         Some(k) => serializer.serialize_some(&crate::binstr::encode(k)),
         None => serializer.serialize_none(),

@@ -9,8 +9,8 @@ use heed::{RoRange, RoRevRange, RoTxn, WithoutTls};
 
 use crate::cell::{Cell, Row};
 use crate::error::{Error, ErrorKind, Result};
-use crate::key::{self, RawCellKey};
 use crate::filter::{FilterRun, RowRange};
+use crate::key::{self, RawCellKey};
 use crate::read::{Column, ReadOptions, Scan, ScanCursor};
 use crate::store::{FamilyHandle, Region, RegionStats, Store, TableHandle};
 
@@ -147,7 +147,9 @@ impl<'s> ReadTxn<'s> {
         let upper = hi.as_deref().map_or(Bound::Unbounded, Bound::Excluded);
         let (mut cells, mut bytes) = (0u64, 0u64);
         for family in &handle.families {
-            for item in family.db.range(&self.txn, &(lower, upper)).map_err(|e| Error::lmdb("region stats", e))? {
+            for item in
+                family.db.range(&self.txn, &(lower, upper)).map_err(|e| Error::lmdb("region stats", e))?
+            {
                 let (k, v) = item.map_err(|e| Error::lmdb("region stats", e))?;
                 cells += 1;
                 bytes += (k.len() + v.len()) as u64;
@@ -268,7 +270,8 @@ fn limit_versions(cells: &mut Vec<Cell>, versions: u32) {
     let mut run = 0u32;
     let mut kept = 0;
     for i in 0..cells.len() {
-        let same = i > 0 && cells[i].qualifier == cells[i - 1].qualifier && cells[i].family == cells[i - 1].family;
+        let same =
+            i > 0 && cells[i].qualifier == cells[i - 1].qualifier && cells[i].family == cells[i - 1].family;
         run = if same { run + 1 } else { 1 };
         if run <= versions {
             cells.swap(kept, i);
@@ -517,7 +520,9 @@ impl<'t> ScanIter<'t> {
             Some(index) => table.region_range(index)?,
         };
         let buckets: Vec<Option<u8>> = match table.schema.row_key.as_ref() {
-            Some(rk) if rk.is_salted() => (0..rk.salt_buckets).filter_map(|b| u8::try_from(b).ok()).map(Some).collect(),
+            Some(rk) if rk.is_salted() => {
+                (0..rk.salt_buckets).filter_map(|b| u8::try_from(b).ok()).map(Some).collect()
+            }
             _ => vec![None],
         };
         // With a filter, every version reaches it; the limit applies after.
@@ -571,13 +576,19 @@ impl<'t> ScanIter<'t> {
 
     /// The next row of the merged sources, before filter, offset and limit.
     fn next_source_row(&mut self) -> Result<Option<Row>> {
-        let shape = RowShape { read: &self.read, reverse: self.reverse, keys_only: self.keys_only, now_ms: self.now_ms };
+        let shape = RowShape {
+            read: &self.read,
+            reverse: self.reverse,
+            keys_only: self.keys_only,
+            now_ms: self.now_ms,
+        };
         match self.sources.len() {
             0 => Ok(None),
             1 => self.sources[0].next_row(&shape),
             _ => {
                 if !self.primed {
-                    self.heads = self.sources.iter_mut().map(|s| s.next_row(&shape)).collect::<Result<_>>()?;
+                    self.heads =
+                        self.sources.iter_mut().map(|s| s.next_row(&shape)).collect::<Result<_>>()?;
                     self.primed = true;
                 }
                 let reverse = self.reverse;
