@@ -268,17 +268,17 @@ fn limit_versions(cells: &mut Vec<Cell>, versions: u32) {
         return;
     }
     let mut run = 0u32;
-    let mut kept = 0;
-    for i in 0..cells.len() {
-        let same =
-            i > 0 && cells[i].qualifier == cells[i - 1].qualifier && cells[i].family == cells[i - 1].family;
-        run = if same { run + 1 } else { 1 };
-        if run <= versions {
-            cells.swap(kept, i);
-            kept += 1;
-        }
-    }
-    cells.truncate(kept);
+    let keep: Vec<bool> = (0..cells.len())
+        .map(|i| {
+            let same = i > 0
+                && cells[i].qualifier == cells[i - 1].qualifier
+                && cells[i].family == cells[i - 1].family;
+            run = if same { run + 1 } else { 1 };
+            run <= versions
+        })
+        .collect();
+    let mut keep = keep.into_iter();
+    cells.retain(|_| keep.next().unwrap_or(true));
 }
 
 /// The qualifiers a read takes from one family; `None` for all of them.

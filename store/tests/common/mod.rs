@@ -1,1 +1,4 @@
+#[allow(dead_code)]
+pub mod filter_model;
+#[allow(dead_code)]
 pub mod model;
