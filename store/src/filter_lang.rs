@@ -508,3 +508,182 @@ impl Filter {
         Ok(filter)
     }
 }
+
+fn push_quoted(out: &mut Vec<u8>, bytes: &[u8]) {
+    out.push(b'\'');
+    for &b in bytes {
+        if b == b'\'' {
+            out.push(b'\'');
+        }
+        out.push(b);
+    }
+    out.push(b'\'');
+}
+
+fn push_comparison(out: &mut Vec<u8>, op: CompareOp, comparator: &Comparator) {
+    out.extend_from_slice(op.symbol().as_bytes());
+    out.extend_from_slice(b", ");
+    let mut text = Vec::new();
+    match comparator {
+        Comparator::Binary(b) => {
+            text.extend_from_slice(b"binary:");
+            text.extend_from_slice(b);
+        }
+        Comparator::BinaryPrefix(b) => {
+            text.extend_from_slice(b"binaryprefix:");
+            text.extend_from_slice(b);
+        }
+        Comparator::Regex(r) => {
+            text.extend_from_slice(b"regexstring:");
+            text.extend_from_slice(r.source().as_bytes());
+        }
+        Comparator::Substring(s) => {
+            text.extend_from_slice(b"substring:");
+            text.extend_from_slice(s.as_bytes());
+        }
+    }
+    push_quoted(out, &text);
+}
+
+impl Filter {
+    /// The filter in HBase's filter language; [`Filter::parse`] reads it
+    /// back. Lists are parenthesised. An empty list has no written form; it
+    /// is written as `ColumnPrefixFilter('')`, which passes everything too.
+    ///
+    /// ```
+    /// use rowsearch_store::Filter;
+    /// let text = "(PrefixFilter('it''s') AND (RowFilter(<, 'binary:z') OR SKIP PageFilter(2)))";
+    /// assert_eq!(Filter::parse(text).unwrap().to_language(), text.as_bytes());
+    /// ```
+    pub fn to_language(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        self.write_language(&mut out);
+        out
+    }
+
+    fn write_language(&self, out: &mut Vec<u8>) {
+        let call = |out: &mut Vec<u8>, name: &str| {
+            out.extend_from_slice(name.as_bytes());
+            out.push(b'(');
+        };
+        match self {
+            Filter::Row(op, c) | Filter::Family(op, c) | Filter::Qualifier(op, c) | Filter::Value(op, c) => {
+                let name = match self {
+                    Filter::Row(..) => "RowFilter",
+                    Filter::Family(..) => "FamilyFilter",
+                    Filter::Qualifier(..) => "QualifierFilter",
+                    _ => "ValueFilter",
+                };
+                call(out, name);
+                push_comparison(out, *op, c);
+            }
+            Filter::Prefix(p) => {
+                call(out, "PrefixFilter");
+                push_quoted(out, p);
+            }
+            Filter::KeyOnly { len_as_value } => {
+                call(out, "KeyOnlyFilter");
+                if *len_as_value {
+                    out.extend_from_slice(b"true");
+                }
+            }
+            Filter::FirstKeyOnly => call(out, "FirstKeyOnlyFilter"),
+            Filter::RandomRow { chance } => {
+                call(out, "RandomRowFilter");
+                out.extend_from_slice(format!("{chance}").as_bytes());
+            }
+            Filter::SingleColumnValue {
+                family,
+                qualifier,
+                op,
+                comparator,
+                filter_if_missing,
+                latest_version_only,
+                exclude,
+            } => {
+                call(
+                    out,
+                    if *exclude { "SingleColumnValueExcludeFilter" } else { "SingleColumnValueFilter" },
+                );
+                push_quoted(out, family.as_bytes());
+                out.extend_from_slice(b", ");
+                push_quoted(out, qualifier);
+                out.extend_from_slice(b", ");
+                push_comparison(out, *op, comparator);
+                out.extend_from_slice(format!(", {filter_if_missing}, {latest_version_only}").as_bytes());
+            }
+            Filter::ColumnCountGet { limit } => {
+                call(out, "ColumnCountGetFilter");
+                out.extend_from_slice(limit.to_string().as_bytes());
+            }
+            Filter::ColumnPagination { limit, offset } => {
+                call(out, "ColumnPaginationFilter");
+                out.extend_from_slice(format!("{limit}, {offset}").as_bytes());
+            }
+            Filter::ColumnPrefix(p) => {
+                call(out, "ColumnPrefixFilter");
+                push_quoted(out, p);
+            }
+            Filter::MultipleColumnPrefix(ps) => {
+                call(out, "MultipleColumnPrefixFilter");
+                for (i, p) in ps.iter().enumerate() {
+                    if i > 0 {
+                        out.extend_from_slice(b", ");
+                    }
+                    push_quoted(out, p);
+                }
+            }
+            Filter::ColumnRange { min, min_inclusive, max, max_inclusive } => {
+                call(out, "ColumnRangeFilter");
+                push_quoted(out, min.as_deref().unwrap_or_default());
+                out.extend_from_slice(format!(", {min_inclusive}, ").as_bytes());
+                push_quoted(out, max.as_deref().unwrap_or_default());
+                out.extend_from_slice(format!(", {max_inclusive}").as_bytes());
+            }
+            Filter::Timestamps(stamps) => {
+                call(out, "TimestampsFilter");
+                let list: Vec<String> = stamps.iter().map(u64::to_string).collect();
+                out.extend_from_slice(list.join(", ").as_bytes());
+            }
+            Filter::Page(size) => {
+                call(out, "PageFilter");
+                out.extend_from_slice(size.to_string().as_bytes());
+            }
+            Filter::InclusiveStop(stop) => {
+                call(out, "InclusiveStopFilter");
+                push_quoted(out, stop);
+            }
+            Filter::DependentColumn { family, qualifier, drop_dependent_column, value } => {
+                call(out, "DependentColumnFilter");
+                push_quoted(out, family.as_bytes());
+                out.extend_from_slice(b", ");
+                push_quoted(out, qualifier);
+                out.extend_from_slice(format!(", {drop_dependent_column}").as_bytes());
+                if let Some((op, comparator)) = value {
+                    out.extend_from_slice(b", ");
+                    push_comparison(out, *op, comparator);
+                }
+            }
+            Filter::List(op, filters) => {
+                if filters.is_empty() {
+                    // Passes every cell of every row, as an empty list does.
+                    out.extend_from_slice(b"ColumnPrefixFilter(''");
+                } else {
+                    out.push(b'(');
+                    for (i, f) in filters.iter().enumerate() {
+                        if i > 0 {
+                            out.extend_from_slice(if *op == ListOp::All { b" AND " } else { b" OR " });
+                        }
+                        f.write_language(out);
+                    }
+                }
+            }
+            Filter::Skip(inner) | Filter::WhileMatch(inner) => {
+                out.extend_from_slice(if matches!(self, Filter::Skip(_)) { b"SKIP " } else { b"WHILE " });
+                inner.write_language(out);
+                return;
+            }
+        }
+        out.push(b')');
+    }
+}
