@@ -16,7 +16,9 @@
 //! ignores case; `PageFilter` counts rows over the whole scan (HBase counts
 //! per region server); `RandomRowFilter` decides by a hash of the row key, so
 //! the same rows are sampled on every run. Every child of a `FilterList` sees
-//! every cell of the row (HBase 2's behaviour).
+//! every cell of the row (HBase 2's behaviour), except that a row an earlier
+//! child of an `AND` rejected, or emptied of cells, does not reach the later
+//! children: `X AND PageFilter(n)` pages over the rows `X` passes, as in HBase.
 
 use std::cmp::Ordering;
 use std::fmt;
@@ -490,6 +492,13 @@ fn eval(
                 },
             };
             for child in children {
+                // A row an earlier child of an AND rejected (whole, or by
+                // dropping every cell) does not reach the later ones, so a
+                // PageFilter after it does not count it.
+                if *op == ListOp::All && (!out.row || !out.keep.contains(&true)) {
+                    *id += node_count(child);
+                    continue;
+                }
                 let v = eval(child, id, state, reverse, key, cells);
                 out.len_as_value |= v.len_as_value;
                 match op {

@@ -422,3 +422,90 @@ pub fn compare_tuples(fields: &[KeyField], a: &[KeyValue], b: &[KeyValue]) -> Or
     }
     a.len().cmp(&b.len())
 }
+
+impl KeyValue {
+    /// The value as JSON: integers as numbers, strings as strings, bytes as
+    /// binary strings (API.md's `key_fields`).
+    pub fn to_json(&self) -> serde_json::Value {
+        match self {
+            KeyValue::U8(v) => (*v).into(),
+            KeyValue::U16(v) => (*v).into(),
+            KeyValue::U32(v) => (*v).into(),
+            KeyValue::U64(v) => (*v).into(),
+            KeyValue::I32(v) => (*v).into(),
+            KeyValue::I64(v) => (*v).into(),
+            KeyValue::String(v) => v.clone().into(),
+            KeyValue::Bytes(v) => crate::binstr::encode(v).into(),
+        }
+    }
+
+    /// Reads a JSON value as a value of type `kind`.
+    ///
+    /// # Errors
+    /// `InvalidRowKey` when the JSON does not fit the type.
+    pub fn from_json(kind: KeyType, field: &str, json: &serde_json::Value) -> Result<KeyValue> {
+        let mismatch = || invalid_key(format!("field {field:?} is {}, got {json}", kind.name()));
+        let int = |json: &serde_json::Value| json.as_i64().map(i128::from).or(json.as_u64().map(i128::from));
+        Ok(match kind {
+            KeyType::U8 => KeyValue::U8(int(json).and_then(|v| v.try_into().ok()).ok_or_else(mismatch)?),
+            KeyType::U16 => KeyValue::U16(int(json).and_then(|v| v.try_into().ok()).ok_or_else(mismatch)?),
+            KeyType::U32 => KeyValue::U32(int(json).and_then(|v| v.try_into().ok()).ok_or_else(mismatch)?),
+            KeyType::U64 => KeyValue::U64(int(json).and_then(|v| v.try_into().ok()).ok_or_else(mismatch)?),
+            KeyType::I32 => KeyValue::I32(int(json).and_then(|v| v.try_into().ok()).ok_or_else(mismatch)?),
+            KeyType::I64 => KeyValue::I64(int(json).and_then(|v| v.try_into().ok()).ok_or_else(mismatch)?),
+            KeyType::String => KeyValue::String(json.as_str().ok_or_else(mismatch)?.to_owned()),
+            KeyType::Bytes => {
+                let text = json.as_str().ok_or_else(mismatch)?;
+                KeyValue::Bytes(
+                    crate::binstr::decode(text).map_err(|e| invalid_key(format!("field {field:?}: {e}")))?,
+                )
+            }
+        })
+    }
+}
+
+impl RowKeySchema {
+    /// Encodes a JSON object of leading fields (`{"user": "ann"}`) as a key
+    /// prefix; with every field given it is the whole key.
+    ///
+    /// ```
+    /// use rowsearch_store::{KeyField, KeyOrder, KeyType, RowKeySchema};
+    /// let schema = RowKeySchema::new([
+    ///     KeyField::new("user", KeyType::String, KeyOrder::Asc),
+    ///     KeyField::new("date", KeyType::U64, KeyOrder::Desc),
+    /// ]);
+    /// let key = schema.encode_json(&serde_json::json!({"user": "ann", "date": 5})).unwrap();
+    /// assert_eq!(schema.decode_json(&key).unwrap(), serde_json::json!({"user": "ann", "date": 5}));
+    /// assert!(schema.encode_json(&serde_json::json!({"date": 5})).is_err());
+    /// ```
+    ///
+    /// # Errors
+    /// `InvalidRowKey` for anything but an object of leading fields with
+    /// values of their types.
+    pub fn encode_json(&self, json: &serde_json::Value) -> Result<Vec<u8>> {
+        let object = json
+            .as_object()
+            .ok_or_else(|| invalid_key(format!("expected a JSON object of key fields, got {json}")))?;
+        let mut values = Vec::with_capacity(object.len());
+        for (name, value) in object {
+            let field = self
+                .fields
+                .iter()
+                .find(|f| f.name == *name)
+                .ok_or_else(|| invalid_key(format!("no key field named {name:?}")))?;
+            values.push((name.as_str(), KeyValue::from_json(field.kind, name, value)?));
+        }
+        self.encode_prefix_named(values)
+    }
+
+    /// Decodes an unsalted key into a JSON object of its fields.
+    ///
+    /// # Errors
+    /// As [`RowKeySchema::decode`].
+    pub fn decode_json(&self, key: &[u8]) -> Result<serde_json::Value> {
+        let values = self.decode(key)?;
+        let object: serde_json::Map<String, serde_json::Value> =
+            self.fields.iter().zip(values).map(|(f, v)| (f.name.clone(), v.to_json())).collect();
+        Ok(serde_json::Value::Object(object))
+    }
+}

@@ -6,8 +6,8 @@ use std::time::Instant;
 
 use anyhow::{Context, Result};
 use rowsearch::store::{
-    ALL_VERSIONS, Batch, Column, Delete, FamilySchema, PutCell, ReadOptions, Scan, ScanCursor, Store,
-    TableSchema,
+    ALL_VERSIONS, Batch, Column, Delete, FamilySchema, Filter, KeyField, KeyOrder, KeyType, KeyValue,
+    PutCell, ReadOptions, RowKeySchema, Scan, ScanCursor, Store, TableSchema,
 };
 use rowsearch::wire;
 
@@ -81,7 +81,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         Command::Get { table, key, read } => {
             let store = open(&args)?;
             match store.get(table, &bytes("key", key)?, &read_options(read)?)? {
-                Some(row) => writeln!(out, "{}", row_json(&row))?,
+                Some(row) => writeln!(out, "{}", row_json(&row, store.schema(table)?.row_key.as_ref()))?,
                 None => {
                     eprintln!("row not found");
                     return Ok(ExitCode::from(1));
@@ -117,20 +117,38 @@ pub fn run(args: Args) -> Result<ExitCode> {
             cursor,
             keys_only,
             count,
+            filter,
+            region,
+            prefix_fields,
             read,
         } => {
+            let store = open(&args)?;
+            let schema = store.schema(table)?;
+            let prefix = match prefix_fields {
+                Some(json) => {
+                    let value: serde_json::Value = serde_json::from_str(json)
+                        .map_err(|e| UsageError(format!("--prefix-fields: not JSON: {e}")))?;
+                    let row_key =
+                        schema.row_key.as_ref().filter(|rk| !rk.fields.is_empty()).ok_or_else(|| {
+                            UsageError(format!("--prefix-fields: table {table:?} has no typed row key"))
+                        })?;
+                    Some(row_key.encode_json(&value)?)
+                }
+                None => prefix.as_deref().map(|s| bytes("--prefix", s)).transpose()?,
+            };
             let scan = Scan {
                 start: start.as_deref().map(|s| bytes("--start", s)).transpose()?,
                 stop: stop.as_deref().map(|s| bytes("--stop", s)).transpose()?,
-                prefix: prefix.as_deref().map(|s| bytes("--prefix", s)).transpose()?,
+                prefix,
                 reverse: *reverse,
                 read: read_options(read)?,
                 offset: *offset,
                 limit: *limit,
                 cursor: cursor.as_deref().map(ScanCursor::from_token).transpose()?,
                 keys_only: *keys_only,
+                filter: filter.as_deref().map(Filter::parse).transpose()?,
+                region: *region,
             };
-            let store = open(&args)?;
             if *count {
                 writeln!(out, "{}", store.count(table, &scan)?)?;
             } else {
@@ -138,11 +156,16 @@ pub fn run(args: Args) -> Result<ExitCode> {
                 let page = rtxn.scan_page(table, &scan)?;
                 drop(rtxn);
                 for row in &page.rows {
-                    writeln!(out, "{}", row_json(row))?;
+                    writeln!(out, "{}", row_json(row, schema.row_key.as_ref()))?;
                 }
                 if let Some(next) = page.next_cursor {
                     eprintln!("next cursor: {}", next.to_token());
                 }
+            }
+        }
+        Command::Regions { table, threads } => {
+            for region in open(&args)?.region_stats(table, *threads)? {
+                writeln!(out, "{}", serde_json::to_string(&region)?)?;
             }
         }
         Command::Stats { table } => {
@@ -161,21 +184,34 @@ pub fn run(args: Args) -> Result<ExitCode> {
 fn demo(args: &Args, rows: u32, out: &mut impl Write) -> Result<()> {
     let store = open(args)?;
     let table = "demo";
-    let schema = TableSchema::new([FamilySchema::new("m").max_versions(3), FamilySchema::new("b")]);
+    // The mail table's key of API.md: user, date (newest first), id, salted
+    // over 4 buckets against hot-spotting of monotonic dates.
+    let row_key = RowKeySchema::new([
+        KeyField::new("user", KeyType::String, KeyOrder::Asc),
+        KeyField::new("date", KeyType::U64, KeyOrder::Desc),
+        KeyField::new("id", KeyType::U64, KeyOrder::Asc),
+    ])
+    .salted(4);
+    let schema = TableSchema::new([FamilySchema::new("m").max_versions(3), FamilySchema::new("b")])
+        .row_key(row_key.clone());
     store.create_table(table, &schema)?;
-    writeln!(out, "store: {} (table {table}: families m (3 versions), b)", store.path().display())?;
+    writeln!(
+        out,
+        "store: {} (table {table}: families m (3 versions), b; key user, date desc, id; 4 salt buckets)",
+        store.path().display()
+    )?;
 
-    // Row keys in the seeds' design: <user>/<reversed timestamp>/<id>, so a
-    // user's newest messages come first in a prefix scan.
     let users = ["allen-p", "badeer-r", "cash-m", "gay-r"];
     let started = Instant::now();
     let mut batch = Batch::new();
     for i in 0..rows {
         let user = users[i as usize % users.len()];
         let date_ms = 988_000_000_000u64 + u64::from(i) * 3_600_000;
-        let mut key = format!("{user}/").into_bytes();
-        key.extend_from_slice(&(!date_ms).to_be_bytes());
-        key.extend_from_slice(&i.to_be_bytes());
+        let key = row_key.encode(&[
+            KeyValue::String(user.into()),
+            KeyValue::U64(date_ms),
+            KeyValue::U64(u64::from(i)),
+        ])?;
         batch.put(
             table,
             key,
@@ -196,28 +232,62 @@ fn demo(args: &Args, rows: u32, out: &mut impl Write) -> Result<()> {
     )?;
 
     let newest = Scan::new()
-        .prefix("badeer-r/")
+        .prefix(row_key.encode_prefix(&[KeyValue::String("badeer-r".into())])?)
         .limit(3)
         .read(ReadOptions::default().column(Column::Qualifier("m".into(), b"subject".to_vec())));
     let page = store.scan(table, &newest)?;
-    writeln!(out, "\nnewest 3 rows of badeer-r (prefix scan over reversed timestamps):")?;
+    writeln!(
+        out,
+        "
+newest 3 rows of badeer-r (prefix scan merged over the salt buckets):"
+    )?;
     for row in &page.rows {
-        writeln!(out, "  {}", row_json(row))?;
+        writeln!(out, "  {}", row_json(row, Some(&row_key)))?;
     }
     if let Some(cursor) = page.next_cursor {
         let next = store.scan(table, &newest.clone().cursor(cursor.clone()))?;
         writeln!(out, "next page after cursor {}:", cursor.to_token())?;
         for row in &next.rows {
-            writeln!(out, "  {}", row_json(row))?;
+            writeln!(out, "  {}", row_json(row, Some(&row_key)))?;
         }
     }
-    writeln!(out, "\nrows per user: ")?;
+    let filter =
+        "SingleColumnValueFilter('m', 'from', =, 'binary:sender3@enron.com', true, true) AND PageFilter(2)";
+    let scan = Scan::new()
+        .prefix(row_key.encode_prefix(&[KeyValue::String("cash-m".into())])?)
+        .filter(Filter::parse(filter)?);
+    writeln!(
+        out,
+        "
+cash-m's mail from sender3, first 2 ({filter}):"
+    )?;
+    for row in store.scan(table, &scan)?.rows {
+        writeln!(out, "  {}", row_json(&row, Some(&row_key)))?;
+    }
+    writeln!(
+        out,
+        "
+rows per user: "
+    )?;
     for user in users {
-        writeln!(out, "  {user}: {}", store.count(table, &Scan::new().prefix(format!("{user}/")))?)?;
+        let prefix = row_key.encode_prefix(&[KeyValue::String(user.into())])?;
+        writeln!(out, "  {user}: {}", store.count(table, &Scan::new().prefix(prefix))?)?;
+    }
+    writeln!(
+        out,
+        "
+regions (one per salt bucket):"
+    )?;
+    for region in store.region_stats(table, 2)? {
+        writeln!(out, "  {}", serde_json::to_string(&region)?)?;
     }
     let stats = store.stats(table)?;
     writeln!(out, "table {table}: {} cells, {} bytes", stats.cells, stats.bytes)?;
-    writeln!(out, "\nTry: rowsearch --data {} scan {table} --prefix cash-m/ --limit 2", args.data.display())?;
+    writeln!(
+        out,
+        "\nTry: rowsearch --data {} scan {table} --prefix-fields '{{\"user\":\"cash-m\"}}' --limit 2 \\\n       --filter \"ValueFilter(=, 'substring:MESSAGE 1')\"",
+        args.data.display()
+    )?;
     writeln!(
         out,
         "\nStill to come: mail ingest from Maildir, keyword rows, the tantivy index, and HTTP search \

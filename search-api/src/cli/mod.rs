@@ -114,8 +114,25 @@ pub enum Command {
         /// Print only the number of rows.
         #[arg(long)]
         count: bool,
+        /// HBase filter language, e.g. "PrefixFilter('a') AND ValueFilter(=, 'binary:x')".
+        #[arg(long)]
+        filter: Option<String>,
+        /// Only this region (see `rowsearch regions`).
+        #[arg(long)]
+        region: Option<usize>,
+        /// For a typed row key: leading key fields as JSON, e.g. '{"user":"ann"}'.
+        #[arg(long, conflicts_with = "prefix")]
+        prefix_fields: Option<String>,
         #[command(flatten)]
         read: ReadArgs,
+    },
+    /// A table's regions as JSON lines: key range, rows, cells, bytes.
+    Regions {
+        /// Table name.
+        table: String,
+        /// Threads walking regions in parallel.
+        #[arg(long, default_value_t = 2)]
+        threads: usize,
     },
     /// Cell count and bytes of a table.
     Stats {

@@ -1,11 +1,12 @@
 //! JSON shapes printed by the CLI: the row shape of API.md.
 
-use rowsearch::store::Row;
+use rowsearch::store::{Row, RowKeySchema};
 use rowsearch::wire;
 use serde_json::{Value, json};
 
-/// A row as API.md's JSON: key and cells as binary strings.
-pub fn row_json(row: &Row) -> Value {
+/// A row as API.md's JSON: key and cells as binary strings, and the key's
+/// fields when the table declares a typed key.
+pub fn row_json(row: &Row, row_key: Option<&RowKeySchema>) -> Value {
     let cells: Vec<Value> = row
         .cells
         .iter()
@@ -20,5 +21,12 @@ pub fn row_json(row: &Row) -> Value {
             })
         })
         .collect();
-    json!({ "key": wire::encode(&row.key), "cells": cells })
+    let mut out = json!({ "key": wire::encode(&row.key) });
+    if let Some(fields) =
+        row_key.filter(|rk| !rk.fields.is_empty()).and_then(|rk| rk.decode_json(&row.key).ok())
+    {
+        out["key_fields"] = fields;
+    }
+    out["cells"] = Value::Array(cells);
+    out
 }

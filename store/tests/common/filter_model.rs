@@ -48,6 +48,14 @@ fn holds(op: CompareOp, cmp: &Comparator, subject: &[u8]) -> bool {
     }
 }
 
+fn nodes(f: &Filter) -> usize {
+    1 + match f {
+        Filter::List(_, fs) => fs.iter().map(nodes).sum(),
+        Filter::Skip(inner) | Filter::WhileMatch(inner) => nodes(inner),
+        _ => 0,
+    }
+}
+
 fn same_column(a: &Cell, b: &Cell) -> bool {
     a.family == b.family && a.qualifier == b.qualifier
 }
@@ -227,6 +235,10 @@ impl FilterModel {
             Filter::List(ListOp::All, children) => {
                 let mut out = whole(true);
                 for child in children {
+                    if !out.row || out.keep.is_empty() {
+                        *id += nodes(child);
+                        continue;
+                    }
                     let o = self.eval(child, id, row);
                     out.row &= o.row;
                     out.keep = out.keep.intersection(&o.keep).copied().collect();
