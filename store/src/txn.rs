@@ -618,6 +618,13 @@ impl<'t> ScanIter<'t> {
             if !verdict.row {
                 continue;
             }
+            let untouched =
+                !self.strip_values && !verdict.keep.contains(&false) && !verdict.strip.contains(&true);
+            if untouched {
+                let mut cells = row.cells;
+                limit_versions(&mut cells, self.versions);
+                return Ok(Some(Row { key: row.key, cells }));
+            }
             let mut cells = Vec::with_capacity(row.cells.len());
             for (i, mut cell) in row.cells.into_iter().enumerate() {
                 if !verdict.keep[i] {
