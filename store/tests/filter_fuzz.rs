@@ -10,7 +10,7 @@ use std::cell::Cell;
 use std::time::{Duration, Instant};
 
 use proptest::prelude::*;
-use proptest::test_runner::{Config, TestRunner};
+use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 use rowsearch_store::{FamilySchema, Filter, PutCell, Scan, Store, TableSchema};
 
 const TOKENS: &[&str] = &[
@@ -129,9 +129,22 @@ fn parser_and_scans_never_panic() {
         store.put("t", row.as_bytes(), vec![PutCell::new("a", q, v).at(ts)]).unwrap();
     }
     let deadline = Instant::now() + Duration::from_secs(seconds);
-    let mut runner = TestRunner::new(Config { cases: 2_000, failure_persistence: None, ..Config::default() });
+    // A fresh runner per batch (a runner counts its cases across runs), each
+    // seeded from the printed base seed so a failure can be replayed.
+    let base: u64 =
+        std::env::var("ROWSEARCH_FUZZ_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(|| {
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(7, |d| d.as_secs())
+        });
+    eprintln!("fuzz: base seed {base} (ROWSEARCH_FUZZ_SEED replays)");
+    let mut batch = 0u64;
     let (inputs, parsed) = (Cell::new(0u64), Cell::new(0u64));
     while Instant::now() < deadline {
+        let mut seed = [0u8; 32];
+        seed[..8].copy_from_slice(&base.to_le_bytes());
+        seed[8..16].copy_from_slice(&batch.to_le_bytes());
+        batch += 1;
+        let config = Config { cases: 500, failure_persistence: None, ..Config::default() };
+        let mut runner = TestRunner::new_with_rng(config, TestRng::from_seed(RngAlgorithm::ChaCha, &seed));
         runner
             .run(&input(), |bytes| {
                 if let Ok(filter) = Filter::parse(&bytes) {
