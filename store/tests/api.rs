@@ -299,3 +299,77 @@ fn scan_is_lazy_and_stops_early() {
     let cursor = iter.cursor().unwrap();
     assert_eq!(cursor.last_key, first.key);
 }
+
+#[test]
+fn salted_tables_are_read_and_written_with_unsalted_keys() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    let schema = mail_schema().row_key(rowsearch_store::RowKeySchema::new([]).salted(8));
+    store.create_table("s", &schema).unwrap();
+    let keys: Vec<Vec<u8>> = (0u8..40).map(|i| vec![b'k', i]).collect();
+    let mut batch = Batch::new();
+    for key in &keys {
+        batch.put("s", key.clone(), vec![PutCell::new("m", "q", key.clone()).at(1)]);
+    }
+    store.apply(&batch).unwrap();
+    let read = ReadOptions::default();
+    assert_eq!(store.get("s", b"k\x07", &read).unwrap().unwrap().cells[0].value, b"k\x07");
+    let got = store.multi_get("s", &[b"k\x01", b"nope", b"k\x27"], &read).unwrap();
+    assert_eq!(
+        got.iter().map(|r| r.as_ref().map(|r| r.key.clone())).collect::<Vec<_>>(),
+        [Some(b"k\x01".to_vec()), None, Some(b"k\x27".to_vec())]
+    );
+    store.delete("s", b"k\x07", Delete::Row { up_to: None }).unwrap();
+    assert!(store.get("s", b"k\x07", &read).unwrap().is_none());
+    let all: Vec<Vec<u8>> = store.scan("s", &Scan::new()).unwrap().rows.into_iter().map(|r| r.key).collect();
+    let mut want = keys.clone();
+    want.retain(|k| k != b"k\x07");
+    assert_eq!(all, want, "one merged scan in key order, salt stripped");
+    // The feed carries unsalted keys.
+    let feed = store.feed_since(0, usize::MAX).unwrap();
+    assert_eq!(feed.last().unwrap().row, b"k\x07");
+    // Rows really are spread over the buckets.
+    let stats = store.region_stats("s", 2).unwrap();
+    assert_eq!(stats.len(), 8);
+    assert!(stats.iter().filter(|s| s.rows > 0).count() >= 4, "{stats:?}");
+}
+
+#[test]
+fn for_each_region_runs_regions_in_parallel_in_region_order() {
+    use std::time::Duration;
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    store.create_table("t", &mail_schema().splits(["c", "f", "m"])).unwrap();
+    for key in ["a", "b", "d", "g", "h", "i", "z"] {
+        store.put("t", key.as_bytes(), vec![PutCell::new("m", "q", "v")]).unwrap();
+    }
+    // Each region's work counts itself in and waits (bounded) until a second
+    // region's work has started: run one after the other, the first would
+    // wait out the timeout alone.
+    let started = std::sync::Mutex::new(0usize);
+    let cv = std::sync::Condvar::new();
+    let overlapped = AtomicBool::new(false);
+    let counts = store
+        .for_each_region("t", 2, |region, rtxn| {
+            let mut n = started.lock().unwrap();
+            *n += 1;
+            cv.notify_all();
+            let (n, _) = cv.wait_timeout_while(n, Duration::from_secs(10), |n| *n < 2).unwrap();
+            if *n >= 2 {
+                overlapped.store(true, Ordering::Relaxed);
+            }
+            drop(n);
+            rtxn.count("t", &Scan::new().region(region.index))
+        })
+        .unwrap();
+    assert_eq!(counts, vec![2, 1, 3, 1], "results in region order");
+    assert!(overlapped.load(Ordering::Relaxed), "two regions' work ran at once");
+    let err = store.for_each_region("t", 2, |_, _| -> rowsearch_store::Result<()> {
+        Err(ErrorKind::InvalidCursor { reason: "planted" }.into())
+    });
+    assert!(err.is_err());
+    assert!(matches!(
+        store.scan("t", &Scan::new().region(4)).unwrap_err().kind(),
+        ErrorKind::UnknownRegion { .. }
+    ));
+}
