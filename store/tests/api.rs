@@ -343,21 +343,27 @@ fn for_each_region_runs_regions_in_parallel_in_region_order() {
     for key in ["a", "b", "d", "g", "h", "i", "z"] {
         store.put("t", key.as_bytes(), vec![PutCell::new("m", "q", "v")]).unwrap();
     }
-    // Each region's work counts itself in and waits (bounded) until a second
-    // region's work has started: run one after the other, the first would
-    // wait out the timeout alone.
-    let started = std::sync::Mutex::new(0usize);
+    // Each region's work counts itself in while it runs and waits (bounded)
+    // for a second one to be running at the same time; run one after the
+    // other, no region would ever see two.
+    let running = std::sync::Mutex::new(0usize);
     let cv = std::sync::Condvar::new();
     let overlapped = AtomicBool::new(false);
     let counts = store
         .for_each_region("t", 2, |region, rtxn| {
-            let mut n = started.lock().unwrap();
+            let mut n = running.lock().unwrap();
             *n += 1;
             cv.notify_all();
-            let (n, _) = cv.wait_timeout_while(n, Duration::from_secs(10), |n| *n < 2).unwrap();
+            let (mut n, _) = cv
+                .wait_timeout_while(n, Duration::from_secs(10), |n| {
+                    *n < 2 && !overlapped.load(Ordering::Relaxed)
+                })
+                .unwrap();
             if *n >= 2 {
                 overlapped.store(true, Ordering::Relaxed);
+                cv.notify_all();
             }
+            *n -= 1;
             drop(n);
             rtxn.count("t", &Scan::new().region(region.index))
         })
