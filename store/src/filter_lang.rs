@@ -172,21 +172,26 @@ impl Parser {
     }
 
     fn expr(&mut self) -> Result<Filter> {
-        let mut parts = vec![self.and()?];
-        while self.keyword("OR") {
-            self.bump();
-            parts.push(self.and()?);
-        }
-        Ok(if parts.len() == 1 { parts.remove(0) } else { Filter::List(ListOp::One, parts) })
+        self.list(ListOp::One, "OR", Parser::and)
     }
 
     fn and(&mut self) -> Result<Filter> {
-        let mut parts = vec![self.unary()?];
-        while self.keyword("AND") {
+        self.list(ListOp::All, "AND", Parser::unary)
+    }
+
+    /// `operand (KEYWORD operand)*`: the operand alone, or a list of them.
+    fn list(
+        &mut self,
+        op: ListOp,
+        keyword: &str,
+        operand: fn(&mut Parser) -> Result<Filter>,
+    ) -> Result<Filter> {
+        let mut parts = vec![operand(self)?];
+        while self.keyword(keyword) {
             self.bump();
-            parts.push(self.unary()?);
+            parts.push(operand(self)?);
         }
-        Ok(if parts.len() == 1 { parts.remove(0) } else { Filter::List(ListOp::All, parts) })
+        Ok(if parts.len() == 1 { parts.remove(0) } else { Filter::List(op, parts) })
     }
 
     fn unary(&mut self) -> Result<Filter> {

@@ -8,11 +8,11 @@ mod common;
 
 use common::filter_gen::{bytes, filter};
 use common::filter_model::FilterModel;
-use common::model::Model;
+use common::model::{Model, walk};
 use proptest::prelude::*;
 use rowsearch_store::{
     ALL_VERSIONS, Batch, Column, FamilySchema, Filter, Mutation, PutCell, ReadOptions, Row, RowKeySchema,
-    Scan, ScanCursor, Store, TableSchema,
+    Scan, Store, TableSchema,
 };
 
 fn schema() -> TableSchema {
@@ -132,26 +132,6 @@ fn expected(model: &Model, scan: &Scan) -> Vec<Row> {
         rows.iter_mut().flat_map(|r| r.cells.iter_mut()).for_each(|c| c.value.clear());
     }
     rows.into_iter().skip(scan.offset).take(scan.limit.unwrap_or(usize::MAX)).collect()
-}
-
-fn walk(store: &Store, table: &str, scan: &Scan, pages: &[usize]) -> Vec<Row> {
-    let mut got = Vec::new();
-    let mut cursor: Option<ScanCursor> = None;
-    let mut sizes = pages.iter().cycle();
-    loop {
-        let mut page_scan = scan.clone();
-        page_scan.limit = sizes.next().copied();
-        if cursor.is_some() {
-            page_scan.offset = 0;
-        }
-        page_scan.cursor = cursor.take();
-        let page = store.scan(table, &page_scan).unwrap();
-        got.extend(page.rows);
-        match page.next_cursor {
-            Some(c) => cursor = Some(ScanCursor::from_token(&c.to_token()).unwrap()),
-            None => return got,
-        }
-    }
 }
 
 proptest! {

@@ -10,7 +10,7 @@ use common::model::Model;
 use proptest::prelude::*;
 use rowsearch_store::{
     ALL_VERSIONS, Batch, Column, Delete, FamilySchema, ManualClock, Mutation, PutCell, ReadOptions, Scan,
-    ScanCursor, Store, TableSchema,
+    Store, TableSchema,
 };
 
 const START_MS: u64 = 1_000_000;
@@ -240,24 +240,7 @@ fn run(ops: Vec<Op>) {
                 let scan = fit_scan(table, scan);
                 let mut want = model.scan_all(table, &scan, now);
                 want.drain(..scan.offset.min(want.len()));
-                let mut got = Vec::new();
-                let mut cursor: Option<ScanCursor> = None;
-                let mut sizes = pages.iter().cycle();
-                loop {
-                    let mut page_scan = scan.clone();
-                    page_scan.limit = sizes.next().copied();
-                    if cursor.is_some() {
-                        page_scan.offset = 0;
-                    }
-                    page_scan.cursor = cursor.clone();
-                    // Cursors survive a round trip through their token.
-                    let page = store.scan(table, &page_scan).expect("page");
-                    got.extend(page.rows);
-                    match page.next_cursor {
-                        Some(c) => cursor = Some(ScanCursor::from_token(&c.to_token()).expect("token")),
-                        None => break,
-                    }
-                }
+                let got = common::model::walk(&store, table, &scan, &pages);
                 assert_eq!(got, want, "cursor walk of {scan:?} in pages {pages:?}");
             }
             Op::Count(table, scan) => {

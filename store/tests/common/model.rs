@@ -6,7 +6,9 @@
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, HashSet};
 
-use rowsearch_store::{Batch, Cell, Column, Delete, Mutation, ReadOptions, Row, Scan, TableSchema};
+use rowsearch_store::{
+    Batch, Cell, Column, Delete, Mutation, ReadOptions, Row, Scan, ScanCursor, Store, TableSchema,
+};
 
 type CellMap = BTreeMap<(Vec<u8>, String, Vec<u8>, Reverse<u64>), Vec<u8>>;
 
@@ -216,6 +218,28 @@ impl Model {
         match scan.limit {
             Some(l) => rows.take(l).collect(),
             None => rows.collect(),
+        }
+    }
+}
+
+/// Walks a scan in pages of the given sizes (cycled), resuming each page
+/// from the previous page's cursor after a round trip through its token.
+pub fn walk(store: &Store, table: &str, scan: &Scan, pages: &[usize]) -> Vec<Row> {
+    let mut got = Vec::new();
+    let mut cursor: Option<ScanCursor> = None;
+    let mut sizes = pages.iter().cycle();
+    loop {
+        let mut page_scan = scan.clone();
+        page_scan.limit = sizes.next().copied();
+        if cursor.is_some() {
+            page_scan.offset = 0;
+        }
+        page_scan.cursor = cursor.take();
+        let page = store.scan(table, &page_scan).unwrap();
+        got.extend(page.rows);
+        match page.next_cursor {
+            Some(c) => cursor = Some(ScanCursor::from_token(&c.to_token()).unwrap()),
+            None => return got,
         }
     }
 }
