@@ -14,7 +14,12 @@
 //! - scans stream, row by row: memory does not grow with the rows walked;
 //! - versions past a family's `max_versions` are purged on write; cells past
 //!   its `ttl_seconds` are never returned and are purged by
-//!   [`Store::compact`] (and on write to their column).
+//!   [`Store::compact`] (and on write to their column);
+//! - a table may declare a typed row key ([`RowKeySchema`]: fields that sort
+//!   as tuples, `desc` fields, salting that reads and writes as if unsalted)
+//!   and `splits` that cut it into regions ([`Store::for_each_region`]);
+//! - scans take HBase's filters ([`Filter`], or its filter language through
+//!   [`Filter::parse`]); range-bounding filters seek, scan-ending filters stop.
 //!
 //! Limits: row keys 1 to [`MAX_ROW_KEY_BYTES`] bytes, qualifiers at most
 //! [`MAX_QUALIFIER_BYTES`], table names at most [`MAX_TABLE_NAME_BYTES`],

@@ -1,6 +1,6 @@
 //! Read transactions and the streaming scan.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BinaryHeap};
 use std::ops::Bound;
 use std::sync::{Arc, RwLockReadGuard};
 
@@ -479,12 +479,43 @@ impl<'t> RowSource<'t> {
     }
 }
 
+/// A source's next row in the merge of several sources. The heap's top is
+/// the smallest key (forward) or the largest (reverse); keys are distinct
+/// across sources (each row lives in one bucket).
+struct Head {
+    row: Row,
+    source: usize,
+    reverse: bool,
+}
+
+impl PartialEq for Head {
+    fn eq(&self, other: &Head) -> bool {
+        self.row.key == other.row.key
+    }
+}
+
+impl Eq for Head {}
+
+impl PartialOrd for Head {
+    fn partial_cmp(&self, other: &Head) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Head {
+    fn cmp(&self, other: &Head) -> std::cmp::Ordering {
+        let ord = self.row.key.cmp(&other.row.key);
+        if self.reverse { ord } else { ord.reverse() }
+    }
+}
+
 /// A streaming scan over one table. Yields one `Result<Row>` per row, in key
 /// order (salted tables: the buckets merged by unsalted key).
 pub struct ScanIter<'t> {
     sources: Vec<RowSource<'t>>,
-    /// Each source's next row, when several are merged.
-    heads: Vec<Option<Row>>,
+    /// Each source's next row, when several are merged: the next row of the
+    /// scan on top.
+    heads: BinaryHeap<Head>,
     primed: bool,
     read: ReadOptions,
     /// The versions limit, applied after the filter.
@@ -541,7 +572,7 @@ impl<'t> ScanIter<'t> {
             }
         }
         Ok(ScanIter {
-            heads: Vec::new(),
+            heads: BinaryHeap::new(),
             primed: false,
             sources,
             read,
@@ -587,21 +618,18 @@ impl<'t> ScanIter<'t> {
             1 => self.sources[0].next_row(&shape),
             _ => {
                 if !self.primed {
-                    self.heads =
-                        self.sources.iter_mut().map(|s| s.next_row(&shape)).collect::<Result<_>>()?;
+                    for (source, s) in self.sources.iter_mut().enumerate() {
+                        if let Some(row) = s.next_row(&shape)? {
+                            self.heads.push(Head { row, source, reverse: self.reverse });
+                        }
+                    }
                     self.primed = true;
                 }
-                let reverse = self.reverse;
-                let best = self
-                    .heads
-                    .iter()
-                    .enumerate()
-                    .filter_map(|(i, h)| h.as_ref().map(|r| (i, r)))
-                    .reduce(|a, b| if (b.1.key < a.1.key) != reverse { b } else { a })
-                    .map(|(i, _)| i);
-                let Some(i) = best else { return Ok(None) };
-                let next = self.sources[i].next_row(&shape)?;
-                Ok(std::mem::replace(&mut self.heads[i], next))
+                let Some(head) = self.heads.pop() else { return Ok(None) };
+                if let Some(row) = self.sources[head.source].next_row(&shape)? {
+                    self.heads.push(Head { row, source: head.source, reverse: self.reverse });
+                }
+                Ok(Some(head.row))
             }
         }
     }
