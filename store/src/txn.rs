@@ -451,8 +451,9 @@ impl<'t> RowSource<'t> {
         Ok(RowSource { cursors, salted: table.is_salted() })
     }
 
-    /// The next row with at least one selected cell.
-    fn next_row(&mut self, shape: &RowShape<'_>) -> Result<Option<Row>> {
+    /// The next row with at least one selected cell, and its stored key as
+    /// LMDB holds it (escaped, salt included).
+    fn next_row(&mut self, shape: &RowShape<'_>) -> Result<Option<Sourced<'t>>> {
         loop {
             // Escaped rows order like raw rows, so heads compare unescaped.
             let next: Option<&'t [u8]> = self
@@ -467,43 +468,51 @@ impl<'t> RowSource<'t> {
             }
             limit_versions(&mut cells, shape.read.versions);
             if !cells.is_empty() {
-                // The salt byte is escaped too: 0x00 is two bytes.
-                let unsalted = match (self.salted, row_esc.first()) {
-                    (false, _) | (true, None) => row_esc,
-                    (true, Some(0)) => row_esc.get(2..).unwrap_or_default(),
-                    (true, Some(_)) => &row_esc[1..],
-                };
-                return Ok(Some(Row { key: key::unescape(unsalted), cells }));
+                let key = key::unescape(unsalted_esc(self.salted, row_esc));
+                return Ok(Some((Row { key, cells }, row_esc)));
             }
         }
+    }
+}
+
+/// A row and its stored key as LMDB holds it (escaped, salt included).
+type Sourced<'t> = (Row, &'t [u8]);
+
+/// The escaped key without its escaped salt byte (0x00 escapes to two bytes).
+fn unsalted_esc(salted: bool, esc: &[u8]) -> &[u8] {
+    match (salted, esc.first()) {
+        (false, _) | (true, None) => esc,
+        (true, Some(0)) => esc.get(2..).unwrap_or_default(),
+        (true, Some(_)) => &esc[1..],
     }
 }
 
 /// A source's next row in the merge of several sources. The heap's top is
 /// the smallest key (forward) or the largest (reverse); keys are distinct
 /// across sources (each row lives in one bucket).
-struct Head {
+struct Head<'t> {
     row: Row,
+    esc: &'t [u8],
     source: usize,
     reverse: bool,
 }
 
-impl PartialEq for Head {
-    fn eq(&self, other: &Head) -> bool {
+impl PartialEq for Head<'_> {
+    fn eq(&self, other: &Self) -> bool {
         self.row.key == other.row.key
     }
 }
 
-impl Eq for Head {}
+impl Eq for Head<'_> {}
 
-impl PartialOrd for Head {
-    fn partial_cmp(&self, other: &Head) -> Option<std::cmp::Ordering> {
+impl PartialOrd for Head<'_> {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
         Some(self.cmp(other))
     }
 }
 
-impl Ord for Head {
-    fn cmp(&self, other: &Head) -> std::cmp::Ordering {
+impl Ord for Head<'_> {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
         let ord = self.row.key.cmp(&other.row.key);
         if self.reverse { ord } else { ord.reverse() }
     }
@@ -515,7 +524,9 @@ pub struct ScanIter<'t> {
     sources: Vec<RowSource<'t>>,
     /// Each source's next row, when several are merged: the next row of the
     /// scan on top.
-    heads: BinaryHeap<Head>,
+    heads: BinaryHeap<Head<'t>>,
+    /// Stored keys carry a salt byte.
+    salted: bool,
     primed: bool,
     read: ReadOptions,
     /// The versions limit, applied after the filter.
@@ -529,10 +540,10 @@ pub struct ScanIter<'t> {
     offset: usize,
     limit: Option<usize>,
     returned: usize,
-    /// The key of the last row returned.
-    last_key: Option<Vec<u8>>,
+    /// The stored key (escaped, as in LMDB) of the last row returned.
+    last_key: Option<&'t [u8]>,
     /// A row read ahead by `has_more`.
-    peeked: Option<Row>,
+    peeked: Option<Sourced<'t>>,
     finished: bool,
 }
 
@@ -573,6 +584,7 @@ impl<'t> ScanIter<'t> {
         }
         Ok(ScanIter {
             heads: BinaryHeap::new(),
+            salted: table.is_salted(),
             primed: false,
             sources,
             read,
@@ -593,7 +605,10 @@ impl<'t> ScanIter<'t> {
 
     /// The cursor resuming after the last row returned so far.
     pub fn cursor(&self) -> Option<ScanCursor> {
-        self.last_key.as_ref().map(|k| ScanCursor { last_key: k.clone(), reverse: self.reverse })
+        self.last_key.map(|esc| ScanCursor {
+            last_key: key::unescape(unsalted_esc(self.salted, esc)),
+            reverse: self.reverse,
+        })
     }
 
     /// Whether another row would be returned (ignoring the limit). The row is
@@ -606,7 +621,7 @@ impl<'t> ScanIter<'t> {
     }
 
     /// The next row of the merged sources, before filter, offset and limit.
-    fn next_source_row(&mut self) -> Result<Option<Row>> {
+    fn next_source_row(&mut self) -> Result<Option<Sourced<'t>>> {
         let shape = RowShape {
             read: &self.read,
             reverse: self.reverse,
@@ -619,29 +634,29 @@ impl<'t> ScanIter<'t> {
             _ => {
                 if !self.primed {
                     for (source, s) in self.sources.iter_mut().enumerate() {
-                        if let Some(row) = s.next_row(&shape)? {
-                            self.heads.push(Head { row, source, reverse: self.reverse });
+                        if let Some((row, esc)) = s.next_row(&shape)? {
+                            self.heads.push(Head { row, esc, source, reverse: self.reverse });
                         }
                     }
                     self.primed = true;
                 }
                 let Some(head) = self.heads.pop() else { return Ok(None) };
-                if let Some(row) = self.sources[head.source].next_row(&shape)? {
-                    self.heads.push(Head { row, source: head.source, reverse: self.reverse });
+                if let Some((row, esc)) = self.sources[head.source].next_row(&shape)? {
+                    self.heads.push(Head { row, esc, source: head.source, reverse: self.reverse });
                 }
-                Ok(Some(head.row))
+                Ok(Some((head.row, head.esc)))
             }
         }
     }
 
     /// The next row that passes the filter, shaped (before offset and limit).
-    fn next_selected(&mut self) -> Result<Option<Row>> {
+    fn next_selected(&mut self) -> Result<Option<Sourced<'t>>> {
         loop {
             if self.filter.as_ref().is_some_and(FilterRun::done) {
                 return Ok(None);
             }
-            let Some(row) = self.next_source_row()? else { return Ok(None) };
-            let Some(run) = self.filter.as_mut() else { return Ok(Some(row)) };
+            let Some((row, esc)) = self.next_source_row()? else { return Ok(None) };
+            let Some(run) = self.filter.as_mut() else { return Ok(Some((row, esc))) };
             let verdict = run.eval(&row.key, &row.cells);
             if !verdict.row {
                 continue;
@@ -651,7 +666,7 @@ impl<'t> ScanIter<'t> {
             if untouched {
                 let mut cells = row.cells;
                 limit_versions(&mut cells, self.versions);
-                return Ok(Some(Row { key: row.key, cells }));
+                return Ok(Some((Row { key: row.key, cells }, esc)));
             }
             let mut cells = Vec::with_capacity(row.cells.len());
             for (i, mut cell) in row.cells.into_iter().enumerate() {
@@ -672,7 +687,7 @@ impl<'t> ScanIter<'t> {
             }
             limit_versions(&mut cells, self.versions);
             if !cells.is_empty() {
-                return Ok(Some(Row { key: row.key, cells }));
+                return Ok(Some((Row { key: row.key, cells }, esc)));
             }
         }
     }
@@ -687,23 +702,17 @@ impl Iterator for ScanIter<'_> {
         }
         loop {
             let next = match self.peeked.take() {
-                Some(row) => Ok(Some(row)),
+                Some(sourced) => Ok(Some(sourced)),
                 None => self.next_selected(),
             };
             match next {
-                Ok(Some(row)) => {
+                Ok(Some((row, esc))) => {
                     if self.offset > 0 {
                         self.offset -= 1;
                         continue;
                     }
                     self.returned += 1;
-                    match &mut self.last_key {
-                        Some(k) => {
-                            k.clear();
-                            k.extend_from_slice(&row.key);
-                        }
-                        None => self.last_key = Some(row.key.clone()),
-                    }
+                    self.last_key = Some(esc);
                     return Some(Ok(row));
                 }
                 Ok(None) => {
