@@ -29,6 +29,11 @@ pub(crate) fn family_db(table: &str, family: &str) -> String {
     format!("t/{table}/f/{family}")
 }
 
+/// The database holding one index of one table.
+pub(crate) fn index_db(table: &str, index: &str) -> String {
+    format!("t/{table}/i/{index}")
+}
+
 /// The meta key of a table's schema.
 pub(crate) fn schema_key(table: &str) -> Vec<u8> {
     [META_SCHEMA_PREFIX, table.as_bytes()].concat()

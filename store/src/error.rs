@@ -98,6 +98,22 @@ pub enum ErrorKind {
         /// What does not fit.
         detail: String,
     },
+    /// The table has no index of that name.
+    #[error("unknown index {index:?} of table {table:?}")]
+    UnknownIndex {
+        /// The table.
+        table: String,
+        /// The index asked for.
+        index: String,
+    },
+    /// An index lookup that does not fit the index.
+    #[error("invalid lookup in index {index:?}: {reason}")]
+    InvalidIndexQuery {
+        /// The index.
+        index: String,
+        /// What does not fit.
+        reason: String,
+    },
     /// A filter string that does not parse.
     #[error("invalid filter at byte {position}: expected {expected}, found {found}")]
     InvalidFilter {
@@ -209,6 +225,8 @@ impl Error {
                 | ErrorKind::InvalidSchema { .. }
                 | ErrorKind::InvalidRowKey { .. }
                 | ErrorKind::UnknownRegion { .. }
+                | ErrorKind::UnknownIndex { .. }
+                | ErrorKind::InvalidIndexQuery { .. }
                 | ErrorKind::InvalidFilter { .. }
                 | ErrorKind::SchemaConflict { .. }
                 | ErrorKind::EmptyRowKey { .. }

@@ -150,6 +150,13 @@ impl<'a> RawCellKey<'a> {
     }
 }
 
+/// Reads one escaped, terminated component from the start of `input`:
+/// the unescaped bytes and how many bytes it took.
+pub(crate) fn take_component(input: &[u8]) -> Option<(Vec<u8>, usize)> {
+    let end = find_terminator(input)?;
+    Some((unescape(&input[..end]), end + 2))
+}
+
 /// Undoes the escape of a component (without its terminator).
 pub(crate) fn unescape(esc: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(esc.len());

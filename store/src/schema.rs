@@ -3,6 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::{ErrorKind, Result};
+use crate::index::IndexSchema;
 use crate::rowkey::RowKeySchema;
 
 /// Longest table name, in bytes.
@@ -34,6 +35,9 @@ pub struct TableSchema {
     /// tables; a salted table without splits has one region per bucket.
     #[serde(default, skip_serializing_if = "Vec::is_empty", with = "crate::binstr::list")]
     pub splits: Vec<Vec<u8>>,
+    /// Secondary indexes over columns of this table.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub indexes: Vec<IndexSchema>,
 }
 
 /// One column family.
@@ -90,12 +94,23 @@ impl FamilySchema {
 impl TableSchema {
     /// A schema with the given families.
     pub fn new(families: impl IntoIterator<Item = FamilySchema>) -> TableSchema {
-        TableSchema { families: families.into_iter().collect(), row_key: None, splits: Vec::new() }
+        TableSchema {
+            families: families.into_iter().collect(),
+            row_key: None,
+            splits: Vec::new(),
+            indexes: Vec::new(),
+        }
     }
 
     /// Sets the typed row key.
     pub fn row_key(mut self, row_key: RowKeySchema) -> TableSchema {
         self.row_key = Some(row_key);
+        self
+    }
+
+    /// Adds a secondary index.
+    pub fn index(mut self, index: IndexSchema) -> TableSchema {
+        self.indexes.push(index);
         self
     }
 
@@ -151,6 +166,21 @@ impl TableSchema {
         }
         if let Some(row_key) = &self.row_key {
             row_key.validate().map_err(invalid)?;
+        }
+        for (i, index) in self.indexes.iter().enumerate() {
+            validate_name("index", &index.name, MAX_FAMILY_NAME_BYTES)?;
+            if self.indexes[..i].iter().any(|x| x.name == index.name) {
+                return Err(invalid(format!("index {:?} declared twice", index.name)).into());
+            }
+            let columns = index.parsed_columns().map_err(invalid)?;
+            if columns.is_empty() {
+                return Err(invalid(format!("index {:?} has no columns", index.name)).into());
+            }
+            for (family, _) in &columns {
+                if self.family(family).is_none() {
+                    return Err(invalid(format!("index {:?}: unknown family {family:?}", index.name)).into());
+                }
+            }
         }
         if self.splits.iter().any(Vec::is_empty) {
             return Err(invalid("a split must not be empty".into()).into());

@@ -15,6 +15,7 @@ use crate::clock::{Clock, SystemClock};
 use crate::dbs;
 use crate::error::{Error, ErrorKind, Result};
 use crate::filter::RowRange;
+use crate::index::{Entry, IndexHandle, IndexPage, IndexQuery, VerifyReport};
 use crate::key::{self, CellKey};
 use crate::mutation::{Batch, Delete, Mutation};
 use crate::read::{ReadOptions, Scan};
@@ -100,6 +101,8 @@ pub(crate) struct TableHandle {
     pub schema: TableSchema,
     /// Region boundaries (stored keys): the schema's effective splits.
     pub splits: Vec<Vec<u8>>,
+    /// Secondary indexes, in schema order.
+    pub indexes: Vec<IndexHandle>,
     /// Sorted by family name: HBase's family order.
     pub families: Vec<Arc<FamilyHandle>>,
 }
@@ -151,6 +154,12 @@ impl TableHandle {
                 end: self.splits.get(index).cloned(),
             })
             .collect()
+    }
+
+    pub fn index(&self, name: &str) -> Result<&IndexHandle> {
+        self.indexes.iter().find(|i| i.schema.name == name).ok_or_else(|| {
+            ErrorKind::UnknownIndex { table: self.name.clone(), index: name.to_owned() }.into()
+        })
     }
 
     pub fn family(&self, name: &str) -> Result<&Arc<FamilyHandle>> {
@@ -486,6 +495,9 @@ impl Store {
             for family in &handle.families {
                 family.db.clear(wtxn).map_err(|e| Error::lmdb("clear family", e))?;
             }
+            for index in &handle.indexes {
+                index.db.clear(wtxn).map_err(|e| Error::lmdb("clear index", e))?;
+            }
             self.meta.delete(wtxn, &dbs::schema_key(table)).map_err(|e| Error::lmdb("delete schema", e))?;
             Ok(())
         })?;
@@ -528,7 +540,11 @@ impl Store {
         let handles = self.check_batch(batch)?;
         let now_ms = self.clock.now_ms();
         let touched = touched_rows(batch);
+        // Rows of indexed tables: their entries before and after the batch.
+        let indexed: Vec<(&TableHandle, &[u8])> =
+            touched.iter().map(|(t, r)| (&*handles[*t], *r)).filter(|(h, _)| !h.indexes.is_empty()).collect();
         self.write_txn(|wtxn| {
+            let before = index_entries(wtxn, &indexed, now_ms)?;
             let mut buf = Vec::with_capacity(256);
             let mut handle = None::<&Arc<TableHandle>>;
             for mutation in &batch.mutations {
@@ -543,6 +559,8 @@ impl Store {
                     Mutation::Delete { what, .. } => delete_row(wtxn, h, &row, what)?,
                 }
             }
+            let after = index_entries(wtxn, &indexed, now_ms)?;
+            update_indexes(wtxn, &indexed, &before, &after)?;
             self.append_feed(wtxn, &touched)
         })
     }
@@ -695,6 +713,22 @@ impl Store {
                     report.cells_purged += dead.len() as u64;
                 }
             }
+            // Index entries whose cells expired.
+            for handle in &handles {
+                for index in &handle.indexes {
+                    let mut dead = Vec::new();
+                    for item in index.db.iter(wtxn).map_err(|e| Error::lmdb("compact index", e))? {
+                        let (k, v) = item.map_err(|e| Error::lmdb("compact index", e))?;
+                        let expiry = v.try_into().map(u64::from_be_bytes).unwrap_or(u64::MAX);
+                        if expiry <= now_ms {
+                            dead.push(k.to_vec());
+                        }
+                    }
+                    for k in &dead {
+                        index.db.delete(wtxn, k).map_err(|e| Error::lmdb("compact index", e))?;
+                    }
+                }
+            }
             report.rows_touched = touched.len() as u64;
             let refs: Vec<(&str, &[u8])> = touched.iter().map(|(t, r)| (t.as_str(), r.as_slice())).collect();
             self.append_feed(wtxn, &refs)?;
@@ -771,6 +805,38 @@ impl Store {
     /// As [`ReadTxn::count`].
     pub fn count(&self, table: &str, scan: &Scan) -> Result<u64> {
         self.begin_read()?.count(table, scan)
+    }
+
+    /// Looks rows up in a secondary index (one snapshot).
+    ///
+    /// ```
+    /// use rowsearch_store::{FamilySchema, IndexQuery, IndexSchema, PutCell, Store, TableSchema};
+    /// let dir = tempfile::tempdir()?;
+    /// let store = Store::open(dir.path())?;
+    /// let schema = TableSchema::new([FamilySchema::new("m")]).index(IndexSchema::new("by_from", ["m:from"]));
+    /// store.create_table("mail", &schema)?;
+    /// store.put("mail", b"r1", vec![PutCell::new("m", "from", "ann")])?;
+    /// store.put("mail", b"r2", vec![PutCell::new("m", "from", "bob")])?;
+    /// store.put("mail", b"r3", vec![PutCell::new("m", "from", "ann")])?;
+    /// let page = store.index_lookup("mail", "by_from", &IndexQuery { eq: vec![b"ann".to_vec()], ..Default::default() })?;
+    /// let keys: Vec<&[u8]> = page.hits.iter().map(|h| h.key.as_slice()).collect();
+    /// assert_eq!(keys, [b"r1", b"r3"]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    /// `UnknownTable`, `UnknownIndex`, `InvalidCursor`, `Lmdb`.
+    pub fn index_lookup(&self, table: &str, index: &str, query: &IndexQuery) -> Result<IndexPage> {
+        self.begin_read()?.index_lookup(table, index, query)
+    }
+
+    /// Compares an index with the data: every row's entry present, no
+    /// other entry.
+    ///
+    /// # Errors
+    /// `UnknownTable`, `UnknownIndex`, `Corrupted`, `Lmdb`.
+    pub fn verify_index(&self, table: &str, index: &str) -> Result<VerifyReport> {
+        self.begin_read()?.verify_index(table, index)
     }
 
     /// The table's regions in key order: the key ranges its `splits` cut
@@ -969,6 +1035,43 @@ impl Store {
     }
 }
 
+/// Each row's entry in each index of its table, as `txn` sees the data.
+fn index_entries(
+    txn: &heed::RoTxn<'_>,
+    rows: &[(&TableHandle, &[u8])],
+    now_ms: u64,
+) -> Result<Vec<Vec<Option<Entry>>>> {
+    rows.iter()
+        .map(|(table, row)| {
+            let stored = table.stored_key(row);
+            table.indexes.iter().map(|index| index.entry(txn, table, row, &stored, now_ms)).collect()
+        })
+        .collect()
+}
+
+/// Replaces entries that changed.
+fn update_indexes(
+    wtxn: &mut RwTxn,
+    rows: &[(&TableHandle, &[u8])],
+    before: &[Vec<Option<Entry>>],
+    after: &[Vec<Option<Entry>>],
+) -> Result<()> {
+    for (((table, _), old), new) in rows.iter().zip(before).zip(after) {
+        for ((index, old), new) in table.indexes.iter().zip(old).zip(new) {
+            if old == new {
+                continue;
+            }
+            if let Some((k, _)) = old {
+                index.db.delete(wtxn, k).map_err(|e| Error::lmdb("index delete", e))?;
+            }
+            if let Some((k, expiry)) = new {
+                index.db.put(wtxn, k, &expiry.to_be_bytes()).map_err(|e| Error::lmdb("index put", e))?;
+            }
+        }
+    }
+    Ok(())
+}
+
 /// The rows a batch touches, each once, in the order of its first mutation.
 fn touched_rows(batch: &Batch) -> Vec<(&str, &[u8])> {
     let rows = batch.mutations.iter().map(|m| (m.table(), m.row()));
@@ -1005,8 +1108,27 @@ fn open_table(
         }));
     }
     families.sort_by(|a, b| a.schema.name.cmp(&b.schema.name));
+    let mut indexes = Vec::with_capacity(schema.indexes.len());
+    for index in &schema.indexes {
+        let db_name = dbs::index_db(name, &index.name);
+        let db: BytesDb = env.create_database(wtxn, Some(&db_name)).map_err(|e| match e {
+            heed::Error::Mdb(MdbError::DbsFull) => ErrorKind::TooManyDatabases { max_dbs }.into(),
+            other => Error::lmdb("create index database", other),
+        })?;
+        let invalid =
+            |reason: String| -> Error { ErrorKind::InvalidSchema { table: name.to_owned(), reason }.into() };
+        let mut columns = Vec::new();
+        for (family, qualifier) in index.parsed_columns().map_err(invalid)? {
+            let handle = families
+                .iter()
+                .find(|f| f.schema.name == family)
+                .ok_or_else(|| invalid(format!("index {:?}: unknown family {family:?}", index.name)))?;
+            columns.push((handle.clone(), qualifier));
+        }
+        indexes.push(IndexHandle { schema: index.clone(), db_name, db, columns });
+    }
     let splits = schema.effective_splits();
-    Ok(TableHandle { name: name.to_owned(), schema, splits, families })
+    Ok(TableHandle { name: name.to_owned(), schema, splits, families, indexes })
 }
 
 fn put_row(

@@ -10,6 +10,7 @@ use heed::{RoRange, RoRevRange, RoTxn, WithoutTls};
 use crate::cell::{Cell, Row};
 use crate::error::{Error, ErrorKind, Result};
 use crate::filter::{FilterRun, RowRange};
+use crate::index::{IndexPage, IndexQuery, VerifyReport};
 use crate::key::{self, RawCellKey};
 use crate::read::{Column, ReadOptions, Scan, ScanCursor};
 use crate::store::{FamilyHandle, Region, RegionStats, Store, TableHandle};
@@ -134,6 +135,73 @@ impl<'s> ReadTxn<'s> {
             _ => None,
         };
         Ok(ScanPage { rows, next_cursor })
+    }
+
+    /// Looks rows up in a secondary index of `table`.
+    ///
+    /// # Errors
+    /// As [`Store::index_lookup`].
+    pub fn index_lookup(&self, table: &str, index: &str, query: &IndexQuery) -> Result<IndexPage> {
+        let handle = self.store.table_handle(table)?;
+        crate::index::lookup(&self.txn, &handle, handle.index(index)?, query, self.now_ms)
+    }
+
+    /// Compares an index with the data in this snapshot.
+    ///
+    /// # Errors
+    /// As [`Store::verify_index`].
+    pub fn verify_index(&self, table: &str, index: &str) -> Result<VerifyReport> {
+        let handle = self.store.table_handle(table)?;
+        let ix = handle.index(index)?;
+        // What the data says, in entry order.
+        let mut expected = Vec::new();
+        for row in self.scan(table, &Scan::new().keys_only(true))? {
+            let row = row?;
+            let stored = handle.stored_key(&row.key);
+            if let Some((k, _)) = ix.entry(&self.txn, &handle, &row.key, &stored, self.now_ms)? {
+                expected.push(k);
+            }
+        }
+        expected.sort_unstable();
+        let mut actual = Vec::new();
+        for item in ix.db.iter(&self.txn).map_err(|e| Error::lmdb("verify index", e))? {
+            let (k, v) = item.map_err(|e| Error::lmdb("verify index", e))?;
+            let expiry = v.try_into().map(u64::from_be_bytes).unwrap_or(u64::MAX);
+            if self.now_ms < expiry {
+                actual.push(k.to_vec());
+            }
+        }
+        let mut report = VerifyReport { entries: actual.len() as u64, ..VerifyReport::default() };
+        let (mut i, mut j) = (0, 0);
+        while i < expected.len() || j < actual.len() {
+            let ord = match (expected.get(i), actual.get(j)) {
+                (Some(e), Some(a)) => e.cmp(a),
+                (Some(_), None) => std::cmp::Ordering::Less,
+                _ => std::cmp::Ordering::Greater,
+            };
+            match ord {
+                std::cmp::Ordering::Equal => {
+                    i += 1;
+                    j += 1;
+                }
+                std::cmp::Ordering::Less => {
+                    report.missing_count += 1;
+                    if report.missing.len() < 100 {
+                        let (_, row) = crate::index::entry_row(&ix.db_name, &expected[i], ix.columns.len())?;
+                        report.missing.push(row);
+                    }
+                    i += 1;
+                }
+                std::cmp::Ordering::Greater => {
+                    report.extra_count += 1;
+                    if report.extra.len() < 100 {
+                        report.extra.push(actual[j].clone());
+                    }
+                    j += 1;
+                }
+            }
+        }
+        Ok(report)
     }
 
     /// Rows, cells and bytes stored in one region of `table`.

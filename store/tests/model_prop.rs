@@ -9,8 +9,8 @@ use std::sync::Arc;
 use common::model::Model;
 use proptest::prelude::*;
 use rowsearch_store::{
-    ALL_VERSIONS, Batch, Column, Delete, FamilySchema, ManualClock, Mutation, PutCell, ReadOptions, Scan,
-    Store, TableSchema,
+    ALL_VERSIONS, Batch, Column, Delete, FamilySchema, IndexQuery, IndexSchema, ManualClock, Mutation,
+    PutCell, ReadOptions, Scan, Store, TableSchema,
 };
 
 const START_MS: u64 = 1_000_000;
@@ -23,7 +23,11 @@ fn tables() -> Vec<(&'static str, TableSchema)> {
                 FamilySchema::new("a"),
                 FamilySchema::new("b").max_versions(3),
                 FamilySchema::new("c").max_versions(2).ttl_seconds(10),
-            ]),
+            ])
+            .splits([b"a".to_vec()])
+            .index(IndexSchema::new("by_a", ["a:a"]))
+            .index(IndexSchema::new("by_ab", ["a:a", "b:b"]))
+            .index(IndexSchema::new("by_c", ["c:\\x00"])),
         ),
         ("u", TableSchema::new([FamilySchema::new("a").max_versions(2)])),
     ]
@@ -35,8 +39,10 @@ fn key_bytes(min: usize, max: usize) -> impl Strategy<Value = Vec<u8>> {
     prop::collection::vec(prop::sample::select(vec![0x00u8, 0x01, b'a', b'b', 0xFF]), min..=max)
 }
 
+/// Rows: often one of five one-byte keys, so puts and deletes meet the same
+/// rows (overwrites, version eviction, index entries replaced).
 fn row() -> impl Strategy<Value = Vec<u8>> {
-    key_bytes(1, 3)
+    prop_oneof![2 => key_bytes(1, 1), 1 => key_bytes(1, 3)]
 }
 
 fn qualifier() -> impl Strategy<Value = Vec<u8>> {
@@ -101,6 +107,23 @@ fn mutation() -> impl Strategy<Value = Mutation> {
     prop_oneof![3 => put(), 1 => delete()]
 }
 
+fn index_query() -> impl Strategy<Value = IndexQuery> {
+    (prop::collection::vec(key_bytes(0, 3), 0..3), 0u8..3, key_bytes(0, 2), key_bytes(0, 2)).prop_map(
+        |(eq, kind, a, b)| {
+            let mut q = IndexQuery { eq, ..IndexQuery::default() };
+            match kind {
+                0 => {}
+                1 => q.prefix = Some(a),
+                _ => {
+                    q.start = Some(a);
+                    q.stop = Some(b);
+                }
+            }
+            q
+        },
+    )
+}
+
 fn read_options() -> impl Strategy<Value = ReadOptions> {
     let column = prop_oneof![
         prop::sample::select(vec!["a", "b", "c"]).prop_map(|f| Column::Family(f.to_owned())),
@@ -156,6 +179,8 @@ enum Op {
     /// Walk a scan in pages of the given sizes with cursors.
     Walk(&'static str, Scan, Vec<usize>),
     Count(&'static str, Scan),
+    /// An index lookup walked in pages of the given size.
+    Lookup(&'static str, IndexQuery, usize),
     Compact,
     Reopen,
     AdvanceClock(u64),
@@ -169,6 +194,8 @@ fn op() -> impl Strategy<Value = Op> {
         3 => (table.clone(), scan()).prop_map(|(t, s)| Op::Scan(t, s)),
         1 => (table.clone(), scan(), prop::collection::vec(1usize..4, 1..8)).prop_map(|(t, s, p)| Op::Walk(t, s, p)),
         1 => (table, scan()).prop_map(|(t, s)| Op::Count(t, s)),
+        2 => (prop::sample::select(vec!["by_a", "by_ab", "by_c"]), index_query(), 1usize..4)
+            .prop_map(|(i, q, page)| Op::Lookup(i, q, page)),
         1 => Just(Op::Compact),
         1 => Just(Op::Reopen),
         1 => (0u64..6_000).prop_map(Op::AdvanceClock),
@@ -178,6 +205,19 @@ fn op() -> impl Strategy<Value = Op> {
 /// Reads every table in full (all versions, ignoring nothing but TTL) from
 /// both and compares, plus the change feed.
 fn assert_same_state(store: &Store, model: &Model, now: u64) {
+    for index in ["by_a", "by_ab", "by_c"] {
+        let report = store.verify_index("t", index).expect("verify");
+        assert!(report.is_clean(), "index {index}: {report:?}");
+        let all = IndexQuery::default();
+        let got: Vec<_> = store
+            .index_lookup("t", index, &all)
+            .expect("lookup")
+            .hits
+            .into_iter()
+            .map(|h| (h.values, h.key))
+            .collect();
+        assert_eq!(got, model.index_lookup("t", index, &all, now), "whole index {index}");
+    }
     let all = Scan::new().read(ReadOptions::default().versions(ALL_VERSIONS));
     for (name, _) in tables() {
         let got = store.scan(name, &all).expect("scan").rows;
@@ -247,6 +287,33 @@ fn run(ops: Vec<Op>) {
                 let scan = fit_scan(table, scan);
                 let want = model.scan_all(table, &scan, now).len().saturating_sub(scan.offset) as u64;
                 assert_eq!(store.count(table, &scan).expect("count"), want);
+            }
+            Op::Lookup(index, mut query, page) => {
+                // Fit the query to the index: at most one value per column,
+                // and a prefix or range only with a column left for it.
+                let columns = if index == "by_ab" { 2 } else { 1 };
+                query.eq.truncate(columns);
+                if query.eq.len() == columns {
+                    let err =
+                        store.index_lookup("t", index, &IndexQuery { prefix: Some(vec![]), ..query.clone() });
+                    assert!(err.is_err(), "a prefix on no column is refused");
+                    query.prefix = None;
+                    query.start = None;
+                    query.stop = None;
+                }
+                let want = model.index_lookup("t", index, &query, now);
+                let mut got = Vec::new();
+                let mut q = query.clone();
+                q.limit = Some(page);
+                loop {
+                    let p = store.index_lookup("t", index, &q).expect("index lookup");
+                    got.extend(p.hits.into_iter().map(|h| (h.values, h.key)));
+                    match p.next_cursor {
+                        Some(c) => q.cursor = Some(c),
+                        None => break,
+                    }
+                }
+                assert_eq!(got, want, "lookup {index} {query:?} in pages of {page}");
             }
             Op::Compact => {
                 let report = store.compact().expect("compact");

@@ -243,3 +243,63 @@ pub fn walk(store: &Store, table: &str, scan: &Scan, pages: &[usize]) -> Vec<Row
         }
     }
 }
+
+impl Model {
+    /// Every match of an index lookup, in index order (values, then row),
+    /// ignoring limit and cursor: rows whose newest version of every indexed
+    /// column is live, filtered by the query.
+    pub fn index_lookup(
+        &self,
+        table: &str,
+        index: &str,
+        query: &rowsearch_store::IndexQuery,
+        now: u64,
+    ) -> Vec<(Vec<Vec<u8>>, Vec<u8>)> {
+        let (schema, cells) = &self.tables[table];
+        let columns: Vec<(String, Vec<u8>)> = schema
+            .indexes
+            .iter()
+            .find(|i| i.name == index)
+            .expect("model: index exists")
+            .columns
+            .iter()
+            .map(|c| match Column::parse(&rowsearch_store::binstr::decode(c).unwrap()) {
+                Column::Qualifier(f, q) => (f, q),
+                Column::Family(_) => unreachable!(),
+            })
+            .collect();
+        let mut rows: Vec<Vec<u8>> = cells.keys().map(|k| k.0.clone()).collect();
+        rows.dedup();
+        let mut out = Vec::new();
+        'rows: for row in rows {
+            let mut values = Vec::new();
+            for (f, q) in &columns {
+                // The newest version of the column (the first in cell order).
+                let newest = cells
+                    .range((row.clone(), f.clone(), q.clone(), Reverse(u64::MAX))..)
+                    .next()
+                    .filter(|((r, cf, cq, _), _)| *r == row && cf == f && cq == q);
+                match newest {
+                    Some(((_, _, _, Reverse(ts)), v)) if Self::live(schema, f, *ts, now) => {
+                        values.push(v.clone())
+                    }
+                    _ => continue 'rows,
+                }
+            }
+            let k = query.eq.len();
+            if values[..k.min(values.len())] != query.eq[..k.min(values.len())] || k > values.len() {
+                continue;
+            }
+            if let Some(next) = values.get(k)
+                && (query.prefix.as_ref().is_some_and(|p| !next.starts_with(p))
+                    || query.start.as_ref().is_some_and(|s| next < s)
+                    || query.stop.as_ref().is_some_and(|s| next >= s))
+            {
+                continue;
+            }
+            out.push((values, row));
+        }
+        out.sort();
+        out
+    }
+}

@@ -1,0 +1,367 @@
+//! Secondary indexes: declared per table over one or more columns, kept in
+//! the same write transaction as the rows they index.
+//!
+//! An index is its own LMDB database, `t/<table>/i/<index>`. An entry is
+//!
+//! ```text
+//! region (u16, BE) | esc(value 1) 00 01 | ... | esc(value n) 00 01 | esc(row key) 00 01
+//! ```
+//!
+//! with the values of the newest live version of each indexed column and the
+//! (unsalted) row key, escaped as in cell keys so entries sort by values, then
+//! row key. Its value is the entry's expiry (u64 BE, ms; `u64::MAX` without
+//! TTL): the earliest time one of its cells passes its family's TTL. A row
+//! that lacks one of the columns has no entry. The region prefix keeps a
+//! region's entries with the region; a lookup merges the regions.
+
+use std::collections::BinaryHeap;
+use std::ops::Bound;
+use std::sync::Arc;
+
+use heed::RoTxn;
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::key;
+use crate::read::Column;
+use crate::store::{BytesDb, FamilyHandle, TableHandle};
+
+/// An index declared in a table schema.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IndexSchema {
+    /// The index name (same rules as family names).
+    pub name: String,
+    /// The indexed columns, `family:qualifier`, most significant first.
+    pub columns: Vec<String>,
+}
+
+impl IndexSchema {
+    /// An index over these columns.
+    pub fn new(name: impl Into<String>, columns: impl IntoIterator<Item = impl Into<String>>) -> IndexSchema {
+        IndexSchema { name: name.into(), columns: columns.into_iter().map(Into::into).collect() }
+    }
+
+    /// The columns as (family, qualifier).
+    pub(crate) fn parsed_columns(&self) -> std::result::Result<Vec<(String, Vec<u8>)>, String> {
+        self.columns
+            .iter()
+            .map(|c| {
+                let bytes = crate::binstr::decode(c)
+                    .map_err(|e| format!("index {:?}: column {c:?}: {e}", self.name))?;
+                match Column::parse(&bytes) {
+                    Column::Qualifier(f, q) => Ok((f, q)),
+                    Column::Family(_) => {
+                        Err(format!("index {:?}: column {c:?} must be family:qualifier", self.name))
+                    }
+                }
+            })
+            .collect()
+    }
+}
+
+/// An open index of a table.
+#[derive(Debug)]
+pub(crate) struct IndexHandle {
+    pub schema: IndexSchema,
+    pub db_name: String,
+    pub db: BytesDb,
+    /// The indexed columns, resolved.
+    pub columns: Vec<(Arc<FamilyHandle>, Vec<u8>)>,
+}
+
+/// One index entry: its key and expiry.
+pub(crate) type Entry = (Vec<u8>, u64);
+
+fn push_escaped(out: &mut Vec<u8>, bytes: &[u8]) {
+    out.extend_from_slice(&key::row_start(bytes));
+}
+
+/// The region of a stored key: how many splits are at or below it.
+pub(crate) fn region_of(splits: &[Vec<u8>], stored: &[u8]) -> u16 {
+    let n = splits.partition_point(|s| s.as_slice() <= stored);
+    u16::try_from(n).unwrap_or(u16::MAX)
+}
+
+impl IndexHandle {
+    /// The entry of `row` (unsalted key; `stored` its stored key) in this
+    /// index as the data in `txn` stands, or `None` when it lacks a column.
+    pub fn entry(
+        &self,
+        txn: &RoTxn<'_>,
+        table: &TableHandle,
+        row: &[u8],
+        stored: &[u8],
+        now_ms: u64,
+    ) -> Result<Option<Entry>> {
+        let mut out = region_of(&table.splits, stored).to_be_bytes().to_vec();
+        let mut expiry = u64::MAX;
+        for (family, qualifier) in &self.columns {
+            let prefix = key::column_prefix(stored, qualifier);
+            let mut iter = family.db.prefix_iter(txn, &prefix).map_err(|e| Error::lmdb("index read", e))?;
+            // The newest version comes first; older ones expire before it.
+            let Some(item) = iter.next() else { return Ok(None) };
+            let (k, v) = item.map_err(|e| Error::lmdb("index read", e))?;
+            let cell = key::RawCellKey::split(&family.db_name, k)?;
+            if !family.schema.is_live(cell.timestamp, now_ms) {
+                return Ok(None);
+            }
+            if let Some(ttl) = family.schema.ttl_ms() {
+                expiry = expiry.min(cell.timestamp.saturating_add(ttl));
+            }
+            push_escaped(&mut out, v);
+        }
+        push_escaped(&mut out, row);
+        Ok(Some((out, expiry)))
+    }
+}
+
+/// The row key at the end of an entry (after region and values).
+pub(crate) fn entry_row(db: &str, entry: &[u8], values: usize) -> Result<(Vec<Vec<u8>>, Vec<u8>)> {
+    let corrupted = || -> Error {
+        ErrorKind::Corrupted {
+            db: db.to_owned(),
+            key: crate::error::preview(entry),
+            detail: "bad index entry".into(),
+        }
+        .into()
+    };
+    let mut rest = entry.get(2..).ok_or_else(corrupted)?;
+    let mut parts = Vec::with_capacity(values + 1);
+    for _ in 0..=values {
+        let (part, used) = key::take_component(rest).ok_or_else(corrupted)?;
+        parts.push(part);
+        rest = &rest[used..];
+    }
+    if !rest.is_empty() {
+        return Err(corrupted());
+    }
+    let row = parts.pop().ok_or_else(corrupted)?;
+    Ok((parts, row))
+}
+
+/// A lookup in one index: equality on leading columns, then optionally a
+/// prefix or a range on the next one.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct IndexQuery {
+    /// Values the leading columns must equal, in column order.
+    pub eq: Vec<Vec<u8>>,
+    /// The next column starts with this.
+    pub prefix: Option<Vec<u8>>,
+    /// The next column is at least this.
+    pub start: Option<Vec<u8>>,
+    /// The next column is below this.
+    pub stop: Option<Vec<u8>>,
+    /// Most keys returned.
+    pub limit: Option<usize>,
+    /// Resume after this token (from [`IndexPage::next_cursor`]).
+    pub cursor: Option<String>,
+}
+
+/// One match of an index lookup.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IndexHit {
+    /// The indexed values, in column order.
+    pub values: Vec<Vec<u8>>,
+    /// The row key.
+    pub key: Vec<u8>,
+}
+
+/// A page of index matches, in index order (values, then row key).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IndexPage {
+    /// The matches.
+    pub hits: Vec<IndexHit>,
+    /// Present when the limit cut the lookup short.
+    pub next_cursor: Option<String>,
+}
+
+/// What `verify` found.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct VerifyReport {
+    /// Entries checked.
+    pub entries: u64,
+    /// Rows whose entry is missing from the index (row keys, first 100).
+    pub missing: Vec<Vec<u8>>,
+    /// Entries the data does not justify (entry keys, first 100).
+    pub extra: Vec<Vec<u8>>,
+    /// Counts, beyond the samples.
+    pub missing_count: u64,
+    /// Counts, beyond the samples.
+    pub extra_count: u64,
+}
+
+impl VerifyReport {
+    /// No difference found.
+    pub fn is_clean(&self) -> bool {
+        self.missing_count == 0 && self.extra_count == 0
+    }
+}
+
+/// Bounds (inclusive lower, exclusive upper) of a query in one region, on
+/// entry keys without the region prefix.
+pub(crate) fn query_bounds(query: &IndexQuery, after: Option<&[u8]>) -> (Vec<u8>, Option<Vec<u8>>) {
+    let mut base = Vec::new();
+    for v in &query.eq {
+        push_escaped(&mut base, v);
+    }
+    let (mut lo, mut hi) = if let Some(p) = &query.prefix {
+        let mut lo = base.clone();
+        lo.extend_from_slice(&key::row_start(p)[..key::row_start(p).len() - 2]);
+        let hi = key::prefix_successor(&lo);
+        (lo, hi)
+    } else {
+        let mut lo = base.clone();
+        if let Some(s) = &query.start {
+            push_escaped(&mut lo, s);
+        }
+        let hi = match &query.stop {
+            Some(s) => {
+                let mut hi = base.clone();
+                push_escaped(&mut hi, s);
+                Some(hi)
+            }
+            None => key::prefix_successor(&base),
+        };
+        (lo, hi)
+    };
+    if let Some(after) = after {
+        // Just above `after`: no entry lies strictly between them.
+        let mut next = after.to_vec();
+        next.push(0);
+        if next > lo {
+            lo = next;
+        }
+    }
+    if let Some(h) = &hi
+        && lo >= *h
+    {
+        hi = Some(lo.clone());
+    }
+    (lo, hi)
+}
+
+/// An entry of one region's range, for the merge across regions.
+pub(crate) struct Head {
+    /// The entry without its region prefix.
+    pub entry: Vec<u8>,
+    pub source: usize,
+}
+
+impl PartialEq for Head {
+    fn eq(&self, other: &Head) -> bool {
+        self.entry == other.entry
+    }
+}
+impl Eq for Head {}
+impl PartialOrd for Head {
+    fn partial_cmp(&self, other: &Head) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Head {
+    fn cmp(&self, other: &Head) -> std::cmp::Ordering {
+        other.entry.cmp(&self.entry)
+    }
+}
+
+/// Runs a query over every region of an index: entries in order, expired
+/// ones skipped; stops after `limit + 1` entries.
+pub(crate) fn lookup(
+    txn: &RoTxn<'_>,
+    table: &TableHandle,
+    index: &IndexHandle,
+    query: &IndexQuery,
+    now_ms: u64,
+) -> Result<IndexPage> {
+    let columns = index.columns.len();
+    let ranged = query.prefix.is_some() || query.start.is_some() || query.stop.is_some();
+    if query.eq.len() > columns || (ranged && query.eq.len() == columns) {
+        return Err(ErrorKind::InvalidIndexQuery {
+            index: index.schema.name.clone(),
+            reason: format!(
+                "the index has {columns} column(s); {} equality value(s){} given",
+                query.eq.len(),
+                if ranged { " and a prefix or range on the next" } else { "" }
+            ),
+        }
+        .into());
+    }
+    if query.prefix.is_some() && (query.start.is_some() || query.stop.is_some()) {
+        return Err(ErrorKind::InvalidIndexQuery {
+            index: index.schema.name.clone(),
+            reason: "give a prefix or a start/stop range, not both".into(),
+        }
+        .into());
+    }
+    let after = match &query.cursor {
+        None => None,
+        Some(token) => Some(decode_cursor(token)?),
+    };
+    let (lo, hi) = query_bounds(query, after.as_deref());
+    let regions = table.splits.len() + 1;
+    let mut iters = Vec::with_capacity(regions);
+    for region in 0..regions {
+        let prefix = u16::try_from(region).unwrap_or(u16::MAX).to_be_bytes();
+        let lower = [&prefix[..], &lo].concat();
+        let upper = match &hi {
+            Some(h) => Some([&prefix[..], h].concat()),
+            None => u16::try_from(region + 1).ok().map(|r| r.to_be_bytes().to_vec()),
+        };
+        let range =
+            (Bound::Included(lower.as_slice()), upper.as_deref().map_or(Bound::Unbounded, Bound::Excluded));
+        iters.push(index.db.range(txn, &range).map_err(|e| Error::lmdb("index lookup", e))?);
+    }
+    let mut heap = BinaryHeap::new();
+    let mut pull = |i: usize, heap: &mut BinaryHeap<Head>| -> Result<()> {
+        for item in iters[i].by_ref() {
+            let (k, v) = item.map_err(|e| Error::lmdb("index lookup", e))?;
+            let expiry = v.try_into().map(u64::from_be_bytes).unwrap_or(u64::MAX);
+            if now_ms < expiry {
+                heap.push(Head { entry: k[2..].to_vec(), source: i });
+                break;
+            }
+        }
+        Ok(())
+    };
+    for i in 0..regions {
+        pull(i, &mut heap)?;
+    }
+    let limit = query.limit.unwrap_or(usize::MAX);
+    let mut hits = Vec::new();
+    let mut last = None;
+    while let Some(head) = heap.pop() {
+        if hits.len() == limit {
+            return Ok(IndexPage { hits, next_cursor: last.map(|e: Vec<u8>| encode_cursor(&e)) });
+        }
+        let (values, key) =
+            entry_row(&index.db_name, &[&[0, 0][..], &head.entry].concat(), index.columns.len())?;
+        hits.push(IndexHit { values, key });
+        pull(head.source, &mut heap)?;
+        last = Some(head.entry);
+    }
+    Ok(IndexPage { hits, next_cursor: None })
+}
+
+fn encode_cursor(entry: &[u8]) -> String {
+    let mut out = String::from("i1.");
+    for b in entry {
+        out.push_str(&format!("{b:02x}"));
+    }
+    out
+}
+
+fn decode_cursor(token: &str) -> Result<Vec<u8>> {
+    let invalid = |reason| -> Error { ErrorKind::InvalidCursor { reason }.into() };
+    let hex = token.strip_prefix("i1.").ok_or_else(|| invalid("not an index cursor"))?;
+    if hex.len() % 2 != 0 {
+        return Err(invalid("bad cursor length"));
+    }
+    (0..hex.len())
+        .step_by(2)
+        .map(|i| {
+            u8::from_str_radix(hex.get(i..i + 2).unwrap_or("zz"), 16)
+                .map_err(|_| invalid("cursor is not hex"))
+        })
+        .collect()
+}
