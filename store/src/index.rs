@@ -365,3 +365,258 @@ fn decode_cursor(token: &str) -> Result<Vec<u8>> {
         })
         .collect()
 }
+
+/// How [`crate::ReadTxn::index_combine`] combines lookups.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SetOp {
+    /// Row keys present in every lookup.
+    Intersect,
+    /// Row keys present in any lookup.
+    Union,
+}
+
+/// One lookup of a combination.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IndexTerm {
+    /// The index.
+    pub index: String,
+    /// The lookup (its limit and cursor are ignored).
+    pub query: IndexQuery,
+}
+
+/// Row keys of a combination, in row-key order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeyPage {
+    /// The row keys.
+    pub keys: Vec<Vec<u8>>,
+    /// Resume after this row key (pass it as `after`) when the limit cut
+    /// the page short.
+    pub next_after: Option<Vec<u8>>,
+    /// Index entries read to compute the page (to see that a combination
+    /// stops early).
+    pub entries_read: u64,
+}
+
+/// Row keys of one lookup in row-key order, with seeking.
+pub(crate) enum KeyStream<'t> {
+    /// Equality on every column: each region's entries are in row-key
+    /// order; read lazily, seeking by re-positioning each region's range.
+    Live {
+        txn: &'t RoTxn<'t>,
+        index: &'t IndexHandle,
+        base: Vec<u8>,
+        regions: usize,
+        heap: BinaryHeap<std::cmp::Reverse<(Vec<u8>, usize)>>,
+        iters: Vec<heed::RoRange<'t, heed::types::Bytes, heed::types::Bytes>>,
+        now_ms: u64,
+        read: u64,
+    },
+    /// Any other lookup: all its keys, sorted.
+    Sorted { keys: Vec<Vec<u8>>, at: usize, read: u64 },
+}
+
+impl<'t> KeyStream<'t> {
+    pub fn open(
+        txn: &'t RoTxn<'t>,
+        table: &TableHandle,
+        index: &'t IndexHandle,
+        query: &IndexQuery,
+        now_ms: u64,
+    ) -> Result<KeyStream<'t>> {
+        let complete =
+            query.eq.len() == index.columns.len() && query.prefix.is_none() && query.start.is_none();
+        if !complete {
+            let page = lookup(
+                txn,
+                table,
+                index,
+                &IndexQuery { limit: None, cursor: None, ..query.clone() },
+                now_ms,
+            )?;
+            let read = page.hits.len() as u64;
+            let mut keys: Vec<Vec<u8>> = page.hits.into_iter().map(|h| h.key).collect();
+            keys.sort_unstable();
+            keys.dedup();
+            return Ok(KeyStream::Sorted { keys, at: 0, read });
+        }
+        let mut base = Vec::new();
+        for v in &query.eq {
+            push_escaped(&mut base, v);
+        }
+        let mut stream = KeyStream::Live {
+            txn,
+            index,
+            base,
+            regions: table.splits.len() + 1,
+            heap: BinaryHeap::new(),
+            iters: Vec::new(),
+            now_ms,
+            read: 0,
+        };
+        stream.seek(&[])?;
+        Ok(stream)
+    }
+
+    pub fn entries_read(&self) -> u64 {
+        match self {
+            KeyStream::Live { read, .. } | KeyStream::Sorted { read, .. } => *read,
+        }
+    }
+
+    pub fn peek(&self) -> Option<&[u8]> {
+        match self {
+            KeyStream::Live { heap, .. } => heap.peek().map(|std::cmp::Reverse((k, _))| k.as_slice()),
+            KeyStream::Sorted { keys, at, .. } => keys.get(*at).map(Vec::as_slice),
+        }
+    }
+
+    /// Positions at the first key >= `target`.
+    pub fn seek(&mut self, target: &[u8]) -> Result<()> {
+        match self {
+            KeyStream::Sorted { keys, at, .. } => {
+                *at = (*at).max(keys.partition_point(|k| k.as_slice() < target));
+                Ok(())
+            }
+            KeyStream::Live { txn, index, base, regions, heap, iters, .. } => {
+                heap.clear();
+                iters.clear();
+                let mut lower_tail = base.clone();
+                if !target.is_empty() {
+                    push_escaped(&mut lower_tail, target);
+                }
+                let upper_tail = key::prefix_successor(base);
+                for region in 0..*regions {
+                    let prefix = u16::try_from(region).unwrap_or(u16::MAX).to_be_bytes();
+                    let lower = [&prefix[..], &lower_tail].concat();
+                    let upper = match &upper_tail {
+                        Some(u) => Some([&prefix[..], u].concat()),
+                        None => u16::try_from(region + 1).ok().map(|r| r.to_be_bytes().to_vec()),
+                    };
+                    let range = (
+                        Bound::Included(lower.as_slice()),
+                        upper.as_deref().map_or(Bound::Unbounded, Bound::Excluded),
+                    );
+                    iters.push(index.db.range(txn, &range).map_err(|e| Error::lmdb("index lookup", e))?);
+                }
+                for region in 0..*regions {
+                    self.refill(region)?;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Reads region `region`'s next live entry into the heap.
+    fn refill(&mut self, region: usize) -> Result<()> {
+        let KeyStream::Live { index, base, heap, iters, now_ms, read, .. } = self else { return Ok(()) };
+        for item in iters[region].by_ref() {
+            let (k, v) = item.map_err(|e| Error::lmdb("index lookup", e))?;
+            *read += 1;
+            let expiry = v.try_into().map(u64::from_be_bytes).unwrap_or(u64::MAX);
+            if *now_ms >= expiry {
+                continue;
+            }
+            let tail = k.get(2 + base.len()..).unwrap_or_default();
+            let (row, _) = key::take_component(tail).ok_or_else(|| -> Error {
+                ErrorKind::Corrupted {
+                    db: index.db_name.clone(),
+                    key: crate::error::preview(k),
+                    detail: "bad index entry".into(),
+                }
+                .into()
+            })?;
+            heap.push(std::cmp::Reverse((row, region)));
+            break;
+        }
+        Ok(())
+    }
+
+    /// Moves past the current key.
+    pub fn advance(&mut self) -> Result<()> {
+        match self {
+            KeyStream::Sorted { at, .. } => {
+                *at += 1;
+                Ok(())
+            }
+            KeyStream::Live { heap, .. } => match heap.pop() {
+                Some(std::cmp::Reverse((_, region))) => self.refill(region),
+                None => Ok(()),
+            },
+        }
+    }
+}
+
+/// Intersects or unites row-key streams, after `after`, up to `limit` keys.
+pub(crate) fn combine(
+    mut streams: Vec<KeyStream<'_>>,
+    op: SetOp,
+    after: Option<&[u8]>,
+    limit: Option<usize>,
+) -> Result<KeyPage> {
+    let limit = limit.unwrap_or(usize::MAX);
+    if let Some(after) = after {
+        let mut next = after.to_vec();
+        next.push(0);
+        for s in &mut streams {
+            s.seek(&next)?;
+        }
+    }
+    let mut keys: Vec<Vec<u8>> = Vec::new();
+    let mut more = false;
+    match op {
+        SetOp::Union => {
+            while let Some(min) = streams.iter().filter_map(KeyStream::peek).min().map(<[u8]>::to_vec) {
+                if keys.len() == limit {
+                    more = true;
+                    break;
+                }
+                for s in &mut streams {
+                    if s.peek() == Some(min.as_slice()) {
+                        s.advance()?;
+                    }
+                }
+                keys.push(min);
+            }
+        }
+        SetOp::Intersect => 'outer: loop {
+            // Leapfrog: seek every stream to the largest head until all agree.
+            let mut candidate: Vec<u8> = match streams.iter().map(KeyStream::peek).collect::<Option<Vec<_>>>()
+            {
+                Some(heads) if !heads.is_empty() => {
+                    heads.iter().max().map(|k| k.to_vec()).unwrap_or_default()
+                }
+                _ => break,
+            };
+            loop {
+                let mut agreed = true;
+                for s in &mut streams {
+                    if s.peek().is_some_and(|k| k < candidate.as_slice()) {
+                        s.seek(&candidate)?;
+                    }
+                    match s.peek() {
+                        None => break 'outer,
+                        Some(k) if k > candidate.as_slice() => {
+                            candidate = k.to_vec();
+                            agreed = false;
+                        }
+                        Some(_) => {}
+                    }
+                }
+                if agreed {
+                    break;
+                }
+            }
+            if keys.len() == limit {
+                more = true;
+                break;
+            }
+            for s in &mut streams {
+                s.advance()?;
+            }
+            keys.push(candidate);
+        },
+    }
+    let entries_read = streams.iter().map(KeyStream::entries_read).sum();
+    let next_after = if more { keys.last().cloned() } else { None };
+    Ok(KeyPage { keys, next_after, entries_read })
+}

@@ -68,7 +68,7 @@ pub use clock::{Clock, ManualClock, SystemClock};
 pub use error::{Error, ErrorKind, Result};
 pub use filter::{Comparator, CompareOp, Filter, ListOp, RegexComparator};
 pub use filter_lang::{MAX_FILTER_BYTES, MAX_FILTER_DEPTH};
-pub use index::{IndexHit, IndexPage, IndexQuery, IndexSchema, VerifyReport};
+pub use index::{IndexHit, IndexPage, IndexQuery, IndexSchema, IndexTerm, KeyPage, SetOp, VerifyReport};
 pub use key::{MAX_QUALIFIER_BYTES, MAX_ROW_KEY_BYTES, prefix_successor};
 pub use mutation::{Batch, Delete, Mutation};
 pub use read::{ALL_VERSIONS, Column, ReadOptions, Scan, ScanCursor};

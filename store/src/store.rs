@@ -15,7 +15,7 @@ use crate::clock::{Clock, SystemClock};
 use crate::dbs;
 use crate::error::{Error, ErrorKind, Result};
 use crate::filter::RowRange;
-use crate::index::{Entry, IndexHandle, IndexPage, IndexQuery, VerifyReport};
+use crate::index::{Entry, IndexHandle, IndexPage, IndexQuery, IndexSchema, VerifyReport};
 use crate::key::{self, CellKey};
 use crate::mutation::{Batch, Delete, Mutation};
 use crate::read::{ReadOptions, Scan};
@@ -807,6 +807,91 @@ impl Store {
         self.begin_read()?.count(table, scan)
     }
 
+    /// Adds an index to an existing table and builds its entries from the
+    /// rows already there, in one write transaction (all or nothing).
+    /// `progress(done, total)` is called as rows are indexed.
+    ///
+    /// # Errors
+    /// `UnknownTable`; `InvalidSchema` (bad name, unknown family, a name in
+    /// use); `Lmdb`.
+    pub fn add_index(
+        &self,
+        table: &str,
+        index: IndexSchema,
+        progress: &mut dyn FnMut(u64, u64),
+    ) -> Result<()> {
+        let _writer = self.lock_writer()?;
+        let old = self.table_handle(table)?;
+        if old.schema.indexes.iter().any(|i| i.name == index.name) {
+            return Err(ErrorKind::InvalidSchema {
+                table: table.to_owned(),
+                reason: format!("index {:?} exists", index.name),
+            }
+            .into());
+        }
+        let mut schema = old.schema.clone();
+        schema.indexes.push(index.clone());
+        schema.validate(table)?;
+        let handle = self.replace_schema(table, schema, |wtxn, handle| {
+            build_index(wtxn, handle, &index.name, self.clock.now_ms(), progress)
+        })?;
+        drop(handle);
+        Ok(())
+    }
+
+    /// Clears an index and builds it again from the rows (one write
+    /// transaction).
+    ///
+    /// # Errors
+    /// `UnknownTable`, `UnknownIndex`, `Lmdb`.
+    pub fn rebuild_index(&self, table: &str, index: &str, progress: &mut dyn FnMut(u64, u64)) -> Result<()> {
+        let _writer = self.lock_writer()?;
+        let handle = self.table_handle(table)?;
+        handle.index(index)?;
+        let now_ms = self.clock.now_ms();
+        self.write_txn(|wtxn| build_index(wtxn, &handle, index, now_ms, &mut *progress))
+    }
+
+    /// Removes an index and its entries.
+    ///
+    /// # Errors
+    /// `UnknownTable`, `UnknownIndex`, `Lmdb`.
+    pub fn drop_index(&self, table: &str, index: &str) -> Result<()> {
+        let _writer = self.lock_writer()?;
+        let old = self.table_handle(table)?;
+        old.index(index)?;
+        let mut schema = old.schema.clone();
+        schema.indexes.retain(|i| i.name != index);
+        self.replace_schema(table, schema, |wtxn, _| {
+            let db = old.index(index)?;
+            db.db.clear(wtxn).map_err(|e| Error::lmdb("clear index", e))
+        })?;
+        Ok(())
+    }
+
+    /// Writes a changed schema of `table`, runs `work` with the new handle
+    /// in the same transaction, then serves the new handle.
+    fn replace_schema(
+        &self,
+        table: &str,
+        schema: TableSchema,
+        mut work: impl FnMut(&mut RwTxn, &TableHandle) -> Result<()>,
+    ) -> Result<Arc<TableHandle>> {
+        let json = serde_json::to_vec(&schema)
+            .map_err(|e| ErrorKind::InvalidSchema { table: table.to_owned(), reason: e.to_string() })?;
+        let handle = self.write_txn(|wtxn| {
+            self.meta
+                .put(wtxn, &dbs::schema_key(table), &json)
+                .map_err(|e| Error::lmdb("write schema", e))?;
+            let handle = open_table(&self.env, wtxn, table, schema.clone(), self.max_dbs)?;
+            work(wtxn, &handle)?;
+            Ok(handle)
+        })?;
+        let handle = Arc::new(handle);
+        self.tables.write().unwrap_or_else(|e| e.into_inner()).insert(table.to_owned(), handle.clone());
+        Ok(handle)
+    }
+
     /// Looks rows up in a secondary index (one snapshot).
     ///
     /// ```
@@ -1047,6 +1132,47 @@ fn index_entries(
             table.indexes.iter().map(|index| index.entry(txn, table, row, &stored, now_ms)).collect()
         })
         .collect()
+}
+
+/// Clears index `name` of `table` and writes every row's entry.
+fn build_index(
+    wtxn: &mut RwTxn,
+    table: &TableHandle,
+    name: &str,
+    now_ms: u64,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<()> {
+    let index = table.index(name)?;
+    index.db.clear(wtxn).map_err(|e| Error::lmdb("clear index", e))?;
+    // Distinct stored row keys, from every family (a row may lack some).
+    let mut rows: Vec<Vec<u8>> = Vec::new();
+    for family in &table.families {
+        let mut last: Option<Vec<u8>> = None;
+        for item in family.db.iter(wtxn).map_err(|e| Error::lmdb("index build", e))? {
+            let (k, _) = item.map_err(|e| Error::lmdb("index build", e))?;
+            let split = key::RawCellKey::split(&family.db_name, k)?;
+            if last.as_deref() != Some(split.row_esc) {
+                last = Some(split.row_esc.to_vec());
+                rows.push(split.row_esc.to_vec());
+            }
+        }
+    }
+    rows.sort_unstable();
+    rows.dedup();
+    let total = rows.len() as u64;
+    let salted = table.is_salted();
+    for (done, row_esc) in rows.iter().enumerate() {
+        let stored = key::unescape(row_esc);
+        let row = if salted { stored.get(1..).unwrap_or_default() } else { &stored[..] };
+        if let Some((k, expiry)) = index.entry(wtxn, table, row, &stored, now_ms)? {
+            index.db.put(wtxn, &k, &expiry.to_be_bytes()).map_err(|e| Error::lmdb("index build", e))?;
+        }
+        if done % 10_000 == 0 {
+            progress(done as u64, total);
+        }
+    }
+    progress(total, total);
+    Ok(())
 }
 
 /// Replaces entries that changed.

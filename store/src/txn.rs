@@ -10,7 +10,7 @@ use heed::{RoRange, RoRevRange, RoTxn, WithoutTls};
 use crate::cell::{Cell, Row};
 use crate::error::{Error, ErrorKind, Result};
 use crate::filter::{FilterRun, RowRange};
-use crate::index::{IndexPage, IndexQuery, VerifyReport};
+use crate::index::{IndexPage, IndexQuery, IndexTerm, KeyPage, SetOp, VerifyReport};
 use crate::key::{self, RawCellKey};
 use crate::read::{Column, ReadOptions, Scan, ScanCursor};
 use crate::store::{FamilyHandle, Region, RegionStats, Store, TableHandle};
@@ -144,6 +144,55 @@ impl<'s> ReadTxn<'s> {
     pub fn index_lookup(&self, table: &str, index: &str, query: &IndexQuery) -> Result<IndexPage> {
         let handle = self.store.table_handle(table)?;
         crate::index::lookup(&self.txn, &handle, handle.index(index)?, query, self.now_ms)
+    }
+
+    /// Row keys in every lookup (`Intersect`) or any (`Union`), in row-key
+    /// order, after `after`, at most `limit`. Lookups with equality on every
+    /// column of their index stream in row-key order and the intersection
+    /// leapfrogs between them (seeking), so it reads little of long lists;
+    /// other lookups are read whole and sorted first.
+    ///
+    /// # Errors
+    /// `UnknownTable`, `UnknownIndex`, `InvalidIndexQuery`, `Lmdb`.
+    pub fn index_combine(
+        &self,
+        table: &str,
+        terms: &[IndexTerm],
+        op: SetOp,
+        after: Option<&[u8]>,
+        limit: Option<usize>,
+    ) -> Result<KeyPage> {
+        let handle = self.store.table_handle(table)?;
+        let raw: &RoTxn<'_> = &self.txn;
+        let mut streams = Vec::with_capacity(terms.len());
+        for term in terms {
+            let index = handle.index(&term.index)?;
+            streams.push(crate::index::KeyStream::open(raw, &handle, index, &term.query, self.now_ms)?);
+        }
+        crate::index::combine(streams, op, after, limit)
+    }
+
+    /// The rows of an index lookup's matches, in index order, read in this
+    /// snapshot (a match whose row has no selected cell is skipped).
+    ///
+    /// # Errors
+    /// As [`ReadTxn::index_lookup`] and [`ReadTxn::get`].
+    pub fn index_rows(
+        &self,
+        table: &str,
+        index: &str,
+        query: &IndexQuery,
+        read: &ReadOptions,
+    ) -> Result<(Vec<Row>, Option<String>)> {
+        let page = self.index_lookup(table, index, query)?;
+        let handle = self.store.table_handle(table)?;
+        let mut rows = Vec::with_capacity(page.hits.len());
+        for hit in &page.hits {
+            if let Some(row) = self.get_in(&handle, &hit.key, read)? {
+                rows.push(row);
+            }
+        }
+        Ok((rows, page.next_cursor))
     }
 
     /// Compares an index with the data in this snapshot.

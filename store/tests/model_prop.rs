@@ -9,8 +9,8 @@ use std::sync::Arc;
 use common::model::Model;
 use proptest::prelude::*;
 use rowsearch_store::{
-    ALL_VERSIONS, Batch, Column, Delete, FamilySchema, IndexQuery, IndexSchema, ManualClock, Mutation,
-    PutCell, ReadOptions, Scan, Store, TableSchema,
+    ALL_VERSIONS, Batch, Column, Delete, FamilySchema, IndexQuery, IndexSchema, IndexTerm, ManualClock,
+    Mutation, PutCell, ReadOptions, Scan, SetOp, Store, TableSchema,
 };
 
 const START_MS: u64 = 1_000_000;
@@ -45,8 +45,14 @@ fn row() -> impl Strategy<Value = Vec<u8>> {
     prop_oneof![2 => key_bytes(1, 1), 1 => key_bytes(1, 3)]
 }
 
+/// Values: often one of six short ones, so index lookups find several rows.
+fn value() -> impl Strategy<Value = Vec<u8>> {
+    prop_oneof![2 => key_bytes(0, 1), 1 => key_bytes(0, 3)]
+}
+
+/// Qualifiers: often the indexed ones (`a`, `b`, 0x00).
 fn qualifier() -> impl Strategy<Value = Vec<u8>> {
-    key_bytes(0, 2)
+    prop_oneof![1 => prop::sample::select(vec![b"a".to_vec(), b"b".to_vec(), vec![0u8]]), 2 => key_bytes(0, 2)]
 }
 
 fn timestamp() -> impl Strategy<Value = Option<u64>> {
@@ -65,7 +71,7 @@ fn put() -> impl Strategy<Value = Mutation> {
     (
         prop::sample::select(vec!["t", "u"]),
         row(),
-        prop::collection::vec((qualifier(), timestamp(), key_bytes(0, 3)), 1..4),
+        prop::collection::vec((qualifier(), timestamp(), value()), 1..4),
         0usize..3,
     )
         .prop_map(|(table, row, cells, fam_seed)| {
@@ -107,8 +113,21 @@ fn mutation() -> impl Strategy<Value = Mutation> {
     prop_oneof![3 => put(), 1 => delete()]
 }
 
+/// Fits a query to an index: at most one value per column, and a prefix or
+/// range only with a column left for it.
+fn fit_query(index: &str, mut query: IndexQuery) -> IndexQuery {
+    let columns = if index == "by_ab" { 2 } else { 1 };
+    query.eq.truncate(columns);
+    if query.eq.len() == columns {
+        query.prefix = None;
+        query.start = None;
+        query.stop = None;
+    }
+    query
+}
+
 fn index_query() -> impl Strategy<Value = IndexQuery> {
-    (prop::collection::vec(key_bytes(0, 3), 0..3), 0u8..3, key_bytes(0, 2), key_bytes(0, 2)).prop_map(
+    (prop::collection::vec(value(), 0..3), 0u8..3, key_bytes(0, 2), key_bytes(0, 2)).prop_map(
         |(eq, kind, a, b)| {
             let mut q = IndexQuery { eq, ..IndexQuery::default() };
             match kind {
@@ -179,6 +198,8 @@ enum Op {
     /// Walk a scan in pages of the given sizes with cursors.
     Walk(&'static str, Scan, Vec<usize>),
     Count(&'static str, Scan),
+    /// Lookups combined (intersection or union), walked in pages.
+    Combine(Vec<(&'static str, IndexQuery)>, bool, usize),
     /// An index lookup walked in pages of the given size.
     Lookup(&'static str, IndexQuery, usize),
     Compact,
@@ -196,6 +217,12 @@ fn op() -> impl Strategy<Value = Op> {
         1 => (table, scan()).prop_map(|(t, s)| Op::Count(t, s)),
         2 => (prop::sample::select(vec!["by_a", "by_ab", "by_c"]), index_query(), 1usize..4)
             .prop_map(|(i, q, page)| Op::Lookup(i, q, page)),
+        1 => (
+            prop::collection::vec((prop::sample::select(vec!["by_a", "by_ab", "by_c"]), index_query()), 1..4),
+            any::<bool>(),
+            1usize..4,
+        )
+            .prop_map(|(terms, intersect, page)| Op::Combine(terms, intersect, page)),
         1 => Just(Op::Compact),
         1 => Just(Op::Reopen),
         1 => (0u64..6_000).prop_map(Op::AdvanceClock),
@@ -288,19 +315,53 @@ fn run(ops: Vec<Op>) {
                 let want = model.scan_all(table, &scan, now).len().saturating_sub(scan.offset) as u64;
                 assert_eq!(store.count(table, &scan).expect("count"), want);
             }
-            Op::Lookup(index, mut query, page) => {
-                // Fit the query to the index: at most one value per column,
-                // and a prefix or range only with a column left for it.
-                let columns = if index == "by_ab" { 2 } else { 1 };
-                query.eq.truncate(columns);
-                if query.eq.len() == columns {
-                    let err =
-                        store.index_lookup("t", index, &IndexQuery { prefix: Some(vec![]), ..query.clone() });
-                    assert!(err.is_err(), "a prefix on no column is refused");
-                    query.prefix = None;
-                    query.start = None;
-                    query.stop = None;
+            Op::Combine(terms, intersect, page) => {
+                let terms: Vec<IndexTerm> = terms
+                    .into_iter()
+                    .map(|(index, query)| IndexTerm {
+                        index: index.to_owned(),
+                        query: fit_query(index, query),
+                    })
+                    .collect();
+                let sets: Vec<std::collections::BTreeSet<Vec<u8>>> = terms
+                    .iter()
+                    .map(|t| {
+                        model.index_lookup("t", &t.index, &t.query, now).into_iter().map(|(_, k)| k).collect()
+                    })
+                    .collect();
+                let want: Vec<Vec<u8>> = if intersect {
+                    sets[0].iter().filter(|k| sets.iter().all(|s| s.contains(*k))).cloned().collect()
+                } else {
+                    sets.iter()
+                        .flatten()
+                        .cloned()
+                        .collect::<std::collections::BTreeSet<_>>()
+                        .into_iter()
+                        .collect()
+                };
+                let op = if intersect { SetOp::Intersect } else { SetOp::Union };
+                let rtxn = store.begin_read().expect("read");
+                let mut got = Vec::new();
+                let mut after: Option<Vec<u8>> = None;
+                loop {
+                    let p =
+                        rtxn.index_combine("t", &terms, op, after.as_deref(), Some(page)).expect("combine");
+                    got.extend(p.keys);
+                    match p.next_after {
+                        Some(a) => after = Some(a),
+                        None => break,
+                    }
                 }
+                assert_eq!(got, want, "{op:?} of {terms:?} in pages of {page}");
+            }
+            Op::Lookup(index, query, page) => {
+                let columns = if index == "by_ab" { 2 } else { 1 };
+                if query.eq.len() >= columns {
+                    let refused =
+                        store.index_lookup("t", index, &IndexQuery { prefix: Some(vec![]), ..query.clone() });
+                    assert!(refused.is_err(), "a prefix on no column is refused");
+                }
+                let query = fit_query(index, query);
                 let want = model.index_lookup("t", index, &query, now);
                 let mut got = Vec::new();
                 let mut q = query.clone();

@@ -1,0 +1,205 @@
+//! Secondary indexes: combination cost, tampering found by verify, adding,
+//! rebuilding and dropping indexes on tables with rows, and typed errors.
+
+use rowsearch_store::{
+    Batch, Delete, ErrorKind, FamilySchema, IndexQuery, IndexSchema, IndexTerm, PutCell, ReadOptions, SetOp,
+    Store, TableSchema,
+};
+
+fn eq(value: &str) -> IndexQuery {
+    IndexQuery { eq: vec![value.as_bytes().to_vec()], ..IndexQuery::default() }
+}
+
+fn term(index: &str, value: &str) -> IndexTerm {
+    IndexTerm { index: index.to_owned(), query: eq(value) }
+}
+
+fn schema() -> TableSchema {
+    TableSchema::new([FamilySchema::new("m"), FamilySchema::new("t").ttl_seconds(60)])
+        .index(IndexSchema::new("by_x", ["m:x"]))
+        .index(IndexSchema::new("by_y", ["m:y"]))
+}
+
+fn key(i: u32) -> Vec<u8> {
+    format!("row{i:06}").into_bytes()
+}
+
+#[test]
+fn intersecting_two_100k_lookups_with_limit_10_reads_little() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    store.create_table("t", &schema()).unwrap();
+    let mut batch = Batch::new();
+    for i in 0..100_000u32 {
+        // Every row has x=1 and y=1; every 1000th also has the rare y.
+        let y = if i % 1000 == 0 { "rare" } else { "1" };
+        batch.put("t", key(i), vec![PutCell::new("m", "x", "1"), PutCell::new("m", "y", y)]);
+    }
+    store.apply(&batch).unwrap();
+    let rtxn = store.begin_read().unwrap();
+    assert_eq!(store.index_lookup("t", "by_x", &eq("1")).unwrap().hits.len(), 100_000);
+
+    // Dense: both lists match almost everything.
+    let page = rtxn
+        .index_combine("t", &[term("by_x", "1"), term("by_y", "1")], SetOp::Intersect, None, Some(10))
+        .unwrap();
+    let want: Vec<Vec<u8>> = (1..11).map(key).collect();
+    assert_eq!(page.keys, want);
+    assert!(page.entries_read <= 40, "read {} entries of 199,900", page.entries_read);
+
+    // Sparse: the leapfrog seeks over the long list instead of reading it.
+    let page = rtxn
+        .index_combine("t", &[term("by_x", "1"), term("by_y", "rare")], SetOp::Intersect, None, Some(10))
+        .unwrap();
+    let want: Vec<Vec<u8>> = (0..10).map(|i| key(i * 1000)).collect();
+    assert_eq!(page.keys, want);
+    assert!(page.entries_read <= 60, "read {} entries", page.entries_read);
+    let rest = rtxn
+        .index_combine(
+            "t",
+            &[term("by_x", "1"), term("by_y", "rare")],
+            SetOp::Intersect,
+            page.next_after.as_deref(),
+            None,
+        )
+        .unwrap();
+    assert_eq!(rest.keys.len(), 90);
+    assert!(rest.next_after.is_none());
+
+    // Union: each key once, in key order.
+    let page = rtxn
+        .index_combine("t", &[term("by_y", "rare"), term("by_y", "1")], SetOp::Union, None, Some(3))
+        .unwrap();
+    assert_eq!(page.keys, vec![key(0), key(1), key(2)]);
+    let page = rtxn
+        .index_combine("t", &[term("by_x", "1"), term("by_x", "1")], SetOp::Union, None, Some(3))
+        .unwrap();
+    assert_eq!(page.keys, vec![key(0), key(1), key(2)], "a key in both lookups comes once");
+}
+
+#[test]
+fn maintenance_follows_overwrites_deletes_and_ttl() {
+    let clock = rowsearch_store::ManualClock::new(1_000_000);
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::builder().clock(std::sync::Arc::new(clock.clone())).open(dir.path()).unwrap();
+    let schema = schema().index(IndexSchema::new("by_t", ["t:q"]));
+    store.create_table("t", &schema).unwrap();
+    store.put("t", b"a", vec![PutCell::new("m", "x", "old"), PutCell::new("t", "q", "soon")]).unwrap();
+    store.put("t", b"a", vec![PutCell::new("m", "x", "new")]).unwrap();
+    let keys = |index: &str, value: &str| -> Vec<Vec<u8>> {
+        store.index_lookup("t", index, &eq(value)).unwrap().hits.into_iter().map(|h| h.key).collect()
+    };
+    assert!(keys("by_x", "old").is_empty(), "overwritten value leaves the index");
+    assert_eq!(keys("by_x", "new"), vec![b"a".to_vec()]);
+    assert_eq!(keys("by_t", "soon"), vec![b"a".to_vec()]);
+    clock.advance_ms(61_000);
+    assert!(keys("by_t", "soon").is_empty(), "an expired cell's entry is not returned");
+    assert!(store.verify_index("t", "by_t").unwrap().is_clean());
+    store.compact().unwrap();
+    assert!(store.verify_index("t", "by_t").unwrap().is_clean());
+    store.delete("t", b"a", Delete::Row { up_to: None }).unwrap();
+    assert!(keys("by_x", "new").is_empty());
+    for index in ["by_x", "by_y", "by_t"] {
+        assert!(store.verify_index("t", index).unwrap().is_clean());
+    }
+}
+
+#[test]
+fn verify_finds_entries_removed_or_added_behind_the_index() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let store = Store::open(dir.path()).unwrap();
+        store.create_table("t", &schema()).unwrap();
+        for i in 0..5 {
+            store.put("t", &key(i), vec![PutCell::new("m", "x", format!("v{i}"))]).unwrap();
+        }
+        assert!(store.verify_index("t", "by_x").unwrap().is_clean());
+    }
+    // Behind the store's back: remove row 2's entry, add one for no row.
+    {
+        let mut options = heed::EnvOpenOptions::new();
+        options.max_dbs(64).map_size(1 << 30);
+        #[allow(unsafe_code)]
+        // SAFETY: the store is closed; nothing else has the environment open.
+        let env = unsafe { options.open(dir.path()) }.unwrap();
+        let mut wtxn = env.write_txn().unwrap();
+        let db: heed::Database<heed::types::Bytes, heed::types::Bytes> =
+            env.open_database(&wtxn, Some("t/t/i/by_x")).unwrap().unwrap();
+        let entries: Vec<Vec<u8>> = db.iter(&wtxn).unwrap().map(|e| e.unwrap().0.to_vec()).collect();
+        assert_eq!(entries.len(), 5);
+        db.delete(&mut wtxn, &entries[2]).unwrap();
+        let mut bogus = entries[4].clone();
+        bogus.splice(2..4, *b"zz");
+        db.put(&mut wtxn, &bogus, &u64::MAX.to_be_bytes()).unwrap();
+        wtxn.commit().unwrap();
+    }
+    let store = Store::open(dir.path()).unwrap();
+    let report = store.verify_index("t", "by_x").unwrap();
+    assert_eq!((report.missing_count, report.extra_count), (1, 1), "{report:?}");
+    assert_eq!(report.missing, vec![key(2)]);
+    // Rebuilding repairs it.
+    let mut calls = Vec::new();
+    store.rebuild_index("t", "by_x", &mut |done, total| calls.push((done, total))).unwrap();
+    assert_eq!(calls.last(), Some(&(5, 5)));
+    assert!(store.verify_index("t", "by_x").unwrap().is_clean());
+}
+
+#[test]
+fn indexes_added_to_tables_with_rows_are_built_and_dropped_indexes_vanish() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    store.create_table("t", &TableSchema::new([FamilySchema::new("m")])).unwrap();
+    for i in 0..30 {
+        store.put("t", &key(i), vec![PutCell::new("m", "x", format!("{}", i % 3))]).unwrap();
+    }
+    let mut last = (0, 0);
+    store.add_index("t", IndexSchema::new("by_x", ["m:x"]), &mut |d, t| last = (d, t)).unwrap();
+    assert_eq!(last, (30, 30));
+    assert_eq!(store.index_lookup("t", "by_x", &eq("1")).unwrap().hits.len(), 10);
+    assert!(store.schema("t").unwrap().indexes.iter().any(|i| i.name == "by_x"));
+    // Kept from now on, and across a reopen.
+    store.put("t", b"new", vec![PutCell::new("m", "x", "1")]).unwrap();
+    drop(store);
+    let store = Store::open(dir.path()).unwrap();
+    assert_eq!(store.index_lookup("t", "by_x", &eq("1")).unwrap().hits.len(), 11);
+    let (rows, _) =
+        store.begin_read().unwrap().index_rows("t", "by_x", &eq("2"), &ReadOptions::default()).unwrap();
+    assert_eq!(rows.len(), 10);
+    assert!(rows.iter().all(|r| r.value("m", b"x") == Some(&b"2"[..])));
+    store.drop_index("t", "by_x").unwrap();
+    assert!(matches!(
+        store.index_lookup("t", "by_x", &eq("1")).unwrap_err().kind(),
+        ErrorKind::UnknownIndex { .. }
+    ));
+    // Adding it again starts from the rows, not from stale entries.
+    store.add_index("t", IndexSchema::new("by_x", ["m:x"]), &mut |_, _| {}).unwrap();
+    assert_eq!(store.index_lookup("t", "by_x", &eq("1")).unwrap().hits.len(), 11);
+    assert!(store.verify_index("t", "by_x").unwrap().is_clean());
+}
+
+#[test]
+fn bad_index_declarations_and_queries_are_typed() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    let bad = [
+        TableSchema::new([FamilySchema::new("m")]).index(IndexSchema::new("i", ["nope:x"])),
+        TableSchema::new([FamilySchema::new("m")]).index(IndexSchema::new("i", ["m"])),
+        TableSchema::new([FamilySchema::new("m")]).index(IndexSchema::new("i", Vec::<String>::new())),
+        TableSchema::new([FamilySchema::new("m")])
+            .index(IndexSchema::new("i", ["m:x"]))
+            .index(IndexSchema::new("i", ["m:y"])),
+    ];
+    for schema in bad {
+        let err = store.create_table("t", &schema).unwrap_err();
+        assert!(matches!(err.kind(), ErrorKind::InvalidSchema { .. }), "{err}");
+    }
+    store.create_table("t", &schema()).unwrap();
+    let too_many = IndexQuery { eq: vec![b"a".to_vec(), b"b".to_vec()], ..IndexQuery::default() };
+    let err = store.index_lookup("t", "by_x", &too_many).unwrap_err();
+    assert!(matches!(err.kind(), ErrorKind::InvalidIndexQuery { .. }), "{err}");
+    let bad_cursor = IndexQuery { cursor: Some("nope".into()), ..IndexQuery::default() };
+    assert!(matches!(
+        store.index_lookup("t", "by_x", &bad_cursor).unwrap_err().kind(),
+        ErrorKind::InvalidCursor { .. }
+    ));
+}
