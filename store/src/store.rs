@@ -1182,16 +1182,31 @@ fn update_indexes(
     before: &[Vec<Option<Entry>>],
     after: &[Vec<Option<Entry>>],
 ) -> Result<()> {
+    // Changes gathered and applied in key order per index: neighbouring
+    // B-tree writes touch the same pages.
+    let mut changes: Vec<(&IndexHandle, &[u8], Option<u64>)> = Vec::new();
     for (((table, _), old), new) in rows.iter().zip(before).zip(after) {
         for ((index, old), new) in table.indexes.iter().zip(old).zip(new) {
             if old == new {
                 continue;
             }
-            if let Some((k, _)) = old {
-                index.db.delete(wtxn, k).map_err(|e| Error::lmdb("index delete", e))?;
+            match (old, new) {
+                // Same values, new expiry: the put replaces the entry.
+                (Some((k_old, _)), Some((k_new, _))) if k_old == k_new => {}
+                (Some((k, _)), _) => changes.push((index, k, None)),
+                (None, _) => {}
             }
             if let Some((k, expiry)) = new {
-                index.db.put(wtxn, k, &expiry.to_be_bytes()).map_err(|e| Error::lmdb("index put", e))?;
+                changes.push((index, k, Some(*expiry)));
+            }
+        }
+    }
+    changes.sort_unstable_by(|a, b| (a.0.db_name.as_str(), a.1).cmp(&(b.0.db_name.as_str(), b.1)));
+    for (index, k, expiry) in changes {
+        match expiry {
+            None => index.db.delete(wtxn, k).map(drop).map_err(|e| Error::lmdb("index delete", e))?,
+            Some(expiry) => {
+                index.db.put(wtxn, k, &expiry.to_be_bytes()).map_err(|e| Error::lmdb("index put", e))?
             }
         }
     }
