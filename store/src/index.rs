@@ -156,6 +156,8 @@ pub struct IndexQuery {
     pub limit: Option<usize>,
     /// Resume after this token (from [`IndexPage::next_cursor`]).
     pub cursor: Option<String>,
+    /// Only entries of rows in this region; `None` merges every region.
+    pub region: Option<usize>,
 }
 
 /// One match of an index lookup.
@@ -299,9 +301,20 @@ pub(crate) fn lookup(
         Some(token) => Some(decode_cursor(token)?),
     };
     let (lo, hi) = query_bounds(query, after.as_deref());
-    let regions = table.splits.len() + 1;
-    let mut iters = Vec::with_capacity(regions);
-    for region in 0..regions {
+    let regions: Vec<usize> = match query.region {
+        Some(r) if r <= table.splits.len() => vec![r],
+        Some(r) => {
+            return Err(ErrorKind::UnknownRegion {
+                table: table.name.clone(),
+                region: r,
+                regions: table.splits.len() + 1,
+            }
+            .into());
+        }
+        None => (0..=table.splits.len()).collect(),
+    };
+    let mut iters = Vec::with_capacity(regions.len());
+    for &region in &regions {
         let prefix = u16::try_from(region).unwrap_or(u16::MAX).to_be_bytes();
         let lower = [&prefix[..], &lo].concat();
         let upper = match &hi {
@@ -324,7 +337,7 @@ pub(crate) fn lookup(
         }
         Ok(())
     };
-    for i in 0..regions {
+    for i in 0..regions.len() {
         pull(i, &mut heap)?;
     }
     let limit = query.limit.unwrap_or(usize::MAX);

@@ -178,6 +178,33 @@ fn indexes_added_to_tables_with_rows_are_built_and_dropped_indexes_vanish() {
 }
 
 #[test]
+fn entries_live_in_their_rows_region_and_lookups_merge_regions() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    store.create_table("t", &schema().splits(["row000010", "row000020"])).unwrap();
+    for i in (0..30).rev() {
+        store
+            .put("t", &key(i), vec![PutCell::new("m", "x", if i % 2 == 0 { "even" } else { "odd" })])
+            .unwrap();
+    }
+    let all: Vec<Vec<u8>> =
+        store.index_lookup("t", "by_x", &eq("even")).unwrap().hits.into_iter().map(|h| h.key).collect();
+    assert_eq!(all, (0..30).step_by(2).map(key).collect::<Vec<_>>(), "merged in row-key order");
+    for region in 0..3 {
+        let q = IndexQuery { region: Some(region), ..eq("even") };
+        let keys: Vec<Vec<u8>> =
+            store.index_lookup("t", "by_x", &q).unwrap().hits.into_iter().map(|h| h.key).collect();
+        let lo = region as u32 * 10;
+        assert_eq!(keys, (lo..lo + 10).step_by(2).map(key).collect::<Vec<_>>(), "region {region}");
+    }
+    let q = IndexQuery { region: Some(3), ..eq("even") };
+    assert!(matches!(
+        store.index_lookup("t", "by_x", &q).unwrap_err().kind(),
+        ErrorKind::UnknownRegion { .. }
+    ));
+}
+
+#[test]
 fn bad_index_declarations_and_queries_are_typed() {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(dir.path()).unwrap();
