@@ -94,25 +94,65 @@ impl IndexHandle {
         stored: &[u8],
         now_ms: u64,
     ) -> Result<Option<Entry>> {
-        let mut out = region_of(&table.splits, stored).to_be_bytes().to_vec();
-        let mut expiry = u64::MAX;
+        let mut newest: Vec<(u64, &[u8])> = Vec::with_capacity(self.columns.len());
         for (family, qualifier) in &self.columns {
             let prefix = key::column_prefix(stored, qualifier);
             let mut iter = family.db.prefix_iter(txn, &prefix).map_err(|e| Error::lmdb("index read", e))?;
             // The newest version comes first; older ones expire before it.
             let Some(item) = iter.next() else { return Ok(None) };
             let (k, v) = item.map_err(|e| Error::lmdb("index read", e))?;
-            let cell = key::RawCellKey::split(&family.db_name, k)?;
-            if !family.schema.is_live(cell.timestamp, now_ms) {
-                return Ok(None);
+            newest.push((key::RawCellKey::split(&family.db_name, k)?.timestamp, v));
+        }
+        Ok(self.assemble(table, row, stored, &newest, now_ms))
+    }
+
+    /// The entry of a row whose indexed columns' newest versions are
+    /// `newest` (timestamp, value), one per column; `None` when one is
+    /// expired.
+    pub fn assemble(
+        &self,
+        table: &TableHandle,
+        row: &[u8],
+        stored: &[u8],
+        newest: &[(u64, &[u8])],
+        now_ms: u64,
+    ) -> Option<Entry> {
+        let mut out = region_of(&table.splits, stored).to_be_bytes().to_vec();
+        let mut expiry = u64::MAX;
+        for ((family, _), (ts, value)) in self.columns.iter().zip(newest) {
+            if !family.schema.is_live(*ts, now_ms) {
+                return None;
             }
             if let Some(ttl) = family.schema.ttl_ms() {
-                expiry = expiry.min(cell.timestamp.saturating_add(ttl));
+                expiry = expiry.min(ts.saturating_add(ttl));
             }
-            push_escaped(&mut out, v);
+            push_escaped(&mut out, value);
         }
         push_escaped(&mut out, row);
-        Ok(Some((out, expiry)))
+        Some((out, expiry))
+    }
+
+    /// The entry of a row that did not exist before a batch which only put
+    /// `cells` into it: the newest put of each column (the last of equal
+    /// timestamps, as the last write of a key wins).
+    pub fn entry_from_puts(
+        &self,
+        table: &TableHandle,
+        row: &[u8],
+        stored: &[u8],
+        cells: &[&crate::cell::PutCell],
+        now_ms: u64,
+    ) -> Option<Entry> {
+        let mut newest: Vec<(u64, &[u8])> = Vec::with_capacity(self.columns.len());
+        for (family, qualifier) in &self.columns {
+            let best = cells
+                .iter()
+                .filter(|c| c.family == family.schema.name && c.qualifier == *qualifier)
+                .map(|c| (c.timestamp.unwrap_or(now_ms), c.value.as_slice()))
+                .reduce(|a, b| if b.0 >= a.0 { b } else { a })?;
+            newest.push(best);
+        }
+        self.assemble(table, row, stored, &newest, now_ms)
     }
 }
 

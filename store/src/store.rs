@@ -1,7 +1,7 @@
 //! The store: opening the LMDB environment, tables, the write path with map
 //! growth, and the change feed.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, RwLock, RwLockReadGuard};
@@ -543,8 +543,28 @@ impl Store {
         // Rows of indexed tables: their entries before and after the batch.
         let indexed: Vec<(&TableHandle, &[u8])> =
             touched.iter().map(|(t, r)| (&*handles[*t], *r)).filter(|(h, _)| !h.indexes.is_empty()).collect();
+        // For each of them, the cells put when the batch only puts into it.
+        let puts_only: Vec<Option<Vec<&PutCell>>> = {
+            let position: HashMap<(&str, &[u8]), usize> =
+                indexed.iter().enumerate().map(|(i, (h, r))| ((h.name.as_str(), *r), i)).collect();
+            let mut out: Vec<Option<Vec<&PutCell>>> = vec![Some(Vec::new()); indexed.len()];
+            for m in &batch.mutations {
+                if let Some(&i) = position.get(&(m.table(), m.row())) {
+                    match m {
+                        Mutation::Put { cells, .. } => {
+                            if let Some(v) = &mut out[i] {
+                                v.extend(cells.iter());
+                            }
+                        }
+                        Mutation::Delete { .. } => out[i] = None,
+                    }
+                }
+            }
+            out
+        };
         self.write_txn(|wtxn| {
-            let before = index_entries(wtxn, &indexed, now_ms)?;
+            let existed = rows_exist(wtxn, &indexed)?;
+            let before = index_entries(wtxn, &indexed, &existed, None, now_ms)?;
             let mut buf = Vec::with_capacity(256);
             let mut handle = None::<&Arc<TableHandle>>;
             for mutation in &batch.mutations {
@@ -559,7 +579,7 @@ impl Store {
                     Mutation::Delete { what, .. } => delete_row(wtxn, h, &row, what)?,
                 }
             }
-            let after = index_entries(wtxn, &indexed, now_ms)?;
+            let after = index_entries(wtxn, &indexed, &existed, Some(&puts_only), now_ms)?;
             update_indexes(wtxn, &indexed, &before, &after)?;
             self.append_feed(wtxn, &touched)
         })
@@ -1120,18 +1140,59 @@ impl Store {
     }
 }
 
+/// Whether each row has a cell in a family its table's indexes read.
+fn rows_exist(txn: &heed::RoTxn<'_>, rows: &[(&TableHandle, &[u8])]) -> Result<Vec<bool>> {
+    rows.iter()
+        .map(|(table, row)| {
+            let start = key::row_start(&table.stored_key(row));
+            for family in &table.families {
+                if !table.indexes.iter().any(|i| i.columns.iter().any(|(f, _)| Arc::ptr_eq(f, family))) {
+                    continue;
+                }
+                let mut iter =
+                    family.db.prefix_iter(txn, &start).map_err(|e| Error::lmdb("index read", e))?;
+                if iter.next().transpose().map_err(|e| Error::lmdb("index read", e))?.is_some() {
+                    return Ok(true);
+                }
+            }
+            Ok(false)
+        })
+        .collect()
+}
+
 /// Each row's entry in each index of its table, as `txn` sees the data.
+/// A row that did not exist before the batch has no entries before it, and
+/// after a batch that only put into it its entries follow from the cells
+/// put (`puts_only`), without reading them back.
 fn index_entries(
     txn: &heed::RoTxn<'_>,
     rows: &[(&TableHandle, &[u8])],
+    existed: &[bool],
+    puts_only: Option<&[Option<Vec<&PutCell>>]>,
     now_ms: u64,
 ) -> Result<Vec<Vec<Option<Entry>>>> {
-    rows.iter()
-        .map(|(table, row)| {
-            let stored = table.stored_key(row);
-            table.indexes.iter().map(|index| index.entry(txn, table, row, &stored, now_ms)).collect()
-        })
-        .collect()
+    let mut out = Vec::with_capacity(rows.len());
+    for (i, (table, row)) in rows.iter().enumerate() {
+        let stored = table.stored_key(row);
+        let entries = match (existed[i], puts_only) {
+            (false, None) => vec![None; table.indexes.len()],
+            (false, Some(puts)) if puts[i].is_some() => {
+                let cells = puts[i].as_deref().unwrap_or_default();
+                table
+                    .indexes
+                    .iter()
+                    .map(|index| index.entry_from_puts(table, row, &stored, cells, now_ms))
+                    .collect()
+            }
+            _ => table
+                .indexes
+                .iter()
+                .map(|index| index.entry(txn, table, row, &stored, now_ms))
+                .collect::<Result<_>>()?,
+        };
+        out.push(entries);
+    }
+    Ok(out)
 }
 
 /// Clears index `name` of `table` and writes every row's entry.

@@ -105,6 +105,30 @@ fn maintenance_follows_overwrites_deletes_and_ttl() {
 }
 
 #[test]
+fn a_new_row_written_twice_in_one_batch_is_indexed_by_its_last_write() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    store.create_table("t", &schema()).unwrap();
+    let mut batch = Batch::new();
+    batch.put("t", b"a", vec![PutCell::new("m", "x", "first").at(5), PutCell::new("m", "x", "newer").at(9)]);
+    batch.put("t", b"a", vec![PutCell::new("m", "x", "older").at(7)]);
+    batch.put("t", b"b", vec![PutCell::new("m", "x", "first").at(5)]);
+    batch.put("t", b"b", vec![PutCell::new("m", "x", "second").at(5)]);
+    batch.put("t", b"c", vec![PutCell::new("m", "x", "one"), PutCell::new("m", "x", "two")]);
+    store.apply(&batch).unwrap();
+    let keys = |value: &str| -> Vec<Vec<u8>> {
+        store.index_lookup("t", "by_x", &eq(value)).unwrap().hits.into_iter().map(|h| h.key).collect()
+    };
+    assert_eq!(keys("newer"), vec![b"a".to_vec()], "the newest timestamp wins");
+    assert_eq!(keys("second"), vec![b"b".to_vec()], "equal timestamps: the last write wins");
+    assert_eq!(keys("two"), vec![b"c".to_vec()], "both stamped now: the last write wins");
+    for gone in ["first", "older", "one"] {
+        assert!(keys(gone).is_empty(), "{gone}");
+    }
+    assert!(store.verify_index("t", "by_x").unwrap().is_clean());
+}
+
+#[test]
 fn verify_finds_entries_removed_or_added_behind_the_index() {
     let dir = tempfile::tempdir().unwrap();
     {
