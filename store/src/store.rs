@@ -1205,31 +1205,49 @@ fn build_index(
 ) -> Result<()> {
     let index = table.index(name)?;
     index.db.clear(wtxn).map_err(|e| Error::lmdb("clear index", e))?;
-    // Distinct stored row keys, from every family (a row may lack some).
-    let mut rows: Vec<Vec<u8>> = Vec::new();
-    for family in &table.families {
-        let mut last: Option<Vec<u8>> = None;
-        for item in family.db.iter(wtxn).map_err(|e| Error::lmdb("index build", e))? {
-            let (k, _) = item.map_err(|e| Error::lmdb("index build", e))?;
-            let split = key::RawCellKey::split(&family.db_name, k)?;
-            if last.as_deref() != Some(split.row_esc) {
-                last = Some(split.row_esc.to_vec());
-                rows.push(split.row_esc.to_vec());
-            }
-        }
-    }
-    rows.sort_unstable();
-    rows.dedup();
-    let total = rows.len() as u64;
+    // Rows come from the families the index reads (a row without cells
+    // there has no entry), in chunks so memory stays bounded; a row in
+    // several of them is indexed again, to the same entry.
+    let total: u64 = table
+        .families
+        .iter()
+        .filter(|f| index.columns.iter().any(|(c, _)| Arc::ptr_eq(c, f)))
+        .map(|f| f.db.stat(wtxn).map(|s| s.entries as u64).unwrap_or(0))
+        .sum();
+    let mut done = 0u64;
     let salted = table.is_salted();
-    for (done, row_esc) in rows.iter().enumerate() {
-        let stored = key::unescape(row_esc);
-        let row = if salted { stored.get(1..).unwrap_or_default() } else { &stored[..] };
-        if let Some((k, expiry)) = index.entry(wtxn, table, row, &stored, now_ms)? {
-            index.db.put(wtxn, &k, &expiry.to_be_bytes()).map_err(|e| Error::lmdb("index build", e))?;
-        }
-        if done % 10_000 == 0 {
-            progress(done as u64, total);
+    for family in table.families.iter().filter(|f| index.columns.iter().any(|(c, _)| Arc::ptr_eq(c, f))) {
+        let mut after: Option<Vec<u8>> = None;
+        loop {
+            // Up to CHUNK distinct rows after `after` (escaped stored keys).
+            const CHUNK: usize = 4096;
+            let mut rows: Vec<Vec<u8>> = Vec::with_capacity(CHUNK);
+            let lower = after.as_deref().map(key::row_end);
+            let range = (lower.as_deref().map_or(Bound::Unbounded, Bound::Included), Bound::Unbounded);
+            for item in family.db.range(wtxn, &range).map_err(|e| Error::lmdb("index build", e))? {
+                let (k, _) = item.map_err(|e| Error::lmdb("index build", e))?;
+                done += 1;
+                let row_esc = key::RawCellKey::split(&family.db_name, k)?.row_esc;
+                if rows.last().map(Vec::as_slice) != Some(row_esc) {
+                    if rows.len() == CHUNK {
+                        break;
+                    }
+                    rows.push(row_esc.to_vec());
+                }
+            }
+            let Some(last) = rows.last() else { break };
+            after = Some(key::unescape(last));
+            for row_esc in &rows {
+                let stored = key::unescape(row_esc);
+                let row = if salted { stored.get(1..).unwrap_or_default() } else { &stored[..] };
+                if let Some((k, expiry)) = index.entry(wtxn, table, row, &stored, now_ms)? {
+                    index
+                        .db
+                        .put(wtxn, &k, &expiry.to_be_bytes())
+                        .map_err(|e| Error::lmdb("index build", e))?;
+                }
+            }
+            progress(done.min(total), total);
         }
     }
     progress(total, total);

@@ -173,12 +173,31 @@ fn indexes_added_to_tables_with_rows_are_built_and_dropped_indexes_vanish() {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(dir.path()).unwrap();
     store.create_table("t", &TableSchema::new([FamilySchema::new("m")])).unwrap();
-    for i in 0..30 {
-        store.put("t", &key(i), vec![PutCell::new("m", "x", format!("{}", i % 3))]).unwrap();
+    // More rows than one build chunk (4,096), some with two versions.
+    let mut batch = Batch::new();
+    for i in 0..10_000 {
+        let mut cells = vec![PutCell::new("m", "x", format!("{}", i % 3)).at(2)];
+        if i % 7 == 0 {
+            cells.push(PutCell::new("m", "x", "stale").at(1));
+        }
+        batch.put("t", key(i), cells);
     }
-    let mut last = (0, 0);
-    store.add_index("t", IndexSchema::new("by_x", ["m:x"]), &mut |d, t| last = (d, t)).unwrap();
-    assert_eq!(last, (30, 30));
+    store.apply(&batch).unwrap();
+    let mut calls = Vec::new();
+    store.add_index("t", IndexSchema::new("by_x", ["m:x"]), &mut |d, t| calls.push((d, t))).unwrap();
+    assert!(calls.len() >= 3, "progress along the way: {calls:?}");
+    assert_eq!(calls.last(), Some(&(10_000, 10_000)));
+    assert!(store.verify_index("t", "by_x").unwrap().is_clean());
+    assert_eq!(store.index_lookup("t", "by_x", &eq("1")).unwrap().hits.len(), 3333);
+    assert!(store.index_lookup("t", "by_x", &eq("stale")).unwrap().hits.is_empty());
+    let batch_delete = {
+        let mut b = Batch::new();
+        for i in 30..10_000 {
+            b.delete("t", key(i), Delete::Row { up_to: None });
+        }
+        b
+    };
+    store.apply(&batch_delete).unwrap();
     assert_eq!(store.index_lookup("t", "by_x", &eq("1")).unwrap().hits.len(), 10);
     assert!(store.schema("t").unwrap().indexes.iter().any(|i| i.name == "by_x"));
     // Kept from now on, and across a reopen.
