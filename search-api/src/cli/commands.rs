@@ -6,13 +6,13 @@ use std::time::Instant;
 
 use anyhow::{Context, Result};
 use rowsearch::store::{
-    ALL_VERSIONS, Batch, Column, Delete, FamilySchema, Filter, KeyField, KeyOrder, KeyType, KeyValue,
-    PutCell, ReadOptions, RowKeySchema, Scan, ScanCursor, Store, TableSchema,
+    ALL_VERSIONS, Batch, Column, Delete, FamilySchema, Filter, IndexQuery, IndexSchema, KeyField, KeyOrder,
+    KeyType, KeyValue, PutCell, ReadOptions, RowKeySchema, Scan, ScanCursor, Store, TableSchema,
 };
 use rowsearch::wire;
 
 use super::output::row_json;
-use super::{Args, Command, ReadArgs, UsageError};
+use super::{Args, Command, IndexCommand, ReadArgs, UsageError};
 
 fn bytes(what: &str, text: &str) -> Result<Vec<u8>> {
     wire::decode(text).map_err(|e| UsageError(format!("{what}: {e}")).into())
@@ -163,6 +163,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
                 }
             }
         }
+        Command::Index(command) => return index(&args, command, &mut out),
         Command::Regions { table, threads } => {
             for region in open(&args)?.region_stats(table, *threads)? {
                 writeln!(out, "{}", serde_json::to_string(&region)?)?;
@@ -175,6 +176,107 @@ pub fn run(args: Args) -> Result<ExitCode> {
         Command::Compact => {
             let report = open(&args)?.compact()?;
             writeln!(out, "purged {} cells from {} rows", report.cells_purged, report.rows_touched)?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A progress bar on a terminal, periodic lines otherwise (API.md).
+fn progress_bar(what: &str) -> indicatif::ProgressBar {
+    let bar = indicatif::ProgressBar::new(0);
+    if let Ok(style) = indicatif::ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len} cells ({eta})") {
+        bar.set_style(style.progress_chars("=> "));
+    }
+    bar.set_message(what.to_owned());
+    bar
+}
+
+fn index(args: &Args, command: &IndexCommand, out: &mut impl Write) -> Result<ExitCode> {
+    let store = open(args)?;
+    let started = Instant::now();
+    let build = |table: &str,
+                 index: &str,
+                 run: &dyn Fn(&mut dyn FnMut(u64, u64)) -> rowsearch::store::Result<()>|
+     -> Result<()> {
+        let bar = progress_bar(&format!("indexing {table}/{index}"));
+        let tty = std::io::IsTerminal::is_terminal(&std::io::stderr());
+        let mut last_line = Instant::now();
+        run(&mut |done, total| {
+            bar.set_length(total);
+            bar.set_position(done);
+            if !tty && last_line.elapsed().as_secs() >= 5 {
+                eprintln!("indexing {table}/{index}: {done}/{total} cells");
+                last_line = Instant::now();
+            }
+        })?;
+        bar.finish_and_clear();
+        Ok(())
+    };
+    match command {
+        IndexCommand::Lookup { table, index, eq, prefix, start, stop, limit, cursor, rows } => {
+            let query = IndexQuery {
+                eq: eq.iter().map(|v| bytes("--eq", v)).collect::<Result<_>>()?,
+                prefix: prefix.as_deref().map(|v| bytes("--prefix", v)).transpose()?,
+                start: start.as_deref().map(|v| bytes("--start", v)).transpose()?,
+                stop: stop.as_deref().map(|v| bytes("--stop", v)).transpose()?,
+                limit: *limit,
+                cursor: cursor.clone(),
+                region: None,
+            };
+            let row_key = store.schema(table)?.row_key;
+            let rtxn = store.begin_read()?;
+            let next = if *rows {
+                let (rows, next) = rtxn.index_rows(table, index, &query, &ReadOptions::default())?;
+                for row in &rows {
+                    writeln!(out, "{}", row_json(row, row_key.as_ref()))?;
+                }
+                next
+            } else {
+                let page = rtxn.index_lookup(table, index, &query)?;
+                for hit in &page.hits {
+                    let values: Vec<String> = hit.values.iter().map(|v| wire::encode(v)).collect();
+                    writeln!(
+                        out,
+                        "{}",
+                        serde_json::json!({ "key": wire::encode(&hit.key), "values": values })
+                    )?;
+                }
+                page.next_cursor
+            };
+            if let Some(next) = next {
+                eprintln!("next cursor: {next}");
+            }
+        }
+        IndexCommand::Add { table, index, columns } => {
+            let schema = IndexSchema::new(index.as_str(), columns.iter().map(String::as_str));
+            build(table, index, &|progress| store.add_index(table, schema.clone(), progress))?;
+            writeln!(out, "added index {index} to {table} in {:.1}s", started.elapsed().as_secs_f64())?;
+        }
+        IndexCommand::Drop { table, index } => {
+            store.drop_index(table, index)?;
+            writeln!(out, "dropped index {index} of {table}")?;
+        }
+        IndexCommand::Rebuild { table, index } => {
+            build(table, index, &|progress| store.rebuild_index(table, index, progress))?;
+            writeln!(out, "rebuilt index {index} of {table} in {:.1}s", started.elapsed().as_secs_f64())?;
+        }
+        IndexCommand::Verify { table, index } => {
+            let report = store.verify_index(table, index)?;
+            writeln!(
+                out,
+                "{}",
+                serde_json::to_string(&serde_json::json!({
+                    "entries": report.entries,
+                    "missing": report.missing_count,
+                    "extra": report.extra_count,
+                    "missing_keys": report.missing.iter().map(|k| wire::encode(k)).collect::<Vec<_>>(),
+                    "extra_entries": report.extra.iter().map(|k| wire::encode(k)).collect::<Vec<_>>(),
+                }))?
+            )?;
+            if !report.is_clean() {
+                eprintln!("index {index} of {table} disagrees with the rows");
+                return Ok(ExitCode::from(1));
+            }
         }
     }
     Ok(ExitCode::SUCCESS)

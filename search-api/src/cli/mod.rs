@@ -22,6 +22,71 @@ pub struct Args {
     pub command: Command,
 }
 
+/// `rowsearch index ...`.
+#[derive(Debug, Subcommand)]
+pub enum IndexCommand {
+    /// Keys (or rows, with --rows) matching a lookup, as JSON lines in index
+    /// order; prints the next cursor on stderr when --limit cut it short.
+    Lookup {
+        /// Table name.
+        table: String,
+        /// Index name.
+        index: String,
+        /// Value of the next leading column (repeat for a composite index).
+        #[arg(long)]
+        eq: Vec<String>,
+        /// Prefix of the column after the --eq ones.
+        #[arg(long)]
+        prefix: Option<String>,
+        /// Lower bound (inclusive) of the column after the --eq ones.
+        #[arg(long)]
+        start: Option<String>,
+        /// Upper bound (exclusive) of the column after the --eq ones.
+        #[arg(long)]
+        stop: Option<String>,
+        /// Most matches.
+        #[arg(long)]
+        limit: Option<usize>,
+        /// Resume after a cursor printed by an earlier lookup.
+        #[arg(long)]
+        cursor: Option<String>,
+        /// Print the rows instead of their keys.
+        #[arg(long)]
+        rows: bool,
+    },
+    /// Add an index to a table and build it from the rows already there.
+    Add {
+        /// Table name.
+        table: String,
+        /// Index name.
+        index: String,
+        /// Comma-separated columns, family:qualifier, most significant first.
+        #[arg(long, value_delimiter = ',', required = true)]
+        columns: Vec<String>,
+    },
+    /// Remove an index and its entries.
+    Drop {
+        /// Table name.
+        table: String,
+        /// Index name.
+        index: String,
+    },
+    /// Clear an index and build it again from the rows.
+    Rebuild {
+        /// Table name.
+        table: String,
+        /// Index name.
+        index: String,
+    },
+    /// Compare an index with the rows; exit status 1 when they differ.
+    Verify {
+        /// Table name.
+        table: String,
+        /// Index name.
+        index: String,
+    },
+}
+
 /// The commands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
@@ -126,6 +191,9 @@ pub enum Command {
         #[command(flatten)]
         read: ReadArgs,
     },
+    /// Secondary indexes: look up, add, drop, rebuild, verify.
+    #[command(subcommand)]
+    Index(IndexCommand),
     /// A table's regions as JSON lines: key range, rows, cells, bytes.
     Regions {
         /// Table name.

@@ -154,3 +154,42 @@ fn cli_typed_keys_filters_and_regions() {
     assert_eq!(counts, per_region);
     assert_eq!(code(&t.run(&["scan", "mail", "--region", "3"])), 2, "no region 3");
 }
+
+#[test]
+fn cli_indexes_add_lookup_verify_drop() {
+    let t = TestDir::new();
+    let out = t.run(&["create-table", "mail", "--schema", r#"{"families":[{"name":"m"}]}"#]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    for (key, from) in [("r1", "ann"), ("r2", "bob"), ("r3", "ann"), ("r4", "anna")] {
+        let out = t.run(&["put", "mail", key, &format!("m:from={from}")]);
+        assert_eq!(code(&out), 0, "{}", stderr(&out));
+    }
+    let out = t.run(&["index", "add", "mail", "by_from", "--columns", "m:from"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(stdout(&out).contains("added index by_from"), "{}", stdout(&out));
+
+    let keys = |args: &[&str]| -> Vec<String> {
+        let out = t.run(args);
+        assert_eq!(code(&out), 0, "{}", stderr(&out));
+        stdout(&out)
+            .lines()
+            .map(|l| {
+                serde_json::from_str::<serde_json::Value>(l).unwrap()["key"].as_str().unwrap().to_owned()
+            })
+            .collect()
+    };
+    assert_eq!(keys(&["index", "lookup", "mail", "by_from", "--eq", "ann"]), ["r1", "r3"]);
+    assert_eq!(keys(&["index", "lookup", "mail", "by_from", "--prefix", "ann"]), ["r1", "r3", "r4"]);
+    assert_eq!(keys(&["index", "lookup", "mail", "by_from", "--eq", "bob", "--rows"]), ["r2"]);
+    let out = t.run(&["index", "lookup", "mail", "by_from", "--prefix", "a", "--limit", "2"]);
+    let cursor = stderr(&out).trim().strip_prefix("next cursor: ").expect("a cursor").to_owned();
+    assert_eq!(keys(&["index", "lookup", "mail", "by_from", "--prefix", "a", "--cursor", &cursor]), ["r4"]);
+
+    let out = t.run(&["index", "verify", "mail", "by_from"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(stdout(&out).contains(r#""missing":0"#), "{}", stdout(&out));
+    assert_eq!(code(&t.run(&["index", "lookup", "mail", "nope", "--eq", "x"])), 2, "unknown index");
+    assert_eq!(code(&t.run(&["index", "lookup", "mail", "by_from", "--eq", "a", "--eq", "b"])), 2);
+    assert_eq!(code(&t.run(&["index", "drop", "mail", "by_from"])), 0);
+    assert_eq!(code(&t.run(&["index", "lookup", "mail", "by_from", "--eq", "ann"])), 2, "dropped");
+}
