@@ -181,6 +181,9 @@ pub fn run(args: Args) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// A build of an index, reporting (done, total) to the callback.
+type IndexBuild<'a> = dyn Fn(&mut dyn FnMut(u64, u64)) -> rowsearch::store::Result<()> + 'a;
+
 /// A progress bar on a terminal, periodic lines otherwise (API.md).
 fn progress_bar(what: &str) -> indicatif::ProgressBar {
     let bar = indicatif::ProgressBar::new(0);
@@ -194,10 +197,7 @@ fn progress_bar(what: &str) -> indicatif::ProgressBar {
 fn index(args: &Args, command: &IndexCommand, out: &mut impl Write) -> Result<ExitCode> {
     let store = open(args)?;
     let started = Instant::now();
-    let build = |table: &str,
-                 index: &str,
-                 run: &dyn Fn(&mut dyn FnMut(u64, u64)) -> rowsearch::store::Result<()>|
-     -> Result<()> {
+    let build = |table: &str, index: &str, run: &IndexBuild<'_>| -> Result<()> {
         let bar = progress_bar(&format!("indexing {table}/{index}"));
         let tty = std::io::IsTerminal::is_terminal(&std::io::stderr());
         let mut last_line = Instant::now();
