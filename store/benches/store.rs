@@ -113,48 +113,32 @@ fn store_load(store: &Store, n: u64) {
     }
 }
 
+/// Total time of `iters` loads, each into a fresh directory opened by
+/// `open` (opening is not timed).
+fn fresh_loads<S>(iters: u64, open: impl Fn(&Path) -> S, load: impl Fn(&S)) -> Duration {
+    let mut total = Duration::ZERO;
+    for _ in 0..iters {
+        let dir = tempfile::tempdir().unwrap();
+        let state = open(dir.path());
+        let t = Instant::now();
+        load(&state);
+        total += t.elapsed();
+    }
+    total
+}
+
 fn batch_put(c: &mut Criterion) {
     let n = rows();
     let mut group = c.benchmark_group("batch_put");
     group.sample_size(10).measurement_time(Duration::from_secs(20)).throughput(Throughput::Elements(n));
     group.bench_function(BenchmarkId::new("raw_heed", n), |b| {
-        b.iter_custom(|iters| {
-            let mut total = Duration::ZERO;
-            for _ in 0..iters {
-                let dir = tempfile::tempdir().unwrap();
-                let (env, db) = open_raw(dir.path());
-                let t = Instant::now();
-                raw_load(&env, db, n);
-                total += t.elapsed();
-            }
-            total
-        })
+        b.iter_custom(|iters| fresh_loads(iters, open_raw, |(env, db)| raw_load(env, *db, n)))
     });
     group.bench_function(BenchmarkId::new("raw_heed_cell_keys", n), |b| {
-        b.iter_custom(|iters| {
-            let mut total = Duration::ZERO;
-            for _ in 0..iters {
-                let dir = tempfile::tempdir().unwrap();
-                let (env, db) = open_raw(dir.path());
-                let t = Instant::now();
-                cell_keys_load(&env, db, n);
-                total += t.elapsed();
-            }
-            total
-        })
+        b.iter_custom(|iters| fresh_loads(iters, open_raw, |(env, db)| cell_keys_load(env, *db, n)))
     });
     group.bench_function(BenchmarkId::new("rowsearch", n), |b| {
-        b.iter_custom(|iters| {
-            let mut total = Duration::ZERO;
-            for _ in 0..iters {
-                let dir = tempfile::tempdir().unwrap();
-                let store = open_store(dir.path());
-                let t = Instant::now();
-                store_load(&store, n);
-                total += t.elapsed();
-            }
-            total
-        })
+        b.iter_custom(|iters| fresh_loads(iters, open_store, |store| store_load(store, n)))
     });
     group.finish();
 }
