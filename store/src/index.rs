@@ -371,7 +371,7 @@ pub(crate) fn lookup(
             let (k, v) = item.map_err(|e| Error::lmdb("index lookup", e))?;
             let expiry = v.try_into().map(u64::from_be_bytes).unwrap_or(u64::MAX);
             if now_ms < expiry {
-                heap.push(Head { entry: k[2..].to_vec(), source: i });
+                heap.push(Head { entry: k.get(2..).unwrap_or_default().to_vec(), source: i });
                 break;
             }
         }
