@@ -143,6 +143,18 @@ fn batch_put(c: &mut Criterion) {
     group.finish();
 }
 
+/// Copies out every key and value of `db`, as the store's scan copies out rows.
+fn raw_scan(env: &Env, db: Database<Bytes, Bytes>, n: u64) {
+    let rtxn = env.read_txn().unwrap();
+    let mut rows = 0u64;
+    for item in db.iter(&rtxn).unwrap() {
+        let (k, v) = item.unwrap();
+        black_box((k.to_vec(), v.to_vec()));
+        rows += 1;
+    }
+    assert_eq!(rows, n);
+}
+
 /// A fixed pseudo-random sequence of row numbers.
 fn random_rows(n: u64) -> Vec<u64> {
     let mut x = 0x9E37_79B9_7F4A_7C15u64;
@@ -206,29 +218,9 @@ fn reads(c: &mut Criterion) {
 
     let mut group = c.benchmark_group("full_scan");
     group.sample_size(10).measurement_time(Duration::from_secs(15)).throughput(Throughput::Elements(n));
-    group.bench_function(BenchmarkId::new("raw_heed", n), |b| {
-        b.iter(|| {
-            let rtxn = env.read_txn().unwrap();
-            let mut rows = 0u64;
-            for item in db.iter(&rtxn).unwrap() {
-                let (k, v) = item.unwrap();
-                black_box((k.to_vec(), v.to_vec()));
-                rows += 1;
-            }
-            assert_eq!(rows, n);
-        })
-    });
+    group.bench_function(BenchmarkId::new("raw_heed", n), |b| b.iter(|| raw_scan(&env, db, n)));
     group.bench_function(BenchmarkId::new("raw_heed_cell_keys", n), |b| {
-        b.iter(|| {
-            let rtxn = cells_env.read_txn().unwrap();
-            let mut rows = 0u64;
-            for item in cells_db.iter(&rtxn).unwrap() {
-                let (k, v) = item.unwrap();
-                black_box((k.to_vec(), v.to_vec()));
-                rows += 1;
-            }
-            assert_eq!(rows, n);
-        })
+        b.iter(|| raw_scan(&cells_env, cells_db, n))
     });
     group.bench_function(BenchmarkId::new("rowsearch", n), |b| {
         b.iter(|| {

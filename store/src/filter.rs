@@ -313,13 +313,16 @@ fn done(f: &Filter, id: &mut usize, state: &[NodeState]) -> bool {
     *id += 1;
     match f {
         Filter::List(op, children) => {
-            let mut flags = Vec::with_capacity(children.len());
+            // Every child is visited so the pre-order numbering stays aligned.
+            let (mut any, mut all) = (false, true);
             for c in children {
-                flags.push(done(c, id, state));
+                let d = done(c, id, state);
+                any |= d;
+                all &= d;
             }
             match op {
-                ListOp::All => flags.iter().any(|d| *d),
-                ListOp::One => !flags.is_empty() && flags.iter().all(|d| *d),
+                ListOp::All => any,
+                ListOp::One => !children.is_empty() && all,
             }
         }
         Filter::Skip(inner) => done(inner, id, state),

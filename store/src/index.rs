@@ -73,8 +73,23 @@ pub(crate) struct IndexHandle {
 /// One index entry: its key and expiry.
 pub(crate) type Entry = (Vec<u8>, u64);
 
-fn push_escaped(out: &mut Vec<u8>, bytes: &[u8]) {
-    out.extend_from_slice(&key::row_start(bytes));
+use crate::key::push_escaped;
+
+/// An entry's expiry (ms), from its stored value.
+pub(crate) fn entry_expiry(value: &[u8]) -> u64 {
+    value.try_into().map(u64::from_be_bytes).unwrap_or(u64::MAX)
+}
+
+/// One region's LMDB bounds for entry tails `[lo, hi)` (`hi` `None`: to
+/// the region's end).
+fn region_bounds(region: usize, lo: &[u8], hi: Option<&[u8]>) -> (Vec<u8>, Option<Vec<u8>>) {
+    let prefix = u16::try_from(region).unwrap_or(u16::MAX).to_be_bytes();
+    let lower = [&prefix[..], lo].concat();
+    let upper = match hi {
+        Some(h) => Some([&prefix[..], h].concat()),
+        None => u16::try_from(region + 1).ok().map(|r| r.to_be_bytes().to_vec()),
+    };
+    (lower, upper)
 }
 
 /// The region of a stored key: how many splits are at or below it.
@@ -249,7 +264,7 @@ pub(crate) fn query_bounds(query: &IndexQuery, after: Option<&[u8]>) -> (Vec<u8>
     }
     let (mut lo, mut hi) = if let Some(p) = &query.prefix {
         let mut lo = base.clone();
-        lo.extend_from_slice(&key::row_start(p)[..key::row_start(p).len() - 2]);
+        key::push_escaped_open(&mut lo, p);
         let hi = key::prefix_successor(&lo);
         (lo, hi)
     } else {
@@ -355,12 +370,7 @@ pub(crate) fn lookup(
     };
     let mut iters = Vec::with_capacity(regions.len());
     for &region in &regions {
-        let prefix = u16::try_from(region).unwrap_or(u16::MAX).to_be_bytes();
-        let lower = [&prefix[..], &lo].concat();
-        let upper = match &hi {
-            Some(h) => Some([&prefix[..], h].concat()),
-            None => u16::try_from(region + 1).ok().map(|r| r.to_be_bytes().to_vec()),
-        };
+        let (lower, upper) = region_bounds(region, &lo, hi.as_deref());
         let range =
             (Bound::Included(lower.as_slice()), upper.as_deref().map_or(Bound::Unbounded, Bound::Excluded));
         iters.push(index.db.range(txn, &range).map_err(|e| Error::lmdb("index lookup", e))?);
@@ -369,7 +379,7 @@ pub(crate) fn lookup(
     let mut pull = |i: usize, heap: &mut BinaryHeap<Head>| -> Result<()> {
         for item in iters[i].by_ref() {
             let (k, v) = item.map_err(|e| Error::lmdb("index lookup", e))?;
-            let expiry = v.try_into().map(u64::from_be_bytes).unwrap_or(u64::MAX);
+            let expiry = entry_expiry(v);
             if now_ms < expiry {
                 heap.push(Head { entry: k.get(2..).unwrap_or_default().to_vec(), source: i });
                 break;
@@ -539,12 +549,7 @@ impl<'t> KeyStream<'t> {
                 }
                 let upper_tail = key::prefix_successor(base);
                 for region in 0..*regions {
-                    let prefix = u16::try_from(region).unwrap_or(u16::MAX).to_be_bytes();
-                    let lower = [&prefix[..], &lower_tail].concat();
-                    let upper = match &upper_tail {
-                        Some(u) => Some([&prefix[..], u].concat()),
-                        None => u16::try_from(region + 1).ok().map(|r| r.to_be_bytes().to_vec()),
-                    };
+                    let (lower, upper) = region_bounds(region, &lower_tail, upper_tail.as_deref());
                     let range = (
                         Bound::Included(lower.as_slice()),
                         upper.as_deref().map_or(Bound::Unbounded, Bound::Excluded),
@@ -565,7 +570,7 @@ impl<'t> KeyStream<'t> {
         for item in iters[region].by_ref() {
             let (k, v) = item.map_err(|e| Error::lmdb("index lookup", e))?;
             *read += 1;
-            let expiry = v.try_into().map(u64::from_be_bytes).unwrap_or(u64::MAX);
+            let expiry = entry_expiry(v);
             if *now_ms >= expiry {
                 continue;
             }

@@ -27,14 +27,14 @@ const TERMINATOR: [u8; 2] = [0x00, 0x01];
 const ESCAPED_ZERO: [u8; 2] = [0x00, 0xFF];
 
 /// Appends `bytes` escaped and terminated.
-fn push_escaped(out: &mut Vec<u8>, bytes: &[u8]) {
+pub(crate) fn push_escaped(out: &mut Vec<u8>, bytes: &[u8]) {
     push_escaped_open(out, bytes);
     out.extend_from_slice(&TERMINATOR);
 }
 
 /// Appends `bytes` escaped, without a terminator (a prefix of every key whose
 /// component starts with `bytes`).
-fn push_escaped_open(out: &mut Vec<u8>, bytes: &[u8]) {
+pub(crate) fn push_escaped_open(out: &mut Vec<u8>, bytes: &[u8]) {
     let mut parts = bytes.split(|&b| b == 0);
     if let Some(first) = parts.next() {
         out.extend_from_slice(first);

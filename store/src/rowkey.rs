@@ -347,21 +347,9 @@ fn encode_value(out: &mut Vec<u8>, value: &KeyValue) {
         KeyValue::U64(v) => out.extend_from_slice(&v.to_be_bytes()),
         KeyValue::I32(v) => out.extend_from_slice(&(v.cast_unsigned() ^ (1 << 31)).to_be_bytes()),
         KeyValue::I64(v) => out.extend_from_slice(&(v.cast_unsigned() ^ (1 << 63)).to_be_bytes()),
-        KeyValue::String(v) => push_terminated(out, v.as_bytes()),
-        KeyValue::Bytes(v) => push_terminated(out, v),
+        KeyValue::String(v) => crate::key::push_escaped(out, v.as_bytes()),
+        KeyValue::Bytes(v) => crate::key::push_escaped(out, v),
     }
-}
-
-fn push_terminated(out: &mut Vec<u8>, bytes: &[u8]) {
-    let mut parts = bytes.split(|&b| b == 0);
-    if let Some(first) = parts.next() {
-        out.extend_from_slice(first);
-    }
-    for part in parts {
-        out.extend_from_slice(&[0x00, 0xFF]);
-        out.extend_from_slice(part);
-    }
-    out.extend_from_slice(&[0x00, 0x01]);
 }
 
 /// Decodes one field from the start of `input` (bytes XORed with `flip`);

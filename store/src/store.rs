@@ -739,7 +739,7 @@ impl Store {
                     let mut dead = Vec::new();
                     for item in index.db.iter(wtxn).map_err(|e| Error::lmdb("compact index", e))? {
                         let (k, v) = item.map_err(|e| Error::lmdb("compact index", e))?;
-                        let expiry = v.try_into().map(u64::from_be_bytes).unwrap_or(u64::MAX);
+                        let expiry = crate::index::entry_expiry(v);
                         if expiry <= now_ms {
                             dead.push(k.to_vec());
                         }
@@ -852,10 +852,9 @@ impl Store {
         let mut schema = old.schema.clone();
         schema.indexes.push(index.clone());
         schema.validate(table)?;
-        let handle = self.replace_schema(table, schema, |wtxn, handle| {
+        self.replace_schema(table, schema, |wtxn, handle| {
             build_index(wtxn, handle, &index.name, self.clock.now_ms(), progress)
         })?;
-        drop(handle);
         Ok(())
     }
 

@@ -215,7 +215,7 @@ impl<'s> ReadTxn<'s> {
         let mut actual = Vec::new();
         for item in ix.db.iter(&self.txn).map_err(|e| Error::lmdb("verify index", e))? {
             let (k, v) = item.map_err(|e| Error::lmdb("verify index", e))?;
-            let expiry = v.try_into().map(u64::from_be_bytes).unwrap_or(u64::MAX);
+            let expiry = crate::index::entry_expiry(v);
             if self.now_ms < expiry {
                 actual.push(k.to_vec());
             }
