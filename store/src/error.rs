@@ -114,6 +114,27 @@ pub enum ErrorKind {
         /// What does not fit.
         reason: String,
     },
+    /// A keyword lookup that cannot run as given.
+    #[error("invalid keyword lookup: {reason}")]
+    InvalidKeywordQuery {
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// The table has no `search` section, so no keyword rows.
+    #[error("table {table:?} is not searchable: its schema has no search section")]
+    NotSearchable {
+        /// The table.
+        table: String,
+    },
+    /// A searchable table was written through a store opened without an
+    /// analyzer.
+    #[error(
+        "table {table:?} has a search section, but the store was opened without an analyzer (open it with rowsearch_indexer::open_store, or StoreBuilder::analyzer)"
+    )]
+    NoAnalyzer {
+        /// The table.
+        table: String,
+    },
     /// A filter string that does not parse.
     #[error("invalid filter at byte {position}: expected {expected}, found {found}")]
     InvalidFilter {

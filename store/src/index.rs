@@ -460,15 +460,19 @@ pub struct KeyPage {
     pub entries_read: u64,
 }
 
-/// Row keys of one lookup in row-key order, with seeking.
+/// Sorted keys of one lookup, with seeking: row keys of an index lookup,
+/// or the (date, row key) versions of a keyword list.
 pub(crate) enum KeyStream<'t> {
-    /// Equality on every column: each region's entries are in row-key
-    /// order; read lazily, seeking by re-positioning each region's range.
+    /// Ranges sharing one tail order (each region of an index, or each
+    /// search field of a keyword), merged lazily; a seek re-positions every
+    /// range.
     Live {
         txn: &'t RoTxn<'t>,
-        index: &'t IndexHandle,
-        base: Vec<u8>,
-        regions: usize,
+        db: &'t BytesDb,
+        db_name: &'t str,
+        /// Every range's key prefix; the key after it is the stream's tail.
+        prefixes: Vec<Vec<u8>>,
+        tail: Tail,
         heap: BinaryHeap<std::cmp::Reverse<(Vec<u8>, usize)>>,
         iters: Vec<heed::RoRange<'t, heed::types::Bytes, heed::types::Bytes>>,
         now_ms: u64,
@@ -476,6 +480,15 @@ pub(crate) enum KeyStream<'t> {
     },
     /// Any other lookup: all its keys, sorted.
     Sorted { keys: Vec<Vec<u8>>, at: usize, read: u64 },
+}
+
+/// How a live stream's entries end after their prefix.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Tail {
+    /// An escaped row key; the value is the entry's expiry (index entries).
+    EscapedRow,
+    /// Raw bytes to the end of the key (keyword versions).
+    Raw,
 }
 
 impl<'t> KeyStream<'t> {
@@ -502,15 +515,33 @@ impl<'t> KeyStream<'t> {
             keys.dedup();
             return Ok(KeyStream::Sorted { keys, at: 0, read });
         }
-        let mut base = Vec::new();
-        for v in &query.eq {
-            push_escaped(&mut base, v);
-        }
+        let prefixes = (0..=table.splits.len())
+            .map(|region| {
+                let mut prefix = (region as u16).to_be_bytes().to_vec();
+                for v in &query.eq {
+                    push_escaped(&mut prefix, v);
+                }
+                prefix
+            })
+            .collect();
+        KeyStream::live(txn, &index.db, &index.db_name, prefixes, Tail::EscapedRow, now_ms)
+    }
+
+    /// A stream over the tails of every key starting with one of `prefixes`.
+    pub fn live(
+        txn: &'t RoTxn<'t>,
+        db: &'t BytesDb,
+        db_name: &'t str,
+        prefixes: Vec<Vec<u8>>,
+        tail: Tail,
+        now_ms: u64,
+    ) -> Result<KeyStream<'t>> {
         let mut stream = KeyStream::Live {
             txn,
-            index,
-            base,
-            regions: table.splits.len() + 1,
+            db,
+            db_name,
+            prefixes,
+            tail,
             heap: BinaryHeap::new(),
             iters: Vec::new(),
             now_ms,
@@ -540,50 +571,60 @@ impl<'t> KeyStream<'t> {
                 *at = (*at).max(keys.partition_point(|k| k.as_slice() < target));
                 Ok(())
             }
-            KeyStream::Live { txn, index, base, regions, heap, iters, .. } => {
+            KeyStream::Live { txn, db, prefixes, tail, heap, iters, .. } => {
                 heap.clear();
                 iters.clear();
-                let mut lower_tail = base.clone();
-                if !target.is_empty() {
-                    push_escaped(&mut lower_tail, target);
-                }
-                let upper_tail = key::prefix_successor(base);
-                for region in 0..*regions {
-                    let (lower, upper) = region_bounds(region, &lower_tail, upper_tail.as_deref());
+                for prefix in prefixes.iter() {
+                    let mut lower = prefix.clone();
+                    match tail {
+                        Tail::EscapedRow if !target.is_empty() => push_escaped(&mut lower, target),
+                        Tail::EscapedRow => {}
+                        Tail::Raw => lower.extend_from_slice(target),
+                    }
+                    let upper = key::prefix_successor(prefix);
                     let range = (
                         Bound::Included(lower.as_slice()),
                         upper.as_deref().map_or(Bound::Unbounded, Bound::Excluded),
                     );
-                    iters.push(index.db.range(txn, &range).map_err(|e| Error::lmdb("index lookup", e))?);
+                    iters.push(db.range(txn, &range).map_err(|e| Error::lmdb("lookup", e))?);
                 }
-                for region in 0..*regions {
-                    self.refill(region)?;
+                for source in 0..iters.len() {
+                    self.refill(source)?;
                 }
                 Ok(())
             }
         }
     }
 
-    /// Reads region `region`'s next live entry into the heap.
-    fn refill(&mut self, region: usize) -> Result<()> {
-        let KeyStream::Live { index, base, heap, iters, now_ms, read, .. } = self else { return Ok(()) };
-        for item in iters[region].by_ref() {
-            let (k, v) = item.map_err(|e| Error::lmdb("index lookup", e))?;
+    /// Reads range `source`'s next live entry into the heap.
+    fn refill(&mut self, source: usize) -> Result<()> {
+        let KeyStream::Live { db_name, prefixes, tail, heap, iters, now_ms, read, .. } = self else {
+            return Ok(());
+        };
+        let skip = prefixes[source].len();
+        for item in iters[source].by_ref() {
+            let (k, v) = item.map_err(|e| Error::lmdb("lookup", e))?;
             *read += 1;
-            let expiry = entry_expiry(v);
-            if *now_ms >= expiry {
-                continue;
-            }
-            let tail = k.get(2 + base.len()..).unwrap_or_default();
-            let (row, _) = key::take_component(tail).ok_or_else(|| -> Error {
-                ErrorKind::Corrupted {
-                    db: index.db_name.clone(),
-                    key: crate::error::preview(k),
-                    detail: "bad index entry".into(),
+            let rest = k.get(skip..).unwrap_or_default();
+            let item = match tail {
+                Tail::Raw => rest.to_vec(),
+                Tail::EscapedRow => {
+                    if *now_ms >= entry_expiry(v) {
+                        continue;
+                    }
+                    key::take_component(rest)
+                        .ok_or_else(|| -> Error {
+                            ErrorKind::Corrupted {
+                                db: (*db_name).to_owned(),
+                                key: crate::error::preview(k),
+                                detail: "bad index entry".into(),
+                            }
+                            .into()
+                        })?
+                        .0
                 }
-                .into()
-            })?;
-            heap.push(std::cmp::Reverse((row, region)));
+            };
+            heap.push(std::cmp::Reverse((item, source)));
             break;
         }
         Ok(())
@@ -597,7 +638,7 @@ impl<'t> KeyStream<'t> {
                 Ok(())
             }
             KeyStream::Live { heap, .. } => match heap.pop() {
-                Some(std::cmp::Reverse((_, region))) => self.refill(region),
+                Some(std::cmp::Reverse((_, source))) => self.refill(source),
                 None => Ok(()),
             },
         }

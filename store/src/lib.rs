@@ -56,6 +56,7 @@ mod filter;
 mod filter_lang;
 mod index;
 mod key;
+mod keyword;
 mod mutation;
 mod read;
 mod rowkey;
@@ -70,6 +71,10 @@ pub use filter::{Comparator, CompareOp, Filter, ListOp, RegexComparator};
 pub use filter_lang::{MAX_FILTER_BYTES, MAX_FILTER_DEPTH};
 pub use index::{IndexHit, IndexPage, IndexQuery, IndexSchema, IndexTerm, KeyPage, SetOp, VerifyReport};
 pub use key::{MAX_QUALIFIER_BYTES, MAX_ROW_KEY_BYTES, prefix_successor};
+pub use keyword::{
+    Analyzer, FieldKind, KeywordCell, KeywordHit, KeywordPage, KeywordQuery, MAX_SEARCH_FIELDS, SearchField,
+    SearchSchema,
+};
 pub use mutation::{Batch, Delete, Mutation};
 pub use read::{ALL_VERSIONS, Column, ReadOptions, Scan, ScanCursor};
 pub use rowkey::{KeyField, KeyOrder, KeyType, KeyValue, MAX_SALT_BUCKETS, RowKeySchema, compare_tuples};

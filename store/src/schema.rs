@@ -4,6 +4,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{ErrorKind, Result};
 use crate::index::IndexSchema;
+use crate::keyword::SearchSchema;
 use crate::rowkey::RowKeySchema;
 
 /// Longest table name, in bytes.
@@ -38,6 +39,9 @@ pub struct TableSchema {
     /// Secondary indexes over columns of this table.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub indexes: Vec<IndexSchema>,
+    /// Searchable columns: the table's keyword rows (see [`SearchSchema`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub search: Option<SearchSchema>,
 }
 
 /// One column family.
@@ -99,12 +103,19 @@ impl TableSchema {
             row_key: None,
             splits: Vec::new(),
             indexes: Vec::new(),
+            search: None,
         }
     }
 
     /// Sets the typed row key.
     pub fn row_key(mut self, row_key: RowKeySchema) -> TableSchema {
         self.row_key = Some(row_key);
+        self
+    }
+
+    /// Makes the table searchable.
+    pub fn search(mut self, search: SearchSchema) -> TableSchema {
+        self.search = Some(search);
         self
     }
 
@@ -181,6 +192,9 @@ impl TableSchema {
                     return Err(invalid(format!("index {:?}: unknown family {family:?}", index.name)).into());
                 }
             }
+        }
+        if let Some(search) = &self.search {
+            search.check(self).map_err(invalid)?;
         }
         if self.splits.iter().any(Vec::is_empty) {
             return Err(invalid("a split must not be empty".into()).into());

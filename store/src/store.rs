@@ -17,6 +17,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::filter::RowRange;
 use crate::index::{Entry, IndexHandle, IndexPage, IndexQuery, IndexSchema, VerifyReport};
 use crate::key::{self, CellKey};
+use crate::keyword::{self, Analyzer, KeywordPage, KeywordQuery, SearchHandle};
 use crate::mutation::{Batch, Delete, Mutation};
 use crate::read::{ReadOptions, Scan};
 use crate::rowkey::RowKeySchema;
@@ -43,6 +44,7 @@ pub struct StoreBuilder {
     max_dbs: u32,
     max_readers: u32,
     clock: Arc<dyn Clock>,
+    analyzer: Option<Arc<dyn Analyzer>>,
 }
 
 impl Default for StoreBuilder {
@@ -52,6 +54,7 @@ impl Default for StoreBuilder {
             max_dbs: DEFAULT_MAX_DBS,
             max_readers: 512,
             clock: Arc::new(SystemClock),
+            analyzer: None,
         }
     }
 }
@@ -82,6 +85,14 @@ impl StoreBuilder {
         self
     }
 
+    /// The analyzer that turns searchable columns into keyword rows (the
+    /// indexer's, so ingest, index and queries agree). Without one, writes
+    /// to a table with a `search` section fail with `NoAnalyzer`.
+    pub fn analyzer(mut self, analyzer: Arc<dyn Analyzer>) -> StoreBuilder {
+        self.analyzer = Some(analyzer);
+        self
+    }
+
     /// Opens the store in `dir`, creating the directory and the store when
     /// missing.
     ///
@@ -103,6 +114,8 @@ pub(crate) struct TableHandle {
     pub splits: Vec<Vec<u8>>,
     /// Secondary indexes, in schema order.
     pub indexes: Vec<IndexHandle>,
+    /// Keyword rows, for a table with a `search` section.
+    pub search: Option<SearchHandle>,
     /// Sorted by family name: HBase's family order.
     pub families: Vec<Arc<FamilyHandle>>,
 }
@@ -154,6 +167,22 @@ impl TableHandle {
                 end: self.splits.get(index).cloned(),
             })
             .collect()
+    }
+
+    /// Whether a write must read `family` to maintain indexes or keyword rows.
+    pub fn watches(&self, family: &Arc<FamilyHandle>) -> bool {
+        self.indexes.iter().any(|i| i.columns.iter().any(|(f, _)| Arc::ptr_eq(f, family)))
+            || self.search.as_ref().is_some_and(|s| s.reads(family))
+    }
+
+    /// Whether writes maintain anything besides the cells.
+    pub fn is_derived(&self) -> bool {
+        !self.indexes.is_empty() || self.search.is_some()
+    }
+
+    /// The keyword rows.
+    pub fn search(&self) -> Result<&SearchHandle> {
+        self.search.as_ref().ok_or_else(|| ErrorKind::NotSearchable { table: self.name.clone() }.into())
     }
 
     pub fn index(&self, name: &str) -> Result<&IndexHandle> {
@@ -266,6 +295,7 @@ pub struct Store {
     feed: BytesDb,
     tables: RwLock<BTreeMap<String, Arc<TableHandle>>>,
     clock: Arc<dyn Clock>,
+    analyzer: Option<Arc<dyn Analyzer>>,
     max_dbs: u32,
     /// Serialises writers, so schema changes and data writes never interleave.
     write_lock: Mutex<()>,
@@ -414,11 +444,21 @@ impl Store {
             feed,
             tables: RwLock::new(tables),
             clock: options.clock,
+            analyzer: options.analyzer,
             max_dbs: options.max_dbs,
             write_lock: Mutex::new(()),
             resize_lock: RwLock::new(()),
             poisoned: AtomicBool::new(false),
         })
+    }
+
+    /// The analyzer keyword rows are built with, if the store has one.
+    pub fn analyzer(&self) -> Option<&Arc<dyn Analyzer>> {
+        self.analyzer.as_ref()
+    }
+
+    pub(crate) fn analyzer_for(&self, table: &str) -> Result<&dyn Analyzer> {
+        self.analyzer.as_deref().ok_or_else(|| ErrorKind::NoAnalyzer { table: table.to_owned() }.into())
     }
 
     /// The store's directory.
@@ -498,6 +538,9 @@ impl Store {
             for index in &handle.indexes {
                 index.db.clear(wtxn).map_err(|e| Error::lmdb("clear index", e))?;
             }
+            if let Some(search) = &handle.search {
+                search.db.clear(wtxn).map_err(|e| Error::lmdb("clear keyword rows", e))?;
+            }
             self.meta.delete(wtxn, &dbs::schema_key(table)).map_err(|e| Error::lmdb("delete schema", e))?;
             Ok(())
         })?;
@@ -540,9 +583,15 @@ impl Store {
         let handles = self.check_batch(batch)?;
         let now_ms = self.clock.now_ms();
         let touched = touched_rows(batch);
-        // Rows of indexed tables: their entries before and after the batch.
+        // Rows of indexed or searchable tables: their entries and keyword
+        // cells before and after the batch.
         let indexed: Vec<(&TableHandle, &[u8])> =
-            touched.iter().map(|(t, r)| (&*handles[*t], *r)).filter(|(h, _)| !h.indexes.is_empty()).collect();
+            touched.iter().map(|(t, r)| (&*handles[*t], *r)).filter(|(h, _)| h.is_derived()).collect();
+        for (table, _) in &indexed {
+            if table.search.is_some() {
+                self.analyzer_for(&table.name)?;
+            }
+        }
         // For each of them, the cells put when the batch only puts into it.
         let puts_only: Vec<Option<Vec<&PutCell>>> = {
             let position: HashMap<(&str, &[u8]), usize> =
@@ -565,6 +614,7 @@ impl Store {
         self.write_txn(|wtxn| {
             let existed = rows_exist(wtxn, &indexed)?;
             let before = index_entries(wtxn, &indexed, &existed, None, now_ms)?;
+            let keywords_before = self.keyword_entries(wtxn, &indexed, &existed, None, now_ms)?;
             let mut buf = Vec::with_capacity(256);
             let mut handle = None::<&Arc<TableHandle>>;
             for mutation in &batch.mutations {
@@ -581,8 +631,50 @@ impl Store {
             }
             let after = index_entries(wtxn, &indexed, &existed, Some(&puts_only), now_ms)?;
             update_indexes(wtxn, &indexed, &before, &after)?;
+            let keywords_after = self.keyword_entries(wtxn, &indexed, &existed, Some(&puts_only), now_ms)?;
+            keyword::update(
+                wtxn,
+                indexed
+                    .iter()
+                    .zip(keywords_before)
+                    .zip(keywords_after)
+                    .filter_map(|(((t, _), b), a)| t.search.as_ref().map(|s| (s, b, a))),
+            )?;
             self.append_feed(wtxn, &touched)
         })
+    }
+
+    /// Each row's keyword cells (empty for tables without a search
+    /// section), as `txn` sees the data; like [`index_entries`].
+    fn keyword_entries(
+        &self,
+        txn: &heed::RoTxn<'_>,
+        rows: &[(&TableHandle, &[u8])],
+        existed: &[bool],
+        puts_only: Option<&[Option<Vec<&PutCell>>]>,
+        now_ms: u64,
+    ) -> Result<Vec<Vec<keyword::KeywordEntry>>> {
+        let mut out = Vec::with_capacity(rows.len());
+        for (i, (table, row)) in rows.iter().enumerate() {
+            let Some(search) = &table.search else {
+                out.push(Vec::new());
+                continue;
+            };
+            let analyzer = self.analyzer_for(&table.name)?;
+            let entries = match (existed[i], puts_only) {
+                (false, None) => Vec::new(),
+                (false, Some(puts)) if puts[i].is_some() => {
+                    let values = search.values_from_puts(puts[i].as_deref().unwrap_or_default(), now_ms);
+                    search.entries(analyzer, table, row, &values)?
+                }
+                _ => {
+                    let values = search.values(txn, &table.stored_key(row))?;
+                    search.entries(analyzer, table, row, &values)?
+                }
+            };
+            out.push(entries);
+        }
+        Ok(out)
     }
 
     /// Validates a batch before any write and resolves its tables.
@@ -911,6 +1003,15 @@ impl Store {
         Ok(handle)
     }
 
+    /// The rows of a partition holding every term of `query`, newest first
+    /// (one snapshot). See [`ReadTxn::keyword_lookup`].
+    ///
+    /// # Errors
+    /// As [`ReadTxn::keyword_lookup`].
+    pub fn keyword_lookup(&self, table: &str, query: &KeywordQuery) -> Result<KeywordPage> {
+        self.begin_read()?.keyword_lookup(table, query)
+    }
+
     /// Looks rows up in a secondary index (one snapshot).
     ///
     /// ```
@@ -1145,7 +1246,7 @@ fn rows_exist(txn: &heed::RoTxn<'_>, rows: &[(&TableHandle, &[u8])]) -> Result<V
         .map(|(table, row)| {
             let start = key::row_start(&table.stored_key(row));
             for family in &table.families {
-                if !table.indexes.iter().any(|i| i.columns.iter().any(|(f, _)| Arc::ptr_eq(f, family))) {
+                if !table.watches(family) {
                     continue;
                 }
                 let mut iter =
@@ -1346,8 +1447,22 @@ fn open_table(
         }
         indexes.push(IndexHandle { schema: index.clone(), db_name, db, columns });
     }
+    let search = match &schema.search {
+        None => None,
+        Some(search) => {
+            let db_name = dbs::keyword_db(name);
+            let db: BytesDb = env.create_database(wtxn, Some(&db_name)).map_err(|e| match e {
+                heed::Error::Mdb(MdbError::DbsFull) => ErrorKind::TooManyDatabases { max_dbs }.into(),
+                other => Error::lmdb("create keyword database", other),
+            })?;
+            Some(
+                SearchHandle::open(search, &schema, &families, db_name, db)
+                    .map_err(|reason| ErrorKind::InvalidSchema { table: name.to_owned(), reason })?,
+            )
+        }
+    };
     let splits = schema.effective_splits();
-    Ok(TableHandle { name: name.to_owned(), schema, splits, families, indexes })
+    Ok(TableHandle { name: name.to_owned(), schema, splits, families, indexes, search })
 }
 
 fn put_row(

@@ -12,6 +12,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::filter::{FilterRun, RowRange};
 use crate::index::{IndexPage, IndexQuery, IndexTerm, KeyPage, SetOp, VerifyReport};
 use crate::key::{self, RawCellKey};
+use crate::keyword::{KeywordCell, KeywordPage, KeywordQuery};
 use crate::read::{Column, ReadOptions, Scan, ScanCursor};
 use crate::store::{FamilyHandle, Region, RegionStats, Store, TableHandle};
 
@@ -193,6 +194,82 @@ impl<'s> ReadTxn<'s> {
             }
         }
         Ok((rows, page.next_cursor))
+    }
+
+    /// The rows of partition `query.partition` holding every term of
+    /// `query.terms`, newest first (by the date column, then row key),
+    /// read straight from the keyword rows: a streaming intersection of the
+    /// terms' version lists that seeks past versions it does not need and
+    /// stops after `limit` hits.
+    ///
+    /// ```
+    /// use rowsearch_store::{FamilySchema, KeywordQuery, PutCell, SearchField, SearchSchema, Store, TableSchema};
+    /// # #[derive(Debug)] struct Words;
+    /// # impl rowsearch_store::Analyzer for Words {
+    /// #     fn terms(&self, _: &SearchField, text: &str, sink: &mut dyn FnMut(&str, u32)) {
+    /// #         for (i, w) in text.split_whitespace().enumerate() { sink(&w.to_lowercase(), i as u32) }
+    /// #     }
+    /// #     fn date_ms(&self, v: &[u8]) -> Option<u64> { std::str::from_utf8(v).ok()?.parse().ok() }
+    /// # }
+    /// let dir = tempfile::tempdir()?;
+    /// let store = Store::builder().analyzer(std::sync::Arc::new(Words)).open(dir.path())?;
+    /// let search = SearchSchema::new([SearchField::text("subject", "m:subject")])
+    ///     .partition("m:user")
+    ///     .date_column("m:date");
+    /// store.create_table("mail", &TableSchema::new([FamilySchema::new("m")]).search(search))?;
+    /// for (key, date, subject) in [("a", "1", "gas prices"), ("b", "3", "Gas deal"), ("c", "2", "power deal")] {
+    ///     let cells = vec![PutCell::new("m", "user", "ann"), PutCell::new("m", "date", date), PutCell::new("m", "subject", subject)];
+    ///     store.put("mail", key.as_bytes(), cells)?;
+    /// }
+    /// let query = KeywordQuery { partition: b"ann".to_vec(), terms: vec!["deal".into()], ..Default::default() };
+    /// let page = store.keyword_lookup("mail", &query)?;
+    /// let keys: Vec<&[u8]> = page.hits.iter().map(|h| h.key.as_slice()).collect();
+    /// assert_eq!(keys, [b"b", b"c"]); // newest first
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    /// `UnknownTable`, `NotSearchable`, `NoAnalyzer`, `InvalidKeywordQuery`
+    /// (no terms after analysis, an unknown `field:`, a bad cursor), `Lmdb`.
+    pub fn keyword_lookup(&self, table: &str, query: &KeywordQuery) -> Result<KeywordPage> {
+        let handle = self.store.table_handle(table)?;
+        let search = handle.search()?;
+        let analyzer = self.store.analyzer_for(table)?;
+        crate::keyword::lookup(&self.txn, search, analyzer, query)
+    }
+
+    /// Calls `f` with every keyword cell of `partition` (of every partition
+    /// when `None`) in key order: partition, field, term, then newest first.
+    ///
+    /// # Errors
+    /// `UnknownTable`, `NotSearchable`, `Corrupted`, `Lmdb`, and whatever
+    /// `f` returns.
+    pub fn for_each_keyword_cell(
+        &self,
+        table: &str,
+        partition: Option<&[u8]>,
+        f: &mut dyn FnMut(KeywordCell) -> Result<()>,
+    ) -> Result<()> {
+        let handle = self.store.table_handle(table)?;
+        crate::keyword::for_each_cell(&self.txn, handle.search()?, partition, f)
+    }
+
+    /// The keyword cells that row `row` should have, computed from its
+    /// stored values with the store's analyzer (for checks and reindexing
+    /// one row), in key order.
+    ///
+    /// # Errors
+    /// `UnknownTable`, `NotSearchable`, `NoAnalyzer`, `InvalidRowKey`, `Lmdb`.
+    pub fn row_keyword_cells(&self, table: &str, row: &[u8]) -> Result<Vec<KeywordCell>> {
+        let handle = self.store.table_handle(table)?;
+        let search = handle.search()?;
+        let analyzer = self.store.analyzer_for(table)?;
+        let values = search.values(&self.txn, &handle.stored_key(row))?;
+        search
+            .entries(analyzer, &handle, row, &values)?
+            .iter()
+            .map(|(k, v)| crate::keyword::decode_cell(search, k, v))
+            .collect()
     }
 
     /// Compares an index with the data in this snapshot.

@@ -1,0 +1,675 @@
+//! Keyword rows: the inbox-search layout, kept beside a table's rows.
+//!
+//! For a table whose schema has a [`SearchSchema`], every write also
+//! maintains its keyword rows, in the same transaction: one row per
+//! partition (the mailbox), one column per (search field, term), one version
+//! per row of the table (the message), the term's positions in that field as
+//! the value. Versions sort newest first by the row's date, then by row key,
+//! so "the newest messages of this mailbox holding these words" is a merge of
+//! version lists read straight from the store.
+//!
+//! Terms come from an [`Analyzer`] given to the store when it is opened
+//! ([`crate::StoreBuilder::analyzer`]); the indexer's analyzer is the one
+//! used for ingest, index building and query parsing, so all of them agree.
+//!
+//! Layout of the database `t/<table>/k`:
+//!
+//! ```text
+//! key   = esc(partition) ‖ field (u8, index in `fields`) ‖ esc(term) ‖ !date (u64 BE) ‖ row key
+//! value = the term's positions in the field, ascending, as LEB128 deltas
+//! ```
+//!
+//! `esc` is the cell key's order-preserving escape (see FORMAT.md). The row
+//! key is the unsalted key and comes last, unescaped: the tail after the
+//! term, `!date ‖ row key`, sorts newest first and then by key, and is what
+//! lookups merge.
+
+use std::ops::Bound;
+use std::sync::Arc;
+
+use heed::RoTxn;
+use serde::{Deserialize, Serialize};
+
+use crate::cell::PutCell;
+use crate::error::{Error, ErrorKind, Result};
+use crate::index::{KeyStream, SetOp, Tail};
+use crate::key::{self, push_escaped};
+use crate::read::Column;
+use crate::rowkey::KeyValue;
+use crate::store::{BytesDb, FamilyHandle, TableHandle};
+
+/// Most search fields a table may declare (a field is one byte in the key).
+pub const MAX_SEARCH_FIELDS: usize = 255;
+
+/// The `search` section of a table schema: which columns are searchable,
+/// how rows are partitioned, and which column dates them.
+///
+/// ```
+/// use rowsearch_store::SearchSchema;
+/// let search: SearchSchema = serde_json::from_str(
+///     r#"{"partition": "user", "date_column": "m:date",
+///         "fields": [{"column": "m:subject", "name": "subject", "type": "text"}]}"#,
+/// ).unwrap();
+/// assert_eq!(search.fields[0].name, "subject");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SearchSchema {
+    /// What splits rows into keyword rows: the name of a field of the typed
+    /// row key, or a column `family:qualifier`. `None`: one partition for
+    /// the whole table (the empty partition).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partition: Option<String>,
+    /// The searchable columns, each under a field name used in queries.
+    pub fields: Vec<SearchField>,
+    /// The column holding each row's date (as the analyzer reads dates:
+    /// milliseconds since the epoch or RFC 3339 for the default one).
+    /// Versions of keyword rows sort newest first by it; rows without one
+    /// date 0. `None`: every row dates 0 and versions sort by row key.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub date_column: Option<String>,
+}
+
+/// One searchable column.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SearchField {
+    /// The column, `family:qualifier`.
+    pub column: String,
+    /// The field name used in queries (`subject:word`).
+    pub name: String,
+    /// How the value is analysed.
+    #[serde(rename = "type", default)]
+    pub kind: FieldKind,
+}
+
+/// How a search field's values are analysed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FieldKind {
+    /// Free text, split into terms by the analyzer.
+    #[default]
+    Text,
+}
+
+impl SearchField {
+    /// A text field over `column`.
+    pub fn text(name: impl Into<String>, column: impl Into<String>) -> SearchField {
+        SearchField { column: column.into(), name: name.into(), kind: FieldKind::Text }
+    }
+}
+
+/// Turns values into terms with positions, and date values into
+/// milliseconds. Must be deterministic: the store re-analyses a row's old
+/// values to remove its keyword cells.
+pub trait Analyzer: Send + Sync + std::fmt::Debug {
+    /// Calls `sink(term, position)` for every term of `text` in `field`.
+    fn terms(&self, field: &SearchField, text: &str, sink: &mut dyn FnMut(&str, u32));
+
+    /// A date column's value in milliseconds since the epoch, `None` when it
+    /// is not a date.
+    fn date_ms(&self, value: &[u8]) -> Option<u64>;
+}
+
+fn parse_column(what: &str, column: &str) -> std::result::Result<(String, Vec<u8>), String> {
+    let bytes = crate::binstr::decode(column).map_err(|e| format!("{what} {column:?}: {e}"))?;
+    match Column::parse(&bytes) {
+        Column::Qualifier(f, q) => Ok((f, q)),
+        Column::Family(_) => Err(format!("{what} {column:?} must be family:qualifier")),
+    }
+}
+
+impl SearchSchema {
+    /// A search section over `fields`, without partition or date.
+    pub fn new(fields: impl IntoIterator<Item = SearchField>) -> SearchSchema {
+        SearchSchema { partition: None, fields: fields.into_iter().collect(), date_column: None }
+    }
+
+    /// Sets the partition (a key field name or a column).
+    pub fn partition(mut self, partition: impl Into<String>) -> SearchSchema {
+        self.partition = Some(partition.into());
+        self
+    }
+
+    /// Sets the date column.
+    pub fn date_column(mut self, column: impl Into<String>) -> SearchSchema {
+        self.date_column = Some(column.into());
+        self
+    }
+
+    /// Checks the section against the rest of the schema: the reason, when
+    /// it does not fit.
+    pub(crate) fn check(&self, schema: &crate::TableSchema) -> std::result::Result<(), String> {
+        if self.fields.is_empty() {
+            return Err("search: at least one field is needed".into());
+        }
+        if self.fields.len() > MAX_SEARCH_FIELDS {
+            return Err(format!("search: at most {MAX_SEARCH_FIELDS} fields"));
+        }
+        let family_ok = |what: &str, column: &str| -> std::result::Result<(), String> {
+            let (family, _) = parse_column(what, column)?;
+            match schema.family(&family) {
+                None => Err(format!("search: {what} {column:?}: unknown family {family:?}")),
+                Some(f) if f.ttl_seconds.is_some() => Err(format!(
+                    "search: {what} {column:?}: family {family:?} has a TTL; search columns in TTL families are not supported"
+                )),
+                Some(_) => Ok(()),
+            }
+        };
+        for (i, field) in self.fields.iter().enumerate() {
+            crate::schema::validate_name("search field", &field.name, crate::MAX_FAMILY_NAME_BYTES)
+                .map_err(|e| format!("search: {e}"))?;
+            if self.fields[..i].iter().any(|f| f.name == field.name) {
+                return Err(format!("search: field {:?} declared twice", field.name));
+            }
+            family_ok("field column", &field.column)?;
+        }
+        if let Some(date) = &self.date_column {
+            family_ok("date_column", date)?;
+        }
+        if let Some(partition) = &self.partition {
+            let key_field =
+                schema.row_key.as_ref().is_some_and(|rk| rk.fields.iter().any(|f| f.name == *partition));
+            if !key_field {
+                if !partition.contains(':') {
+                    return Err(format!(
+                        "search: partition {partition:?} is neither a row key field nor a family:qualifier column"
+                    ));
+                }
+                family_ok("partition", partition)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Where a row's partition value comes from.
+#[derive(Debug)]
+pub(crate) enum PartitionSource {
+    /// One partition for the table.
+    Whole,
+    /// Field `n` of the typed row key.
+    KeyField(usize),
+    /// Column number `n` of [`SearchHandle::columns`].
+    Column(usize),
+}
+
+/// The open keyword rows of a table.
+#[derive(Debug)]
+pub(crate) struct SearchHandle {
+    pub schema: SearchSchema,
+    pub db_name: String,
+    pub db: BytesDb,
+    /// Every column read: the fields in order, then the partition column
+    /// and the date column when they are columns.
+    pub columns: Vec<(Arc<FamilyHandle>, Vec<u8>)>,
+    pub partition: PartitionSource,
+    /// Index in `columns` of the date column.
+    pub date: Option<usize>,
+}
+
+/// One keyword cell: its key and its value.
+pub(crate) type KeywordEntry = (Vec<u8>, Vec<u8>);
+
+impl SearchHandle {
+    pub fn open(
+        schema: &SearchSchema,
+        table: &crate::TableSchema,
+        families: &[Arc<FamilyHandle>],
+        db_name: String,
+        db: BytesDb,
+    ) -> std::result::Result<SearchHandle, String> {
+        let resolve =
+            |what: &str, column: &str| -> std::result::Result<(Arc<FamilyHandle>, Vec<u8>), String> {
+                let (family, qualifier) = parse_column(what, column)?;
+                let handle = families
+                    .iter()
+                    .find(|f| *f.name == *family)
+                    .ok_or_else(|| format!("search: {what} {column:?}: unknown family {family:?}"))?;
+                Ok((handle.clone(), qualifier))
+            };
+        let mut columns = Vec::with_capacity(schema.fields.len() + 2);
+        for field in &schema.fields {
+            columns.push(resolve("field column", &field.column)?);
+        }
+        let partition = match &schema.partition {
+            None => PartitionSource::Whole,
+            Some(p) => {
+                match table.row_key.as_ref().and_then(|rk| rk.fields.iter().position(|f| f.name == *p)) {
+                    Some(n) => PartitionSource::KeyField(n),
+                    None => {
+                        columns.push(resolve("partition", p)?);
+                        PartitionSource::Column(columns.len() - 1)
+                    }
+                }
+            }
+        };
+        let date = match &schema.date_column {
+            None => None,
+            Some(d) => {
+                columns.push(resolve("date_column", d)?);
+                Some(columns.len() - 1)
+            }
+        };
+        Ok(SearchHandle { schema: schema.clone(), db_name, db, columns, partition, date })
+    }
+
+    /// Whether `family` holds a column these keyword rows read.
+    pub fn reads(&self, family: &Arc<FamilyHandle>) -> bool {
+        self.columns.iter().any(|(f, _)| Arc::ptr_eq(f, family))
+    }
+
+    /// The newest value of each column of `stored` (a stored key) in `txn`.
+    pub fn values<'t>(&self, txn: &'t RoTxn<'_>, stored: &[u8]) -> Result<Vec<Option<&'t [u8]>>> {
+        let mut out = Vec::with_capacity(self.columns.len());
+        for (family, qualifier) in &self.columns {
+            let prefix = key::column_prefix(stored, qualifier);
+            let mut iter = family.db.prefix_iter(txn, &prefix).map_err(|e| Error::lmdb("keyword read", e))?;
+            let value = match iter.next() {
+                Some(item) => Some(item.map_err(|e| Error::lmdb("keyword read", e))?.1),
+                None => None,
+            };
+            out.push(value);
+        }
+        Ok(out)
+    }
+
+    /// The newest value of each column among `cells` put into a new row
+    /// (the last of equal timestamps wins, as the last write of a key does).
+    pub fn values_from_puts<'c>(&self, cells: &[&'c PutCell], now_ms: u64) -> Vec<Option<&'c [u8]>> {
+        self.columns
+            .iter()
+            .map(|(family, qualifier)| {
+                cells
+                    .iter()
+                    .filter(|c| *c.family == *family.name && c.qualifier == *qualifier)
+                    .map(|c| (c.timestamp.unwrap_or(now_ms), c.value.as_slice()))
+                    .reduce(|a, b| if b.0 >= a.0 { b } else { a })
+                    .map(|(_, v)| v)
+            })
+            .collect()
+    }
+
+    /// The partition of a row.
+    pub fn partition_of(&self, table: &TableHandle, row: &[u8], values: &[Option<&[u8]>]) -> Result<Vec<u8>> {
+        Ok(match self.partition {
+            PartitionSource::Whole => Vec::new(),
+            PartitionSource::Column(n) => values[n].unwrap_or_default().to_vec(),
+            PartitionSource::KeyField(n) => {
+                let Some(rk) = &table.schema.row_key else { return Ok(Vec::new()) };
+                let fields = rk.decode(row)?;
+                match fields.into_iter().nth(n) {
+                    Some(value) => partition_bytes(value),
+                    None => Vec::new(),
+                }
+            }
+        })
+    }
+
+    /// Every keyword cell of a row whose columns hold `values`, sorted by key.
+    pub fn entries(
+        &self,
+        analyzer: &dyn Analyzer,
+        table: &TableHandle,
+        row: &[u8],
+        values: &[Option<&[u8]>],
+    ) -> Result<Vec<KeywordEntry>> {
+        if values[..self.schema.fields.len()].iter().all(Option::is_none) {
+            return Ok(Vec::new());
+        }
+        let partition = self.partition_of(table, row, values)?;
+        let date = self.date.and_then(|n| values[n]).and_then(|v| analyzer.date_ms(v)).unwrap_or(0);
+        let mut prefix = Vec::with_capacity(partition.len() + 3);
+        push_escaped(&mut prefix, &partition);
+        let mut out = Vec::new();
+        let mut terms: Vec<(String, u32)> = Vec::new();
+        for (n, field) in self.schema.fields.iter().enumerate() {
+            let Some(value) = values[n] else { continue };
+            terms.clear();
+            let text = String::from_utf8_lossy(value);
+            analyzer.terms(field, &text, &mut |term, position| terms.push((term.to_owned(), position)));
+            terms.sort_unstable();
+            terms.dedup();
+            let mut i = 0;
+            while i < terms.len() {
+                let term = &terms[i].0;
+                let mut key = Vec::with_capacity(prefix.len() + term.len() + 12 + row.len());
+                key.extend_from_slice(&prefix);
+                // unwrap-free: at most 255 fields (validated).
+                key.push(u8::try_from(n).unwrap_or(u8::MAX));
+                push_escaped(&mut key, term.as_bytes());
+                key.extend_from_slice(&(!date).to_be_bytes());
+                key.extend_from_slice(row);
+                let mut positions = Vec::new();
+                let mut last = 0u32;
+                while i < terms.len() && terms[i].0 == *term {
+                    push_varint(&mut positions, terms[i].1 - last);
+                    last = terms[i].1;
+                    i += 1;
+                }
+                out.push((key, positions));
+            }
+        }
+        out.sort_unstable();
+        Ok(out)
+    }
+
+    /// The index of field `name`.
+    pub fn field(&self, name: &str) -> Option<usize> {
+        self.schema.fields.iter().position(|f| f.name == name)
+    }
+}
+
+/// A partition value as bytes: strings and bytes as they are, integers in
+/// decimal.
+fn partition_bytes(value: KeyValue) -> Vec<u8> {
+    match value {
+        KeyValue::String(s) => s.into_bytes(),
+        KeyValue::Bytes(b) => b,
+        KeyValue::U8(n) => n.to_string().into_bytes(),
+        KeyValue::U16(n) => n.to_string().into_bytes(),
+        KeyValue::U32(n) => n.to_string().into_bytes(),
+        KeyValue::U64(n) => n.to_string().into_bytes(),
+        KeyValue::I32(n) => n.to_string().into_bytes(),
+        KeyValue::I64(n) => n.to_string().into_bytes(),
+    }
+}
+
+fn push_varint(out: &mut Vec<u8>, mut n: u32) {
+    while n >= 0x80 {
+        out.push((n as u8) | 0x80);
+        n >>= 7;
+    }
+    out.push(n as u8);
+}
+
+/// Decodes a keyword cell's positions; `None` when the bytes are not
+/// LEB128 deltas.
+pub(crate) fn decode_positions(mut bytes: &[u8]) -> Option<Vec<u32>> {
+    let mut out = Vec::new();
+    let mut last = 0u32;
+    while !bytes.is_empty() {
+        let mut n = 0u32;
+        let mut shift = 0;
+        loop {
+            let (&b, rest) = bytes.split_first()?;
+            bytes = rest;
+            n |= u32::from(b & 0x7F).checked_shl(shift)?;
+            if b & 0x80 == 0 {
+                break;
+            }
+            shift += 7;
+            if shift > 28 {
+                return None;
+            }
+        }
+        last = last.checked_add(n)?;
+        out.push(last);
+    }
+    Some(out)
+}
+
+/// A keyword lookup: the rows of one partition holding every term.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct KeywordQuery {
+    /// The partition (mailbox); empty for a table without partitions.
+    pub partition: Vec<u8>,
+    /// Terms, each `word` (any search field) or `field:word` (one field).
+    /// Each is analysed like the stored text, so `Enron` finds `enron` and
+    /// `phillip.allen` needs both parts.
+    pub terms: Vec<String>,
+    /// At most this many keys (`None`: all).
+    pub limit: Option<usize>,
+    /// Resume after the last key of a previous page (its `next_cursor`).
+    pub cursor: Option<String>,
+}
+
+/// One row found by a keyword lookup.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeywordHit {
+    /// The row key (unsalted).
+    pub key: Vec<u8>,
+    /// The row's date (ms), 0 when it has none.
+    pub date_ms: u64,
+}
+
+/// A page of keyword hits, newest first.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeywordPage {
+    /// The hits, newest first (then by row key).
+    pub hits: Vec<KeywordHit>,
+    /// Present when the limit cut the page short.
+    pub next_cursor: Option<String>,
+    /// Keyword cells read to compute the page.
+    pub cells_read: u64,
+}
+
+/// One keyword cell, decoded.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct KeywordCell {
+    /// The partition (keyword row).
+    pub partition: Vec<u8>,
+    /// The search field's name.
+    pub field: String,
+    /// The term.
+    pub term: String,
+    /// The row's date (ms).
+    pub date_ms: u64,
+    /// The row key (the version).
+    pub key: Vec<u8>,
+    /// The term's positions in the field.
+    pub positions: Vec<u32>,
+}
+
+const CURSOR_PREFIX: &str = "k1.";
+
+fn encode_cursor(tail: &[u8]) -> String {
+    let mut out = String::with_capacity(CURSOR_PREFIX.len() + tail.len() * 2);
+    out.push_str(CURSOR_PREFIX);
+    for b in tail {
+        out.push_str(&format!("{b:02x}"));
+    }
+    out
+}
+
+fn decode_cursor(token: &str) -> Result<Vec<u8>> {
+    let bad =
+        || -> Error { ErrorKind::InvalidKeywordQuery { reason: format!("bad cursor {token:?}") }.into() };
+    let hex = token.strip_prefix(CURSOR_PREFIX).ok_or_else(bad)?;
+    if hex.len() % 2 != 0 || hex.len() < 16 {
+        return Err(bad());
+    }
+    (0..hex.len())
+        .step_by(2)
+        .map(|i| hex.get(i..i + 2).and_then(|h| u8::from_str_radix(h, 16).ok()).ok_or_else(bad))
+        .collect()
+}
+
+fn split_tail(db: &str, tail: &[u8]) -> Result<KeywordHit> {
+    let (date, key) = tail.split_first_chunk::<8>().ok_or_else(|| -> Error {
+        ErrorKind::Corrupted {
+            db: db.to_owned(),
+            key: crate::error::preview(tail),
+            detail: "short keyword cell".into(),
+        }
+        .into()
+    })?;
+    Ok(KeywordHit { key: key.to_vec(), date_ms: !u64::from_be_bytes(*date) })
+}
+
+/// Runs a keyword lookup.
+pub(crate) fn lookup(
+    txn: &RoTxn<'_>,
+    search: &SearchHandle,
+    analyzer: &dyn Analyzer,
+    query: &KeywordQuery,
+) -> Result<KeywordPage> {
+    let invalid = |reason: String| -> Error { ErrorKind::InvalidKeywordQuery { reason }.into() };
+    let mut partition_prefix = Vec::new();
+    push_escaped(&mut partition_prefix, &query.partition);
+    // Each required term: the fields it may be in.
+    let mut required: Vec<(Vec<usize>, String)> = Vec::new();
+    for raw in &query.terms {
+        let (fields, text) = match raw.split_once(':') {
+            Some((name, text)) => match search.field(name) {
+                Some(n) => (vec![n], text),
+                None => {
+                    let known: Vec<&str> = search.schema.fields.iter().map(|f| f.name.as_str()).collect();
+                    return Err(invalid(format!(
+                        "unknown search field {name:?} (fields: {})",
+                        known.join(", ")
+                    )));
+                }
+            },
+            None => ((0..search.schema.fields.len()).collect(), raw.as_str()),
+        };
+        for &n in &fields {
+            let mut found = Vec::new();
+            analyzer.terms(&search.schema.fields[n], text, &mut |t, _| found.push(t.to_owned()));
+            for term in found {
+                if !required.iter().any(|(f, t)| *f == fields && *t == term) {
+                    required.push((fields.clone(), term));
+                }
+            }
+        }
+    }
+    if required.is_empty() {
+        return Err(invalid("no terms to look up (every word was empty or dropped by the analyzer)".into()));
+    }
+    let mut streams = Vec::with_capacity(required.len());
+    for (fields, term) in &required {
+        let prefixes = fields
+            .iter()
+            .map(|&n| {
+                let mut p = partition_prefix.clone();
+                p.push(u8::try_from(n).unwrap_or(u8::MAX));
+                push_escaped(&mut p, term.as_bytes());
+                p
+            })
+            .collect();
+        streams.push(KeyStream::live(txn, &search.db, &search.db_name, prefixes, Tail::Raw, 0)?);
+    }
+    let after = query.cursor.as_deref().map(decode_cursor).transpose()?;
+    let page = crate::index::combine(streams, SetOp::Intersect, after.as_deref(), query.limit)?;
+    let hits = page.keys.iter().map(|t| split_tail(&search.db_name, t)).collect::<Result<Vec<_>>>()?;
+    Ok(KeywordPage {
+        hits,
+        next_cursor: page.next_after.as_deref().map(encode_cursor),
+        cells_read: page.entries_read,
+    })
+}
+
+/// Decodes one stored keyword cell.
+pub(crate) fn decode_cell(search: &SearchHandle, k: &[u8], v: &[u8]) -> Result<KeywordCell> {
+    let corrupted = |detail: &str| -> Error {
+        ErrorKind::Corrupted {
+            db: search.db_name.clone(),
+            key: crate::error::preview(k),
+            detail: detail.to_owned(),
+        }
+        .into()
+    };
+    let (partition, used) = key::take_component(k).ok_or_else(|| corrupted("bad partition"))?;
+    let rest = &k[used..];
+    let (&field, rest) = rest.split_first().ok_or_else(|| corrupted("no field"))?;
+    let field = search.schema.fields.get(usize::from(field)).ok_or_else(|| corrupted("unknown field"))?;
+    let (term, used) = key::take_component(rest).ok_or_else(|| corrupted("bad term"))?;
+    let hit = split_tail(&search.db_name, &rest[used..])?;
+    Ok(KeywordCell {
+        partition,
+        field: field.name.clone(),
+        term: String::from_utf8(term).map_err(|_| corrupted("term is not UTF-8"))?,
+        date_ms: hit.date_ms,
+        key: hit.key,
+        positions: decode_positions(v).ok_or_else(|| corrupted("bad positions"))?,
+    })
+}
+
+/// Calls `f` with every keyword cell of `partition` (every partition when
+/// `None`), in key order: partition, field, term, newest first.
+pub(crate) fn for_each_cell(
+    txn: &RoTxn<'_>,
+    search: &SearchHandle,
+    partition: Option<&[u8]>,
+    f: &mut dyn FnMut(KeywordCell) -> Result<()>,
+) -> Result<()> {
+    let (lower, upper) = match partition {
+        None => (Vec::new(), None),
+        Some(p) => {
+            let mut lower = Vec::new();
+            push_escaped(&mut lower, p);
+            let upper = key::prefix_successor(&lower);
+            (lower, upper)
+        }
+    };
+    let range =
+        (Bound::Included(lower.as_slice()), upper.as_deref().map_or(Bound::Unbounded, Bound::Excluded));
+    for item in search.db.range(txn, &range).map_err(|e| Error::lmdb("keyword read", e))? {
+        let (k, v) = item.map_err(|e| Error::lmdb("keyword read", e))?;
+        f(decode_cell(search, k, v)?)?;
+    }
+    Ok(())
+}
+
+/// Applies the difference between rows' keyword cells before and after a
+/// batch, in key order.
+pub(crate) fn update<'h>(
+    wtxn: &mut heed::RwTxn,
+    changes: impl IntoIterator<Item = (&'h SearchHandle, Vec<KeywordEntry>, Vec<KeywordEntry>)>,
+) -> Result<()> {
+    let mut writes: Vec<(&'h SearchHandle, Vec<u8>, Option<Vec<u8>>)> = Vec::new();
+    for (search, before, after) in changes {
+        let (mut i, mut j) = (0, 0);
+        while i < before.len() || j < after.len() {
+            let order = match (before.get(i), after.get(j)) {
+                (Some(b), Some(a)) => b.0.cmp(&a.0),
+                (Some(_), None) => std::cmp::Ordering::Less,
+                _ => std::cmp::Ordering::Greater,
+            };
+            match order {
+                std::cmp::Ordering::Less => {
+                    writes.push((search, before[i].0.clone(), None));
+                    i += 1;
+                }
+                std::cmp::Ordering::Greater => {
+                    writes.push((search, after[j].0.clone(), Some(after[j].1.clone())));
+                    j += 1;
+                }
+                std::cmp::Ordering::Equal => {
+                    if before[i].1 != after[j].1 {
+                        writes.push((search, after[j].0.clone(), Some(after[j].1.clone())));
+                    }
+                    i += 1;
+                    j += 1;
+                }
+            }
+        }
+    }
+    writes.sort_unstable_by(|a, b| (a.0.db_name.as_str(), &a.1).cmp(&(b.0.db_name.as_str(), &b.1)));
+    for (search, k, v) in writes {
+        match v {
+            None => search.db.delete(wtxn, &k).map(drop).map_err(|e| Error::lmdb("keyword delete", e))?,
+            Some(v) => search.db.put(wtxn, &k, &v).map_err(|e| Error::lmdb("keyword put", e))?,
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn positions_round_trip() {
+        for positions in [vec![], vec![0], vec![0, 1, 2], vec![5, 200, 70_000, u32::MAX]] {
+            let mut bytes = Vec::new();
+            let mut last = 0;
+            for &p in &positions {
+                push_varint(&mut bytes, p - last);
+                last = p;
+            }
+            assert_eq!(decode_positions(&bytes), Some(positions));
+        }
+        assert_eq!(decode_positions(&[0x80]), None);
+    }
+}
