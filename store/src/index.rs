@@ -637,10 +637,23 @@ impl<'t> KeyStream<'t> {
                 *at += 1;
                 Ok(())
             }
-            KeyStream::Live { heap, .. } => match heap.pop() {
-                Some(std::cmp::Reverse((_, source))) => self.refill(source),
-                None => Ok(()),
-            },
+            KeyStream::Live { heap, .. } => {
+                // Every range holding the current key moves past it (a term
+                // can be in several fields of one row).
+                let Some(std::cmp::Reverse((current, source))) = heap.pop() else { return Ok(()) };
+                let mut sources = vec![source];
+                while let Some(std::cmp::Reverse((k, _))) = heap.peek()
+                    && *k == current
+                {
+                    if let Some(std::cmp::Reverse((_, s))) = heap.pop() {
+                        sources.push(s);
+                    }
+                }
+                for source in sources {
+                    self.refill(source)?;
+                }
+                Ok(())
+            }
         }
     }
 }

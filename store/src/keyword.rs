@@ -602,8 +602,9 @@ pub(crate) fn for_each_cell(
             (lower, upper)
         }
     };
-    let range =
-        (Bound::Included(lower.as_slice()), upper.as_deref().map_or(Bound::Unbounded, Bound::Excluded));
+    // LMDB takes no empty key, even as a bound.
+    let lower = if lower.is_empty() { Bound::Unbounded } else { Bound::Included(lower.as_slice()) };
+    let range = (lower, upper.as_deref().map_or(Bound::Unbounded, Bound::Excluded));
     for item in search.db.range(txn, &range).map_err(|e| Error::lmdb("keyword read", e))? {
         let (k, v) = item.map_err(|e| Error::lmdb("keyword read", e))?;
         f(decode_cell(search, k, v)?)?;

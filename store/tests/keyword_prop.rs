@@ -1,0 +1,347 @@
+//! Keyword rows against a model: after random puts, overwrites and deletes
+//! (with versions and out-of-order timestamps), the store's keyword cells
+//! equal those computed from the model's rows, and keyword lookups equal a
+//! brute-force search of the model, page by page; also after a reopen.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use common::model::Model;
+use proptest::prelude::*;
+use rowsearch_store::{
+    Analyzer, Batch, Delete, FamilySchema, KeyField, KeyOrder, KeyType, KeyValue, KeywordCell, KeywordQuery,
+    ManualClock, Mutation, PutCell, RowKeySchema, SearchField, SearchSchema, Store, TableSchema,
+};
+
+const START_MS: u64 = 1_000_000;
+
+/// Splits on spaces, lowercases; dates are decimal milliseconds.
+#[derive(Debug)]
+struct Words;
+
+impl Analyzer for Words {
+    fn terms(&self, _: &SearchField, text: &str, sink: &mut dyn FnMut(&str, u32)) {
+        for (i, w) in text.split(' ').filter(|w| !w.is_empty()).enumerate() {
+            sink(&w.to_lowercase(), i as u32);
+        }
+    }
+
+    fn date_ms(&self, value: &[u8]) -> Option<u64> {
+        std::str::from_utf8(value).ok()?.parse().ok()
+    }
+}
+
+/// Table `c`: partition and date are columns. Table `k`: the partition is
+/// the first field of a typed key, and there is no date column.
+fn tables() -> Vec<(&'static str, TableSchema)> {
+    let fields = [SearchField::text("subject", "m:subject"), SearchField::text("body", "b:text")];
+    vec![
+        (
+            "c",
+            TableSchema::new([FamilySchema::new("m").max_versions(2), FamilySchema::new("b")])
+                .search(SearchSchema::new(fields.clone()).partition("m:user").date_column("m:date")),
+        ),
+        (
+            "k",
+            TableSchema::new([FamilySchema::new("m").max_versions(2), FamilySchema::new("b")])
+                .row_key(RowKeySchema::new([
+                    KeyField::new("user", KeyType::String, KeyOrder::Asc),
+                    KeyField::new("id", KeyType::U8, KeyOrder::Desc),
+                ]))
+                .search(SearchSchema::new(fields).partition("user")),
+        ),
+    ]
+}
+
+const WORDS: [&str; 6] = ["gas", "Gas", "deal", "power", "enron", "x\u{e9}"];
+const USERS: [&str; 3] = ["ann", "bob", ""];
+
+fn text() -> impl Strategy<Value = Vec<u8>> {
+    prop::collection::vec(prop::sample::select(WORDS.to_vec()), 0..4).prop_map(|w| w.join(" ").into_bytes())
+}
+
+fn row_key(table: &str, user: usize, id: u8) -> Vec<u8> {
+    match table {
+        "k" => tables()[1]
+            .1
+            .row_key
+            .as_ref()
+            .unwrap()
+            .encode(&[KeyValue::String(USERS[user].into()), KeyValue::U8(id)])
+            .unwrap(),
+        _ => vec![b'r', id],
+    }
+}
+
+fn timestamp() -> impl Strategy<Value = Option<u64>> {
+    prop_oneof![Just(None), (0u64..6).prop_map(|i| Some(START_MS - 6_000 + i * 1_000))]
+}
+
+fn mutation() -> impl Strategy<Value = Mutation> {
+    let put = (
+        prop::sample::select(vec!["c", "k"]),
+        0usize..3,
+        0u8..4,
+        prop::collection::vec((0u8..4, timestamp(), text(), 0usize..3, 0u64..4), 1..4),
+    )
+        .prop_map(|(table, user, id, cells)| {
+            let cells = cells
+                .into_iter()
+                .map(|(column, ts, text, u, date)| {
+                    let (family, qualifier, value) = match column {
+                        0 => ("m", "subject", text),
+                        1 => ("b", "text", text),
+                        2 => ("m", "user", USERS[u].as_bytes().to_vec()),
+                        _ => ("m", "date", date.to_string().into_bytes()),
+                    };
+                    PutCell { family: family.into(), qualifier: qualifier.into(), timestamp: ts, value }
+                })
+                .collect();
+            Mutation::Put { table: table.into(), row: row_key(table, user, id), cells }
+        });
+    let delete = (prop::sample::select(vec!["c", "k"]), 0usize..3, 0u8..4, 0u8..4, timestamp()).prop_map(
+        |(table, user, id, kind, ts)| {
+            let what = match kind {
+                0 => Delete::Row { up_to: None },
+                1 => Delete::Family { family: "m".into(), up_to: None },
+                2 => Delete::Column { family: "m".into(), qualifier: b"subject".to_vec(), up_to: ts },
+                _ => Delete::Version {
+                    family: "m".into(),
+                    qualifier: b"subject".to_vec(),
+                    timestamp: ts.unwrap_or(START_MS),
+                },
+            };
+            Mutation::Delete { table: table.into(), row: row_key(table, user, id), what }
+        },
+    );
+    prop_oneof![3 => put, 1 => delete]
+}
+
+/// The keyword cells of table `name` as the model's data dictates.
+fn expected_cells(model: &Model, name: &str) -> Vec<KeywordCell> {
+    let (schema, cells) = &model.tables[name];
+    // Newest value of each (row, family, qualifier): the first in map order.
+    let mut newest: BTreeMap<Vec<u8>, BTreeMap<(String, Vec<u8>), Vec<u8>>> = BTreeMap::new();
+    for ((row, family, qualifier, _), value) in cells {
+        newest
+            .entry(row.clone())
+            .or_default()
+            .entry((family.clone(), qualifier.clone()))
+            .or_insert(value.clone());
+    }
+    let search = schema.search.as_ref().unwrap();
+    let mut out = Vec::new();
+    for (row, columns) in newest {
+        let value = |f: &str, q: &str| columns.get(&(f.to_owned(), q.as_bytes().to_vec()));
+        let subject = value("m", "subject");
+        let body = value("b", "text");
+        if subject.is_none() && body.is_none() {
+            continue;
+        }
+        let (partition, date_ms) = if name == "k" {
+            let fields = schema.row_key.as_ref().unwrap().decode(&row).unwrap();
+            let KeyValue::String(user) = &fields[0] else { unreachable!() };
+            (user.clone().into_bytes(), 0)
+        } else {
+            (
+                value("m", "user").cloned().unwrap_or_default(),
+                value("m", "date").and_then(|d| Words.date_ms(d)).unwrap_or(0),
+            )
+        };
+        for (field, v) in [(&search.fields[0], subject), (&search.fields[1], body)] {
+            let Some(v) = v else { continue };
+            let mut terms: BTreeMap<String, Vec<u32>> = BTreeMap::new();
+            Words.terms(field, &String::from_utf8_lossy(v), &mut |t, p| {
+                terms.entry(t.into()).or_default().push(p)
+            });
+            for (term, positions) in terms {
+                out.push(KeywordCell {
+                    partition: partition.clone(),
+                    field: field.name.clone(),
+                    term,
+                    date_ms,
+                    key: row.clone(),
+                    positions,
+                });
+            }
+        }
+    }
+    // The store's order: partition, field (declaration order), term, newest
+    // first, row key.
+    let field_no = |name: &str| search.fields.iter().position(|f| f.name == name);
+    out.sort_by(|a, b| {
+        (&a.partition, field_no(&a.field), &a.term, std::cmp::Reverse(a.date_ms), &a.key).cmp(&(
+            &b.partition,
+            field_no(&b.field),
+            &b.term,
+            std::cmp::Reverse(b.date_ms),
+            &b.key,
+        ))
+    });
+    out
+}
+
+fn stored_cells(store: &Store, table: &str) -> Vec<KeywordCell> {
+    let mut out = Vec::new();
+    store
+        .begin_read()
+        .unwrap()
+        .for_each_keyword_cell(table, None, &mut |c| {
+            out.push(c);
+            Ok(())
+        })
+        .unwrap();
+    out
+}
+
+/// Brute force: rows of `partition` with every term (a bare term in any
+/// field), newest first then by key.
+fn expected_lookup(cells: &[KeywordCell], partition: &[u8], terms: &[String]) -> Vec<(u64, Vec<u8>)> {
+    let mut rows: BTreeMap<(std::cmp::Reverse<u64>, Vec<u8>), usize> = BTreeMap::new();
+    for (i, term) in terms.iter().enumerate() {
+        let (field, word) = match term.split_once(':') {
+            Some((f, w)) => (Some(f), w.to_lowercase()),
+            None => (None, term.to_lowercase()),
+        };
+        for c in cells {
+            if c.partition == partition && c.term == word && field.is_none_or(|f| f == c.field) {
+                let seen = rows.entry((std::cmp::Reverse(c.date_ms), c.key.clone())).or_insert(0);
+                // Count each term once per row (it may be in both fields).
+                if *seen == i {
+                    *seen += 1;
+                }
+            }
+        }
+    }
+    rows.into_iter().filter(|(_, n)| *n == terms.len()).map(|((d, k), _)| (d.0, k)).collect()
+}
+
+fn lookup_all(
+    store: &Store,
+    table: &str,
+    partition: &[u8],
+    terms: &[String],
+    page: usize,
+) -> Vec<(u64, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut cursor = None;
+    loop {
+        let query =
+            KeywordQuery { partition: partition.to_vec(), terms: terms.to_vec(), limit: Some(page), cursor };
+        let result = store.keyword_lookup(table, &query).unwrap();
+        assert!(result.hits.len() <= page);
+        out.extend(result.hits.into_iter().map(|h| (h.date_ms, h.key)));
+        match result.next_cursor {
+            Some(c) => cursor = Some(c),
+            None => return out,
+        }
+    }
+}
+
+fn query_terms() -> impl Strategy<Value = Vec<String>> {
+    let term = (prop::sample::select(vec!["", "subject:", "body:"]), prop::sample::select(WORDS.to_vec()))
+        .prop_map(|(f, w)| format!("{f}{w}"));
+    prop::collection::vec(term, 1..3)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 192, ..ProptestConfig::default() })]
+
+    #[test]
+    fn keyword_rows_follow_the_data(
+        steps in prop::collection::vec(prop::collection::vec(mutation(), 1..4), 1..14),
+        queries in prop::collection::vec((0usize..3, query_terms(), 1usize..4), 6),
+    ) {
+        let dir = tempfile::tempdir().unwrap();
+        let clock = Arc::new(ManualClock::new(START_MS));
+        let open = || Store::builder().clock(clock.clone()).analyzer(Arc::new(Words)).open(dir.path()).unwrap();
+        let mut store = open();
+        let mut model = Model::new();
+        for (name, schema) in tables() {
+            store.create_table(name, &schema).unwrap();
+            model.create_table(name, schema);
+        }
+        for (i, step) in steps.iter().enumerate() {
+            let batch = Batch { mutations: step.clone() };
+            store.apply(&batch).unwrap();
+            model.apply(&batch, rowsearch_store::Clock::now_ms(&*clock));
+            clock.advance_ms(1);
+            if i == steps.len() / 2 {
+                drop(store);
+                store = open();
+            }
+            for (name, _) in tables() {
+                prop_assert_eq!(stored_cells(&store, name), expected_cells(&model, name), "table {} after step {}", name, i);
+            }
+        }
+        for (name, _) in tables() {
+            let cells = expected_cells(&model, name);
+            for (user, terms, page) in &queries {
+                let partition = USERS[*user].as_bytes();
+                let got = lookup_all(&store, name, partition, terms, *page);
+                prop_assert_eq!(got, expected_lookup(&cells, partition, terms), "{} {:?} {:?}", name, USERS[*user], terms);
+            }
+        }
+    }
+}
+
+#[test]
+fn a_store_without_an_analyzer_refuses_to_write_searchable_tables() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    let (name, schema) = tables().remove(0);
+    store.create_table(name, &schema).unwrap();
+    let err = store.put(name, b"r", vec![PutCell::new("m", "subject", "gas")]).unwrap_err();
+    assert!(matches!(err.kind(), rowsearch_store::ErrorKind::NoAnalyzer { .. }), "{err}");
+    assert!(store.get(name, b"r", &Default::default()).unwrap().is_none(), "nothing written");
+}
+
+#[test]
+fn search_sections_that_do_not_fit_the_table_are_rejected() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::builder().analyzer(Arc::new(Words)).open(dir.path()).unwrap();
+    let families = || TableSchema::new([FamilySchema::new("m"), FamilySchema::new("t").ttl_seconds(5)]);
+    let cases = [
+        (SearchSchema::new([]), "at least one field"),
+        (SearchSchema::new([SearchField::text("s", "x:subject")]), "unknown family"),
+        (SearchSchema::new([SearchField::text("s", "m")]), "family:qualifier"),
+        (SearchSchema::new([SearchField::text("s", "t:subject")]), "TTL"),
+        (SearchSchema::new([SearchField::text("s", "m:a"), SearchField::text("s", "m:b")]), "twice"),
+        (SearchSchema::new([SearchField::text("s", "m:a")]).partition("user"), "neither a row key field"),
+        (SearchSchema::new([SearchField::text("s", "m:a")]).date_column("q:date"), "unknown family"),
+    ];
+    for (search, expected) in cases {
+        let err = store.create_table("bad", &families().search(search.clone())).unwrap_err();
+        assert!(err.to_string().contains(expected), "{search:?}: {err}");
+    }
+    assert!(store.tables().is_empty());
+}
+
+#[test]
+fn keyword_lookups_reject_bad_queries_with_reasons() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::builder().analyzer(Arc::new(Words)).open(dir.path()).unwrap();
+    let (name, schema) = tables().remove(0);
+    store.create_table(name, &schema).unwrap();
+    store.create_table("plain", &TableSchema::new([FamilySchema::new("m")])).unwrap();
+    let query = |terms: &[&str], cursor: Option<&str>| KeywordQuery {
+        partition: b"ann".to_vec(),
+        terms: terms.iter().map(|t| t.to_string()).collect(),
+        limit: None,
+        cursor: cursor.map(str::to_owned),
+    };
+    for (q, expected) in [
+        (query(&[], None), "no terms"),
+        (query(&["  "], None), "no terms"),
+        (query(&["from:gas"], None), "unknown search field \"from\" (fields: subject, body)"),
+        (query(&["gas"], Some("nope")), "bad cursor"),
+        (query(&["gas"], Some("k1.zz00000000000000")), "bad cursor"),
+    ] {
+        let err = store.keyword_lookup(name, &q).unwrap_err();
+        assert!(err.to_string().contains(expected), "{q:?}: {err}");
+    }
+    let err = store.keyword_lookup("plain", &query(&["gas"], None)).unwrap_err();
+    assert!(matches!(err.kind(), rowsearch_store::ErrorKind::NotSearchable { .. }), "{err}");
+}
