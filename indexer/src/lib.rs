@@ -1,11 +1,52 @@
-//! rowsearch-indexer: builds tantivy index generations from the store's
-//! keyword rows.
+//! rowsearch-indexer: the analyzer shared by ingest, keyword rows and
+//! queries; mail ingest from files; and (with later work) the tantivy index
+//! generations built from the store's keyword rows.
 //!
-//! Not built yet: the analyzer, mail ingest, index generations, full and
-//! incremental reindex and verify come with the ingest and indexer issues
-//! (see DESIGN.md). The crate exists now so the dependency direction
-//! `rowsearch -> rowsearch-indexer -> rowsearch-store` is fixed from the start.
+//! ```
+//! use rowsearch_indexer::{IngestOptions, ingest, open_store};
+//! let dir = tempfile::tempdir()?;
+//! let mail = dir.path().join("maildir/ann/inbox");
+//! std::fs::create_dir_all(&mail)?;
+//! std::fs::write(mail.join("1."), "Message-ID: <1@x>\nDate: Mon, 14 May 2001 16:39:00 -0700\nSubject: Gas prices\n\nCall me about the gas deal.\n")?;
+//! let store = open_store(dir.path().join("data"))?;
+//! let report = ingest(&store, &[dir.path().join("maildir")], &IngestOptions::default(), &mut |_| {})?;
+//! assert_eq!((report.stored, report.duplicates), (1, 0));
+//! let hits = store.keyword_lookup("mail", &rowsearch_indexer::store::KeywordQuery {
+//!     partition: b"ann".to_vec(), terms: vec!["gas".into(), "deal".into()], ..Default::default()
+//! })?;
+//! assert_eq!(hits.hits.len(), 1);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 #![warn(missing_docs)]
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 
+pub mod analyzer;
+mod error;
+mod ingest;
+pub mod mail;
+
+use std::path::Path;
+use std::sync::Arc;
+
+pub use analyzer::TextAnalyzer;
+pub use error::{Error, Result};
+pub use ingest::{
+    DEFAULT_MAX_MESSAGE_BYTES, Format, IngestOptions, IngestProgress, IngestReport, Skipped, ingest,
+};
+pub use mail::{MailMessage, mail_schema, parse_message};
 pub use rowsearch_store as store;
+
+/// Store options with the default analyzer, for callers that set more.
+pub fn store_builder() -> rowsearch_store::StoreBuilder {
+    rowsearch_store::Store::builder().analyzer(Arc::new(TextAnalyzer))
+}
+
+/// Opens (or creates) a store with the default analyzer, so searchable
+/// tables keep their keyword rows.
+///
+/// # Errors
+/// As [`rowsearch_store::StoreBuilder::open`].
+pub fn open_store(dir: impl AsRef<Path>) -> Result<rowsearch_store::Store> {
+    Ok(store_builder().open(dir)?)
+}

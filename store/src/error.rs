@@ -249,6 +249,8 @@ impl Error {
                 | ErrorKind::UnknownIndex { .. }
                 | ErrorKind::InvalidIndexQuery { .. }
                 | ErrorKind::InvalidFilter { .. }
+                | ErrorKind::InvalidKeywordQuery { .. }
+                | ErrorKind::NotSearchable { .. }
                 | ErrorKind::SchemaConflict { .. }
                 | ErrorKind::EmptyRowKey { .. }
                 | ErrorKind::RowKeyTooLong { .. }

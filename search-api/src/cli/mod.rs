@@ -237,6 +237,7 @@ pub struct UsageError(pub String);
 pub fn exit_code_for(err: &anyhow::Error) -> ExitCode {
     let bad_input = err.chain().any(|e| {
         e.downcast_ref::<UsageError>().is_some()
+            || e.downcast_ref::<rowsearch::indexer::Error>().is_some_and(rowsearch::indexer::Error::is_usage)
             || e.downcast_ref::<rowsearch::store::Error>().is_some_and(|e| {
                 e.is_user_error() || matches!(e.kind(), rowsearch::store::ErrorKind::NotAStore { .. })
             })

@@ -1,0 +1,166 @@
+//! The analyzer: one for ingest (keyword rows), index building and query
+//! parsing, so store lookups and index lookups agree.
+//!
+//! Rules (DESIGN.md, "Analyzer"):
+//! - text splits on every character that is not alphanumeric (Unicode);
+//! - terms are lowercased (Unicode lowercase);
+//! - terms longer than [`MAX_TERM_BYTES`] bytes are dropped (they still take
+//!   a position, so a phrase never matches across them);
+//! - no stemming, no stop words;
+//! - an email address (`phillip.allen@enron.com`) yields itself as one term
+//!   and also its parts (`phillip`, `allen`, `enron`, `com`); the address
+//!   shares the position of its first part. This applies in every field, so
+//!   an address quoted in a body is found as well as one in `from`.
+//!
+//! Dates (the table's date column) are read as milliseconds since the epoch
+//! (decimal digits) or as RFC 3339 (`2001-05-14T16:39:00-07:00`).
+
+use rowsearch_store::{Analyzer, SearchField};
+
+/// Longest term kept, in bytes (UTF-8).
+pub const MAX_TERM_BYTES: usize = 40;
+
+/// The default analyzer (see the module docs).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct TextAnalyzer;
+
+impl TextAnalyzer {
+    /// The terms of `text` with their positions, in order.
+    pub fn tokens(&self, text: &str) -> Vec<(String, u32)> {
+        let mut out = Vec::new();
+        tokenize(text, &mut |t, p| out.push((t.to_owned(), p)));
+        out
+    }
+}
+
+/// Characters that end an address candidate besides whitespace.
+fn is_delimiter(c: char) -> bool {
+    c.is_whitespace()
+        || matches!(c, '<' | '>' | ',' | ';' | '"' | '\'' | '(' | ')' | '[' | ']' | ':' | '/' | '\\')
+}
+
+/// `chunk` as an email address (`local@domain.tld`, trimmed of surrounding
+/// punctuation), if it is one.
+fn email_address(chunk: &str) -> Option<&str> {
+    let trimmed = chunk.trim_matches(|c: char| !c.is_alphanumeric());
+    let (local, domain) = trimmed.split_once('@')?;
+    let allowed = |c: char| c.is_alphanumeric() || matches!(c, '.' | '_' | '%' | '+' | '-');
+    let ok = !local.is_empty()
+        && domain.contains('.')
+        && !domain.starts_with('.')
+        && local.chars().all(allowed)
+        && domain.chars().all(|c| c.is_alphanumeric() || matches!(c, '.' | '-'));
+    ok.then_some(trimmed)
+}
+
+fn tokenize(text: &str, sink: &mut dyn FnMut(&str, u32)) {
+    let mut position = 0u32;
+    let mut lower = String::new();
+    for chunk in text.split(is_delimiter) {
+        if chunk.is_empty() {
+            continue;
+        }
+        if let Some(address) = email_address(chunk) {
+            lower.clear();
+            lower.extend(address.chars().flat_map(char::to_lowercase));
+            if lower.len() <= MAX_TERM_BYTES {
+                sink(&lower, position);
+            }
+        }
+        for part in chunk.split(|c: char| !c.is_alphanumeric()) {
+            if part.is_empty() {
+                continue;
+            }
+            lower.clear();
+            lower.extend(part.chars().flat_map(char::to_lowercase));
+            if lower.len() <= MAX_TERM_BYTES {
+                sink(&lower, position);
+            }
+            position = position.saturating_add(1);
+        }
+    }
+}
+
+/// Reads a date value: decimal milliseconds or RFC 3339; `None` otherwise
+/// (and for dates before 1970).
+pub fn parse_date_ms(value: &[u8]) -> Option<u64> {
+    let text = std::str::from_utf8(value).ok()?.trim();
+    if !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()) {
+        return text.parse().ok();
+    }
+    let ts: jiff::Timestamp = text.parse().ok()?;
+    u64::try_from(ts.as_millisecond()).ok()
+}
+
+impl Analyzer for TextAnalyzer {
+    fn terms(&self, _field: &SearchField, text: &str, sink: &mut dyn FnMut(&str, u32)) {
+        tokenize(text, sink);
+    }
+
+    fn date_ms(&self, value: &[u8]) -> Option<u64> {
+        parse_date_ms(value)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn terms(text: &str) -> Vec<(String, u32)> {
+        TextAnalyzer.tokens(text)
+    }
+
+    fn t(items: &[(&str, u32)]) -> Vec<(String, u32)> {
+        items.iter().map(|(s, p)| (s.to_string(), *p)).collect()
+    }
+
+    #[test]
+    fn splits_on_non_alphanumerics_and_lowercases() {
+        assert_eq!(terms("Gas-prices, UP 10%!"), t(&[("gas", 0), ("prices", 1), ("up", 2), ("10", 3)]));
+        assert_eq!(terms("Ärger über Öl"), t(&[("ärger", 0), ("über", 1), ("öl", 2)]));
+        assert_eq!(terms("  \t\n"), t(&[]));
+        assert_eq!(terms("it's"), t(&[("it", 0), ("s", 1)]));
+    }
+
+    #[test]
+    fn email_addresses_yield_themselves_and_their_parts() {
+        assert_eq!(
+            terms("From: Phillip.Allen@enron.com, ok"),
+            t(&[
+                ("from", 0),
+                ("phillip.allen@enron.com", 1),
+                ("phillip", 1),
+                ("allen", 2),
+                ("enron", 3),
+                ("com", 4),
+                ("ok", 5)
+            ])
+        );
+        assert_eq!(
+            terms("<jeff.dasovich@enron.com>"),
+            t(&[("jeff.dasovich@enron.com", 0), ("jeff", 0), ("dasovich", 1), ("enron", 2), ("com", 3)])
+        );
+        // Not addresses: no dot in the domain, nothing before the @.
+        assert_eq!(terms("a@b"), t(&[("a", 0), ("b", 1)]));
+        assert_eq!(terms("@enron.com"), t(&[("enron", 0), ("com", 1)]));
+    }
+
+    #[test]
+    fn long_terms_are_dropped_but_keep_their_position() {
+        let long = "x".repeat(41);
+        let exact = "y".repeat(40);
+        assert_eq!(terms(&format!("a {long} {exact} b")), t(&[("a", 0), (exact.as_str(), 2), ("b", 3)]));
+        // A multi-byte term is measured in bytes: 21 two-byte letters = 42 bytes.
+        assert_eq!(terms(&"é".repeat(21)), t(&[]));
+    }
+
+    #[test]
+    fn dates_are_milliseconds_or_rfc3339() {
+        assert_eq!(parse_date_ms(b"988000000000"), Some(988_000_000_000));
+        assert_eq!(parse_date_ms(b"2001-05-14T16:39:00-07:00"), Some(989_883_540_000));
+        assert_eq!(parse_date_ms(b"2001-05-14T23:39:00Z"), Some(989_883_540_000));
+        assert_eq!(parse_date_ms(b"1969-12-31T23:59:59Z"), None);
+        assert_eq!(parse_date_ms(b"yesterday"), None);
+        assert_eq!(parse_date_ms(b""), None);
+    }
+}
