@@ -12,7 +12,7 @@ use rowsearch::store::{
 use rowsearch::wire;
 
 use super::output::row_json;
-use super::{Args, Command, IndexCommand, ReadArgs, UsageError};
+use super::{Args, Command, FormatArg, IndexCommand, ReadArgs, UsageError};
 
 fn bytes(what: &str, text: &str) -> Result<Vec<u8>> {
     wire::decode(text).map_err(|e| UsageError(format!("{what}: {e}")).into())
@@ -31,7 +31,9 @@ fn read_options(args: &ReadArgs) -> Result<ReadOptions> {
 }
 
 fn open(args: &Args) -> Result<Store> {
-    Store::open(&args.data).with_context(|| format!("opening store {}", args.data.display()))
+    rowsearch::indexer::store_builder()
+        .open(&args.data)
+        .with_context(|| format!("opening store {}", args.data.display()))
 }
 
 /// Runs a parsed command line.
@@ -40,6 +42,48 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let mut out = stdout.lock();
     match &args.command {
         Command::Demo { rows } => demo(&args, *rows, &mut out)?,
+        Command::Ingest { paths, table, format, user, report, max_message_bytes, batch_rows } => {
+            let options = rowsearch::indexer::IngestOptions {
+                table: table.clone(),
+                format: match format {
+                    FormatArg::Auto => rowsearch::indexer::Format::Auto,
+                    FormatArg::Maildir => rowsearch::indexer::Format::Maildir,
+                    FormatArg::Mbox => rowsearch::indexer::Format::Mbox,
+                    FormatArg::Eml => rowsearch::indexer::Format::Eml,
+                    FormatArg::Jsonl => rowsearch::indexer::Format::Jsonl,
+                },
+                user: user.clone(),
+                batch_rows: (*batch_rows).max(1),
+                max_message_bytes: *max_message_bytes,
+                ..Default::default()
+            };
+            let result = ingest(&open(&args)?, paths, &options)?;
+            if let Some(path) = report {
+                result.write_skipped(path)?;
+            }
+            writeln!(out, "{}", result.summary(10))?;
+        }
+        Command::Keywords { terms, user, table, limit, cursor } => {
+            let store = open(&args)?;
+            let query = rowsearch::store::KeywordQuery {
+                partition: user.as_bytes().to_vec(),
+                terms: terms.clone(),
+                limit: *limit,
+                cursor: cursor.clone(),
+            };
+            let page = store.keyword_lookup(table, &query)?;
+            let schema = store.schema(table)?;
+            for hit in &page.hits {
+                let mut line = serde_json::json!({"key": wire::encode(&hit.key), "date_ms": hit.date_ms});
+                if let Some(rk) = &schema.row_key {
+                    line["key_fields"] = rk.decode_json(&hit.key)?;
+                }
+                writeln!(out, "{line}")?;
+            }
+            if let Some(next) = &page.next_cursor {
+                eprintln!("next cursor: {next}");
+            }
+        }
         Command::Tables => {
             for t in open(&args)?.tables() {
                 writeln!(out, "{t}")?;
@@ -185,6 +229,36 @@ pub fn run(args: Args) -> Result<ExitCode> {
 type IndexBuild<'a> = dyn Fn(&mut dyn FnMut(u64, u64)) -> rowsearch::store::Result<()> + 'a;
 
 /// A progress bar on a terminal, periodic lines otherwise (API.md).
+/// Runs an ingest with a progress bar on a terminal, plain progress lines
+/// every two seconds otherwise.
+fn ingest(
+    store: &Store,
+    paths: &[std::path::PathBuf],
+    options: &rowsearch::indexer::IngestOptions,
+) -> Result<rowsearch::indexer::IngestReport> {
+    use std::io::IsTerminal;
+    let terminal = std::io::stderr().is_terminal();
+    let bar = indicatif::ProgressBar::new(0);
+    if let Ok(style) =
+        indicatif::ProgressStyle::with_template("ingest [{bar:30}] {pos}/{len} files, {msg} ({eta})")
+    {
+        bar.set_style(style.progress_chars("=> "));
+    }
+    let mut last_line = Instant::now();
+    let report = rowsearch::indexer::ingest(store, paths, options, &mut |p| {
+        if terminal {
+            bar.set_length(p.files_total);
+            bar.set_position(p.files_done);
+            bar.set_message(format!("{} stored", p.stored));
+        } else if last_line.elapsed().as_secs() >= 2 {
+            eprintln!("ingest: {}/{} files, {} stored", p.files_done, p.files_total, p.stored);
+            last_line = Instant::now();
+        }
+    });
+    bar.finish_and_clear();
+    Ok(report?)
+}
+
 fn progress_bar(what: &str) -> indicatif::ProgressBar {
     let bar = indicatif::ProgressBar::new(0);
     if let Ok(style) = indicatif::ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len} cells ({eta})") {

@@ -209,6 +209,69 @@ pub enum Command {
     },
     /// Purge cells past their TTL.
     Compact,
+    /// Load mail (Maildir trees, mbox files, .eml files) or JSON lines of
+    /// rows into a table; the mail table is created when missing. Files that
+    /// cannot be read or parsed are skipped and listed; the run goes on.
+    Ingest {
+        /// Files and directories (walked recursively).
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        /// Target table.
+        #[arg(long, default_value = "mail")]
+        table: String,
+        /// Input format; auto decides per file (.jsonl, .mbox or a leading
+        /// "From " line, else one message per file).
+        #[arg(long, value_enum, default_value_t = FormatArg::Auto)]
+        format: FormatArg,
+        /// Put every message in this mailbox (default: the first directory
+        /// below each given path).
+        #[arg(long)]
+        user: Option<String>,
+        /// Write every skipped file with its reason to FILE (tab-separated).
+        #[arg(long, value_name = "FILE")]
+        report: Option<PathBuf>,
+        /// Skip messages larger than this many bytes.
+        #[arg(long, default_value_t = rowsearch::indexer::DEFAULT_MAX_MESSAGE_BYTES)]
+        max_message_bytes: u64,
+        /// Rows per write transaction.
+        #[arg(long, default_value_t = 4096)]
+        batch_rows: usize,
+    },
+    /// Keys of one mailbox's rows holding every term, newest first, read
+    /// straight from the keyword rows (JSON lines); prints the next cursor
+    /// on stderr when --limit cut it short.
+    Keywords {
+        /// Terms: word (any search field) or field:word.
+        #[arg(required = true)]
+        terms: Vec<String>,
+        /// The mailbox (partition).
+        #[arg(long)]
+        user: String,
+        /// Table name.
+        #[arg(long, default_value = "mail")]
+        table: String,
+        /// Most keys.
+        #[arg(long)]
+        limit: Option<usize>,
+        /// Resume after a cursor printed by an earlier lookup.
+        #[arg(long)]
+        cursor: Option<String>,
+    },
+}
+
+/// `--format` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum FormatArg {
+    /// Decided per file.
+    Auto,
+    /// One message per file, user/folder from the path.
+    Maildir,
+    /// mbox files.
+    Mbox,
+    /// One message per file.
+    Eml,
+    /// JSON lines of rows.
+    Jsonl,
 }
 
 /// Which cells to read.
