@@ -283,7 +283,7 @@ fn collect_inputs(
         return Ok(());
     }
     let root_name = file_name(&std::fs::canonicalize(path).unwrap_or_else(|_| path.to_owned()));
-    for entry in walkdir::WalkDir::new(path).sort_by_file_name() {
+    for entry in walkdir::WalkDir::new(path).follow_links(true).sort_by_file_name() {
         let entry = match entry {
             Ok(e) => e,
             Err(e) => {
@@ -492,10 +492,20 @@ fn json_row(
     let row: JsonRow = serde_json::from_str(line).map_err(|e| format!("bad JSON row: {e}"))?;
     let key = match (&row.key, &row.key_fields, row_key) {
         (Some(k), _, _) => rowsearch_store::binstr::decode(k).map_err(|e| format!("bad key: {e}"))?,
-        (None, Some(fields), Some(rk)) => rk.encode_json(fields).map_err(|e| e.to_string())?,
+        (None, Some(fields), Some(rk)) => {
+            let given = fields.as_object().map_or(0, serde_json::Map::len);
+            if given != rk.fields.len() {
+                let names: Vec<&str> = rk.fields.iter().map(|f| f.name.as_str()).collect();
+                return Err(format!("key_fields must give every key field: {}", names.join(", ")));
+            }
+            rk.encode_json(fields).map_err(|e| e.to_string())?
+        }
         (None, Some(_), None) => return Err("key_fields given, but the table has no typed row key".into()),
         (None, None, _) => return Err("a row needs \"key\" or \"key_fields\"".into()),
     };
+    if row.cells.is_empty() {
+        return Err("a row needs at least one cell".into());
+    }
     let mut cells = Vec::with_capacity(row.cells.len());
     for cell in row.cells {
         let column = rowsearch_store::binstr::decode(&cell.column).map_err(|e| format!("bad column: {e}"))?;

@@ -119,14 +119,18 @@ fn addresses(address: Option<&Address<'_>>) -> String {
 ///
 /// # Errors
 /// [`NotMail`] when `raw` does not start with a header line or the parser
-/// finds no message. Truncated messages, unknown charsets and broken
+/// finds no message. Truncated messages (what is there is kept), unknown charsets and broken
 /// encodings are not errors: they decode as far as they can (unknown
 /// charsets as UTF-8 with replacement characters).
 pub fn parse_message(raw: &[u8]) -> Result<MailMessage, NotMail> {
     if !starts_with_header(raw) {
         return Err(NotMail::NoHeaders);
     }
-    let message = MessageParser::default().parse(raw).ok_or(NotMail::Unparsable)?;
+    // A file cut off inside its last line: end that line, so the parser
+    // keeps it (it drops an unterminated header).
+    let terminated: Cow<'_, [u8]> =
+        if raw.ends_with(b"\n") { Cow::Borrowed(raw) } else { Cow::Owned([raw, b"\n"].concat()) };
+    let message = MessageParser::default().parse(&terminated[..]).ok_or(NotMail::Unparsable)?;
     let date_ms = message
         .date()
         .filter(|d| d.is_valid())
