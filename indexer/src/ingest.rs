@@ -620,18 +620,21 @@ fn flush(store: &Store, table: &str, pending: &mut Vec<Pending>, report: &mut In
         }
     }
     let mut batch = Batch::new();
-    for p in &rows {
-        batch.put(table, p.key.clone(), p.cells.clone());
+    let mut sources = Vec::with_capacity(rows.len());
+    for p in rows {
+        batch.put(table, p.key, p.cells);
+        sources.push(p.source);
     }
     match store.apply(&batch) {
-        Ok(_) => report.stored += rows.len() as u64,
+        Ok(_) => report.stored += sources.len() as u64,
         Err(e) if e.is_user_error() => {
             // Some row is bad: write them one by one and name it.
-            for p in rows {
-                match store.put(table, &p.key, p.cells) {
+            for (mutation, source) in batch.mutations.into_iter().zip(sources) {
+                let one = Batch { mutations: vec![mutation] };
+                match store.apply(&one) {
                     Ok(_) => report.stored += 1,
                     Err(e) if e.is_user_error() => {
-                        report.skipped.push(Skipped { source: p.source, reason: e.to_string() })
+                        report.skipped.push(Skipped { source, reason: e.to_string() })
                     }
                     Err(e) => return Err(e.into()),
                 }

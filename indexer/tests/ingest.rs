@@ -148,7 +148,9 @@ fn keyword_lookups_equal_a_brute_force_scan() {
     // Each row's terms per search field, analysed independently of the
     // keyword rows.
     let fields = [("m", "subject"), ("b", "text"), ("m", "from"), ("m", "to")];
-    let mut rows: Vec<(String, u64, Vec<u8>, Vec<BTreeSet<String>>)> = Vec::new();
+    // (user, date, key, terms per field)
+    type Analysed = (String, u64, Vec<u8>, Vec<BTreeSet<String>>);
+    let mut rows: Vec<Analysed> = Vec::new();
     let mut vocabulary: BTreeSet<String> = BTreeSet::new();
     for row in all_rows(&store) {
         let key = rk.decode_json(&row.key).unwrap();
@@ -171,8 +173,7 @@ fn keyword_lookups_equal_a_brute_force_scan() {
             if rng.below(2) == 0 {
                 vocabulary[rng.below(vocabulary.len())].clone()
             } else {
-                let own: Vec<&(String, u64, Vec<u8>, Vec<BTreeSet<String>>)> =
-                    rows.iter().filter(|r| r.0 == *user).collect();
+                let own: Vec<&Analysed> = rows.iter().filter(|r| r.0 == *user).collect();
                 let r = own[rng.below(own.len())];
                 let all: Vec<&String> = r.3.iter().flatten().collect();
                 all[rng.below(all.len())].clone()
@@ -278,8 +279,11 @@ fn mbox_and_json_lines_are_read_and_bad_entries_named() {
     )
     .unwrap();
     let store = open_store(dir.path().join("data")).unwrap();
-    let report =
-        run(&store, &[mbox.clone()], &IngestOptions { user: Some("bob".into()), ..Default::default() });
+    let report = run(
+        &store,
+        std::slice::from_ref(&mbox),
+        &IngestOptions { user: Some("bob".into()), ..Default::default() },
+    );
     assert_eq!((report.messages_seen, report.stored), (3, 2), "{report:?}");
     assert!(report.skipped[0].source.ends_with("archive.mbox#2"), "{report:?}");
     let rows = all_rows(&store);

@@ -350,7 +350,9 @@ impl SearchHandle {
                 out.push((key, positions));
             }
         }
-        out.sort_unstable();
+        // Already in key order: fields in order, terms sorted within each
+        // (the escape keeps byte order), one row.
+        debug_assert!(out.windows(2).all(|w| w[0].0 < w[1].0));
         Ok(out)
     }
 
@@ -618,35 +620,44 @@ pub(crate) fn update<'h>(
     wtxn: &mut heed::RwTxn,
     changes: impl IntoIterator<Item = (&'h SearchHandle, Vec<KeywordEntry>, Vec<KeywordEntry>)>,
 ) -> Result<()> {
-    let mut writes: Vec<(&'h SearchHandle, Vec<u8>, Option<Vec<u8>>)> = Vec::new();
+    // (keyword rows, key, new value or None to delete)
+    type Write<'h> = (&'h SearchHandle, Vec<u8>, Option<Vec<u8>>);
+    let mut writes: Vec<Write<'h>> = Vec::new();
     for (search, before, after) in changes {
-        let (mut i, mut j) = (0, 0);
-        while i < before.len() || j < after.len() {
-            let order = match (before.get(i), after.get(j)) {
+        let mut before = before.into_iter().peekable();
+        let mut after = after.into_iter().peekable();
+        loop {
+            let order = match (before.peek(), after.peek()) {
                 (Some(b), Some(a)) => b.0.cmp(&a.0),
                 (Some(_), None) => std::cmp::Ordering::Less,
-                _ => std::cmp::Ordering::Greater,
+                (None, Some(_)) => std::cmp::Ordering::Greater,
+                (None, None) => break,
             };
             match order {
                 std::cmp::Ordering::Less => {
-                    writes.push((search, before[i].0.clone(), None));
-                    i += 1;
+                    if let Some((k, _)) = before.next() {
+                        writes.push((search, k, None));
+                    }
                 }
                 std::cmp::Ordering::Greater => {
-                    writes.push((search, after[j].0.clone(), Some(after[j].1.clone())));
-                    j += 1;
+                    if let Some((k, v)) = after.next() {
+                        writes.push((search, k, Some(v)));
+                    }
                 }
                 std::cmp::Ordering::Equal => {
-                    if before[i].1 != after[j].1 {
-                        writes.push((search, after[j].0.clone(), Some(after[j].1.clone())));
+                    if let (Some((_, old)), Some((k, new))) = (before.next(), after.next())
+                        && old != new
+                    {
+                        writes.push((search, k, Some(new)));
                     }
-                    i += 1;
-                    j += 1;
                 }
             }
         }
     }
-    writes.sort_unstable_by(|a, b| (a.0.db_name.as_str(), &a.1).cmp(&(b.0.db_name.as_str(), &b.1)));
+    // In key order per database (handles compared by address: one per table).
+    writes.sort_unstable_by(|a, b| {
+        (std::ptr::from_ref(a.0) as usize, &a.1).cmp(&(std::ptr::from_ref(b.0) as usize, &b.1))
+    });
     for (search, k, v) in writes {
         match v {
             None => search.db.delete(wtxn, &k).map(drop).map_err(|e| Error::lmdb("keyword delete", e))?,

@@ -123,7 +123,8 @@ fn mutation() -> impl Strategy<Value = Mutation> {
 fn expected_cells(model: &Model, name: &str) -> Vec<KeywordCell> {
     let (schema, cells) = &model.tables[name];
     // Newest value of each (row, family, qualifier): the first in map order.
-    let mut newest: BTreeMap<Vec<u8>, BTreeMap<(String, Vec<u8>), Vec<u8>>> = BTreeMap::new();
+    type Columns = BTreeMap<(String, Vec<u8>), Vec<u8>>;
+    let mut newest: BTreeMap<Vec<u8>, Columns> = BTreeMap::new();
     for ((row, family, qualifier, _), value) in cells {
         newest
             .entry(row.clone())
