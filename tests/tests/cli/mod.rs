@@ -193,3 +193,46 @@ fn cli_indexes_add_lookup_verify_drop() {
     assert_eq!(code(&t.run(&["index", "drop", "mail", "by_from"])), 0);
     assert_eq!(code(&t.run(&["index", "lookup", "mail", "by_from", "--eq", "ann"])), 2, "dropped");
 }
+
+#[test]
+fn cli_ingest_and_keywords() {
+    let t = TestDir::new();
+    let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/mail");
+    let maildir = fixtures.join("maildir");
+    let report = t.dir.path().join("skipped.tsv");
+    let out = t.run(&["ingest", maildir.to_str().unwrap(), "--report", report.to_str().unwrap()]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(
+        stdout(&out).starts_with("ingest: 347 files, 347 messages: 347 stored, 0 duplicates, 0 skipped"),
+        "{}",
+        stdout(&out)
+    );
+    assert_eq!(std::fs::read_to_string(&report).unwrap(), "");
+    // Again: all duplicates, still success.
+    let out = t.run(&["ingest", maildir.to_str().unwrap()]);
+    assert_eq!(code(&out), 0);
+    assert!(stdout(&out).contains("0 stored, 347 duplicates"), "{}", stdout(&out));
+    // A bad file is skipped and named, and is not a failure.
+    let bad = t.dir.path().join("junk/inbox");
+    std::fs::create_dir_all(&bad).unwrap();
+    std::fs::write(bad.join("1."), b"\x00\x01 binary").unwrap();
+    let out = t.run(&["ingest", t.dir.path().join("junk").to_str().unwrap()]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("1 skipped") && stdout(&out).contains("no header lines"),
+        "{}",
+        stdout(&out)
+    );
+    // Unusable input: 2.
+    assert_eq!(code(&t.run(&["ingest", "/no/such/path"])), 2);
+    assert_eq!(code(&t.run(&["ingest", maildir.to_str().unwrap(), "--format", "nope"])), 2);
+    // Keyword lookups, newest first, paged.
+    let out = t.run(&["keywords", "--user", "cash-m", "enron", "--limit", "2"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let hits: Vec<serde_json::Value> =
+        stdout(&out).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(hits.len(), 2);
+    assert!(hits[0]["key_fields"]["date"].as_u64() >= hits[1]["key_fields"]["date"].as_u64());
+    assert!(stderr(&out).contains("next cursor: k1."), "{}", stderr(&out));
+    assert_eq!(code(&t.run(&["keywords", "--user", "cash-m", "nosuchfield:x"])), 2);
+}
