@@ -44,20 +44,74 @@ impl IndexSchema {
 
     /// The columns as (family, qualifier).
     pub(crate) fn parsed_columns(&self) -> std::result::Result<Vec<(String, Vec<u8>)>, String> {
-        self.columns
-            .iter()
-            .map(|c| {
-                let bytes = crate::binstr::decode(c)
-                    .map_err(|e| format!("index {:?}: column {c:?}: {e}", self.name))?;
-                match Column::parse(&bytes) {
-                    Column::Qualifier(f, q) => Ok((f, q)),
-                    Column::Family(_) => {
-                        Err(format!("index {:?}: column {c:?} must be family:qualifier", self.name))
-                    }
-                }
-            })
-            .collect()
+        let what = format!("index {:?}: column", self.name);
+        self.columns.iter().map(|c| parse_column(&what, c)).collect()
     }
+}
+
+/// A `family:qualifier` column of a schema (a binary string); the reason,
+/// prefixed with `what`, when it is not one.
+pub(crate) fn parse_column(what: &str, column: &str) -> std::result::Result<(String, Vec<u8>), String> {
+    let bytes = crate::binstr::decode(column).map_err(|e| format!("{what} {column:?}: {e}"))?;
+    match Column::parse(&bytes) {
+        Column::Qualifier(f, q) => Ok((f, q)),
+        Column::Family(_) => Err(format!("{what} {column:?} must be family:qualifier")),
+    }
+}
+
+/// The newest stored version of a column of row `stored`: (timestamp, value).
+pub(crate) fn newest_stored<'t>(
+    txn: &'t RoTxn<'_>,
+    family: &FamilyHandle,
+    stored: &[u8],
+    qualifier: &[u8],
+) -> Result<Option<(u64, &'t [u8])>> {
+    let prefix = key::column_prefix(stored, qualifier);
+    let mut iter = family.db.prefix_iter(txn, &prefix).map_err(|e| Error::lmdb("column read", e))?;
+    match iter.next() {
+        None => Ok(None),
+        Some(item) => {
+            let (k, v) = item.map_err(|e| Error::lmdb("column read", e))?;
+            Ok(Some((key::RawCellKey::split(&family.db_name, k)?.timestamp, v)))
+        }
+    }
+}
+
+/// The newest version of a column among `cells` put into a new row: the
+/// last of equal timestamps, as the last write of a key wins.
+pub(crate) fn newest_put<'c>(
+    cells: &[&'c crate::cell::PutCell],
+    family: &FamilyHandle,
+    qualifier: &[u8],
+    now_ms: u64,
+) -> Option<(u64, &'c [u8])> {
+    cells
+        .iter()
+        .filter(|c| *c.family == *family.name && c.qualifier == *qualifier)
+        .map(|c| (c.timestamp.unwrap_or(now_ms), c.value.as_slice()))
+        .reduce(|a, b| if b.0 >= a.0 { b } else { a })
+}
+
+/// A cursor token: `prefix` then the bytes in hex.
+pub(crate) fn hex_token(prefix: &str, bytes: &[u8]) -> String {
+    let mut out = String::with_capacity(prefix.len() + bytes.len() * 2);
+    out.push_str(prefix);
+    for b in bytes {
+        out.push_str(&format!("{b:02x}"));
+    }
+    out
+}
+
+/// The bytes of a [`hex_token`], or why it is not one.
+pub(crate) fn parse_hex_token(prefix: &str, token: &str) -> std::result::Result<Vec<u8>, &'static str> {
+    let hex = token.strip_prefix(prefix).ok_or("wrong cursor prefix")?;
+    if hex.len() % 2 != 0 {
+        return Err("bad cursor length");
+    }
+    (0..hex.len())
+        .step_by(2)
+        .map(|i| hex.get(i..i + 2).and_then(|h| u8::from_str_radix(h, 16).ok()).ok_or("cursor is not hex"))
+        .collect()
 }
 
 /// An open index of a table.
@@ -111,12 +165,9 @@ impl IndexHandle {
     ) -> Result<Option<Entry>> {
         let mut newest: Vec<(u64, &[u8])> = Vec::with_capacity(self.columns.len());
         for (family, qualifier) in &self.columns {
-            let prefix = key::column_prefix(stored, qualifier);
-            let mut iter = family.db.prefix_iter(txn, &prefix).map_err(|e| Error::lmdb("index read", e))?;
             // The newest version comes first; older ones expire before it.
-            let Some(item) = iter.next() else { return Ok(None) };
-            let (k, v) = item.map_err(|e| Error::lmdb("index read", e))?;
-            newest.push((key::RawCellKey::split(&family.db_name, k)?.timestamp, v));
+            let Some(cell) = newest_stored(txn, family, stored, qualifier)? else { return Ok(None) };
+            newest.push(cell);
         }
         Ok(self.assemble(table, row, stored, &newest, now_ms))
     }
@@ -160,12 +211,7 @@ impl IndexHandle {
     ) -> Option<Entry> {
         let mut newest: Vec<(u64, &[u8])> = Vec::with_capacity(self.columns.len());
         for (family, qualifier) in &self.columns {
-            let best = cells
-                .iter()
-                .filter(|c| c.family == family.schema.name && c.qualifier == *qualifier)
-                .map(|c| (c.timestamp.unwrap_or(now_ms), c.value.as_slice()))
-                .reduce(|a, b| if b.0 >= a.0 { b } else { a })?;
-            newest.push(best);
+            newest.push(newest_put(cells, family, qualifier, now_ms)?);
         }
         self.assemble(table, row, stored, &newest, now_ms)
     }
@@ -407,26 +453,11 @@ pub(crate) fn lookup(
 }
 
 fn encode_cursor(entry: &[u8]) -> String {
-    let mut out = String::from("i1.");
-    for b in entry {
-        out.push_str(&format!("{b:02x}"));
-    }
-    out
+    hex_token("i1.", entry)
 }
 
 fn decode_cursor(token: &str) -> Result<Vec<u8>> {
-    let invalid = |reason| -> Error { ErrorKind::InvalidCursor { reason }.into() };
-    let hex = token.strip_prefix("i1.").ok_or_else(|| invalid("not an index cursor"))?;
-    if hex.len() % 2 != 0 {
-        return Err(invalid("bad cursor length"));
-    }
-    (0..hex.len())
-        .step_by(2)
-        .map(|i| {
-            u8::from_str_radix(hex.get(i..i + 2).unwrap_or("zz"), 16)
-                .map_err(|_| invalid("cursor is not hex"))
-        })
-        .collect()
+    parse_hex_token("i1.", token).map_err(|reason| ErrorKind::InvalidCursor { reason }.into())
 }
 
 /// How [`crate::ReadTxn::index_combine`] combines lookups.

@@ -32,9 +32,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::cell::PutCell;
 use crate::error::{Error, ErrorKind, Result};
-use crate::index::{KeyStream, SetOp, Tail};
+use crate::index::{
+    KeyStream, SetOp, Tail, hex_token, newest_put, newest_stored, parse_column, parse_hex_token,
+};
 use crate::key::{self, push_escaped};
-use crate::read::Column;
 use crate::rowkey::KeyValue;
 use crate::store::{BytesDb, FamilyHandle, TableHandle};
 
@@ -109,14 +110,6 @@ pub trait Analyzer: Send + Sync + std::fmt::Debug {
     /// A date column's value in milliseconds since the epoch, `None` when it
     /// is not a date.
     fn date_ms(&self, value: &[u8]) -> Option<u64>;
-}
-
-fn parse_column(what: &str, column: &str) -> std::result::Result<(String, Vec<u8>), String> {
-    let bytes = crate::binstr::decode(column).map_err(|e| format!("{what} {column:?}: {e}"))?;
-    match Column::parse(&bytes) {
-        Column::Qualifier(f, q) => Ok((f, q)),
-        Column::Family(_) => Err(format!("{what} {column:?} must be family:qualifier")),
-    }
 }
 
 impl SearchSchema {
@@ -261,17 +254,10 @@ impl SearchHandle {
 
     /// The newest value of each column of `stored` (a stored key) in `txn`.
     pub fn values<'t>(&self, txn: &'t RoTxn<'_>, stored: &[u8]) -> Result<Vec<Option<&'t [u8]>>> {
-        let mut out = Vec::with_capacity(self.columns.len());
-        for (family, qualifier) in &self.columns {
-            let prefix = key::column_prefix(stored, qualifier);
-            let mut iter = family.db.prefix_iter(txn, &prefix).map_err(|e| Error::lmdb("keyword read", e))?;
-            let value = match iter.next() {
-                Some(item) => Some(item.map_err(|e| Error::lmdb("keyword read", e))?.1),
-                None => None,
-            };
-            out.push(value);
-        }
-        Ok(out)
+        self.columns
+            .iter()
+            .map(|(family, qualifier)| Ok(newest_stored(txn, family, stored, qualifier)?.map(|(_, v)| v)))
+            .collect()
     }
 
     /// The newest value of each column among `cells` put into a new row
@@ -279,14 +265,7 @@ impl SearchHandle {
     pub fn values_from_puts<'c>(&self, cells: &[&'c PutCell], now_ms: u64) -> Vec<Option<&'c [u8]>> {
         self.columns
             .iter()
-            .map(|(family, qualifier)| {
-                cells
-                    .iter()
-                    .filter(|c| *c.family == *family.name && c.qualifier == *qualifier)
-                    .map(|c| (c.timestamp.unwrap_or(now_ms), c.value.as_slice()))
-                    .reduce(|a, b| if b.0 >= a.0 { b } else { a })
-                    .map(|(_, v)| v)
-            })
+            .map(|(family, qualifier)| newest_put(cells, family, qualifier, now_ms).map(|(_, v)| v))
             .collect()
     }
 
@@ -466,25 +445,15 @@ pub struct KeywordCell {
 const CURSOR_PREFIX: &str = "k1.";
 
 fn encode_cursor(tail: &[u8]) -> String {
-    let mut out = String::with_capacity(CURSOR_PREFIX.len() + tail.len() * 2);
-    out.push_str(CURSOR_PREFIX);
-    for b in tail {
-        out.push_str(&format!("{b:02x}"));
-    }
-    out
+    hex_token(CURSOR_PREFIX, tail)
 }
 
 fn decode_cursor(token: &str) -> Result<Vec<u8>> {
-    let bad =
-        || -> Error { ErrorKind::InvalidKeywordQuery { reason: format!("bad cursor {token:?}") }.into() };
-    let hex = token.strip_prefix(CURSOR_PREFIX).ok_or_else(bad)?;
-    if hex.len() % 2 != 0 || hex.len() < 16 {
-        return Err(bad());
+    match parse_hex_token(CURSOR_PREFIX, token) {
+        // A tail holds at least the 8-byte date.
+        Ok(tail) if tail.len() >= 8 => Ok(tail),
+        _ => Err(ErrorKind::InvalidKeywordQuery { reason: format!("bad cursor {token:?}") }.into()),
     }
-    (0..hex.len())
-        .step_by(2)
-        .map(|i| hex.get(i..i + 2).and_then(|h| u8::from_str_radix(h, 16).ok()).ok_or_else(bad))
-        .collect()
 }
 
 fn split_tail(db: &str, tail: &[u8]) -> Result<KeywordHit> {

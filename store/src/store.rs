@@ -587,11 +587,6 @@ impl Store {
         // cells before and after the batch.
         let indexed: Vec<(&TableHandle, &[u8])> =
             touched.iter().map(|(t, r)| (&*handles[*t], *r)).filter(|(h, _)| h.is_derived()).collect();
-        for (table, _) in &indexed {
-            if table.search.is_some() {
-                self.analyzer_for(&table.name)?;
-            }
-        }
         // For each of them, the cells put when the batch only puts into it.
         let puts_only: Vec<Option<Vec<&PutCell>>> = {
             let position: HashMap<(&str, &[u8]), usize> =
