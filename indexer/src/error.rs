@@ -32,6 +32,73 @@ pub enum Error {
         /// Why not.
         reason: String,
     },
+    /// A table's search section cannot be indexed as declared.
+    #[error("table {table:?} cannot be indexed: {reason}")]
+    Schema {
+        /// The table.
+        table: String,
+        /// Why not.
+        reason: String,
+    },
+    /// The table has no index yet (run a full reindex).
+    #[error("table {table:?} has no index yet: run a full reindex")]
+    NoIndex {
+        /// The table.
+        table: String,
+    },
+    /// Another reindex of the table is running.
+    #[error("another reindex of table {table:?} is running")]
+    Busy {
+        /// The table.
+        table: String,
+    },
+    /// A query that does not parse.
+    #[error("query {query:?} does not parse: {reason}")]
+    Query {
+        /// The query.
+        query: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// tantivy failed.
+    #[error("index of table {table:?}: {op}: {source}")]
+    Tantivy {
+        /// The table.
+        table: String,
+        /// What was being done.
+        op: &'static str,
+        /// The underlying error.
+        source: tantivy::TantivyError,
+    },
+    /// A new generation failed its check before being switched to.
+    #[error("new generation {generation} of table {table:?} failed its check: {detail}")]
+    Check {
+        /// The table.
+        table: String,
+        /// The generation.
+        generation: u64,
+        /// What did not match.
+        detail: String,
+    },
+    /// A file of the index directory is not what it should be.
+    #[error("{path}: {detail}")]
+    Corrupted {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        detail: String,
+    },
+    /// A file operation on the index directory failed.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file or directory.
+        path: PathBuf,
+        /// The underlying error.
+        source: std::io::Error,
+    },
+    /// A planned failure (tests only).
+    #[error("failpoint {0:?} reached")]
+    FailPoint(crate::build::FailPoint),
     /// Writing the report file failed.
     #[error("cannot write report {path}: {source}")]
     Report {
@@ -47,9 +114,19 @@ impl Error {
     /// status 2), as opposed to a failure of the store or the machine.
     pub fn is_usage(&self) -> bool {
         match self {
-            Error::Input { .. } | Error::TableMismatch { .. } => true,
+            Error::Input { .. }
+            | Error::TableMismatch { .. }
+            | Error::Schema { .. }
+            | Error::NoIndex { .. }
+            | Error::Busy { .. }
+            | Error::Query { .. } => true,
             Error::Store(e) => e.is_user_error(),
-            Error::Report { .. } => false,
+            Error::Report { .. }
+            | Error::Tantivy { .. }
+            | Error::Check { .. }
+            | Error::Corrupted { .. }
+            | Error::Io { .. }
+            | Error::FailPoint(_) => false,
         }
     }
 }

@@ -22,15 +22,23 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 
 pub mod analyzer;
+mod build;
+pub mod doc;
 mod error;
+pub mod generation;
 mod ingest;
 pub mod mail;
+pub mod reader;
 
 use std::path::Path;
 use std::sync::Arc;
 
 pub use analyzer::TextAnalyzer;
+pub use build::{
+    DEFAULT_MEMORY_BUDGET_BYTES, FailPoint, ReindexMode, ReindexOptions, ReindexProgress, ReindexReport, reindex,
+};
 pub use error::{Error, Result};
+pub use reader::{Generation, KeyHits, SortBy, TableIndex};
 pub use ingest::{
     DEFAULT_MAX_MESSAGE_BYTES, Format, IngestOptions, IngestProgress, IngestReport, Skipped, ingest,
 };

@@ -222,6 +222,13 @@ pub enum ErrorKind {
     /// An earlier commit failed; writes are refused until the store is reopened.
     #[error("store is poisoned by an earlier failed commit; reopen it")]
     Poisoned,
+    /// A caller's callback stopped an iteration with its own error
+    /// ([`Error::callback`]; get it back with [`Error::into_callback`]).
+    #[error("stopped by the caller: {source}")]
+    Callback {
+        /// The caller's error.
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
 }
 
 impl Error {
@@ -269,6 +276,27 @@ impl Error {
         )
     }
 
+    /// Wraps a caller's own error so that a callback can stop an iteration
+    /// with it (for example [`crate::ReadTxn::for_each_keyword_cell`]).
+    pub fn callback(source: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> Error {
+        ErrorKind::Callback { source: source.into() }.into()
+    }
+
+    /// The caller's error back, if this is a [`Error::callback`] one of
+    /// type `E`; otherwise the error itself.
+    ///
+    /// # Errors
+    /// `self` when it does not hold an `E`.
+    pub fn into_callback<E: std::error::Error + 'static>(self) -> std::result::Result<E, Error> {
+        match *self.kind {
+            ErrorKind::Callback { source } => match source.downcast::<E>() {
+                Ok(inner) => Ok(*inner),
+                Err(source) => Err(ErrorKind::Callback { source }.into()),
+            },
+            kind => Err(Error { kind: Box::new(kind) }),
+        }
+    }
+
     pub(crate) fn lmdb(operation: &'static str, source: heed::Error) -> Error {
         ErrorKind::Lmdb { operation, source }.into()
     }
@@ -285,6 +313,7 @@ impl std::error::Error for Error {
         match &*self.kind {
             ErrorKind::Io { source, .. } => Some(source),
             ErrorKind::Lmdb { source, .. } => Some(source),
+            ErrorKind::Callback { source } => Some(source.as_ref()),
             _ => None,
         }
     }

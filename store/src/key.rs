@@ -157,9 +157,24 @@ pub(crate) fn take_component(input: &[u8]) -> Option<(Vec<u8>, usize)> {
     Some((unescape(&input[..end]), end + 2))
 }
 
+/// As [`take_component`], into `out` (cleared first); returns the bytes taken.
+pub(crate) fn take_component_into(input: &[u8], out: &mut Vec<u8>) -> Option<usize> {
+    let end = find_terminator(input)?;
+    unescape_into(&input[..end], out);
+    Some(end + 2)
+}
+
 /// Undoes the escape of a component (without its terminator).
 pub(crate) fn unescape(esc: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(esc.len());
+    unescape_into(esc, &mut out);
+    out
+}
+
+/// Undoes the escape of a component into `out` (cleared first), reusing
+/// its allocation.
+pub(crate) fn unescape_into(esc: &[u8], out: &mut Vec<u8>) {
+    out.clear();
     let mut rest = esc;
     // Each 0x00 is followed by the 0xFF that escapes it.
     while let Some(zero) = rest.iter().position(|&b| b == 0) {
@@ -167,7 +182,6 @@ pub(crate) fn unescape(esc: &[u8]) -> Vec<u8> {
         rest = rest.get(zero + 2..).unwrap_or_default();
     }
     out.extend_from_slice(rest);
-    out
 }
 
 /// The smallest key of any cell of `row`: the start of the row.

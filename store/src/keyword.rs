@@ -364,10 +364,14 @@ fn push_varint(out: &mut Vec<u8>, mut n: u32) {
     out.push(n as u8);
 }
 
-/// Decodes a keyword cell's positions; `None` when the bytes are not
-/// LEB128 deltas.
-pub(crate) fn decode_positions(mut bytes: &[u8]) -> Option<Vec<u32>> {
-    let mut out = Vec::new();
+/// Decodes a keyword cell's positions into `out` (cleared first);
+/// `false` when the bytes are not LEB128 deltas.
+fn decode_positions_into(bytes: &[u8], out: &mut Vec<u32>) -> bool {
+    out.clear();
+    read_positions(bytes, out).is_some()
+}
+
+fn read_positions(mut bytes: &[u8], out: &mut Vec<u32>) -> Option<()> {
     let mut last = 0u32;
     while !bytes.is_empty() {
         let mut n = 0u32;
@@ -387,7 +391,7 @@ pub(crate) fn decode_positions(mut bytes: &[u8]) -> Option<Vec<u32>> {
         last = last.checked_add(n)?;
         out.push(last);
     }
-    Some(out)
+    Some(())
 }
 
 /// A keyword lookup: the rows of one partition holding every term.
@@ -426,7 +430,7 @@ pub struct KeywordPage {
 }
 
 /// One keyword cell, decoded.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord)]
 pub struct KeywordCell {
     /// The partition (keyword row).
     pub partition: Vec<u8>,
@@ -532,6 +536,20 @@ pub(crate) fn lookup(
 
 /// Decodes one stored keyword cell.
 pub(crate) fn decode_cell(search: &SearchHandle, k: &[u8], v: &[u8]) -> Result<KeywordCell> {
+    let mut cell = KeywordCell::default();
+    decode_cell_into(search, k, v, &mut cell, &mut Vec::new())?;
+    Ok(cell)
+}
+
+/// Decodes one stored keyword cell into `cell`, reusing its buffers (and
+/// `term` for the term's bytes), so a long scan allocates nothing per cell.
+fn decode_cell_into(
+    search: &SearchHandle,
+    k: &[u8],
+    v: &[u8],
+    cell: &mut KeywordCell,
+    term: &mut Vec<u8>,
+) -> Result<()> {
     let corrupted = |detail: &str| -> Error {
         ErrorKind::Corrupted {
             db: search.db_name.clone(),
@@ -540,29 +558,33 @@ pub(crate) fn decode_cell(search: &SearchHandle, k: &[u8], v: &[u8]) -> Result<K
         }
         .into()
     };
-    let (partition, used) = key::take_component(k).ok_or_else(|| corrupted("bad partition"))?;
+    let used = key::take_component_into(k, &mut cell.partition).ok_or_else(|| corrupted("bad partition"))?;
     let rest = &k[used..];
     let (&field, rest) = rest.split_first().ok_or_else(|| corrupted("no field"))?;
     let field = search.schema.fields.get(usize::from(field)).ok_or_else(|| corrupted("unknown field"))?;
-    let (term, used) = key::take_component(rest).ok_or_else(|| corrupted("bad term"))?;
-    let hit = split_tail(&search.db_name, &rest[used..])?;
-    Ok(KeywordCell {
-        partition,
-        field: field.name.clone(),
-        term: String::from_utf8(term).map_err(|_| corrupted("term is not UTF-8"))?,
-        date_ms: hit.date_ms,
-        key: hit.key,
-        positions: decode_positions(v).ok_or_else(|| corrupted("bad positions"))?,
-    })
+    cell.field.clear();
+    cell.field.push_str(&field.name);
+    let used = key::take_component_into(rest, term).ok_or_else(|| corrupted("bad term"))?;
+    cell.term.clear();
+    cell.term.push_str(std::str::from_utf8(term).map_err(|_| corrupted("term is not UTF-8"))?);
+    let (date, row) = rest[used..].split_first_chunk::<8>().ok_or_else(|| corrupted("short keyword cell"))?;
+    cell.date_ms = !u64::from_be_bytes(*date);
+    cell.key.clear();
+    cell.key.extend_from_slice(row);
+    if !decode_positions_into(v, &mut cell.positions) {
+        return Err(corrupted("bad positions"));
+    }
+    Ok(())
 }
 
 /// Calls `f` with every keyword cell of `partition` (every partition when
-/// `None`), in key order: partition, field, term, newest first.
+/// `None`), in key order: partition, field, term, newest first. The cell
+/// passed is reused between calls.
 pub(crate) fn for_each_cell(
     txn: &RoTxn<'_>,
     search: &SearchHandle,
     partition: Option<&[u8]>,
-    f: &mut dyn FnMut(KeywordCell) -> Result<()>,
+    f: &mut dyn FnMut(&KeywordCell) -> Result<()>,
 ) -> Result<()> {
     let (lower, upper) = match partition {
         None => (Vec::new(), None),
@@ -576,9 +598,12 @@ pub(crate) fn for_each_cell(
     // LMDB takes no empty key, even as a bound.
     let lower = if lower.is_empty() { Bound::Unbounded } else { Bound::Included(lower.as_slice()) };
     let range = (lower, upper.as_deref().map_or(Bound::Unbounded, Bound::Excluded));
+    let mut cell = KeywordCell::default();
+    let mut term = Vec::new();
     for item in search.db.range(txn, &range).map_err(|e| Error::lmdb("keyword read", e))? {
         let (k, v) = item.map_err(|e| Error::lmdb("keyword read", e))?;
-        f(decode_cell(search, k, v)?)?;
+        decode_cell_into(search, k, v, &mut cell, &mut term)?;
+        f(&cell)?;
     }
     Ok(())
 }

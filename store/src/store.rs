@@ -729,7 +729,7 @@ impl Store {
         Ok(CommitInfo { first_seq: Some(first), last_seq: Some(seq - 1), rows: touched.len() })
     }
 
-    fn next_feed_seq(&self, rtxn: &heed::RoTxn) -> Result<u64> {
+    pub(crate) fn next_feed_seq(&self, rtxn: &heed::RoTxn) -> Result<u64> {
         match self
             .meta
             .get(rtxn, dbs::META_FEED_NEXT_SEQ)

@@ -58,6 +58,15 @@ impl<'s> ReadTxn<'s> {
         &self.txn
     }
 
+    /// The change-feed sequence the next commit after this snapshot gets:
+    /// everything below it is in the snapshot.
+    ///
+    /// # Errors
+    /// `Corrupted`, `Lmdb`.
+    pub fn next_seq(&self) -> Result<u64> {
+        self.store.next_feed_seq(&self.txn)
+    }
+
     /// Reads one row: the selected cells, or `None` when none is selected.
     ///
     /// # Errors
@@ -240,6 +249,8 @@ impl<'s> ReadTxn<'s> {
 
     /// Calls `f` with every keyword cell of `partition` (of every partition
     /// when `None`) in key order: partition, field, term, then newest first.
+    /// The cell is lent, and its buffers reused between calls, so a scan
+    /// of millions of cells allocates nothing per cell; clone what you keep.
     ///
     /// # Errors
     /// `UnknownTable`, `NotSearchable`, `Corrupted`, `Lmdb`, and whatever
@@ -248,10 +259,21 @@ impl<'s> ReadTxn<'s> {
         &self,
         table: &str,
         partition: Option<&[u8]>,
-        f: &mut dyn FnMut(KeywordCell) -> Result<()>,
+        f: &mut dyn FnMut(&KeywordCell) -> Result<()>,
     ) -> Result<()> {
         let handle = self.store.table_handle(table)?;
         crate::keyword::for_each_cell(&self.txn, handle.search()?, partition, f)
+    }
+
+    /// How many keyword cells the table holds (all partitions), read from
+    /// LMDB's counters without a scan: a total for progress reports.
+    ///
+    /// # Errors
+    /// `UnknownTable`, `NotSearchable`, `Lmdb`.
+    pub fn keyword_cell_count(&self, table: &str) -> Result<u64> {
+        let handle = self.store.table_handle(table)?;
+        let stat = handle.search()?.db.stat(&self.txn).map_err(|e| Error::lmdb("stat", e))?;
+        Ok(stat.entries as u64)
     }
 
     /// The keyword cells that row `row` should have, computed from its

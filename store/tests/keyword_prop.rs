@@ -190,7 +190,7 @@ fn stored_cells(store: &Store, table: &str) -> Vec<KeywordCell> {
         .begin_read()
         .unwrap()
         .for_each_keyword_cell(table, None, &mut |c| {
-            out.push(c);
+            out.push(c.clone());
             Ok(())
         })
         .unwrap();

@@ -1,0 +1,448 @@
+//! The tantivy side of a searchable table: its schema, the document built
+//! from a row's keyword cells, and the two tokenizers behind the one
+//! tokenizer name the text fields carry.
+//!
+//! A row's keyword cells are already analysed (term, positions), so
+//! indexing must not analyse again. Each text field's value is the row's
+//! cells for that field in a compact text form ([`CellText`]); the index
+//! writer's tokenizer ([`CellTokenizer`]) reads the terms and positions
+//! back out of it. Queries are text, so the query side registers the
+//! analyzer ([`AnalyzerTokenizer`]) under the same name. [`register_cells`]
+//! and [`register_analyzer`] set either on an `Index`.
+//!
+//! Fields: one text field per search field (named as in the schema), the
+//! catch-all `_all` holding every search field (so a bare term is one term
+//! lookup), `_key` (the row key: indexed for deletes by key, fast for
+//! reading), `_partition` (indexed and fast, for scoping) and `date`
+//! (indexed and fast, milliseconds, for ranges and sorting). Nothing is
+//! stored.
+
+use std::sync::Arc;
+
+use rowsearch_store::{Analyzer, SearchField, SearchSchema};
+use tantivy::schema::{
+    BytesOptions, DateOptions, DateTimePrecision, Field, IndexRecordOption, Schema, TextFieldIndexing,
+    TextOptions,
+};
+use tantivy::schema::document::{ReferenceValue, ReferenceValueLeaf, Value};
+use tantivy::tokenizer::{Token, TokenStream, Tokenizer};
+
+use crate::{Error, Result};
+
+/// The tokenizer name of every text field.
+pub const TOKENIZER: &str = "rowsearch";
+/// The catch-all field.
+pub const ALL_FIELD: &str = "_all";
+/// The row key field.
+pub const KEY_FIELD: &str = "_key";
+/// The partition field.
+pub const PARTITION_FIELD: &str = "_partition";
+/// The date field (milliseconds precision).
+pub const DATE_FIELD: &str = "date";
+
+/// A table's tantivy schema and its field handles.
+#[derive(Debug, Clone)]
+pub struct IndexSchema {
+    /// The table.
+    pub table: String,
+    /// The tantivy schema.
+    pub schema: Schema,
+    /// One text field per search field, in the table schema's order.
+    pub fields: Vec<Field>,
+    /// The search fields' names, in the same order.
+    pub names: Vec<String>,
+    /// `_all`.
+    pub all: Field,
+    /// `_key`.
+    pub key: Field,
+    /// `_partition`.
+    pub partition: Field,
+    /// `date`.
+    pub date: Field,
+}
+
+impl IndexSchema {
+    /// The schema for a table's search section.
+    ///
+    /// # Errors
+    /// `Schema` when a search field takes a reserved name (`_all`, `_key`,
+    /// `_partition`, `date`).
+    pub fn for_search(table: &str, search: &SearchSchema) -> Result<IndexSchema> {
+        let text = TextOptions::default().set_indexing_options(
+            TextFieldIndexing::default()
+                .set_tokenizer(TOKENIZER)
+                .set_index_option(IndexRecordOption::WithFreqsAndPositions),
+        );
+        let mut builder = Schema::builder();
+        let mut fields = Vec::with_capacity(search.fields.len());
+        for field in &search.fields {
+            if [ALL_FIELD, KEY_FIELD, PARTITION_FIELD, DATE_FIELD].contains(&field.name.as_str()) {
+                return Err(Error::Schema {
+                    table: table.to_owned(),
+                    reason: format!("search field name {:?} is reserved by the index", field.name),
+                });
+            }
+            fields.push(builder.add_text_field(&field.name, text.clone()));
+        }
+        let all = builder.add_text_field(ALL_FIELD, text);
+        let bytes = BytesOptions::default().set_indexed().set_fast();
+        let key = builder.add_bytes_field(KEY_FIELD, bytes.clone());
+        let partition = builder.add_bytes_field(PARTITION_FIELD, bytes);
+        let date = builder.add_date_field(
+            DATE_FIELD,
+            DateOptions::default().set_indexed().set_fast().set_precision(DateTimePrecision::Milliseconds),
+        );
+        Ok(IndexSchema {
+            table: table.to_owned(),
+            schema: builder.build(),
+            fields,
+            names: search.fields.iter().map(|f| f.name.clone()).collect(),
+            all,
+            key,
+            partition,
+            date,
+        })
+    }
+
+    /// The field handles of an existing index.
+    ///
+    /// # Errors
+    /// `Schema` when the index lacks one of the fixed fields.
+    pub fn from_index(table: &str, index: &tantivy::Index) -> Result<IndexSchema> {
+        let schema = index.schema();
+        let get = |name: &str| {
+            schema.get_field(name).map_err(|_| Error::Schema {
+                table: table.to_owned(),
+                reason: format!("index has no field {name:?}"),
+            })
+        };
+        let (all, key, partition, date) = (get(ALL_FIELD)?, get(KEY_FIELD)?, get(PARTITION_FIELD)?, get(DATE_FIELD)?);
+        let mut fields = Vec::new();
+        let mut names = Vec::new();
+        for (field, entry) in schema.fields() {
+            if field != all && matches!(entry.field_type(), tantivy::schema::FieldType::Str(_)) {
+                fields.push(field);
+                names.push(entry.name().to_owned());
+            }
+        }
+        Ok(IndexSchema { table: table.to_owned(), schema, fields, names, all, key, partition, date })
+    }
+
+    /// The position of a search field by name.
+    pub fn field_index(&self, name: &str) -> Option<usize> {
+        self.names.iter().position(|n| n == name)
+    }
+}
+
+/// One field's keyword cells as text: for each term, `<len>:<term>` then
+/// its positions in decimal, comma-separated, ending with `;`. Terms are
+/// length-prefixed, so any term round-trips.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct CellText(String);
+
+impl CellText {
+    /// Appends a term with its positions (ascending).
+    pub fn push(&mut self, term: &str, positions: &[u32]) {
+        use std::fmt::Write;
+        // Writing to a String cannot fail.
+        let _ = write!(self.0, "{}:{term}", term.len());
+        for (i, p) in positions.iter().enumerate() {
+            let _ = if i == 0 { write!(self.0, "{p}") } else { write!(self.0, ",{p}") };
+        }
+        self.0.push(';');
+    }
+
+    /// Whether no term was pushed.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// Bytes held.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// The encoded text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// Empties it, keeping the allocation.
+    pub fn clear(&mut self) {
+        self.0.clear();
+    }
+}
+
+/// The index writer's tokenizer: reads [`CellText`] back into tokens.
+/// Malformed text ends the stream (it is only ever written by
+/// [`CellText::push`]).
+#[derive(Debug, Clone, Default)]
+pub struct CellTokenizer;
+
+/// Tokens of one [`CellText`].
+#[derive(Debug)]
+pub struct CellTokenStream<'a> {
+    rest: &'a str,
+    /// Positions of the current term not yet returned, as text.
+    positions: &'a str,
+    token: Token,
+}
+
+impl Tokenizer for CellTokenizer {
+    type TokenStream<'a> = CellTokenStream<'a>;
+
+    fn token_stream<'a>(&'a mut self, text: &'a str) -> CellTokenStream<'a> {
+        CellTokenStream { rest: text, positions: "", token: Token::default() }
+    }
+}
+
+impl CellTokenStream<'_> {
+    fn next_term(&mut self) -> bool {
+        let Some((len, rest)) = self.rest.split_once(':') else { return false };
+        let Ok(len) = len.parse::<usize>() else { return false };
+        let (Some(term), Some(rest)) = (rest.get(..len), rest.get(len..)) else { return false };
+        let Some((positions, rest)) = rest.split_once(';') else { return false };
+        self.token.text.clear();
+        self.token.text.push_str(term);
+        self.positions = positions;
+        self.rest = rest;
+        true
+    }
+}
+
+impl TokenStream for CellTokenStream<'_> {
+    fn advance(&mut self) -> bool {
+        while self.positions.is_empty() {
+            if !self.next_term() {
+                return false;
+            }
+        }
+        let (first, rest) = self.positions.split_once(',').unwrap_or((self.positions, ""));
+        self.positions = rest;
+        match first.parse::<usize>() {
+            Ok(p) => {
+                self.token.position = p;
+                true
+            }
+            Err(_) => {
+                self.rest = "";
+                self.positions = "";
+                false
+            }
+        }
+    }
+
+    fn token(&self) -> &Token {
+        &self.token
+    }
+
+    fn token_mut(&mut self) -> &mut Token {
+        &mut self.token
+    }
+}
+
+/// The query side's tokenizer: the store's analyzer, so query terms are
+/// analysed exactly like the stored text was.
+#[derive(Debug, Clone)]
+pub struct AnalyzerTokenizer {
+    analyzer: Arc<dyn Analyzer>,
+    field: SearchField,
+}
+
+impl AnalyzerTokenizer {
+    /// Wraps `analyzer`.
+    pub fn new(analyzer: Arc<dyn Analyzer>) -> AnalyzerTokenizer {
+        AnalyzerTokenizer { analyzer, field: SearchField::text("", "") }
+    }
+}
+
+/// Tokens of a query text.
+#[derive(Debug)]
+pub struct VecTokenStream {
+    tokens: std::vec::IntoIter<Token>,
+    current: Token,
+}
+
+impl Tokenizer for AnalyzerTokenizer {
+    type TokenStream<'a> = VecTokenStream;
+
+    fn token_stream<'a>(&'a mut self, text: &'a str) -> VecTokenStream {
+        let mut tokens = Vec::new();
+        self.analyzer.terms(&self.field, text, &mut |term, position| {
+            tokens.push(Token {
+                offset_from: 0,
+                offset_to: 0,
+                position: position as usize,
+                text: term.to_owned(),
+                position_length: 1,
+            });
+        });
+        VecTokenStream { tokens: tokens.into_iter(), current: Token::default() }
+    }
+}
+
+impl TokenStream for VecTokenStream {
+    fn advance(&mut self) -> bool {
+        match self.tokens.next() {
+            Some(t) => {
+                self.current = t;
+                true
+            }
+            None => false,
+        }
+    }
+
+    fn token(&self) -> &Token {
+        &self.current
+    }
+
+    fn token_mut(&mut self) -> &mut Token {
+        &mut self.current
+    }
+}
+
+/// Makes `index` read [`CellText`] values (for writing).
+pub fn register_cells(index: &tantivy::Index) {
+    index.tokenizers().register(TOKENIZER, CellTokenizer);
+}
+
+/// Makes `index` analyse text with `analyzer` (for query parsing).
+pub fn register_analyzer(index: &tantivy::Index, analyzer: Arc<dyn Analyzer>) {
+    index.tokenizers().register(TOKENIZER, AnalyzerTokenizer::new(analyzer));
+}
+
+/// One row's document, built from its keyword cells.
+#[derive(Debug, Clone)]
+pub struct CellDoc {
+    /// The row key.
+    pub key: Vec<u8>,
+    /// The partition.
+    pub partition: Vec<u8>,
+    /// The row's date (ms).
+    pub date_ms: u64,
+    /// Per search field, its cells.
+    pub texts: Vec<CellText>,
+    fields: Vec<Field>,
+    all: Field,
+    key_field: Field,
+    partition_field: Field,
+    date_field: Field,
+}
+
+impl CellDoc {
+    /// An empty document for `schema`.
+    pub fn new(schema: &IndexSchema) -> CellDoc {
+        CellDoc {
+            key: Vec::new(),
+            partition: Vec::new(),
+            date_ms: 0,
+            texts: vec![CellText::default(); schema.fields.len()],
+            fields: schema.fields.clone(),
+            all: schema.all,
+            key_field: schema.key,
+            partition_field: schema.partition,
+            date_field: schema.date,
+        }
+    }
+
+    /// Bytes held (for memory budgets).
+    pub fn heap_bytes(&self) -> usize {
+        self.key.len() + self.partition.len() + self.texts.iter().map(CellText::len).sum::<usize>() + 64
+    }
+
+    /// Whether the row has no terms at all.
+    pub fn is_empty(&self) -> bool {
+        self.texts.iter().all(CellText::is_empty)
+    }
+}
+
+/// A value of a [`CellDoc`].
+#[derive(Debug, Clone)]
+pub enum CellValue<'a> {
+    /// A field's cells.
+    Text(&'a str),
+    /// A key or partition.
+    Bytes(&'a [u8]),
+    /// The date.
+    Date(tantivy::DateTime),
+}
+
+impl<'a> Value<'a> for CellValue<'a> {
+    type ArrayIter = std::iter::Empty<CellValue<'a>>;
+    type ObjectIter = std::iter::Empty<(&'a str, CellValue<'a>)>;
+
+    fn as_value(&self) -> ReferenceValue<'a, Self> {
+        ReferenceValue::Leaf(match self {
+            CellValue::Text(s) => ReferenceValueLeaf::Str(s),
+            CellValue::Bytes(b) => ReferenceValueLeaf::Bytes(b),
+            CellValue::Date(d) => ReferenceValueLeaf::Date(*d),
+        })
+    }
+}
+
+impl tantivy::Document for CellDoc {
+    type Value<'a> = CellValue<'a>;
+    type FieldsValuesIter<'a> = std::vec::IntoIter<(Field, CellValue<'a>)>;
+
+    fn iter_fields_and_values(&self) -> Self::FieldsValuesIter<'_> {
+        let mut out = Vec::with_capacity(3 + 2 * self.texts.len());
+        out.push((self.key_field, CellValue::Bytes(&self.key)));
+        out.push((self.partition_field, CellValue::Bytes(&self.partition)));
+        let ms = i64::try_from(self.date_ms).unwrap_or(i64::MAX);
+        out.push((self.date_field, CellValue::Date(tantivy::DateTime::from_timestamp_millis(ms))));
+        for (field, text) in self.fields.iter().zip(&self.texts) {
+            if !text.is_empty() {
+                out.push((*field, CellValue::Text(text.as_str())));
+            }
+        }
+        // One value per field: tantivy leaves a position gap between values,
+        // so a phrase never spans two fields.
+        for text in &self.texts {
+            if !text.is_empty() {
+                out.push((self.all, CellValue::Text(text.as_str())));
+            }
+        }
+        out.into_iter()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tokens(text: &str) -> Vec<(String, usize)> {
+        let mut tok = CellTokenizer;
+        let mut stream = tok.token_stream(text);
+        let mut out = Vec::new();
+        while stream.advance() {
+            out.push((stream.token().text.clone(), stream.token().position));
+        }
+        out
+    }
+
+    #[test]
+    fn cell_text_round_trips_terms_and_positions() {
+        let mut t = CellText::default();
+        t.push("gas", &[0, 7, 12]);
+        t.push("a:b;c,1", &[3]);
+        t.push("", &[]);
+        t.push("éx", &[4_000_000]);
+        assert_eq!(
+            tokens(t.as_str()),
+            vec![
+                ("gas".into(), 0),
+                ("gas".into(), 7),
+                ("gas".into(), 12),
+                ("a:b;c,1".into(), 3),
+                ("éx".into(), 4_000_000)
+            ]
+        );
+    }
+
+    #[test]
+    fn cell_tokenizer_stops_on_malformed_text() {
+        assert_eq!(tokens("3:gas0,x;3:oil1;"), vec![("gas".into(), 0)]);
+        assert!(tokens("9:short").is_empty());
+        assert!(tokens("nonsense").is_empty());
+    }
+}

@@ -1,0 +1,276 @@
+//! Reading a table's index: the serving generation, picked up again when
+//! the pointer switches or the generation gets a new commit.
+//!
+//! [`TableIndex::generation`] checks the pointer file and the generation's
+//! `meta.json` (one `stat` each) and reopens or reloads only when they
+//! changed, so a reindex in this process or another is seen at the next
+//! search without a restart. Each search holds an `Arc<Generation>`, so a
+//! search in flight during a switch finishes on the generation it began on.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::SystemTime;
+
+use rowsearch_store::{Analyzer, Store};
+use tantivy::collector::{Count, TopDocs};
+use tantivy::query::{BooleanQuery, Occur, Query, QueryParser, TermQuery};
+use tantivy::schema::IndexRecordOption;
+use tantivy::{Index, IndexReader, Order, ReloadPolicy, Term};
+
+use crate::build::{indexed_next_seq, tantivy_err};
+use crate::doc::{DATE_FIELD, IndexSchema, register_analyzer};
+use crate::generation::IndexDir;
+use crate::{Error, Result};
+
+/// One open generation.
+pub struct Generation {
+    /// Its number.
+    pub number: u64,
+    /// The tantivy index (with the analyzer registered for queries).
+    pub index: Index,
+    /// Its reader.
+    pub reader: IndexReader,
+    /// The field handles.
+    pub schema: IndexSchema,
+    meta_stamp: Stamp,
+}
+
+impl std::fmt::Debug for Generation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Generation").field("number", &self.number).finish_non_exhaustive()
+    }
+}
+
+/// What identifies a file's version without reading it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Stamp {
+    modified: Option<SystemTime>,
+    len: u64,
+    inode: u64,
+}
+
+fn stamp(path: &std::path::Path) -> Option<Stamp> {
+    let meta = std::fs::metadata(path).ok()?;
+    #[cfg(unix)]
+    let inode = std::os::unix::fs::MetadataExt::ino(&meta);
+    #[cfg(not(unix))]
+    let inode = 0;
+    Some(Stamp { modified: meta.modified().ok(), len: meta.len(), inode })
+}
+
+/// How a search orders its hits.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum SortBy {
+    /// BM25 score, best first.
+    #[default]
+    Relevance,
+    /// Date, newest first.
+    Newest,
+    /// Date, oldest first.
+    Oldest,
+}
+
+/// Keys found by a search.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KeyHits {
+    /// Exact number of matching documents.
+    pub total: u64,
+    /// The first `limit` keys after `offset`, in the asked order, with their
+    /// score (relevance) or date (ms).
+    pub keys: Vec<(Vec<u8>, f64)>,
+    /// The generation answering.
+    pub generation: u64,
+}
+
+/// A table's index as readers see it.
+pub struct TableIndex {
+    dir: IndexDir,
+    analyzer: Arc<dyn Analyzer>,
+    state: Mutex<Option<(Stamp, Arc<Generation>)>>,
+}
+
+impl std::fmt::Debug for TableIndex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TableIndex").field("table", &self.dir.table()).finish_non_exhaustive()
+    }
+}
+
+impl Generation {
+    fn open(dir: &IndexDir, number: u64, analyzer: Arc<dyn Analyzer>) -> Result<Generation> {
+        let table = dir.table();
+        let path = dir.generation_path(number);
+        let index = Index::open_in_dir(&path).map_err(tantivy_err(table, "open index"))?;
+        register_analyzer(&index, analyzer);
+        let schema = IndexSchema::from_index(table, &index)?;
+        let reader = index
+            .reader_builder()
+            .reload_policy(ReloadPolicy::Manual)
+            .try_into()
+            .map_err(tantivy_err(table, "open reader"))?;
+        let meta_stamp = stamp(&path.join("meta.json")).unwrap_or(Stamp { modified: None, len: 0, inode: 0 });
+        Ok(Generation { number, index, reader, schema, meta_stamp })
+    }
+
+    /// The feed sequence this generation has absorbed up to (exclusive).
+    ///
+    /// # Errors
+    /// `Tantivy`, `Corrupted`.
+    pub fn next_seq(&self) -> Result<u64> {
+        indexed_next_seq("", &self.index)
+    }
+
+    /// Parses `query` (tantivy syntax over the search fields; bare terms
+    /// match any field and are ANDed), scoped to `partition` if given.
+    ///
+    /// # Errors
+    /// `Query` when it does not parse.
+    pub fn parse(&self, query: &str, partition: Option<&[u8]>) -> Result<Box<dyn Query>> {
+        let mut parser = QueryParser::for_index(&self.index, vec![self.schema.all]);
+        parser.set_conjunction_by_default();
+        let parsed =
+            parser.parse_query(query).map_err(|e| Error::Query { query: query.to_owned(), reason: e.to_string() })?;
+        Ok(match partition {
+            None => parsed,
+            Some(p) => Box::new(BooleanQuery::new(vec![
+                (Occur::Must, parsed),
+                (
+                    Occur::Must,
+                    Box::new(TermQuery::new(
+                        Term::from_field_bytes(self.schema.partition, p),
+                        IndexRecordOption::Basic,
+                    )),
+                ),
+            ])),
+        })
+    }
+
+    /// Runs `query` and returns matching row keys.
+    ///
+    /// # Errors
+    /// `Query`, `Tantivy`.
+    pub fn search_keys(
+        &self,
+        query: &str,
+        partition: Option<&[u8]>,
+        sort: SortBy,
+        offset: usize,
+        limit: usize,
+    ) -> Result<KeyHits> {
+        let table = self.schema.table.as_str();
+        let query = self.parse(query, partition)?;
+        let searcher = self.reader.searcher();
+        let limit = limit.max(1);
+        let (total, addrs): (usize, Vec<(f64, tantivy::DocAddress)>) = match sort {
+            SortBy::Relevance => {
+                let top = TopDocs::with_limit(limit).and_offset(offset).order_by_score();
+                let (hits, total) =
+                    searcher.search(&query, &(top, Count)).map_err(tantivy_err(table, "search"))?;
+                (total, hits.into_iter().map(|(s, a)| (f64::from(s), a)).collect())
+            }
+            SortBy::Newest | SortBy::Oldest => {
+                let order = if sort == SortBy::Newest { Order::Desc } else { Order::Asc };
+                let top = TopDocs::with_limit(limit)
+                    .and_offset(offset)
+                    .order_by_fast_field::<tantivy::DateTime>(DATE_FIELD, order);
+                let (hits, total) =
+                    searcher.search(&query, &(top, Count)).map_err(tantivy_err(table, "search"))?;
+                (
+                    total,
+                    hits.into_iter()
+                        .map(|(d, a)| (d.map_or(0.0, |d| d.into_timestamp_millis() as f64), a))
+                        .collect(),
+                )
+            }
+        };
+        let mut keys = Vec::with_capacity(addrs.len());
+        let mut columns = std::collections::HashMap::new();
+        for (score, addr) in addrs {
+            let column = match columns.entry(addr.segment_ord) {
+                std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+                std::collections::hash_map::Entry::Vacant(e) => {
+                    let reader = searcher.segment_reader(addr.segment_ord);
+                    let column = reader
+                        .fast_fields()
+                        .bytes(crate::doc::KEY_FIELD)
+                        .map_err(tantivy_err(table, "read keys"))?
+                        .ok_or_else(|| Error::Schema { table: table.to_owned(), reason: "no key column".into() })?;
+                    e.insert(column)
+                }
+            };
+            keys.push((key_of(column, addr.doc_id), score));
+        }
+        Ok(KeyHits { total: total as u64, keys, generation: self.number })
+    }
+}
+
+/// The row key of a document, from the `_key` fast column.
+pub(crate) fn key_of(column: &tantivy::columnar::BytesColumn, doc: tantivy::DocId) -> Vec<u8> {
+    let mut key = Vec::new();
+    if let Some(ord) = column.term_ords(doc).next() {
+        // An ordinal from term_ords is always in the dictionary.
+        let _ = column.ord_to_bytes(ord, &mut key);
+    }
+    key
+}
+
+impl TableIndex {
+    /// The index of `table` in `store`, with the store's analyzer for
+    /// queries. Nothing is opened until the first [`Self::generation`].
+    ///
+    /// # Errors
+    /// `Store` (`NoAnalyzer` when the store has none).
+    pub fn open(store: &Store, table: &str) -> Result<TableIndex> {
+        let analyzer = store
+            .analyzer()
+            .cloned()
+            .ok_or_else(|| Error::Schema { table: table.to_owned(), reason: "the store has no analyzer".into() })?;
+        Ok(TableIndex { dir: IndexDir::new(store.path(), table), analyzer, state: Mutex::new(None) })
+    }
+
+    /// The index directory.
+    pub fn dir(&self) -> &IndexDir {
+        &self.dir
+    }
+
+    /// The serving generation, reopened or reloaded if a reindex changed it.
+    ///
+    /// # Errors
+    /// `NoIndex` before the first reindex; `Tantivy`, `Io`, `Corrupted`.
+    pub fn generation(&self) -> Result<Arc<Generation>> {
+        let pointer = self.dir.pointer_path();
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        // A generation can vanish between reading the pointer and opening
+        // it (a newer reindex removed it): read the pointer again.
+        let mut last_err = None;
+        for _ in 0..5 {
+            let Some(pointer_stamp) = stamp(&pointer) else {
+                return Err(Error::NoIndex { table: self.dir.table().to_owned() });
+            };
+            if let Some((s, generation)) = state.as_ref()
+                && *s == pointer_stamp
+            {
+                let meta = stamp(&self.dir.generation_path(generation.number).join("meta.json"));
+                if meta.is_none() || meta == Some(generation.meta_stamp) {
+                    return Ok(Arc::clone(generation));
+                }
+            }
+            let Some(number) = self.dir.current()? else {
+                return Err(Error::NoIndex { table: self.dir.table().to_owned() });
+            };
+            match Generation::open(&self.dir, number, Arc::clone(&self.analyzer)) {
+                Ok(generation) => {
+                    let generation = Arc::new(generation);
+                    *state = Some((pointer_stamp, Arc::clone(&generation)));
+                    return Ok(generation);
+                }
+                Err(e) => last_err = Some(e),
+            }
+        }
+        Err(last_err.unwrap_or(Error::NoIndex { table: self.dir.table().to_owned() }))
+    }
+}
+
+/// The directory of a generation (for messages).
+pub fn generation_path(store: &Store, table: &str, number: u64) -> PathBuf {
+    IndexDir::new(store.path(), table).generation_path(number)
+}

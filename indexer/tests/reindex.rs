@@ -1,0 +1,248 @@
+//! Index generations built from keyword rows: searches against the
+//! keyword-row lookups, planned failures, and searches during switches.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use rowsearch_indexer::generation::IndexDir;
+use rowsearch_indexer::store::{KeywordQuery, Store};
+use rowsearch_indexer::{
+    FailPoint, IngestOptions, ReindexMode, ReindexOptions, SortBy, TableIndex, ingest, open_store, reindex,
+};
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/mail")
+}
+
+fn options(mode: ReindexMode) -> ReindexOptions {
+    ReindexOptions { mode, threads: 2, memory_budget_bytes: 64 << 20, ..ReindexOptions::default() }
+}
+
+fn ingested() -> (tempfile::TempDir, Store) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open_store(dir.path()).unwrap();
+    ingest(&store, &[fixtures().join("maildir")], &IngestOptions::default(), &mut |_| {}).unwrap();
+    (dir, store)
+}
+
+/// Every key the keyword rows give for `terms` in `user`'s mailbox, with
+/// dates, newest first.
+fn keyword_keys(store: &Store, user: &str, terms: &[String]) -> Vec<(u64, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut cursor = None;
+    loop {
+        let query =
+            KeywordQuery { partition: user.as_bytes().to_vec(), terms: terms.to_vec(), limit: Some(500), cursor };
+        let page = store.keyword_lookup("mail", &query).unwrap();
+        out.extend(page.hits.into_iter().map(|h| (h.date_ms, h.key)));
+        match page.next_cursor {
+            Some(c) => cursor = Some(c),
+            None => return out,
+        }
+    }
+}
+
+/// A query string for terms: each quoted, so addresses and other terms
+/// with punctuation are read as one word.
+fn query_of(terms: &[String]) -> String {
+    terms.iter().map(|t| format!("\"{t}\"")).collect::<Vec<_>>().join(" ")
+}
+
+fn index_keys(index: &TableIndex, user: &str, terms: &[String]) -> (u64, Vec<(u64, Vec<u8>)>) {
+    let generation = index.generation().unwrap();
+    let hits = generation.search_keys(&query_of(terms), Some(user.as_bytes()), SortBy::Newest, 0, 100_000).unwrap();
+    (hits.total, hits.keys.into_iter().map(|(k, d)| (d as u64, k)).collect())
+}
+
+/// (partition, term) pairs of the keyword rows, and each user's terms.
+fn vocabulary(store: &Store) -> (Vec<String>, Vec<(String, Vec<String>)>) {
+    let mut per_user: std::collections::BTreeMap<String, BTreeSet<String>> = Default::default();
+    store
+        .begin_read()
+        .unwrap()
+        .for_each_keyword_cell("mail", None, &mut |c| {
+            per_user.entry(String::from_utf8(c.partition.clone()).unwrap()).or_default().insert(c.term.clone());
+            Ok(())
+        })
+        .unwrap();
+    let users = per_user.keys().cloned().collect();
+    (users, per_user.into_iter().map(|(u, t)| (u, t.into_iter().collect())).collect())
+}
+
+struct Rng(u64);
+impl Rng {
+    fn below(&mut self, n: usize) -> usize {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        (self.0 % n as u64) as usize
+    }
+}
+
+/// 100 random single terms and pairs per mailbox: the index finds exactly
+/// the keys the keyword rows give, in the same newest-first order.
+fn assert_index_equals_keyword_rows(store: &Store, index: &TableIndex, seed: u64) {
+    let (users, terms) = vocabulary(store);
+    let mut rng = Rng(seed);
+    let mut nonempty = 0;
+    for q in 0..100 {
+        let (user, own) = &terms[rng.below(users.len())];
+        let mut query = vec![own[rng.below(own.len())].clone()];
+        if q % 2 == 1 {
+            query.push(own[rng.below(own.len())].clone());
+        }
+        let want = keyword_keys(store, user, &query);
+        let (total, mut got) = index_keys(index, user, &query);
+        assert_eq!(total, want.len() as u64, "{user} {query:?}");
+        // Equal dates may come in either order from tantivy.
+        got.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+        assert_eq!(got, want, "{user} {query:?}");
+        nonempty += usize::from(!want.is_empty());
+    }
+    assert!(nonempty >= 40, "only {nonempty} of 100 queries matched");
+}
+
+#[test]
+fn full_reindex_finds_exactly_what_the_keyword_rows_find() {
+    let (_dir, store) = ingested();
+    let report = reindex(&store, "mail", &options(ReindexMode::Auto), &mut |_| {}).unwrap();
+    assert_eq!(report.mode, ReindexMode::Full, "no index yet: auto means full");
+    assert_eq!((report.generation, report.docs, report.rows_indexed), (1, 347, 347), "{report:?}");
+    assert_eq!(report.next_seq, store.next_seq().unwrap());
+    let index = TableIndex::open(&store, "mail").unwrap();
+    assert_index_equals_keyword_rows(&store, &index, 0x5eed);
+
+    // The same through a grouping budget so small that every partition is
+    // read again in hash slices.
+    let tiny = ReindexOptions { memory_budget_bytes: 1, ..options(ReindexMode::Full) };
+    let report = reindex(&store, "mail", &tiny, &mut |_| {}).unwrap();
+    assert_eq!((report.generation, report.docs, report.removed_generations.clone()), (2, 347, vec![1]));
+    assert_index_equals_keyword_rows(&store, &index, 0xbeef);
+}
+
+#[test]
+fn phrases_fields_and_dates_work_on_prebuilt_terms() {
+    let (_dir, store) = ingested();
+    reindex(&store, "mail", &options(ReindexMode::Full), &mut |_| {}).unwrap();
+    let index = TableIndex::open(&store, "mail").unwrap();
+    let generation = index.generation().unwrap();
+    let count = |q: &str| generation.search_keys(q, None, SortBy::Relevance, 0, 10).unwrap().total;
+    // A phrase matches where its words are adjacent, and no more often than
+    // its words appear together.
+    let words = count("enron energy");
+    let phrase = count("\"enron energy\"");
+    assert!(phrase > 0 && phrase <= words, "phrase {phrase}, words {words}");
+    assert!(count("\"energy enron\"") < phrase.max(1) + words, "reversed phrase is a different query");
+    // A field restricts; a bare term searches every field.
+    assert!(count("subject:enron") < count("enron"));
+    assert!(count("subject:enron") > 0);
+    // Date ranges cover everything or nothing as they should.
+    let all = generation.search_keys("*", None, SortBy::Relevance, 0, 1).unwrap().total;
+    assert_eq!(all, 347);
+    assert_eq!(count("date:[1970-01-01T00:00:00Z TO 2100-01-01T00:00:00Z]"), 347);
+    assert_eq!(count("date:[2100-01-01T00:00:00Z TO 2200-01-01T00:00:00Z]"), 0);
+    // A query that does not parse is a typed, usage error.
+    let err = generation.search_keys("subject:(", None, SortBy::Relevance, 0, 10).unwrap_err();
+    assert!(err.is_usage(), "{err}");
+}
+
+#[test]
+fn failed_builds_leave_the_serving_generation_and_the_next_run_cleans_up() {
+    let (_dir, store) = ingested();
+    reindex(&store, "mail", &options(ReindexMode::Full), &mut |_| {}).unwrap();
+    let index = TableIndex::open(&store, "mail").unwrap();
+    let dir = IndexDir::new(store.path(), "mail");
+    let before = index_keys(&index, "allen-p", &["gas".to_owned()]);
+    for fail in [FailPoint::BeforeCommit, FailPoint::BeforeSwitch] {
+        let opts = ReindexOptions { fail_at: Some(fail), ..options(ReindexMode::Full) };
+        let err = reindex(&store, "mail", &opts, &mut |_| {}).unwrap_err();
+        assert!(err.to_string().contains("failpoint"), "{err}");
+        assert_eq!(dir.current().unwrap(), Some(1), "{fail:?}: pointer unchanged");
+        assert_eq!(dir.generations().unwrap().len(), 2, "{fail:?}: the leftover is there until the next run");
+        assert_eq!(index_keys(&index, "allen-p", &["gas".to_owned()]), before);
+    }
+    // Changes, then an incremental run that fails half way: nothing of it
+    // is visible, and the next run applies all of it.
+    let rows = store.scan("mail", &rowsearch_indexer::store::Scan::new().limit(10)).unwrap().rows;
+    for row in &rows {
+        store.delete("mail", &row.key, rowsearch_indexer::store::Delete::Row { up_to: None }).unwrap();
+    }
+    let opts = ReindexOptions { fail_at: Some(FailPoint::MidIncremental), ..options(ReindexMode::Incremental) };
+    reindex(&store, "mail", &opts, &mut |_| {}).unwrap_err();
+    assert_eq!(index.generation().unwrap().reader.searcher().num_docs(), 347);
+
+    let report = reindex(&store, "mail", &options(ReindexMode::Full), &mut |_| {}).unwrap();
+    assert_eq!((report.generation, report.docs), (4, 337), "numbers are never reused: {report:?}");
+    assert_eq!(dir.generations().unwrap(), vec![4], "leftover and replaced generations removed");
+    assert_index_equals_keyword_rows(&store, &index, 7);
+}
+
+#[test]
+fn incremental_reindex_applies_the_feed_and_trims_it() {
+    let (_dir, store) = ingested();
+    reindex(&store, "mail", &options(ReindexMode::Full), &mut |_| {}).unwrap();
+    assert!(store.feed_since(0, 10).unwrap().is_empty(), "the full build absorbed and trimmed the feed");
+    let index = TableIndex::open(&store, "mail").unwrap();
+    let rows = store.scan("mail", &rowsearch_indexer::store::Scan::new().limit(20)).unwrap().rows;
+    for row in &rows[..5] {
+        store.delete("mail", &row.key, rowsearch_indexer::store::Delete::Row { up_to: None }).unwrap();
+    }
+    for row in &rows[5..] {
+        let cell = rowsearch_indexer::store::PutCell::new("m", "subject", "zanzibar quokka overwritten");
+        store.put("mail", &row.key, vec![cell]).unwrap();
+    }
+    let report = reindex(&store, "mail", &options(ReindexMode::Auto), &mut |_| {}).unwrap();
+    assert_eq!(report.mode, ReindexMode::Incremental);
+    assert_eq!((report.rows_indexed, report.rows_removed, report.docs), (15, 5, 342), "{report:?}");
+    assert_eq!(report.feed_trimmed, 20);
+    assert_eq!(index_keys(&index, &user_of(&store, &rows[5].key), &["quokka".to_owned()]).0, {
+        rows[5..].iter().filter(|r| user_of(&store, &r.key) == user_of(&store, &rows[5].key)).count() as u64
+    });
+    assert_index_equals_keyword_rows(&store, &index, 11);
+    // Nothing new: nothing changes.
+    let again = reindex(&store, "mail", &options(ReindexMode::Incremental), &mut |_| {}).unwrap();
+    assert_eq!((again.rows_indexed, again.rows_removed, again.docs), (0, 0, 342));
+}
+
+fn user_of(store: &Store, key: &[u8]) -> String {
+    let rk = store.schema("mail").unwrap().row_key.unwrap();
+    rk.decode_json(key).unwrap()["user"].as_str().unwrap().to_owned()
+}
+
+#[test]
+fn searches_during_generation_switches_never_fail_or_see_half_an_index() {
+    let (_dir, store) = ingested();
+    reindex(&store, "mail", &options(ReindexMode::Full), &mut |_| {}).unwrap();
+    let store = Arc::new(store);
+    let expected = {
+        let index = TableIndex::open(&store, "mail").unwrap();
+        index.generation().unwrap().search_keys("enron", None, SortBy::Relevance, 0, 5).unwrap().total
+    };
+    let done = Arc::new(AtomicBool::new(false));
+    let searcher = {
+        let (store, done) = (Arc::clone(&store), Arc::clone(&done));
+        std::thread::spawn(move || {
+            let index = TableIndex::open(&store, "mail").unwrap();
+            let mut seen = BTreeSet::new();
+            let mut searches = 0u64;
+            while !done.load(Ordering::Relaxed) {
+                let generation = index.generation().unwrap();
+                let hits = generation.search_keys("enron", None, SortBy::Relevance, 0, 5).unwrap();
+                assert_eq!(hits.total, expected, "generation {}", hits.generation);
+                seen.insert(hits.generation);
+                searches += 1;
+            }
+            (seen, searches)
+        })
+    };
+    for _ in 0..5 {
+        reindex(&store, "mail", &options(ReindexMode::Full), &mut |_| {}).unwrap();
+    }
+    done.store(true, Ordering::Relaxed);
+    let (seen, searches) = searcher.join().unwrap();
+    assert!(searches > 0);
+    assert!(seen.len() >= 2, "the searcher picked up new generations: {seen:?}");
+    assert!(seen.contains(&6), "the last generation is seen: {seen:?}");
+}
