@@ -29,6 +29,7 @@ pub mod generation;
 mod ingest;
 pub mod mail;
 pub mod reader;
+mod verify;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -39,6 +40,7 @@ pub use build::{
 };
 pub use error::{Error, Result};
 pub use reader::{Generation, KeyHits, SortBy, TableIndex};
+pub use verify::{Mismatches, VerifyOptions, VerifyReport, verify};
 pub use ingest::{
     DEFAULT_MAX_MESSAGE_BYTES, Format, IngestOptions, IngestProgress, IngestReport, Skipped, ingest,
 };

@@ -246,3 +246,58 @@ fn searches_during_generation_switches_never_fail_or_see_half_an_index() {
     assert!(seen.len() >= 2, "the searcher picked up new generations: {seen:?}");
     assert!(seen.contains(&6), "the last generation is seen: {seen:?}");
 }
+
+#[test]
+fn verify_is_clean_after_a_reindex_and_finds_what_is_changed_behind_its_back() {
+    use rowsearch_indexer::doc::{CellDoc, IndexSchema, register_cells};
+    use rowsearch_indexer::{VerifyOptions, verify};
+
+    let (_dir, store) = ingested();
+    reindex(&store, "mail", &options(ReindexMode::Full), &mut |_| {}).unwrap();
+    let all = VerifyOptions { sample: 1000, max_listed: 50 };
+    let report = verify(&store, "mail", &all).unwrap();
+    assert!(report.is_clean(), "{}", report.summary());
+    assert_eq!((report.docs, report.rows_with_cells, report.sampled), (347, 347, 347), "{}", report.summary());
+
+    // Unindexed changes are pending, not mismatches.
+    let rows = store.scan("mail", &rowsearch_indexer::store::Scan::new().limit(3)).unwrap().rows;
+    store.delete("mail", &rows[0].key, rowsearch_indexer::store::Delete::Row { up_to: None }).unwrap();
+    let report = verify(&store, "mail", &all).unwrap();
+    assert!(report.is_clean(), "{}", report.summary());
+    assert_eq!(report.pending, 1);
+    reindex(&store, "mail", &options(ReindexMode::Incremental), &mut |_| {}).unwrap();
+
+    // Behind the index's back: drop row 1's document, add a second one for
+    // row 2 with a wrong term, and one for a key the store lacks.
+    let dir = IndexDir::new(store.path(), "mail");
+    let index = tantivy::Index::open_in_dir(dir.generation_path(dir.current().unwrap().unwrap())).unwrap();
+    register_cells(&index);
+    let schema = IndexSchema::from_index("mail", &index).unwrap();
+    let mut writer: tantivy::IndexWriter<CellDoc> = index.writer_with_num_threads(1, 15_000_000).unwrap();
+    writer.delete_term(tantivy::Term::from_field_bytes(schema.key, &rows[1].key));
+    let mut wrong = CellDoc::new(&schema);
+    wrong.key = rows[2].key.clone();
+    wrong.partition = b"allen-p".to_vec();
+    wrong.texts[0].push("zzyzx", &[0]);
+    writer.add_document(wrong.clone()).unwrap();
+    wrong.key = b"no such row".to_vec();
+    writer.add_document(wrong).unwrap();
+    let mut prepared = writer.prepare_commit().unwrap();
+    let payload = index.load_metas().unwrap().payload.unwrap();
+    prepared.set_payload(&payload);
+    prepared.commit().unwrap();
+
+    let report = verify(&store, "mail", &all).unwrap();
+    assert!(!report.is_clean());
+    let bin = |k: &[u8]| rowsearch_indexer::store::binstr::encode(k);
+    assert_eq!(report.missing.keys, vec![bin(&rows[1].key)], "{}", report.summary());
+    assert_eq!(report.stale.keys, vec![bin(b"no such row")]);
+    assert_eq!(report.duplicates.count, 1);
+    assert!(report.duplicates.keys[0].starts_with(&bin(&rows[2].key)));
+    assert_eq!(report.terms_differ.count, 1, "{:?}", report.terms_differ);
+    assert!(report.terms_differ.keys[0].contains("zzyzx"), "{:?}", report.terms_differ);
+
+    // A full reindex makes it clean again.
+    reindex(&store, "mail", &options(ReindexMode::Full), &mut |_| {}).unwrap();
+    assert!(verify(&store, "mail", &all).unwrap().is_clean());
+}
