@@ -47,6 +47,17 @@ pub use ingest::{
 pub use mail::{MailMessage, mail_schema, parse_message};
 pub use rowsearch_store as store;
 
+/// Drops a table: its rows, keyword rows and secondary indexes (in the
+/// store), then its search index generations.
+///
+/// # Errors
+/// As [`rowsearch_store::Store::drop_table`]; `Io` when the index
+/// directory cannot be removed.
+pub fn drop_table(store: &rowsearch_store::Store, table: &str) -> Result<()> {
+    store.drop_table(table)?;
+    generation::IndexDir::new(store.path(), table).remove_all()
+}
+
 /// Store options with the default analyzer, for callers that set more.
 pub fn store_builder() -> rowsearch_store::StoreBuilder {
     rowsearch_store::Store::builder().analyzer(Arc::new(TextAnalyzer))

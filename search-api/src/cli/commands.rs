@@ -12,7 +12,7 @@ use rowsearch::store::{
 use rowsearch::wire;
 
 use super::output::row_json;
-use super::{Args, Command, FormatArg, IndexCommand, ReadArgs, UsageError};
+use super::{Args, Command, FormatArg, IndexCommand, ReadArgs, SortArg, UsageError};
 
 fn bytes(what: &str, text: &str) -> Result<Vec<u8>> {
     wire::decode(text).map_err(|e| UsageError(format!("{what}: {e}")).into())
@@ -84,6 +84,58 @@ pub fn run(args: Args) -> Result<ExitCode> {
                 eprintln!("next cursor: {next}");
             }
         }
+        Command::Reindex { table, full, incremental, memory_mb, threads } => {
+            let mode = match (full, incremental) {
+                (true, _) => rowsearch::indexer::ReindexMode::Full,
+                (_, true) => rowsearch::indexer::ReindexMode::Incremental,
+                _ => rowsearch::indexer::ReindexMode::Auto,
+            };
+            let mut options = rowsearch::indexer::ReindexOptions {
+                mode,
+                memory_budget_bytes: memory_mb.saturating_mul(1 << 20),
+                ..Default::default()
+            };
+            if let Some(t) = threads {
+                options.threads = (*t).max(1);
+            }
+            let report = reindex(&open(&args)?, table, &options)?;
+            writeln!(out, "{}", report.summary())?;
+        }
+        Command::Verify { table, sample } => {
+            let store = open(&args)?;
+            let options = rowsearch::indexer::VerifyOptions { sample: *sample, ..Default::default() };
+            let report = rowsearch::indexer::verify(&store, table, &options)?;
+            writeln!(out, "{}", serde_json::to_string(&report)?)?;
+            eprintln!("{}", report.summary());
+            if !report.is_clean() {
+                return Ok(ExitCode::from(1));
+            }
+        }
+        Command::Search { query, table, user, sort, limit, offset } => {
+            let store = open(&args)?;
+            let index = rowsearch::indexer::TableIndex::open(&store, table)?;
+            let sort_by = match sort {
+                SortArg::Relevance => rowsearch::indexer::SortBy::Relevance,
+                SortArg::Newest => rowsearch::indexer::SortBy::Newest,
+                SortArg::Oldest => rowsearch::indexer::SortBy::Oldest,
+            };
+            let hits =
+                index.generation()?.search_keys(query, user.as_deref().map(str::as_bytes), sort_by, *offset, *limit)?;
+            let schema = store.schema(table)?;
+            for (key, value) in &hits.keys {
+                let mut line = serde_json::json!({"key": wire::encode(key)});
+                if let Some(rk) = &schema.row_key {
+                    line["key_fields"] = rk.decode_json(key)?;
+                }
+                if *sort == SortArg::Relevance {
+                    line["score"] = serde_json::json!(value);
+                } else {
+                    line["date_ms"] = serde_json::json!(*value as u64);
+                }
+                writeln!(out, "{line}")?;
+            }
+            eprintln!("{} matches (generation {})", hits.total, hits.generation);
+        }
         Command::Tables => {
             for t in open(&args)?.tables() {
                 writeln!(out, "{t}")?;
@@ -102,7 +154,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
             writeln!(out, "{} table {table}", if created { "created" } else { "exists, identical:" })?;
         }
         Command::DropTable { table } => {
-            open(&args)?.drop_table(table)?;
+            rowsearch::indexer::drop_table(&open(&args)?, table)?;
             writeln!(out, "dropped table {table}")?;
         }
         Command::Put { table, key, cells, timestamp } => {
@@ -252,6 +304,34 @@ fn ingest(
             bar.set_message(format!("{} stored", p.stored));
         } else if last_line.elapsed().as_secs() >= 2 {
             eprintln!("ingest: {}/{} files, {} stored", p.files_done, p.files_total, p.stored);
+            last_line = Instant::now();
+        }
+    });
+    bar.finish_and_clear();
+    Ok(report?)
+}
+
+/// Runs a reindex with a progress bar on a terminal, plain progress lines
+/// every two seconds otherwise.
+fn reindex(
+    store: &Store,
+    table: &str,
+    options: &rowsearch::indexer::ReindexOptions,
+) -> Result<rowsearch::indexer::ReindexReport> {
+    use std::io::IsTerminal;
+    let terminal = std::io::stderr().is_terminal();
+    let bar = indicatif::ProgressBar::new(0);
+    if let Ok(style) = indicatif::ProgressStyle::with_template("reindex {msg} [{bar:30}] {pos}/{len} ({eta})") {
+        bar.set_style(style.progress_chars("=> "));
+    }
+    let mut last_line = Instant::now();
+    let report = rowsearch::indexer::reindex(store, table, options, &mut |p| {
+        if terminal {
+            bar.set_message(p.phase);
+            bar.set_length(p.total);
+            bar.set_position(p.done);
+        } else if last_line.elapsed().as_secs() >= 2 {
+            eprintln!("reindex {table}: {} {}/{}", p.phase, p.done, p.total);
             last_line = Instant::now();
         }
     });

@@ -257,6 +257,70 @@ pub enum Command {
         #[arg(long)]
         cursor: Option<String>,
     },
+    /// Build the table's search index from its keyword rows: a new
+    /// generation (--full), or the changes since the last run applied to
+    /// the serving one (--incremental). Default: incremental if an index
+    /// exists, else full.
+    Reindex {
+        /// Table name.
+        #[arg(long, default_value = "mail")]
+        table: String,
+        /// Build a new generation from all keyword rows.
+        #[arg(long, conflicts_with = "incremental")]
+        full: bool,
+        /// Apply the change feed to the serving generation.
+        #[arg(long)]
+        incremental: bool,
+        /// Memory budget in MiB (indexing buffers and grouping).
+        #[arg(long, default_value_t = 512)]
+        memory_mb: usize,
+        /// Indexing threads (default: every core).
+        #[arg(long)]
+        threads: Option<usize>,
+    },
+    /// Check the store, its keyword rows and the search index against each
+    /// other; exit status 1 on a mismatch (listed on stdout as JSON).
+    Verify {
+        /// Table name.
+        #[arg(long, default_value = "mail")]
+        table: String,
+        /// About how many rows to compare term by term.
+        #[arg(long, default_value_t = 100)]
+        sample: u64,
+    },
+    /// Search the index: matching keys as JSON lines (key, key fields,
+    /// score or date), best first or by date; total on stderr.
+    Search {
+        /// Query: words (ANDed), OR, NOT/-, "phrases", field:word,
+        /// date:[2001-01-01T00:00:00Z TO 2001-02-01T00:00:00Z].
+        query: String,
+        /// Table name.
+        #[arg(long, default_value = "mail")]
+        table: String,
+        /// Only this mailbox (partition).
+        #[arg(long)]
+        user: Option<String>,
+        /// Order of the hits.
+        #[arg(long, value_enum, default_value_t = SortArg::Relevance)]
+        sort: SortArg,
+        /// Most hits.
+        #[arg(long, default_value_t = 10)]
+        limit: usize,
+        /// Hits to skip.
+        #[arg(long, default_value_t = 0)]
+        offset: usize,
+    },
+}
+
+/// `--sort` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum SortArg {
+    /// BM25, best first.
+    Relevance,
+    /// Newest first.
+    Newest,
+    /// Oldest first.
+    Oldest,
 }
 
 /// `--format` values.
