@@ -209,7 +209,11 @@ pub fn reindex(
             });
         }
         (ReindexMode::Incremental | ReindexMode::Auto, Some((n, index))) if matches => {
-            incremental(store, table, &index_schema, &dir, n, index, options, progress)?
+            // Leftovers of a killed or failed full build go here too.
+            let removed = dir.remove_others(&lock, Some(n))?;
+            let mut report = incremental(store, table, &index_schema, n, index, options, progress)?;
+            report.removed_generations = removed;
+            report
         }
         _ => full(store, table, &index_schema, &dir, &lock, current, options, progress)?,
     };
@@ -449,7 +453,6 @@ fn incremental(
     store: &Store,
     table: &str,
     schema: &IndexSchema,
-    dir: &IndexDir,
     generation: u64,
     index: Index,
     options: &ReindexOptions,
@@ -472,7 +475,6 @@ fn incremental(
     }
     changed.sort_unstable();
     changed.dedup();
-    let _ = dir;
 
     register_cells(&index);
     let mut writer = writer(table, &index, options)?;

@@ -1,9 +1,19 @@
-//! Crash test (kill -9): a child process commits numbered batches and prints
-//! `acked N` after each commit returns; the parent kills it with SIGKILL at a
-//! random moment, reopens the store and checks that every acknowledged batch
-//! is wholly there and that no batch is partly there. Repeats
-//! `ROWSEARCH_CRASH_ITERATIONS` times (default 20); `ROWSEARCH_CRASH_SEED`
-//! replays a run.
+//! Crash tests (kill -9).
+//!
+//! Store: a child process commits numbered batches and prints `acked N`
+//! after each commit returns; the parent kills it with SIGKILL at a random
+//! moment, reopens the store and checks that every acknowledged batch is
+//! wholly there and that no batch is partly there. Repeats
+//! `ROWSEARCH_CRASH_ITERATIONS` times (default 20).
+//!
+//! Reindex: a child runs full reindexes of the mail fixture one after
+//! another; the parent kills it at a random moment within about two
+//! builds, then checks that the pointer names a whole generation that
+//! answers searches as before and verifies clean. After
+//! `ROWSEARCH_CRASH_REINDEX_ITERATIONS` kills (default 10) one more
+//! reindex must succeed and leave one generation.
+//!
+//! `ROWSEARCH_CRASH_SEED` replays a run.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
@@ -90,11 +100,113 @@ impl Rng {
     }
 }
 
+fn reindexer(dir: &Path) {
+    let store = rowsearch::indexer::open_store(dir).expect("reindexer: open");
+    let options = rowsearch::indexer::ReindexOptions {
+        mode: rowsearch::indexer::ReindexMode::Full,
+        ..Default::default()
+    };
+    let stdout = std::io::stdout();
+    loop {
+        let report = rowsearch::indexer::reindex(&store, "mail", &options, &mut |_| {}).expect("reindexer: reindex");
+        let mut out = stdout.lock();
+        writeln!(out, "switched {}", report.generation).and_then(|()| out.flush()).expect("reindexer: stdout");
+    }
+}
+
+/// What the serving generation answers: documents and hits of a fixed query.
+fn answers(store: &rowsearch::store::Store) -> Result<(u64, u64, u64), String> {
+    let index = rowsearch::indexer::TableIndex::open(store, "mail").map_err(|e| e.to_string())?;
+    let generation = index.generation().map_err(|e| format!("no serving generation: {e}"))?;
+    let hits = generation
+        .search_keys("enron energy", None, rowsearch::indexer::SortBy::Relevance, 0, 10)
+        .map_err(|e| format!("search failed: {e}"))?;
+    Ok((generation.number, generation.reader.searcher().num_docs(), hits.total))
+}
+
+fn reindex_crashes(rng: &mut Rng, iterations: u32) -> u32 {
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/mail/maildir");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (docs, hits, build_time) = {
+        let store = rowsearch::indexer::open_store(dir.path()).expect("open");
+        rowsearch::indexer::ingest(&store, &[fixture], &Default::default(), &mut |_| {}).expect("ingest");
+        let started = std::time::Instant::now();
+        rowsearch::indexer::reindex(&store, "mail", &Default::default(), &mut |_| {}).expect("first reindex");
+        let (_, docs, hits) = answers(&store).expect("first generation answers");
+        (docs, hits, started.elapsed())
+    };
+    let exe = std::env::current_exe().expect("current_exe");
+    let mut failed = 0;
+    for iteration in 1..=iterations {
+        let mut child = Command::new(&exe)
+            .env("ROWSEARCH_CRASH_ROLE", "reindexer")
+            .env("ROWSEARCH_CRASH_DIR", dir.path())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("spawn reindexer");
+        let delay = Duration::from_micros(rng.next() % (2 * build_time.as_micros() as u64 + 1));
+        std::thread::sleep(delay);
+        child.kill().expect("SIGKILL reindexer");
+        let switched = child
+            .stdout
+            .take()
+            .map(|out| BufReader::new(out).lines().map_while(Result::ok).count())
+            .unwrap_or(0);
+        let _ = child.wait();
+        let store = rowsearch::indexer::open_store(dir.path()).expect("reopen");
+        let outcome = answers(&store).and_then(|(generation, d, h)| {
+            if (d, h) != (docs, hits) {
+                return Err(format!("generation {generation} answers {d} docs, {h} hits; want {docs}, {hits}"));
+            }
+            let report = rowsearch::indexer::verify(&store, "mail", &Default::default()).map_err(|e| e.to_string())?;
+            if !report.is_clean() {
+                return Err(report.summary());
+            }
+            Ok(generation)
+        });
+        match outcome {
+            Ok(generation) => println!(
+                "reindex iteration {iteration}: killed after {delay:?} ({switched} switches): generation {generation} serves: ok"
+            ),
+            Err(e) => {
+                failed += 1;
+                println!("reindex iteration {iteration}: FAILED after {delay:?}: {e}");
+            }
+        }
+    }
+    let store = rowsearch::indexer::open_store(dir.path()).expect("reopen");
+    let dirs = rowsearch::indexer::generation::IndexDir::new(store.path(), "mail");
+    match rowsearch::indexer::reindex(&store, "mail", &Default::default(), &mut |_| {}) {
+        Ok(report) if dirs.generations().map(|g| g == vec![report.generation]).unwrap_or(false) => {
+            println!("reindex after the kills: generation {}, leftovers removed: ok", report.generation);
+        }
+        Ok(report) => {
+            failed += 1;
+            println!("reindex after the kills: FAILED: generations {:?} remain", dirs.generations());
+            let _ = report;
+        }
+        Err(e) => {
+            failed += 1;
+            println!("reindex after the kills: FAILED: {e}");
+        }
+    }
+    failed
+}
+
 fn main() {
-    if std::env::var("ROWSEARCH_CRASH_ROLE").as_deref() == Ok("writer") {
-        let dir = std::env::var("ROWSEARCH_CRASH_DIR").expect("ROWSEARCH_CRASH_DIR");
-        writer(Path::new(&dir));
-        return;
+    match std::env::var("ROWSEARCH_CRASH_ROLE").as_deref() {
+        Ok("writer") => {
+            let dir = std::env::var("ROWSEARCH_CRASH_DIR").expect("ROWSEARCH_CRASH_DIR");
+            writer(Path::new(&dir));
+            return;
+        }
+        Ok("reindexer") => {
+            let dir = std::env::var("ROWSEARCH_CRASH_DIR").expect("ROWSEARCH_CRASH_DIR");
+            reindexer(Path::new(&dir));
+            return;
+        }
+        _ => {}
     }
     let iterations: u32 =
         std::env::var("ROWSEARCH_CRASH_ITERATIONS").ok().and_then(|v| v.parse().ok()).unwrap_or(20);
@@ -154,7 +266,11 @@ fn main() {
         }
     }
     println!("crash: {passed} passed, {failed} failed");
-    if failed > 0 {
+    let reindex_iterations: u32 =
+        std::env::var("ROWSEARCH_CRASH_REINDEX_ITERATIONS").ok().and_then(|v| v.parse().ok()).unwrap_or(10);
+    let reindex_failed = reindex_crashes(&mut rng, reindex_iterations);
+    println!("reindex crash: {} passed, {reindex_failed} failed", reindex_iterations + 1 - reindex_failed);
+    if failed > 0 || reindex_failed > 0 {
         std::process::exit(1);
     }
 }
