@@ -151,7 +151,10 @@ pub(crate) struct Payload {
     pub next_seq: u64,
 }
 
-pub(crate) fn tantivy_err(table: &str, op: &'static str) -> impl FnOnce(tantivy::TantivyError) -> Error + use<> {
+pub(crate) fn tantivy_err(
+    table: &str,
+    op: &'static str,
+) -> impl FnOnce(tantivy::TantivyError) -> Error + use<> {
     let table = table.to_owned();
     move |source| Error::Tantivy { table, op, source }
 }
@@ -194,7 +197,8 @@ pub fn reindex(
 
     let serving = match current {
         Some(n) => {
-            let index = Index::open_in_dir(dir.generation_path(n)).map_err(tantivy_err(table, "open index"))?;
+            let index =
+                Index::open_in_dir(dir.generation_path(n)).map_err(tantivy_err(table, "open index"))?;
             Some((n, index))
         }
         None => None,
@@ -240,13 +244,13 @@ fn commit(table: &str, writer: &mut IndexWriter<CellDoc>, next_seq: u64) -> Resu
 /// Builds one partition's documents, keyed by row.
 struct Grouper<'a> {
     schema: &'a IndexSchema,
-    docs: HashMap<Vec<u8>, CellDoc>,
+    docs: HashMap<Vec<u8>, CellDoc, xxhash_rust::xxh3::Xxh3DefaultBuilder>,
     bytes: usize,
 }
 
 impl<'a> Grouper<'a> {
     fn new(schema: &'a IndexSchema) -> Grouper<'a> {
-        Grouper { schema, docs: HashMap::new(), bytes: 0 }
+        Grouper { schema, docs: HashMap::default(), bytes: 0 }
     }
 
     fn add(&mut self, cell: &KeywordCell) {
@@ -274,7 +278,9 @@ impl<'a> Grouper<'a> {
 
     fn flush(&mut self, table: &str, writer: &IndexWriter<CellDoc>) -> Result<u64> {
         let n = self.docs.len() as u64;
-        for (_, doc) in self.docs.drain() {
+        let mut docs: Vec<(Vec<u8>, CellDoc)> = self.docs.drain().collect();
+        docs.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        for (_, doc) in docs {
             writer.add_document(doc).map_err(tantivy_err(table, "add document"))?;
         }
         self.bytes = 0;
@@ -301,13 +307,15 @@ fn full(
     options: &ReindexOptions,
     progress: &mut dyn FnMut(&ReindexProgress),
 ) -> Result<ReindexReport> {
-    // Numbers are never reused, not even a leftover's; leftovers of a
-    // killed or failed build go first.
+    // Past every generation on disk and the serving one, so a number that
+    // has served is never used again (a leftover's may be, once removed);
+    // leftovers of a killed or failed build go first.
     let generation = dir.generations()?.last().copied().max(current).map_or(1, |n| n + 1);
     let mut removed = dir.remove_others(lock, current)?;
     let path = dir.generation_path(generation);
     std::fs::create_dir_all(&path).map_err(|source| Error::Io { path: path.clone(), source })?;
-    let index = Index::create_in_dir(&path, schema.schema.clone()).map_err(tantivy_err(table, "create index"))?;
+    let index =
+        Index::create_in_dir(&path, schema.schema.clone()).map_err(tantivy_err(table, "create index"))?;
     register_cells(&index);
     let mut writer = writer(table, &index, options)?;
     let group_budget = (options.memory_budget_bytes / 4).max(1 << 20);

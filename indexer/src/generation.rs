@@ -112,7 +112,8 @@ impl IndexDir {
     pub fn lock(&self) -> Result<ReindexLock> {
         std::fs::create_dir_all(&self.root).map_err(self.io(&self.root))?;
         let path = self.root.join(LOCK);
-        let file = File::options().create(true).truncate(false).write(true).open(&path).map_err(self.io(&path))?;
+        let file =
+            File::options().create(true).truncate(false).write(true).open(&path).map_err(self.io(&path))?;
         match file.try_lock() {
             Ok(()) => Ok(ReindexLock { _file: file }),
             Err(std::fs::TryLockError::WouldBlock) => Err(Error::Busy { table: self.table.clone() }),

@@ -36,16 +36,17 @@ use std::sync::Arc;
 
 pub use analyzer::TextAnalyzer;
 pub use build::{
-    DEFAULT_MEMORY_BUDGET_BYTES, FailPoint, ReindexMode, ReindexOptions, ReindexProgress, ReindexReport, reindex,
+    DEFAULT_MEMORY_BUDGET_BYTES, FailPoint, ReindexMode, ReindexOptions, ReindexProgress, ReindexReport,
+    reindex,
 };
 pub use error::{Error, Result};
-pub use reader::{Generation, KeyHits, SortBy, TableIndex};
-pub use verify::{Mismatches, VerifyOptions, VerifyReport, verify};
 pub use ingest::{
     DEFAULT_MAX_MESSAGE_BYTES, Format, IngestOptions, IngestProgress, IngestReport, Skipped, ingest,
 };
 pub use mail::{MailMessage, mail_schema, parse_message};
+pub use reader::{Generation, KeyHits, SortBy, TableIndex};
 pub use rowsearch_store as store;
+pub use verify::{Mismatches, VerifyOptions, VerifyReport, verify};
 
 /// Drops a table: its rows, keyword rows and secondary indexes (in the
 /// store), then its search index generations.

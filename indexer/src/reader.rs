@@ -127,8 +127,9 @@ impl Generation {
     pub fn parse(&self, query: &str, partition: Option<&[u8]>) -> Result<Box<dyn Query>> {
         let mut parser = QueryParser::for_index(&self.index, vec![self.schema.all]);
         parser.set_conjunction_by_default();
-        let parsed =
-            parser.parse_query(query).map_err(|e| Error::Query { query: query.to_owned(), reason: e.to_string() })?;
+        let parsed = parser
+            .parse_query(query)
+            .map_err(|e| Error::Query { query: query.to_owned(), reason: e.to_string() })?;
         Ok(match partition {
             None => parsed,
             Some(p) => Box::new(BooleanQuery::new(vec![
@@ -183,34 +184,22 @@ impl Generation {
             }
         };
         let mut keys = Vec::with_capacity(addrs.len());
-        let mut columns = std::collections::HashMap::new();
         for (score, addr) in addrs {
-            let column = match columns.entry(addr.segment_ord) {
-                std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
-                std::collections::hash_map::Entry::Vacant(e) => {
-                    let reader = searcher.segment_reader(addr.segment_ord);
-                    let column = reader
-                        .fast_fields()
-                        .bytes(crate::doc::KEY_FIELD)
-                        .map_err(tantivy_err(table, "read keys"))?
-                        .ok_or_else(|| Error::Schema { table: table.to_owned(), reason: "no key column".into() })?;
-                    e.insert(column)
-                }
-            };
-            keys.push((key_of(column, addr.doc_id), score));
+            keys.push((key_of(&searcher, &self.schema, addr)?, score));
         }
         Ok(KeyHits { total: total as u64, keys, generation: self.number })
     }
 }
 
-/// The row key of a document, from the `_key` fast column.
-pub(crate) fn key_of(column: &tantivy::columnar::BytesColumn, doc: tantivy::DocId) -> Vec<u8> {
-    let mut key = Vec::new();
-    if let Some(ord) = column.term_ords(doc).next() {
-        // An ordinal from term_ords is always in the dictionary.
-        let _ = column.ord_to_bytes(ord, &mut key);
-    }
-    key
+/// The row key of a document: the one stored value.
+pub(crate) fn key_of(
+    searcher: &tantivy::Searcher,
+    schema: &IndexSchema,
+    addr: tantivy::DocAddress,
+) -> Result<Vec<u8>> {
+    use tantivy::schema::Value;
+    let doc: tantivy::TantivyDocument = searcher.doc(addr).map_err(tantivy_err(&schema.table, "read key"))?;
+    Ok(doc.get_first(schema.key).and_then(|v| v.as_bytes()).map(<[u8]>::to_vec).unwrap_or_default())
 }
 
 impl TableIndex {
@@ -220,10 +209,10 @@ impl TableIndex {
     /// # Errors
     /// `Store` (`NoAnalyzer` when the store has none).
     pub fn open(store: &Store, table: &str) -> Result<TableIndex> {
-        let analyzer = store
-            .analyzer()
-            .cloned()
-            .ok_or_else(|| Error::Schema { table: table.to_owned(), reason: "the store has no analyzer".into() })?;
+        let analyzer = store.analyzer().cloned().ok_or_else(|| Error::Schema {
+            table: table.to_owned(),
+            reason: "the store has no analyzer".into(),
+        })?;
         Ok(TableIndex { dir: IndexDir::new(store.path(), table), analyzer, state: Mutex::new(None) })
     }
 

@@ -98,9 +98,16 @@ impl Mismatches {
 impl VerifyReport {
     /// Whether everything agrees.
     pub fn is_clean(&self) -> bool {
-        [&self.missing, &self.stale, &self.duplicates, &self.orphan_cells, &self.cells_differ, &self.terms_differ]
-            .iter()
-            .all(|m| m.count == 0)
+        [
+            &self.missing,
+            &self.stale,
+            &self.duplicates,
+            &self.orphan_cells,
+            &self.cells_differ,
+            &self.terms_differ,
+        ]
+        .iter()
+        .all(|m| m.count == 0)
     }
 
     /// The one-line summary.
@@ -205,15 +212,10 @@ pub fn verify(store: &Store, table: &str, options: &VerifyOptions) -> Result<Ver
     let mut indexed: HashMap<Vec<u8>, u32> = HashMap::new();
     let mut indexed_terms: HashMap<Vec<u8>, Terms> = HashMap::new();
     let mut all_terms: HashMap<Vec<u8>, BTreeSet<String>> = HashMap::new();
-    for segment in searcher.segment_readers() {
-        let column = segment
-            .fast_fields()
-            .bytes(crate::doc::KEY_FIELD)
-            .map_err(tantivy_err(table, "read keys"))?
-            .ok_or_else(|| Error::Schema { table: table.to_owned(), reason: "no key column".into() })?;
+    for (ord, segment) in searcher.segment_readers().iter().enumerate() {
         let mut sample_docs: Vec<(DocId, Vec<u8>)> = Vec::new();
         for doc in segment.doc_ids_alive() {
-            let key = key_of(&column, doc);
+            let key = key_of(&searcher, schema, tantivy::DocAddress::new(ord as u32, doc))?;
             if sample_cells.contains_key(&key) {
                 sample_docs.push((doc, key.clone()));
             }
@@ -227,7 +229,8 @@ pub fn verify(store: &Store, table: &str, options: &VerifyOptions) -> Result<Ver
         for (&field, name) in fields {
             let inverted = segment.inverted_index(field).map_err(tantivy_err(table, "read terms"))?;
             let mut stream = inverted.terms().stream().map_err(|e| Error::Io {
-                path: crate::generation::IndexDir::new(store.path(), table).generation_path(generation.number),
+                path: crate::generation::IndexDir::new(store.path(), table)
+                    .generation_path(generation.number),
                 source: e,
             })?;
             let mut positions = Vec::new();

@@ -66,9 +66,13 @@ fn apply(store: &Store, op: &Op) {
             store.delete("t", &[b'r', *id], Delete::Family { family: "b".into(), up_to: None }).unwrap();
         }
         Op::Incremental => {
-            let report =
-                reindex(store, "t", &ReindexOptions { mode: ReindexMode::Incremental, ..options }, &mut |_| {})
-                    .unwrap();
+            let report = reindex(
+                store,
+                "t",
+                &ReindexOptions { mode: ReindexMode::Incremental, ..options },
+                &mut |_| {},
+            )
+            .unwrap();
             assert_eq!(report.mode, ReindexMode::Incremental);
         }
     }

@@ -108,9 +108,12 @@ fn reindexer(dir: &Path) {
     };
     let stdout = std::io::stdout();
     loop {
-        let report = rowsearch::indexer::reindex(&store, "mail", &options, &mut |_| {}).expect("reindexer: reindex");
+        let report =
+            rowsearch::indexer::reindex(&store, "mail", &options, &mut |_| {}).expect("reindexer: reindex");
         let mut out = stdout.lock();
-        writeln!(out, "switched {}", report.generation).and_then(|()| out.flush()).expect("reindexer: stdout");
+        writeln!(out, "switched {}", report.generation)
+            .and_then(|()| out.flush())
+            .expect("reindexer: stdout");
     }
 }
 
@@ -157,9 +160,12 @@ fn reindex_crashes(rng: &mut Rng, iterations: u32) -> u32 {
         let store = rowsearch::indexer::open_store(dir.path()).expect("reopen");
         let outcome = answers(&store).and_then(|(generation, d, h)| {
             if (d, h) != (docs, hits) {
-                return Err(format!("generation {generation} answers {d} docs, {h} hits; want {docs}, {hits}"));
+                return Err(format!(
+                    "generation {generation} answers {d} docs, {h} hits; want {docs}, {hits}"
+                ));
             }
-            let report = rowsearch::indexer::verify(&store, "mail", &Default::default()).map_err(|e| e.to_string())?;
+            let report =
+                rowsearch::indexer::verify(&store, "mail", &Default::default()).map_err(|e| e.to_string())?;
             if !report.is_clean() {
                 return Err(report.summary());
             }

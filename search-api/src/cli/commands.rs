@@ -119,8 +119,13 @@ pub fn run(args: Args) -> Result<ExitCode> {
                 SortArg::Newest => rowsearch::indexer::SortBy::Newest,
                 SortArg::Oldest => rowsearch::indexer::SortBy::Oldest,
             };
-            let hits =
-                index.generation()?.search_keys(query, user.as_deref().map(str::as_bytes), sort_by, *offset, *limit)?;
+            let hits = index.generation()?.search_keys(
+                query,
+                user.as_deref().map(str::as_bytes),
+                sort_by,
+                *offset,
+                *limit,
+            )?;
             let schema = store.schema(table)?;
             for (key, value) in &hits.keys {
                 let mut line = serde_json::json!({"key": wire::encode(key)});
@@ -321,7 +326,8 @@ fn reindex(
     use std::io::IsTerminal;
     let terminal = std::io::stderr().is_terminal();
     let bar = indicatif::ProgressBar::new(0);
-    if let Ok(style) = indicatif::ProgressStyle::with_template("reindex {msg} [{bar:30}] {pos}/{len} ({eta})") {
+    if let Ok(style) = indicatif::ProgressStyle::with_template("reindex {msg} [{bar:30}] {pos}/{len} ({eta})")
+    {
         bar.set_style(style.progress_chars("=> "));
     }
     let mut last_line = Instant::now();

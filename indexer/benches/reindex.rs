@@ -1,0 +1,309 @@
+//! Full reindex from keyword rows against raw tantivy indexing the same
+//! messages from their text, in one process; then an incremental reindex
+//! of 1% changed rows against the full one.
+//!
+//! `ROWSEARCH_BENCH_STORE=DIR` names a store that already holds the mail
+//! (see `bench/reindex_vs_tantivy.sh`, which ingests the full corpus);
+//! without it the bench ingests the repository's fixture into a temporary
+//! store. `ROWSEARCH_BENCH_RUNS` (default 3) runs of each, interleaved;
+//! medians are printed with the ratios.
+//!
+//! Raw tantivy gets the same fields (subject, body, from, to, a catch-all
+//! copy of them, the key as the one stored value, the user and the date), tantivy's
+//! default tokenizer (simple split, lowercase, terms over 40 bytes
+//! removed), the same threads and the same indexing buffer, and the texts
+//! already in memory: only analysis and indexing are timed. The reindex is
+//! timed end to end: reading the keyword rows from LMDB included.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use rowsearch_indexer::store::{PutCell, Scan, Store};
+use rowsearch_indexer::{ReindexMode, ReindexOptions, open_store, reindex};
+use tantivy::schema::{BytesOptions, DateOptions, DateTimePrecision, Schema, TEXT};
+use tantivy::tokenizer::{LowerCaser, RemoveLongFilter, SimpleTokenizer, TextAnalyzer};
+use tantivy::{Index, TantivyDocument};
+
+const THREADS: usize = 2;
+const BUDGET: usize = 512 << 20;
+
+struct Message {
+    key: Vec<u8>,
+    user: Vec<u8>,
+    date_ms: i64,
+    texts: [String; 4],
+}
+
+fn text(row: &rowsearch_indexer::store::Row, family: &str, qualifier: &str) -> String {
+    String::from_utf8_lossy(row.value(family, qualifier.as_bytes()).unwrap_or_default()).into_owned()
+}
+
+fn messages(store: &Store) -> Vec<Message> {
+    let rk = store.schema("mail").unwrap().row_key.unwrap();
+    let mut out = Vec::new();
+    let rtxn = store.begin_read().unwrap();
+    for row in rtxn.scan("mail", &Scan::new()).unwrap() {
+        let row = row.unwrap();
+        let fields = rk.decode_json(&row.key).unwrap();
+        out.push(Message {
+            user: fields["user"].as_str().unwrap().as_bytes().to_vec(),
+            date_ms: fields["date"].as_i64().unwrap_or(0),
+            texts: [
+                text(&row, "m", "subject"),
+                text(&row, "b", "text"),
+                text(&row, "m", "from"),
+                text(&row, "m", "to"),
+            ],
+            key: row.key,
+        });
+    }
+    out
+}
+
+fn dir_bytes(path: &Path) -> u64 {
+    std::fs::read_dir(path)
+        .unwrap()
+        .map(|e| e.unwrap().metadata().unwrap())
+        .filter(|m| m.is_file())
+        .map(|m| m.len())
+        .sum()
+}
+
+/// Raw tantivy: (seconds, bytes).
+fn raw_tantivy(messages: &[Message], dir: &Path) -> (f64, u64) {
+    let mut builder = Schema::builder();
+    let names = ["subject", "body", "from", "to"];
+    let fields: Vec<_> = names.iter().map(|n| builder.add_text_field(n, TEXT)).collect();
+    let all = builder.add_text_field("_all", TEXT);
+    let key = builder.add_bytes_field("_key", BytesOptions::default().set_indexed().set_stored());
+    let partition = builder.add_bytes_field("_partition", BytesOptions::default().set_indexed().set_fast());
+    let date = builder.add_date_field(
+        "date",
+        DateOptions::default().set_indexed().set_fast().set_precision(DateTimePrecision::Milliseconds),
+    );
+    let index = Index::create_in_dir(dir, builder.build()).unwrap();
+    index.tokenizers().register(
+        "default",
+        TextAnalyzer::builder(SimpleTokenizer::default())
+            .filter(RemoveLongFilter::limit(41))
+            .filter(LowerCaser)
+            .build(),
+    );
+    let started = Instant::now();
+    let mut writer: tantivy::IndexWriter<TantivyDocument> =
+        index.writer_with_num_threads(THREADS, BUDGET / 4 * 3).unwrap();
+    for m in messages {
+        let mut doc = TantivyDocument::new();
+        doc.add_bytes(key, &m.key);
+        doc.add_bytes(partition, &m.user);
+        doc.add_date(date, tantivy::DateTime::from_timestamp_millis(m.date_ms));
+        for (field, text) in fields.iter().zip(&m.texts) {
+            doc.add_text(*field, text);
+        }
+        for text in &m.texts {
+            doc.add_text(all, text);
+        }
+        writer.add_document(doc).unwrap();
+    }
+    writer.commit().unwrap();
+    writer.wait_merging_threads().unwrap();
+    let seconds = started.elapsed().as_secs_f64();
+    if std::env::var_os("ROWSEARCH_BENCH_TOKENS").is_some() {
+        println!("raw tantivy tokens in _all: {}", tokens(&index, "_all"));
+    }
+    (seconds, dir_bytes(dir))
+}
+
+/// Tokens indexed in `field` (all segments).
+fn tokens(index: &Index, field: &str) -> u64 {
+    let field = index.schema().get_field(field).unwrap();
+    let searcher = index.reader().unwrap().searcher();
+    searcher.segment_readers().iter().map(|s| s.inverted_index(field).unwrap().total_num_tokens()).sum()
+}
+
+/// CPU seconds this process has used (user + system), from /proc.
+fn cpu_seconds() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    let fields: Vec<&str> = stat.rsplit(") ").next().unwrap_or_default().split(' ').collect();
+    let ticks = |i: usize| fields.get(i).and_then(|f| f.parse::<f64>().ok()).unwrap_or(0.0);
+    (ticks(11) + ticks(12)) / 100.0
+}
+
+/// The key as a fast field (what the index does) against the key as a
+/// stored field: microseconds to read the keys of 10 documents, median
+/// over 2,000 random tens. Both on one index of the first 20,000 messages.
+fn key_read_cost(messages: &[Message]) -> (f64, f64) {
+    use tantivy::schema::{STORED, Value};
+    let mut builder = Schema::builder();
+    let fast = builder.add_bytes_field("fast_key", BytesOptions::default().set_fast());
+    let stored = builder.add_bytes_field("stored_key", STORED);
+    let body = builder.add_text_field("body", TEXT);
+    let dir = tempfile::tempdir().unwrap();
+    let index = Index::create_in_dir(dir.path(), builder.build()).unwrap();
+    let mut writer: tantivy::IndexWriter<TantivyDocument> =
+        index.writer_with_num_threads(1, 100 << 20).unwrap();
+    for m in messages.iter().take(20_000) {
+        let mut doc = TantivyDocument::new();
+        doc.add_bytes(fast, &m.key);
+        doc.add_bytes(stored, &m.key);
+        doc.add_text(body, &m.texts[1]);
+        writer.add_document(doc).unwrap();
+    }
+    writer.commit().unwrap();
+    writer.wait_merging_threads().unwrap();
+    let searcher = index.reader().unwrap().searcher();
+    let segment = searcher.segment_reader(0);
+    let max = segment.max_doc();
+    let column = segment.fast_fields().bytes("fast_key").unwrap().unwrap();
+    let mut seed = 0x2545_f491_4f6c_dd1du64;
+    let mut next = || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        (seed % u64::from(max)) as u32
+    };
+    let (mut fast_us, mut stored_us) = (Vec::new(), Vec::new());
+    let mut buf = Vec::new();
+    for _ in 0..2000 {
+        let docs: Vec<u32> = (0..10).map(|_| next()).collect();
+        let t = Instant::now();
+        for &d in &docs {
+            buf.clear();
+            let ord = column.term_ords(d).next().unwrap();
+            column.ord_to_bytes(ord, &mut buf).unwrap();
+        }
+        fast_us.push(t.elapsed().as_secs_f64() * 1e6);
+        let t = Instant::now();
+        for &d in &docs {
+            let doc: TantivyDocument = searcher.doc(tantivy::DocAddress::new(0, d)).unwrap();
+            buf.clear();
+            buf.extend_from_slice(doc.get_first(stored).and_then(|v| v.as_bytes()).unwrap());
+        }
+        stored_us.push(t.elapsed().as_secs_f64() * 1e6);
+    }
+    (median(fast_us), median(stored_us))
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+fn main() {
+    if std::env::args().any(|a| a == "--list") {
+        return; // `cargo test --benches` asks benches to list themselves.
+    }
+    let runs: usize = std::env::var("ROWSEARCH_BENCH_RUNS").ok().and_then(|v| v.parse().ok()).unwrap_or(3);
+    let _tmp;
+    let store_dir: PathBuf = match std::env::var_os("ROWSEARCH_BENCH_STORE") {
+        Some(dir) => dir.into(),
+        None => {
+            _tmp = tempfile::tempdir().unwrap();
+            let store = open_store(_tmp.path()).unwrap();
+            let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/mail/maildir");
+            rowsearch_indexer::ingest(&store, &[fixture], &Default::default(), &mut |_| {}).unwrap();
+            _tmp.path().to_owned()
+        }
+    };
+    let store = open_store(&store_dir).unwrap();
+    let messages = messages(&store);
+    let cells = store.begin_read().unwrap().keyword_cell_count("mail").unwrap();
+    println!(
+        "{} messages, {cells} keyword cells; {runs} runs each, {THREADS} threads, {} MiB budget",
+        messages.len(),
+        BUDGET >> 20
+    );
+
+    if std::env::var("ROWSEARCH_BENCH_ONLY").as_deref() == Ok("raw") {
+        // For profiling the baseline alone.
+        let raw_dir = tempfile::tempdir().unwrap();
+        let (raw_s, bytes) = raw_tantivy(&messages, raw_dir.path());
+        println!(
+            "raw tantivy {raw_s:.2}s ({:.0} docs/s, {:.1} MB)",
+            messages.len() as f64 / raw_s,
+            bytes as f64 / 1e6
+        );
+        return;
+    }
+    let options = ReindexOptions {
+        mode: ReindexMode::Full,
+        threads: THREADS,
+        memory_budget_bytes: BUDGET,
+        ..ReindexOptions::default()
+    };
+    if std::env::var("ROWSEARCH_BENCH_ONLY").as_deref() == Ok("reindex") {
+        let cpu = cpu_seconds();
+        let report = reindex(&store, "mail", &options, &mut |_| {}).unwrap();
+        println!("reindex {:.2}s, {:.1} CPU s", report.seconds, cpu_seconds() - cpu);
+        return;
+    }
+    // One untimed build first, so both sides start with the store and the
+    // messages in memory.
+    reindex(&store, "mail", &options, &mut |_| {}).unwrap();
+    let (mut ours, mut raw, mut our_bytes, mut raw_bytes) = (Vec::new(), Vec::new(), 0, 0);
+    for run in 1..=runs {
+        let cpu = cpu_seconds();
+        let report = reindex(&store, "mail", &options, &mut |_| {}).unwrap();
+        let our_cpu = cpu_seconds() - cpu;
+        if std::env::var_os("ROWSEARCH_BENCH_TOKENS").is_some() {
+            let dir = rowsearch_indexer::generation::IndexDir::new(&store_dir, "mail");
+            let index = Index::open_in_dir(dir.generation_path(report.generation)).unwrap();
+            println!("reindex tokens in _all: {}", tokens(&index, "_all"));
+        }
+        assert_eq!(report.docs as usize, messages.len());
+        let raw_dir = tempfile::tempdir().unwrap();
+        let cpu = cpu_seconds();
+        let (raw_s, bytes) = raw_tantivy(&messages, raw_dir.path());
+        let raw_cpu = cpu_seconds() - cpu;
+        println!(
+            "run {run}: reindex {:.2}s ({:.0} docs/s, {:.1} MB, {our_cpu:.1} CPU s); \
+             raw tantivy {raw_s:.2}s ({:.0} docs/s, {:.1} MB, {raw_cpu:.1} CPU s)",
+            report.seconds,
+            report.docs as f64 / report.seconds,
+            report.index_bytes as f64 / 1e6,
+            messages.len() as f64 / raw_s,
+            bytes as f64 / 1e6
+        );
+        ours.push(report.seconds);
+        raw.push(raw_s);
+        (our_bytes, raw_bytes) = (report.index_bytes, bytes);
+    }
+
+    // 1% of the rows changed: a new subject word each.
+    let changed = (messages.len() / 100).max(1);
+    let mut incremental = Vec::new();
+    for run in 1..=runs {
+        for m in messages.iter().step_by(messages.len() / changed).take(changed) {
+            let subject = format!("{} benchrun{run}", m.texts[0]);
+            store.put("mail", &m.key, vec![PutCell::new("m", "subject", subject)]).unwrap();
+        }
+        let options = ReindexOptions { mode: ReindexMode::Incremental, ..options.clone() };
+        let report = reindex(&store, "mail", &options, &mut |_| {}).unwrap();
+        assert_eq!(report.rows_indexed as usize, changed);
+        println!("incremental run {run}: {changed} rows in {:.3}s", report.seconds);
+        incremental.push(report.seconds);
+    }
+    let (fast_us, stored_us) = key_read_cost(&messages);
+    println!("keys of 10 hits: fast field {fast_us:.1} us, stored field {stored_us:.1} us (median of 2000)");
+    let (ours, raw, incremental) = (median(ours), median(raw), median(incremental));
+    let n = messages.len() as f64;
+    println!(
+        "median full reindex: {ours:.2}s = {:.0} docs/s, index {:.1} MB",
+        n / ours,
+        our_bytes as f64 / 1e6
+    );
+    println!(
+        "median raw tantivy:  {raw:.2}s = {:.0} docs/s, index {:.1} MB",
+        n / raw,
+        raw_bytes as f64 / 1e6
+    );
+    println!(
+        "speed ratio (reindex / raw docs/s): {:.2}x; size ratio: {:.2}x",
+        raw / ours,
+        our_bytes as f64 / raw_bytes as f64
+    );
+    println!(
+        "median incremental of {changed} rows (1%): {incremental:.3}s = {:.1}% of the full reindex",
+        100.0 * incremental / ours
+    );
+}
