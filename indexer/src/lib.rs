@@ -46,6 +46,7 @@ pub use ingest::{
 pub use mail::{MailMessage, mail_schema, parse_message};
 pub use reader::{Generation, KeyHits, SortBy, TableIndex};
 pub use rowsearch_store as store;
+pub use tantivy;
 pub use verify::{Mismatches, VerifyOptions, VerifyReport, verify};
 
 /// Drops a table: its rows, keyword rows and secondary indexes (in the

@@ -583,13 +583,34 @@ regions (one per salt bucket):"
             "Try: rowsearch --data {} keywords --user cash-m contract --limit 5",
             args.data.display()
         )?;
+        // The search index, built from those keyword rows.
+        let report = reindex(&store, "mail", &rowsearch::indexer::ReindexOptions::default())?;
+        writeln!(out, "\n{}", report.summary())?;
+        let index = rowsearch::indexer::TableIndex::open(&store, "mail")?;
+        let query = "\"natural gas\" price";
+        let hits =
+            index.generation()?.search_keys(query, None, rowsearch::indexer::SortBy::Relevance, 0, 3)?;
+        writeln!(out, "search {query:?}: {} matches in all mailboxes, best 3 by BM25:", hits.total)?;
+        for (key, score) in &hits.keys {
+            let row = store.get("mail", key, &ReadOptions::default().column(Column::parse(b"m:subject")))?;
+            let subject = row.as_ref().and_then(|r| r.value("m", b"subject")).unwrap_or_default();
+            let fields = match &rk {
+                Some(rk) => rk.decode_json(key)?,
+                None => serde_json::Value::Null,
+            };
+            writeln!(out, "  {score:5.2}  {fields}  {}", String::from_utf8_lossy(subject))?;
+        }
+        writeln!(
+            out,
+            "Try: rowsearch --data {} search 'gas deal' --user cash-m --sort newest",
+            args.data.display()
+        )?;
     } else {
         writeln!(out, "\n(no bundled mail at {DEMO_MAIL}: run the demo from a checkout to ingest it)")?;
     }
     writeln!(
         out,
-        "\nStill to come: the tantivy index and HTTP search (rowsearch demo will then serve search on \
-         127.0.0.1)."
+        "\nStill to come: the HTTP search API (rowsearch demo will then serve search on 127.0.0.1)."
     )?;
     Ok(())
 }

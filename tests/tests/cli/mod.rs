@@ -236,3 +236,77 @@ fn cli_ingest_and_keywords() {
     assert!(stderr(&out).contains("next cursor: k1."), "{}", stderr(&out));
     assert_eq!(code(&t.run(&["keywords", "--user", "cash-m", "nosuchfield:x"])), 2);
 }
+
+#[test]
+fn cli_reindex_search_and_verify() {
+    let t = TestDir::new();
+    let maildir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/mail/maildir");
+    assert_eq!(code(&t.run(&["ingest", maildir.to_str().unwrap()])), 0);
+    // Search before any reindex: a clear usage error.
+    let out = t.run(&["search", "enron"]);
+    assert_eq!(code(&out), 2);
+    assert!(stderr(&out).contains("no index yet"), "{}", stderr(&out));
+
+    let out = t.run(&["reindex"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(stdout(&out).starts_with("reindex full of \"mail\": generation 1, 347 docs"), "{}", stdout(&out));
+    let out = t.run(&["search", "enron", "--user", "cash-m", "--sort", "newest", "--limit", "3"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let hits: Vec<serde_json::Value> =
+        stdout(&out).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(hits.len(), 3);
+    assert!(hits.iter().all(|h| h["key_fields"]["user"] == "cash-m"));
+    assert!(hits[0]["date_ms"].as_u64() >= hits[1]["date_ms"].as_u64());
+    // The same keys as the keyword rows, newest first.
+    let out = t.run(&["keywords", "enron", "--user", "cash-m", "--limit", "3"]);
+    let keywords: Vec<serde_json::Value> =
+        stdout(&out).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let dates = |v: &[serde_json::Value], f: &str| v.iter().map(|h| h[f].as_u64()).collect::<Vec<_>>();
+    assert_eq!(dates(&hits, "date_ms"), dates(&keywords, "date_ms"));
+    assert_eq!(code(&t.run(&["search", "subject:("])), 2, "a query that does not parse");
+    assert_eq!(code(&t.run(&["reindex", "--table", "nope"])), 2);
+    assert_eq!(code(&t.run(&["verify"])), 0);
+
+    // A change: pending until an incremental reindex picks it up.
+    let key = hits[0]["key"].as_str().unwrap();
+    assert_eq!(code(&t.run(&["put", "mail", key, "m:subject=quokkas everywhere"])), 0);
+    assert!(stdout(&t.run(&["search", "quokkas"])).is_empty());
+    let out = t.run(&["verify"]);
+    assert_eq!(code(&out), 0);
+    assert!(stdout(&out).contains("\"pending\":1"), "{}", stdout(&out));
+    let out = t.run(&["reindex"]);
+    assert!(
+        stdout(&out).starts_with("reindex incremental of \"mail\": generation 1, 347 docs, 1 rows indexed")
+    );
+    let out = t.run(&["search", "quokkas"]);
+    assert_eq!(stdout(&out).lines().count(), 1, "{}", stdout(&out));
+    assert!(stderr(&out).contains("1 matches"));
+
+    // Behind the index's back: one document deleted. verify says so: 1.
+    {
+        use rowsearch::indexer::tantivy;
+        let dir = rowsearch::indexer::generation::IndexDir::new(&t.data(), "mail");
+        let index = tantivy::Index::open_in_dir(dir.generation_path(1)).unwrap();
+        rowsearch::indexer::doc::register_cells(&index);
+        let field = index.schema().get_field("_key").unwrap();
+        let mut writer: tantivy::IndexWriter<rowsearch::indexer::doc::CellDoc> =
+            index.writer_with_num_threads(1, 15_000_000).unwrap();
+        let bytes = rowsearch::store::binstr::decode(key).unwrap();
+        writer.delete_term(tantivy::Term::from_field_bytes(field, &bytes));
+        let payload = index.load_metas().unwrap().payload.unwrap();
+        let mut prepared = writer.prepare_commit().unwrap();
+        prepared.set_payload(&payload);
+        prepared.commit().unwrap();
+    }
+    let out = t.run(&["verify"]);
+    assert_eq!(code(&out), 1, "{}", stderr(&out));
+    assert!(stderr(&out).contains("MISMATCH"), "{}", stderr(&out));
+    let report: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(report["missing"]["keys"], serde_json::json!([key]), "{report}");
+    assert_eq!(code(&t.run(&["reindex", "--full"])), 0);
+    assert_eq!(code(&t.run(&["verify"])), 0);
+
+    // Dropping the table removes its index.
+    assert_eq!(code(&t.run(&["drop-table", "mail"])), 0);
+    assert!(!t.data().join("index/mail").try_exists().unwrap());
+}
