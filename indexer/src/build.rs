@@ -331,7 +331,7 @@ fn full(
     let mut skipping = false;
     rtxn.for_each_keyword_cell(table, None, &mut |cell| {
         cells_read += 1;
-        if cells_read % 65_536 == 0 {
+        if cells_read.is_multiple_of(65_536) {
             progress(&ReindexProgress { phase: "cells", done: cells_read, total });
         }
         if partition.as_deref() != Some(cell.partition.as_slice()) {
@@ -502,7 +502,7 @@ fn incremental(
             }
             None => removed += 1,
         }
-        if i % 4096 == 0 {
+        if i.is_multiple_of(4096) {
             progress(&ReindexProgress { phase: "rows", done: i as u64, total });
         }
     }

@@ -90,8 +90,11 @@ fn queries() -> Vec<String> {
     out
 }
 
+/// (query, user, total, keys).
+type Answer = (String, Option<usize>, u64, BTreeSet<Vec<u8>>);
+
 /// Every query, unscoped and per user: total and the set of keys.
-fn results(store: &Store) -> Vec<(String, Option<usize>, u64, BTreeSet<Vec<u8>>)> {
+fn results(store: &Store) -> Vec<Answer> {
     let index = TableIndex::open(store, "t").unwrap();
     let generation = index.generation().unwrap();
     let mut out = Vec::new();
