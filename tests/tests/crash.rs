@@ -118,8 +118,7 @@ fn reindexer(dir: &Path) {
 }
 
 /// What the serving generation answers: documents and hits of a fixed query.
-fn answers(store: &rowsearch::store::Store) -> Result<(u64, u64, u64), String> {
-    let index = rowsearch::indexer::TableIndex::open(store, "mail").map_err(|e| e.to_string())?;
+fn answers(index: &rowsearch::indexer::TableIndex) -> Result<(u64, u64, u64), String> {
     let generation = index.generation().map_err(|e| format!("no serving generation: {e}"))?;
     let hits = generation
         .search_keys("enron energy", None, rowsearch::indexer::SortBy::Relevance, 0, 10)
@@ -135,8 +134,15 @@ fn reindex_crashes(rng: &mut Rng, iterations: u32) -> u32 {
         rowsearch::indexer::ingest(&store, &[fixture], &Default::default(), &mut |_| {}).expect("ingest");
         let started = std::time::Instant::now();
         rowsearch::indexer::reindex(&store, "mail", &Default::default(), &mut |_| {}).expect("first reindex");
-        let (_, docs, hits) = answers(&store).expect("first generation answers");
+        let index = rowsearch::indexer::TableIndex::open(&store, "mail").expect("open index");
+        let (_, docs, hits) = answers(&index).expect("first generation answers");
         (docs, hits, started.elapsed())
+    };
+    // One reader for the whole run, in this process: it must follow the
+    // generations the other process switches to, without reopening.
+    let reader = {
+        let store = rowsearch::indexer::open_store(dir.path()).expect("open");
+        rowsearch::indexer::TableIndex::open(&store, "mail").expect("open index")
     };
     let exe = std::env::current_exe().expect("current_exe");
     let mut failed = 0;
