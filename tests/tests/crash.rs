@@ -164,10 +164,16 @@ fn reindex_crashes(rng: &mut Rng, iterations: u32) -> u32 {
             .unwrap_or(0);
         let _ = child.wait();
         let store = rowsearch::indexer::open_store(dir.path()).expect("reopen");
-        let outcome = answers(&store).and_then(|(generation, d, h)| {
+        let serving = reader.dir().current().map_err(|e| e.to_string());
+        let outcome = answers(&reader).and_then(|(generation, d, h)| {
             if (d, h) != (docs, hits) {
                 return Err(format!(
                     "generation {generation} answers {d} docs, {h} hits; want {docs}, {hits}"
+                ));
+            }
+            if serving != Ok(Some(generation)) {
+                return Err(format!(
+                    "the reader is on generation {generation}, the pointer names {serving:?}"
                 ));
             }
             let report =
