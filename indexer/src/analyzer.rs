@@ -92,6 +92,63 @@ pub fn parse_date_ms(value: &[u8]) -> Option<u64> {
     u64::try_from(ts.as_millisecond()).ok()
 }
 
+/// A snippet of `text` around the first word whose analysed form is in
+/// `terms`, with every such word wrapped in `<em>` and `</em>`; `None` when
+/// no word matches. About `width` bytes of context, cut at word edges.
+/// Email addresses match by their parts.
+pub fn highlight(text: &str, terms: &std::collections::HashSet<String>, width: usize) -> Option<String> {
+    // (start, end) of matching words, by byte offsets.
+    let mut spans: Vec<(usize, usize)> = Vec::new();
+    let mut start = None;
+    let mut lower = String::new();
+    for (i, c) in text.char_indices().chain([(text.len(), ' ')]) {
+        match (c.is_alphanumeric() && i < text.len(), start) {
+            (true, None) => start = Some(i),
+            (false, Some(s)) => {
+                lower.clear();
+                lower.extend(text[s..i].chars().flat_map(char::to_lowercase));
+                if terms.contains(&lower) {
+                    spans.push((s, i));
+                }
+                start = None;
+            }
+            _ => {}
+        }
+    }
+    let &(first, _) = spans.first()?;
+    let floor = |mut i: usize| {
+        while !text.is_char_boundary(i) {
+            i -= 1;
+        }
+        i
+    };
+    let from = text[..floor(first.saturating_sub(width / 3))].rfind(char::is_whitespace).map_or(0, |p| p + 1);
+    let from = if first.saturating_sub(width / 3) == 0 { 0 } else { from };
+    let to = floor((from + width).min(text.len()));
+    let to = if to < text.len() {
+        text[..to].rfind(char::is_whitespace).filter(|&p| p > first).unwrap_or(to)
+    } else {
+        to
+    };
+    let mut out = String::new();
+    if from > 0 {
+        out.push('…');
+    }
+    let mut at = from;
+    for &(s, e) in spans.iter().filter(|&&(s, e)| s >= from && e <= to) {
+        out.push_str(&text[at..s]);
+        out.push_str("<em>");
+        out.push_str(&text[s..e]);
+        out.push_str("</em>");
+        at = e;
+    }
+    out.push_str(&text[at..to]);
+    if to < text.len() {
+        out.push('…');
+    }
+    Some(out.split_whitespace().collect::<Vec<_>>().join(" "))
+}
+
 impl Analyzer for TextAnalyzer {
     fn terms(&self, _field: &SearchField, text: &str, sink: &mut dyn FnMut(&str, u32)) {
         tokenize(text, sink);
@@ -108,6 +165,27 @@ mod tests {
 
     fn terms(text: &str) -> Vec<(String, u32)> {
         TextAnalyzer.tokens(text)
+    }
+
+    #[test]
+    fn highlight_marks_matching_words_in_a_window() {
+        let terms: std::collections::HashSet<String> =
+            ["gas", "deal"].iter().map(|s| s.to_string()).collect();
+        assert_eq!(
+            highlight("The Gas deal is done; gas-fired.", &terms, 200).as_deref(),
+            Some("The <em>Gas</em> <em>deal</em> is done; <em>gas</em>-fired.")
+        );
+        assert_eq!(highlight("nothing here", &terms, 200), None);
+        let long = format!("{} the gas {}", "word ".repeat(100), "tail ".repeat(100));
+        let snippet = highlight(&long, &terms, 60).unwrap();
+        assert!(
+            snippet.starts_with('…') && snippet.ends_with('…') && snippet.contains("<em>gas</em>"),
+            "{snippet}"
+        );
+        assert!(snippet.len() < 90, "{snippet}");
+        // Multi-byte text: cuts stay on character boundaries.
+        let text = format!("{}gas{}", "é".repeat(80), "ü".repeat(80));
+        assert!(highlight(&format!("{text} gas"), &terms, 50).is_some());
     }
 
     fn t(items: &[(&str, u32)]) -> Vec<(String, u32)> {

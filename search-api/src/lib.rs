@@ -17,8 +17,15 @@
 #![warn(missing_docs)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 
+mod error;
+pub mod http;
+pub mod json;
+mod searcher;
+
+pub use error::{Error, Result};
 pub use rowsearch_indexer as indexer;
 pub use rowsearch_store as store;
+pub use searcher::{DEFAULT_LIMIT, MAX_LIMIT, SearchHit, SearchRequest, SearchResults, Searcher};
 
 /// Binary strings (API.md, "Byte strings"), shared with the store's schema JSON.
 pub use rowsearch_store::binstr as wire;

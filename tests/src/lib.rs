@@ -67,3 +67,145 @@ pub fn stdout(out: &Output) -> String {
 pub fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
+
+/// A running `rowsearch serve` (or `demo`), killed when dropped.
+pub struct Server {
+    child: std::process::Child,
+    /// `HOST:PORT` it listens on.
+    pub addr: String,
+    /// Stdout lines printed up to and including `listening on ...` and
+    /// any lines the caller asked for after it.
+    pub lines: Vec<String>,
+    reader: std::io::BufReader<std::process::ChildStdout>,
+}
+
+impl TestDir {
+    /// Starts `rowsearch --data <dir> ARGS... --listen 127.0.0.1:0` and
+    /// waits for its `listening on http://...` line (no sleeping).
+    // The child moves into the returned Server, whose Drop kills and waits.
+    #[allow(clippy::zombie_processes)]
+    pub fn serve(&self, args: &[&str]) -> Server {
+        use std::io::BufRead;
+        let mut child = Command::new(bin())
+            .arg("--data")
+            .arg(self.data())
+            .args(args)
+            .args(["--listen", "127.0.0.1:0"])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::inherit())
+            .spawn()
+            .expect("spawn rowsearch");
+        let mut reader = std::io::BufReader::new(child.stdout.take().expect("stdout"));
+        let mut lines = Vec::new();
+        loop {
+            let mut line = String::new();
+            if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("server exited before listening; output: {lines:?}");
+            }
+            let line = line.trim_end().to_owned();
+            lines.push(line.clone());
+            if let Some(addr) = line.strip_prefix("listening on http://") {
+                return Server { child, addr: addr.to_owned(), lines, reader };
+            }
+        }
+    }
+}
+
+impl Server {
+    /// Reads `n` more stdout lines.
+    pub fn read_lines(&mut self, n: usize) -> Vec<String> {
+        use std::io::BufRead;
+        let mut out = Vec::new();
+        for _ in 0..n {
+            let mut line = String::new();
+            if self.reader.read_line(&mut line).expect("read stdout") == 0 {
+                break;
+            }
+            out.push(line.trim_end().to_owned());
+        }
+        self.lines.extend(out.iter().cloned());
+        out
+    }
+
+    /// One HTTP/1.1 request (`Connection: close`); (status, body).
+    pub fn request(&self, method: &str, path: &str, body: Option<&str>) -> (u16, String) {
+        let (status, body) = self.raw(method, path, &[], body.map(str::as_bytes));
+        (status, String::from_utf8_lossy(&body).into_owned())
+    }
+
+    /// GET, expecting a JSON body.
+    pub fn get_json(&self, path: &str) -> (u16, serde_json::Value) {
+        let (status, body) = self.request("GET", path, None);
+        (status, serde_json::from_str(&body).unwrap_or_else(|e| panic!("{path}: not JSON ({e}): {body}")))
+    }
+
+    /// Any request with extra headers and a raw body; (status, body bytes).
+    pub fn raw(
+        &self,
+        method: &str,
+        path: &str,
+        headers: &[(&str, &str)],
+        body: Option<&[u8]>,
+    ) -> (u16, Vec<u8>) {
+        use std::io::{Read, Write};
+        let mut stream = std::net::TcpStream::connect(&self.addr).expect("connect");
+        let mut head = format!("{method} {path} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n", self.addr);
+        if !headers.iter().any(|(h, _)| h.eq_ignore_ascii_case("content-type")) && body.is_some() {
+            head.push_str("Content-Type: application/json\r\n");
+        }
+        for (h, v) in headers {
+            head.push_str(&format!("{h}: {v}\r\n"));
+        }
+        head.push_str(&format!("Content-Length: {}\r\n\r\n", body.map_or(0, <[u8]>::len)));
+        stream.write_all(head.as_bytes()).expect("write head");
+        if let Some(body) = body {
+            // The server may answer (413) and close before reading it all.
+            let _ = stream.write_all(body);
+        }
+        let mut response = Vec::new();
+        let _ = stream.read_to_end(&mut response);
+        parse_response(&response)
+    }
+
+    /// Sends SIGTERM and waits for the process; returns its exit status.
+    pub fn terminate(mut self) -> std::process::ExitStatus {
+        let _ = Command::new("kill").arg("-TERM").arg(self.child.id().to_string()).status();
+        self.child.wait().expect("wait")
+    }
+
+    /// The process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// (status, body) of an HTTP/1.1 response (Content-Length or chunked).
+pub fn parse_response(response: &[u8]) -> (u16, Vec<u8>) {
+    let split = response.windows(4).position(|w| w == b"\r\n\r\n").expect("no header end in response");
+    let head = String::from_utf8_lossy(&response[..split]).into_owned();
+    let status: u16 = head.split(' ').nth(1).and_then(|s| s.parse().ok()).expect("status line");
+    let mut body = response[split + 4..].to_vec();
+    if head.to_ascii_lowercase().contains("transfer-encoding: chunked") {
+        let mut out = Vec::new();
+        let mut rest = &body[..];
+        while let Some(eol) = rest.windows(2).position(|w| w == b"\r\n") {
+            let size = usize::from_str_radix(String::from_utf8_lossy(&rest[..eol]).trim(), 16).unwrap_or(0);
+            if size == 0 {
+                break;
+            }
+            out.extend_from_slice(&rest[eol + 2..eol + 2 + size]);
+            rest = &rest[eol + 2 + size + 2..];
+        }
+        body = out;
+    }
+    (status, body)
+}

@@ -2,3 +2,4 @@
 //! module per area (link time).
 
 mod cli;
+mod http;

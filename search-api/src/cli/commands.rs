@@ -41,7 +41,22 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     match &args.command {
-        Command::Demo { rows } => demo(&args, *rows, &mut out)?,
+        Command::Demo { rows, listen, no_serve } => {
+            let store = demo(&args, *rows, &mut out)?;
+            if !*no_serve {
+                drop(out);
+                serve(store, listen, rowsearch::http::Limits::default(), true)?;
+            }
+        }
+        Command::Serve { listen, max_body, timeout_ms } => {
+            let limits = rowsearch::http::Limits {
+                max_body_bytes: *max_body,
+                request_timeout: std::time::Duration::from_millis(*timeout_ms),
+                ..Default::default()
+            };
+            drop(out);
+            serve(open(&args)?, listen, limits, false)?;
+        }
         Command::Ingest { paths, table, format, user, report, max_message_bytes, batch_rows } => {
             let options = rowsearch::indexer::IngestOptions {
                 table: table.clone(),
@@ -447,7 +462,73 @@ fn index(args: &Args, command: &IndexCommand, out: &mut impl Write) -> Result<Ex
 /// checkout this binary was built in.
 const DEMO_MAIL: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/fixtures/mail/maildir");
 
-fn demo(args: &Args, rows: u32, out: &mut impl Write) -> Result<()> {
+/// Serves HTTP on `listen` until SIGINT or SIGTERM. Prints the bound
+/// address (and, for the demo, example requests) once it accepts.
+fn serve(store: Store, listen: &str, limits: rowsearch::http::Limits, demo: bool) -> Result<()> {
+    let addr: std::net::SocketAddr =
+        listen.parse().map_err(|e| UsageError(format!("--listen {listen:?}: {e}")))?;
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    runtime.block_on(async move {
+        let listener = tokio::net::TcpListener::bind(addr)
+            .await
+            .map_err(|e| UsageError(format!("cannot listen on {addr}: {e}")))?;
+        let bound = listener.local_addr()?;
+        {
+            let stdout = std::io::stdout();
+            let mut out = stdout.lock();
+            writeln!(out, "listening on http://{bound}")?;
+            if demo {
+                writeln!(out, "Try:")?;
+                for example in demo_requests(bound) {
+                    writeln!(out, "  {example}")?;
+                }
+                writeln!(out, "(Ctrl-C stops the server.)")?;
+            }
+            out.flush()?;
+        }
+        let state = std::sync::Arc::new(rowsearch::http::State::new(std::sync::Arc::new(store), limits));
+        rowsearch::http::serve(listener, state, shutdown_signal()).await;
+        Ok(())
+    })
+}
+
+/// The example requests the demo prints (and its tests run as printed).
+fn demo_requests(addr: std::net::SocketAddr) -> [String; 3] {
+    [
+        format!(
+            "curl -s 'http://{addr}/tables/mail/search?q=enron+meeting&user=cash-m&sort=newest&limit=3&columns=m:subject'"
+        ),
+        format!(
+            "curl -s 'http://{addr}/tables/mail/search?q=%22natural+gas%22+price&highlight=true&limit=2&columns=m:subject,m:from'"
+        ),
+        format!("curl -s 'http://{addr}/tables/mail/keywords?user=cash-m&terms=enron,meeting&limit=3'"),
+    ]
+}
+
+/// Completes on SIGINT or SIGTERM.
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {}
+        () = term => {}
+    }
+    eprintln!("shutting down: finishing requests in flight");
+}
+
+fn demo(args: &Args, rows: u32, out: &mut impl Write) -> Result<Store> {
     let store = open(args)?;
     let table = "demo";
     // The mail table's key of API.md: user, date (newest first), id, salted
@@ -608,9 +689,5 @@ regions (one per salt bucket):"
     } else {
         writeln!(out, "\n(no bundled mail at {DEMO_MAIL}: run the demo from a checkout to ingest it)")?;
     }
-    writeln!(
-        out,
-        "\nStill to come: the HTTP search API (rowsearch demo will then serve search on 127.0.0.1)."
-    )?;
-    Ok(())
+    Ok(store)
 }

@@ -96,6 +96,25 @@ pub enum Command {
         /// Rows to write.
         #[arg(long, default_value_t = 1000)]
         rows: u32,
+        /// Address to serve HTTP on (port 0 picks a free one).
+        #[arg(long, default_value = "127.0.0.1:7311")]
+        listen: String,
+        /// Stop after loading and indexing instead of serving.
+        #[arg(long)]
+        no_serve: bool,
+    },
+    /// Serve the HTTP API (API.md) until SIGINT or SIGTERM; prints
+    /// `listening on http://HOST:PORT` once it accepts connections.
+    Serve {
+        /// Address to listen on (port 0 picks a free one).
+        #[arg(long, default_value = "127.0.0.1:7311")]
+        listen: String,
+        /// Largest request body in bytes.
+        #[arg(long, default_value_t = 64 << 20)]
+        max_body: u64,
+        /// Longest a request may run, in milliseconds, before it is answered 503.
+        #[arg(long, default_value_t = 30_000)]
+        timeout_ms: u64,
     },
     /// List tables.
     Tables,

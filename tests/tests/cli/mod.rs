@@ -84,7 +84,7 @@ fn cli_scan_pages_with_cursor() {
 fn cli_demo_runs_and_is_rerunnable() {
     let t = TestDir::new();
     for _ in 0..2 {
-        let out = t.run(&["demo", "--rows", "200"]);
+        let out = t.run(&["demo", "--rows", "200", "--no-serve"]);
         assert_eq!(code(&out), 0, "{}", stderr(&out));
         let text = stdout(&out);
         assert!(text.contains("wrote 200 rows in one atomic batch"), "{text}");

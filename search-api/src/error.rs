@@ -1,0 +1,33 @@
+//! The facade's one error type.
+
+/// Result alias for the facade.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// What went wrong in a search or a request the facade handles itself.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The store refused.
+    #[error(transparent)]
+    Store(#[from] rowsearch_store::Error),
+    /// The indexer refused (no index yet, a query that does not parse...).
+    #[error(transparent)]
+    Indexer(#[from] rowsearch_indexer::Error),
+    /// A request that is malformed (a bad parameter, a bad cursor).
+    #[error("{0}")]
+    BadRequest(String),
+    /// A search cursor from a generation that no longer serves.
+    #[error(
+        "cursor is from index generation {cursor_generation}, which generation {serving} has replaced: \
+         restart the walk without a cursor"
+    )]
+    StaleCursor {
+        /// The generation the cursor was made on.
+        cursor_generation: u64,
+        /// The serving one.
+        serving: u64,
+    },
+    /// A row, job or other object that does not exist.
+    #[error("{0}")]
+    NotFound(String),
+}

@@ -1,0 +1,137 @@
+//! `/metrics`: Prometheus text. Request counts and latency histograms per
+//! route; store and index sizes, generations and the last reindex, read
+//! at scrape time; stale hits dropped.
+
+use std::sync::Mutex;
+
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
+use prometheus_client::registry::Registry;
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct RequestLabels {
+    route: &'static str,
+    status: u16,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct RouteLabels {
+    route: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct TableLabels {
+    table: String,
+}
+
+/// The server's metrics.
+#[derive(Debug)]
+pub struct Metrics {
+    registry: Mutex<Registry>,
+    requests: Family<RequestLabels, Counter>,
+    latency: Family<RouteLabels, Histogram>,
+    stale_hits: Counter,
+    store_bytes: Family<TableLabels, Gauge>,
+    store_cells: Family<TableLabels, Gauge>,
+    index_bytes: Family<TableLabels, Gauge>,
+    index_generation: Family<TableLabels, Gauge>,
+    last_reindex: Family<TableLabels, Gauge>,
+}
+
+/// One table's figures at scrape time.
+#[derive(Debug, Clone, Default)]
+pub struct TableFigures {
+    /// The table.
+    pub table: String,
+    /// Cells stored.
+    pub cells: u64,
+    /// Bytes of its LMDB pages.
+    pub bytes: u64,
+    /// Serving generation and its bytes, if indexed.
+    pub index: Option<(u64, u64)>,
+    /// Unix seconds of the last reindex (the pointer's or meta's mtime).
+    pub last_reindex_seconds: Option<u64>,
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        Metrics::new()
+    }
+}
+
+impl Metrics {
+    /// Empty metrics, registered.
+    pub fn new() -> Metrics {
+        let mut registry = Registry::with_prefix("rowsearch");
+        let requests = Family::<RequestLabels, Counter>::default();
+        let latency = Family::<RouteLabels, Histogram>::new_with_constructor(|| {
+            // 50 us .. ~3 s.
+            Histogram::new(exponential_buckets(0.000_05, 2.0, 17))
+        });
+        let stale_hits = Counter::default();
+        let store_bytes = Family::<TableLabels, Gauge>::default();
+        let store_cells = Family::<TableLabels, Gauge>::default();
+        let index_bytes = Family::<TableLabels, Gauge>::default();
+        let index_generation = Family::<TableLabels, Gauge>::default();
+        let last_reindex = Family::<TableLabels, Gauge>::default();
+        registry.register("http_requests", "HTTP requests by route and status", requests.clone());
+        registry.register("http_request_seconds", "HTTP request latency by route", latency.clone());
+        registry.register("search_stale_hits_dropped", "search hits whose row was gone", stale_hits.clone());
+        registry.register("table_bytes", "bytes of a table's LMDB pages", store_bytes.clone());
+        registry.register("table_cells", "cells stored in a table (all versions)", store_cells.clone());
+        registry.register("index_bytes", "bytes of a table's serving index generation", index_bytes.clone());
+        registry.register("index_generation", "a table's serving index generation", index_generation.clone());
+        registry.register(
+            "index_last_reindex_timestamp_seconds",
+            "when a table's index last changed (unix seconds)",
+            last_reindex.clone(),
+        );
+        Metrics {
+            registry: Mutex::new(registry),
+            requests,
+            latency,
+            stale_hits,
+            store_bytes,
+            store_cells,
+            index_bytes,
+            index_generation,
+            last_reindex,
+        }
+    }
+
+    /// Counts one request.
+    pub fn observe(&self, route: &'static str, status: u16, seconds: f64) {
+        self.requests.get_or_create(&RequestLabels { route, status }).inc();
+        self.latency.get_or_create(&RouteLabels { route }).observe(seconds);
+    }
+
+    /// Counts stale hits dropped by a search.
+    pub fn stale(&self, n: u64) {
+        self.stale_hits.inc_by(n);
+    }
+
+    /// The text exposition, with table figures read just now.
+    pub fn render(&self, tables: &[TableFigures]) -> String {
+        let gauge = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
+        for t in tables {
+            let labels = TableLabels { table: t.table.clone() };
+            self.store_bytes.get_or_create(&labels).set(gauge(t.bytes));
+            self.store_cells.get_or_create(&labels).set(gauge(t.cells));
+            if let Some((generation, bytes)) = t.index {
+                self.index_generation.get_or_create(&labels).set(gauge(generation));
+                self.index_bytes.get_or_create(&labels).set(gauge(bytes));
+            }
+            if let Some(s) = t.last_reindex_seconds {
+                self.last_reindex.get_or_create(&labels).set(gauge(s));
+            }
+        }
+        let mut out = String::new();
+        let registry = self.registry.lock().unwrap_or_else(|e| e.into_inner());
+        // Writing into a String cannot fail.
+        let _ = prometheus_client::encoding::text::encode(&mut out, &registry);
+        out
+    }
+}

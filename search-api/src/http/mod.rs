@@ -1,0 +1,115 @@
+//! The HTTP API of API.md: warp on tokio, a thin layer over the store, the
+//! indexer and the [`Searcher`].
+//!
+//! [`serve`] takes a bound listener (so a caller can bind port 0 and learn
+//! the port first) and a shutdown future; on shutdown it stops accepting
+//! and lets requests in flight finish. Store and index work runs on tokio's
+//! blocking pool. Limits are in [`Limits`].
+
+mod error;
+mod jobs;
+mod metrics;
+mod routes;
+
+use std::sync::Arc;
+use std::time::{Duration, UNIX_EPOCH};
+
+use rowsearch_indexer::generation::IndexDir;
+use rowsearch_store::Store;
+
+pub use error::ApiError;
+pub use jobs::{JobState, Jobs};
+pub use metrics::{Metrics, TableFigures};
+
+use crate::Searcher;
+
+/// The OpenAPI document served at `/openapi.json`.
+pub const OPENAPI: &str = include_str!("openapi.json");
+
+/// Request limits (API.md).
+#[derive(Debug, Clone)]
+pub struct Limits {
+    /// Largest request body (default 64 MiB).
+    pub max_body_bytes: u64,
+    /// Largest `limit` of a scan or lookup (default 10,000).
+    pub max_scan_limit: usize,
+    /// Longest filter string (default 64 KiB).
+    pub max_filter_bytes: usize,
+    /// Longest a request may take before it is answered 503 (default 30 s).
+    pub request_timeout: Duration,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_body_bytes: 64 << 20,
+            max_scan_limit: 10_000,
+            max_filter_bytes: 64 << 10,
+            request_timeout: Duration::from_secs(30),
+        }
+    }
+}
+
+/// What every request shares.
+#[derive(Debug)]
+pub struct State {
+    /// The searcher (it holds the store).
+    pub searcher: Searcher,
+    /// Reindex jobs.
+    pub jobs: Jobs,
+    /// Metrics.
+    pub metrics: Metrics,
+    /// Limits.
+    pub limits: Limits,
+}
+
+impl State {
+    /// State over `store`.
+    pub fn new(store: Arc<Store>, limits: Limits) -> State {
+        State { searcher: Searcher::new(store), jobs: Jobs::default(), metrics: Metrics::new(), limits }
+    }
+
+    /// The store.
+    pub fn store(&self) -> &Arc<Store> {
+        self.searcher.store()
+    }
+
+    /// A table's serving generation, its bytes, and when it last changed.
+    pub fn index_figures(&self, table: &str) -> Option<(u64, u64, u64)> {
+        let dir = IndexDir::new(self.store().path(), table);
+        let generation = dir.current().ok()??;
+        let bytes = dir.generation_bytes(generation).ok()?;
+        let meta = std::fs::metadata(dir.generation_path(generation).join("meta.json")).ok()?;
+        let when = meta.modified().ok()?.duration_since(UNIX_EPOCH).ok()?.as_secs();
+        Some((generation, bytes, when))
+    }
+
+    /// Figures of every table, for `/metrics`.
+    pub fn table_figures(&self) -> Vec<TableFigures> {
+        self.store()
+            .tables()
+            .into_iter()
+            .map(|table| {
+                let stats = self.store().stats(&table).unwrap_or_default();
+                let index = self.index_figures(&table);
+                TableFigures {
+                    cells: stats.cells,
+                    bytes: stats.bytes,
+                    index: index.map(|(g, b, _)| (g, b)),
+                    last_reindex_seconds: index.map(|(_, _, w)| w),
+                    table,
+                }
+            })
+            .collect()
+    }
+}
+
+/// Serves the API on `listener` until `shutdown` completes, then finishes
+/// the requests in flight.
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    state: Arc<State>,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) {
+    warp::serve(routes::routes(state)).incoming(listener).graceful(shutdown).run().await;
+}

@@ -1,0 +1,308 @@
+//! The HTTP API through the real binary on 127.0.0.1, port 0.
+
+use rowsearch_tests::{Server, TestDir, stderr};
+use serde_json::{Value, json};
+
+fn fixture() -> String {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/mail/maildir")
+        .to_str()
+        .unwrap()
+        .to_owned()
+}
+
+/// The fixture ingested and indexed, and a server on it.
+fn mail_server() -> (TestDir, Server) {
+    let t = TestDir::new();
+    let out = t.run(&["ingest", &fixture()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = t.run(&["reindex"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let server = t.serve(&["serve"]);
+    (t, server)
+}
+
+fn enc(s: &str) -> String {
+    s.bytes()
+        .map(|b| {
+            if b.is_ascii_alphanumeric() || b"-_.~".contains(&b) {
+                (b as char).to_string()
+            } else {
+                format!("%{b:02X}")
+            }
+        })
+        .collect()
+}
+
+fn put(server: &Server, path: &str, body: &Value) -> (u16, Value) {
+    let (status, text) = server.request("PUT", path, Some(&body.to_string()));
+    (status, serde_json::from_str(&text).unwrap_or(Value::Null))
+}
+
+fn post(server: &Server, path: &str, body: &Value) -> (u16, Value) {
+    let (status, text) = server.request("POST", path, Some(&body.to_string()));
+    (status, serde_json::from_str(&text).unwrap_or(Value::Null))
+}
+
+fn keys(v: &Value, field: &str) -> Vec<String> {
+    v[field].as_array().unwrap().iter().map(|h| h["key"].as_str().unwrap().to_owned()).collect()
+}
+
+#[test]
+fn http_every_endpoint_answers_its_success_path() {
+    let (_t, s) = mail_server();
+    let (status, health) = s.get_json("/health");
+    assert_eq!((status, health["status"].as_str()), (200, Some("ok")));
+
+    // Tables.
+    let schema = json!({"families": [{"name": "n", "max_versions": 2}],
+                        "indexes": [{"name": "by_tag", "columns": ["n:tag"]}]});
+    assert_eq!(put(&s, "/tables/notes", &schema).0, 201);
+    assert_eq!(put(&s, "/tables/notes", &schema).0, 200, "an identical schema");
+    let (status, err) = put(&s, "/tables/notes", &json!({"families": [{"name": "x"}]}));
+    assert_eq!((status, err["error"]["code"].as_str()), (409, Some("schema_conflict")));
+    let (_, tables) = s.get_json("/tables");
+    assert_eq!(tables["tables"], json!([{"name": "mail"}, {"name": "notes"}]));
+    let (status, info) = s.get_json("/tables/notes");
+    assert_eq!(status, 200);
+    assert_eq!(info["schema"]["families"][0]["name"], "n");
+    let (_, mail) = s.get_json("/tables/mail");
+    assert_eq!(mail["stats"]["index"]["generation"], 1, "{mail}");
+
+    // Rows: a binary key through percent-encoding.
+    let (status, _) = put(
+        &s,
+        "/tables/notes/rows/a%00b",
+        &json!({"cells": [
+        {"column": "n:text", "value": "hello \\xff", "timestamp": 5}, {"column": "n:tag", "value": "red"}]}),
+    );
+    assert_eq!(status, 200);
+    let (status, row) = s.get_json("/tables/notes/rows/a%00b?columns=n:text");
+    assert_eq!(status, 200);
+    assert_eq!(row["key"], "a\\x00b");
+    assert_eq!(row["cells"], json!([{"column": "n:text", "timestamp": 5, "value": "hello \\xff"}]));
+    let (status, result) = post(
+        &s,
+        "/tables/notes/mutate",
+        &json!({"mutations": [
+        {"put": {"key": "b", "cells": [{"column": "n:tag", "value": "red"}]}},
+        {"put": {"key": "c", "cells": [{"column": "n:tag", "value": "blue"}]}},
+        {"delete": {"key": "a\\x00b", "columns": ["n:text"]}}]}),
+    );
+    assert_eq!((status, result["rows"].as_u64()), (200, Some(3)), "{result}");
+    let (_, row) = s.get_json("/tables/notes/rows/a%00b");
+    assert_eq!(row["cells"].as_array().unwrap().len(), 1, "text deleted, tag kept: {row}");
+
+    // Scans and counts.
+    let (_, page) = s.get_json("/tables/notes/scan?limit=2");
+    assert_eq!(keys(&page, "rows"), ["a\\x00b", "b"]);
+    let cursor = page["next_cursor"].as_str().unwrap();
+    let (_, page) = s.get_json(&format!("/tables/notes/scan?limit=2&cursor={}", enc(cursor)));
+    assert_eq!((keys(&page, "rows"), &page["next_cursor"]), (vec!["c".to_owned()], &Value::Null));
+    let (_, page) = post(
+        &s,
+        "/tables/notes/scan",
+        &json!({"filter": "SingleColumnValueFilter('n', 'tag', =, 'binary:red')", "columns": ["n"]}),
+    );
+    assert_eq!(keys(&page, "rows"), ["a\\x00b", "b"], "{page}");
+    let (_, count) = s.get_json("/tables/notes/count?reverse=true");
+    assert_eq!(count["count"], 3);
+
+    // Secondary indexes.
+    let (_, found) = s.get_json("/tables/notes/indexes/by_tag?eq=red");
+    assert_eq!(keys(&found, "keys"), ["a\\x00b", "b"]);
+    let (_, found) = s.get_json("/tables/notes/indexes/by_tag?eq=red&rows=true&limit=1");
+    assert_eq!(found["rows"][0]["cells"][0]["value"], "red");
+    assert!(found["next_cursor"].is_string());
+    let (_, both) = s.get_json("/tables/notes/indexes:intersect?q=by_tag:eq:red&q=by_tag:prefix:r");
+    assert_eq!(keys(&both, "keys"), ["a\\x00b", "b"]);
+    let (_, any) = s.get_json("/tables/notes/indexes:intersect?q=by_tag:eq:red&q=by_tag:eq:blue&op=union");
+    assert_eq!(keys(&any, "keys"), ["a\\x00b", "b", "c"]);
+
+    // Deletes.
+    assert_eq!(s.request("DELETE", "/tables/notes/rows/b", None).0, 204);
+    assert_eq!(s.get_json("/tables/notes/rows/b").0, 404);
+
+    // Search, paged through its cursor, with projection and highlights.
+    let (status, first) = s.get_json(
+        "/tables/mail/search?q=enron&user=cash-m&sort=newest&limit=3&columns=m:subject&highlight=true",
+    );
+    assert_eq!(status, 200, "{first}");
+    assert_eq!(first["hits"].as_array().unwrap().len(), 3);
+    let total = first["total"].as_u64().unwrap();
+    assert!(total > 3);
+    for hit in first["hits"].as_array().unwrap() {
+        assert_eq!(hit["key_fields"]["user"], "cash-m");
+        assert!(hit["row"]["cells"].as_array().unwrap().iter().all(|c| c["column"] == "m:subject"), "{hit}");
+        let marked =
+            hit["highlights"].as_object().unwrap().values().any(|v| v.as_str().unwrap().contains("<em>"));
+        assert!(marked, "{hit}");
+    }
+    let mut seen = keys(&first, "hits");
+    let mut cursor = first["next_cursor"].as_str().map(str::to_owned);
+    while let Some(c) = cursor {
+        let (_, page) =
+            s.get_json(&format!("/tables/mail/search?q=enron&user=cash-m&sort=newest&limit=3&cursor={c}"));
+        seen.extend(keys(&page, "hits"));
+        cursor = page["next_cursor"].as_str().map(str::to_owned);
+    }
+    assert_eq!(seen.len() as u64, total);
+    let (_, kw) = s.get_json(&format!("/tables/mail/keywords?user=cash-m&terms=enron&limit={total}"));
+    assert_eq!(keys(&kw, "keys"), seen, "search newest-first equals the keyword rows");
+
+    // Reindex job, then its progress until done.
+    let (status, job) = post(&s, "/tables/mail/reindex?mode=full", &json!({}));
+    assert_eq!(status, 202);
+    let id = job["job"].as_str().unwrap();
+    let mut state = Value::Null;
+    for _ in 0..600 {
+        state = s.get_json(&format!("/jobs/{id}")).1;
+        if state["state"] == "done" || state["state"] == "failed" {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert_eq!(state["state"], "done", "{state}");
+    assert_eq!(state["report"]["generation"], 2);
+    let (_, page) = s.get_json("/tables/mail/search?q=enron&limit=1");
+    assert_eq!(page["generation"], 2);
+
+    // Metrics and the OpenAPI document.
+    let (_, metrics) = s.request("GET", "/metrics", None);
+    assert!(metrics.contains("rowsearch_http_requests_total{route=\"search\",status=\"200\"}"), "{metrics}");
+    assert!(metrics.contains("rowsearch_index_generation{table=\"mail\"} 2"), "{metrics}");
+    let (_, api) = s.get_json("/openapi.json");
+    for path in ["/tables/{table}/search", "/tables/{table}/rows/{key}", "/jobs/{id}", "/health"] {
+        assert!(api["paths"][path].is_object(), "{path} missing from openapi.json");
+    }
+
+    assert_eq!(s.request("DELETE", "/tables/notes", None).0, 204);
+    assert_eq!(s.get_json("/tables/notes").0, 404);
+}
+
+#[test]
+fn http_stale_keys_are_dropped_and_counted() {
+    let (_t, s) = mail_server();
+    let (_, page) = s.get_json("/tables/mail/search?q=enron&user=cash-m&sort=newest&limit=2");
+    let gone = page["hits"][0]["key"].as_str().unwrap().to_owned();
+    let total = page["total"].as_u64().unwrap();
+    let path_key: String =
+        rowsearch::wire::decode(&gone).unwrap().iter().map(|b| format!("%{b:02X}")).collect();
+    assert_eq!(s.request("DELETE", &format!("/tables/mail/rows/{path_key}"), None).0, 204);
+    // The index still has it (no reindex yet): the hit is dropped, not returned.
+    let (_, page) = s.get_json("/tables/mail/search?q=enron&user=cash-m&sort=newest&limit=2");
+    assert_eq!(page["total"].as_u64(), Some(total));
+    assert!(!keys(&page, "hits").contains(&gone));
+    assert_eq!(page["hits"].as_array().unwrap().len(), 1);
+    let (_, metrics) = s.request("GET", "/metrics", None);
+    assert!(metrics.contains("rowsearch_search_stale_hits_dropped_total 1"), "{metrics}");
+}
+
+#[test]
+fn http_bad_input_gets_a_4xx_and_the_json_error_shape() {
+    let (_t, s) = mail_server();
+    let long_key = "k".repeat(200);
+    let cases: Vec<(&str, String, Option<String>, u16, &str)> = vec![
+        ("PUT", "/tables/t".into(), Some("{not json".into()), 400, "bad_request"),
+        ("PUT", "/tables/t".into(), Some(r#"{"families": "m"}"#.into()), 400, "bad_request"),
+        ("GET", "/tables/nope/rows/a".into(), None, 404, "table_not_found"),
+        ("GET", "/tables/mail/rows/nope".into(), None, 404, "row_not_found"),
+        (
+            "PUT",
+            "/tables/mail/rows/a".into(),
+            Some(r#"{"cells":[{"column":"zz:q","value":"v"}]}"#.into()),
+            422,
+            "unknown_family",
+        ),
+        (
+            "PUT",
+            "/tables/mail/rows/a".into(),
+            Some(r#"{"cells":[{"column":"m:q","value":7}]}"#.into()),
+            400,
+            "bad_request",
+        ),
+        (
+            "PUT",
+            format!("/tables/mail/rows/{long_key}"),
+            Some(r#"{"cells":[{"column":"m:q","value":"v"}]}"#.into()),
+            422,
+            "invalid_key",
+        ),
+        ("GET", "/tables/mail/rows/a%zz".into(), None, 400, "bad_request"),
+        ("GET", "/tables/mail/indexes/nope?eq=x".into(), None, 404, "index_not_found"),
+        ("GET", "/tables/mail/scan?filter=PrefixFilter(".into(), None, 400, "invalid_filter"),
+        ("GET", "/tables/mail/scan?limit=ten".into(), None, 400, "bad_request"),
+        ("GET", "/tables/mail/search?q=subject%3A(".into(), None, 400, "invalid_query"),
+        ("GET", "/tables/mail/search?q=gas&sort=sideways".into(), None, 400, "bad_request"),
+        ("GET", "/tables/mail/search?q=gas&cursor=nonsense".into(), None, 400, "bad_request"),
+        ("GET", "/tables/mail/search?q=gas&limit=100000".into(), None, 400, "bad_request"),
+        ("GET", "/tables/..%2F..%2Fetc/rows/a".into(), None, 404, "table_not_found"),
+        (
+            "PUT",
+            "/tables/..%2F..%2Fetc".into(),
+            Some(r#"{"families":[{"name":"m"}]}"#.into()),
+            400,
+            "invalid_name",
+        ),
+        ("GET", "/jobs/nope".into(), None, 404, "job_not_found"),
+        ("GET", "/no/such/route".into(), None, 404, "not_found"),
+        ("POST", "/health".into(), Some("{}".into()), 405, "method_not_allowed"),
+    ];
+    for (method, path, body, want_status, want_code) in cases {
+        let (status, text) = s.request(method, &path, body.as_deref());
+        let v: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{method} {path}: {e}: {text}"));
+        assert_eq!(
+            (status, v["error"]["code"].as_str()),
+            (want_status, Some(want_code)),
+            "{method} {path}: {text}"
+        );
+        assert!(v["error"]["message"].as_str().is_some_and(|m| !m.is_empty()));
+        assert_eq!(s.get_json("/health").0, 200, "still serving after {method} {path}");
+    }
+    // A filter error says where.
+    let (_, v) = s.get_json("/tables/mail/scan?filter=PrefixFilter(%27a%27)%20AND%20");
+    assert!(v["error"]["message"].as_str().unwrap().contains("at byte 22"), "{v}");
+    // Wrong content type.
+    let (status, _) = s.raw("PUT", "/tables/t", &[("Content-Type", "text/plain")], Some(b"{}"));
+    assert_eq!(status, 415);
+    // A 100 MB body is refused from its length, before it is read.
+    let (status, body) = s.raw("PUT", "/tables/mail/rows/a", &[], Some(&vec![b' '; 100 << 20]));
+    assert_eq!(status, 413, "{}", String::from_utf8_lossy(&body));
+    // No search on a table without an index yet: 503.
+    assert_eq!(
+        put(
+            &s,
+            "/tables/s2",
+            &json!({"families": [{"name": "m"}],
+        "search": {"fields": [{"column": "m:t", "name": "t", "type": "text"}]}})
+        )
+        .0,
+        201
+    );
+    let (status, v) = s.get_json("/tables/s2/search?q=x");
+    assert_eq!((status, v["error"]["code"].as_str()), (503, Some("index_not_ready")));
+}
+
+#[test]
+fn http_sigterm_shuts_down_cleanly() {
+    let (_t, s) = mail_server();
+    assert_eq!(s.get_json("/health").0, 200);
+    assert!(s.terminate().success());
+}
+
+#[test]
+fn demo_serves_and_its_printed_curl_commands_work() {
+    let t = TestDir::new();
+    let mut s = t.serve(&["demo", "--rows", "100"]);
+    let lines = s.read_lines(4);
+    assert_eq!(lines[0], "Try:");
+    for line in &lines[1..] {
+        let command = line.trim();
+        assert!(command.starts_with("curl -s '"), "{command}");
+        let out = std::process::Command::new("sh").arg("-c").arg(command).output().expect("run curl");
+        assert!(out.status.success(), "{command}");
+        let v: Value = serde_json::from_slice(&out.stdout).expect("JSON answer");
+        let found = v["hits"].as_array().or(v["keys"].as_array()).map_or(0, Vec::len);
+        assert!(found > 0, "{command} found nothing: {v}");
+    }
+}
