@@ -31,3 +31,15 @@ pub enum Error {
     #[error("{0}")]
     NotFound(String),
 }
+
+impl Error {
+    /// Whether the caller can fix it by changing the request (exit status
+    /// 2, a 4xx), as opposed to a failure of the store or the machine.
+    pub fn is_usage(&self) -> bool {
+        match self {
+            Error::Store(e) => e.is_user_error(),
+            Error::Indexer(e) => e.is_usage(),
+            Error::BadRequest(_) | Error::StaleCursor { .. } | Error::NotFound(_) => true,
+        }
+    }
+}

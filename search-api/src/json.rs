@@ -35,3 +35,36 @@ pub fn key_json(key: &[u8], row_key: Option<&RowKeySchema>) -> Value {
     }
     out
 }
+
+/// The search response of API.md.
+pub fn search_json(
+    results: &crate::SearchResults,
+    row_key: Option<&RowKeySchema>,
+    highlights: bool,
+) -> Value {
+    let hits: Vec<Value> = results
+        .hits
+        .iter()
+        .map(|h| {
+            let mut hit = key_json(&h.row.key, row_key);
+            if let Some(score) = h.score {
+                hit["score"] = json!(score);
+            }
+            if let Some(date) = h.date_ms {
+                hit["date_ms"] = json!(date);
+            }
+            hit["row"] = row_json(&h.row, row_key);
+            if highlights {
+                hit["highlights"] = json!(h.highlights);
+            }
+            hit
+        })
+        .collect();
+    json!({
+        "total": results.total,
+        "took_ms": results.took_ms,
+        "hits": hits,
+        "next_cursor": results.next_cursor,
+        "generation": results.generation,
+    })
+}

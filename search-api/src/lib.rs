@@ -1,16 +1,23 @@
 //! rowsearch: a wide-row store made searchable by keyword.
 //!
-//! This crate is the facade. It re-exports the store ([`store`]) and the
-//! indexer ([`indexer`]) and holds the `rowsearch` command-line program. The
-//! searcher and the HTTP server arrive with later work (see the README).
+//! This crate is the facade: [`Rowsearch`] opens a data directory and gives
+//! the store ([`store`], HBase's data model on LMDB), reindexing
+//! ([`indexer`]: tantivy index generations built from the keyword rows) and
+//! the [`Searcher`] (queries resolved back against the store). [`http`] is
+//! the HTTP API of the `rowsearch serve` command.
 //!
 //! ```
-//! use rowsearch::store::{FamilySchema, PutCell, ReadOptions, Store, TableSchema};
+//! use rowsearch::Rowsearch;
 //! let dir = tempfile::tempdir()?;
-//! let store = Store::open(dir.path())?;
-//! store.create_table("notes", &TableSchema::new([FamilySchema::new("n")]))?;
-//! store.put("notes", b"2026-11-22", vec![PutCell::new("n", "text", "hello")])?;
-//! assert!(store.get("notes", b"2026-11-22", &ReadOptions::default())?.is_some());
+//! let rs = Rowsearch::open(dir.path())?;
+//! let mail = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/mail/maildir");
+//! rs.ingest(&[mail])?;                       // the "mail" table, keyword rows included
+//! rs.reindex("mail")?;                        // the search index, from the keyword rows
+//! let found = rs.search("mail", "\"natural gas\" price")?;
+//! assert!(found.total > 0);
+//! for hit in &found.hits {
+//!     assert!(hit.row.value("m", b"subject").is_some());
+//! }
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
@@ -18,11 +25,13 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 
 mod error;
+mod facade;
 pub mod http;
 pub mod json;
 mod searcher;
 
 pub use error::{Error, Result};
+pub use facade::Rowsearch;
 pub use rowsearch_indexer as indexer;
 pub use rowsearch_store as store;
 pub use searcher::{DEFAULT_LIMIT, MAX_LIMIT, SearchHit, SearchRequest, SearchResults, Searcher};

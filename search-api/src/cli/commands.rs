@@ -126,35 +126,63 @@ pub fn run(args: Args) -> Result<ExitCode> {
                 return Ok(ExitCode::from(1));
             }
         }
-        Command::Search { query, table, user, sort, limit, offset } => {
-            let store = open(&args)?;
-            let index = rowsearch::indexer::TableIndex::open(&store, table)?;
-            let sort_by = match sort {
-                SortArg::Relevance => rowsearch::indexer::SortBy::Relevance,
-                SortArg::Newest => rowsearch::indexer::SortBy::Newest,
-                SortArg::Oldest => rowsearch::indexer::SortBy::Oldest,
+        Command::Search { query, table, user, sort, limit, offset, json } => {
+            let store = std::sync::Arc::new(open(&args)?);
+            let searcher = rowsearch::Searcher::new(std::sync::Arc::clone(&store));
+            let request = rowsearch::SearchRequest {
+                query: query.clone(),
+                partition: user.as_deref().map(|u| u.as_bytes().to_vec()),
+                sort: match sort {
+                    SortArg::Relevance => rowsearch::indexer::SortBy::Relevance,
+                    SortArg::Newest => rowsearch::indexer::SortBy::Newest,
+                    SortArg::Oldest => rowsearch::indexer::SortBy::Oldest,
+                },
+                limit: Some(*limit),
+                offset: *offset,
+                highlight: *json,
+                ..Default::default()
             };
-            let hits = index.generation()?.search_keys(
-                query,
-                user.as_deref().map(str::as_bytes),
-                sort_by,
-                *offset,
-                *limit,
-            )?;
+            let results = searcher.search(table, &request)?;
             let schema = store.schema(table)?;
-            for (key, value) in &hits.keys {
-                let mut line = serde_json::json!({"key": wire::encode(key)});
-                if let Some(rk) = &schema.row_key {
-                    line["key_fields"] = rk.decode_json(key)?;
+            if *json {
+                writeln!(out, "{}", rowsearch::json::search_json(&results, schema.row_key.as_ref(), true))?;
+            } else {
+                let fields: Vec<String> =
+                    schema.search.iter().flat_map(|s| s.fields.iter().map(|f| f.column.clone())).collect();
+                for hit in &results.hits {
+                    let order = match (hit.score, hit.date_ms) {
+                        (Some(score), _) => format!("{score:6.2}"),
+                        (_, Some(ms)) => jiff::Timestamp::from_millisecond(ms as i64)
+                            .map_or_else(|_| ms.to_string(), |t| t.strftime("%Y-%m-%d %H:%M").to_string()),
+                        _ => String::new(),
+                    };
+                    let key = match &schema.row_key {
+                        Some(rk) if !rk.fields.is_empty() => rk.decode_json(&hit.row.key)?.to_string(),
+                        _ => wire::encode(&hit.row.key),
+                    };
+                    // The first search field with a value (the subject, for mail).
+                    let text = fields
+                        .iter()
+                        .find_map(|c| match Column::parse(c.as_bytes()) {
+                            Column::Qualifier(f, q) => hit.row.value(&f, &q),
+                            Column::Family(_) => None,
+                        })
+                        .map(|v| String::from_utf8_lossy(v).chars().take(80).collect::<String>())
+                        .unwrap_or_default();
+                    writeln!(out, "{order}  {key}  {text}")?;
                 }
-                if *sort == SortArg::Relevance {
-                    line["score"] = serde_json::json!(value);
-                } else {
-                    line["date_ms"] = serde_json::json!(*value as u64);
-                }
-                writeln!(out, "{line}")?;
+                let more = results
+                    .next_cursor
+                    .as_ref()
+                    .map_or(String::new(), |_| " (more with --offset)".to_owned());
+                eprintln!(
+                    "{} matches, {} shown{more}; generation {}, {:.1} ms",
+                    results.total,
+                    results.hits.len(),
+                    results.generation,
+                    results.took_ms
+                );
             }
-            eprintln!("{} matches (generation {})", hits.total, hits.generation);
         }
         Command::Tables => {
             for t in open(&args)?.tables() {

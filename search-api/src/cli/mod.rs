@@ -307,8 +307,8 @@ pub enum Command {
         #[arg(long, default_value_t = 100)]
         sample: u64,
     },
-    /// Search the index: matching keys as JSON lines (key, key fields,
-    /// score or date), best first or by date; total on stderr.
+    /// Search the index: the matching rows, best first or by date, with
+    /// the total; --json prints the HTTP API's search response.
     Search {
         /// Query: words (ANDed), OR, NOT/-, "phrases", field:word,
         /// date:[2001-01-01T00:00:00Z TO 2001-02-01T00:00:00Z].
@@ -328,6 +328,9 @@ pub enum Command {
         /// Hits to skip.
         #[arg(long, default_value_t = 0)]
         offset: usize,
+        /// Print the HTTP API's JSON response instead of lines.
+        #[arg(long)]
+        json: bool,
     },
 }
 
@@ -384,6 +387,7 @@ pub fn exit_code_for(err: &anyhow::Error) -> ExitCode {
     let bad_input = err.chain().any(|e| {
         e.downcast_ref::<UsageError>().is_some()
             || e.downcast_ref::<rowsearch::indexer::Error>().is_some_and(rowsearch::indexer::Error::is_usage)
+            || e.downcast_ref::<rowsearch::Error>().is_some_and(rowsearch::Error::is_usage)
             || e.downcast_ref::<rowsearch::store::Error>().is_some_and(|e| {
                 e.is_user_error() || matches!(e.kind(), rowsearch::store::ErrorKind::NotAStore { .. })
             })

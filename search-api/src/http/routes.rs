@@ -705,29 +705,5 @@ fn search(st: &State, table: &str, p: &Params) -> Answer {
     let results = st.searcher.search(table, &request)?;
     st.metrics.stale(results.dropped);
     let schema = st.store().schema(table)?;
-    let hits: Vec<Value> = results
-        .hits
-        .iter()
-        .map(|h| {
-            let mut hit = key_json(&h.row.key, schema.row_key.as_ref());
-            if let Some(score) = h.score {
-                hit["score"] = json!(score);
-            }
-            if let Some(date) = h.date_ms {
-                hit["date_ms"] = json!(date);
-            }
-            hit["row"] = row_json(&h.row, schema.row_key.as_ref());
-            if request.highlight {
-                hit["highlights"] = json!(h.highlights);
-            }
-            hit
-        })
-        .collect();
-    ok(json!({
-        "total": results.total,
-        "took_ms": results.took_ms,
-        "hits": hits,
-        "next_cursor": results.next_cursor,
-        "generation": results.generation,
-    }))
+    ok(crate::json::search_json(&results, schema.row_key.as_ref(), request.highlight))
 }

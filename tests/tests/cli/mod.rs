@@ -250,11 +250,15 @@ fn cli_reindex_search_and_verify() {
     let out = t.run(&["reindex"]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert!(stdout(&out).starts_with("reindex full of \"mail\": generation 1, 347 docs"), "{}", stdout(&out));
-    let out = t.run(&["search", "enron", "--user", "cash-m", "--sort", "newest", "--limit", "3"]);
+    let out = t.run(&["search", "enron", "--user", "cash-m", "--sort", "newest", "--limit", "3", "--json"]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
-    let hits: Vec<serde_json::Value> =
-        stdout(&out).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let response: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let hits = response["hits"].as_array().unwrap().clone();
     assert_eq!(hits.len(), 3);
+    // Without --json: one line per hit, newest first, with its subject.
+    let out = t.run(&["search", "enron", "--user", "cash-m", "--sort", "newest", "--limit", "3"]);
+    assert_eq!(stdout(&out).lines().count(), 3, "{}", stdout(&out));
+    assert!(stderr(&out).contains(&format!("{} matches, 3 shown", response["total"])), "{}", stderr(&out));
     assert!(hits.iter().all(|h| h["key_fields"]["user"] == "cash-m"));
     assert!(hits[0]["date_ms"].as_u64() >= hits[1]["date_ms"].as_u64());
     // The same keys as the keyword rows, newest first.
