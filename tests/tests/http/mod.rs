@@ -306,3 +306,26 @@ fn demo_serves_and_its_printed_curl_commands_work() {
         assert!(found > 0, "{command} found nothing: {v}");
     }
 }
+
+#[test]
+fn readme_curl_commands_run_as_written() {
+    let readme = std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../README.md")).unwrap();
+    let section = readme.split("## HTTP").nth(1).unwrap().split("```").nth(1).unwrap();
+    let (_t, s) = mail_server();
+    let mut ran = 0;
+    for line in section.lines().filter(|l| l.starts_with("curl ")) {
+        // As written, on the test server's port; the comment stays a comment.
+        let command = line.replace("localhost:7311", &s.addr);
+        let out = std::process::Command::new("sh").arg("-c").arg(&command).output().expect("run curl");
+        assert!(out.status.success(), "{command}");
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        if line.contains("/metrics") {
+            assert!(text.contains("rowsearch_http_requests_total"), "{command}: {text}");
+        } else {
+            let v: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{command}: {e}: {text}"));
+            assert!(v.get("error").is_none(), "{command}: {v}");
+        }
+        ran += 1;
+    }
+    assert!(ran >= 8, "only {ran} curl commands found");
+}
