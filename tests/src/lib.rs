@@ -209,3 +209,14 @@ pub fn parse_response(response: &[u8]) -> (u16, Vec<u8>) {
     }
     (status, body)
 }
+
+/// A raw `GET path` on `addr` with `Connection: close`; the whole response.
+pub fn http_get(addr: &str, path: &str) -> Vec<u8> {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(addr).expect("connect");
+    let request = format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
+    stream.write_all(request.as_bytes()).expect("write");
+    let mut response = Vec::new();
+    stream.read_to_end(&mut response).expect("read");
+    response
+}

@@ -309,7 +309,9 @@ fn demo_serves_and_its_printed_curl_commands_work() {
 
 #[test]
 fn readme_curl_commands_run_as_written() {
-    let readme = std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../README.md")).unwrap();
+    let readme =
+        std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../README.md"))
+            .unwrap();
     let section = readme.split("## HTTP").nth(1).unwrap().split("```").nth(1).unwrap();
     let (_t, s) = mail_server();
     let mut ran = 0;
@@ -328,4 +330,91 @@ fn readme_curl_commands_run_as_written() {
         ran += 1;
     }
     assert!(ran >= 8, "only {ran} curl commands found");
+}
+
+#[test]
+fn http_32_clients_search_while_an_ingest_and_a_full_reindex_run() {
+    let (t, s) = mail_server();
+    // 600 new messages that all say "enron", for the concurrent ingest.
+    let mbox = t.dir.path().join("synthetic.mbox");
+    let mut text = String::new();
+    for i in 0..600 {
+        text.push_str(&format!(
+            "From synth@example.com Mon Jan  1 00:00:00 2001\nMessage-ID: <synth-{i}@example.com>\n\
+             Date: Mon, 1 Jan 2001 00:{:02}:00 +0000\nFrom: synth@example.com\nSubject: enron note {i}\n\nenron body {i}\n\n",
+            i % 60
+        ));
+    }
+    std::fs::write(&mbox, text).unwrap();
+
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let addr = s.addr.clone();
+    let clients: Vec<_> = (0..32)
+        .map(|c| {
+            let (stop, addr) = (std::sync::Arc::clone(&stop), addr.clone());
+            std::thread::spawn(move || {
+                let mut answers: Vec<(u64, u64)> = Vec::new();
+                let path = if c % 2 == 0 {
+                    "/tables/mail/search?q=enron&limit=5"
+                } else {
+                    "/tables/mail/search?q=enron&sort=newest&limit=5"
+                };
+                loop {
+                    let last = stop.load(std::sync::atomic::Ordering::SeqCst);
+                    let response = rowsearch_tests::http_get(&addr, path);
+                    let (status, body) = rowsearch_tests::parse_response(&response);
+                    let v: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+                    assert_eq!(status, 200, "client {c}: {v}");
+                    answers.push((v["generation"].as_u64().unwrap(), v["total"].as_u64().unwrap()));
+                    if last {
+                        return answers;
+                    }
+                }
+            })
+        })
+        .collect();
+
+    let (status, job) = post(&s, "/tables/mail/reindex?mode=full", &json!({}));
+    assert_eq!(status, 202);
+    let out = t.run(&["ingest", mbox.to_str().unwrap(), "--user", "synth"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let id = job["job"].as_str().unwrap();
+    let mut state = Value::Null;
+    for _ in 0..1200 {
+        state = s.get_json(&format!("/jobs/{id}")).1;
+        if state["state"] != "running" && state["state"] != "queued" {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert_eq!(state["state"], "done", "{state}");
+    // And one more generation that surely holds the new mail.
+    let (_, job) = post(&s, "/tables/mail/reindex?mode=full", &json!({}));
+    let id = job["job"].as_str().unwrap();
+    for _ in 0..1200 {
+        state = s.get_json(&format!("/jobs/{id}")).1;
+        if state["state"] != "running" && state["state"] != "queued" {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert_eq!(state["state"], "done", "{state}");
+    stop.store(true, std::sync::atomic::Ordering::SeqCst);
+
+    let mut per_generation: std::collections::BTreeMap<u64, std::collections::BTreeSet<u64>> =
+        Default::default();
+    let mut requests = 0;
+    for client in clients {
+        for (generation, total) in client.join().expect("a client failed") {
+            per_generation.entry(generation).or_default().insert(total);
+            requests += 1;
+        }
+    }
+    for (generation, totals) in &per_generation {
+        assert_eq!(totals.len(), 1, "generation {generation} answered different totals: {totals:?}");
+    }
+    assert!(per_generation.contains_key(&3), "the last generation served: {per_generation:?}");
+    let last = per_generation[&3].iter().next().copied().unwrap();
+    assert!(last >= per_generation[&1].iter().next().copied().unwrap() + 600, "{per_generation:?}");
+    println!("{requests} searches over generations {per_generation:?}");
 }
