@@ -418,3 +418,129 @@ fn http_32_clients_search_while_an_ingest_and_a_full_reindex_run() {
     assert!(last >= per_generation[&1].iter().next().copied().unwrap() + 600, "{per_generation:?}");
     println!("{requests} searches over generations {per_generation:?}");
 }
+
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
+#[test]
+fn http_search_equals_keyword_lookups_for_random_terms() {
+    let (_t, s) = mail_server();
+    let (_, page) = s.get_json("/tables/mail/scan?columns=m:subject,m:from&limit=400");
+    let mut pairs: Vec<(String, String)> = Vec::new();
+    for row in page["rows"].as_array().unwrap() {
+        let user = row["key_fields"]["user"].as_str().unwrap().to_owned();
+        for cell in row["cells"].as_array().unwrap() {
+            for (term, _) in rowsearch::indexer::TextAnalyzer.tokens(cell["value"].as_str().unwrap()) {
+                pairs.push((user.clone(), term));
+            }
+        }
+    }
+    let mut rng = Rng(0xfeed_f00d);
+    for _ in 0..60 {
+        let (user, term) = &pairs[rng.below(pairs.len())];
+        let (status, found) = s.get_json(&format!(
+            "/tables/mail/search?q={}&user={user}&sort=newest&limit=1000",
+            enc(&format!("\"{term}\""))
+        ));
+        assert_eq!(status, 200, "{term}: {found}");
+        let (_, kw) =
+            s.get_json(&format!("/tables/mail/keywords?user={user}&terms={}&limit=1000", enc(term)));
+        let mut a = keys(&found, "hits");
+        let mut b = keys(&kw, "keys");
+        assert!(!b.is_empty(), "{user} {term}: the term comes from one of the user's rows");
+        a.sort();
+        b.sort();
+        assert_eq!(a, b, "{user} {term}");
+        assert_eq!(found["total"].as_u64(), Some(b.len() as u64));
+    }
+}
+
+#[test]
+fn http_a_slow_client_does_not_hold_up_the_others() {
+    use std::io::Write;
+    let (_t, s) = mail_server();
+    // Half a request line, then nothing.
+    let mut slow = std::net::TcpStream::connect(&s.addr).unwrap();
+    slow.write_all(b"GET /tables/mail/search?q=ga").unwrap();
+    for _ in 0..20 {
+        assert_eq!(s.get_json("/tables/mail/search?q=gas&limit=1").0, 200);
+    }
+    // The slow one still gets its answer when it finishes.
+    slow.write_all(b"s HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").unwrap();
+    let mut response = Vec::new();
+    std::io::Read::read_to_end(&mut slow, &mut response).unwrap();
+    assert_eq!(rowsearch_tests::parse_response(&response).0, 200);
+}
+
+/// Random query and filter strings (bytes, percent-encoded) never get a
+/// 5xx or break the server. `ROWSEARCH_FUZZ_SECONDS` (default 3).
+#[test]
+fn http_fuzz_query_and_filter_parameters() {
+    let (_t, s) = mail_server();
+    let seconds: u64 = std::env::var("ROWSEARCH_FUZZ_SECONDS").ok().and_then(|v| v.parse().ok()).unwrap_or(3);
+    let seed =
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as u64 | 1;
+    println!("fuzz seed {seed}, {seconds} s");
+    let mut rng = Rng(seed);
+    let pieces: [&[u8]; 24] = [
+        b"gas",
+        b"\"",
+        b"(",
+        b")",
+        b":",
+        b"subject:",
+        b"date:[",
+        b" TO ",
+        b"]",
+        b"-",
+        b"+",
+        b"OR",
+        b"AND",
+        b"NOT",
+        b"*",
+        b"'",
+        b"PrefixFilter(",
+        b"ValueFilter(=,",
+        b"'binary:",
+        b"'regexstring:",
+        b"SKIP ",
+        b"WHILE ",
+        b"\\x00",
+        b"\xff",
+    ];
+    let started = std::time::Instant::now();
+    let mut requests = 0u64;
+    while started.elapsed().as_secs() < seconds {
+        let mut text = Vec::new();
+        for _ in 0..rng.below(8) + 1 {
+            if rng.below(3) == 0 {
+                text.push(rng.next() as u8);
+            } else {
+                text.extend_from_slice(pieces[rng.below(pieces.len())]);
+            }
+        }
+        let encoded: String = text.iter().map(|b| format!("%{b:02X}")).collect();
+        let path = match rng.below(4) {
+            0 => format!("/tables/mail/search?q={encoded}&sort=newest"),
+            1 => format!("/tables/mail/search?q={encoded}&user=cash-m&highlight=true"),
+            2 => format!("/tables/mail/scan?limit=3&filter={encoded}"),
+            _ => format!("/tables/mail/keywords?user=cash-m&terms={encoded}"),
+        };
+        let (status, body) = s.request("GET", &path, None);
+        assert!(status < 500, "{path}: {status} {body}");
+        assert!(status == 200 || body.contains("\"error\""), "{path}: {status} {body}");
+        requests += 1;
+    }
+    assert_eq!(s.get_json("/health").0, 200);
+    println!("{requests} requests, no 5xx");
+}
