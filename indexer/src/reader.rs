@@ -158,6 +158,7 @@ impl Generation {
         limit: usize,
     ) -> Result<KeyHits> {
         let table = self.schema.table.as_str();
+        let query_text = query;
         let query = self.parse(query, partition)?;
         let searcher = self.reader.searcher();
         let limit = limit.max(1);
@@ -165,7 +166,7 @@ impl Generation {
             SortBy::Relevance => {
                 let top = TopDocs::with_limit(limit).and_offset(offset).order_by_score();
                 let (hits, total) =
-                    searcher.search(&query, &(top, Count)).map_err(tantivy_err(table, "search"))?;
+                    searcher.search(&query, &(top, Count)).map_err(|e| search_err(table, query_text, e))?;
                 (total, hits.into_iter().map(|(s, a)| (f64::from(s), a)).collect())
             }
             SortBy::Newest | SortBy::Oldest => {
@@ -174,7 +175,7 @@ impl Generation {
                     .and_offset(offset)
                     .order_by_fast_field::<tantivy::DateTime>(DATE_FIELD, order);
                 let (hits, total) =
-                    searcher.search(&query, &(top, Count)).map_err(tantivy_err(table, "search"))?;
+                    searcher.search(&query, &(top, Count)).map_err(|e| search_err(table, query_text, e))?;
                 (
                     total,
                     hits.into_iter()
@@ -188,6 +189,17 @@ impl Generation {
             keys.push((key_of(&searcher, &self.schema, addr)?, score));
         }
         Ok(KeyHits { total: total as u64, keys, generation: self.number })
+    }
+}
+
+/// A search failure: the query's fault (a field it cannot be used on, such
+/// as `subject:*` on a field without a fast column) or the index's.
+fn search_err(table: &str, query: &str, e: tantivy::TantivyError) -> Error {
+    match e {
+        tantivy::TantivyError::SchemaError(reason) | tantivy::TantivyError::InvalidArgument(reason) => {
+            Error::Query { query: query.to_owned(), reason }
+        }
+        source => Error::Tantivy { table: table.to_owned(), op: "search", source },
     }
 }
 

@@ -544,3 +544,11 @@ fn http_fuzz_query_and_filter_parameters() {
     assert_eq!(s.get_json("/health").0, 200);
     println!("{requests} requests, no 5xx");
 }
+
+/// Found by the fuzzer: an exists query on a text field was a 500.
+#[test]
+fn regression_fuzz_exists_query_on_a_text_field_is_a_400() {
+    let (_t, s) = mail_server();
+    let (status, v) = s.get_json("/tables/mail/search?q=NOTSKIP%20subject%3A%2A&sort=newest");
+    assert_eq!((status, v["error"]["code"].as_str()), (400, Some("invalid_query")), "{v}");
+}
