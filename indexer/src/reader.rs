@@ -199,6 +199,9 @@ fn search_err(table: &str, query: &str, e: tantivy::TantivyError) -> Error {
         tantivy::TantivyError::SchemaError(reason) | tantivy::TantivyError::InvalidArgument(reason) => {
             Error::Query { query: query.to_owned(), reason }
         }
+        tantivy::TantivyError::FieldNotFound(field) => {
+            Error::Query { query: query.to_owned(), reason: format!("no field {field:?}") }
+        }
         source => Error::Tantivy { table: table.to_owned(), op: "search", source },
     }
 }

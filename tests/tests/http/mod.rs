@@ -549,6 +549,8 @@ fn http_fuzz_query_and_filter_parameters() {
 #[test]
 fn regression_fuzz_exists_query_on_a_text_field_is_a_400() {
     let (_t, s) = mail_server();
-    let (status, v) = s.get_json("/tables/mail/search?q=NOTSKIP%20subject%3A%2A&sort=newest");
-    assert_eq!((status, v["error"]["code"].as_str()), (400, Some("invalid_query")), "{v}");
+    for q in ["NOTSKIP%20subject%3A%2A", "gassubject%3A%2A"] {
+        let (status, v) = s.get_json(&format!("/tables/mail/search?q={q}&sort=newest"));
+        assert_eq!((status, v["error"]["code"].as_str()), (400, Some("invalid_query")), "{q}: {v}");
+    }
 }
