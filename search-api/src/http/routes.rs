@@ -17,8 +17,8 @@ use warp::{Filter as _, Reply};
 
 use super::State;
 use super::error::{ApiError, recover};
-use crate::json::{key_json, row_json};
-use crate::{SearchRequest, wire};
+use crate::SearchRequest;
+use crate::json::{Encoding, key_json_in, row_json_in};
 
 type Answer = Result<Response, ApiError>;
 
@@ -58,12 +58,19 @@ impl Params {
     }
 
     fn bytes(&self, name: &str) -> Result<Option<Vec<u8>>, ApiError> {
-        self.get(name).map(|v| binary(name, v)).transpose()
+        let enc = self.encoding()?;
+        self.get(name).map(|v| binary(enc, name, v)).transpose()
+    }
+
+    /// `encoding=binary|base64|hex`: how every byte string of the request
+    /// and the response is written.
+    fn encoding(&self) -> Result<Encoding, ApiError> {
+        Encoding::parse(self.get("encoding")).map_err(ApiError::bad_request)
     }
 }
 
-fn binary(what: &str, text: &str) -> Result<Vec<u8>, ApiError> {
-    wire::decode(text).map_err(|e| ApiError::bad_request(format!("{what}: {e}")))
+fn binary(enc: Encoding, what: &str, text: &str) -> Result<Vec<u8>, ApiError> {
+    enc.decode(text).map_err(|e| ApiError::bad_request(format!("{what}: {e}")))
 }
 
 /// A key from a URL path segment: percent-encoded bytes.
@@ -84,11 +91,11 @@ fn path_key(segment: &str) -> Result<Vec<u8>, ApiError> {
     Ok(percent_encoding::percent_decode_str(segment).collect())
 }
 
-fn columns_of(list: &[&str]) -> Result<Vec<Column>, ApiError> {
+fn columns_of(enc: Encoding, list: &[&str]) -> Result<Vec<Column>, ApiError> {
     let mut out = Vec::new();
     for item in list {
         for c in item.split(',').filter(|c| !c.is_empty()) {
-            out.push(Column::parse(&binary("columns", c)?));
+            out.push(Column::parse(&binary(enc, "columns", c)?));
         }
     }
     Ok(out)
@@ -103,7 +110,7 @@ fn read_options(p: &Params) -> Result<ReadOptions, ApiError> {
         })?,
     };
     Ok(ReadOptions {
-        columns: columns_of(&p.all("columns"))?,
+        columns: columns_of(p.encoding()?, &p.all("columns"))?,
         versions,
         min_ts: p.number("min_ts")?.unwrap_or(0),
         max_ts: p.number("max_ts")?,
@@ -256,12 +263,12 @@ pub fn routes(
 
     // Rows.
     let row = || table().and(warp::path("rows")).and(warp::path::param::<String>()).and(warp::path::end());
-    let put_row = row().and(warp::put()).and(body(max_body)).and(s()).and_then(
-        |t: String, key: String, b: bytes::Bytes, st: Arc<State>| {
+    let put_row = row().and(warp::put()).and(params()).and(body(max_body)).and(s()).and_then(
+        |t: String, key: String, p: Params, b: bytes::Bytes, st: Arc<State>| {
             run(st, "rows_put", move |st| {
                 let key = path_key(&key)?;
                 let body: RowBody = parse_json(&b)?;
-                let info = st.store().put(&t, &key, body.cells()?)?;
+                let info = st.store().put(&t, &key, body.cells(p.encoding()?)?)?;
                 ok(json!({"seq": info.last_seq}))
             })
         },
@@ -272,7 +279,7 @@ pub fn routes(
                 let key = path_key(&key)?;
                 let schema = st.store().schema(&t)?;
                 match st.store().get(&t, &key, &read_options(&p)?)? {
-                    Some(row) => ok(row_json(&row, schema.row_key.as_ref())),
+                    Some(row) => ok(row_json_in(&row, schema.row_key.as_ref(), p.encoding()?)),
                     None => Err(ApiError::new(StatusCode::NOT_FOUND, "row_not_found", "no such row")),
                 }
             })
@@ -283,7 +290,7 @@ pub fn routes(
             run(st, "rows_delete", move |st| {
                 let key = path_key(&key)?;
                 let mut batch = Batch::new();
-                for what in deletes(&columns_of(&p.all("columns"))?, p.number("timestamp")?) {
+                for what in deletes(&columns_of(p.encoding()?, &p.all("columns"))?, p.number("timestamp")?) {
                     batch.delete(t.as_str(), key.clone(), what);
                 }
                 st.store().apply(&batch)?;
@@ -291,20 +298,26 @@ pub fn routes(
             })
         },
     );
-    let mutate = table().and(warp::path!("mutate")).and(warp::post()).and(body(max_body)).and(s()).and_then(
-        |t: String, b: bytes::Bytes, st: Arc<State>| {
+    let mutate = table()
+        .and(warp::path!("mutate"))
+        .and(warp::post())
+        .and(params())
+        .and(body(max_body))
+        .and(s())
+        .and_then(|t: String, p: Params, b: bytes::Bytes, st: Arc<State>| {
             run(st, "mutate", move |st| {
+                let enc = p.encoding()?;
                 let body: MutateBody = parse_json(&b)?;
                 let mut batch = Batch::new();
                 for m in body.mutations {
                     match (m.put, m.delete) {
                         (Some(put), None) => {
-                            batch.put(t.as_str(), binary("key", &put.key)?, put.row.cells()?);
+                            batch.put(t.as_str(), binary(enc, "key", &put.key)?, put.row.cells(enc)?);
                         }
                         (None, Some(del)) => {
-                            let key = binary("key", &del.key)?;
+                            let key = binary(enc, "key", &del.key)?;
                             let columns: Vec<&str> = del.columns.iter().map(String::as_str).collect();
-                            for what in deletes(&columns_of(&columns)?, del.timestamp) {
+                            for what in deletes(&columns_of(enc, &columns)?, del.timestamp) {
                                 batch.delete(t.as_str(), key.clone(), what);
                             }
                         }
@@ -318,8 +331,7 @@ pub fn routes(
                 let info = st.store().apply(&batch)?;
                 ok(json!({"rows": info.rows, "seq": info.last_seq}))
             })
-        },
-    );
+        });
 
     // Scans.
     let scan_get =
@@ -350,6 +362,7 @@ pub fn routes(
         .and_then(|t: String, index: String, p: Params, st: Arc<State>| {
             run(st, "index_lookup", move |st| {
                 let query = index_query(&p)?;
+                let enc = p.encoding()?;
                 let schema = st.store().schema(&t)?;
                 let rk = schema.row_key.as_ref();
                 let rtxn = st.store().begin_read()?;
@@ -359,10 +372,10 @@ pub fn routes(
                     rtxn.multi_get(&t, &keys, &ReadOptions::default())?
                         .into_iter()
                         .flatten()
-                        .map(|r| row_json(&r, rk))
+                        .map(|r| row_json_in(&r, rk, enc))
                         .collect()
                 } else {
-                    page.hits.iter().map(|h| key_json(&h.key, rk)).collect()
+                    page.hits.iter().map(|h| key_json_in(&h.key, rk, enc)).collect()
                 };
                 drop(rtxn);
                 let name = if p.flag("rows")? { "rows" } else { "keys" };
@@ -376,6 +389,7 @@ pub fn routes(
         .and(s())
         .and_then(|t: String, p: Params, st: Arc<State>| {
             run(st, "index_intersect", move |st| {
+                let enc = p.encoding()?;
                 let mut terms = Vec::new();
                 for q in p.all("q") {
                     let mut parts = q.splitn(3, ':');
@@ -385,7 +399,7 @@ pub fn routes(
                             "q {q:?}: expected index:eq|prefix:value"
                         )));
                     };
-                    let value = binary("q", value)?;
+                    let value = binary(enc, "q", value)?;
                     let query = match kind {
                         "eq" => IndexQuery { eq: vec![value], ..IndexQuery::default() },
                         "prefix" => IndexQuery { prefix: Some(value), ..IndexQuery::default() },
@@ -410,8 +424,8 @@ pub fn routes(
                 let schema = st.store().schema(&t)?;
                 let page = st.store().begin_read()?.index_combine(&t, &terms, op, after.as_deref(), limit)?;
                 let keys: Vec<Value> =
-                    page.keys.iter().map(|k| key_json(k, schema.row_key.as_ref())).collect();
-                ok(json!({"keys": keys, "next_cursor": page.next_after.map(|k| wire::encode(&k))}))
+                    page.keys.iter().map(|k| key_json_in(k, schema.row_key.as_ref(), enc)).collect();
+                ok(json!({"keys": keys, "next_cursor": page.next_after.map(|k| enc.encode(&k))}))
             })
         });
 
@@ -425,6 +439,7 @@ pub fn routes(
     let keywords = table().and(warp::path!("keywords")).and(warp::get()).and(params()).and(s()).and_then(
         |t: String, p: Params, st: Arc<State>| {
             run(st, "keywords", move |st| {
+                let enc = p.encoding()?;
                 let user = p.get("user").unwrap_or_default();
                 let terms: Vec<String> = p
                     .all("terms")
@@ -434,7 +449,7 @@ pub fn routes(
                     .map(str::to_owned)
                     .collect();
                 let query = rowsearch_store::KeywordQuery {
-                    partition: binary("user", user)?,
+                    partition: binary(p.encoding()?, "user", user)?,
                     terms,
                     limit: Some(p.number("limit")?.unwrap_or(100).min(st.limits.max_scan_limit)),
                     cursor: p.get("cursor").map(str::to_owned),
@@ -445,7 +460,7 @@ pub fn routes(
                     .hits
                     .iter()
                     .map(|h| {
-                        let mut k = key_json(&h.key, schema.row_key.as_ref());
+                        let mut k = key_json_in(&h.key, schema.row_key.as_ref(), enc);
                         k["date_ms"] = json!(h.date_ms);
                         k
                     })
@@ -526,18 +541,18 @@ struct CellBody {
 }
 
 impl RowBody {
-    fn cells(self) -> Result<Vec<PutCell>, ApiError> {
+    fn cells(self, enc: Encoding) -> Result<Vec<PutCell>, ApiError> {
         if self.cells.is_empty() {
             return Err(ApiError::bad_request("a put needs at least one cell"));
         }
         self.cells
             .into_iter()
-            .map(|c| match Column::parse(&binary("column", &c.column)?) {
+            .map(|c| match Column::parse(&binary(enc, "column", &c.column)?) {
                 Column::Qualifier(family, qualifier) => Ok(PutCell {
                     family,
                     qualifier,
                     timestamp: c.timestamp,
-                    value: binary("value", &c.value)?,
+                    value: binary(enc, "value", &c.value)?,
                 }),
                 Column::Family(f) => {
                     Err(ApiError::bad_request(format!("column {f:?}: a put needs family:qualifier")))
@@ -665,13 +680,14 @@ fn scan(st: &State, table: &str, p: &Params, count: bool) -> Answer {
     let rtxn = st.store().begin_read()?;
     let page = rtxn.scan_page(table, &scan)?;
     drop(rtxn);
-    let rows: Vec<Value> = page.rows.iter().map(|r| row_json(r, schema.row_key.as_ref())).collect();
+    let enc = p.encoding()?;
+    let rows: Vec<Value> = page.rows.iter().map(|r| row_json_in(r, schema.row_key.as_ref(), enc)).collect();
     ok(json!({"rows": rows, "next_cursor": page.next_cursor.map(|c| c.to_token())}))
 }
 
 fn index_query(p: &Params) -> Result<IndexQuery, ApiError> {
     Ok(IndexQuery {
-        eq: p.all("eq").iter().map(|v| binary("eq", v)).collect::<Result<_, _>>()?,
+        eq: p.all("eq").iter().map(|v| binary(p.encoding()?, "eq", v)).collect::<Result<_, _>>()?,
         prefix: p.bytes("prefix")?,
         start: p.bytes("start")?,
         stop: p.bytes("stop")?,
@@ -694,16 +710,16 @@ fn search(st: &State, table: &str, p: &Params) -> Answer {
     }
     let request = SearchRequest {
         query: query.to_owned(),
-        partition: p.get("user").map(|u| binary("user", u)).transpose()?,
+        partition: p.bytes("user")?,
         sort,
         limit: p.number("limit")?,
         offset: p.number("offset")?.unwrap_or(0),
         cursor: p.get("cursor").map(str::to_owned),
-        columns: columns_of(&p.all("columns"))?,
+        columns: columns_of(p.encoding()?, &p.all("columns"))?,
         highlight: p.flag("highlight")?,
     };
     let results = st.searcher.search(table, &request)?;
     st.metrics.stale(results.dropped);
     let schema = st.store().schema(table)?;
-    ok(crate::json::search_json(&results, schema.row_key.as_ref(), request.highlight))
+    ok(crate::json::search_json_in(&results, schema.row_key.as_ref(), request.highlight, p.encoding()?))
 }

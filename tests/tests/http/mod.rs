@@ -93,6 +93,24 @@ fn http_every_endpoint_answers_its_success_path() {
     let (_, row) = s.get_json("/tables/notes/rows/a%00b");
     assert_eq!(row["cells"].as_array().unwrap().len(), 1, "text deleted, tag kept: {row}");
 
+    // The same bytes in base64 and hex (encoding= applies to the whole
+    // request and response).
+    let (status, _) = put(
+        &s,
+        "/tables/notes/rows/zz?encoding=hex",
+        &json!({"cells": [
+        {"column": "6e3a6869", "value": "00ff41", "timestamp": 9}]}),
+    );
+    assert_eq!(status, 200);
+    let (_, row) = s.get_json("/tables/notes/rows/zz?encoding=base64&columns=bjpoaQ==");
+    assert_eq!(row["key"], "eno=");
+    assert_eq!(row["cells"], json!([{"column": "bjpoaQ==", "timestamp": 9, "value": "AP9B"}]), "{row}");
+    let (_, row) = s.get_json("/tables/notes/rows/zz?columns=n:hi");
+    assert_eq!(row["cells"][0]["value"], "\\x00\\xffA");
+    assert_eq!(s.get_json("/tables/notes/rows/zz?encoding=rot13").0, 400);
+    assert_eq!(s.get_json("/tables/notes/scan?encoding=hex&start=zz").0, 400, "zz is not hex");
+    assert_eq!(s.request("DELETE", "/tables/notes/rows/zz", None).0, 204);
+
     // Scans and counts.
     let (_, page) = s.get_json("/tables/notes/scan?limit=2");
     assert_eq!(keys(&page, "rows"), ["a\\x00b", "b"]);
