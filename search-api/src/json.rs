@@ -54,7 +54,7 @@ impl Encoding {
                 base64::engine::general_purpose::STANDARD.decode(text).map_err(|e| e.to_string())
             }
             Encoding::Hex => {
-                if text.len() % 2 != 0 {
+                if !text.len().is_multiple_of(2) {
                     return Err(format!("odd number of hex digits in {text:?}"));
                 }
                 (0..text.len())
