@@ -10,6 +10,7 @@ use std::path::Path;
 use std::time::Instant;
 
 use rowsearch::indexer::SortBy;
+use rowsearch::store::Column;
 use rowsearch::{Rowsearch, SearchRequest};
 
 /// (name, query, user, sort): the same four as the HTTP load test.
@@ -42,12 +43,21 @@ fn main() {
             rs
         }
     };
+    // ROWSEARCH_BENCH_COLUMNS: comma-separated projection (empty: whole rows).
+    let columns: Vec<Column> = std::env::var("ROWSEARCH_BENCH_COLUMNS")
+        .unwrap_or_default()
+        .split(',')
+        .filter(|c| !c.is_empty())
+        .map(|c| Column::parse(c.as_bytes()))
+        .collect();
+    let schema = rs.store().schema("mail").unwrap();
     for (name, query, user, sort) in QUERIES {
         let request = SearchRequest {
             query: query.into(),
             partition: user.map(|u| u.as_bytes().to_vec()),
             sort,
             limit: Some(10),
+            columns: columns.clone(),
             ..SearchRequest::default()
         };
         // Warm up.
@@ -63,11 +73,23 @@ fn main() {
             total = found.total;
         }
         ms.sort_by(f64::total_cmp);
+        // The same plus the response JSON, as the HTTP layer builds it.
+        let mut with_json = Vec::with_capacity(iterations);
+        for _ in 0..iterations {
+            let t = Instant::now();
+            let found = rs.searcher().search("mail", &request).unwrap();
+            let text = rowsearch::json::search_json(&found, schema.row_key.as_ref(), false).to_string();
+            std::hint::black_box(text);
+            with_json.push(t.elapsed().as_secs_f64() * 1e3);
+        }
+        with_json.sort_by(f64::total_cmp);
         println!(
-            "in-process {name}: p50 {:.3} ms, p99 {:.3} ms, {:.0} searches/s (1 thread), {total} matches",
+            "in-process {name}: p50 {:.3} ms, p99 {:.3} ms, {:.0} searches/s (1 thread), {total} matches; \
+             with the response JSON p50 {:.3} ms",
             percentile(&ms, 0.5),
             percentile(&ms, 0.99),
-            1e3 * iterations as f64 / ms.iter().sum::<f64>()
+            1e3 * iterations as f64 / ms.iter().sum::<f64>(),
+            percentile(&with_json, 0.5)
         );
     }
 }
