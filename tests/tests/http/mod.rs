@@ -44,6 +44,20 @@ fn post(server: &Server, path: &str, body: &Value) -> (u16, Value) {
     (status, serde_json::from_str(&text).unwrap_or(Value::Null))
 }
 
+/// Polls `/jobs/{id}` until it leaves queued and running (at most a
+/// minute); returns its last state.
+fn wait_for_job(s: &Server, id: &str) -> Value {
+    let mut state = Value::Null;
+    for _ in 0..1200 {
+        state = s.get_json(&format!("/jobs/{id}")).1;
+        if state["state"] != "running" && state["state"] != "queued" {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    state
+}
+
 fn keys(v: &Value, field: &str) -> Vec<String> {
     v[field].as_array().unwrap().iter().map(|h| h["key"].as_str().unwrap().to_owned()).collect()
 }
@@ -171,15 +185,7 @@ fn http_every_endpoint_answers_its_success_path() {
     // Reindex job, then its progress until done.
     let (status, job) = post(&s, "/tables/mail/reindex?mode=full", &json!({}));
     assert_eq!(status, 202);
-    let id = job["job"].as_str().unwrap();
-    let mut state = Value::Null;
-    for _ in 0..600 {
-        state = s.get_json(&format!("/jobs/{id}")).1;
-        if state["state"] == "done" || state["state"] == "failed" {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
+    let state = wait_for_job(&s, job["job"].as_str().unwrap());
     assert_eq!(state["state"], "done", "{state}");
     assert_eq!(state["report"]["generation"], 2);
     let (_, page) = s.get_json("/tables/mail/search?q=enron&limit=1");
@@ -396,26 +402,11 @@ fn http_32_clients_search_while_an_ingest_and_a_full_reindex_run() {
     assert_eq!(status, 202);
     let out = t.run(&["ingest", mbox.to_str().unwrap(), "--user", "synth"]);
     assert!(out.status.success(), "{}", stderr(&out));
-    let id = job["job"].as_str().unwrap();
-    let mut state = Value::Null;
-    for _ in 0..1200 {
-        state = s.get_json(&format!("/jobs/{id}")).1;
-        if state["state"] != "running" && state["state"] != "queued" {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
+    let state = wait_for_job(&s, job["job"].as_str().unwrap());
     assert_eq!(state["state"], "done", "{state}");
     // And one more generation that surely holds the new mail.
     let (_, job) = post(&s, "/tables/mail/reindex?mode=full", &json!({}));
-    let id = job["job"].as_str().unwrap();
-    for _ in 0..1200 {
-        state = s.get_json(&format!("/jobs/{id}")).1;
-        if state["state"] != "running" && state["state"] != "queued" {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
+    let state = wait_for_job(&s, job["job"].as_str().unwrap());
     assert_eq!(state["state"], "done", "{state}");
     stop.store(true, std::sync::atomic::Ordering::SeqCst);
 
