@@ -13,7 +13,15 @@ pub use commands::run;
 /// rowsearch: an embedded wide-row store (HBase's data model on LMDB), made
 /// searchable by keyword.
 #[derive(Debug, Parser)]
-#[command(name = "rowsearch", version, about, long_about = None)]
+#[command(
+    name = "rowsearch",
+    version,
+    about,
+    long_about = None,
+    after_help = "Start with `rowsearch demo`. Typical use: `rowsearch ingest ~/Maildir`, `rowsearch reindex`, \
+                  `rowsearch serve`, then GET /tables/mail/search?q=... (see README.md and API.md).\n\
+                  Exit status: 0 success, 1 the job found a problem, 2 bad usage or unusable input."
+)]
 pub struct Args {
     /// Data directory of the store.
     #[arg(long, global = true, env = "ROWSEARCH_DATA", default_value = "./rowsearch-data")]
@@ -90,8 +98,9 @@ pub enum IndexCommand {
 /// The commands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Show what works today: create a demo table, write rows in one batch,
-    /// then read them back with gets, prefix scans and cursor paging.
+    /// The whole product on sample data: store tour, the bundled mail
+    /// ingested, the search index built, HTTP served with example curl
+    /// commands (start here).
     Demo {
         /// Rows to write.
         #[arg(long, default_value_t = 1000)]
