@@ -5,6 +5,12 @@
 
 mod cli;
 
+// The server hands every request between a tokio worker and a blocking-pool
+// thread, and frees on one thread what it allocated on another; glibc's
+// malloc spent ~12% of a search's CPU on that (search-api/BENCHMARKS.md).
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use std::process::ExitCode;
 
 use clap::Parser;
