@@ -82,6 +82,7 @@ fn http_every_endpoint_answers_its_success_path() {
     assert_eq!(info["schema"]["families"][0]["name"], "n");
     let (_, mail) = s.get_json("/tables/mail");
     assert_eq!(mail["stats"]["index"]["generation"], 1, "{mail}");
+    assert_eq!(mail["stats"]["rows"], 347, "{mail}");
 
     // Rows: a binary key through percent-encoding.
     let (status, _) = put(
