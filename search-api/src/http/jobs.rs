@@ -46,15 +46,19 @@ pub struct Jobs {
 }
 
 impl Jobs {
-    /// Starts a reindex of `table` on its own thread; returns the job id.
-    /// `on_done` runs after it finishes (for example to drop cached state).
-    pub fn start_reindex(
-        &self,
-        store: Arc<Store>,
-        table: &str,
-        mode: ReindexMode,
-        on_done: impl FnOnce() + Send + 'static,
-    ) -> String {
+    /// Starts a reindex of `table` on its own thread; returns the job id,
+    /// or the id of the job already reindexing that table.
+    ///
+    /// # Errors
+    /// The running job's id when one is queued or running for `table`.
+    pub fn start_reindex(&self, store: Arc<Store>, table: &str, mode: ReindexMode) -> Result<String, String> {
+        let mut jobs = self.jobs.lock().unwrap_or_else(|e| e.into_inner());
+        for (id, job) in jobs.iter() {
+            let job = job.lock().unwrap_or_else(|e| e.into_inner());
+            if job.table == table && matches!(job.state, "queued" | "running") {
+                return Err(id.clone());
+            }
+        }
         let id = format!("j{}", self.next.fetch_add(1, Ordering::Relaxed) + 1);
         let state = Arc::new(Mutex::new(JobState {
             id: id.clone(),
@@ -64,7 +68,8 @@ impl Jobs {
             error: None,
             report: None,
         }));
-        self.jobs.lock().unwrap_or_else(|e| e.into_inner()).insert(id.clone(), Arc::clone(&state));
+        jobs.insert(id.clone(), Arc::clone(&state));
+        drop(jobs);
         let table = table.to_owned();
         std::thread::spawn(move || {
             let set =
@@ -84,9 +89,8 @@ impl Jobs {
                     s.error = Some(e.to_string());
                 }),
             }
-            on_done();
         });
-        id
+        Ok(id)
     }
 
     /// A job's state.

@@ -489,8 +489,14 @@ pub fn routes(
                         format!("table {t:?} has no search section"),
                     ));
                 }
-                let job = st.jobs.start_reindex(Arc::clone(st.store()), &t, mode, || {});
-                Ok(json_reply(&json!({"job": job}), StatusCode::ACCEPTED))
+                match st.jobs.start_reindex(Arc::clone(st.store()), &t, mode) {
+                    Ok(job) => Ok(json_reply(&json!({"job": job}), StatusCode::ACCEPTED)),
+                    Err(running) => Err(ApiError::new(
+                        StatusCode::CONFLICT,
+                        "reindex_running",
+                        format!("job {running} is already reindexing table {t:?}"),
+                    )),
+                }
             })
         },
     );
