@@ -80,6 +80,10 @@ pub struct KeyHits {
     pub keys: Vec<(Vec<u8>, f64)>,
     /// The generation answering.
     pub generation: u64,
+    /// Identifies the commit the search saw (a hash of its segments and
+    /// their deletes): the same in every process, and different after any
+    /// commit, incremental ones included.
+    pub commit: u64,
 }
 
 /// A table's index as readers see it.
@@ -161,6 +165,7 @@ impl Generation {
         let query_text = query;
         let query = self.parse(query, partition)?;
         let searcher = self.reader.searcher();
+        let commit = commit_id(&searcher);
         let limit = limit.max(1);
         let (total, addrs): (usize, Vec<(f64, tantivy::DocAddress)>) = match sort {
             SortBy::Relevance => {
@@ -188,8 +193,17 @@ impl Generation {
         for (score, addr) in addrs {
             keys.push((key_of(&searcher, &self.schema, addr)?, score));
         }
-        Ok(KeyHits { total: total as u64, keys, generation: self.number })
+        Ok(KeyHits { total: total as u64, keys, generation: self.number, commit })
     }
+}
+
+/// A hash of the segments (and their deletes) a searcher sees.
+fn commit_id(searcher: &tantivy::Searcher) -> u64 {
+    let mut text = String::new();
+    for (segment, deletes) in searcher.generation().segments() {
+        text.push_str(&format!("{}:{deletes:?};", segment.uuid_string()));
+    }
+    xxhash_rust::xxh3::xxh3_64(text.as_bytes())
 }
 
 /// A search failure: the query's fault (a field it cannot be used on, such

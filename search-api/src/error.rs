@@ -18,8 +18,8 @@ pub enum Error {
     BadRequest(String),
     /// A search cursor from a generation that no longer serves.
     #[error(
-        "cursor is from index generation {cursor_generation}, which generation {serving} has replaced: \
-         restart the walk without a cursor"
+        "cursor is from index generation {cursor_generation}, and the index has changed since \
+         (generation {serving} serves): restart the walk without a cursor"
     )]
     StaleCursor {
         /// The generation the cursor was made on.

@@ -139,14 +139,14 @@ impl Searcher {
             return Err(Error::BadRequest(format!("limit must be 1..={MAX_LIMIT}, got {limit}")));
         }
         let generation = self.index(table)?.generation()?;
-        let offset = match &request.cursor {
-            None => request.offset,
+        let (offset, cursor) = match &request.cursor {
+            None => (request.offset, None),
             Some(cursor) => {
-                let (cursor_generation, offset) = parse_cursor(cursor)?;
+                let (cursor_generation, commit, offset) = parse_cursor(cursor)?;
                 if cursor_generation != generation.number {
                     return Err(Error::StaleCursor { cursor_generation, serving: generation.number });
                 }
-                offset
+                (offset, Some(commit))
             }
         };
         let found = generation.search_keys(
@@ -156,6 +156,14 @@ impl Searcher {
             offset,
             limit,
         )?;
+        // An incremental reindex changes the hits under the same generation:
+        // offsets would shift, so the walk restarts.
+        if cursor.is_some_and(|c| c != found.commit) {
+            return Err(Error::StaleCursor {
+                cursor_generation: generation.number,
+                serving: generation.number,
+            });
+        }
 
         // The search fields' columns are read too when highlighting, and
         // projected away afterwards.
@@ -233,18 +241,28 @@ impl Searcher {
             took_ms: started.elapsed().as_secs_f64() * 1e3,
             hits,
             next_cursor: (next < found.total as usize)
-                .then(|| format!("{CURSOR_PREFIX}{}.{next}", generation.number)),
+                .then(|| format!("{CURSOR_PREFIX}{}.{:x}.{next}", generation.number, found.commit)),
             dropped,
             generation: generation.number,
         })
     }
 }
 
-fn parse_cursor(cursor: &str) -> Result<(u64, usize)> {
+/// `c1.<generation>.<commit hex>.<offset>`.
+fn parse_cursor(cursor: &str) -> Result<(u64, u64, usize)> {
     let bad = || Error::BadRequest(format!("bad cursor {cursor:?}"));
     let rest = cursor.strip_prefix(CURSOR_PREFIX).ok_or_else(bad)?;
-    let (generation, offset) = rest.split_once('.').ok_or_else(bad)?;
-    Ok((generation.parse().map_err(|_| bad())?, offset.parse().map_err(|_| bad())?))
+    let mut parts = rest.split('.');
+    let (Some(generation), Some(commit), Some(offset), None) =
+        (parts.next(), parts.next(), parts.next(), parts.next())
+    else {
+        return Err(bad());
+    };
+    Ok((
+        generation.parse().map_err(|_| bad())?,
+        u64::from_str_radix(commit, 16).map_err(|_| bad())?,
+        offset.parse().map_err(|_| bad())?,
+    ))
 }
 
 /// The text terms a query looks for (for highlights).

@@ -585,3 +585,34 @@ fn regression_fuzz_queries_that_were_500s() {
     let (status, v) = s.get_json("/tables/mail/search?q=%20%54%4F%20%2D%BF%4E%4F%54%FF%4F%52&sort=newest");
     assert_eq!(status, 200, "{v}");
 }
+
+#[test]
+fn http_search_cursors_refuse_a_changed_index() {
+    let (t, s) = mail_server();
+    let path = "/tables/mail/search?q=enron&user=cash-m&sort=newest&limit=2";
+    let (_, first) = s.get_json(path);
+    let cursor = first["next_cursor"].as_str().unwrap().to_owned();
+    // Same index: the cursor works, also in another server process.
+    assert_eq!(s.get_json(&format!("{path}&cursor={cursor}")).0, 200);
+    let other = t.serve(&["serve"]);
+    assert_eq!(other.get_json(&format!("{path}&cursor={cursor}")).0, 200);
+    drop(other);
+    // An incremental reindex changed the hits: 409, restart the walk.
+    let key = first["hits"][0]["key"].as_str().unwrap();
+    let path_key: String =
+        rowsearch::wire::decode(key).unwrap().iter().map(|b| format!("%{b:02X}")).collect();
+    assert_eq!(s.request("DELETE", &format!("/tables/mail/rows/{path_key}"), None).0, 204);
+    let (status, job) = post(&s, "/tables/mail/reindex?mode=incremental", &json!({}));
+    assert_eq!(status, 202);
+    assert_eq!(wait_for_job(&s, job["job"].as_str().unwrap())["state"], "done");
+    let (status, v) = s.get_json(&format!("{path}&cursor={cursor}"));
+    assert_eq!((status, v["error"]["code"].as_str()), (409, Some("stale_cursor")), "{v}");
+    assert!(v["error"]["message"].as_str().unwrap().contains("restart the walk"));
+    // A full reindex (a new generation) likewise.
+    let (_, fresh) = s.get_json(path);
+    let cursor = fresh["next_cursor"].as_str().unwrap().to_owned();
+    let (_, job) = post(&s, "/tables/mail/reindex?mode=full", &json!({}));
+    assert_eq!(wait_for_job(&s, job["job"].as_str().unwrap())["state"], "done");
+    assert_eq!(s.get_json(&format!("{path}&cursor={cursor}")).0, 409);
+    assert_eq!(s.get_json(&format!("{path}&cursor=c1.1.zz.2")).0, 400, "a malformed cursor");
+}
