@@ -48,10 +48,11 @@ pub fn run(args: Args) -> Result<ExitCode> {
                 serve(store, listen, rowsearch::http::Limits::default(), true)?;
             }
         }
-        Command::Serve { listen, max_body, timeout_ms } => {
+        Command::Serve { listen, max_body, timeout_ms, header_timeout_ms } => {
             let limits = rowsearch::http::Limits {
                 max_body_bytes: *max_body,
                 request_timeout: std::time::Duration::from_millis(*timeout_ms),
+                header_read_timeout: std::time::Duration::from_millis(*header_timeout_ms),
                 ..Default::default()
             };
             drop(out);

@@ -124,6 +124,10 @@ pub enum Command {
         /// Longest a request may run, in milliseconds, before it is answered 503.
         #[arg(long, default_value_t = 30_000)]
         timeout_ms: u64,
+        /// Longest a client may take to send a request's headers, in
+        /// milliseconds, before its connection is closed.
+        #[arg(long, default_value_t = 10_000)]
+        header_timeout_ms: u64,
     },
     /// List tables.
     Tables,

@@ -508,6 +508,32 @@ fn http_a_slow_client_does_not_hold_up_the_others() {
     assert_eq!(rowsearch_tests::parse_response(&response).0, 200);
 }
 
+#[test]
+fn http_a_client_that_never_finishes_its_headers_is_disconnected() {
+    use std::io::{Read, Write};
+    let t = TestDir::new();
+    let s = t.serve(&["serve", "--header-timeout-ms", "300"]);
+    let mut stalled = std::net::TcpStream::connect(&s.addr).unwrap();
+    stalled.write_all(b"GET /health HTTP/1.1\r\nHost: x\r\n").unwrap();
+    // The read ends when the server closes the connection; the socket's own
+    // timeout only bounds a failing test.
+    stalled.set_read_timeout(Some(std::time::Duration::from_secs(20))).unwrap();
+    let started = std::time::Instant::now();
+    let mut buf = Vec::new();
+    let result = stalled.read_to_end(&mut buf);
+    let closed = match &result {
+        Ok(_) => true,
+        Err(e) => e.kind() == std::io::ErrorKind::ConnectionReset,
+    };
+    assert!(closed, "not closed by the server: {result:?} after {:?}", started.elapsed());
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(10),
+        "closed only after {:?}",
+        started.elapsed()
+    );
+    assert_eq!(s.get_json("/health").0, 200, "others are still served");
+}
+
 /// Random query and filter strings (bytes, percent-encoded) never get a
 /// 5xx or break the server. `ROWSEARCH_FUZZ_SECONDS` (default 3).
 #[test]
