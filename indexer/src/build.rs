@@ -278,9 +278,7 @@ impl<'a> Grouper<'a> {
 
     fn flush(&mut self, table: &str, writer: &IndexWriter<CellDoc>) -> Result<u64> {
         let n = self.docs.len() as u64;
-        let mut docs: Vec<(Vec<u8>, CellDoc)> = self.docs.drain().collect();
-        docs.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-        for (_, doc) in docs {
+        for (_, doc) in self.docs.drain() {
             writer.add_document(doc).map_err(tantivy_err(table, "add document"))?;
         }
         self.bytes = 0;
@@ -456,6 +454,22 @@ pub(crate) fn doc_from_cells(schema: &IndexSchema, cells: &[KeywordCell]) -> Opt
 
 const FEED_CHUNK: usize = 50_000;
 
+/// The distinct rows of `table` the change feed names from `from_seq` on,
+/// sorted, and the sequence after the last entry read.
+pub(crate) fn changed_rows(store: &Store, table: &str, from_seq: u64) -> Result<(Vec<Vec<u8>>, u64)> {
+    let mut changed: Vec<Vec<u8>> = Vec::new();
+    let mut next_seq = from_seq;
+    loop {
+        let chunk = store.feed_since(next_seq, FEED_CHUNK)?;
+        let Some(last) = chunk.last() else { break };
+        next_seq = last.seq + 1;
+        changed.extend(chunk.into_iter().filter(|e| e.table == table).map(|e| e.row));
+    }
+    changed.sort_unstable();
+    changed.dedup();
+    Ok((changed, next_seq))
+}
+
 #[allow(clippy::too_many_arguments)]
 fn incremental(
     store: &Store,
@@ -470,19 +484,7 @@ fn incremental(
     // Read the feed before the rows: the rows are then at least as new as
     // the feed entries, so nothing is missed (applying a newer state early
     // is harmless: the next run applies it again).
-    let mut changed: Vec<Vec<u8>> = Vec::new();
-    let mut next_seq = from_seq;
-    loop {
-        let chunk = store.feed_since(next_seq, FEED_CHUNK)?;
-        let Some(last) = chunk.last() else { break };
-        next_seq = last.seq + 1;
-        changed.extend(chunk.into_iter().filter(|e| e.table == table).map(|e| e.row));
-        if next_seq > u64::MAX - 1 {
-            break;
-        }
-    }
-    changed.sort_unstable();
-    changed.dedup();
+    let (changed, next_seq) = changed_rows(store, table, from_seq)?;
 
     register_cells(&index);
     let mut writer = writer(table, &index, options)?;

@@ -7,7 +7,6 @@
 //! search without a restart. Each search holds an `Arc<Generation>`, so a
 //! search in flight during a switch finishes on the generation it began on.
 
-use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
@@ -120,7 +119,7 @@ impl Generation {
     /// # Errors
     /// `Tantivy`, `Corrupted`.
     pub fn next_seq(&self) -> Result<u64> {
-        indexed_next_seq("", &self.index)
+        indexed_next_seq(&self.schema.table, &self.index)
     }
 
     /// Parses `query` (tantivy syntax over the search fields; bare terms
@@ -286,9 +285,4 @@ impl TableIndex {
         }
         Err(last_err.unwrap_or(Error::NoIndex { table: self.dir.table().to_owned() }))
     }
-}
-
-/// The directory of a generation (for messages).
-pub fn generation_path(store: &Store, table: &str, number: u64) -> PathBuf {
-    IndexDir::new(store.path(), table).generation_path(number)
 }

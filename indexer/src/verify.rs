@@ -156,14 +156,8 @@ pub fn verify(store: &Store, table: &str, options: &VerifyOptions) -> Result<Ver
     };
 
     // Rows not yet absorbed.
-    let mut pending: HashSet<Vec<u8>> = HashSet::new();
-    let mut seq = generation.next_seq()?;
-    loop {
-        let chunk = store.feed_since(seq, 50_000)?;
-        let Some(last) = chunk.last() else { break };
-        seq = last.seq + 1;
-        pending.extend(chunk.into_iter().filter(|e| e.table == table).map(|e| e.row));
-    }
+    let pending: HashSet<Vec<u8>> =
+        crate::build::changed_rows(store, table, generation.next_seq()?)?.0.into_iter().collect();
     report.pending = pending.len() as u64;
 
     let modulus = (report.docs / options.sample.max(1)).max(1);

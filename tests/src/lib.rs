@@ -149,24 +149,7 @@ impl Server {
         headers: &[(&str, &str)],
         body: Option<&[u8]>,
     ) -> (u16, Vec<u8>) {
-        use std::io::{Read, Write};
-        let mut stream = std::net::TcpStream::connect(&self.addr).expect("connect");
-        let mut head = format!("{method} {path} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n", self.addr);
-        if !headers.iter().any(|(h, _)| h.eq_ignore_ascii_case("content-type")) && body.is_some() {
-            head.push_str("Content-Type: application/json\r\n");
-        }
-        for (h, v) in headers {
-            head.push_str(&format!("{h}: {v}\r\n"));
-        }
-        head.push_str(&format!("Content-Length: {}\r\n\r\n", body.map_or(0, <[u8]>::len)));
-        stream.write_all(head.as_bytes()).expect("write head");
-        if let Some(body) = body {
-            // The server may answer (413) and close before reading it all.
-            let _ = stream.write_all(body);
-        }
-        let mut response = Vec::new();
-        let _ = stream.read_to_end(&mut response);
-        parse_response(&response)
+        parse_response(&raw_request(&self.addr, method, path, headers, body))
     }
 
     /// Sends SIGTERM and waits for the process; returns its exit status.
@@ -210,13 +193,31 @@ pub fn parse_response(response: &[u8]) -> (u16, Vec<u8>) {
     (status, body)
 }
 
-/// A raw `GET path` on `addr` with `Connection: close`; the whole response.
-pub fn http_get(addr: &str, path: &str) -> Vec<u8> {
+/// One HTTP/1.1 request on `addr` with `Connection: close` (a JSON content
+/// type unless one is given); the whole response, unparsed.
+pub fn raw_request(
+    addr: &str,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: Option<&[u8]>,
+) -> Vec<u8> {
     use std::io::{Read, Write};
     let mut stream = std::net::TcpStream::connect(addr).expect("connect");
-    let request = format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
-    stream.write_all(request.as_bytes()).expect("write");
+    let mut head = format!("{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n");
+    if !headers.iter().any(|(h, _)| h.eq_ignore_ascii_case("content-type")) && body.is_some() {
+        head.push_str("Content-Type: application/json\r\n");
+    }
+    for (h, v) in headers {
+        head.push_str(&format!("{h}: {v}\r\n"));
+    }
+    head.push_str(&format!("Content-Length: {}\r\n\r\n", body.map_or(0, <[u8]>::len)));
+    stream.write_all(head.as_bytes()).expect("write head");
+    if let Some(body) = body {
+        // The server may answer (413) and close before reading it all.
+        let _ = stream.write_all(body);
+    }
     let mut response = Vec::new();
-    stream.read_to_end(&mut response).expect("read");
+    let _ = stream.read_to_end(&mut response);
     response
 }

@@ -402,7 +402,7 @@ fn http_32_clients_search_while_an_ingest_and_a_full_reindex_run() {
                 };
                 loop {
                     let last = stop.load(std::sync::atomic::Ordering::SeqCst);
-                    let response = rowsearch_tests::http_get(&addr, path);
+                    let response = rowsearch_tests::raw_request(&addr, "GET", path, &[], None);
                     let (status, body) = rowsearch_tests::parse_response(&response);
                     let v: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
                     assert_eq!(status, 200, "client {c}: {v}");
