@@ -5,7 +5,8 @@
 //! | `meta`                 | see the `META_*` keys  | format marker, schemas, counters |
 //! | `feed`                 | sequence (u64 BE)      | table name length (u16 BE), table, row key |
 //! | `t/<table>/f/<family>` | cell key (see `key`)   | value bytes                    |
-//! | `t/<table>/i/<index>`  | index entry (see `index`) | expiry (u64 BE)             |
+//! | `t/<table>/i/<index>`  | index entry (see `index`) | expiry (u64 BE; empty: never) |
+//! | `t/<table>/p/<index>`  | pending index entry    | as above                       |
 //! | `t/<table>/k`          | keyword cell (see `keyword`) | positions (LEB128 deltas) |
 
 /// The metadata database.
@@ -34,6 +35,11 @@ pub(crate) fn family_db(table: &str, family: &str) -> String {
 /// The database holding one index of one table.
 pub(crate) fn index_db(table: &str, index: &str) -> String {
     format!("t/{table}/i/{index}")
+}
+
+/// The database buffering an index's recent entries.
+pub(crate) fn pending_index_db(table: &str, index: &str) -> String {
+    format!("t/{table}/p/{index}")
 }
 
 /// The database holding a table's keyword rows.

@@ -1,7 +1,9 @@
 //! Secondary indexes: declared per table over one or more columns, kept in
 //! the same write transaction as the rows they index.
 //!
-//! An index is its own LMDB database, `t/<table>/i/<index>`. An entry is
+//! An index is two LMDB databases: the merged entries, `t/<table>/i/<index>`,
+//! and a small buffer of recent ones, `t/<table>/p/<index>` (see "Pending
+//! entries" below). An entry is
 //!
 //! ```text
 //! region (u16, BE) | esc(value 1) 00 01 | ... | esc(value n) 00 01 | esc(row key) 00 01
@@ -10,15 +12,32 @@
 //! with the values of the newest live version of each indexed column and the
 //! (unsalted) row key, escaped as in cell keys so entries sort by values, then
 //! row key. Its value is the entry's expiry (u64 BE, ms; `u64::MAX` without
-//! TTL): the earliest time one of its cells passes its family's TTL. A row
-//! that lacks one of the columns has no entry. The region prefix keeps a
-//! region's entries with the region; a lookup merges the regions.
+//! TTL, stored as an empty value): the earliest time one of its cells passes
+//! its family's TTL. A row that lacks one of the columns has no entry. The
+//! region prefix keeps a region's entries with the region; a lookup merges
+//! the regions.
+//!
+//! # Pending entries
+//!
+//! Entries sort by value, so the rows of one write batch land all over a
+//! large index: a batch of 10,000 rows dirties ~10,000 of its B-tree pages,
+//! and LMDB copies and writes back every page a transaction touches. New
+//! entries therefore go to the pending database, which stays small (its
+//! pages are few and hot), and are merged into the main one in key order
+//! once the buffer holds more than [`PENDING_MIN`] entries (configurable) and an eighth of
+//! the main database: one merge touches each main page once for many
+//! entries. Both databases are written in the row's transaction and read
+//! together by every lookup, so an index still never disagrees with the
+//! data. A live entry is in exactly one of them; deletes and replacements
+//! go to the one holding it. Only an expired entry left in the main
+//! database (removed by compaction or overwritten by the merge) can share
+//! its key with a pending one, and lookups skip expired entries.
 
 use std::collections::BinaryHeap;
 use std::ops::Bound;
 use std::sync::Arc;
 
-use heed::RoTxn;
+use heed::{RoTxn, RwTxn};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, ErrorKind, Result};
@@ -120,6 +139,8 @@ pub(crate) struct IndexHandle {
     pub schema: IndexSchema,
     pub db_name: String,
     pub db: BytesDb,
+    /// The pending entries (see the module documentation).
+    pub pending: BytesDb,
     /// The indexed columns, resolved.
     pub columns: Vec<(Arc<FamilyHandle>, Vec<u8>)>,
 }
@@ -133,6 +154,18 @@ use crate::key::push_escaped;
 pub(crate) fn entry_expiry(value: &[u8]) -> u64 {
     value.try_into().map(u64::from_be_bytes).unwrap_or(u64::MAX)
 }
+
+/// Writes entry `key` expiring at `expiry` into `db` (an empty value for
+/// never, so entries without TTL take 8 bytes less).
+fn put_entry(wtxn: &mut RwTxn, db: &BytesDb, key: &[u8], expiry: u64) -> Result<()> {
+    let bytes = expiry.to_be_bytes();
+    let value: &[u8] = if expiry == u64::MAX { &[] } else { &bytes };
+    db.put(wtxn, key, value).map_err(|e| Error::lmdb("index put", e))
+}
+
+/// Default fewest pending entries of an index before a merge
+/// ([`crate::StoreBuilder::index_buffer_entries`]).
+pub(crate) const PENDING_MIN: u64 = 16_384;
 
 /// One region's LMDB bounds for entry tails `[lo, hi)` (`hi` `None`: to
 /// the region's end).
@@ -153,6 +186,88 @@ pub(crate) fn region_of(splits: &[Vec<u8>], stored: &[u8]) -> u16 {
 }
 
 impl IndexHandle {
+    /// The main and the pending database, the order lookups read them in.
+    pub fn dbs(&self) -> [&BytesDb; 2] {
+        [&self.db, &self.pending]
+    }
+
+    /// Removes every entry.
+    pub fn clear(&self, wtxn: &mut RwTxn) -> Result<()> {
+        for db in self.dbs() {
+            db.clear(wtxn).map_err(|e| Error::lmdb("clear index", e))?;
+        }
+        Ok(())
+    }
+
+    /// Writes a new entry (its key is in neither database, or only as an
+    /// expired entry of the main one): it goes to the pending database.
+    pub fn insert(&self, wtxn: &mut RwTxn, key: &[u8], expiry: u64) -> Result<()> {
+        put_entry(wtxn, &self.pending, key, expiry)
+    }
+
+    /// Writes a new expiry for an existing entry, where the entry is.
+    pub fn replace(&self, wtxn: &mut RwTxn, key: &[u8], expiry: u64) -> Result<()> {
+        let pending = self.pending.get(wtxn, key).map_err(|e| Error::lmdb("index read", e))?.is_some();
+        put_entry(wtxn, if pending { &self.pending } else { &self.db }, key, expiry)
+    }
+
+    /// Removes an entry from whichever database holds it.
+    pub fn remove(&self, wtxn: &mut RwTxn, key: &[u8]) -> Result<()> {
+        if !self.pending.delete(wtxn, key).map_err(|e| Error::lmdb("index delete", e))? {
+            self.db.delete(wtxn, key).map_err(|e| Error::lmdb("index delete", e))?;
+        }
+        Ok(())
+    }
+
+    /// Writes an entry straight into the main database (building an index,
+    /// where entries arrive in bulk anyway).
+    pub fn build_put(&self, wtxn: &mut RwTxn, key: &[u8], expiry: u64) -> Result<()> {
+        put_entry(wtxn, &self.db, key, expiry)
+    }
+
+    /// Merges the pending entries into the main database when there are
+    /// more than `min` of them and more than an eighth of the main ones;
+    /// always with `min` `None`. Returns how many moved.
+    pub fn merge_pending(&self, wtxn: &mut RwTxn, min: Option<u64>) -> Result<u64> {
+        let stat = |db: &BytesDb, wtxn: &RwTxn| -> Result<u64> {
+            Ok(db.stat(wtxn).map_err(|e| Error::lmdb("index stat", e))?.entries as u64)
+        };
+        let pending = stat(&self.pending, wtxn)?;
+        let due = match min {
+            None => pending > 0,
+            Some(min) => pending > min && pending > stat(&self.db, wtxn)? / 8,
+        };
+        if !due {
+            return Ok(0);
+        }
+        // In chunks, so memory stays bounded; the buffer is emptied at the end.
+        const CHUNK: usize = 8192;
+        let mut chunk: Vec<(Vec<u8>, Vec<u8>)> = Vec::with_capacity(CHUNK);
+        let mut after: Option<Vec<u8>> = None;
+        loop {
+            chunk.clear();
+            let lower = after.as_deref().map_or(Bound::Unbounded, Bound::Excluded);
+            for item in self
+                .pending
+                .range(wtxn, &(lower, Bound::Unbounded))
+                .map_err(|e| Error::lmdb("index merge", e))?
+                .take(CHUNK)
+            {
+                let (k, v) = item.map_err(|e| Error::lmdb("index merge", e))?;
+                chunk.push((k.to_vec(), v.to_vec()));
+            }
+            for (k, v) in &chunk {
+                self.db.put(wtxn, k, v).map_err(|e| Error::lmdb("index merge", e))?;
+            }
+            match chunk.pop() {
+                Some((last, _)) if chunk.len() + 1 == CHUNK => after = Some(last),
+                _ => break,
+            }
+        }
+        self.pending.clear(wtxn).map_err(|e| Error::lmdb("index merge", e))?;
+        Ok(pending)
+    }
+
     /// The entry of `row` (unsalted key; `stored` its stored key) in this
     /// index as the data in `txn` stands, or `None` when it lacks a column.
     pub fn entry(
@@ -419,8 +534,11 @@ pub(crate) fn lookup(
         let (lower, upper) = region_bounds(region, &lo, hi.as_deref());
         let range =
             (Bound::Included(lower.as_slice()), upper.as_deref().map_or(Bound::Unbounded, Bound::Excluded));
-        iters.push(index.db.range(txn, &range).map_err(|e| Error::lmdb("index lookup", e))?);
+        for db in index.dbs() {
+            iters.push(db.range(txn, &range).map_err(|e| Error::lmdb("index lookup", e))?);
+        }
     }
+    let sources = iters.len();
     let mut heap = BinaryHeap::new();
     let mut pull = |i: usize, heap: &mut BinaryHeap<Head>| -> Result<()> {
         for item in iters[i].by_ref() {
@@ -433,7 +551,7 @@ pub(crate) fn lookup(
         }
         Ok(())
     };
-    for i in 0..regions.len() {
+    for i in 0..sources {
         pull(i, &mut heap)?;
     }
     let limit = query.limit.unwrap_or(usize::MAX);
@@ -499,7 +617,9 @@ pub(crate) enum KeyStream<'t> {
     /// range.
     Live {
         txn: &'t RoTxn<'t>,
-        db: &'t BytesDb,
+        /// The databases read (an index's main and pending ones), each over
+        /// every prefix.
+        dbs: Vec<&'t BytesDb>,
         db_name: &'t str,
         /// Every range's key prefix; the key after it is the stream's tail.
         prefixes: Vec<Vec<u8>>,
@@ -555,13 +675,13 @@ impl<'t> KeyStream<'t> {
                 prefix
             })
             .collect();
-        KeyStream::live(txn, &index.db, &index.db_name, prefixes, Tail::EscapedRow, now_ms)
+        KeyStream::live(txn, index.dbs().to_vec(), &index.db_name, prefixes, Tail::EscapedRow, now_ms)
     }
 
     /// A stream over the tails of every key starting with one of `prefixes`.
     pub fn live(
         txn: &'t RoTxn<'t>,
-        db: &'t BytesDb,
+        dbs: Vec<&'t BytesDb>,
         db_name: &'t str,
         prefixes: Vec<Vec<u8>>,
         tail: Tail,
@@ -569,7 +689,7 @@ impl<'t> KeyStream<'t> {
     ) -> Result<KeyStream<'t>> {
         let mut stream = KeyStream::Live {
             txn,
-            db,
+            dbs,
             db_name,
             prefixes,
             tail,
@@ -602,22 +722,25 @@ impl<'t> KeyStream<'t> {
                 *at = (*at).max(keys.partition_point(|k| k.as_slice() < target));
                 Ok(())
             }
-            KeyStream::Live { txn, db, prefixes, tail, heap, iters, .. } => {
+            KeyStream::Live { txn, dbs, prefixes, tail, heap, iters, .. } => {
                 heap.clear();
                 iters.clear();
-                for prefix in prefixes.iter() {
-                    let mut lower = prefix.clone();
-                    match tail {
-                        Tail::EscapedRow if !target.is_empty() => push_escaped(&mut lower, target),
-                        Tail::EscapedRow => {}
-                        Tail::Raw => lower.extend_from_slice(target),
+                // Range `source` reads prefix `source % prefixes.len()`.
+                for db in dbs.iter() {
+                    for prefix in prefixes.iter() {
+                        let mut lower = prefix.clone();
+                        match tail {
+                            Tail::EscapedRow if !target.is_empty() => push_escaped(&mut lower, target),
+                            Tail::EscapedRow => {}
+                            Tail::Raw => lower.extend_from_slice(target),
+                        }
+                        let upper = key::prefix_successor(prefix);
+                        let range = (
+                            Bound::Included(lower.as_slice()),
+                            upper.as_deref().map_or(Bound::Unbounded, Bound::Excluded),
+                        );
+                        iters.push(db.range(txn, &range).map_err(|e| Error::lmdb("lookup", e))?);
                     }
-                    let upper = key::prefix_successor(prefix);
-                    let range = (
-                        Bound::Included(lower.as_slice()),
-                        upper.as_deref().map_or(Bound::Unbounded, Bound::Excluded),
-                    );
-                    iters.push(db.range(txn, &range).map_err(|e| Error::lmdb("lookup", e))?);
                 }
                 for source in 0..iters.len() {
                     self.refill(source)?;
@@ -632,7 +755,7 @@ impl<'t> KeyStream<'t> {
         let KeyStream::Live { db_name, prefixes, tail, heap, iters, now_ms, read, .. } = self else {
             return Ok(());
         };
-        let skip = prefixes[source].len();
+        let skip = prefixes[source % prefixes.len()].len();
         for item in iters[source].by_ref() {
             let (k, v) = item.map_err(|e| Error::lmdb("lookup", e))?;
             *read += 1;

@@ -522,7 +522,7 @@ pub(crate) fn lookup(
                 p
             })
             .collect();
-        streams.push(KeyStream::live(txn, &search.db, &search.db_name, prefixes, Tail::Raw, 0)?);
+        streams.push(KeyStream::live(txn, vec![&search.db], &search.db_name, prefixes, Tail::Raw, 0)?);
     }
     let after = query.cursor.as_deref().map(decode_cursor).transpose()?;
     let page = crate::index::combine(streams, SetOp::Intersect, after.as_deref(), query.limit)?;

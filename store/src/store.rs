@@ -45,6 +45,7 @@ pub struct StoreBuilder {
     max_readers: u32,
     clock: Arc<dyn Clock>,
     analyzer: Option<Arc<dyn Analyzer>>,
+    index_buffer_entries: u64,
 }
 
 impl Default for StoreBuilder {
@@ -55,6 +56,7 @@ impl Default for StoreBuilder {
             max_readers: 512,
             clock: Arc::new(SystemClock),
             analyzer: None,
+            index_buffer_entries: crate::index::PENDING_MIN,
         }
     }
 }
@@ -90,6 +92,16 @@ impl StoreBuilder {
     /// to a table with a `search` section fail with `NoAnalyzer`.
     pub fn analyzer(mut self, analyzer: Arc<dyn Analyzer>) -> StoreBuilder {
         self.analyzer = Some(analyzer);
+        self
+    }
+
+    /// Fewest new entries a secondary index buffers before merging them
+    /// into its main B-tree (default 16,384; the buffer also grows to an
+    /// eighth of the index). Larger buffers make random-order index writes
+    /// cheaper and merges rarer but longer; 0 merges on every write. See
+    /// "Pending entries" in `store/FORMAT.md`.
+    pub fn index_buffer_entries(mut self, entries: u64) -> StoreBuilder {
+        self.index_buffer_entries = entries;
         self
     }
 
@@ -297,6 +309,7 @@ pub struct Store {
     clock: Arc<dyn Clock>,
     analyzer: Option<Arc<dyn Analyzer>>,
     max_dbs: u32,
+    index_buffer_entries: u64,
     /// Serialises writers, so schema changes and data writes never interleave.
     write_lock: Mutex<()>,
     /// Held shared by every open transaction of this process and exclusively
@@ -446,6 +459,7 @@ impl Store {
             clock: options.clock,
             analyzer: options.analyzer,
             max_dbs: options.max_dbs,
+            index_buffer_entries: options.index_buffer_entries,
             write_lock: Mutex::new(()),
             resize_lock: RwLock::new(()),
             poisoned: AtomicBool::new(false),
@@ -536,7 +550,7 @@ impl Store {
                 family.db.clear(wtxn).map_err(|e| Error::lmdb("clear family", e))?;
             }
             for index in &handle.indexes {
-                index.db.clear(wtxn).map_err(|e| Error::lmdb("clear index", e))?;
+                index.clear(wtxn)?;
             }
             if let Some(search) = &handle.search {
                 search.db.clear(wtxn).map_err(|e| Error::lmdb("clear keyword rows", e))?;
@@ -625,7 +639,7 @@ impl Store {
                 }
             }
             let after = index_entries(wtxn, &indexed, &existed, Some(&puts_only), now_ms)?;
-            update_indexes(wtxn, &indexed, &before, &after)?;
+            update_indexes(wtxn, &indexed, &before, &after, self.index_buffer_entries)?;
             let keywords_after = self.keyword_entries(wtxn, &indexed, &existed, Some(&puts_only), now_ms)?;
             keyword::update(
                 wtxn,
@@ -820,20 +834,24 @@ impl Store {
                     report.cells_purged += dead.len() as u64;
                 }
             }
-            // Index entries whose cells expired.
+            // Index entries whose cells expired; then the pending entries
+            // are merged, so a compacted index is one database again.
             for handle in &handles {
                 for index in &handle.indexes {
-                    let mut dead = Vec::new();
-                    for item in index.db.iter(wtxn).map_err(|e| Error::lmdb("compact index", e))? {
-                        let (k, v) = item.map_err(|e| Error::lmdb("compact index", e))?;
-                        let expiry = crate::index::entry_expiry(v);
-                        if expiry <= now_ms {
-                            dead.push(k.to_vec());
+                    for db in index.dbs() {
+                        let mut dead = Vec::new();
+                        for item in db.iter(wtxn).map_err(|e| Error::lmdb("compact index", e))? {
+                            let (k, v) = item.map_err(|e| Error::lmdb("compact index", e))?;
+                            let expiry = crate::index::entry_expiry(v);
+                            if expiry <= now_ms {
+                                dead.push(k.to_vec());
+                            }
+                        }
+                        for k in &dead {
+                            db.delete(wtxn, k).map_err(|e| Error::lmdb("compact index", e))?;
                         }
                     }
-                    for k in &dead {
-                        index.db.delete(wtxn, k).map_err(|e| Error::lmdb("compact index", e))?;
-                    }
+                    index.merge_pending(wtxn, None)?;
                 }
             }
             report.rows_touched = touched.len() as u64;
@@ -969,8 +987,7 @@ impl Store {
         let mut schema = old.schema.clone();
         schema.indexes.retain(|i| i.name != index);
         self.replace_schema(table, schema, |wtxn, _| {
-            let db = old.index(index)?;
-            db.db.clear(wtxn).map_err(|e| Error::lmdb("clear index", e))
+            old.index(index)?.clear(wtxn)
         })?;
         Ok(())
     }
@@ -1299,7 +1316,7 @@ fn build_index(
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<()> {
     let index = table.index(name)?;
-    index.db.clear(wtxn).map_err(|e| Error::lmdb("clear index", e))?;
+    index.clear(wtxn)?;
     // Rows come from the families the index reads (a row without cells
     // there has no entry), in chunks so memory stays bounded; a row in
     // several of them is indexed again, to the same entry.
@@ -1336,10 +1353,7 @@ fn build_index(
                 let stored = key::unescape(row_esc);
                 let row = if salted { stored.get(1..).unwrap_or_default() } else { &stored[..] };
                 if let Some((k, expiry)) = index.entry(wtxn, table, row, &stored, now_ms)? {
-                    index
-                        .db
-                        .put(wtxn, &k, &expiry.to_be_bytes())
-                        .map_err(|e| Error::lmdb("index build", e))?;
+                    index.build_put(wtxn, &k, expiry)?;
                 }
             }
             progress(done.min(total), total);
@@ -1349,40 +1363,67 @@ fn build_index(
     Ok(())
 }
 
-/// Replaces entries that changed.
+/// What a write does to one index entry.
+enum Change {
+    Remove,
+    Insert(u64),
+    Replace(u64),
+}
+
+/// An entry key and its change.
+type EntryChange<'a> = (&'a [u8], Change);
+
+/// Replaces entries that changed, then merges pending entries where the
+/// buffer has grown (see the `index` module).
 fn update_indexes(
     wtxn: &mut RwTxn,
     rows: &[(&TableHandle, &[u8])],
     before: &[Vec<Option<Entry>>],
     after: &[Vec<Option<Entry>>],
+    buffer_entries: u64,
 ) -> Result<()> {
-    // Changes gathered and applied in key order per index: neighbouring
+    // Changes gathered per index and applied in key order: neighbouring
     // B-tree writes touch the same pages.
-    let mut changes: Vec<(&IndexHandle, &[u8], Option<u64>)> = Vec::new();
+    let mut changes: Vec<(&IndexHandle, Vec<EntryChange<'_>>)> = Vec::new();
     for (((table, _), old), new) in rows.iter().zip(before).zip(after) {
         for ((index, old), new) in table.indexes.iter().zip(old).zip(new) {
             if old == new {
                 continue;
             }
+            let at = match changes.iter().position(|(i, _)| std::ptr::eq(*i, index)) {
+                Some(at) => at,
+                None => {
+                    changes.push((index, Vec::new()));
+                    changes.len() - 1
+                }
+            };
+            let list = &mut changes[at].1;
             match (old, new) {
-                // Same values, new expiry: the put replaces the entry.
-                (Some((k_old, _)), Some((k_new, _))) if k_old == k_new => {}
-                (Some((k, _)), _) => changes.push((index, k, None)),
-                (None, _) => {}
-            }
-            if let Some((k, expiry)) = new {
-                changes.push((index, k, Some(*expiry)));
+                // Same values, new expiry.
+                (Some((k_old, _)), Some((k_new, expiry))) if k_old == k_new => {
+                    list.push((k_new, Change::Replace(*expiry)));
+                }
+                (old, new) => {
+                    if let Some((k, _)) = old {
+                        list.push((k, Change::Remove));
+                    }
+                    if let Some((k, expiry)) = new {
+                        list.push((k, Change::Insert(*expiry)));
+                    }
+                }
             }
         }
     }
-    changes.sort_unstable_by(|a, b| (a.0.db_name.as_str(), a.1).cmp(&(b.0.db_name.as_str(), b.1)));
-    for (index, k, expiry) in changes {
-        match expiry {
-            None => index.db.delete(wtxn, k).map(drop).map_err(|e| Error::lmdb("index delete", e))?,
-            Some(expiry) => {
-                index.db.put(wtxn, k, &expiry.to_be_bytes()).map_err(|e| Error::lmdb("index put", e))?
+    for (index, mut list) in changes {
+        list.sort_unstable_by(|a, b| a.0.cmp(b.0));
+        for (k, change) in list {
+            match change {
+                Change::Remove => index.remove(wtxn, k)?,
+                Change::Insert(expiry) => index.insert(wtxn, k, expiry)?,
+                Change::Replace(expiry) => index.replace(wtxn, k, expiry)?,
             }
         }
+        index.merge_pending(wtxn, Some(buffer_entries))?;
     }
     Ok(())
 }
@@ -1430,6 +1471,11 @@ fn open_table(
             heed::Error::Mdb(MdbError::DbsFull) => ErrorKind::TooManyDatabases { max_dbs }.into(),
             other => Error::lmdb("create index database", other),
         })?;
+        let pending: BytesDb =
+            env.create_database(wtxn, Some(&dbs::pending_index_db(name, &index.name))).map_err(|e| match e {
+                heed::Error::Mdb(MdbError::DbsFull) => ErrorKind::TooManyDatabases { max_dbs }.into(),
+                other => Error::lmdb("create index database", other),
+            })?;
         let invalid =
             |reason: String| -> Error { ErrorKind::InvalidSchema { table: name.to_owned(), reason }.into() };
         let mut columns = Vec::new();
@@ -1440,7 +1486,7 @@ fn open_table(
                 .ok_or_else(|| invalid(format!("index {:?}: unknown family {family:?}", index.name)))?;
             columns.push((handle.clone(), qualifier));
         }
-        indexes.push(IndexHandle { schema: index.clone(), db_name, db, columns });
+        indexes.push(IndexHandle { schema: index.clone(), db_name, db, pending, columns });
     }
     let search = match &schema.search {
         None => None,

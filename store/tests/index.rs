@@ -139,28 +139,38 @@ fn verify_finds_entries_removed_or_added_behind_the_index() {
         }
         assert!(store.verify_index("t", "by_x").unwrap().is_clean());
     }
-    // Behind the store's back: remove row 2's entry, add one for no row.
-    {
+    // Behind the store's back: remove row 2's entry (new entries wait in
+    // the pending database), add one for no row in the main database, and
+    // copy row 3's live entry there too (a key in both is one too many).
+    let tampered = {
         let mut options = heed::EnvOpenOptions::new();
         options.max_dbs(64).map_size(1 << 30);
         #[allow(unsafe_code)]
         // SAFETY: the store is closed; nothing else has the environment open.
         let env = unsafe { options.open(dir.path()) }.unwrap();
         let mut wtxn = env.write_txn().unwrap();
-        let db: heed::Database<heed::types::Bytes, heed::types::Bytes> =
-            env.open_database(&wtxn, Some("t/t/i/by_x")).unwrap().unwrap();
-        let entries: Vec<Vec<u8>> = db.iter(&wtxn).unwrap().map(|e| e.unwrap().0.to_vec()).collect();
+        let open = |name: &str| -> heed::Database<heed::types::Bytes, heed::types::Bytes> {
+            env.open_database(&wtxn, Some(name)).unwrap().unwrap()
+        };
+        let (main, pending) = (open("t/t/i/by_x"), open("t/t/p/by_x"));
+        assert_eq!(main.len(&wtxn).unwrap(), 0, "five entries stay below the merge threshold");
+        let entries: Vec<Vec<u8>> = pending.iter(&wtxn).unwrap().map(|e| e.unwrap().0.to_vec()).collect();
         assert_eq!(entries.len(), 5);
-        db.delete(&mut wtxn, &entries[2]).unwrap();
+        pending.delete(&mut wtxn, &entries[2]).unwrap();
         let mut bogus = entries[4].clone();
         bogus.splice(2..4, *b"zz");
-        db.put(&mut wtxn, &bogus, &u64::MAX.to_be_bytes()).unwrap();
+        main.put(&mut wtxn, &bogus, &[]).unwrap();
+        main.put(&mut wtxn, &entries[3], &[]).unwrap();
         wtxn.commit().unwrap();
-    }
+        let mut tampered = vec![entries[3].clone(), bogus];
+        tampered.sort();
+        tampered
+    };
     let store = Store::open(dir.path()).unwrap();
     let report = store.verify_index("t", "by_x").unwrap();
-    assert_eq!((report.missing_count, report.extra_count), (1, 1), "{report:?}");
+    assert_eq!((report.missing_count, report.extra_count), (1, 2), "{report:?}");
     assert_eq!(report.missing, vec![key(2)]);
+    assert_eq!(report.extra, tampered);
     // Rebuilding repairs it.
     let mut calls = Vec::new();
     store.rebuild_index("t", "by_x", &mut |done, total| calls.push((done, total))).unwrap();

@@ -256,9 +256,16 @@ fn assert_same_state(store: &Store, model: &Model, now: u64) {
     assert_eq!(store.next_seq().expect("next seq"), model.next_seq);
 }
 
-fn open(dir: &std::path::Path, clock: &ManualClock) -> Store {
+/// `buffer`: the indexes' pending-entry buffer; small ones make most writes
+/// merge it, so the merge path runs with entries in both databases.
+fn open(dir: &std::path::Path, clock: &ManualClock, buffer: u64) -> Store {
     // A tiny initial map so the map-growth path runs in most cases.
-    Store::builder().map_size_bytes(64 * 1024).clock(Arc::new(clock.clone())).open(dir).expect("open store")
+    Store::builder()
+        .map_size_bytes(64 * 1024)
+        .index_buffer_entries(buffer)
+        .clock(Arc::new(clock.clone()))
+        .open(dir)
+        .expect("open store")
 }
 
 /// Keeps only the column selections naming a family of `table`.
@@ -274,10 +281,10 @@ fn fit_scan(table: &str, mut scan: Scan) -> Scan {
     scan
 }
 
-fn run(ops: Vec<Op>) {
+fn run(ops: Vec<Op>, buffer: u64) {
     let dir = tempfile::tempdir().expect("tempdir");
     let clock = ManualClock::new(START_MS);
-    let mut store = open(dir.path(), &clock);
+    let mut store = open(dir.path(), &clock, buffer);
     let mut model = Model::new();
     for (name, schema) in tables() {
         assert!(store.create_table(name, &schema).expect("create"));
@@ -382,14 +389,14 @@ fn run(ops: Vec<Op>) {
             }
             Op::Reopen => {
                 drop(store);
-                store = open(dir.path(), &clock);
+                store = open(dir.path(), &clock, buffer);
             }
             Op::AdvanceClock(ms) => clock.advance_ms(ms),
         }
         assert_same_state(&store, &model, clock.now_ms_for_test());
     }
     drop(store);
-    let store = open(dir.path(), &clock);
+    let store = open(dir.path(), &clock, buffer);
     assert_same_state(&store, &model, clock.now_ms_for_test());
 }
 
@@ -410,7 +417,10 @@ proptest! {
     })]
 
     #[test]
-    fn store_agrees_with_model(ops in prop::collection::vec(op(), 1..40)) {
-        run(ops);
+    fn store_agrees_with_model(
+        ops in prop::collection::vec(op(), 1..40),
+        buffer in prop_oneof![Just(0u64), 1u64..8, Just(16_384)],
+    ) {
+        run(ops, buffer);
     }
 }
