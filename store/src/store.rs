@@ -602,7 +602,18 @@ impl Store {
         let indexed: Vec<(&TableHandle, &[u8])> =
             touched.iter().map(|(t, r)| (&*handles[*t], *r)).filter(|(h, _)| h.is_derived()).collect();
         // For each of them, the cells put when the batch only puts into it.
-        let puts_only: Vec<Option<Vec<&PutCell>>> = {
+        let puts_only: Vec<Option<Vec<&PutCell>>> = if touched.len() == batch.mutations.len() {
+            // One mutation per row, in order (bulk loads): no lookup needed.
+            batch
+                .mutations
+                .iter()
+                .filter(|m| handles[m.table()].is_derived())
+                .map(|m| match m {
+                    Mutation::Put { cells, .. } => Some(cells.iter().collect()),
+                    Mutation::Delete { .. } => None,
+                })
+                .collect()
+        } else {
             let position: HashMap<(&str, &[u8]), usize> =
                 indexed.iter().enumerate().map(|(i, (h, r))| ((h.name.as_str(), *r), i)).collect();
             let mut out: Vec<Option<Vec<&PutCell>>> = vec![Some(Vec::new()); indexed.len()];
