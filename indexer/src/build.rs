@@ -1,14 +1,19 @@
 //! Reindexing: full builds of a new generation from the keyword rows, and
 //! incremental updates of the serving generation from the change feed.
 //!
-//! Full: one store snapshot is read end to end. Keyword cells come in key
+//! Full: the keyword rows are read in ranges of whole partitions cut where
+//! the table's region splits cut its rows (for the mail table, whose
+//! partition leads the row key, one range per region), by up to `threads`
+//! readers at once, each in its own snapshot. Keyword cells come in key
 //! order (partition, field, term, date, row), so each partition's cells are
 //! grouped by row in memory and its documents handed to tantivy when the
 //! partition ends; tantivy's indexing threads build segments meanwhile. A
-//! partition larger than the grouping budget is re-read in slices by a
-//! hash of the row key. The commit records the feed sequence the snapshot
-//! reached; the generation is checked (one document per row with cells)
-//! and only then does the pointer switch.
+//! partition larger than a reader's share of the grouping budget is re-read
+//! in slices by a hash of the row key. The commit records the oldest
+//! reader snapshot's feed sequence (the next incremental run re-applies
+//! what later snapshots already held, which changes nothing); the
+//! generation is checked (one document per row with cells) and only then
+//! does the pointer switch.
 //!
 //! Incremental: the feed since the recorded sequence names the rows that
 //! changed; each is deleted by key and, if it still has keyword cells,
@@ -18,6 +23,7 @@
 //! loses nothing and applying the same rows twice changes nothing.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::Instant;
 
 use rowsearch_store::{KeywordCell, Store};
@@ -113,6 +119,13 @@ pub struct ReindexReport {
     pub rows_removed: u64,
     /// Keyword cells read (full).
     pub cells_read: u64,
+    /// Full: the ranges of whole partitions the keyword rows were read in,
+    /// cut where the region splits cut the rows (for the mail table, one
+    /// per region holding mail), and the threads that read them at once.
+    /// Zero for an incremental run.
+    pub ranges: usize,
+    /// See `ranges`.
+    pub readers: usize,
     /// The first feed sequence not yet in the index, afterwards.
     pub next_seq: u64,
     /// Feed entries trimmed because every index has absorbed them.
@@ -130,8 +143,13 @@ impl ReindexReport {
     pub fn summary(&self) -> String {
         let mode = if self.mode == ReindexMode::Full { "full" } else { "incremental" };
         let rate = if self.seconds > 0.0 { self.rows_indexed as f64 / self.seconds } else { 0.0 };
+        let read = if self.mode == ReindexMode::Full {
+            format!(" (keyword rows read in {} ranges on {} threads)", self.ranges, self.readers)
+        } else {
+            String::new()
+        };
         format!(
-            "reindex {mode} of {:?}: generation {}, {} docs, {} rows indexed, {} removed, {:.1} MB, {:.2}s ({:.0} rows/s)",
+            "reindex {mode} of {:?}: generation {}, {} docs, {} rows indexed, {} removed, {:.1} MB, {:.2}s ({:.0} rows/s){read}",
             self.table,
             self.generation,
             self.docs,
@@ -294,6 +312,103 @@ fn slice_of(key: &[u8], modulus: u64) -> u64 {
     xxhash_rust::xxh3::xxh3_64(key) % modulus
 }
 
+/// What the readers of a full build share.
+struct Readers<'a> {
+    store: &'a Store,
+    table: &'a str,
+    schema: &'a IndexSchema,
+    writer: &'a IndexWriter<CellDoc>,
+    /// Partition ranges `[from, to)`, taken in order by whichever reader is
+    /// free.
+    ranges: &'a [(Option<Vec<u8>>, Option<Vec<u8>>)],
+    next_range: AtomicUsize,
+    cells_read: AtomicU64,
+    /// Set by a reader that failed, so the others stop early.
+    failed: AtomicBool,
+    /// Grouping memory of one reader.
+    group_budget: usize,
+}
+
+/// The error a reader's scan stops with when another reader failed.
+#[derive(Debug, thiserror::Error)]
+#[error("stopped: another reader failed")]
+struct Stopped;
+
+impl Readers<'_> {
+    /// Reads ranges until none is left, in one snapshot: the rows added and
+    /// the snapshot's feed sequence, or `None` when it stopped because
+    /// another reader failed.
+    fn run(&self) -> Result<Option<(u64, u64)>> {
+        let rtxn = self.store.begin_read()?;
+        let next_seq = rtxn.next_seq()?;
+        let mut rows = 0u64;
+        let mut grouper = Grouper::new(self.schema);
+        while let Some((from, to)) = self.ranges.get(self.next_range.fetch_add(1, Ordering::Relaxed)) {
+            match self.range(&rtxn, from.as_deref(), to.as_deref(), &mut grouper) {
+                Ok(Some(n)) => rows += n,
+                Ok(None) => return Ok(None),
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(Some((rows, next_seq)))
+    }
+
+    /// Groups and adds the rows of the partitions in `[from, to)`.
+    fn range(
+        &self,
+        rtxn: &rowsearch_store::ReadTxn<'_>,
+        from: Option<&[u8]>,
+        to: Option<&[u8]>,
+        grouper: &mut Grouper<'_>,
+    ) -> Result<Option<u64>> {
+        let (table, budget) = (self.table, self.group_budget);
+        let mut rows = 0u64;
+        let mut partition: Option<Vec<u8>> = None;
+        let mut oversized: Vec<Vec<u8>> = Vec::new();
+        let mut skipping = false;
+        let mut unreported = 0u64;
+        let read = rtxn.for_each_keyword_cell_between(table, from, to, &mut |cell| {
+            unreported += 1;
+            if unreported == 65_536 {
+                self.cells_read.fetch_add(unreported, Ordering::Relaxed);
+                unreported = 0;
+                if self.failed.load(Ordering::Relaxed) {
+                    return Err(rowsearch_store::Error::callback(Stopped));
+                }
+            }
+            if partition.as_deref() != Some(cell.partition.as_slice()) {
+                rows += grouper.flush(table, self.writer).map_err(store_err)?;
+                partition = Some(cell.partition.clone());
+                skipping = false;
+            }
+            if skipping {
+                return Ok(());
+            }
+            grouper.add(cell);
+            if grouper.bytes > budget {
+                // Too big to group at once: do it in slices after this pass.
+                grouper.clear();
+                oversized.push(cell.partition.clone());
+                skipping = true;
+            }
+            Ok(())
+        });
+        self.cells_read.fetch_add(unreported, Ordering::Relaxed);
+        if let Err(e) = read {
+            return match e.into_callback::<Stopped>() {
+                Ok(Stopped) => Ok(None),
+                Err(e) => Err(unwrap_store_err(e)),
+            };
+        }
+        rows += grouper.flush(table, self.writer)?;
+        for p in &oversized {
+            rows += slices(rtxn, table, p, 2, 0, grouper, budget, self.writer)?
+                + slices(rtxn, table, p, 2, 1, grouper, budget, self.writer)?;
+        }
+        Ok(Some(rows))
+    }
+}
+
 #[allow(clippy::too_many_arguments)]
 fn full(
     store: &Store,
@@ -316,46 +431,76 @@ fn full(
         Index::create_in_dir(&path, schema.schema.clone()).map_err(tantivy_err(table, "create index"))?;
     register_cells(&index);
     let mut writer = writer(table, &index, options)?;
-    let group_budget = (options.memory_budget_bytes / 4).max(1 << 20);
 
-    let rtxn = store.begin_read()?;
-    let next_seq = rtxn.next_seq()?;
-    let total = rtxn.keyword_cell_count(table)?;
-    let mut cells_read = 0u64;
-    let mut rows = 0u64;
-    let mut grouper = Grouper::new(schema);
-    let mut partition: Option<Vec<u8>> = None;
-    let mut oversized: Vec<Vec<u8>> = Vec::new();
-    let mut skipping = false;
-    rtxn.for_each_keyword_cell(table, None, &mut |cell| {
-        cells_read += 1;
-        if cells_read.is_multiple_of(65_536) {
-            progress(&ReindexProgress { phase: "cells", done: cells_read, total });
+    // The keyword rows are read in ranges of whole partitions cut where the
+    // region splits cut the rows (one range per region for the mail table),
+    // on up to `threads` readers, each in its own snapshot. The commit
+    // records the oldest snapshot's feed sequence: changes the later
+    // snapshots already saw are applied again by the next incremental
+    // reindex, which is idempotent.
+    let (ranges, total) = {
+        let rtxn = store.begin_read()?;
+        let bounds = rtxn.keyword_partition_splits(table)?;
+        let total = rtxn.keyword_cell_count(table)?;
+        let mut ranges: Vec<(Option<Vec<u8>>, Option<Vec<u8>>)> = Vec::with_capacity(bounds.len() + 1);
+        let mut from = None;
+        for b in bounds {
+            ranges.push((from, Some(b.clone())));
+            from = Some(b);
         }
-        if partition.as_deref() != Some(cell.partition.as_slice()) {
-            rows += grouper.flush(table, &writer).map_err(store_err)?;
-            partition = Some(cell.partition.clone());
-            skipping = false;
+        ranges.push((from, None));
+        (ranges, total)
+    };
+    let readers = ranges.len().min(options.threads.max(1));
+    let shared = Readers {
+        store,
+        table,
+        schema,
+        writer: &writer,
+        ranges: &ranges,
+        next_range: AtomicUsize::new(0),
+        cells_read: AtomicU64::new(0),
+        failed: AtomicBool::new(false),
+        group_budget: (options.memory_budget_bytes / 4 / readers).max(1 << 20),
+    };
+    let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
+    let results: Vec<Result<Option<(u64, u64)>>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..readers)
+            .map(|_| {
+                let (shared, done) = (&shared, done_tx.clone());
+                scope.spawn(move || {
+                    let result = shared.run();
+                    if result.is_err() {
+                        shared.failed.store(true, Ordering::Relaxed);
+                    }
+                    let _ = done.send(());
+                    result
+                })
+            })
+            .collect();
+        let mut finished = 0;
+        while finished < readers {
+            match done_rx.recv_timeout(std::time::Duration::from_millis(250)) {
+                Ok(()) => finished += 1,
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
+            }
+            let done = shared.cells_read.load(Ordering::Relaxed);
+            progress(&ReindexProgress { phase: "cells", done, total });
         }
-        if skipping {
-            return Ok(());
+        // A panicking reader is a bug: let it surface as one.
+        handles.into_iter().map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))).collect()
+    });
+    let (mut rows, mut next_seq) = (0u64, u64::MAX);
+    for result in results {
+        // Readers that stopped because another failed give `None`; the
+        // failure itself is an `Err`.
+        if let Some((r, seq)) = result? {
+            rows += r;
+            next_seq = next_seq.min(seq);
         }
-        grouper.add(cell);
-        if grouper.bytes > group_budget {
-            // Too big to group at once: do it in slices after this pass.
-            grouper.clear();
-            oversized.push(cell.partition.clone());
-            skipping = true;
-        }
-        Ok(())
-    })
-    .map_err(unwrap_store_err)?;
-    rows += grouper.flush(table, &writer)?;
-    for p in &oversized {
-        rows += slices(&rtxn, table, p, 2, 0, &mut grouper, group_budget, &writer)?
-            + slices(&rtxn, table, p, 2, 1, &mut grouper, group_budget, &writer)?;
     }
-    drop(rtxn);
+    let cells_read = shared.cells_read.load(Ordering::Relaxed);
     progress(&ReindexProgress { phase: "cells", done: cells_read, total });
 
     if options.fail_at == Some(FailPoint::BeforeCommit) {
@@ -388,6 +533,8 @@ fn full(
         rows_indexed: rows,
         rows_removed: 0,
         cells_read,
+        ranges: ranges.len(),
+        readers,
         next_seq,
         feed_trimmed: 0,
         removed_generations: removed,
@@ -523,6 +670,8 @@ fn incremental(
         rows_indexed: indexed,
         rows_removed: removed,
         cells_read: 0,
+        ranges: 0,
+        readers: 0,
         next_seq,
         feed_trimmed: 0,
         removed_generations: Vec::new(),

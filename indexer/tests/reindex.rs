@@ -119,14 +119,31 @@ fn full_reindex_finds_exactly_what_the_keyword_rows_find() {
     assert_eq!(report.mode, ReindexMode::Full, "no index yet: auto means full");
     assert_eq!((report.generation, report.docs, report.rows_indexed), (1, 347, 347), "{report:?}");
     assert_eq!(report.next_seq, store.next_seq().unwrap());
+    // The mail table's splits g, n, t make four regions; the fixture's
+    // mailboxes (b..., c..., g...) fill the first two, whose keyword rows
+    // are read on two threads at once.
+    assert_eq!((report.ranges, report.readers), (2, 2), "{report:?}");
     let index = TableIndex::open(&store, "mail").unwrap();
     assert_index_equals_keyword_rows(&store, &index, 0x5eed);
+
+    // One reader, and more threads than regions: the same index.
+    for (threads, readers, generation) in [(1, 1, 2), (8, 2, 3)] {
+        let report =
+            reindex(&store, "mail", &ReindexOptions { threads, ..options(ReindexMode::Full) }, &mut |_| {})
+                .unwrap();
+        assert_eq!(
+            (report.generation, report.docs, report.readers),
+            (generation, 347, readers),
+            "{report:?}"
+        );
+        assert_index_equals_keyword_rows(&store, &index, 0x5eed + threads as u64);
+    }
 
     // The same through a grouping budget so small that every partition is
     // read again in hash slices.
     let tiny = ReindexOptions { memory_budget_bytes: 1, ..options(ReindexMode::Full) };
     let report = reindex(&store, "mail", &tiny, &mut |_| {}).unwrap();
-    assert_eq!((report.generation, report.docs, report.removed_generations.clone()), (2, 347, vec![1]));
+    assert_eq!((report.generation, report.docs, report.removed_generations.clone()), (4, 347, vec![3]));
     assert_index_equals_keyword_rows(&store, &index, 0xbeef);
 }
 

@@ -586,26 +586,97 @@ pub(crate) fn for_each_cell(
     partition: Option<&[u8]>,
     f: &mut dyn FnMut(&KeywordCell) -> Result<()>,
 ) -> Result<()> {
-    let (lower, upper) = match partition {
-        None => (Vec::new(), None),
+    match partition {
+        None => for_each_cell_between(txn, search, None, None, f),
         Some(p) => {
             let mut lower = Vec::new();
             push_escaped(&mut lower, p);
             let upper = key::prefix_successor(&lower);
-            (lower, upper)
+            read_cells(
+                txn,
+                search,
+                Bound::Included(lower.as_slice()),
+                upper.as_deref().map_or(Bound::Unbounded, Bound::Excluded),
+                f,
+            )
         }
+    }
+}
+
+/// Every cell of the partitions `from <= p < to` (`None`: unbounded).
+pub(crate) fn for_each_cell_between(
+    txn: &RoTxn<'_>,
+    search: &SearchHandle,
+    from: Option<&[u8]>,
+    to: Option<&[u8]>,
+    f: &mut dyn FnMut(&KeywordCell) -> Result<()>,
+) -> Result<()> {
+    // A partition's cells start with esc(p) 00 01; escaping keeps the
+    // order and the terminator makes it prefix-free.
+    let bound = |p: &[u8]| {
+        let mut b = Vec::with_capacity(p.len() + 2);
+        push_escaped(&mut b, p);
+        b
     };
-    // LMDB takes no empty key, even as a bound.
-    let lower = if lower.is_empty() { Bound::Unbounded } else { Bound::Included(lower.as_slice()) };
-    let range = (lower, upper.as_deref().map_or(Bound::Unbounded, Bound::Excluded));
+    let (lower, upper) = (from.map(bound), to.map(bound));
+    read_cells(
+        txn,
+        search,
+        lower.as_deref().map_or(Bound::Unbounded, Bound::Included),
+        upper.as_deref().map_or(Bound::Unbounded, Bound::Excluded),
+        f,
+    )
+}
+
+fn read_cells(
+    txn: &RoTxn<'_>,
+    search: &SearchHandle,
+    lower: Bound<&[u8]>,
+    upper: Bound<&[u8]>,
+    f: &mut dyn FnMut(&KeywordCell) -> Result<()>,
+) -> Result<()> {
     let mut cell = KeywordCell::default();
     let mut term = Vec::new();
-    for item in search.db.range(txn, &range).map_err(|e| Error::lmdb("keyword read", e))? {
+    for item in search.db.range(txn, &(lower, upper)).map_err(|e| Error::lmdb("keyword read", e))? {
         let (k, v) = item.map_err(|e| Error::lmdb("keyword read", e))?;
         decode_cell_into(search, k, v, &mut cell, &mut term)?;
         f(&cell)?;
     }
     Ok(())
+}
+
+/// Partition boundaries that cut the keyword rows where the table's
+/// region splits cut its row keys: for each split, the first partition
+/// whose keyword cells sort at or after it (distinct, ascending). When the
+/// partition is the row key's leading string field (the mail table), the
+/// keyword cells between two boundaries are exactly one region's.
+pub(crate) fn partition_splits(
+    txn: &RoTxn<'_>,
+    search: &SearchHandle,
+    splits: &[Vec<u8>],
+) -> Result<Vec<Vec<u8>>> {
+    let mut out: Vec<Vec<u8>> = Vec::new();
+    for split in splits.iter().filter(|s| !s.is_empty()) {
+        let range = (Bound::Included(split.as_slice()), Bound::Unbounded);
+        let Some(item) = search.db.range(txn, &range).map_err(|e| Error::lmdb("keyword read", e))?.next()
+        else {
+            break;
+        };
+        let (k, _) = item.map_err(|e| Error::lmdb("keyword read", e))?;
+        let mut partition = Vec::new();
+        key::take_component_into(k, &mut partition).ok_or_else(|| -> Error {
+            ErrorKind::Corrupted {
+                db: search.db_name.clone(),
+                key: crate::error::preview(k),
+                detail: "bad partition".into(),
+            }
+            .into()
+        })?;
+        if out.last() != Some(&partition) {
+            out.push(partition);
+        }
+    }
+    Ok(out)
 }
 
 /// Applies the difference between rows' keyword cells before and after a

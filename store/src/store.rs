@@ -997,9 +997,7 @@ impl Store {
         old.index(index)?;
         let mut schema = old.schema.clone();
         schema.indexes.retain(|i| i.name != index);
-        self.replace_schema(table, schema, |wtxn, _| {
-            old.index(index)?.clear(wtxn)
-        })?;
+        self.replace_schema(table, schema, |wtxn, _| old.index(index)?.clear(wtxn))?;
         Ok(())
     }
 
@@ -1482,8 +1480,9 @@ fn open_table(
             heed::Error::Mdb(MdbError::DbsFull) => ErrorKind::TooManyDatabases { max_dbs }.into(),
             other => Error::lmdb("create index database", other),
         })?;
-        let pending: BytesDb =
-            env.create_database(wtxn, Some(&dbs::pending_index_db(name, &index.name))).map_err(|e| match e {
+        let pending: BytesDb = env
+            .create_database(wtxn, Some(&dbs::pending_index_db(name, &index.name)))
+            .map_err(|e| match e {
                 heed::Error::Mdb(MdbError::DbsFull) => ErrorKind::TooManyDatabases { max_dbs }.into(),
                 other => Error::lmdb("create index database", other),
             })?;

@@ -265,6 +265,36 @@ impl<'s> ReadTxn<'s> {
         crate::keyword::for_each_cell(&self.txn, handle.search()?, partition, f)
     }
 
+    /// Like [`ReadTxn::for_each_keyword_cell`], over the partitions
+    /// `from <= p < to` (`None`: unbounded), e.g. between two of
+    /// [`ReadTxn::keyword_partition_splits`].
+    ///
+    /// # Errors
+    /// As [`ReadTxn::for_each_keyword_cell`].
+    pub fn for_each_keyword_cell_between(
+        &self,
+        table: &str,
+        from: Option<&[u8]>,
+        to: Option<&[u8]>,
+        f: &mut dyn FnMut(&KeywordCell) -> Result<()>,
+    ) -> Result<()> {
+        let handle = self.store.table_handle(table)?;
+        crate::keyword::for_each_cell_between(&self.txn, handle.search()?, from, to, f)
+    }
+
+    /// Partitions that cut the table's keyword rows where its region splits
+    /// cut its rows, ascending: reading between consecutive ones reads whole
+    /// partitions, and, when the partition is the row key's leading string
+    /// field (as in the mail table), exactly one region's keyword rows. Empty
+    /// for a table without splits.
+    ///
+    /// # Errors
+    /// `UnknownTable`, `NotSearchable`, `Corrupted`, `Lmdb`.
+    pub fn keyword_partition_splits(&self, table: &str) -> Result<Vec<Vec<u8>>> {
+        let handle = self.store.table_handle(table)?;
+        crate::keyword::partition_splits(&self.txn, handle.search()?, &handle.splits)
+    }
+
     /// How many keyword cells the table holds (all partitions), read from
     /// LMDB's counters without a scan: a total for progress reports.
     ///

@@ -41,6 +41,7 @@ fn tables() -> Vec<(&'static str, TableSchema)> {
         (
             "c",
             TableSchema::new([FamilySchema::new("m").max_versions(2), FamilySchema::new("b")])
+                .splits([vec![b'r', 3]])
                 .search(SearchSchema::new(fields.clone()).partition("m:user").date_column("m:date")),
         ),
         (
@@ -50,6 +51,8 @@ fn tables() -> Vec<(&'static str, TableSchema)> {
                     KeyField::new("user", KeyType::String, KeyOrder::Asc),
                     KeyField::new("id", KeyType::U8, KeyOrder::Desc),
                 ]))
+                // Between the users "" and "ann", and "ann" and "bob".
+                .splits([b"a".to_vec(), b"b".to_vec()])
                 .search(SearchSchema::new(fields).partition("user")),
         ),
     ]
@@ -184,6 +187,28 @@ fn expected_cells(model: &Model, name: &str) -> Vec<KeywordCell> {
     out
 }
 
+/// The cells read range by range between the table's partition splits:
+/// each range's cells, in order.
+fn cells_by_range(store: &Store, table: &str) -> Vec<Vec<KeywordCell>> {
+    let rtxn = store.begin_read().unwrap();
+    let bounds = rtxn.keyword_partition_splits(table).unwrap();
+    let mut edges: Vec<Option<&[u8]>> = vec![None];
+    edges.extend(bounds.iter().map(|b| Some(b.as_slice())));
+    edges.push(None);
+    edges
+        .windows(2)
+        .map(|w| {
+            let mut out = Vec::new();
+            rtxn.for_each_keyword_cell_between(table, w[0], w[1], &mut |c| {
+                out.push(c.clone());
+                Ok(())
+            })
+            .unwrap();
+            out
+        })
+        .collect()
+}
+
 fn stored_cells(store: &Store, table: &str) -> Vec<KeywordCell> {
     let mut out = Vec::new();
     store
@@ -278,6 +303,32 @@ proptest! {
             }
         }
         for (name, _) in tables() {
+            // Ranges between the partition splits: together every cell in
+            // order, each partition in one range, and in table "k" (the
+            // partition leads the row key, splits between users) each
+            // range's rows in one region, a different one per range.
+            let ranges = cells_by_range(&store, name);
+            prop_assert_eq!(ranges.concat(), stored_cells(&store, name), "ranges of {}", name);
+            let mut seen = std::collections::BTreeSet::new();
+            for range in &ranges {
+                let partitions: std::collections::BTreeSet<_> = range.iter().map(|c| c.partition.clone()).collect();
+                prop_assert!(partitions.iter().all(|p| !seen.contains(p)), "a partition in two ranges of {}", name);
+                seen.extend(partitions);
+            }
+            if name == "k" {
+                let regions = store.regions("k").unwrap();
+                let region_of = |key: &[u8]| {
+                    regions.iter().position(|r| {
+                        r.start.as_deref().is_none_or(|s| s <= key) && r.end.as_deref().is_none_or(|e| key < e)
+                    })
+                };
+                let mut used = std::collections::BTreeSet::new();
+                for range in ranges.iter().filter(|r| !r.is_empty()) {
+                    let of: std::collections::BTreeSet<_> = range.iter().map(|c| region_of(&c.key)).collect();
+                    prop_assert_eq!(of.len(), 1, "one region per range");
+                    prop_assert!(used.insert(of.into_iter().next()), "one range per region");
+                }
+            }
             let cells = expected_cells(&model, name);
             for (user, terms, page) in &queries {
                 let partition = USERS[*user].as_bytes();
