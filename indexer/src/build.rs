@@ -312,6 +312,9 @@ fn slice_of(key: &[u8], modulus: u64) -> u64 {
     xxhash_rust::xxh3::xxh3_64(key) % modulus
 }
 
+/// Partitions `from <= p < to` (`None`: unbounded).
+type PartitionRange = (Option<Vec<u8>>, Option<Vec<u8>>);
+
 /// What the readers of a full build share.
 struct Readers<'a> {
     store: &'a Store,
@@ -320,7 +323,7 @@ struct Readers<'a> {
     writer: &'a IndexWriter<CellDoc>,
     /// Partition ranges `[from, to)`, taken in order by whichever reader is
     /// free.
-    ranges: &'a [(Option<Vec<u8>>, Option<Vec<u8>>)],
+    ranges: &'a [PartitionRange],
     next_range: AtomicUsize,
     cells_read: AtomicU64,
     /// Set by a reader that failed, so the others stop early.
@@ -442,7 +445,7 @@ fn full(
         let rtxn = store.begin_read()?;
         let bounds = rtxn.keyword_partition_splits(table)?;
         let total = rtxn.keyword_cell_count(table)?;
-        let mut ranges: Vec<(Option<Vec<u8>>, Option<Vec<u8>>)> = Vec::with_capacity(bounds.len() + 1);
+        let mut ranges: Vec<PartitionRange> = Vec::with_capacity(bounds.len() + 1);
         let mut from = None;
         for b in bounds {
             ranges.push((from, Some(b.clone())));
