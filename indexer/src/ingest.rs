@@ -1,9 +1,11 @@
 //! Ingest: files (Maildir trees, mbox files, single .eml files, JSON lines
 //! of rows) into a table, in large sorted batches, one transaction each.
 //!
-//! One thread walks, reads and parses while the calling thread writes, so
-//! parsing and LMDB writes overlap. Memory is bounded by the batch limits
-//! (plus a few files in flight between the two).
+//! Three threads overlap: one walks, reads and parses; the calling thread
+//! batches, drops duplicates and prepares each batch (tokenizes its text
+//! into keyword cells, [`Store::prepare`]); a writer thread applies the
+//! batches in LMDB transactions. Memory is bounded by the batch limits (two
+//! batches in flight, plus a few files between the reader and the batcher).
 //!
 //! A file or message that cannot be read or parsed is skipped, counted and
 //! named in the [`IngestReport`]; the run goes on. Mail gets a stable id
@@ -14,6 +16,7 @@ use std::collections::HashSet;
 use std::fmt::Write as _;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::time::Instant;
 
@@ -548,8 +551,10 @@ struct Pending {
     dedupe: bool,
 }
 
-/// The writer: batches rows, drops duplicates, writes each batch in one
-/// transaction (row by row when the batch is refused, to name the bad row).
+/// Batches rows, drops duplicates and prepares each batch (its keyword
+/// cells computed, [`Store::prepare`]) on the calling thread, while a
+/// writer thread applies the batch before it: tokenizing and LMDB writes
+/// overlap.
 fn write_rows(
     store: &Store,
     table: &str,
@@ -559,10 +564,95 @@ fn write_rows(
     total: u64,
     progress: &mut dyn FnMut(IngestProgress),
 ) -> Result<()> {
+    // One batch queued while one is written: when a send returns, every
+    // batch but the last two sent is in the store.
+    let (batch_tx, batch_rx) = sync_channel::<Prepared>(1);
+    let stored = AtomicU64::new(0);
+    let (written, skipped) = std::thread::scope(|scope| -> Result<(u64, Vec<Skipped>)> {
+        let writer = std::thread::Builder::new()
+            .name("rowsearch-write".into())
+            .spawn_scoped(scope, || write_batches(store, batch_rx, &stored))
+            .map_err(|source| Error::Io { path: store.path().to_owned(), source })?;
+        let batched = batch_rows(store, table, options, rx, report, total, progress, &batch_tx, &stored);
+        drop(batch_tx);
+        let written = writer.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
+        // The writer's error is the cause when both failed (a send fails
+        // once the writer has stopped).
+        let written = written?;
+        batched?;
+        Ok(written)
+    })?;
+    report.stored = written;
+    report.skipped.extend(skipped);
+    Ok(())
+}
+
+/// The writer thread: applies each batch in one transaction (row by row
+/// when the batch is refused, to name the bad row). Returns the rows stored
+/// and the rows skipped.
+fn write_batches(store: &Store, rx: Receiver<Prepared>, stored: &AtomicU64) -> Result<(u64, Vec<Skipped>)> {
+    let mut skipped = Vec::new();
+    for Prepared { batch, sources } in rx {
+        match store.apply_prepared(&batch) {
+            Ok(_) => {
+                stored.fetch_add(sources.len() as u64, Ordering::Relaxed);
+            }
+            Err(e) if e.is_user_error() => {
+                // Some row is bad: write them one by one and name it.
+                for (mutation, source) in batch.into_batch().mutations.into_iter().zip(sources) {
+                    let one = Batch { mutations: vec![mutation] };
+                    match store.apply(&one) {
+                        Ok(_) => {
+                            stored.fetch_add(1, Ordering::Relaxed);
+                        }
+                        Err(e) if e.is_user_error() => {
+                            skipped.push(Skipped { source, reason: e.to_string() })
+                        }
+                        Err(e) => return Err(e.into()),
+                    }
+                }
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok((stored.load(Ordering::Relaxed), skipped))
+}
+
+/// A batch ready to write, with each row's source for naming a bad one.
+struct Prepared {
+    batch: rowsearch_store::PreparedBatch,
+    sources: Vec<String>,
+}
+
+#[allow(clippy::too_many_arguments)]
+fn batch_rows(
+    store: &Store,
+    table: &str,
+    options: &IngestOptions,
+    rx: &Receiver<Vec<Item>>,
+    report: &mut IngestReport,
+    total: u64,
+    progress: &mut dyn FnMut(IngestProgress),
+    tx: &SyncSender<Prepared>,
+    stored: &AtomicU64,
+) -> Result<()> {
     let mut pending: Vec<Pending> = Vec::new();
     let mut pending_bytes = 0usize;
     let mut files_done = 0u64;
     let mut last_progress = Instant::now();
+    // Keys of the last two batches sent, which may not be in the store yet.
+    let mut in_flight: [HashSet<Vec<u8>>; 2] = Default::default();
+    let mut send = |pending: &mut Vec<Pending>, report: &mut IngestReport| -> Result<()> {
+        let Some(prepared) = prepare(store, table, pending, &in_flight, report)? else { return Ok(()) };
+        let keys = prepared.batch.batch().mutations.iter().map(|m| m.row().to_vec()).collect();
+        if tx.send(prepared).is_err() {
+            // The writer stopped on an error, which it reports.
+            return Ok(());
+        }
+        in_flight.rotate_left(1);
+        in_flight[1] = keys;
+        Ok(())
+    };
     for items in rx {
         for item in items {
             match item {
@@ -582,20 +672,30 @@ fn write_rows(
             }
         }
         if pending.len() >= options.batch_rows || pending_bytes >= options.batch_bytes {
-            flush(store, table, &mut pending, report)?;
+            send(&mut pending, report)?;
             pending_bytes = 0;
         }
         if last_progress.elapsed().as_millis() >= 100 {
-            progress(IngestProgress { files_done, files_total: total, stored: report.stored });
+            let stored = stored.load(Ordering::Relaxed);
+            progress(IngestProgress { files_done, files_total: total, stored });
             last_progress = Instant::now();
         }
     }
-    flush(store, table, &mut pending, report)
+    send(&mut pending, report)
 }
 
-fn flush(store: &Store, table: &str, pending: &mut Vec<Pending>, report: &mut IngestReport) -> Result<()> {
+/// Sorts `pending` by key, drops duplicates (of an earlier row of the
+/// batch, of a batch still in flight, or of a row in the store) and
+/// prepares the rest; `None` when nothing is left.
+fn prepare(
+    store: &Store,
+    table: &str,
+    pending: &mut Vec<Pending>,
+    in_flight: &[HashSet<Vec<u8>>; 2],
+    report: &mut IngestReport,
+) -> Result<Option<Prepared>> {
     if pending.is_empty() {
-        return Ok(());
+        return Ok(None);
     }
     // Sorted by key (stable: the first of equal keys stays first), so the
     // batch writes in B-tree order.
@@ -607,7 +707,11 @@ fn flush(store: &Store, table: &str, pending: &mut Vec<Pending>, report: &mut In
         let mut seen: HashSet<&[u8]> = HashSet::new();
         let mut duplicate = vec![false; pending.len()];
         for (i, p) in pending.iter().enumerate() {
-            if p.dedupe && (!seen.insert(&p.key) || rtxn.get(table, &p.key, &probe)?.is_some()) {
+            if p.dedupe
+                && (!seen.insert(&p.key)
+                    || in_flight.iter().any(|keys| keys.contains(&p.key))
+                    || rtxn.get(table, &p.key, &probe)?.is_some())
+            {
                 duplicate[i] = true;
             }
         }
@@ -619,28 +723,15 @@ fn flush(store: &Store, table: &str, pending: &mut Vec<Pending>, report: &mut In
             }
         }
     }
+    if rows.is_empty() {
+        return Ok(None);
+    }
     let mut batch = Batch::new();
     let mut sources = Vec::with_capacity(rows.len());
     for p in rows {
         batch.put(table, p.key, p.cells);
         sources.push(p.source);
     }
-    match store.apply(&batch) {
-        Ok(_) => report.stored += sources.len() as u64,
-        Err(e) if e.is_user_error() => {
-            // Some row is bad: write them one by one and name it.
-            for (mutation, source) in batch.mutations.into_iter().zip(sources) {
-                let one = Batch { mutations: vec![mutation] };
-                match store.apply(&one) {
-                    Ok(_) => report.stored += 1,
-                    Err(e) if e.is_user_error() => {
-                        report.skipped.push(Skipped { source, reason: e.to_string() })
-                    }
-                    Err(e) => return Err(e.into()),
-                }
-            }
-        }
-        Err(e) => return Err(e.into()),
-    }
-    Ok(())
+    let batch = store.prepare(batch);
+    Ok(Some(Prepared { batch, sources }))
 }

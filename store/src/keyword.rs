@@ -683,50 +683,46 @@ pub(crate) fn partition_splits(
 /// batch, in key order.
 pub(crate) fn update<'h>(
     wtxn: &mut heed::RwTxn,
-    changes: impl IntoIterator<Item = (&'h SearchHandle, Vec<KeywordEntry>, Vec<KeywordEntry>)>,
+    changes: impl IntoIterator<Item = (&'h SearchHandle, &'h [KeywordEntry], &'h [KeywordEntry])>,
 ) -> Result<()> {
     // (keyword rows, key, new value or None to delete)
-    type Write<'h> = (&'h SearchHandle, Vec<u8>, Option<Vec<u8>>);
+    type Write<'h> = (&'h SearchHandle, &'h [u8], Option<&'h [u8]>);
     let mut writes: Vec<Write<'h>> = Vec::new();
     for (search, before, after) in changes {
-        let mut before = before.into_iter().peekable();
-        let mut after = after.into_iter().peekable();
+        let (mut b, mut a) = (0, 0);
         loop {
-            let order = match (before.peek(), after.peek()) {
-                (Some(b), Some(a)) => b.0.cmp(&a.0),
-                (Some(_), None) => std::cmp::Ordering::Less,
-                (None, Some(_)) => std::cmp::Ordering::Greater,
+            match (before.get(b), after.get(a)) {
+                (Some(old), Some(new)) if old.0 == new.0 => {
+                    if old.1 != new.1 {
+                        writes.push((search, &new.0, Some(&new.1)));
+                    }
+                    b += 1;
+                    a += 1;
+                }
+                (Some(old), Some(new)) if old.0 < new.0 => {
+                    writes.push((search, &old.0, None));
+                    b += 1;
+                }
+                (Some(old), None) => {
+                    writes.push((search, &old.0, None));
+                    b += 1;
+                }
+                (_, Some(new)) => {
+                    writes.push((search, &new.0, Some(&new.1)));
+                    a += 1;
+                }
                 (None, None) => break,
-            };
-            match order {
-                std::cmp::Ordering::Less => {
-                    if let Some((k, _)) = before.next() {
-                        writes.push((search, k, None));
-                    }
-                }
-                std::cmp::Ordering::Greater => {
-                    if let Some((k, v)) = after.next() {
-                        writes.push((search, k, Some(v)));
-                    }
-                }
-                std::cmp::Ordering::Equal => {
-                    if let (Some((_, old)), Some((k, new))) = (before.next(), after.next())
-                        && old != new
-                    {
-                        writes.push((search, k, Some(new)));
-                    }
-                }
             }
         }
     }
     // In key order per database (handles compared by address: one per table).
     writes.sort_unstable_by(|a, b| {
-        (std::ptr::from_ref(a.0) as usize, &a.1).cmp(&(std::ptr::from_ref(b.0) as usize, &b.1))
+        (std::ptr::from_ref(a.0) as usize, a.1).cmp(&(std::ptr::from_ref(b.0) as usize, b.1))
     });
     for (search, k, v) in writes {
         match v {
-            None => search.db.delete(wtxn, &k).map(drop).map_err(|e| Error::lmdb("keyword delete", e))?,
-            Some(v) => search.db.put(wtxn, &k, &v).map_err(|e| Error::lmdb("keyword put", e))?,
+            None => search.db.delete(wtxn, k).map(drop).map_err(|e| Error::lmdb("keyword delete", e))?,
+            Some(v) => search.db.put(wtxn, k, v).map_err(|e| Error::lmdb("keyword put", e))?,
         }
     }
     Ok(())

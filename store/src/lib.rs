@@ -80,7 +80,7 @@ pub use read::{ALL_VERSIONS, Column, ReadOptions, Scan, ScanCursor};
 pub use rowkey::{KeyField, KeyOrder, KeyType, KeyValue, MAX_SALT_BUCKETS, RowKeySchema, compare_tuples};
 pub use schema::{FamilySchema, MAX_FAMILY_NAME_BYTES, MAX_TABLE_NAME_BYTES, TableSchema};
 pub use store::{
-    CommitInfo, CompactReport, DEFAULT_MAP_SIZE_BYTES, DEFAULT_MAX_DBS, FeedEntry, Region, RegionStats,
-    Store, StoreBuilder, TableStats,
+    CommitInfo, CompactReport, DEFAULT_MAP_SIZE_BYTES, DEFAULT_MAX_DBS, FeedEntry, PreparedBatch, Region,
+    RegionStats, Store, StoreBuilder, TableStats,
 };
 pub use txn::{ReadTxn, ScanIter, ScanPage};

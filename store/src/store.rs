@@ -1,6 +1,7 @@
 //! The store: opening the LMDB environment, tables, the write path with map
 //! growth, and the change feed.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -17,7 +18,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::filter::RowRange;
 use crate::index::{Entry, IndexHandle, IndexPage, IndexQuery, IndexSchema, VerifyReport};
 use crate::key::{self, CellKey};
-use crate::keyword::{self, Analyzer, KeywordPage, KeywordQuery, SearchHandle};
+use crate::keyword::{self, Analyzer, KeywordEntry, KeywordPage, KeywordQuery, SearchHandle};
 use crate::mutation::{Batch, Delete, Mutation};
 use crate::read::{ReadOptions, Scan};
 use crate::rowkey::RowKeySchema;
@@ -114,6 +115,28 @@ impl StoreBuilder {
     /// `AlreadyOpen`; `Io`; `Lmdb`.
     pub fn open(self, dir: impl AsRef<Path>) -> Result<Store> {
         Store::open_with(dir.as_ref(), self)
+    }
+}
+
+/// A batch with the keyword cells of the rows it creates computed ahead
+/// ([`Store::prepare`]).
+#[derive(Debug)]
+pub struct PreparedBatch {
+    batch: Batch,
+    /// Per mutation, when computed: the table handle and the row's keyword
+    /// cells from its puts.
+    keywords: Vec<Option<(Arc<TableHandle>, Vec<KeywordEntry>)>>,
+}
+
+impl PreparedBatch {
+    /// The batch.
+    pub fn batch(&self) -> &Batch {
+        &self.batch
+    }
+
+    /// The batch back.
+    pub fn into_batch(self) -> Batch {
+        self.batch
     }
 }
 
@@ -592,6 +615,76 @@ impl Store {
     /// written. `MapFull` only when the map cannot grow; `Poisoned` after an
     /// earlier failed commit; `Lmdb`.
     pub fn apply(&self, batch: &Batch) -> Result<CommitInfo> {
+        self.apply_with(batch, &[])
+    }
+
+    /// Does the part of writing `batch` that needs no transaction, in the
+    /// calling thread and without the writer lock: the keyword cells of
+    /// each row the batch creates from its puts (tokenizing the searchable
+    /// text is most of the cost of writing mail). [`Store::apply_prepared`]
+    /// then writes it like [`Store::apply`], using that work for rows that
+    /// turn out to be new. A bulk loader prepares the next batch on one
+    /// thread while another applies the last one.
+    ///
+    /// Only batches that put each row once are prepared, and only rows
+    /// whose searchable columns get one cell each, so which value is newest
+    /// does not depend on the time of the write. Preparing never fails: a
+    /// batch that [`Store::apply`] would refuse is left unprepared, and
+    /// [`Store::apply_prepared`] refuses it the same way.
+    pub fn prepare(&self, batch: Batch) -> PreparedBatch {
+        match self.keywords_ahead(&batch) {
+            Ok(keywords) => PreparedBatch { batch, keywords },
+            Err(_) => PreparedBatch { batch, keywords: Vec::new() },
+        }
+    }
+
+    /// Per mutation of a batch putting each row once, the keyword cells of
+    /// its row from its puts where they do not depend on the time.
+    fn keywords_ahead(&self, batch: &Batch) -> Result<Vec<Option<(Arc<TableHandle>, Vec<KeywordEntry>)>>> {
+        let handles = self.check_batch(batch)?;
+        let now_ms = self.clock.now_ms();
+        let mut keywords = Vec::new();
+        if touched_rows(batch).len() != batch.mutations.len() {
+            return Ok(keywords);
+        }
+        for m in &batch.mutations {
+            let handle = &handles[m.table()];
+            let (Mutation::Put { row, cells, .. }, Some(search)) = (m, &handle.search) else {
+                keywords.push(None);
+                continue;
+            };
+            let refs: Vec<&PutCell> = cells.iter().collect();
+            let single = search.columns.iter().all(|(family, qualifier)| {
+                refs.iter().filter(|c| *c.family == *family.name && c.qualifier == *qualifier).count() <= 1
+            });
+            if !single {
+                keywords.push(None);
+                continue;
+            }
+            let analyzer = self.analyzer_for(&handle.name)?;
+            let values = search.values_from_puts(&refs, now_ms);
+            keywords.push(Some((handle.clone(), search.entries(analyzer, handle, row, &values)?)));
+        }
+        Ok(keywords)
+    }
+
+    /// Writes a [`PreparedBatch`]: exactly what [`Store::apply`] of its
+    /// batch writes.
+    ///
+    /// # Errors
+    /// As [`Store::apply`].
+    pub fn apply_prepared(&self, prepared: &PreparedBatch) -> Result<CommitInfo> {
+        self.apply_with(&prepared.batch, &prepared.keywords)
+    }
+
+    /// [`Store::apply`], with the keyword cells of new rows computed ahead
+    /// per mutation where `keywords` has them (for the table handle they
+    /// were computed with).
+    fn apply_with(
+        &self,
+        batch: &Batch,
+        keywords: &[Option<(Arc<TableHandle>, Vec<KeywordEntry>)>],
+    ) -> Result<CommitInfo> {
         let _writer = self.lock_writer()?;
         // Checked under the writer lock, so no table is dropped meanwhile.
         let handles = self.check_batch(batch)?;
@@ -631,10 +724,28 @@ impl Store {
             }
             out
         };
+        // Keyword cells computed ahead, aligned with `indexed`: only for a
+        // batch of one mutation per row (so the i-th derived mutation is
+        // the i-th indexed row), and only if the table is unchanged since.
+        let ahead: Vec<Option<&Vec<KeywordEntry>>> =
+            if !keywords.is_empty() && touched.len() == batch.mutations.len() {
+                batch
+                    .mutations
+                    .iter()
+                    .zip(keywords)
+                    .filter(|(m, _)| handles[m.table()].is_derived())
+                    .map(|(m, k)| match k {
+                        Some((h, entries)) if Arc::ptr_eq(h, &handles[m.table()]) => Some(entries),
+                        _ => None,
+                    })
+                    .collect()
+            } else {
+                Vec::new()
+            };
         self.write_txn(|wtxn| {
             let existed = rows_exist(wtxn, &indexed)?;
             let before = index_entries(wtxn, &indexed, &existed, None, now_ms)?;
-            let keywords_before = self.keyword_entries(wtxn, &indexed, &existed, None, now_ms)?;
+            let keywords_before = self.keyword_entries(wtxn, &indexed, &existed, None, &[], now_ms)?;
             let mut buf = Vec::with_capacity(256);
             let mut handle = None::<&Arc<TableHandle>>;
             for mutation in &batch.mutations {
@@ -651,14 +762,15 @@ impl Store {
             }
             let after = index_entries(wtxn, &indexed, &existed, Some(&puts_only), now_ms)?;
             update_indexes(wtxn, &indexed, &before, &after, self.index_buffer_entries)?;
-            let keywords_after = self.keyword_entries(wtxn, &indexed, &existed, Some(&puts_only), now_ms)?;
+            let keywords_after =
+                self.keyword_entries(wtxn, &indexed, &existed, Some(&puts_only), &ahead, now_ms)?;
             keyword::update(
                 wtxn,
                 indexed
                     .iter()
-                    .zip(keywords_before)
-                    .zip(keywords_after)
-                    .filter_map(|(((t, _), b), a)| t.search.as_ref().map(|s| (s, b, a))),
+                    .zip(&keywords_before)
+                    .zip(&keywords_after)
+                    .filter_map(|(((t, _), b), a)| t.search.as_ref().map(|s| (s, &b[..], &a[..]))),
             )?;
             self.append_feed(wtxn, &touched)
         })
@@ -666,30 +778,34 @@ impl Store {
 
     /// Each row's keyword cells (empty for tables without a search
     /// section), as `txn` sees the data; like [`index_entries`].
-    fn keyword_entries(
+    fn keyword_entries<'a>(
         &self,
         txn: &heed::RoTxn<'_>,
         rows: &[(&TableHandle, &[u8])],
         existed: &[bool],
         puts_only: Option<&[Option<Vec<&PutCell>>]>,
+        ahead: &[Option<&'a Vec<KeywordEntry>>],
         now_ms: u64,
-    ) -> Result<Vec<Vec<keyword::KeywordEntry>>> {
+    ) -> Result<Vec<Cow<'a, [KeywordEntry]>>> {
         let mut out = Vec::with_capacity(rows.len());
         for (i, (table, row)) in rows.iter().enumerate() {
             let Some(search) = &table.search else {
-                out.push(Vec::new());
+                out.push(Cow::Borrowed(&[][..]));
                 continue;
             };
             let analyzer = self.analyzer_for(&table.name)?;
             let entries = match (existed[i], puts_only) {
-                (false, None) => Vec::new(),
+                (false, None) => Cow::Borrowed(&[][..]),
+                (false, Some(puts)) if puts[i].is_some() && ahead.get(i).is_some_and(Option::is_some) => {
+                    Cow::Borrowed(ahead[i].map_or(&[][..], Vec::as_slice))
+                }
                 (false, Some(puts)) if puts[i].is_some() => {
                     let values = search.values_from_puts(puts[i].as_deref().unwrap_or_default(), now_ms);
-                    search.entries(analyzer, table, row, &values)?
+                    Cow::Owned(search.entries(analyzer, table, row, &values)?)
                 }
                 _ => {
                     let values = search.values(txn, &table.stored_key(row))?;
-                    search.entries(analyzer, table, row, &values)?
+                    Cow::Owned(search.entries(analyzer, table, row, &values)?)
                 }
             };
             out.push(entries);

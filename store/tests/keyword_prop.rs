@@ -279,6 +279,7 @@ proptest! {
     fn keyword_rows_follow_the_data(
         steps in prop::collection::vec(prop::collection::vec(mutation(), 1..4), 1..14),
         queries in prop::collection::vec((0usize..3, query_terms(), 1usize..4), 6),
+        prepare in prop::collection::vec(any::<bool>(), 1..5),
     ) {
         let dir = tempfile::tempdir().unwrap();
         let clock = Arc::new(ManualClock::new(START_MS));
@@ -289,9 +290,25 @@ proptest! {
             store.create_table(name, &schema).unwrap();
             model.create_table(name, schema);
         }
+        // Some steps are prepared (keyword cells computed ahead) before the
+        // step ahead of them is applied, so their rows may exist by the time
+        // they are written, or the store may have been reopened.
+        let mut ahead: Option<rowsearch_store::PreparedBatch> = None;
         for (i, step) in steps.iter().enumerate() {
             let batch = Batch { mutations: step.clone() };
-            store.apply(&batch).unwrap();
+            let current = ahead.take();
+            if let Some(next) = steps.get(i + 1).filter(|_| prepare[(i + 1) % prepare.len()]) {
+                ahead = Some(store.prepare(Batch { mutations: next.clone() }));
+            }
+            match current {
+                Some(prepared) => {
+                    prop_assert_eq!(prepared.batch(), &batch);
+                    store.apply_prepared(&prepared).unwrap();
+                }
+                None => {
+                    store.apply(&batch).unwrap();
+                }
+            }
             model.apply(&batch, rowsearch_store::Clock::now_ms(&*clock));
             clock.advance_ms(1);
             if i == steps.len() / 2 {
@@ -396,4 +413,36 @@ fn keyword_lookups_reject_bad_queries_with_reasons() {
     }
     let err = store.keyword_lookup("plain", &query(&["gas"], None)).unwrap_err();
     assert!(matches!(err.kind(), rowsearch_store::ErrorKind::NotSearchable { .. }), "{err}");
+}
+
+#[test]
+fn a_prepared_batch_takes_the_newest_value_at_write_time() {
+    // A subject put twice in one row: stamped "now", and explicitly one
+    // millisecond after the time of preparing. Prepared then, the explicit
+    // one is newer; written two milliseconds later, the "now" one is. The
+    // keyword cells must be those of the write.
+    let write = |prepared: bool| -> Vec<KeywordCell> {
+        let dir = tempfile::tempdir().unwrap();
+        let clock = Arc::new(ManualClock::new(START_MS));
+        let store = Store::builder().clock(clock.clone()).analyzer(Arc::new(Words)).open(dir.path()).unwrap();
+        let (name, schema) = tables().remove(0);
+        store.create_table(name, &schema).unwrap();
+        let cells = vec![
+            PutCell::new("m", "subject", "gas"),
+            PutCell::new("m", "subject", "power").at(START_MS + 1),
+            PutCell::new("m", "user", "ann"),
+        ];
+        let mut batch = Batch::new();
+        batch.put(name, row_key(name, 1, 1), cells);
+        let batch = if prepared { Ok(store.prepare(batch)) } else { Err(batch) };
+        clock.advance_ms(2);
+        match batch {
+            Ok(prepared) => store.apply_prepared(&prepared).unwrap(),
+            Err(batch) => store.apply(&batch).unwrap(),
+        };
+        stored_cells(&store, name)
+    };
+    let plain = write(false);
+    assert_eq!(plain.iter().map(|c| c.term.as_str()).collect::<Vec<_>>(), ["gas"], "{plain:?}");
+    assert_eq!(write(true), plain);
 }
