@@ -118,6 +118,10 @@ impl StoreBuilder {
     }
 }
 
+/// A row's keyword cells computed ahead, with the table handle they were
+/// computed for.
+type Ahead = (Arc<TableHandle>, Vec<KeywordEntry>);
+
 /// A batch with the keyword cells of the rows it creates computed ahead
 /// ([`Store::prepare`]).
 #[derive(Debug)]
@@ -125,7 +129,7 @@ pub struct PreparedBatch {
     batch: Batch,
     /// Per mutation, when computed: the table handle and the row's keyword
     /// cells from its puts.
-    keywords: Vec<Option<(Arc<TableHandle>, Vec<KeywordEntry>)>>,
+    keywords: Vec<Option<Ahead>>,
 }
 
 impl PreparedBatch {
@@ -640,7 +644,7 @@ impl Store {
 
     /// Per mutation of a batch putting each row once, the keyword cells of
     /// its row from its puts where they do not depend on the time.
-    fn keywords_ahead(&self, batch: &Batch) -> Result<Vec<Option<(Arc<TableHandle>, Vec<KeywordEntry>)>>> {
+    fn keywords_ahead(&self, batch: &Batch) -> Result<Vec<Option<Ahead>>> {
         let handles = self.check_batch(batch)?;
         let now_ms = self.clock.now_ms();
         let mut keywords = Vec::new();
@@ -680,11 +684,7 @@ impl Store {
     /// [`Store::apply`], with the keyword cells of new rows computed ahead
     /// per mutation where `keywords` has them (for the table handle they
     /// were computed with).
-    fn apply_with(
-        &self,
-        batch: &Batch,
-        keywords: &[Option<(Arc<TableHandle>, Vec<KeywordEntry>)>],
-    ) -> Result<CommitInfo> {
+    fn apply_with(&self, batch: &Batch, keywords: &[Option<Ahead>]) -> Result<CommitInfo> {
         let _writer = self.lock_writer()?;
         // Checked under the writer lock, so no table is dropped meanwhile.
         let handles = self.check_batch(batch)?;
