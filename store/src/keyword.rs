@@ -301,17 +301,26 @@ impl SearchHandle {
         let mut prefix = Vec::with_capacity(partition.len() + 3);
         push_escaped(&mut prefix, &partition);
         let mut out = Vec::new();
-        let mut terms: Vec<(String, u32)> = Vec::new();
+        // Every token's text goes to one buffer, so a message's tokens cost
+        // no allocation each: (start, end, position) into `text_buf`.
+        let mut text_buf = String::new();
+        let mut tokens: Vec<(u32, u32, u32)> = Vec::new();
         for (n, field) in self.schema.fields.iter().enumerate() {
             let Some(value) = values[n] else { continue };
-            terms.clear();
+            text_buf.clear();
+            tokens.clear();
             let text = String::from_utf8_lossy(value);
-            analyzer.terms(field, &text, &mut |term, position| terms.push((term.to_owned(), position)));
-            terms.sort_unstable();
-            terms.dedup();
+            analyzer.terms(field, &text, &mut |term, position| {
+                let start = text_buf.len();
+                text_buf.push_str(term);
+                // Offsets fit: a value is far below 4 GiB.
+                tokens.push((start as u32, text_buf.len() as u32, position));
+            });
+            let term_of = |t: &(u32, u32, u32)| &text_buf[t.0 as usize..t.1 as usize];
+            tokens.sort_unstable_by(|a, b| term_of(a).cmp(term_of(b)).then(a.2.cmp(&b.2)));
             let mut i = 0;
-            while i < terms.len() {
-                let term = &terms[i].0;
+            while i < tokens.len() {
+                let term = term_of(&tokens[i]);
                 let mut key = Vec::with_capacity(prefix.len() + term.len() + 12 + row.len());
                 key.extend_from_slice(&prefix);
                 // unwrap-free: at most 255 fields (validated).
@@ -320,10 +329,14 @@ impl SearchHandle {
                 key.extend_from_slice(&(!date).to_be_bytes());
                 key.extend_from_slice(row);
                 let mut positions = Vec::new();
-                let mut last = 0u32;
-                while i < terms.len() && terms[i].0 == *term {
-                    push_varint(&mut positions, terms[i].1 - last);
-                    last = terms[i].1;
+                let mut last = None;
+                while i < tokens.len() && term_of(&tokens[i]) == term {
+                    let position = tokens[i].2;
+                    // A term twice at one position counts once.
+                    if last != Some(position) {
+                        push_varint(&mut positions, position - last.unwrap_or(0));
+                        last = Some(position);
+                    }
                     i += 1;
                 }
                 out.push((key, positions));
