@@ -564,9 +564,9 @@ fn write_rows(
     total: u64,
     progress: &mut dyn FnMut(IngestProgress),
 ) -> Result<()> {
-    // One batch queued while one is written: when a send returns, every
-    // batch but the last two sent is in the store.
-    let (batch_tx, batch_rx) = sync_channel::<Prepared>(1);
+    // QUEUED batches wait while one is written: when a send returns, every
+    // batch but the last IN_FLIGHT sent is in the store.
+    let (batch_tx, batch_rx) = sync_channel::<Prepared>(QUEUED);
     let stored = AtomicU64::new(0);
     let (written, skipped) = std::thread::scope(|scope| -> Result<(u64, Vec<Skipped>)> {
         let writer = std::thread::Builder::new()
@@ -618,6 +618,12 @@ fn write_batches(store: &Store, rx: Receiver<Prepared>, stored: &AtomicU64) -> R
     Ok((stored.load(Ordering::Relaxed), skipped))
 }
 
+/// Prepared batches waiting for the writer.
+const QUEUED: usize = 1;
+/// Batches sent that may not be in the store yet: the queued ones and the
+/// one being written.
+const IN_FLIGHT: usize = QUEUED + 1;
+
 /// A batch ready to write, with each row's source for naming a bad one.
 struct Prepared {
     batch: rowsearch_store::PreparedBatch,
@@ -640,8 +646,8 @@ fn batch_rows(
     let mut pending_bytes = 0usize;
     let mut files_done = 0u64;
     let mut last_progress = Instant::now();
-    // Keys of the last two batches sent, which may not be in the store yet.
-    let mut in_flight: [HashSet<Vec<u8>>; 2] = Default::default();
+    // Keys of the last batches sent, which may not be in the store yet.
+    let mut in_flight: [HashSet<Vec<u8>>; IN_FLIGHT] = Default::default();
     let mut send = |pending: &mut Vec<Pending>, report: &mut IngestReport| -> Result<()> {
         let Some(prepared) = prepare(store, table, pending, &in_flight, report)? else { return Ok(()) };
         let keys = prepared.batch.batch().mutations.iter().map(|m| m.row().to_vec()).collect();
@@ -650,7 +656,7 @@ fn batch_rows(
             return Ok(());
         }
         in_flight.rotate_left(1);
-        in_flight[1] = keys;
+        in_flight[IN_FLIGHT - 1] = keys;
         Ok(())
     };
     for items in rx {
@@ -691,7 +697,7 @@ fn prepare(
     store: &Store,
     table: &str,
     pending: &mut Vec<Pending>,
-    in_flight: &[HashSet<Vec<u8>>; 2],
+    in_flight: &[HashSet<Vec<u8>>; IN_FLIGHT],
     report: &mut IngestReport,
 ) -> Result<Option<Prepared>> {
     if pending.is_empty() {

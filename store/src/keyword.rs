@@ -700,7 +700,11 @@ pub(crate) fn update<'h>(
 ) -> Result<()> {
     // (keyword rows, key, new value or None to delete)
     type Write<'h> = (&'h SearchHandle, &'h [u8], Option<&'h [u8]>);
-    let mut writes: Vec<Write<'h>> = Vec::new();
+    let changes: Vec<_> = changes.into_iter().collect();
+    // At most one write per entry before and after: no regrowing (a batch
+    // of mail writes hundreds of thousands).
+    let mut writes: Vec<Write<'h>> =
+        Vec::with_capacity(changes.iter().map(|(_, b, a)| b.len() + a.len()).sum());
     for (search, before, after) in changes {
         let (mut b, mut a) = (0, 0);
         loop {
