@@ -53,6 +53,17 @@ fn email_address(chunk: &str) -> Option<&str> {
     ok.then_some(trimmed)
 }
 
+/// `text` lowercased into `out` (ASCII, most of mail, byte by byte).
+fn lowercase_into(out: &mut String, text: &str) {
+    out.clear();
+    if text.is_ascii() {
+        out.push_str(text);
+        out.make_ascii_lowercase();
+    } else {
+        out.extend(text.chars().flat_map(char::to_lowercase));
+    }
+}
+
 fn tokenize(text: &str, sink: &mut dyn FnMut(&str, u32)) {
     let mut position = 0u32;
     let mut lower = String::new();
@@ -61,8 +72,7 @@ fn tokenize(text: &str, sink: &mut dyn FnMut(&str, u32)) {
             continue;
         }
         if let Some(address) = email_address(chunk) {
-            lower.clear();
-            lower.extend(address.chars().flat_map(char::to_lowercase));
+            lowercase_into(&mut lower, address);
             if lower.len() <= MAX_TERM_BYTES {
                 sink(&lower, position);
             }
@@ -71,8 +81,7 @@ fn tokenize(text: &str, sink: &mut dyn FnMut(&str, u32)) {
             if part.is_empty() {
                 continue;
             }
-            lower.clear();
-            lower.extend(part.chars().flat_map(char::to_lowercase));
+            lowercase_into(&mut lower, part);
             if lower.len() <= MAX_TERM_BYTES {
                 sink(&lower, position);
             }
@@ -165,6 +174,16 @@ mod tests {
 
     fn terms(text: &str) -> Vec<(String, u32)> {
         TextAnalyzer.tokens(text)
+    }
+
+    proptest::proptest! {
+        /// The ASCII fast path lowercases exactly as Unicode does.
+        #[test]
+        fn lowercasing_matches_unicode(text in "[ -~]{0,40}|\\PC{0,20}") {
+            let mut out = String::new();
+            lowercase_into(&mut out, &text);
+            proptest::prop_assert_eq!(out, text.chars().flat_map(char::to_lowercase).collect::<String>());
+        }
     }
 
     #[test]
