@@ -1,6 +1,7 @@
 //! JSON shapes shared by the CLI and the HTTP API (API.md).
 
 use rowsearch_store::{Row, RowKeySchema};
+use serde::Serialize;
 use serde_json::{Value, json};
 
 use crate::wire;
@@ -127,29 +128,190 @@ pub fn search_json_in(
     highlights: bool,
     encoding: Encoding,
 ) -> Value {
-    let hits: Vec<Value> = results
-        .hits
-        .iter()
-        .map(|h| {
-            let mut hit = key_json_in(&h.row.key, row_key, encoding);
-            if let Some(score) = h.score {
-                hit["score"] = json!(score);
-            }
-            if let Some(date) = h.date_ms {
-                hit["date_ms"] = json!(date);
-            }
-            hit["row"] = row_json_in(&h.row, row_key, encoding);
-            if highlights {
-                hit["highlights"] = json!(h.highlights);
-            }
-            hit
+    serde_json::to_value(SearchBody::new(results, row_key, highlights, encoding)).unwrap_or(Value::Null)
+}
+
+/// The search response of API.md as a serializable view of the results:
+/// what [`search_json_in`] builds, written straight to bytes without a
+/// `Value` tree (the server's path; the tree cost a fifth of a search's
+/// CPU).
+#[derive(Serialize)]
+pub struct SearchBody<'a> {
+    total: u64,
+    took_ms: f64,
+    hits: Vec<HitBody<'a>>,
+    next_cursor: &'a Option<String>,
+    generation: u64,
+}
+
+impl<'a> SearchBody<'a> {
+    /// The view of `results`, with byte strings in `encoding` and the
+    /// highlights when asked for.
+    pub fn new(
+        results: &'a crate::SearchResults,
+        row_key: Option<&RowKeySchema>,
+        highlights: bool,
+        encoding: Encoding,
+    ) -> SearchBody<'a> {
+        let hits = results
+            .hits
+            .iter()
+            .map(|h| {
+                let key = encoding.encode(&h.row.key);
+                let key_fields =
+                    row_key.filter(|rk| !rk.fields.is_empty()).and_then(|rk| rk.decode_json(&h.row.key).ok());
+                let cells = h
+                    .row
+                    .cells
+                    .iter()
+                    .map(|c| {
+                        let mut column = Vec::with_capacity(c.family.len() + 1 + c.qualifier.len());
+                        column.extend_from_slice(c.family.as_bytes());
+                        column.push(b':');
+                        column.extend_from_slice(&c.qualifier);
+                        CellBody {
+                            column: encoding.encode(&column),
+                            timestamp: c.timestamp,
+                            value: encoding.encode(&c.value),
+                        }
+                    })
+                    .collect();
+                HitBody {
+                    row: RowBody { key: key.clone(), key_fields: key_fields.clone(), cells },
+                    key,
+                    key_fields,
+                    score: h.score,
+                    date_ms: h.date_ms,
+                    highlights: highlights.then_some(&h.highlights),
+                }
+            })
+            .collect();
+        SearchBody {
+            total: results.total,
+            took_ms: results.took_ms,
+            hits,
+            next_cursor: &results.next_cursor,
+            generation: results.generation,
+        }
+    }
+}
+
+/// One hit: the key (and its fields), score or date, the row, highlights.
+#[derive(Serialize)]
+struct HitBody<'a> {
+    key: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    key_fields: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    score: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    date_ms: Option<u64>,
+    row: RowBody,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    highlights: Option<&'a std::collections::BTreeMap<String, String>>,
+}
+
+/// A row as [`row_json_in`] shows it.
+#[derive(Serialize)]
+struct RowBody {
+    key: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    key_fields: Option<Value>,
+    cells: Vec<CellBody>,
+}
+
+/// A cell as [`row_json_in`] shows it.
+#[derive(Serialize)]
+struct CellBody {
+    column: String,
+    timestamp: u64,
+    value: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use rowsearch_store::{Cell, KeyField, KeyOrder, KeyType, KeyValue};
+
+    use super::*;
+    use crate::{SearchHit, SearchResults};
+
+    /// The response as it was built before [`SearchBody`]: a `Value` tree.
+    fn tree(
+        results: &SearchResults,
+        row_key: Option<&RowKeySchema>,
+        highlights: bool,
+        encoding: Encoding,
+    ) -> Value {
+        let hits: Vec<Value> = results
+            .hits
+            .iter()
+            .map(|h| {
+                let mut hit = key_json_in(&h.row.key, row_key, encoding);
+                if let Some(score) = h.score {
+                    hit["score"] = json!(score);
+                }
+                if let Some(date) = h.date_ms {
+                    hit["date_ms"] = json!(date);
+                }
+                hit["row"] = row_json_in(&h.row, row_key, encoding);
+                if highlights {
+                    hit["highlights"] = json!(h.highlights);
+                }
+                hit
+            })
+            .collect();
+        json!({
+            "total": results.total,
+            "took_ms": results.took_ms,
+            "hits": hits,
+            "next_cursor": results.next_cursor,
+            "generation": results.generation,
         })
-        .collect();
-    json!({
-        "total": results.total,
-        "took_ms": results.took_ms,
-        "hits": hits,
-        "next_cursor": results.next_cursor,
-        "generation": results.generation,
-    })
+    }
+
+    #[test]
+    fn the_search_body_serializes_like_the_value_tree() {
+        let typed = RowKeySchema::new([
+            KeyField::new("user", KeyType::String, KeyOrder::Asc),
+            KeyField::new("id", KeyType::U64, KeyOrder::Desc),
+        ]);
+        let key = typed.encode(&[KeyValue::String("ann".into()), KeyValue::U64(7)]).unwrap();
+        let cell = |q: &[u8], v: &[u8]| Cell {
+            family: "m".into(),
+            qualifier: q.to_vec(),
+            timestamp: 5,
+            value: v.to_vec(),
+        };
+        let hit = |score: Option<f64>, date_ms: Option<u64>| SearchHit {
+            row: Row {
+                key: key.clone(),
+                cells: vec![cell(b"subject", b"gas \\ \x00\xff"), cell(b"\x01q", b"")],
+            },
+            score,
+            date_ms,
+            highlights: BTreeMap::from([("subject".to_owned(), "<em>gas</em>".to_owned())]),
+        };
+        for next_cursor in [None, Some("c1.1.ab.10".to_owned())] {
+            let results = SearchResults {
+                total: 12,
+                took_ms: 0.25,
+                hits: vec![hit(Some(1.5), None), hit(None, Some(988_000_000_000))],
+                next_cursor,
+                dropped: 0,
+                generation: 3,
+            };
+            for row_key in [None, Some(&typed)] {
+                for highlights in [false, true] {
+                    for encoding in [Encoding::Binary, Encoding::Base64, Encoding::Hex] {
+                        let body =
+                            serde_json::to_string(&SearchBody::new(&results, row_key, highlights, encoding));
+                        let want = tree(&results, row_key, highlights, encoding).to_string();
+                        assert_eq!(body.unwrap(), want, "{row_key:?} {highlights} {encoding:?}");
+                    }
+                }
+            }
+        }
+    }
 }

@@ -730,5 +730,7 @@ fn search(st: &State, table: &str, p: &Params) -> Answer {
     let results = st.searcher.search(table, &request)?;
     st.metrics.stale(results.dropped);
     let schema = st.store().schema(table)?;
-    ok(crate::json::search_json_in(&results, schema.row_key.as_ref(), request.highlight, p.encoding()?))
+    let body =
+        crate::json::SearchBody::new(&results, schema.row_key.as_ref(), request.highlight, p.encoding()?);
+    Ok(warp::reply::with_status(warp::reply::json(&body), StatusCode::OK).into_response())
 }
