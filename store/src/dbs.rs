@@ -22,7 +22,11 @@ pub(crate) const META_FEED_NEXT_SEQ: &[u8] = b"feed/next_seq";
 pub(crate) const META_SCHEMA_PREFIX: &[u8] = b"schema/";
 
 /// The format this build reads and writes.
-pub(crate) const FORMAT: &str = "rowsearch-store/1";
+pub(crate) const FORMAT: &str = "rowsearch-store/2";
+/// Older formats this build opens and marks as [`FORMAT`]: version 1 had no
+/// pending index databases (created empty on open). A build of version 1
+/// would not read pending entries, so it must refuse a version 2 store.
+pub(crate) const UPGRADES_FROM: &[&str] = &["rowsearch-store/1"];
 
 /// Databases besides the families.
 pub(crate) const FIXED_DBS: u32 = 2;

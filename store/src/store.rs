@@ -427,6 +427,13 @@ impl Store {
                     .map(|f| String::from_utf8_lossy(f).into_owned());
                 match format {
                     Some(f) if f == dbs::FORMAT => meta,
+                    Some(f) if dbs::UPGRADES_FROM.contains(&f.as_str()) => {
+                        // Committed with the tables opened below (which
+                        // create what the new format adds), or not at all.
+                        meta.put(&mut wtxn, dbs::META_FORMAT, dbs::FORMAT.as_bytes())
+                            .map_err(|e| Error::lmdb("write format", e))?;
+                        meta
+                    }
                     Some(found) => {
                         return Err(ErrorKind::UnsupportedFormat {
                             path: dir.to_owned(),

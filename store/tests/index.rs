@@ -283,3 +283,43 @@ fn bad_index_declarations_and_queries_are_typed() {
         ErrorKind::InvalidCursor { .. }
     ));
 }
+
+/// Sets the store's format marker behind its back and returns the old one.
+fn set_format_marker(dir: &std::path::Path, marker: &str) -> String {
+    let mut options = heed::EnvOpenOptions::new();
+    options.max_dbs(64).map_size(1 << 30);
+    #[allow(unsafe_code)]
+    // SAFETY: the store is closed; nothing else has the environment open.
+    let env = unsafe { options.open(dir) }.unwrap();
+    let mut wtxn = env.write_txn().unwrap();
+    let meta: heed::Database<heed::types::Bytes, heed::types::Bytes> =
+        env.open_database(&wtxn, Some("meta")).unwrap().unwrap();
+    let old = String::from_utf8(meta.get(&wtxn, b"format").unwrap().unwrap().to_vec()).unwrap();
+    meta.put(&mut wtxn, b"format", marker.as_bytes()).unwrap();
+    wtxn.commit().unwrap();
+    old
+}
+
+#[test]
+fn version_1_stores_are_upgraded_and_unknown_formats_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let store = Store::open(dir.path()).unwrap();
+        store.create_table("t", &schema()).unwrap();
+        store.put("t", &key(1), vec![PutCell::new("m", "x", "v")]).unwrap();
+    }
+    // A version 1 store (before pending index databases): opened, indexed
+    // rows found, marked version 2.
+    assert_eq!(set_format_marker(dir.path(), "rowsearch-store/1"), "rowsearch-store/2");
+    {
+        let store = Store::open(dir.path()).unwrap();
+        assert_eq!(store.index_lookup("t", "by_x", &eq("v")).unwrap().hits.len(), 1);
+        assert!(store.verify_index("t", "by_x").unwrap().is_clean());
+    }
+    assert_eq!(set_format_marker(dir.path(), "rowsearch-store/9"), "rowsearch-store/2");
+    let err = Store::open(dir.path()).unwrap_err();
+    assert!(
+        matches!(err.kind(), ErrorKind::UnsupportedFormat { found, .. } if found == "rowsearch-store/9"),
+        "{err}"
+    );
+}
