@@ -446,3 +446,38 @@ fn a_prepared_batch_takes_the_newest_value_at_write_time() {
     assert_eq!(plain.iter().map(|c| c.term.as_str()).collect::<Vec<_>>(), ["gas"], "{plain:?}");
     assert_eq!(write(true), plain);
 }
+
+/// Like `Words`, but numbers the words from the end, as an analyzer may.
+#[derive(Debug)]
+struct Backwards;
+
+impl Analyzer for Backwards {
+    fn terms(&self, _: &SearchField, text: &str, sink: &mut dyn FnMut(&str, u32)) {
+        let words: Vec<&str> = text.split(' ').filter(|w| !w.is_empty()).collect();
+        for (i, w) in words.iter().enumerate() {
+            sink(&w.to_lowercase(), (words.len() - 1 - i) as u32);
+        }
+    }
+
+    fn date_ms(&self, value: &[u8]) -> Option<u64> {
+        Words.date_ms(value)
+    }
+}
+
+#[test]
+fn positions_are_stored_in_order_whatever_order_the_analyzer_gives() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::builder().analyzer(Arc::new(Backwards)).open(dir.path()).unwrap();
+    let (name, schema) = tables().remove(0);
+    store.create_table(name, &schema).unwrap();
+    let subject = "gas deal gas power gas gas";
+    store
+        .put(name, b"r1", vec![PutCell::new("m", "subject", subject), PutCell::new("m", "user", "ann")])
+        .unwrap();
+    let cells: BTreeMap<String, Vec<u32>> =
+        stored_cells(&store, name).into_iter().map(|c| (c.term.clone(), c.positions.clone())).collect();
+    let want: BTreeMap<String, Vec<u32>> =
+        [("deal".to_owned(), vec![4]), ("gas".to_owned(), vec![0, 1, 3, 5]), ("power".to_owned(), vec![2])]
+            .into();
+    assert_eq!(cells, want);
+}
