@@ -228,7 +228,7 @@ pub fn ingest(
         let inputs = &inputs;
         let row_key = row_key.as_ref();
         scope.spawn(move || read_inputs(inputs, &reader_options, row_key, &tx));
-        write_rows(store, &options.table, options, &rx, &mut report, total, progress)
+        write_rows(store, options, &rx, &mut report, total, progress)
     })?;
     report.seconds = started.elapsed().as_secs_f64();
     progress(IngestProgress { files_done: total, files_total: total, stored: report.stored });
@@ -557,7 +557,6 @@ struct Pending {
 /// overlap.
 fn write_rows(
     store: &Store,
-    table: &str,
     options: &IngestOptions,
     rx: &Receiver<Vec<Item>>,
     report: &mut IngestReport,
@@ -573,7 +572,8 @@ fn write_rows(
             .name("rowsearch-write".into())
             .spawn_scoped(scope, || write_batches(store, batch_rx, &stored))
             .map_err(|source| Error::Io { path: store.path().to_owned(), source })?;
-        let batched = batch_rows(store, table, options, rx, report, total, progress, &batch_tx, &stored);
+        let handoff = Handoff { tx: &batch_tx, stored: &stored };
+        let batched = batch_rows(store, options, rx, report, total, progress, &handoff);
         drop(batch_tx);
         let written = writer.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
         // The writer's error is the cause when both failed (a send fails
@@ -630,18 +630,23 @@ struct Prepared {
     sources: Vec<String>,
 }
 
-#[allow(clippy::too_many_arguments)]
+/// Where the batcher hands batches to the writer, and the writer's count
+/// of rows stored (for progress).
+struct Handoff<'a> {
+    tx: &'a SyncSender<Prepared>,
+    stored: &'a AtomicU64,
+}
+
 fn batch_rows(
     store: &Store,
-    table: &str,
     options: &IngestOptions,
     rx: &Receiver<Vec<Item>>,
     report: &mut IngestReport,
     total: u64,
     progress: &mut dyn FnMut(IngestProgress),
-    tx: &SyncSender<Prepared>,
-    stored: &AtomicU64,
+    handoff: &Handoff<'_>,
 ) -> Result<()> {
+    let table = options.table.as_str();
     let mut pending: Vec<Pending> = Vec::new();
     let mut pending_bytes = 0usize;
     let mut files_done = 0u64;
@@ -651,7 +656,7 @@ fn batch_rows(
     let mut send = |pending: &mut Vec<Pending>, report: &mut IngestReport| -> Result<()> {
         let Some(prepared) = prepare(store, table, pending, &in_flight, report)? else { return Ok(()) };
         let keys = prepared.batch.batch().mutations.iter().map(|m| m.row().to_vec()).collect();
-        if tx.send(prepared).is_err() {
+        if handoff.tx.send(prepared).is_err() {
             // The writer stopped on an error, which it reports.
             return Ok(());
         }
@@ -682,7 +687,7 @@ fn batch_rows(
             pending_bytes = 0;
         }
         if last_progress.elapsed().as_millis() >= 100 {
-            let stored = stored.load(Ordering::Relaxed);
+            let stored = handoff.stored.load(Ordering::Relaxed);
             progress(IngestProgress { files_done, files_total: total, stored });
             last_progress = Instant::now();
         }

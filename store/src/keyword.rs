@@ -599,21 +599,16 @@ pub(crate) fn for_each_cell(
     partition: Option<&[u8]>,
     f: &mut dyn FnMut(&KeywordCell) -> Result<()>,
 ) -> Result<()> {
-    match partition {
-        None => for_each_cell_between(txn, search, None, None, f),
-        Some(p) => {
-            let mut lower = Vec::new();
-            push_escaped(&mut lower, p);
-            let upper = key::prefix_successor(&lower);
-            read_cells(
-                txn,
-                search,
-                Bound::Included(lower.as_slice()),
-                upper.as_deref().map_or(Bound::Unbounded, Bound::Excluded),
-                f,
-            )
-        }
-    }
+    let Some(p) = partition else { return for_each_cell_between(txn, search, None, None, f) };
+    let lower = partition_start(p);
+    let upper = key::prefix_successor(&lower);
+    read_cells(
+        txn,
+        search,
+        Bound::Included(&lower),
+        upper.as_deref().map_or(Bound::Unbounded, Bound::Excluded),
+        f,
+    )
 }
 
 /// Every cell of the partitions `from <= p < to` (`None`: unbounded).
@@ -624,14 +619,7 @@ pub(crate) fn for_each_cell_between(
     to: Option<&[u8]>,
     f: &mut dyn FnMut(&KeywordCell) -> Result<()>,
 ) -> Result<()> {
-    // A partition's cells start with esc(p) 00 01; escaping keeps the
-    // order and the terminator makes it prefix-free.
-    let bound = |p: &[u8]| {
-        let mut b = Vec::with_capacity(p.len() + 2);
-        push_escaped(&mut b, p);
-        b
-    };
-    let (lower, upper) = (from.map(bound), to.map(bound));
+    let (lower, upper) = (from.map(partition_start), to.map(partition_start));
     read_cells(
         txn,
         search,
@@ -639,6 +627,14 @@ pub(crate) fn for_each_cell_between(
         upper.as_deref().map_or(Bound::Unbounded, Bound::Excluded),
         f,
     )
+}
+
+/// Where partition `p`'s cells start: esc(p) 00 01 (escaping keeps the
+/// order, the terminator makes it prefix-free).
+fn partition_start(p: &[u8]) -> Vec<u8> {
+    let mut start = Vec::with_capacity(p.len() + 2);
+    push_escaped(&mut start, p);
+    start
 }
 
 fn read_cells(

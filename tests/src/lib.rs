@@ -221,3 +221,22 @@ pub fn raw_request(
     let _ = stream.read_to_end(&mut response);
     response
 }
+
+/// A small seeded xorshift generator, so a failing run can be repeated from
+/// its printed seed.
+pub struct Rng(pub u64);
+
+impl Rng {
+    /// The next value.
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    /// A value in `0..n` (`n` > 0).
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next_u64() % n as u64) as usize
+    }
+}

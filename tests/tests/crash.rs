@@ -21,6 +21,7 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use rowsearch::store::{Batch, FamilySchema, PutCell, ReadOptions, Scan, Store, TableSchema};
+use rowsearch_tests::Rng;
 
 const TABLE: &str = "crash";
 
@@ -90,16 +91,6 @@ fn check(dir: &Path, acked: u64) -> Result<u64, String> {
     Ok(last)
 }
 
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-}
-
 fn reindexer(dir: &Path) {
     let store = rowsearch::indexer::open_store(dir).expect("reindexer: open");
     let options = rowsearch::indexer::ReindexOptions {
@@ -154,7 +145,7 @@ fn reindex_crashes(rng: &mut Rng, iterations: u32) -> u32 {
             .stderr(Stdio::inherit())
             .spawn()
             .expect("spawn reindexer");
-        let delay = Duration::from_micros(rng.next() % (2 * build_time.as_micros() as u64 + 1));
+        let delay = Duration::from_micros(rng.next_u64() % (2 * build_time.as_micros() as u64 + 1));
         std::thread::sleep(delay);
         child.kill().expect("SIGKILL reindexer");
         let switched = child
@@ -251,7 +242,7 @@ fn main() {
             .expect("spawn writer");
         let stdout = child.stdout.take().expect("child stdout");
         let mut lines = BufReader::new(stdout).lines();
-        let wait_for = 1 + rng.next() % 40;
+        let wait_for = 1 + rng.next_u64() % 40;
         let mut acked = 0;
         for _ in 0..wait_for {
             match lines.next() {
@@ -262,7 +253,7 @@ fn main() {
             }
         }
         // Kill at a random moment inside the next commits, not only between them.
-        std::thread::sleep(Duration::from_micros(rng.next() % 3000));
+        std::thread::sleep(Duration::from_micros(rng.next_u64() % 3000));
         child.kill().expect("SIGKILL writer");
         // Acks printed before the kill landed count too.
         for line in lines.map_while(Result::ok) {

@@ -1,6 +1,6 @@
 //! The HTTP API through the real binary on 127.0.0.1, port 0.
 
-use rowsearch_tests::{Server, TestDir, stderr};
+use rowsearch_tests::{Rng, Server, TestDir, stderr};
 use serde_json::{Value, json};
 
 fn fixture() -> String {
@@ -445,19 +445,6 @@ fn http_32_clients_search_while_an_ingest_and_a_full_reindex_run() {
     println!("{requests} searches over generations {per_generation:?}");
 }
 
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
-
 #[test]
 fn http_search_equals_keyword_lookups_for_random_terms() {
     let (_t, s) = mail_server();
@@ -576,7 +563,7 @@ fn http_fuzz_query_and_filter_parameters() {
         let mut text = Vec::new();
         for _ in 0..rng.below(8) + 1 {
             if rng.below(3) == 0 {
-                text.push(rng.next() as u8);
+                text.push(rng.next_u64() as u8);
             } else {
                 text.extend_from_slice(pieces[rng.below(pieces.len())]);
             }
