@@ -43,6 +43,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Error, ErrorKind, Result};
 use crate::key;
 use crate::read::Column;
+use crate::sorted::SortedPuts;
 use crate::store::{BytesDb, FamilyHandle, TableHandle};
 
 /// An index declared in a table schema.
@@ -158,9 +159,13 @@ pub(crate) fn entry_expiry(value: &[u8]) -> u64 {
 /// Writes entry `key` expiring at `expiry` into `db` (an empty value for
 /// never, so entries without TTL take 8 bytes less).
 fn put_entry(wtxn: &mut RwTxn, db: &BytesDb, key: &[u8], expiry: u64) -> Result<()> {
-    let bytes = expiry.to_be_bytes();
-    let value: &[u8] = if expiry == u64::MAX { &[] } else { &bytes };
-    db.put(wtxn, key, value).map_err(|e| Error::lmdb("index put", e))
+    db.put(wtxn, key, entry_value(&expiry.to_be_bytes(), expiry)).map_err(|e| Error::lmdb("index put", e))
+}
+
+/// The stored value of an entry expiring at `expiry` (`bytes`, its
+/// big-endian form): empty for never.
+fn entry_value(bytes: &[u8; 8], expiry: u64) -> &[u8] {
+    if expiry == u64::MAX { &[] } else { bytes }
 }
 
 /// Default fewest pending entries of an index before a merge
@@ -199,10 +204,19 @@ impl IndexHandle {
         Ok(())
     }
 
-    /// Writes a new entry (its key is in neither database, or only as an
-    /// expired entry of the main one): it goes to the pending database.
-    pub fn insert(&self, wtxn: &mut RwTxn, key: &[u8], expiry: u64) -> Result<()> {
-        put_entry(wtxn, &self.pending, key, expiry)
+    /// Writes new entries (keys in neither database, or only as expired
+    /// entries of the main one), in ascending key order: they go to the
+    /// pending database.
+    pub fn insert_sorted<'k>(
+        &self,
+        wtxn: &mut RwTxn,
+        entries: impl IntoIterator<Item = (&'k [u8], u64)>,
+    ) -> Result<()> {
+        let mut puts = SortedPuts::new(wtxn, &self.pending, "index put")?;
+        for (key, expiry) in entries {
+            puts.put(key, entry_value(&expiry.to_be_bytes(), expiry))?;
+        }
+        Ok(())
     }
 
     /// Writes a new expiry for an existing entry, where the entry is.
@@ -256,8 +270,9 @@ impl IndexHandle {
                 let (k, v) = item.map_err(|e| Error::lmdb("index merge", e))?;
                 chunk.push((k.to_vec(), v.to_vec()));
             }
+            let mut puts = SortedPuts::new(wtxn, &self.db, "index merge")?;
             for (k, v) in &chunk {
-                self.db.put(wtxn, k, v).map_err(|e| Error::lmdb("index merge", e))?;
+                puts.put(k, v)?;
             }
             match chunk.pop() {
                 Some((last, _)) if chunk.len() + 1 == CHUNK => after = Some(last),

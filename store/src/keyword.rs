@@ -37,6 +37,7 @@ use crate::index::{
 };
 use crate::key::{self, push_escaped};
 use crate::rowkey::KeyValue;
+use crate::sorted::SortedPuts;
 use crate::store::{BytesDb, FamilyHandle, TableHandle};
 
 /// Most search fields a table may declare (a field is one byte in the key).
@@ -732,10 +733,22 @@ pub(crate) fn update<'h>(
     writes.sort_unstable_by(|a, b| {
         (std::ptr::from_ref(a.0) as usize, a.1).cmp(&(std::ptr::from_ref(b.0) as usize, b.1))
     });
-    for (search, k, v) in writes {
-        match v {
-            None => search.db.delete(wtxn, k).map(drop).map_err(|e| Error::lmdb("keyword delete", e))?,
-            Some(v) => search.db.put(wtxn, k, v).map_err(|e| Error::lmdb("keyword put", e))?,
+    // Deletes one by one; each run of puts into one database through one
+    // cursor (a new mail's cells are mostly runs of puts).
+    let mut at = 0;
+    while let Some(&(search, k, v)) = writes.get(at) {
+        let Some(_) = v else {
+            search.db.delete(wtxn, k).map_err(|e| Error::lmdb("keyword delete", e))?;
+            at += 1;
+            continue;
+        };
+        let mut puts = SortedPuts::new(wtxn, &search.db, "keyword put")?;
+        while let Some(&(s, k, Some(v))) = writes.get(at) {
+            if !std::ptr::eq(s, search) {
+                break;
+            }
+            puts.put(k, v)?;
+            at += 1;
         }
     }
     Ok(())

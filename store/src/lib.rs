@@ -61,6 +61,7 @@ mod mutation;
 mod read;
 mod rowkey;
 mod schema;
+mod sorted;
 mod store;
 mod txn;
 

@@ -1548,13 +1548,18 @@ fn update_indexes(
     }
     for (index, mut list) in changes {
         list.sort_unstable_by(|a, b| a.0.cmp(b.0));
+        // Entry keys end with the row key, so a key is removed or inserted,
+        // never both: removals and replacements first, then the inserts
+        // through one cursor.
+        let mut inserts = Vec::with_capacity(list.len());
         for (k, change) in list {
             match change {
                 Change::Remove => index.remove(wtxn, k)?,
-                Change::Insert(expiry) => index.insert(wtxn, k, expiry)?,
+                Change::Insert(expiry) => inserts.push((k, expiry)),
                 Change::Replace(expiry) => index.replace(wtxn, k, expiry)?,
             }
         }
+        index.insert_sorted(wtxn, inserts)?;
         index.merge_pending(wtxn, Some(buffer_entries))?;
     }
     Ok(())
