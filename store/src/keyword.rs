@@ -305,7 +305,9 @@ impl SearchHandle {
         // Every token's text goes to one buffer, so a message's tokens cost
         // no allocation each: (start, end, position) into `text_buf`.
         let mut text_buf = String::new();
-        let mut tokens: Vec<(u32, u32, u32)> = Vec::new();
+        // (first eight bytes of the term, big-endian and zero-padded, so
+        // most comparisons are one integer compare; start; end; position).
+        let mut tokens: Vec<(u64, u32, u32, u32)> = Vec::new();
         for (n, field) in self.schema.fields.iter().enumerate() {
             let Some(value) = values[n] else { continue };
             text_buf.clear();
@@ -314,11 +316,19 @@ impl SearchHandle {
             analyzer.terms(field, &text, &mut |term, position| {
                 let start = text_buf.len();
                 text_buf.push_str(term);
+                let mut head = [0u8; 8];
+                let n = term.len().min(8);
+                head[..n].copy_from_slice(&term.as_bytes()[..n]);
                 // Offsets fit: a value is far below 4 GiB.
-                tokens.push((start as u32, text_buf.len() as u32, position));
+                tokens.push((u64::from_be_bytes(head), start as u32, text_buf.len() as u32, position));
             });
-            let term_of = |t: &(u32, u32, u32)| &text_buf[t.0 as usize..t.1 as usize];
-            tokens.sort_unstable_by(|a, b| term_of(a).cmp(term_of(b)).then(a.2.cmp(&b.2)));
+            let term_of = |t: &(u64, u32, u32, u32)| &text_buf[t.1 as usize..t.2 as usize];
+            // Zero padding keeps the order of the heads that of the terms
+            // (a shorter term sorts first, as a zero byte would), so the
+            // full terms only break ties.
+            tokens.sort_unstable_by(|a, b| {
+                a.0.cmp(&b.0).then_with(|| term_of(a).cmp(term_of(b))).then(a.3.cmp(&b.3))
+            });
             let mut i = 0;
             while i < tokens.len() {
                 let term = term_of(&tokens[i]);
@@ -332,7 +342,7 @@ impl SearchHandle {
                 let mut positions = Vec::new();
                 let mut last = None;
                 while i < tokens.len() && term_of(&tokens[i]) == term {
-                    let position = tokens[i].2;
+                    let position = tokens[i].3;
                     // A term twice at one position counts once.
                     if last != Some(position) {
                         push_varint(&mut positions, position - last.unwrap_or(0));

@@ -481,3 +481,34 @@ fn positions_are_stored_in_order_whatever_order_the_analyzer_gives() {
             .into();
     assert_eq!(cells, want);
 }
+
+proptest! {
+    /// Terms sharing long prefixes (the cells are grouped by sorting tokens
+    /// on their first eight bytes, then the whole term): one cell per term,
+    /// in term order, holding every position of the term.
+    #[test]
+    fn terms_with_shared_prefixes_group_into_one_cell_each(
+        words in proptest::collection::vec(
+            proptest::sample::select(vec![
+                "in", "int", "inter", "internat", "internati", "internation", "international",
+                "internationals", "internatio", "a", "ab", "abcdefgh", "abcdefghi", "abcdefgg", "zz",
+            ]),
+            1..40,
+        ),
+    ) {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::builder().analyzer(Arc::new(Words)).open(dir.path()).unwrap();
+        let (name, schema) = tables().remove(0);
+        store.create_table(name, &schema).unwrap();
+        store
+            .put(name, b"r1", vec![PutCell::new("m", "subject", words.join(" ")), PutCell::new("m", "user", "ann")])
+            .unwrap();
+        let mut want: BTreeMap<String, Vec<u32>> = BTreeMap::new();
+        for (position, word) in words.iter().enumerate() {
+            want.entry((*word).to_owned()).or_default().push(position as u32);
+        }
+        let got: Vec<(String, Vec<u32>)> =
+            stored_cells(&store, name).into_iter().map(|c| (c.term, c.positions)).collect();
+        prop_assert_eq!(got, want.into_iter().collect::<Vec<_>>());
+    }
+}
