@@ -202,8 +202,34 @@ pub(crate) struct SearchHandle {
     pub date: Option<usize>,
 }
 
-/// One keyword cell: its key and its value.
-pub(crate) type KeywordEntry = (Vec<u8>, Vec<u8>);
+/// A row's keyword cells in key order, keys and values in one buffer (a
+/// mail has hundreds of cells: one allocation instead of two each).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct KeywordCells {
+    bytes: Vec<u8>,
+    /// Per cell, where its key ends and where its value ends in `bytes`;
+    /// a cell starts where the one before it ends.
+    ends: Vec<(usize, usize)>,
+}
+
+impl KeywordCells {
+    /// How many cells.
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    /// Cell `i`: its key and its value.
+    pub fn get(&self, i: usize) -> Option<(&[u8], &[u8])> {
+        let &(key_end, value_end) = self.ends.get(i)?;
+        let start = i.checked_sub(1).map_or(0, |p| self.ends[p].1);
+        Some((&self.bytes[start..key_end], &self.bytes[key_end..value_end]))
+    }
+
+    /// The cells in order.
+    pub fn iter(&self) -> impl Iterator<Item = (&[u8], &[u8])> {
+        (0..self.len()).filter_map(|i| self.get(i))
+    }
+}
 
 impl SearchHandle {
     pub fn open(
@@ -293,15 +319,15 @@ impl SearchHandle {
         table: &TableHandle,
         row: &[u8],
         values: &[Option<&[u8]>],
-    ) -> Result<Vec<KeywordEntry>> {
+    ) -> Result<KeywordCells> {
         if values[..self.schema.fields.len()].iter().all(Option::is_none) {
-            return Ok(Vec::new());
+            return Ok(KeywordCells::default());
         }
         let partition = self.partition_of(table, row, values)?;
         let date = self.date.and_then(|n| values[n]).and_then(|v| analyzer.date_ms(v)).unwrap_or(0);
         let mut prefix = Vec::with_capacity(partition.len() + 3);
         push_escaped(&mut prefix, &partition);
-        let mut out = Vec::new();
+        let mut out = KeywordCells::default();
         // Every token's text goes to one buffer, so a message's tokens cost
         // no allocation each: (start, end, position) into `text_buf`.
         let mut text_buf = String::new();
@@ -332,30 +358,30 @@ impl SearchHandle {
             let mut i = 0;
             while i < tokens.len() {
                 let term = term_of(&tokens[i]);
-                let mut key = Vec::with_capacity(prefix.len() + term.len() + 12 + row.len());
+                let key = &mut out.bytes;
                 key.extend_from_slice(&prefix);
                 // unwrap-free: at most 255 fields (validated).
                 key.push(u8::try_from(n).unwrap_or(u8::MAX));
-                push_escaped(&mut key, term.as_bytes());
+                push_escaped(key, term.as_bytes());
                 key.extend_from_slice(&(!date).to_be_bytes());
                 key.extend_from_slice(row);
-                let mut positions = Vec::new();
+                let key_end = key.len();
                 let mut last = None;
                 while i < tokens.len() && term_of(&tokens[i]) == term {
                     let position = tokens[i].3;
                     // A term twice at one position counts once.
                     if last != Some(position) {
-                        push_varint(&mut positions, position - last.unwrap_or(0));
+                        push_varint(&mut out.bytes, position - last.unwrap_or(0));
                         last = Some(position);
                     }
                     i += 1;
                 }
-                out.push((key, positions));
+                out.ends.push((key_end, out.bytes.len()));
             }
         }
         // Already in key order: fields in order, terms sorted within each
         // (the escape keeps byte order), one row.
-        debug_assert!(out.windows(2).all(|w| w[0].0 < w[1].0));
+        debug_assert!((1..out.len()).all(|i| out.get(i - 1).map(|c| c.0) < out.get(i).map(|c| c.0)));
         Ok(out)
     }
 
@@ -703,7 +729,7 @@ pub(crate) fn partition_splits(
 /// batch, in key order.
 pub(crate) fn update<'h>(
     wtxn: &mut heed::RwTxn,
-    changes: impl IntoIterator<Item = (&'h SearchHandle, &'h [KeywordEntry], &'h [KeywordEntry])>,
+    changes: impl IntoIterator<Item = (&'h SearchHandle, &'h KeywordCells, &'h KeywordCells)>,
 ) -> Result<()> {
     // (keyword rows, key, new value or None to delete)
     type Write<'h> = (&'h SearchHandle, &'h [u8], Option<&'h [u8]>);
@@ -718,21 +744,21 @@ pub(crate) fn update<'h>(
             match (before.get(b), after.get(a)) {
                 (Some(old), Some(new)) if old.0 == new.0 => {
                     if old.1 != new.1 {
-                        writes.push((search, &new.0, Some(&new.1)));
+                        writes.push((search, new.0, Some(new.1)));
                     }
                     b += 1;
                     a += 1;
                 }
                 (Some(old), Some(new)) if old.0 < new.0 => {
-                    writes.push((search, &old.0, None));
+                    writes.push((search, old.0, None));
                     b += 1;
                 }
                 (Some(old), None) => {
-                    writes.push((search, &old.0, None));
+                    writes.push((search, old.0, None));
                     b += 1;
                 }
                 (_, Some(new)) => {
-                    writes.push((search, &new.0, Some(&new.1)));
+                    writes.push((search, new.0, Some(new.1)));
                     a += 1;
                 }
                 (None, None) => break,

@@ -18,7 +18,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::filter::RowRange;
 use crate::index::{Entry, IndexHandle, IndexPage, IndexQuery, IndexSchema, VerifyReport};
 use crate::key::{self, CellKey};
-use crate::keyword::{self, Analyzer, KeywordEntry, KeywordPage, KeywordQuery, SearchHandle};
+use crate::keyword::{self, Analyzer, KeywordCells, KeywordPage, KeywordQuery, SearchHandle};
 use crate::mutation::{Batch, Delete, Mutation};
 use crate::read::{ReadOptions, Scan};
 use crate::rowkey::RowKeySchema;
@@ -120,7 +120,7 @@ impl StoreBuilder {
 
 /// A row's keyword cells computed ahead, with the table handle they were
 /// computed for.
-type Ahead = (Arc<TableHandle>, Vec<KeywordEntry>);
+type Ahead = (Arc<TableHandle>, KeywordCells);
 
 /// A batch with the keyword cells of the rows it creates computed ahead
 /// ([`Store::prepare`]).
@@ -734,7 +734,7 @@ impl Store {
         // Keyword cells computed ahead, aligned with `indexed`: only for a
         // batch of one mutation per row (so the i-th derived mutation is
         // the i-th indexed row), and only if the table is unchanged since.
-        let ahead: Vec<Option<&Vec<KeywordEntry>>> =
+        let ahead: Vec<Option<&KeywordCells>> =
             if !keywords.is_empty() && touched.len() == batch.mutations.len() {
                 batch
                     .mutations
@@ -777,7 +777,7 @@ impl Store {
                     .iter()
                     .zip(&keywords_before)
                     .zip(&keywords_after)
-                    .filter_map(|(((t, _), b), a)| t.search.as_ref().map(|s| (s, &b[..], &a[..]))),
+                    .filter_map(|(((t, _), b), a)| t.search.as_ref().map(|s| (s, &**b, &**a))),
             )?;
             self.append_feed(wtxn, &touched)
         })
@@ -791,20 +791,20 @@ impl Store {
         rows: &[(&TableHandle, &[u8])],
         existed: &[bool],
         puts_only: Option<&[Option<Vec<&PutCell>>]>,
-        ahead: &[Option<&'a Vec<KeywordEntry>>],
+        ahead: &[Option<&'a KeywordCells>],
         now_ms: u64,
-    ) -> Result<Vec<Cow<'a, [KeywordEntry]>>> {
+    ) -> Result<Vec<Cow<'a, KeywordCells>>> {
         let mut out = Vec::with_capacity(rows.len());
         for (i, (table, row)) in rows.iter().enumerate() {
             let Some(search) = &table.search else {
-                out.push(Cow::Borrowed(&[][..]));
+                out.push(Cow::Owned(KeywordCells::default()));
                 continue;
             };
             let analyzer = self.analyzer_for(&table.name)?;
             let entries = match (existed[i], puts_only) {
-                (false, None) => Cow::Borrowed(&[][..]),
+                (false, None) => Cow::Owned(KeywordCells::default()),
                 (false, Some(puts)) if puts[i].is_some() && ahead.get(i).is_some_and(Option::is_some) => {
-                    Cow::Borrowed(ahead[i].map_or(&[][..], Vec::as_slice))
+                    ahead[i].map_or_else(|| Cow::Owned(KeywordCells::default()), Cow::Borrowed)
                 }
                 (false, Some(puts)) if puts[i].is_some() => {
                     let values = search.values_from_puts(puts[i].as_deref().unwrap_or_default(), now_ms);
