@@ -1385,17 +1385,45 @@ impl Store {
 }
 
 /// Whether each row has a cell in a family its table's indexes read.
+///
+/// One seek finds the first cell at or after a row; that answer is kept per
+/// family, and a later row above the seek's start and below that cell has
+/// no cell without another seek: rows loaded in key order beyond the data
+/// (bulk loads) cost one seek per batch, not one each.
 fn rows_exist(txn: &heed::RoTxn<'_>, rows: &[(&TableHandle, &[u8])]) -> Result<Vec<bool>> {
+    // Per family: (seek start, first key at or after it; `None`: none).
+    let mut seen: Vec<(*const FamilyHandle, Vec<u8>, Option<Vec<u8>>)> = Vec::new();
     rows.iter()
         .map(|(table, row)| {
-            let start = key::row_start(&table.stored_key(row));
+            let stored = table.stored_key(row);
+            let (start, end) = (key::row_start(&stored), key::row_end(&stored));
             for family in &table.families {
                 if !table.watches(family) {
                     continue;
                 }
-                let mut iter =
-                    family.db.prefix_iter(txn, &start).map_err(|e| Error::lmdb("index read", e))?;
-                if iter.next().transpose().map_err(|e| Error::lmdb("index read", e))?.is_some() {
+                let id = Arc::as_ptr(family);
+                let at = match seen.iter().position(|(f, _, _)| *f == id) {
+                    Some(at) => at,
+                    None => {
+                        seen.push((id, Vec::new(), None));
+                        seen.len() - 1
+                    }
+                };
+                let (_, from, next) = &seen[at];
+                let known_empty = !from.is_empty()
+                    && *from <= start
+                    && next.as_ref().is_none_or(|k| k.as_slice() >= end.as_slice());
+                if known_empty {
+                    continue;
+                }
+                let next = family
+                    .db
+                    .get_greater_than_or_equal_to(txn, &start)
+                    .map_err(|e| Error::lmdb("index read", e))?
+                    .map(|(k, _)| k.to_vec());
+                let exists = next.as_ref().is_some_and(|k| k.as_slice() < end.as_slice());
+                seen[at] = (id, start.clone(), next);
+                if exists {
                     return Ok(true);
                 }
             }
