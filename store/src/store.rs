@@ -1384,6 +1384,14 @@ impl Store {
     }
 }
 
+/// The last existence seek in one family: the first key at or after
+/// `from` is `next` (`None`: there is none).
+struct LastSeek {
+    family: *const FamilyHandle,
+    from: Vec<u8>,
+    next: Option<Vec<u8>>,
+}
+
 /// Whether each row has a cell in a family its table's indexes read.
 ///
 /// One seek finds the first cell at or after a row; that answer is kept per
@@ -1391,8 +1399,7 @@ impl Store {
 /// no cell without another seek: rows loaded in key order beyond the data
 /// (bulk loads) cost one seek per batch, not one each.
 fn rows_exist(txn: &heed::RoTxn<'_>, rows: &[(&TableHandle, &[u8])]) -> Result<Vec<bool>> {
-    // Per family: (seek start, first key at or after it; `None`: none).
-    let mut seen: Vec<(*const FamilyHandle, Vec<u8>, Option<Vec<u8>>)> = Vec::new();
+    let mut seen: Vec<LastSeek> = Vec::new();
     rows.iter()
         .map(|(table, row)| {
             let stored = table.stored_key(row);
@@ -1402,14 +1409,14 @@ fn rows_exist(txn: &heed::RoTxn<'_>, rows: &[(&TableHandle, &[u8])]) -> Result<V
                     continue;
                 }
                 let id = Arc::as_ptr(family);
-                let at = match seen.iter().position(|(f, _, _)| *f == id) {
+                let at = match seen.iter().position(|s| s.family == id) {
                     Some(at) => at,
                     None => {
-                        seen.push((id, Vec::new(), None));
+                        seen.push(LastSeek { family: id, from: Vec::new(), next: None });
                         seen.len() - 1
                     }
                 };
-                let (_, from, next) = &seen[at];
+                let LastSeek { from, next, .. } = &seen[at];
                 let known_empty = !from.is_empty()
                     && *from <= start
                     && next.as_ref().is_none_or(|k| k.as_slice() >= end.as_slice());
@@ -1422,7 +1429,7 @@ fn rows_exist(txn: &heed::RoTxn<'_>, rows: &[(&TableHandle, &[u8])]) -> Result<V
                     .map_err(|e| Error::lmdb("index read", e))?
                     .map(|(k, _)| k.to_vec());
                 let exists = next.as_ref().is_some_and(|k| k.as_slice() < end.as_slice());
-                seen[at] = (id, start.clone(), next);
+                seen[at] = LastSeek { family: id, from: start.clone(), next };
                 if exists {
                     return Ok(true);
                 }
