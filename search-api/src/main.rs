@@ -5,7 +5,7 @@
 
 mod cli;
 
-// The server hands every request between a tokio worker and a blocking-pool
+// The server hands every request between a tokio worker and a work-pool
 // thread, and frees on one thread what it allocated on another; glibc's
 // malloc spent ~12% of a search's CPU on that (search-api/BENCHMARKS.md).
 #[global_allocator]

@@ -48,12 +48,14 @@ pub fn run(args: Args) -> Result<ExitCode> {
                 serve(store, listen, rowsearch::http::Limits::default(), true)?;
             }
         }
-        Command::Serve { listen, max_body, timeout_ms, header_timeout_ms } => {
+        Command::Serve { listen, max_body, timeout_ms, header_timeout_ms, workers } => {
+            let defaults = rowsearch::http::Limits::default();
             let limits = rowsearch::http::Limits {
                 max_body_bytes: *max_body,
                 request_timeout: std::time::Duration::from_millis(*timeout_ms),
                 header_read_timeout: std::time::Duration::from_millis(*header_timeout_ms),
-                ..Default::default()
+                workers: workers.map_or(defaults.workers, |w| usize::try_from(w).unwrap_or(usize::MAX)),
+                ..defaults
             };
             drop(out);
             serve(open(&args)?, listen, limits, false)?;
@@ -515,7 +517,7 @@ fn serve(store: Store, listen: &str, limits: rowsearch::http::Limits, demo: bool
             }
             out.flush()?;
         }
-        let state = std::sync::Arc::new(rowsearch::http::State::new(std::sync::Arc::new(store), limits));
+        let state = std::sync::Arc::new(rowsearch::http::State::new(std::sync::Arc::new(store), limits)?);
         rowsearch::http::serve(listener, state, shutdown_signal()).await;
         Ok(())
     })

@@ -128,6 +128,10 @@ pub enum Command {
         /// milliseconds, before its connection is closed.
         #[arg(long, default_value_t = 10_000)]
         header_timeout_ms: u64,
+        /// Most requests doing store or index work at once; the others
+        /// wait in arrival order (default: the number of cores).
+        #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+        workers: Option<u64>,
     },
     /// List tables.
     Tables,

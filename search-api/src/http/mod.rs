@@ -3,12 +3,14 @@
 //!
 //! [`serve`] takes a bound listener (so a caller can bind port 0 and learn
 //! the port first) and a shutdown future; on shutdown it stops accepting
-//! and lets requests in flight finish. Store and index work runs on tokio's
-//! blocking pool. Limits are in [`Limits`].
+//! and lets requests in flight finish. Store and index work runs on a fixed
+//! pool of worker threads fed in arrival order (`pool.rs`), never on the
+//! async workers. Limits are in [`Limits`].
 
 mod error;
 mod jobs;
 mod metrics;
+mod pool;
 mod routes;
 
 use std::sync::Arc;
@@ -40,6 +42,11 @@ pub struct Limits {
     /// Longest a client may take to send a request's headers before its
     /// connection is closed (default 10 s): slow clients cannot pile up.
     pub header_read_timeout: Duration,
+    /// Threads doing the store and index work of requests (default: the
+    /// number of cores). Requests beyond them wait their turn in arrival
+    /// order: on a busy server a request then runs without sharing its
+    /// core, instead of every request in flight slowing down together.
+    pub workers: usize,
 }
 
 impl Default for Limits {
@@ -50,6 +57,7 @@ impl Default for Limits {
             max_filter_bytes: 64 << 10,
             request_timeout: Duration::from_secs(30),
             header_read_timeout: Duration::from_secs(10),
+            workers: std::thread::available_parallelism().map_or(2, usize::from),
         }
     }
 }
@@ -65,12 +73,24 @@ pub struct State {
     pub metrics: Metrics,
     /// Limits.
     pub limits: Limits,
+    /// The threads that do requests' store and index work.
+    pub work: pool::WorkPool,
 }
 
 impl State {
     /// State over `store`.
-    pub fn new(store: Arc<Store>, limits: Limits) -> State {
-        State { searcher: Searcher::new(store), jobs: Jobs::default(), metrics: Metrics::new(), limits }
+    ///
+    /// # Errors
+    /// When the operating system refuses the worker threads.
+    pub fn new(store: Arc<Store>, limits: Limits) -> std::io::Result<State> {
+        let work = pool::WorkPool::new(limits.workers)?;
+        Ok(State {
+            searcher: Searcher::new(store),
+            jobs: Jobs::default(),
+            metrics: Metrics::new(),
+            limits,
+            work,
+        })
     }
 
     /// The store.

@@ -1,5 +1,5 @@
 //! Every route of API.md, in its order: filters parse the request, a
-//! handler does the work on the blocking pool and answers, errors become
+//! handler does the work on the work pool and answers, errors become
 //! the JSON error shape (error.rs).
 
 use std::sync::Arc;
@@ -129,8 +129,8 @@ fn parse_json<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, ApiError
     serde_json::from_slice(body).map_err(|e| ApiError::bad_request(format!("request body: {e}")))
 }
 
-/// Runs `work` on the blocking pool within the request time limit, and
-/// counts the request under `route`.
+/// Runs `work` on the work pool (in arrival order) within the request time
+/// limit (waiting included), and counts the request under `route`.
 async fn run<F>(state: Arc<State>, route: &'static str, work: F) -> Result<Response, std::convert::Infallible>
 where
     F: FnOnce(&State) -> Answer + Send + 'static,
@@ -138,7 +138,7 @@ where
     let started = Instant::now();
     let limit = state.limits.request_timeout;
     let worker = Arc::clone(&state);
-    let task = tokio::task::spawn_blocking(move || work(&worker));
+    let task = state.work.run(move || work(&worker));
     let response = match tokio::time::timeout(limit, task).await {
         Ok(Ok(Ok(response))) => response,
         Ok(Ok(Err(error))) => error.into_response(),
