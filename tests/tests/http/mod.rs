@@ -629,3 +629,36 @@ fn http_search_cursors_refuse_a_changed_index() {
     assert_eq!(s.get_json(&format!("{path}&cursor={cursor}")).0, 409);
     assert_eq!(s.get_json(&format!("{path}&cursor=c1.1.zz.2")).0, 400, "a malformed cursor");
 }
+
+#[test]
+fn http_one_worker_serves_many_clients_in_turn() {
+    let t = TestDir::new();
+    let out = t.run(&["ingest", &fixture()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = t.run(&["reindex"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    // Zero workers is a usage error, named.
+    let out = t.run(&["serve", "--workers", "0", "--listen", "127.0.0.1:0"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("--workers"), "{}", stderr(&out));
+    // One worker thread: 8 clients at once all get their answers, each the
+    // answer one client alone gets.
+    let s = t.serve(&["serve", "--workers", "1"]);
+    let queries = ["gas", "meeting", "price", "enron", "power", "energy", "deal", "market"];
+    let alone: Vec<Value> =
+        queries.iter().map(|q| s.get_json(&format!("/tables/mail/search?q={q}&limit=5")).1).collect();
+    std::thread::scope(|scope| {
+        for (q, want) in queries.iter().zip(&alone) {
+            let s = &s;
+            scope.spawn(move || {
+                for _ in 0..15 {
+                    let (status, body) = s.get_json(&format!("/tables/mail/search?q={q}&limit=5"));
+                    assert_eq!(status, 200, "{body}");
+                    assert_eq!(&body["hits"], &want["hits"], "{q}");
+                    assert_eq!(&body["total"], &want["total"], "{q}");
+                }
+            });
+        }
+    });
+    assert!(alone.iter().any(|v| v["total"].as_u64() > Some(0)), "{alone:?}");
+}
