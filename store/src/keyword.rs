@@ -669,9 +669,8 @@ pub(crate) fn for_each_cell_between(
 /// Where partition `p`'s cells start: esc(p) 00 01 (escaping keeps the
 /// order, the terminator makes it prefix-free).
 fn partition_start(p: &[u8]) -> Vec<u8> {
-    let mut start = Vec::with_capacity(p.len() + 2);
-    push_escaped(&mut start, p);
-    start
+    // A partition is the keyword row's key: its cells start where a row's do.
+    key::row_start(p)
 }
 
 fn read_cells(

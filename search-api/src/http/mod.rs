@@ -74,7 +74,7 @@ pub struct State {
     /// Limits.
     pub limits: Limits,
     /// The threads that do requests' store and index work.
-    pub work: pool::WorkPool,
+    pub(crate) work: pool::WorkPool,
 }
 
 impl State {

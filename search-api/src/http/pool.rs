@@ -18,7 +18,6 @@ type Job = Box<dyn FnOnce() + Send + 'static>;
 #[derive(Debug)]
 pub struct WorkPool {
     queue: Mutex<Sender<Job>>,
-    threads: usize,
 }
 
 /// Why a job gave no answer.
@@ -53,12 +52,7 @@ impl WorkPool {
             let rx = Arc::clone(&rx);
             std::thread::Builder::new().name(format!("rowsearch-work-{n}")).spawn(move || work(&rx))?;
         }
-        Ok(WorkPool { queue: Mutex::new(tx), threads })
-    }
-
-    /// How many worker threads.
-    pub fn threads(&self) -> usize {
-        self.threads
+        Ok(WorkPool { queue: Mutex::new(tx) })
     }
 
     /// Queues `job` and waits for its result.
@@ -72,7 +66,7 @@ impl WorkPool {
 
     /// Queues `job` now; its result arrives on the returned channel when a
     /// thread has run it.
-    pub fn submit<T, F>(&self, job: F) -> Result<Answer<T>, JobFailed>
+    pub fn submit<T, F>(&self, job: F) -> Result<Pending<T>, JobFailed>
     where
         T: Send + 'static,
         F: FnOnce() -> T + Send + 'static,
@@ -99,7 +93,7 @@ impl WorkPool {
 }
 
 /// Where a queued job's result arrives.
-pub type Answer<T> = tokio::sync::oneshot::Receiver<Result<T, JobFailed>>;
+pub type Pending<T> = tokio::sync::oneshot::Receiver<Result<T, JobFailed>>;
 
 fn work(rx: &Mutex<Receiver<Job>>) {
     loop {
