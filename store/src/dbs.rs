@@ -6,7 +6,7 @@
 //! | `feed`                 | sequence (u64 BE)      | table name length (u16 BE), table, row key |
 //! | `t/<table>/f/<family>` | cell key (see `key`)   | value bytes                    |
 //! | `t/<table>/i/<index>`  | index entry (see `index`) | expiry (u64 BE; empty: never) |
-//! | `t/<table>/p/<index>`  | pending index entry    | as above                       |
+//! | `t/<table>/p/<index>`  | run id (u32 BE), index entry; run 0: the run directory | as above; directory: entries written (u64 BE) |
 //! | `t/<table>/k`          | keyword cell (see `keyword`) | positions (LEB128 deltas) |
 
 /// The metadata database.
@@ -22,11 +22,13 @@ pub(crate) const META_FEED_NEXT_SEQ: &[u8] = b"feed/next_seq";
 pub(crate) const META_SCHEMA_PREFIX: &[u8] = b"schema/";
 
 /// The format this build reads and writes.
-pub(crate) const FORMAT: &str = "rowsearch-store/2";
+pub(crate) const FORMAT: &str = "rowsearch-store/3";
 /// Older formats this build opens and marks as [`FORMAT`]: version 1 had no
-/// pending index databases (created empty on open). A build of version 1
-/// would not read pending entries, so it must refuse a version 2 store.
-pub(crate) const UPGRADES_FROM: &[&str] = &["rowsearch-store/1"];
+/// pending index databases (created empty on open); version 2 kept pending
+/// index entries without run ids (moved into the main index on open). An
+/// older build would misread pending runs, so it must refuse a version 3
+/// store.
+pub(crate) const UPGRADES_FROM: &[&str] = &["rowsearch-store/1", "rowsearch-store/2"];
 
 /// Databases besides the families.
 pub(crate) const FIXED_DBS: u32 = 2;

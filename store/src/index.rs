@@ -2,8 +2,8 @@
 //! the same write transaction as the rows they index.
 //!
 //! An index is two LMDB databases: the merged entries, `t/<table>/i/<index>`,
-//! and a small buffer of recent ones, `t/<table>/p/<index>` (see "Pending
-//! entries" below). An entry is
+//! and sorted runs of recent ones, `t/<table>/p/<index>` (see "Pending
+//! runs" below). An entry is
 //!
 //! ```text
 //! region (u16, BE) | esc(value 1) 00 01 | ... | esc(value n) 00 01 | esc(row key) 00 01
@@ -17,21 +17,27 @@
 //! region prefix keeps a region's entries with the region; a lookup merges
 //! the regions.
 //!
-//! # Pending entries
+//! # Pending runs
 //!
 //! Entries sort by value, so the rows of one write batch land all over a
 //! large index: a batch of 10,000 rows dirties ~10,000 of its B-tree pages,
-//! and LMDB copies and writes back every page a transaction touches. New
-//! entries therefore go to the pending database, which stays small (its
-//! pages are few and hot), and are merged into the main one in key order
-//! once the buffer holds more than [`PENDING_MIN`] entries (configurable) and an eighth of
-//! the main database: one merge touches each main page once for many
-//! entries. Both databases are written in the row's transaction and read
-//! together by every lookup, so an index still never disagrees with the
-//! data. A live entry is in exactly one of them; deletes and replacements
-//! go to the one holding it. Only an expired entry left in the main
-//! database (removed by compaction or overwritten by the merge) can share
-//! its key with a pending one, and lookups skip expired entries.
+//! and LMDB copies and writes back every page a transaction touches. A
+//! write therefore appends its new entries, sorted, as one *run* of the
+//! pending database, keyed `run id (u32 BE) | entry`: a new run's keys sort
+//! after every key there, so LMDB appends them (`MDB_APPEND`) and fills each
+//! page once. A directory under run id 0 (`00 00 00 00 | run id` -> entries
+//! written, u64 BE) lists the runs. When a write leaves more than
+//! [`PENDING_RUNS`] runs (configurable), it moves every run into the main
+//! database in key order, oldest run first, and empties the pending one: a
+//! merge touches each main page once for many entries.
+//!
+//! Lookups read the main database and every run (a sorted merge), in the
+//! same transaction as the data, so an index never disagrees with the data.
+//! A live entry is in exactly one place; a removal or new expiry goes to the
+//! newest run holding the key, else to the main database. Only expired
+//! entries (left until compaction or the next merge overwrites them) can
+//! share a key with a live one in a newer run, and lookups skip expired
+//! entries.
 
 use std::collections::BinaryHeap;
 use std::ops::Bound;
@@ -140,7 +146,7 @@ pub(crate) struct IndexHandle {
     pub schema: IndexSchema,
     pub db_name: String,
     pub db: BytesDb,
-    /// The pending entries (see the module documentation).
+    /// The pending runs (see the module documentation).
     pub pending: BytesDb,
     /// The indexed columns, resolved.
     pub columns: Vec<(Arc<FamilyHandle>, Vec<u8>)>,
@@ -168,9 +174,27 @@ fn entry_value(bytes: &[u8; 8], expiry: u64) -> &[u8] {
     if expiry == u64::MAX { &[] } else { bytes }
 }
 
-/// Default fewest pending entries of an index before a merge
-/// ([`crate::StoreBuilder::index_buffer_entries`]).
-pub(crate) const PENDING_MIN: u64 = 16_384;
+/// Default most pending runs of an index before a write merges them
+/// ([`crate::StoreBuilder::index_pending_runs`]).
+pub(crate) const PENDING_RUNS: usize = 32;
+
+/// The directory's run id in the pending database.
+const DIRECTORY: [u8; 4] = [0; 4];
+
+/// Where lookups read an index's entries: a database and the key prefix
+/// before the entry (empty in the main database, the run id in a run).
+pub(crate) type Source<'a> = (&'a BytesDb, Vec<u8>);
+
+/// The LMDB range of keys `prefix | k` for `k` in `[lower, upper)` (`upper`
+/// `None`: to the end of the prefix).
+fn prefixed_range(prefix: &[u8], lower: &[u8], upper: Option<&[u8]>) -> (Vec<u8>, Option<Vec<u8>>) {
+    let lo = [prefix, lower].concat();
+    let hi = match upper {
+        Some(u) => Some([prefix, u].concat()),
+        None => key::prefix_successor(prefix),
+    };
+    (lo, hi)
+}
 
 /// One region's LMDB bounds for entry tails `[lo, hi)` (`hi` `None`: to
 /// the region's end).
@@ -191,45 +215,101 @@ pub(crate) fn region_of(splits: &[Vec<u8>], stored: &[u8]) -> u16 {
 }
 
 impl IndexHandle {
-    /// The main and the pending database, the order lookups read them in.
-    pub fn dbs(&self) -> [&BytesDb; 2] {
-        [&self.db, &self.pending]
+    /// The pending runs, oldest first.
+    pub fn runs(&self, txn: &RoTxn<'_>) -> Result<Vec<[u8; 4]>> {
+        let mut runs = Vec::new();
+        for item in self.pending.prefix_iter(txn, &DIRECTORY).map_err(|e| Error::lmdb("index runs", e))? {
+            let (k, _) = item.map_err(|e| Error::lmdb("index runs", e))?;
+            let run: [u8; 4] = k.get(4..).and_then(|r| r.try_into().ok()).ok_or_else(|| -> Error {
+                ErrorKind::Corrupted {
+                    db: self.db_name.clone(),
+                    key: crate::error::preview(k),
+                    detail: "bad pending run directory key".into(),
+                }
+                .into()
+            })?;
+            runs.push(run);
+        }
+        Ok(runs)
+    }
+
+    /// Every place entries are read from: the main database, then the
+    /// runs, oldest first.
+    pub fn sources(&self, txn: &RoTxn<'_>) -> Result<Vec<Source<'_>>> {
+        let mut sources = vec![(&self.db, Vec::new())];
+        sources.extend(self.runs(txn)?.into_iter().map(|r| (&self.pending, r.to_vec())));
+        Ok(sources)
     }
 
     /// Removes every entry.
     pub fn clear(&self, wtxn: &mut RwTxn) -> Result<()> {
-        for db in self.dbs() {
+        for db in [&self.db, &self.pending] {
             db.clear(wtxn).map_err(|e| Error::lmdb("clear index", e))?;
         }
         Ok(())
     }
 
-    /// Writes new entries (keys in neither database, or only as expired
-    /// entries of the main one), in ascending key order: they go to the
-    /// pending database.
+    /// Writes new entries (keys that are nowhere live), strictly ascending,
+    /// as a new pending run.
     pub fn insert_sorted<'k>(
         &self,
         wtxn: &mut RwTxn,
         entries: impl IntoIterator<Item = (&'k [u8], u64)>,
     ) -> Result<()> {
-        let mut puts = SortedPuts::new(wtxn, &self.pending, "index put")?;
-        for (key, expiry) in entries {
-            puts.put(key, entry_value(&expiry.to_be_bytes(), expiry))?;
+        let runs = self.runs(wtxn)?;
+        let next = runs.last().map_or(1, |r| u32::from_be_bytes(*r).saturating_add(1));
+        if next == u32::MAX {
+            // Cannot happen below `index_pending_runs` merges; refuse
+            // rather than write a run that does not sort last.
+            return Err(ErrorKind::Corrupted {
+                db: self.db_name.clone(),
+                key: String::new(),
+                detail: "pending run ids exhausted".into(),
+            }
+            .into());
+        }
+        let run = next.to_be_bytes();
+        let mut written = 0u64;
+        {
+            let mut puts = SortedPuts::new(wtxn, &self.pending, "index put")?;
+            let mut buf = run.to_vec();
+            for (key, expiry) in entries {
+                buf.truncate(run.len());
+                buf.extend_from_slice(key);
+                puts.append(&buf, entry_value(&expiry.to_be_bytes(), expiry))?;
+                written += 1;
+            }
+        }
+        if written > 0 {
+            self.pending
+                .put(wtxn, &[DIRECTORY, run].concat(), &written.to_be_bytes())
+                .map_err(|e| Error::lmdb("index put", e))?;
         }
         Ok(())
     }
 
-    /// Writes a new expiry for an existing entry, where the entry is.
-    pub fn replace(&self, wtxn: &mut RwTxn, key: &[u8], expiry: u64) -> Result<()> {
-        let pending = self.pending.get(wtxn, key).map_err(|e| Error::lmdb("index read", e))?.is_some();
-        put_entry(wtxn, if pending { &self.pending } else { &self.db }, key, expiry)
+    /// The database and key holding live entry `key`: the newest run
+    /// that has it, else the main database.
+    fn holder(&self, wtxn: &RwTxn, key: &[u8]) -> Result<(&BytesDb, Vec<u8>)> {
+        for run in self.runs(wtxn)?.iter().rev() {
+            let k = [&run[..], key].concat();
+            if self.pending.get(wtxn, &k).map_err(|e| Error::lmdb("index read", e))?.is_some() {
+                return Ok((&self.pending, k));
+            }
+        }
+        Ok((&self.db, key.to_vec()))
     }
 
-    /// Removes an entry from whichever database holds it.
+    /// Writes a new expiry for an existing entry, where the entry is.
+    pub fn replace(&self, wtxn: &mut RwTxn, key: &[u8], expiry: u64) -> Result<()> {
+        let (db, k) = self.holder(wtxn, key)?;
+        put_entry(wtxn, db, &k, expiry)
+    }
+
+    /// Removes an entry from where it is.
     pub fn remove(&self, wtxn: &mut RwTxn, key: &[u8]) -> Result<()> {
-        if !self.pending.delete(wtxn, key).map_err(|e| Error::lmdb("index delete", e))? {
-            self.db.delete(wtxn, key).map_err(|e| Error::lmdb("index delete", e))?;
-        }
+        let (db, k) = self.holder(wtxn, key)?;
+        db.delete(wtxn, &k).map_err(|e| Error::lmdb("index delete", e))?;
         Ok(())
     }
 
@@ -239,48 +319,117 @@ impl IndexHandle {
         put_entry(wtxn, &self.db, key, expiry)
     }
 
-    /// Merges the pending entries into the main database when there are
-    /// more than `min` of them and more than an eighth of the main ones;
-    /// always with `min` `None`. Returns how many moved.
-    pub fn merge_pending(&self, wtxn: &mut RwTxn, min: Option<u64>) -> Result<u64> {
-        let stat = |db: &BytesDb, wtxn: &RwTxn| -> Result<u64> {
-            Ok(db.stat(wtxn).map_err(|e| Error::lmdb("index stat", e))?.entries as u64)
-        };
-        let pending = stat(&self.pending, wtxn)?;
-        let due = match min {
-            None => pending > 0,
-            Some(min) => pending > min && pending > stat(&self.db, wtxn)? / 8,
+    /// Moves every pending run into the main database when there are more
+    /// than `max_runs` of them; always with `max_runs` `None`. Returns how
+    /// many entries moved.
+    pub fn merge_pending(&self, wtxn: &mut RwTxn, max_runs: Option<usize>) -> Result<u64> {
+        let runs = self.runs(wtxn)?;
+        let due = match max_runs {
+            None => !runs.is_empty(),
+            Some(max) => runs.len() > max,
         };
         if !due {
             return Ok(0);
         }
-        // In chunks, so memory stays bounded; the buffer is emptied at the end.
-        const CHUNK: usize = 8192;
-        let mut chunk: Vec<(Vec<u8>, Vec<u8>)> = Vec::with_capacity(CHUNK);
-        let mut after: Option<Vec<u8>> = None;
+        let moved = self.move_to_main(wtxn, &runs)?;
+        self.pending.clear(wtxn).map_err(|e| Error::lmdb("index merge", e))?;
+        Ok(moved)
+    }
+
+    /// Writes the entries of the pending ranges `prefixes` (prefix
+    /// stripped) into the main database in one ascending pass (so neighbouring
+    /// writes share leaf pages); where a key is in several ranges, the last
+    /// range's entry wins. Reads in chunks, so memory stays bounded.
+    fn move_to_main(&self, wtxn: &mut RwTxn, prefixes: &[impl AsRef<[u8]>]) -> Result<u64> {
+        let mut ranges: Vec<MergeRange> = prefixes.iter().map(|p| MergeRange::new(p.as_ref())).collect();
+        // Keys at or below the main database's last one are inserted; the
+        // rest sort after everything there and are appended.
+        let main_last =
+            self.db.last(wtxn).map_err(|e| Error::lmdb("index merge", e))?.map(|(k, _)| k.to_vec());
+        // Heads of the ranges, smallest entry first, then oldest range.
+        let mut heap: BinaryHeap<MergeHead> = BinaryHeap::new();
+        let mut moved = 0u64;
+        let mut out: Vec<(Vec<u8>, Vec<u8>)> = Vec::with_capacity(MergeRange::CHUNK);
         loop {
-            chunk.clear();
-            let lower = after.as_deref().map_or(Bound::Unbounded, Bound::Excluded);
-            for item in self
-                .pending
-                .range(wtxn, &(lower, Bound::Unbounded))
-                .map_err(|e| Error::lmdb("index merge", e))?
-                .take(CHUNK)
-            {
-                let (k, v) = item.map_err(|e| Error::lmdb("index merge", e))?;
-                chunk.push((k.to_vec(), v.to_vec()));
+            for (i, r) in ranges.iter_mut().enumerate() {
+                if r.buf.is_empty() && !r.done {
+                    r.refill(wtxn, &self.pending)?;
+                    r.push_head(i, &mut heap);
+                }
+            }
+            if heap.is_empty() {
+                return Ok(moved);
+            }
+            // Emit in order until a range that has more in LMDB runs dry.
+            out.clear();
+            while let Some(std::cmp::Reverse((k, i, mut v))) = heap.pop() {
+                let mut dry = ranges[i].push_head(i, &mut heap);
+                while let Some(std::cmp::Reverse((k2, _, _))) = heap.peek()
+                    && *k2 == k
+                {
+                    if let Some(std::cmp::Reverse((_, j, v2))) = heap.pop() {
+                        v = v2;
+                        dry |= ranges[j].push_head(j, &mut heap);
+                    }
+                }
+                out.push((k, v));
+                if dry {
+                    break;
+                }
             }
             let mut puts = SortedPuts::new(wtxn, &self.db, "index merge")?;
-            for (k, v) in &chunk {
-                puts.put(k, v)?;
+            for (k, v) in &out {
+                if main_last.as_ref().is_some_and(|last| k <= last) {
+                    puts.put(k, v)?;
+                } else {
+                    puts.append(k, v)?;
+                }
             }
-            match chunk.pop() {
-                Some((last, _)) if chunk.len() + 1 == CHUNK => after = Some(last),
-                _ => break,
+            moved += out.len() as u64;
+        }
+    }
+
+    /// Moves a version 2 store's pending entries (written without a run
+    /// id) into the main database (upgrading to the run layout).
+    pub fn absorb_unprefixed_pending(&self, wtxn: &mut RwTxn) -> Result<u64> {
+        let moved = self.move_to_main(wtxn, &[[0u8; 0]])?;
+        self.pending.clear(wtxn).map_err(|e| Error::lmdb("index upgrade", e))?;
+        Ok(moved)
+    }
+
+    /// Every entry still live at `now_ms`, sorted, each once.
+    pub fn live_entries(&self, txn: &RoTxn<'_>, now_ms: u64) -> Result<Vec<Vec<u8>>> {
+        let mut out = Vec::new();
+        for (db, prefix) in self.sources(txn)? {
+            // LMDB refuses an empty key, even as a prefix.
+            let lower = if prefix.is_empty() { Bound::Unbounded } else { Bound::Included(prefix.as_slice()) };
+            let upper = key::prefix_successor(&prefix);
+            let range = (lower, upper.as_deref().map_or(Bound::Unbounded, Bound::Excluded));
+            for item in db.range(txn, &range).map_err(|e| Error::lmdb("index read", e))? {
+                let (k, v) = item.map_err(|e| Error::lmdb("index read", e))?;
+                if now_ms < entry_expiry(v) {
+                    out.push(k[prefix.len()..].to_vec());
+                }
             }
         }
-        self.pending.clear(wtxn).map_err(|e| Error::lmdb("index merge", e))?;
-        Ok(pending)
+        out.sort_unstable();
+        Ok(out)
+    }
+
+    /// Merges the runs, then removes the entries expired at `now_ms`.
+    pub fn compact(&self, wtxn: &mut RwTxn, now_ms: u64) -> Result<()> {
+        self.merge_pending(wtxn, None)?;
+        let mut dead = Vec::new();
+        for item in self.db.iter(wtxn).map_err(|e| Error::lmdb("compact index", e))? {
+            let (k, v) = item.map_err(|e| Error::lmdb("compact index", e))?;
+            if entry_expiry(v) <= now_ms {
+                dead.push(k.to_vec());
+            }
+        }
+        for k in &dead {
+            self.db.delete(wtxn, k).map_err(|e| Error::lmdb("compact index", e))?;
+        }
+        Ok(())
     }
 
     /// The entry of `row` (unsalted key; `stored` its stored key) in this
@@ -313,7 +462,10 @@ impl IndexHandle {
         newest: &[(u64, &[u8])],
         now_ms: u64,
     ) -> Option<Entry> {
-        let mut out = region_of(&table.splits, stored).to_be_bytes().to_vec();
+        // Escaping at most doubles a part; each ends with two bytes.
+        let parts = newest.iter().map(|(_, v)| v.len()).sum::<usize>() + row.len();
+        let mut out = Vec::with_capacity(2 + 2 * parts + 2 * (newest.len() + 1));
+        out.extend_from_slice(&region_of(&table.splits, stored).to_be_bytes());
         let mut expiry = u64::MAX;
         for ((family, _), (ts, value)) in self.columns.iter().zip(newest) {
             if !family.schema.is_live(*ts, now_ms) {
@@ -344,6 +496,71 @@ impl IndexHandle {
             newest.push(newest_put(cells, family, qualifier, now_ms)?);
         }
         self.assemble(table, row, stored, &newest, now_ms)
+    }
+}
+
+/// An entry on its way to the main database: key (prefix stripped),
+/// range, value; the smallest key, then the oldest range, on top.
+type MergeHead = std::cmp::Reverse<(Vec<u8>, usize, Vec<u8>)>;
+
+/// One pending range being merged into the main database, read in chunks.
+struct MergeRange {
+    prefix: Vec<u8>,
+    upper: Option<Vec<u8>>,
+    /// Entries read and not yet merged, prefix stripped.
+    buf: std::collections::VecDeque<(Vec<u8>, Vec<u8>)>,
+    /// The last full key read.
+    after: Option<Vec<u8>>,
+    /// Everything read.
+    done: bool,
+}
+
+impl MergeRange {
+    const CHUNK: usize = 4096;
+
+    fn new(prefix: &[u8]) -> MergeRange {
+        MergeRange {
+            prefix: prefix.to_vec(),
+            upper: key::prefix_successor(prefix),
+            buf: Default::default(),
+            after: None,
+            done: false,
+        }
+    }
+
+    /// Reads the next chunk of the range.
+    fn refill(&mut self, txn: &RoTxn<'_>, db: &BytesDb) -> Result<()> {
+        // LMDB refuses an empty key, even as a bound.
+        let lower = match (&self.after, self.prefix.is_empty()) {
+            (Some(after), _) => Bound::Excluded(after.as_slice()),
+            (None, true) => Bound::Unbounded,
+            (None, false) => Bound::Included(self.prefix.as_slice()),
+        };
+        let range = (lower, self.upper.as_deref().map_or(Bound::Unbounded, Bound::Excluded));
+        let mut last = None;
+        let mut read = 0;
+        for item in db.range(txn, &range).map_err(|e| Error::lmdb("index merge", e))?.take(Self::CHUNK) {
+            let (k, v) = item.map_err(|e| Error::lmdb("index merge", e))?;
+            self.buf.push_back((k[self.prefix.len()..].to_vec(), v.to_vec()));
+            last = Some(k);
+            read += 1;
+        }
+        self.done = read < Self::CHUNK;
+        self.after = last.map(<[u8]>::to_vec);
+        Ok(())
+    }
+
+    /// Pushes the next buffered entry (of range `i`) onto the heap; true
+    /// when none is buffered but LMDB holds more (the merge must refill
+    /// before it goes on).
+    fn push_head(&mut self, i: usize, heap: &mut BinaryHeap<MergeHead>) -> bool {
+        match self.buf.pop_front() {
+            Some((k, v)) => {
+                heap.push(std::cmp::Reverse((k, i, v)));
+                false
+            }
+            None => !self.done,
+        }
     }
 }
 
@@ -544,13 +761,20 @@ pub(crate) fn lookup(
         }
         None => (0..=table.splits.len()).collect(),
     };
-    let mut iters = Vec::with_capacity(regions.len());
+    let sources = index.sources(txn)?;
+    let mut iters = Vec::with_capacity(regions.len() * sources.len());
+    let mut skips = Vec::with_capacity(iters.capacity());
     for &region in &regions {
         let (lower, upper) = region_bounds(region, &lo, hi.as_deref());
-        let range =
-            (Bound::Included(lower.as_slice()), upper.as_deref().map_or(Bound::Unbounded, Bound::Excluded));
-        for db in index.dbs() {
+        for (db, prefix) in &sources {
+            let (lower, upper) = prefixed_range(prefix, &lower, upper.as_deref());
+            let range = (
+                Bound::Included(lower.as_slice()),
+                upper.as_deref().map_or(Bound::Unbounded, Bound::Excluded),
+            );
             iters.push(db.range(txn, &range).map_err(|e| Error::lmdb("index lookup", e))?);
+            // The source's prefix and the region.
+            skips.push(prefix.len() + 2);
         }
     }
     let sources = iters.len();
@@ -560,7 +784,7 @@ pub(crate) fn lookup(
             let (k, v) = item.map_err(|e| Error::lmdb("index lookup", e))?;
             let expiry = entry_expiry(v);
             if now_ms < expiry {
-                heap.push(Head { entry: k.get(2..).unwrap_or_default().to_vec(), source: i });
+                heap.push(Head { entry: k.get(skips[i]..).unwrap_or_default().to_vec(), source: i });
                 break;
             }
         }
@@ -632,12 +856,10 @@ pub(crate) enum KeyStream<'t> {
     /// range.
     Live {
         txn: &'t RoTxn<'t>,
-        /// The databases read (an index's main and pending ones), each over
-        /// every prefix.
-        dbs: Vec<&'t BytesDb>,
         db_name: &'t str,
-        /// Every range's key prefix; the key after it is the stream's tail.
-        prefixes: Vec<Vec<u8>>,
+        /// Every range: a database and the key prefix of its keys; the key
+        /// after it is the stream's tail.
+        ranges: Vec<Source<'t>>,
         tail: Tail,
         heap: BinaryHeap<std::cmp::Reverse<(Vec<u8>, usize)>>,
         iters: Vec<heed::RoRange<'t, heed::types::Bytes, heed::types::Bytes>>,
@@ -681,32 +903,33 @@ impl<'t> KeyStream<'t> {
             keys.dedup();
             return Ok(KeyStream::Sorted { keys, at: 0, read });
         }
-        let prefixes = (0..=table.splits.len())
-            .map(|region| {
-                let mut prefix = (region as u16).to_be_bytes().to_vec();
+        let mut ranges = Vec::new();
+        for (db, source) in index.sources(txn)? {
+            for region in 0..=table.splits.len() {
+                let mut prefix = source.clone();
+                prefix.extend_from_slice(&(region as u16).to_be_bytes());
                 for v in &query.eq {
                     push_escaped(&mut prefix, v);
                 }
-                prefix
-            })
-            .collect();
-        KeyStream::live(txn, index.dbs().to_vec(), &index.db_name, prefixes, Tail::EscapedRow, now_ms)
+                ranges.push((db, prefix));
+            }
+        }
+        KeyStream::live(txn, &index.db_name, ranges, Tail::EscapedRow, now_ms)
     }
 
-    /// A stream over the tails of every key starting with one of `prefixes`.
+    /// A stream over the tails of the keys of every range (a database and
+    /// the prefix of the keys read there).
     pub fn live(
         txn: &'t RoTxn<'t>,
-        dbs: Vec<&'t BytesDb>,
         db_name: &'t str,
-        prefixes: Vec<Vec<u8>>,
+        ranges: Vec<Source<'t>>,
         tail: Tail,
         now_ms: u64,
     ) -> Result<KeyStream<'t>> {
         let mut stream = KeyStream::Live {
             txn,
-            dbs,
             db_name,
-            prefixes,
+            ranges,
             tail,
             heap: BinaryHeap::new(),
             iters: Vec::new(),
@@ -737,25 +960,22 @@ impl<'t> KeyStream<'t> {
                 *at = (*at).max(keys.partition_point(|k| k.as_slice() < target));
                 Ok(())
             }
-            KeyStream::Live { txn, dbs, prefixes, tail, heap, iters, .. } => {
+            KeyStream::Live { txn, ranges, tail, heap, iters, .. } => {
                 heap.clear();
                 iters.clear();
-                // Range `source` reads prefix `source % prefixes.len()`.
-                for db in dbs.iter() {
-                    for prefix in prefixes.iter() {
-                        let mut lower = prefix.clone();
-                        match tail {
-                            Tail::EscapedRow if !target.is_empty() => push_escaped(&mut lower, target),
-                            Tail::EscapedRow => {}
-                            Tail::Raw => lower.extend_from_slice(target),
-                        }
-                        let upper = key::prefix_successor(prefix);
-                        let range = (
-                            Bound::Included(lower.as_slice()),
-                            upper.as_deref().map_or(Bound::Unbounded, Bound::Excluded),
-                        );
-                        iters.push(db.range(txn, &range).map_err(|e| Error::lmdb("lookup", e))?);
+                for (db, prefix) in ranges.iter() {
+                    let mut lower = prefix.clone();
+                    match tail {
+                        Tail::EscapedRow if !target.is_empty() => push_escaped(&mut lower, target),
+                        Tail::EscapedRow => {}
+                        Tail::Raw => lower.extend_from_slice(target),
                     }
+                    let upper = key::prefix_successor(prefix);
+                    let range = (
+                        Bound::Included(lower.as_slice()),
+                        upper.as_deref().map_or(Bound::Unbounded, Bound::Excluded),
+                    );
+                    iters.push(db.range(txn, &range).map_err(|e| Error::lmdb("lookup", e))?);
                 }
                 for source in 0..iters.len() {
                     self.refill(source)?;
@@ -767,10 +987,10 @@ impl<'t> KeyStream<'t> {
 
     /// Reads range `source`'s next live entry into the heap.
     fn refill(&mut self, source: usize) -> Result<()> {
-        let KeyStream::Live { db_name, prefixes, tail, heap, iters, now_ms, read, .. } = self else {
+        let KeyStream::Live { db_name, ranges, tail, heap, iters, now_ms, read, .. } = self else {
             return Ok(());
         };
-        let skip = prefixes[source % prefixes.len()].len();
+        let skip = ranges[source].1.len();
         for item in iters[source].by_ref() {
             let (k, v) = item.map_err(|e| Error::lmdb("lookup", e))?;
             *read += 1;

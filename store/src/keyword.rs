@@ -563,16 +563,16 @@ pub(crate) fn lookup(
     }
     let mut streams = Vec::with_capacity(required.len());
     for (fields, term) in &required {
-        let prefixes = fields
+        let ranges = fields
             .iter()
             .map(|&n| {
                 let mut p = partition_prefix.clone();
                 p.push(u8::try_from(n).unwrap_or(u8::MAX));
                 push_escaped(&mut p, term.as_bytes());
-                p
+                (&search.db, p)
             })
             .collect();
-        streams.push(KeyStream::live(txn, vec![&search.db], &search.db_name, prefixes, Tail::Raw, 0)?);
+        streams.push(KeyStream::live(txn, &search.db_name, ranges, Tail::Raw, 0)?);
     }
     let after = query.cursor.as_deref().map(decode_cursor).transpose()?;
     let page = crate::index::combine(streams, SetOp::Intersect, after.as_deref(), query.limit)?;

@@ -38,4 +38,15 @@ impl<'t> SortedPuts<'t> {
         let result = unsafe { self.cursor.put_current_with_options::<Bytes>(PutFlags::empty(), key, value) };
         result.map_err(|e| Error::lmdb(self.what, e))
     }
+
+    /// Writes `value` under `key`, which must sort after every key of the
+    /// database (LMDB's `MDB_APPEND`: no search, pages filled completely);
+    /// an error if it does not.
+    pub(crate) fn append(&mut self, key: &[u8], value: &[u8]) -> Result<()> {
+        // SAFETY: as in `put`; `APPEND` only changes where LMDB looks for
+        // the key's place (the last page) and fails if it does not sort last.
+        #[allow(unsafe_code)]
+        let result = unsafe { self.cursor.put_current_with_options::<Bytes>(PutFlags::APPEND, key, value) };
+        result.map_err(|e| Error::lmdb(self.what, e))
+    }
 }

@@ -46,7 +46,7 @@ pub struct StoreBuilder {
     max_readers: u32,
     clock: Arc<dyn Clock>,
     analyzer: Option<Arc<dyn Analyzer>>,
-    index_buffer_entries: u64,
+    index_pending_runs: usize,
 }
 
 impl Default for StoreBuilder {
@@ -57,7 +57,7 @@ impl Default for StoreBuilder {
             max_readers: 512,
             clock: Arc::new(SystemClock),
             analyzer: None,
-            index_buffer_entries: crate::index::PENDING_MIN,
+            index_pending_runs: crate::index::PENDING_RUNS,
         }
     }
 }
@@ -96,13 +96,14 @@ impl StoreBuilder {
         self
     }
 
-    /// Fewest new entries a secondary index buffers before merging them
-    /// into its main B-tree (default 16,384; the buffer also grows to an
-    /// eighth of the index). Larger buffers make random-order index writes
-    /// cheaper and merges rarer but longer; 0 merges on every write. See
-    /// "Pending entries" in `store/FORMAT.md`.
-    pub fn index_buffer_entries(mut self, entries: u64) -> StoreBuilder {
-        self.index_buffer_entries = entries;
+    /// Most sorted runs of new entries a secondary index keeps beside its
+    /// main B-tree (default 32): each write appends its new entries as one
+    /// run, and a write that leaves more runs than this moves them all into
+    /// the main B-tree. More runs make merges rarer but lookups read more
+    /// ranges; 0 merges on every write. See "Secondary indexes" in
+    /// `store/FORMAT.md`.
+    pub fn index_pending_runs(mut self, runs: usize) -> StoreBuilder {
+        self.index_pending_runs = runs;
         self
     }
 
@@ -336,7 +337,7 @@ pub struct Store {
     clock: Arc<dyn Clock>,
     analyzer: Option<Arc<dyn Analyzer>>,
     max_dbs: u32,
-    index_buffer_entries: u64,
+    index_pending_runs: usize,
     /// Serialises writers, so schema changes and data writes never interleave.
     write_lock: Mutex<()>,
     /// Held shared by every open transaction of this process and exclusively
@@ -414,6 +415,7 @@ impl Store {
         })?;
 
         let mut wtxn = env.write_txn().map_err(|e| Error::lmdb("begin write", e))?;
+        let mut upgrading = false;
         let existing_meta: Option<BytesDb> =
             env.open_database(&wtxn, Some(dbs::META)).map_err(|e| match e {
                 heed::Error::Mdb(MdbError::Incompatible) => not_a_store("no rowsearch metadata"),
@@ -429,7 +431,9 @@ impl Store {
                     Some(f) if f == dbs::FORMAT => meta,
                     Some(f) if dbs::UPGRADES_FROM.contains(&f.as_str()) => {
                         // Committed with the tables opened below (which
-                        // create what the new format adds), or not at all.
+                        // create what the new format adds, and move pending
+                        // index entries of the old layout), or not at all.
+                        upgrading = true;
                         meta.put(&mut wtxn, dbs::META_FORMAT, dbs::FORMAT.as_bytes())
                             .map_err(|e| Error::lmdb("write format", e))?;
                         meta
@@ -480,6 +484,11 @@ impl Store {
         let mut tables = BTreeMap::new();
         for (name, schema) in schemas {
             let handle = open_table(&env, &mut wtxn, &name, schema, options.max_dbs)?;
+            if upgrading {
+                for index in &handle.indexes {
+                    index.absorb_unprefixed_pending(&mut wtxn)?;
+                }
+            }
             tables.insert(name, Arc::new(handle));
         }
         wtxn.commit().map_err(|e| Error::lmdb("commit open", e))?;
@@ -493,7 +502,7 @@ impl Store {
             clock: options.clock,
             analyzer: options.analyzer,
             max_dbs: options.max_dbs,
-            index_buffer_entries: options.index_buffer_entries,
+            index_pending_runs: options.index_pending_runs,
             write_lock: Mutex::new(()),
             resize_lock: RwLock::new(()),
             poisoned: AtomicBool::new(false),
@@ -768,7 +777,7 @@ impl Store {
                 }
             }
             let after = index_entries(wtxn, &indexed, &existed, Some(&puts_only), now_ms)?;
-            update_indexes(wtxn, &indexed, &before, &after, self.index_buffer_entries)?;
+            update_indexes(wtxn, &indexed, &before, &after, self.index_pending_runs)?;
             let keywords_after =
                 self.keyword_entries(wtxn, &indexed, &existed, Some(&puts_only), &ahead, now_ms)?;
             keyword::update(
@@ -968,24 +977,11 @@ impl Store {
                     report.cells_purged += dead.len() as u64;
                 }
             }
-            // Index entries whose cells expired; then the pending entries
-            // are merged, so a compacted index is one database again.
+            // Index runs merged, so a compacted index is one database
+            // again, then entries whose cells expired removed.
             for handle in &handles {
                 for index in &handle.indexes {
-                    for db in index.dbs() {
-                        let mut dead = Vec::new();
-                        for item in db.iter(wtxn).map_err(|e| Error::lmdb("compact index", e))? {
-                            let (k, v) = item.map_err(|e| Error::lmdb("compact index", e))?;
-                            let expiry = crate::index::entry_expiry(v);
-                            if expiry <= now_ms {
-                                dead.push(k.to_vec());
-                            }
-                        }
-                        for k in &dead {
-                            db.delete(wtxn, k).map_err(|e| Error::lmdb("compact index", e))?;
-                        }
-                    }
-                    index.merge_pending(wtxn, None)?;
+                    index.compact(wtxn, now_ms)?;
                 }
             }
             report.rows_touched = touched.len() as u64;
@@ -1540,14 +1536,14 @@ enum Change {
 /// An entry key and its change.
 type EntryChange<'a> = (&'a [u8], Change);
 
-/// Replaces entries that changed, then merges pending entries where the
-/// buffer has grown (see the `index` module).
+/// Replaces entries that changed, appends new ones as a run, then merges
+/// the runs of an index that has too many (see the `index` module).
 fn update_indexes(
     wtxn: &mut RwTxn,
     rows: &[(&TableHandle, &[u8])],
     before: &[Vec<Option<Entry>>],
     after: &[Vec<Option<Entry>>],
-    buffer_entries: u64,
+    max_runs: usize,
 ) -> Result<()> {
     // Changes gathered per index and applied in key order: neighbouring
     // B-tree writes touch the same pages.
@@ -1585,7 +1581,7 @@ fn update_indexes(
         list.sort_unstable_by(|a, b| a.0.cmp(b.0));
         // Entry keys end with the row key, so a key is removed or inserted,
         // never both: removals and replacements first, then the inserts
-        // through one cursor.
+        // as one run.
         let mut inserts = Vec::with_capacity(list.len());
         for (k, change) in list {
             match change {
@@ -1595,7 +1591,7 @@ fn update_indexes(
             }
         }
         index.insert_sorted(wtxn, inserts)?;
-        index.merge_pending(wtxn, Some(buffer_entries))?;
+        index.merge_pending(wtxn, Some(max_runs))?;
     }
     Ok(())
 }

@@ -128,6 +128,72 @@ fn a_new_row_written_twice_in_one_batch_is_indexed_by_its_last_write() {
     assert!(store.verify_index("t", "by_x").unwrap().is_clean());
 }
 
+/// A merge reads runs in chunks: runs longer than a chunk, whose entries
+/// interleave, must still reach the main database complete and in order.
+#[test]
+fn merging_runs_longer_than_a_chunk_keeps_every_entry() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::builder().index_pending_runs(2).open(dir.path()).unwrap();
+    store.create_table("t", &schema()).unwrap();
+    let rows = 6_000u32;
+    for batch_no in 0..3 {
+        let mut batch = Batch::new();
+        for i in (batch_no * rows)..((batch_no + 1) * rows) {
+            batch.put("t", key(i), vec![PutCell::new("m", "x", format!("v{}", i % 7))]);
+        }
+        // The third run makes three, more than two: all merge.
+        store.apply(&batch).unwrap();
+    }
+    for v in 0..7 {
+        let hits = store.index_lookup("t", "by_x", &eq(&format!("v{v}"))).unwrap().hits;
+        let want: Vec<Vec<u8>> = (0..3 * rows).filter(|i| i % 7 == v).map(key).collect();
+        assert_eq!(hits.into_iter().map(|h| h.key).collect::<Vec<_>>(), want, "v{v}");
+    }
+    assert!(store.verify_index("t", "by_x").unwrap().is_clean());
+}
+
+/// An entry whose cell expired stays where it was written until a merge or
+/// compaction; the same entry written again lands in a newer pending run.
+/// Removals must take the live copy, and merges must keep it.
+#[test]
+fn a_live_entry_wins_over_its_expired_copy_in_an_older_run() {
+    let clock = rowsearch_store::ManualClock::new(1_000_000);
+    let dir = tempfile::tempdir().unwrap();
+    let open = |runs: usize| {
+        Store::builder()
+            .clock(std::sync::Arc::new(clock.clone()))
+            .index_pending_runs(runs)
+            .open(dir.path())
+            .unwrap()
+    };
+    let store = open(8);
+    store.create_table("t", &schema().index(IndexSchema::new("by_t", ["t:q"]))).unwrap();
+    let keys = |store: &Store, value: &str| -> Vec<Vec<u8>> {
+        store.index_lookup("t", "by_t", &eq(value)).unwrap().hits.into_iter().map(|h| h.key).collect()
+    };
+    for row in [&b"a"[..], b"b"] {
+        store.put("t", row, vec![PutCell::new("t", "q", "v")]).unwrap();
+    }
+    clock.advance_ms(61_000);
+    assert!(keys(&store, "v").is_empty());
+    // Written again: live copies in newer runs, expired ones in older runs.
+    for row in [&b"a"[..], b"b"] {
+        store.put("t", row, vec![PutCell::new("t", "q", "v")]).unwrap();
+    }
+    assert_eq!(keys(&store, "v"), vec![b"a".to_vec(), b"b".to_vec()]);
+    // Deleting a row removes its live copy, not the expired one.
+    store.delete("t", b"a", Delete::Row { up_to: None }).unwrap();
+    assert_eq!(keys(&store, "v"), vec![b"b".to_vec()]);
+    assert!(store.verify_index("t", "by_t").unwrap().is_clean());
+    // The next write to by_t merges every run, and keeps b's live copy
+    // over its expired one.
+    drop(store);
+    let store = open(0);
+    store.put("t", b"c", vec![PutCell::new("t", "q", "w")]).unwrap();
+    assert_eq!(keys(&store, "v"), vec![b"b".to_vec()]);
+    assert!(store.verify_index("t", "by_t").unwrap().is_clean());
+}
+
 #[test]
 fn verify_finds_entries_removed_or_added_behind_the_index() {
     let dir = tempfile::tempdir().unwrap();
@@ -140,8 +206,9 @@ fn verify_finds_entries_removed_or_added_behind_the_index() {
         assert!(store.verify_index("t", "by_x").unwrap().is_clean());
     }
     // Behind the store's back: remove row 2's entry (new entries wait in
-    // the pending database), add one for no row in the main database, and
-    // copy row 3's live entry there too (a key in both is one too many).
+    // pending runs, keyed run id then entry), add one for no row in the
+    // main database, and copy row 3's live entry there too (a key in both
+    // is one too many).
     let tampered = {
         let mut options = heed::EnvOpenOptions::new();
         options.max_dbs(64).map_size(1 << 30);
@@ -154,9 +221,17 @@ fn verify_finds_entries_removed_or_added_behind_the_index() {
         };
         let (main, pending) = (open("t/t/i/by_x"), open("t/t/p/by_x"));
         assert_eq!(main.len(&wtxn).unwrap(), 0, "five entries stay below the merge threshold");
-        let entries: Vec<Vec<u8>> = pending.iter(&wtxn).unwrap().map(|e| e.unwrap().0.to_vec()).collect();
-        assert_eq!(entries.len(), 5);
-        pending.delete(&mut wtxn, &entries[2]).unwrap();
+        // Run id 0 is the run directory.
+        let runs: Vec<Vec<u8>> = pending
+            .iter(&wtxn)
+            .unwrap()
+            .map(|e| e.unwrap().0.to_vec())
+            .filter(|k| !k.starts_with(&[0; 4]))
+            .collect();
+        assert_eq!(runs.len(), 5, "one run per put");
+        assert!(runs.windows(2).all(|w| w[0][..4] < w[1][..4]), "each in its own run");
+        let entries: Vec<Vec<u8>> = runs.iter().map(|k| k[4..].to_vec()).collect();
+        assert!(pending.delete(&mut wtxn, &runs[2]).unwrap());
         let mut bogus = entries[4].clone();
         bogus.splice(2..4, *b"zz");
         main.put(&mut wtxn, &bogus, &[]).unwrap();
@@ -304,22 +379,67 @@ fn set_format_marker(dir: &std::path::Path, marker: &str) -> String {
 fn version_1_stores_are_upgraded_and_unknown_formats_refused() {
     let dir = tempfile::tempdir().unwrap();
     {
-        let store = Store::open(dir.path()).unwrap();
+        // No pending runs kept, as version 1 had none.
+        let store = Store::builder().index_pending_runs(0).open(dir.path()).unwrap();
         store.create_table("t", &schema()).unwrap();
         store.put("t", &key(1), vec![PutCell::new("m", "x", "v")]).unwrap();
     }
     // A version 1 store (before pending index databases): opened, indexed
-    // rows found, marked version 2.
-    assert_eq!(set_format_marker(dir.path(), "rowsearch-store/1"), "rowsearch-store/2");
+    // rows found, marked version 3.
+    assert_eq!(set_format_marker(dir.path(), "rowsearch-store/1"), "rowsearch-store/3");
     {
         let store = Store::open(dir.path()).unwrap();
         assert_eq!(store.index_lookup("t", "by_x", &eq("v")).unwrap().hits.len(), 1);
         assert!(store.verify_index("t", "by_x").unwrap().is_clean());
     }
-    assert_eq!(set_format_marker(dir.path(), "rowsearch-store/9"), "rowsearch-store/2");
+    assert_eq!(set_format_marker(dir.path(), "rowsearch-store/9"), "rowsearch-store/3");
     let err = Store::open(dir.path()).unwrap_err();
     assert!(
         matches!(err.kind(), ErrorKind::UnsupportedFormat { found, .. } if found == "rowsearch-store/9"),
         "{err}"
     );
+}
+
+#[test]
+fn version_2_pending_entries_are_moved_into_the_index_on_open() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        // No pending runs kept: every entry lands in the main database.
+        let store = Store::builder().index_pending_runs(0).open(dir.path()).unwrap();
+        store.create_table("t", &schema()).unwrap();
+        for i in 0..3 {
+            store.put("t", &key(i), vec![PutCell::new("m", "x", format!("v{i}"))]).unwrap();
+        }
+    }
+    // Behind the store's back, the layout of version 2: two of the entries
+    // pending, keyed by the entry alone (no run id).
+    {
+        let mut options = heed::EnvOpenOptions::new();
+        options.max_dbs(64).map_size(1 << 30);
+        #[allow(unsafe_code)]
+        // SAFETY: the store is closed; nothing else has the environment open.
+        let env = unsafe { options.open(dir.path()) }.unwrap();
+        let mut wtxn = env.write_txn().unwrap();
+        let open = |name: &str| -> heed::Database<heed::types::Bytes, heed::types::Bytes> {
+            env.open_database(&wtxn, Some(name)).unwrap().unwrap()
+        };
+        let (main, pending) = (open("t/t/i/by_x"), open("t/t/p/by_x"));
+        assert_eq!(pending.len(&wtxn).unwrap(), 0);
+        let entries: Vec<Vec<u8>> = main.iter(&wtxn).unwrap().map(|e| e.unwrap().0.to_vec()).collect();
+        assert_eq!(entries.len(), 3);
+        for entry in &entries[1..] {
+            assert!(main.delete(&mut wtxn, entry).unwrap());
+            pending.put(&mut wtxn, entry, &[]).unwrap();
+        }
+        wtxn.commit().unwrap();
+    }
+    assert_eq!(set_format_marker(dir.path(), "rowsearch-store/2"), "rowsearch-store/3");
+    let store = Store::open(dir.path()).unwrap();
+    for i in 0..3 {
+        let hits = store.index_lookup("t", "by_x", &eq(&format!("v{i}"))).unwrap().hits;
+        assert_eq!(hits.iter().map(|h| h.key.clone()).collect::<Vec<_>>(), vec![key(i)], "v{i}");
+    }
+    assert!(store.verify_index("t", "by_x").unwrap().is_clean());
+    drop(store);
+    assert_eq!(set_format_marker(dir.path(), "rowsearch-store/3"), "rowsearch-store/3", "marked version 3");
 }
