@@ -256,18 +256,16 @@ impl IndexHandle {
         wtxn: &mut RwTxn,
         entries: impl IntoIterator<Item = (&'k [u8], u64)>,
     ) -> Result<()> {
-        let runs = self.runs(wtxn)?;
-        let next = runs.last().map_or(1, |r| u32::from_be_bytes(*r).saturating_add(1));
-        if next == u32::MAX {
-            // Cannot happen below `index_pending_runs` merges; refuse
-            // rather than write a run that does not sort last.
-            return Err(ErrorKind::Corrupted {
-                db: self.db_name.clone(),
-                key: String::new(),
-                detail: "pending run ids exhausted".into(),
+        let last = self.runs(wtxn)?.last().map_or(0, |r| u32::from_be_bytes(*r));
+        let next = match last.checked_add(1) {
+            Some(next) => next,
+            None => {
+                // Ids ran out (only with an enormous `index_pending_runs`):
+                // merge every run, and ids start again.
+                self.merge_pending(wtxn, None)?;
+                1
             }
-            .into());
-        }
+        };
         let run = next.to_be_bytes();
         let mut written = 0u64;
         {
