@@ -28,8 +28,9 @@
 //! page once. A directory under run id 0 (`00 00 00 00 | run id` -> entries
 //! written, u64 BE) lists the runs. When a write leaves more than
 //! [`PENDING_RUNS`] runs (configurable), it moves every run into the main
-//! database in key order, oldest run first, and empties the pending one: a
-//! merge touches each main page once for many entries.
+//! database in one ascending pass (a k-way merge, the newest run winning a
+//! key found in several) and empties the pending one: a merge touches each
+//! main page once for many entries.
 //!
 //! Lookups read the main database and every run (a sorted merge), in the
 //! same transaction as the data, so an index never disagrees with the data.

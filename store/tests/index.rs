@@ -210,16 +210,9 @@ fn verify_finds_entries_removed_or_added_behind_the_index() {
     // main database, and copy row 3's live entry there too (a key in both
     // is one too many).
     let tampered = {
-        let mut options = heed::EnvOpenOptions::new();
-        options.max_dbs(64).map_size(1 << 30);
-        #[allow(unsafe_code)]
-        // SAFETY: the store is closed; nothing else has the environment open.
-        let env = unsafe { options.open(dir.path()) }.unwrap();
+        let env = raw_env(dir.path());
         let mut wtxn = env.write_txn().unwrap();
-        let open = |name: &str| -> heed::Database<heed::types::Bytes, heed::types::Bytes> {
-            env.open_database(&wtxn, Some(name)).unwrap().unwrap()
-        };
-        let (main, pending) = (open("t/t/i/by_x"), open("t/t/p/by_x"));
+        let (main, pending) = (raw_db(&env, &wtxn, "t/t/i/by_x"), raw_db(&env, &wtxn, "t/t/p/by_x"));
         assert_eq!(main.len(&wtxn).unwrap(), 0, "five entries stay below the merge threshold");
         // Run id 0 is the run directory.
         let runs: Vec<Vec<u8>> = pending
@@ -359,16 +352,30 @@ fn bad_index_declarations_and_queries_are_typed() {
     ));
 }
 
-/// Sets the store's format marker behind its back and returns the old one.
-fn set_format_marker(dir: &std::path::Path, marker: &str) -> String {
+/// The LMDB environment of the closed store in `dir`, opened directly to
+/// change it behind the store's back.
+fn raw_env(dir: &std::path::Path) -> heed::Env {
     let mut options = heed::EnvOpenOptions::new();
     options.max_dbs(64).map_size(1 << 30);
     #[allow(unsafe_code)]
     // SAFETY: the store is closed; nothing else has the environment open.
-    let env = unsafe { options.open(dir) }.unwrap();
+    unsafe { options.open(dir) }.unwrap()
+}
+
+/// An existing database of `env`.
+fn raw_db(
+    env: &heed::Env,
+    txn: &heed::RoTxn,
+    name: &str,
+) -> heed::Database<heed::types::Bytes, heed::types::Bytes> {
+    env.open_database(txn, Some(name)).unwrap().unwrap()
+}
+
+/// Sets the store's format marker behind its back and returns the old one.
+fn set_format_marker(dir: &std::path::Path, marker: &str) -> String {
+    let env = raw_env(dir);
     let mut wtxn = env.write_txn().unwrap();
-    let meta: heed::Database<heed::types::Bytes, heed::types::Bytes> =
-        env.open_database(&wtxn, Some("meta")).unwrap().unwrap();
+    let meta = raw_db(&env, &wtxn, "meta");
     let old = String::from_utf8(meta.get(&wtxn, b"format").unwrap().unwrap().to_vec()).unwrap();
     meta.put(&mut wtxn, b"format", marker.as_bytes()).unwrap();
     wtxn.commit().unwrap();
@@ -414,16 +421,9 @@ fn version_2_pending_entries_are_moved_into_the_index_on_open() {
     // Behind the store's back, the layout of version 2: two of the entries
     // pending, keyed by the entry alone (no run id).
     {
-        let mut options = heed::EnvOpenOptions::new();
-        options.max_dbs(64).map_size(1 << 30);
-        #[allow(unsafe_code)]
-        // SAFETY: the store is closed; nothing else has the environment open.
-        let env = unsafe { options.open(dir.path()) }.unwrap();
+        let env = raw_env(dir.path());
         let mut wtxn = env.write_txn().unwrap();
-        let open = |name: &str| -> heed::Database<heed::types::Bytes, heed::types::Bytes> {
-            env.open_database(&wtxn, Some(name)).unwrap().unwrap()
-        };
-        let (main, pending) = (open("t/t/i/by_x"), open("t/t/p/by_x"));
+        let (main, pending) = (raw_db(&env, &wtxn, "t/t/i/by_x"), raw_db(&env, &wtxn, "t/t/p/by_x"));
         assert_eq!(pending.len(&wtxn).unwrap(), 0);
         let entries: Vec<Vec<u8>> = main.iter(&wtxn).unwrap().map(|e| e.unwrap().0.to_vec()).collect();
         assert_eq!(entries.len(), 3);
