@@ -764,15 +764,23 @@ impl Store {
             let keywords_before = self.keyword_entries(wtxn, &indexed, &existed, None, &[], now_ms)?;
             let mut buf = Vec::with_capacity(256);
             let mut handle = None::<&Arc<TableHandle>>;
+            // With one mutation per row, the i-th mutation of a derived
+            // table is row `indexed[i]`, whose existence is known.
+            let bulk = touched.len() == batch.mutations.len();
+            let mut derived = 0;
             for mutation in &batch.mutations {
                 let h = match handle {
                     Some(h) if h.name == mutation.table() => h,
                     _ => &handles[mutation.table()],
                 };
                 handle = Some(h);
+                let new_row = h.is_derived() && {
+                    derived += 1;
+                    bulk && !existed[derived - 1]
+                };
                 let row = h.stored_key(mutation.row());
                 match mutation {
-                    Mutation::Put { cells, .. } => put_row(wtxn, h, &row, cells, now_ms, &mut buf)?,
+                    Mutation::Put { cells, .. } => put_row(wtxn, h, &row, cells, new_row, now_ms, &mut buf)?,
                     Mutation::Delete { what, .. } => delete_row(wtxn, h, &row, what)?,
                 }
             }
@@ -1675,24 +1683,49 @@ fn open_table(
     Ok(TableHandle { name: name.to_owned(), schema, splits, families, indexes, search })
 }
 
+/// Puts `cells` into `row`. `new_row`: the row had no cell in the families
+/// the table watches before this mutation, the batch's only one for the row.
 fn put_row(
     wtxn: &mut RwTxn,
     table: &TableHandle,
     row: &[u8],
     cells: &[PutCell],
+    new_row: bool,
     now_ms: u64,
     buf: &mut Vec<u8>,
 ) -> Result<()> {
+    // A column that held nothing and gets one live version here has nothing
+    // to purge: its seek is skipped.
+    let distinct = new_row && distinct_columns(cells);
     for cell in cells {
         let family = table.family(&cell.family)?;
         let ts = cell.timestamp.unwrap_or(now_ms);
         CellKey::encode_into(buf, row, &cell.qualifier, ts);
         family.db.put(wtxn, buf, &cell.value).map_err(|e| Error::lmdb("put cell", e))?;
+        let sole_version = distinct
+            && table.watches(family)
+            && family.schema.max_versions >= 1
+            && family.schema.is_live(ts, now_ms);
+        if sole_version {
+            continue;
+        }
         // The column prefix is the key without its 8 timestamp bytes.
         buf.truncate(buf.len() - 8);
         purge_column(wtxn, family, buf, now_ms)?;
     }
     Ok(())
+}
+
+/// Whether no two of `cells` name the same column.
+fn distinct_columns(cells: &[PutCell]) -> bool {
+    let same = |a: &PutCell, b: &PutCell| a.family == b.family && a.qualifier == b.qualifier;
+    if cells.len() <= 8 {
+        return cells.iter().enumerate().all(|(i, a)| cells[i + 1..].iter().all(|b| !same(a, b)));
+    }
+    let mut columns: Vec<(&str, &[u8])> =
+        cells.iter().map(|c| (&*c.family, c.qualifier.as_slice())).collect();
+    columns.sort_unstable();
+    columns.windows(2).all(|w| w[0] != w[1])
 }
 
 /// Removes versions past `max_versions` and versions past the TTL.

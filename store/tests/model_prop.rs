@@ -71,7 +71,9 @@ fn put() -> impl Strategy<Value = Mutation> {
     (
         prop::sample::select(vec!["t", "u"]),
         row(),
-        prop::collection::vec((qualifier(), timestamp(), value()), 1..4),
+        // Up to five cells, so a put into `t` (three families, in turn)
+        // can name a column twice.
+        prop::collection::vec((qualifier(), timestamp(), value()), 1..6),
         0usize..3,
     )
         .prop_map(|(table, row, cells, fam_seed)| {
