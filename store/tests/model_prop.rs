@@ -258,8 +258,9 @@ fn assert_same_state(store: &Store, model: &Model, now: u64) {
     assert_eq!(store.next_seq().expect("next seq"), model.next_seq);
 }
 
-/// `buffer`: the indexes' pending-entry buffer; small ones make most writes
-/// merge it, so the merge path runs with entries in both databases.
+/// `buffer`: the most pending runs an index keeps; small bounds make most
+/// writes merge the runs, so the merge path runs with entries in both
+/// databases, and a large one keeps many runs for lookups to merge.
 fn open(dir: &std::path::Path, clock: &ManualClock, buffer: usize) -> Store {
     // A tiny initial map so the map-growth path runs in most cases.
     Store::builder()
