@@ -186,6 +186,12 @@ const DIRECTORY: [u8; 4] = [0; 4];
 /// before the entry (empty in the main database, the run id in a run).
 pub(crate) type Source<'a> = (&'a BytesDb, Vec<u8>);
 
+/// The lower LMDB bound of the keys starting with `prefix` (LMDB refuses an
+/// empty key, even as a bound).
+fn prefix_start(prefix: &[u8]) -> Bound<&[u8]> {
+    if prefix.is_empty() { Bound::Unbounded } else { Bound::Included(prefix) }
+}
+
 /// The LMDB range of keys `prefix | k` for `k` in `[lower, upper)` (`upper`
 /// `None`: to the end of the prefix).
 fn prefixed_range(prefix: &[u8], lower: &[u8], upper: Option<&[u8]>) -> (Vec<u8>, Option<Vec<u8>>) {
@@ -287,10 +293,10 @@ impl IndexHandle {
         Ok(())
     }
 
-    /// The database and key holding live entry `key`: the newest run
-    /// that has it, else the main database.
-    fn holder(&self, wtxn: &RwTxn, key: &[u8]) -> Result<(&BytesDb, Vec<u8>)> {
-        for run in self.runs(wtxn)?.iter().rev() {
+    /// The database and key holding live entry `key`: the newest of `runs`
+    /// (from [`IndexHandle::runs`]) that has it, else the main database.
+    fn holder(&self, wtxn: &RwTxn, runs: &[[u8; 4]], key: &[u8]) -> Result<(&BytesDb, Vec<u8>)> {
+        for run in runs.iter().rev() {
             let k = [&run[..], key].concat();
             if self.pending.get(wtxn, &k).map_err(|e| Error::lmdb("index read", e))?.is_some() {
                 return Ok((&self.pending, k));
@@ -299,15 +305,17 @@ impl IndexHandle {
         Ok((&self.db, key.to_vec()))
     }
 
-    /// Writes a new expiry for an existing entry, where the entry is.
-    pub fn replace(&self, wtxn: &mut RwTxn, key: &[u8], expiry: u64) -> Result<()> {
-        let (db, k) = self.holder(wtxn, key)?;
+    /// Writes a new expiry for an existing entry, where the entry is;
+    /// `runs` as [`IndexHandle::runs`] gives them.
+    pub fn replace(&self, wtxn: &mut RwTxn, runs: &[[u8; 4]], key: &[u8], expiry: u64) -> Result<()> {
+        let (db, k) = self.holder(wtxn, runs, key)?;
         put_entry(wtxn, db, &k, expiry)
     }
 
-    /// Removes an entry from where it is.
-    pub fn remove(&self, wtxn: &mut RwTxn, key: &[u8]) -> Result<()> {
-        let (db, k) = self.holder(wtxn, key)?;
+    /// Removes an entry from where it is; `runs` as [`IndexHandle::runs`]
+    /// gives them.
+    pub fn remove(&self, wtxn: &mut RwTxn, runs: &[[u8; 4]], key: &[u8]) -> Result<()> {
+        let (db, k) = self.holder(wtxn, runs, key)?;
         db.delete(wtxn, &k).map_err(|e| Error::lmdb("index delete", e))?;
         Ok(())
     }
@@ -400,8 +408,7 @@ impl IndexHandle {
     pub fn live_entries(&self, txn: &RoTxn<'_>, now_ms: u64) -> Result<Vec<Vec<u8>>> {
         let mut out = Vec::new();
         for (db, prefix) in self.sources(txn)? {
-            // LMDB refuses an empty key, even as a prefix.
-            let lower = if prefix.is_empty() { Bound::Unbounded } else { Bound::Included(prefix.as_slice()) };
+            let lower = prefix_start(&prefix);
             let upper = key::prefix_successor(&prefix);
             let range = (lower, upper.as_deref().map_or(Bound::Unbounded, Bound::Excluded));
             for item in db.range(txn, &range).map_err(|e| Error::lmdb("index read", e))? {
@@ -529,12 +536,7 @@ impl MergeRange {
 
     /// Reads the next chunk of the range.
     fn refill(&mut self, txn: &RoTxn<'_>, db: &BytesDb) -> Result<()> {
-        // LMDB refuses an empty key, even as a bound.
-        let lower = match (&self.after, self.prefix.is_empty()) {
-            (Some(after), _) => Bound::Excluded(after.as_slice()),
-            (None, true) => Bound::Unbounded,
-            (None, false) => Bound::Included(self.prefix.as_slice()),
-        };
+        let lower = self.after.as_deref().map_or_else(|| prefix_start(&self.prefix), Bound::Excluded);
         let range = (lower, self.upper.as_deref().map_or(Bound::Unbounded, Bound::Excluded));
         let mut last = None;
         let mut read = 0;

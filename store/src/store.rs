@@ -774,9 +774,11 @@ impl Store {
                     _ => &handles[mutation.table()],
                 };
                 handle = Some(h);
-                let new_row = h.is_derived() && {
+                let new_row = if h.is_derived() {
                     derived += 1;
                     bulk && !existed[derived - 1]
+                } else {
+                    false
                 };
                 let row = h.stored_key(mutation.row());
                 match mutation {
@@ -1591,11 +1593,12 @@ fn update_indexes(
         // never both: removals and replacements first, then the inserts
         // as one run.
         let mut inserts = Vec::with_capacity(list.len());
+        let runs = index.runs(wtxn)?;
         for (k, change) in list {
             match change {
-                Change::Remove => index.remove(wtxn, k)?,
+                Change::Remove => index.remove(wtxn, &runs, k)?,
                 Change::Insert(expiry) => inserts.push((k, expiry)),
-                Change::Replace(expiry) => index.replace(wtxn, k, expiry)?,
+                Change::Replace(expiry) => index.replace(wtxn, &runs, k, expiry)?,
             }
         }
         index.insert_sorted(wtxn, inserts)?;

@@ -258,14 +258,14 @@ fn assert_same_state(store: &Store, model: &Model, now: u64) {
     assert_eq!(store.next_seq().expect("next seq"), model.next_seq);
 }
 
-/// `buffer`: the most pending runs an index keeps; small bounds make most
+/// `runs`: the most pending runs an index keeps; small bounds make most
 /// writes merge the runs, so the merge path runs with entries in both
 /// databases, and a large one keeps many runs for lookups to merge.
-fn open(dir: &std::path::Path, clock: &ManualClock, buffer: usize) -> Store {
+fn open(dir: &std::path::Path, clock: &ManualClock, runs: usize) -> Store {
     // A tiny initial map so the map-growth path runs in most cases.
     Store::builder()
         .map_size_bytes(64 * 1024)
-        .index_pending_runs(buffer)
+        .index_pending_runs(runs)
         .clock(Arc::new(clock.clone()))
         .open(dir)
         .expect("open store")
@@ -284,10 +284,10 @@ fn fit_scan(table: &str, mut scan: Scan) -> Scan {
     scan
 }
 
-fn run(ops: Vec<Op>, buffer: usize) {
+fn run(ops: Vec<Op>, runs: usize) {
     let dir = tempfile::tempdir().expect("tempdir");
     let clock = ManualClock::new(START_MS);
-    let mut store = open(dir.path(), &clock, buffer);
+    let mut store = open(dir.path(), &clock, runs);
     let mut model = Model::new();
     for (name, schema) in tables() {
         assert!(store.create_table(name, &schema).expect("create"));
@@ -392,14 +392,14 @@ fn run(ops: Vec<Op>, buffer: usize) {
             }
             Op::Reopen => {
                 drop(store);
-                store = open(dir.path(), &clock, buffer);
+                store = open(dir.path(), &clock, runs);
             }
             Op::AdvanceClock(ms) => clock.advance_ms(ms),
         }
         assert_same_state(&store, &model, clock.now_ms_for_test());
     }
     drop(store);
-    let store = open(dir.path(), &clock, buffer);
+    let store = open(dir.path(), &clock, runs);
     assert_same_state(&store, &model, clock.now_ms_for_test());
 }
 
@@ -422,8 +422,8 @@ proptest! {
     #[test]
     fn store_agrees_with_model(
         ops in prop::collection::vec(op(), 1..40),
-        buffer in prop_oneof![Just(0usize), 1usize..8, Just(1_000)],
+        runs in prop_oneof![Just(0usize), 1usize..8, Just(1_000)],
     ) {
-        run(ops, buffer);
+        run(ops, runs);
     }
 }
