@@ -22,13 +22,13 @@
 //! The new sequence is recorded in the same tantivy commit, so a crash
 //! loses nothing and applying the same rows twice changes nothing.
 
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::Instant;
 
-use rowsearch_store::{KeywordCell, Store};
+use rowsearch_store::{KeywordCell, KeywordCellRef, Store};
 use serde::{Deserialize, Serialize};
 use tantivy::{Index, IndexWriter, Term};
+use xxhash_rust::xxh3::xxh3_64;
 
 use crate::doc::{CellDoc, IndexSchema, register_cells};
 use crate::generation::{IndexDir, ReindexLock};
@@ -262,41 +262,59 @@ fn commit(table: &str, writer: &mut IndexWriter<CellDoc>, next_seq: u64) -> Resu
 /// Builds one partition's documents, keyed by row.
 struct Grouper<'a> {
     schema: &'a IndexSchema,
-    docs: HashMap<Vec<u8>, CellDoc, xxhash_rust::xxh3::Xxh3DefaultBuilder>,
+    /// Row key (hashed with xxh3) -> its document's index in `docs`.
+    slots: hashbrown::HashTable<u32>,
+    docs: Vec<CellDoc>,
     bytes: usize,
 }
 
 impl<'a> Grouper<'a> {
     fn new(schema: &'a IndexSchema) -> Grouper<'a> {
-        Grouper { schema, docs: HashMap::default(), bytes: 0 }
+        Grouper { schema, slots: hashbrown::HashTable::new(), docs: Vec::new(), bytes: 0 }
     }
 
-    fn add(&mut self, cell: &KeywordCell) {
-        let Some(field) = self.schema.field_index(&cell.field) else { return };
-        let doc = match self.docs.get_mut(cell.key.as_slice()) {
-            Some(doc) => doc,
-            None => {
+    fn add(&mut self, cell: &KeywordCellRef<'_>) {
+        // The index's text fields are the search section's fields, in order.
+        if cell.field_index >= self.schema.fields.len() {
+            return;
+        }
+        let docs = &mut self.docs;
+        let hash = xxh3_64(cell.key);
+        let slot = match self.slots.entry(
+            hash,
+            |&slot| docs[slot as usize].key == cell.key,
+            |&slot| xxh3_64(&docs[slot as usize].key),
+        ) {
+            hashbrown::hash_table::Entry::Occupied(entry) => *entry.get() as usize,
+            hashbrown::hash_table::Entry::Vacant(entry) => {
+                // A partition holds far fewer than 2^32 rows (a document is
+                // at least a few dozen bytes of the grouping budget).
+                entry.insert(docs.len() as u32);
                 let mut doc = CellDoc::new(self.schema);
-                doc.key.clone_from(&cell.key);
-                doc.partition.clone_from(&cell.partition);
+                doc.key.extend_from_slice(cell.key);
+                doc.partition.extend_from_slice(cell.partition);
                 doc.date_ms = cell.date_ms;
                 self.bytes += doc.heap_bytes();
-                self.docs.entry(cell.key.clone()).or_insert(doc)
+                docs.push(doc);
+                docs.len() - 1
             }
         };
-        let before = doc.texts[field].len();
-        doc.texts[field].push(&cell.term, &cell.positions);
-        self.bytes += doc.texts[field].len() - before;
+        let text = &mut docs[slot].texts[cell.field_index];
+        let before = text.len();
+        text.push(cell.term, cell.positions());
+        self.bytes += text.len() - before;
     }
 
     fn clear(&mut self) {
+        self.slots.clear();
         self.docs.clear();
         self.bytes = 0;
     }
 
     fn flush(&mut self, table: &str, writer: &IndexWriter<CellDoc>) -> Result<u64> {
         let n = self.docs.len() as u64;
-        for (_, doc) in self.docs.drain() {
+        self.slots.clear();
+        for doc in self.docs.drain(..) {
             writer.add_document(doc).map_err(tantivy_err(table, "add document"))?;
         }
         self.bytes = 0;
@@ -309,7 +327,7 @@ impl<'a> Grouper<'a> {
 const MAX_SLICES: u64 = 1 << 16;
 
 fn slice_of(key: &[u8], modulus: u64) -> u64 {
-    xxhash_rust::xxh3::xxh3_64(key) % modulus
+    xxh3_64(key) % modulus
 }
 
 /// Partitions `from <= p < to` (`None`: unbounded).
@@ -379,9 +397,9 @@ impl Readers<'_> {
                     return Err(rowsearch_store::Error::callback(Stopped));
                 }
             }
-            if partition.as_deref() != Some(cell.partition.as_slice()) {
+            if partition.as_deref() != Some(cell.partition) {
                 rows += grouper.flush(table, self.writer).map_err(store_err)?;
-                partition = Some(cell.partition.clone());
+                partition = Some(cell.partition.to_vec());
                 skipping = false;
             }
             if skipping {
@@ -391,7 +409,7 @@ impl Readers<'_> {
             if grouper.bytes > budget {
                 // Too big to group at once: do it in slices after this pass.
                 grouper.clear();
-                oversized.push(cell.partition.clone());
+                oversized.push(cell.partition.to_vec());
                 skipping = true;
             }
             Ok(())
@@ -562,7 +580,7 @@ fn slices(
     grouper.clear();
     let mut over = false;
     rtxn.for_each_keyword_cell(table, Some(p), &mut |cell| {
-        if !over && slice_of(&cell.key, modulus) == residue {
+        if !over && slice_of(cell.key, modulus) == residue {
             grouper.add(cell);
             over = grouper.bytes > budget && modulus < MAX_SLICES;
         }
@@ -596,7 +614,7 @@ pub(crate) fn doc_from_cells(schema: &IndexSchema, cells: &[KeywordCell]) -> Opt
     doc.date_ms = first.date_ms;
     for cell in cells {
         if let Some(field) = schema.field_index(&cell.field) {
-            doc.texts[field].push(&cell.term, &cell.positions);
+            doc.texts[field].push(&cell.term, cell.positions.iter().copied());
         }
     }
     (!doc.is_empty()).then_some(doc)

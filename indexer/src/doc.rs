@@ -137,27 +137,33 @@ impl IndexSchema {
     }
 }
 
-/// One field's keyword cells as text: for each term, `<len>:<term>` then
-/// its positions in decimal, comma-separated, ending with `;`. Terms are
-/// length-prefixed, so any term round-trips.
+/// One field's keyword cells as text, for [`CellTokenizer`]: for each term,
+/// its length in bytes, the term, the number of its positions, then each
+/// position as its gap from the one before. Numbers are written 6 bits to a
+/// byte, low bits first, with `0x40` set on every byte but the last, so
+/// every byte outside the terms is ASCII and the whole is UTF-8 (tantivy
+/// hands tokenizers `&str`). Terms are length-prefixed, so any term
+/// round-trips.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct CellText(String);
 
 impl CellText {
     /// Appends a term with its positions (ascending).
-    pub fn push(&mut self, term: &str, positions: &[u32]) {
-        // Called for every keyword cell of a full reindex: no formatting
-        // machinery.
-        push_decimal(&mut self.0, term.len() as u64);
-        self.0.push(':');
+    pub fn push<P>(&mut self, term: &str, positions: P)
+    where
+        P: IntoIterator<Item = u32>,
+        P::IntoIter: ExactSizeIterator,
+    {
+        // Called for every keyword cell of a full reindex.
+        let positions = positions.into_iter();
+        push_number(&mut self.0, term.len() as u64);
         self.0.push_str(term);
-        for (i, &p) in positions.iter().enumerate() {
-            if i > 0 {
-                self.0.push(',');
-            }
-            push_decimal(&mut self.0, u64::from(p));
+        push_number(&mut self.0, positions.len() as u64);
+        let mut last = 0u32;
+        for p in positions {
+            push_number(&mut self.0, u64::from(p.wrapping_sub(last)));
+            last = p;
         }
-        self.0.push(';');
     }
 
     /// Whether no term was pushed.
@@ -181,20 +187,16 @@ impl CellText {
     }
 }
 
-fn push_decimal(out: &mut String, mut n: u64) {
-    let mut digits = [0u8; 20];
-    let mut i = digits.len();
-    loop {
-        i -= 1;
-        digits[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
+const MORE: u8 = 0x40;
+const DIGIT: u8 = 0x3F;
+
+#[inline]
+fn push_number(out: &mut String, mut n: u64) {
+    while n > u64::from(DIGIT) {
+        out.push(char::from((n as u8 & DIGIT) | MORE));
+        n >>= 6;
     }
-    for &d in &digits[i..] {
-        out.push(char::from(d));
-    }
+    out.push(char::from(n as u8));
 }
 
 /// The index writer's tokenizer: reads [`CellText`] back into tokens.
@@ -206,9 +208,11 @@ pub struct CellTokenizer;
 /// Tokens of one [`CellText`].
 #[derive(Debug)]
 pub struct CellTokenStream<'a> {
-    rest: &'a str,
-    /// Positions of the current term not yet returned, as text.
-    positions: &'a str,
+    text: &'a str,
+    /// Where the next number or term starts.
+    at: usize,
+    /// Positions of the current term not yet returned.
+    left: u64,
     token: Token,
 }
 
@@ -216,44 +220,63 @@ impl Tokenizer for CellTokenizer {
     type TokenStream<'a> = CellTokenStream<'a>;
 
     fn token_stream<'a>(&'a mut self, text: &'a str) -> CellTokenStream<'a> {
-        CellTokenStream { rest: text, positions: "", token: Token::default() }
+        CellTokenStream { text, at: 0, left: 0, token: Token::default() }
     }
 }
 
 impl CellTokenStream<'_> {
-    fn next_term(&mut self) -> bool {
-        let Some((len, rest)) = self.rest.split_once(':') else { return false };
-        let Ok(len) = len.parse::<usize>() else { return false };
-        let (Some(term), Some(rest)) = (rest.get(..len), rest.get(len..)) else { return false };
-        let Some((positions, rest)) = rest.split_once(';') else { return false };
+    #[inline]
+    fn number(&mut self) -> Option<u64> {
+        let bytes = self.text.as_bytes();
+        let (mut n, mut shift) = (0u64, 0u32);
+        loop {
+            let b = *bytes.get(self.at)?;
+            self.at += 1;
+            n |= u64::from(b & DIGIT).checked_shl(shift)?;
+            if b & MORE == 0 {
+                return Some(n);
+            }
+            shift += 6;
+            if shift >= 64 {
+                return None;
+            }
+        }
+    }
+
+    fn next_term(&mut self) -> Option<()> {
+        let len = usize::try_from(self.number()?).ok()?;
+        let term = self.text.get(self.at..self.at.checked_add(len)?)?;
+        self.at += len;
+        self.left = self.number()?;
         self.token.text.clear();
         self.token.text.push_str(term);
-        self.positions = positions;
-        self.rest = rest;
-        true
+        self.token.position = 0;
+        Some(())
+    }
+
+    fn next_position(&mut self) -> Option<()> {
+        while self.left == 0 {
+            if self.at == self.text.len() {
+                return None;
+            }
+            self.next_term()?;
+        }
+        let gap = usize::try_from(self.number()?).ok()?;
+        self.token.position = self.token.position.checked_add(gap)?;
+        self.left -= 1;
+        Some(())
     }
 }
 
 impl TokenStream for CellTokenStream<'_> {
     fn advance(&mut self) -> bool {
-        while self.positions.is_empty() {
-            if !self.next_term() {
-                return false;
-            }
+        if self.next_position().is_some() {
+            return true;
         }
-        let (first, rest) = self.positions.split_once(',').unwrap_or((self.positions, ""));
-        self.positions = rest;
-        match first.parse::<usize>() {
-            Ok(p) => {
-                self.token.position = p;
-                true
-            }
-            Err(_) => {
-                self.rest = "";
-                self.positions = "";
-                false
-            }
-        }
+        // Ended or malformed: stay ended.
+        self.at = self.text.len();
+        self.left = 0;
+        false
     }
 
     fn token(&self) -> &Token {
@@ -447,10 +470,11 @@ mod tests {
     #[test]
     fn cell_text_round_trips_terms_and_positions() {
         let mut t = CellText::default();
-        t.push("gas", &[0, 7, 12]);
-        t.push("a:b;c,1", &[3]);
-        t.push("", &[]);
-        t.push("éx", &[4_000_000]);
+        t.push("gas", [0, 7, 12]);
+        t.push("a:b;c,1", [3]);
+        t.push("", []);
+        t.push("éx", [4_000_000, u32::MAX]);
+        t.push("long", [63, 64, 4095, 4096]);
         assert_eq!(
             tokens(t.as_str()),
             vec![
@@ -458,15 +482,34 @@ mod tests {
                 ("gas".into(), 7),
                 ("gas".into(), 12),
                 ("a:b;c,1".into(), 3),
-                ("éx".into(), 4_000_000)
+                ("éx".into(), 4_000_000),
+                ("éx".into(), u32::MAX as usize),
+                ("long".into(), 63),
+                ("long".into(), 64),
+                ("long".into(), 4095),
+                ("long".into(), 4096),
             ]
         );
+        // Only the terms' own bytes are not ASCII.
+        assert_eq!(t.as_str().bytes().filter(|b| !b.is_ascii()).count(), "é".len());
     }
 
     #[test]
     fn cell_tokenizer_stops_on_malformed_text() {
-        assert_eq!(tokens("3:gas0,x;3:oil1;"), vec![("gas".into(), 0)]);
-        assert!(tokens("9:short").is_empty());
-        assert!(tokens("nonsense").is_empty());
+        let mut t = CellText::default();
+        t.push("gas", [0, 1]);
+        let good = t.as_str().to_owned();
+        // A term cut short, a count promising more positions than follow, a
+        // length past the end, and a number that never ends.
+        assert_eq!(tokens(&good[..2]), vec![]);
+        assert_eq!(tokens(&good[..good.len() - 1]), vec![("gas".into(), 0)]);
+        assert!(tokens("\x3fgas").is_empty());
+        assert!(tokens("\x40\x40\x40").is_empty());
+        // After the end, the stream stays ended.
+        let mut tok = CellTokenizer;
+        let mut stream = tok.token_stream(&good[..good.len() - 1]);
+        assert!(stream.advance());
+        assert!(!stream.advance());
+        assert!(!stream.advance());
     }
 }

@@ -168,14 +168,14 @@ pub fn verify(store: &Store, table: &str, options: &VerifyOptions) -> Result<Ver
     let mut rows: HashSet<Vec<u8>> = HashSet::new();
     let mut sample_cells: HashMap<Vec<u8>, Terms> = HashMap::new();
     rtxn.for_each_keyword_cell(table, None, &mut |cell| {
-        if !rows.contains(cell.key.as_slice()) {
-            rows.insert(cell.key.clone());
+        if !rows.contains(cell.key) {
+            rows.insert(cell.key.to_vec());
         }
-        if sampled(&cell.key) && !pending.contains(&cell.key) {
+        if sampled(cell.key) && !pending.contains(cell.key) {
             sample_cells
-                .entry(cell.key.clone())
+                .entry(cell.key.to_vec())
                 .or_default()
-                .insert((cell.field.clone(), cell.term.clone()), cell.positions.clone());
+                .insert((cell.field.to_owned(), cell.term.to_owned()), cell.positions().collect());
         }
         Ok(())
     })?;

@@ -99,7 +99,7 @@ fn dump(store: &Store) -> (Vec<Row>, usize, String) {
         .unwrap()
         .for_each_keyword_cell("mail", None, &mut |c| {
             n += 1;
-            cells.push_str(&format!("{c:?}\n"));
+            cells.push_str(&format!("{:?}\n", c.to_cell()));
             Ok(())
         })
         .unwrap();

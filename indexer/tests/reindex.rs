@@ -69,9 +69,9 @@ fn vocabulary(store: &Store) -> (Vec<String>, Vec<(String, Vec<String>)>) {
         .unwrap()
         .for_each_keyword_cell("mail", None, &mut |c| {
             per_user
-                .entry(String::from_utf8(c.partition.clone()).unwrap())
+                .entry(String::from_utf8(c.partition.to_vec()).unwrap())
                 .or_default()
-                .insert(c.term.clone());
+                .insert(c.term.to_owned());
             Ok(())
         })
         .unwrap();
@@ -319,7 +319,7 @@ fn verify_is_clean_after_a_reindex_and_finds_what_is_changed_behind_its_back() {
     let mut wrong = CellDoc::new(&schema);
     wrong.key = rows[2].key.clone();
     wrong.partition = b"allen-p".to_vec();
-    wrong.texts[0].push("zzyzx", &[0]);
+    wrong.texts[0].push("zzyzx", [0]);
     writer.add_document(wrong.clone()).unwrap();
     wrong.key = b"no such row".to_vec();
     writer.add_document(wrong).unwrap();

@@ -157,6 +157,21 @@ pub(crate) fn take_component(input: &[u8]) -> Option<(Vec<u8>, usize)> {
     Some((unescape(&input[..end]), end + 2))
 }
 
+/// As [`take_component`], borrowing: the component itself when it holds
+/// no escaped byte (the common case), else its bytes unescaped into
+/// `scratch`; and how many bytes it took.
+#[inline]
+pub(crate) fn take_component_ref<'a>(input: &'a [u8], scratch: &'a mut Vec<u8>) -> Option<(&'a [u8], usize)> {
+    let end = find_terminator(input)?;
+    let esc = &input[..end];
+    if esc.contains(&0) {
+        unescape_into(esc, scratch);
+        Some((scratch.as_slice(), end + 2))
+    } else {
+        Some((esc, end + 2))
+    }
+}
+
 /// As [`take_component`], into `out` (cleared first); returns the bytes taken.
 pub(crate) fn take_component_into(input: &[u8], out: &mut Vec<u8>) -> Option<usize> {
     let end = find_terminator(input)?;
@@ -270,6 +285,20 @@ mod tests {
             assert_eq!(raw.timestamp, ts);
         }
         assert!(RawCellKey::split("t", b"a\x00\x05").is_err());
+    }
+
+    #[test]
+    fn borrowed_component_matches_the_copied_one() {
+        for component in [&b""[..], b"ann", b"\x00", b"a\x00b\x00", b"\xff\x00\xff"] {
+            let mut input = Vec::new();
+            push_escaped(&mut input, component);
+            input.extend_from_slice(b"rest");
+            let mut scratch = Vec::new();
+            let (bytes, used) = take_component_ref(&input, &mut scratch).unwrap();
+            assert_eq!((bytes, used), (component, input.len() - 4));
+            assert_eq!(take_component(&input), Some((component.to_vec(), used)));
+        }
+        assert_eq!(take_component_ref(b"a\x00\x05", &mut Vec::new()), None);
     }
 
     #[test]

@@ -414,15 +414,10 @@ fn push_varint(out: &mut Vec<u8>, mut n: u32) {
     out.push(n as u8);
 }
 
-/// Decodes a keyword cell's positions into `out` (cleared first);
-/// `false` when the bytes are not LEB128 deltas.
-fn decode_positions_into(bytes: &[u8], out: &mut Vec<u32>) -> bool {
-    out.clear();
-    read_positions(bytes, out).is_some()
-}
-
-fn read_positions(mut bytes: &[u8], out: &mut Vec<u32>) -> Option<()> {
-    let mut last = 0u32;
+/// How many positions a keyword cell's value holds; `None` when the bytes
+/// are not LEB128 deltas (each at most 5 bytes) summing to a `u32`.
+fn count_positions(mut bytes: &[u8]) -> Option<usize> {
+    let (mut count, mut last) = (0usize, 0u32);
     while !bytes.is_empty() {
         let mut n = 0u32;
         let mut shift = 0;
@@ -439,9 +434,9 @@ fn read_positions(mut bytes: &[u8], out: &mut Vec<u32>) -> Option<()> {
             }
         }
         last = last.checked_add(n)?;
-        out.push(last);
+        count += 1;
     }
-    Some(())
+    Some(count)
 }
 
 /// A keyword lookup: the rows of one partition holding every term.
@@ -495,6 +490,84 @@ pub struct KeywordCell {
     /// The term's positions in the field.
     pub positions: Vec<u32>,
 }
+
+/// One keyword cell as a scan lends it: borrowed from the store's pages
+/// (or from the scan's buffers, for an escaped partition or term), so a
+/// scan of millions of cells copies and allocates nothing per cell.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KeywordCellRef<'a> {
+    /// The partition (keyword row).
+    pub partition: &'a [u8],
+    /// The search field's index in the schema's `fields`.
+    pub field_index: usize,
+    /// The search field's name.
+    pub field: &'a str,
+    /// The term.
+    pub term: &'a str,
+    /// The row's date (ms).
+    pub date_ms: u64,
+    /// The row key (the version).
+    pub key: &'a [u8],
+    /// The positions as stored (checked LEB128 deltas).
+    positions: &'a [u8],
+    position_count: usize,
+}
+
+impl<'a> KeywordCellRef<'a> {
+    /// The term's positions in the field, ascending.
+    pub fn positions(&self) -> Positions<'a> {
+        Positions { bytes: self.positions, left: self.position_count, last: 0 }
+    }
+
+    /// An owned copy.
+    pub fn to_cell(&self) -> KeywordCell {
+        KeywordCell {
+            partition: self.partition.to_vec(),
+            field: self.field.to_owned(),
+            term: self.term.to_owned(),
+            date_ms: self.date_ms,
+            key: self.key.to_vec(),
+            positions: self.positions().collect(),
+        }
+    }
+}
+
+/// The positions of a [`KeywordCellRef`], ascending.
+#[derive(Debug, Clone)]
+pub struct Positions<'a> {
+    bytes: &'a [u8],
+    left: usize,
+    last: u32,
+}
+
+impl Iterator for Positions<'_> {
+    type Item = u32;
+
+    #[inline]
+    fn next(&mut self) -> Option<u32> {
+        // The bytes were checked when the cell was read: `left` deltas,
+        // each a LEB128 number of at most 5 bytes, summing without overflow.
+        let mut n = 0u32;
+        let mut shift = 0;
+        while let Some((&b, rest)) = self.bytes.split_first() {
+            self.bytes = rest;
+            n |= u32::from(b & 0x7F).checked_shl(shift).unwrap_or(0);
+            if b & 0x80 == 0 {
+                self.left = self.left.saturating_sub(1);
+                self.last = self.last.saturating_add(n);
+                return Some(self.last);
+            }
+            shift += 7;
+        }
+        None
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.left, Some(self.left))
+    }
+}
+
+impl ExactSizeIterator for Positions<'_> {}
 
 const CURSOR_PREFIX: &str = "k1.";
 
@@ -586,55 +659,17 @@ pub(crate) fn lookup(
 
 /// Decodes one stored keyword cell.
 pub(crate) fn decode_cell(search: &SearchHandle, k: &[u8], v: &[u8]) -> Result<KeywordCell> {
-    let mut cell = KeywordCell::default();
-    decode_cell_into(search, k, v, &mut cell, &mut Vec::new())?;
-    Ok(cell)
-}
-
-/// Decodes one stored keyword cell into `cell`, reusing its buffers (and
-/// `term` for the term's bytes), so a long scan allocates nothing per cell.
-fn decode_cell_into(
-    search: &SearchHandle,
-    k: &[u8],
-    v: &[u8],
-    cell: &mut KeywordCell,
-    term: &mut Vec<u8>,
-) -> Result<()> {
-    let corrupted = |detail: &str| -> Error {
-        ErrorKind::Corrupted {
-            db: search.db_name.clone(),
-            key: crate::error::preview(k),
-            detail: detail.to_owned(),
-        }
-        .into()
-    };
-    let used = key::take_component_into(k, &mut cell.partition).ok_or_else(|| corrupted("bad partition"))?;
-    let rest = &k[used..];
-    let (&field, rest) = rest.split_first().ok_or_else(|| corrupted("no field"))?;
-    let field = search.schema.fields.get(usize::from(field)).ok_or_else(|| corrupted("unknown field"))?;
-    cell.field.clear();
-    cell.field.push_str(&field.name);
-    let used = key::take_component_into(rest, term).ok_or_else(|| corrupted("bad term"))?;
-    cell.term.clear();
-    cell.term.push_str(std::str::from_utf8(term).map_err(|_| corrupted("term is not UTF-8"))?);
-    let (date, row) = rest[used..].split_first_chunk::<8>().ok_or_else(|| corrupted("short keyword cell"))?;
-    cell.date_ms = !u64::from_be_bytes(*date);
-    cell.key.clear();
-    cell.key.extend_from_slice(row);
-    if !decode_positions_into(v, &mut cell.positions) {
-        return Err(corrupted("bad positions"));
-    }
-    Ok(())
+    Ok(decode_cell_ref(search, k, v, &mut Vec::new(), &mut Vec::new())?.to_cell())
 }
 
 /// Calls `f` with every keyword cell of `partition` (every partition when
 /// `None`), in key order: partition, field, term, newest first. The cell
-/// passed is reused between calls.
+/// is lent: it borrows from the store's pages.
 pub(crate) fn for_each_cell(
     txn: &RoTxn<'_>,
     search: &SearchHandle,
     partition: Option<&[u8]>,
-    f: &mut dyn FnMut(&KeywordCell) -> Result<()>,
+    f: &mut dyn FnMut(&KeywordCellRef<'_>) -> Result<()>,
 ) -> Result<()> {
     let Some(p) = partition else { return for_each_cell_between(txn, search, None, None, f) };
     let lower = partition_start(p);
@@ -654,7 +689,7 @@ pub(crate) fn for_each_cell_between(
     search: &SearchHandle,
     from: Option<&[u8]>,
     to: Option<&[u8]>,
-    f: &mut dyn FnMut(&KeywordCell) -> Result<()>,
+    f: &mut dyn FnMut(&KeywordCellRef<'_>) -> Result<()>,
 ) -> Result<()> {
     let (lower, upper) = (from.map(partition_start), to.map(partition_start));
     read_cells(
@@ -678,16 +713,54 @@ fn read_cells(
     search: &SearchHandle,
     lower: Bound<&[u8]>,
     upper: Bound<&[u8]>,
-    f: &mut dyn FnMut(&KeywordCell) -> Result<()>,
+    f: &mut dyn FnMut(&KeywordCellRef<'_>) -> Result<()>,
 ) -> Result<()> {
-    let mut cell = KeywordCell::default();
-    let mut term = Vec::new();
+    let (mut partition, mut term) = (Vec::new(), Vec::new());
     for item in search.db.range(txn, &(lower, upper)).map_err(|e| Error::lmdb("keyword read", e))? {
         let (k, v) = item.map_err(|e| Error::lmdb("keyword read", e))?;
-        decode_cell_into(search, k, v, &mut cell, &mut term)?;
-        f(&cell)?;
+        f(&decode_cell_ref(search, k, v, &mut partition, &mut term)?)?;
     }
     Ok(())
+}
+
+/// Decodes one stored keyword cell, borrowing from `k` and `v` (and from
+/// `partition` and `term` for an escaped partition or term).
+#[inline]
+fn decode_cell_ref<'a>(
+    search: &'a SearchHandle,
+    k: &'a [u8],
+    v: &'a [u8],
+    partition: &'a mut Vec<u8>,
+    term: &'a mut Vec<u8>,
+) -> Result<KeywordCellRef<'a>> {
+    let corrupted = |detail: &str| -> Error {
+        ErrorKind::Corrupted {
+            db: search.db_name.clone(),
+            key: crate::error::preview(k),
+            detail: detail.to_owned(),
+        }
+        .into()
+    };
+    let (partition, used) =
+        key::take_component_ref(k, partition).ok_or_else(|| corrupted("bad partition"))?;
+    let rest = &k[used..];
+    let (&field_index, rest) = rest.split_first().ok_or_else(|| corrupted("no field"))?;
+    let field_index = usize::from(field_index);
+    let field = search.schema.fields.get(field_index).ok_or_else(|| corrupted("unknown field"))?;
+    let (term, used) = key::take_component_ref(rest, term).ok_or_else(|| corrupted("bad term"))?;
+    let term = std::str::from_utf8(term).map_err(|_| corrupted("term is not UTF-8"))?;
+    let (date, row) = rest[used..].split_first_chunk::<8>().ok_or_else(|| corrupted("short keyword cell"))?;
+    let position_count = count_positions(v).ok_or_else(|| corrupted("bad positions"))?;
+    Ok(KeywordCellRef {
+        partition,
+        field_index,
+        field: &field.name,
+        term,
+        date_ms: !u64::from_be_bytes(*date),
+        key: row,
+        positions: v,
+        position_count,
+    })
 }
 
 /// Partition boundaries that cut the keyword rows where the table's
@@ -802,10 +875,18 @@ mod tests {
                 push_varint(&mut bytes, p - last);
                 last = p;
             }
-            let mut out = vec![9];
-            assert!(decode_positions_into(&bytes, &mut out));
-            assert_eq!(out, positions);
+            let count = count_positions(&bytes);
+            assert_eq!(count, Some(positions.len()));
+            let decoded = Positions { bytes: &bytes, left: positions.len(), last: 0 };
+            assert_eq!(decoded.len(), positions.len());
+            assert_eq!(decoded.collect::<Vec<_>>(), positions);
         }
-        assert!(!decode_positions_into(&[0x80], &mut Vec::new()));
+        // Unterminated, longer than 5 bytes, and summing past u32::MAX.
+        assert_eq!(count_positions(&[0x80]), None);
+        assert_eq!(count_positions(&[0x80, 0x80, 0x80, 0x80, 0x80, 0x01]), None);
+        let mut past = Vec::new();
+        push_varint(&mut past, u32::MAX);
+        push_varint(&mut past, 1);
+        assert_eq!(count_positions(&past), None);
     }
 }

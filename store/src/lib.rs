@@ -73,8 +73,8 @@ pub use filter_lang::{MAX_FILTER_BYTES, MAX_FILTER_DEPTH};
 pub use index::{IndexHit, IndexPage, IndexQuery, IndexSchema, IndexTerm, KeyPage, SetOp, VerifyReport};
 pub use key::{MAX_QUALIFIER_BYTES, MAX_ROW_KEY_BYTES, prefix_successor};
 pub use keyword::{
-    Analyzer, FieldKind, KeywordCell, KeywordHit, KeywordPage, KeywordQuery, MAX_SEARCH_FIELDS, SearchField,
-    SearchSchema,
+    Analyzer, FieldKind, KeywordCell, KeywordCellRef, KeywordHit, KeywordPage, KeywordQuery,
+    MAX_SEARCH_FIELDS, Positions, SearchField, SearchSchema,
 };
 pub use mutation::{Batch, Delete, Mutation};
 pub use read::{ALL_VERSIONS, Column, ReadOptions, Scan, ScanCursor};

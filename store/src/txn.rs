@@ -12,7 +12,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::filter::{FilterRun, RowRange};
 use crate::index::{IndexPage, IndexQuery, IndexTerm, KeyPage, SetOp, VerifyReport};
 use crate::key::{self, RawCellKey};
-use crate::keyword::{KeywordCell, KeywordPage, KeywordQuery};
+use crate::keyword::{KeywordCell, KeywordCellRef, KeywordPage, KeywordQuery};
 use crate::read::{Column, ReadOptions, Scan, ScanCursor};
 use crate::store::{FamilyHandle, Region, RegionStats, Store, TableHandle};
 
@@ -249,8 +249,9 @@ impl<'s> ReadTxn<'s> {
 
     /// Calls `f` with every keyword cell of `partition` (of every partition
     /// when `None`) in key order: partition, field, term, then newest first.
-    /// The cell is lent, and its buffers reused between calls, so a scan
-    /// of millions of cells allocates nothing per cell; clone what you keep.
+    /// The cell is lent, borrowing from the store's pages, so a scan of
+    /// millions of cells copies and allocates nothing per cell;
+    /// [`KeywordCellRef::to_cell`] copies what you keep.
     ///
     /// # Errors
     /// `UnknownTable`, `NotSearchable`, `Corrupted`, `Lmdb`, and whatever
@@ -259,7 +260,7 @@ impl<'s> ReadTxn<'s> {
         &self,
         table: &str,
         partition: Option<&[u8]>,
-        f: &mut dyn FnMut(&KeywordCell) -> Result<()>,
+        f: &mut dyn FnMut(&KeywordCellRef<'_>) -> Result<()>,
     ) -> Result<()> {
         let handle = self.store.table_handle(table)?;
         crate::keyword::for_each_cell(&self.txn, handle.search()?, partition, f)
@@ -276,7 +277,7 @@ impl<'s> ReadTxn<'s> {
         table: &str,
         from: Option<&[u8]>,
         to: Option<&[u8]>,
-        f: &mut dyn FnMut(&KeywordCell) -> Result<()>,
+        f: &mut dyn FnMut(&KeywordCellRef<'_>) -> Result<()>,
     ) -> Result<()> {
         let handle = self.store.table_handle(table)?;
         crate::keyword::for_each_cell_between(&self.txn, handle.search()?, from, to, f)

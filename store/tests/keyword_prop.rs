@@ -59,7 +59,7 @@ fn tables() -> Vec<(&'static str, TableSchema)> {
 }
 
 const WORDS: [&str; 6] = ["gas", "Gas", "deal", "power", "enron", "x\u{e9}"];
-const USERS: [&str; 3] = ["ann", "bob", ""];
+const USERS: [&str; 3] = ["ann", "b\0b", ""];
 
 fn text() -> impl Strategy<Value = Vec<u8>> {
     prop::collection::vec(prop::sample::select(WORDS.to_vec()), 0..4).prop_map(|w| w.join(" ").into_bytes())
@@ -200,7 +200,7 @@ fn cells_by_range(store: &Store, table: &str) -> Vec<Vec<KeywordCell>> {
         .map(|w| {
             let mut out = Vec::new();
             rtxn.for_each_keyword_cell_between(table, w[0], w[1], &mut |c| {
-                out.push(c.clone());
+                out.push(c.to_cell());
                 Ok(())
             })
             .unwrap();
@@ -215,7 +215,7 @@ fn stored_cells(store: &Store, table: &str) -> Vec<KeywordCell> {
         .begin_read()
         .unwrap()
         .for_each_keyword_cell(table, None, &mut |c| {
-            out.push(c.clone());
+            out.push(c.to_cell());
             Ok(())
         })
         .unwrap();
