@@ -14,10 +14,17 @@
 //! removed), the same threads and the same indexing buffer, and the texts
 //! already in memory: only analysis and indexing are timed. The reindex is
 //! timed end to end: reading the keyword rows from LMDB included.
+//!
+//! `ROWSEARCH_BENCH_ONLY=reindex` or `raw` runs one side once (for
+//! profiling); `ROWSEARCH_BENCH_ONLY=prebuilt` times tantivy fed the
+//! reindex's documents already built in memory against raw tantivy, so the
+//! cost of reading the keyword rows shows apart from tantivy's own.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+use rowsearch_indexer::doc::{CellDoc, IndexSchema, register_cells};
 use rowsearch_indexer::store::{PutCell, Scan, Store};
 use rowsearch_indexer::{ReindexMode, ReindexOptions, open_store, reindex};
 use tantivy::schema::{BytesOptions, DateOptions, DateTimePrecision, Schema, TEXT};
@@ -112,6 +119,50 @@ fn raw_tantivy(messages: &[Message], dir: &Path) -> (f64, u64) {
         println!("raw tantivy tokens in _all: {}", tokens(&index, "_all"));
     }
     (seconds, dir_bytes(dir))
+}
+
+/// The reindex's documents, grouped from the keyword cells like a full
+/// reindex groups them, kept in memory.
+fn prebuilt_docs(store: &Store) -> Vec<CellDoc> {
+    let search = store.schema("mail").unwrap().search.unwrap();
+    let schema = IndexSchema::for_search("mail", &search).unwrap();
+    let mut docs: HashMap<Vec<u8>, CellDoc> = HashMap::new();
+    store
+        .begin_read()
+        .unwrap()
+        .for_each_keyword_cell_between("mail", None, None, &mut |cell| {
+            let doc = docs.entry(cell.key.to_vec()).or_insert_with(|| {
+                let mut doc = CellDoc::new(&schema);
+                doc.key = cell.key.to_vec();
+                doc.partition = cell.partition.to_vec();
+                doc.date_ms = cell.date_ms;
+                doc
+            });
+            doc.texts[cell.field_index].push(cell.term, cell.positions());
+            Ok(())
+        })
+        .unwrap();
+    let mut docs: Vec<CellDoc> = docs.into_values().collect();
+    docs.sort_by(|a, b| a.key.cmp(&b.key));
+    docs
+}
+
+/// tantivy with the reindex's schema, threads and buffers, fed `docs`
+/// (moved in): seconds to index, commit and merge.
+fn index_prebuilt(store: &Store, docs: Vec<CellDoc>, dir: &Path) -> f64 {
+    let search = store.schema("mail").unwrap().search.unwrap();
+    let schema = IndexSchema::for_search("mail", &search).unwrap();
+    let index = Index::create_in_dir(dir, schema.schema).unwrap();
+    register_cells(&index);
+    let started = Instant::now();
+    let mut writer: tantivy::IndexWriter<CellDoc> =
+        index.writer_with_num_threads(THREADS, BUDGET / 4 * 3).unwrap();
+    for doc in docs {
+        writer.add_document(doc).unwrap();
+    }
+    writer.commit().unwrap();
+    writer.wait_merging_threads().unwrap();
+    started.elapsed().as_secs_f64()
 }
 
 /// Tokens indexed in `field` (all segments).
@@ -223,6 +274,27 @@ fn main() {
             messages.len() as f64 / raw_s,
             bytes as f64 / 1e6
         );
+        return;
+    }
+    if std::env::var("ROWSEARCH_BENCH_ONLY").as_deref() == Ok("prebuilt") {
+        // Where the gap is: tantivy alone, fed the reindex's documents
+        // already built in memory, against raw tantivy, interleaved.
+        let docs = prebuilt_docs(&store);
+        for run in 1..=runs {
+            let dir = tempfile::tempdir().unwrap();
+            let copy = docs.clone();
+            let cpu = cpu_seconds();
+            let seconds = index_prebuilt(&store, copy, dir.path());
+            let ours_cpu = cpu_seconds() - cpu;
+            let raw_dir = tempfile::tempdir().unwrap();
+            let cpu = cpu_seconds();
+            let (raw_s, _) = raw_tantivy(&messages, raw_dir.path());
+            println!(
+                "run {run}: tantivy on prebuilt documents {seconds:.2}s ({ours_cpu:.1} CPU s); \
+                 raw tantivy {raw_s:.2}s ({:.1} CPU s)",
+                cpu_seconds() - cpu
+            );
+        }
         return;
     }
     let options = ReindexOptions {
