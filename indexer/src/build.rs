@@ -30,7 +30,7 @@ use serde::{Deserialize, Serialize};
 use tantivy::{Index, IndexWriter, Term};
 use xxhash_rust::xxh3::xxh3_64;
 
-use crate::doc::{CellDoc, IndexSchema, register_cells};
+use crate::doc::{CellDoc, CellText, IndexSchema, register_cells};
 use crate::generation::{IndexDir, ReindexLock};
 use crate::{Error, Result};
 
@@ -260,46 +260,100 @@ fn commit(table: &str, writer: &mut IndexWriter<CellDoc>, next_seq: u64) -> Resu
 }
 
 /// Builds one partition's documents, keyed by row.
+///
+/// Cells come by field and term, documents are by row, so nearly every
+/// cell lands on another row than the cell before: the per-cell work is a
+/// lookup and an append at scattered places. Row keys up to
+/// [`INLINE_KEY`] bytes (the mail table's are ~30) sit in the slot table
+/// itself, and the rows' texts in one flat list, so each cell touches as
+/// few cache lines as it can.
 struct Grouper<'a> {
     schema: &'a IndexSchema,
-    /// Row key (hashed with xxh3) -> its document's index in `docs`.
-    slots: hashbrown::HashTable<u32>,
-    docs: Vec<CellDoc>,
+    /// Row key (hashed with xxh3) -> the row's index in `rows`.
+    slots: hashbrown::HashTable<Slot>,
+    rows: Vec<RowHead>,
+    /// Row `r`'s text of field `f` at `r * fields + f`.
+    texts: Vec<CellText>,
+    /// The partition of the rows held (one at a time).
+    partition: Vec<u8>,
     bytes: usize,
+}
+
+/// Longest row key kept in the slot table itself.
+const INLINE_KEY: usize = 32;
+
+struct Slot {
+    row: u32,
+    /// The key's length when it is inline, else `u8::MAX`.
+    len: u8,
+    key: [u8; INLINE_KEY],
+}
+
+impl Slot {
+    fn new(row: u32, key: &[u8]) -> Slot {
+        let mut slot = Slot { row, len: u8::MAX, key: [0; INLINE_KEY] };
+        if let Some(inline) = slot.key.get_mut(..key.len()) {
+            inline.copy_from_slice(key);
+            slot.len = key.len() as u8;
+        }
+        slot
+    }
+
+    #[inline]
+    fn holds(&self, key: &[u8], rows: &[RowHead]) -> bool {
+        match self.key.get(..usize::from(self.len)) {
+            Some(inline) => inline == key,
+            None => rows[self.row as usize].key == key,
+        }
+    }
+}
+
+struct RowHead {
+    key: Vec<u8>,
+    date_ms: u64,
 }
 
 impl<'a> Grouper<'a> {
     fn new(schema: &'a IndexSchema) -> Grouper<'a> {
-        Grouper { schema, slots: hashbrown::HashTable::new(), docs: Vec::new(), bytes: 0 }
+        Grouper {
+            schema,
+            slots: hashbrown::HashTable::new(),
+            rows: Vec::new(),
+            texts: Vec::new(),
+            partition: Vec::new(),
+            bytes: 0,
+        }
     }
 
     fn add(&mut self, cell: &KeywordCellRef<'_>) {
         // The index's text fields are the search section's fields, in order.
-        if cell.field_index >= self.schema.fields.len() {
+        let fields = self.schema.fields.len();
+        if cell.field_index >= fields {
             return;
         }
-        let docs = &mut self.docs;
+        let rows = &mut self.rows;
         let hash = xxh3_64(cell.key);
-        let slot = match self.slots.entry(
+        let row = match self.slots.entry(
             hash,
-            |&slot| docs[slot as usize].key == cell.key,
-            |&slot| xxh3_64(&docs[slot as usize].key),
+            |slot| slot.holds(cell.key, rows),
+            |slot| xxh3_64(&rows[slot.row as usize].key),
         ) {
-            hashbrown::hash_table::Entry::Occupied(entry) => *entry.get() as usize,
+            hashbrown::hash_table::Entry::Occupied(entry) => entry.get().row as usize,
             hashbrown::hash_table::Entry::Vacant(entry) => {
-                // A partition holds far fewer than 2^32 rows (a document is
-                // at least a few dozen bytes of the grouping budget).
-                entry.insert(docs.len() as u32);
-                let mut doc = CellDoc::new(self.schema);
-                doc.key.extend_from_slice(cell.key);
-                doc.partition.extend_from_slice(cell.partition);
-                doc.date_ms = cell.date_ms;
-                self.bytes += doc.heap_bytes();
-                docs.push(doc);
-                docs.len() - 1
+                // A partition holds far fewer than 2^32 rows (each takes at
+                // least a few dozen bytes of the grouping budget).
+                entry.insert(Slot::new(rows.len() as u32, cell.key));
+                if rows.is_empty() {
+                    self.partition.clear();
+                    self.partition.extend_from_slice(cell.partition);
+                }
+                rows.push(RowHead { key: cell.key.to_vec(), date_ms: cell.date_ms });
+                self.texts.resize_with(self.texts.len() + fields, CellText::default);
+                self.bytes += cell.key.len() + 64;
+                rows.len() - 1
             }
         };
-        let text = &mut docs[slot].texts[cell.field_index];
+        let text = &mut self.texts[row * fields + cell.field_index];
         let before = text.len();
         text.push(cell.term, cell.positions());
         self.bytes += text.len() - before;
@@ -307,16 +361,28 @@ impl<'a> Grouper<'a> {
 
     fn clear(&mut self) {
         self.slots.clear();
-        self.docs.clear();
+        self.rows.clear();
+        self.texts.clear();
         self.bytes = 0;
     }
 
+    /// Hands the partition's documents to `writer`.
     fn flush(&mut self, table: &str, writer: &IndexWriter<CellDoc>) -> Result<u64> {
-        let n = self.docs.len() as u64;
+        let n = self.rows.len() as u64;
+        let fields = self.schema.fields.len();
         self.slots.clear();
-        for doc in self.docs.drain(..) {
+        let mut texts = self.texts.drain(..);
+        for row in self.rows.drain(..) {
+            let mut doc = CellDoc::new(self.schema);
+            doc.key = row.key;
+            doc.partition.clone_from(&self.partition);
+            doc.date_ms = row.date_ms;
+            for text in &mut doc.texts {
+                *text = texts.next().unwrap_or_default();
+            }
             writer.add_document(doc).map_err(tantivy_err(table, "add document"))?;
         }
+        debug_assert_eq!(texts.len(), 0, "{fields} texts per row");
         self.bytes = 0;
         Ok(n)
     }
