@@ -283,14 +283,14 @@ struct Grouper<'a> {
 const INLINE_KEY: usize = 32;
 
 struct Slot {
-    row: u32,
+    row: usize,
     /// The key's length when it is inline, else `u8::MAX`.
     len: u8,
     key: [u8; INLINE_KEY],
 }
 
 impl Slot {
-    fn new(row: u32, key: &[u8]) -> Slot {
+    fn new(row: usize, key: &[u8]) -> Slot {
         let mut slot = Slot { row, len: u8::MAX, key: [0; INLINE_KEY] };
         if let Some(inline) = slot.key.get_mut(..key.len()) {
             inline.copy_from_slice(key);
@@ -303,7 +303,7 @@ impl Slot {
     fn holds(&self, key: &[u8], rows: &[RowHead]) -> bool {
         match self.key.get(..usize::from(self.len)) {
             Some(inline) => inline == key,
-            None => rows[self.row as usize].key == key,
+            None => rows[self.row].key == key,
         }
     }
 }
@@ -336,13 +336,11 @@ impl<'a> Grouper<'a> {
         let row = match self.slots.entry(
             hash,
             |slot| slot.holds(cell.key, rows),
-            |slot| xxh3_64(&rows[slot.row as usize].key),
+            |slot| xxh3_64(&rows[slot.row].key),
         ) {
-            hashbrown::hash_table::Entry::Occupied(entry) => entry.get().row as usize,
+            hashbrown::hash_table::Entry::Occupied(entry) => entry.get().row,
             hashbrown::hash_table::Entry::Vacant(entry) => {
-                // A partition holds far fewer than 2^32 rows (each takes at
-                // least a few dozen bytes of the grouping budget).
-                entry.insert(Slot::new(rows.len() as u32, cell.key));
+                entry.insert(Slot::new(rows.len(), cell.key));
                 if rows.is_empty() {
                     self.partition.clear();
                     self.partition.extend_from_slice(cell.partition);
@@ -369,7 +367,6 @@ impl<'a> Grouper<'a> {
     /// Hands the partition's documents to `writer`.
     fn flush(&mut self, table: &str, writer: &IndexWriter<CellDoc>) -> Result<u64> {
         let n = self.rows.len() as u64;
-        let fields = self.schema.fields.len();
         self.slots.clear();
         let mut texts = self.texts.drain(..);
         for row in self.rows.drain(..) {
@@ -382,7 +379,7 @@ impl<'a> Grouper<'a> {
             }
             writer.add_document(doc).map_err(tantivy_err(table, "add document"))?;
         }
-        debug_assert_eq!(texts.len(), 0, "{fields} texts per row");
+        debug_assert_eq!(texts.len(), 0, "one text per row and field");
         self.bytes = 0;
         Ok(n)
     }
