@@ -282,6 +282,10 @@ struct Grouper<'a> {
 /// Longest row key kept in the slot table itself.
 const INLINE_KEY: usize = 32;
 
+/// What a row costs the grouping budget beside its key and texts (its slot,
+/// head and text headers, roughly).
+const ROW_OVERHEAD_BYTES: usize = 64;
+
 struct Slot {
     row: usize,
     /// The key's length when it is inline, else `u8::MAX`.
@@ -347,7 +351,7 @@ impl<'a> Grouper<'a> {
                 }
                 rows.push(RowHead { key: cell.key.to_vec(), date_ms: cell.date_ms });
                 self.texts.resize_with(self.texts.len() + fields, CellText::default);
-                self.bytes += cell.key.len() + 64;
+                self.bytes += cell.key.len() + ROW_OVERHEAD_BYTES;
                 rows.len() - 1
             }
         };

@@ -392,11 +392,6 @@ impl CellDoc {
         }
     }
 
-    /// Bytes held (for memory budgets).
-    pub fn heap_bytes(&self) -> usize {
-        self.key.len() + self.partition.len() + self.texts.iter().map(CellText::len).sum::<usize>() + 64
-    }
-
     /// Whether the row has no terms at all.
     pub fn is_empty(&self) -> bool {
         self.texts.iter().all(CellText::is_empty)
