@@ -132,6 +132,11 @@ pub enum Command {
         /// wait in arrival order (default: the number of cores).
         #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
         workers: Option<u64>,
+        /// How long an idle worker keeps looking for the next request
+        /// before it sleeps, in microseconds (0: at once). One worker at a
+        /// time does it, giving its core to any other thread that wants it.
+        #[arg(long, default_value_t = 500)]
+        idle_spin_us: u64,
     },
     /// List tables.
     Tables,

@@ -1,6 +1,6 @@
 //! `/metrics`: Prometheus text. Request counts and latency histograms per
 //! route; store and index sizes, generations and the last reindex, read
-//! at scrape time; stale hits dropped.
+//! at scrape time; stale hits dropped; jobs of the work pool.
 
 use std::sync::Mutex;
 
@@ -23,6 +23,11 @@ struct RouteLabels {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct TakenLabels {
+    taken: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct TableLabels {
     table: String,
 }
@@ -34,6 +39,7 @@ pub struct Metrics {
     requests: Family<RequestLabels, Counter>,
     latency: Family<RouteLabels, Histogram>,
     stale_hits: Counter,
+    work_jobs: Family<TakenLabels, Counter>,
     store_bytes: Family<TableLabels, Gauge>,
     store_cells: Family<TableLabels, Gauge>,
     index_bytes: Family<TableLabels, Gauge>,
@@ -72,6 +78,7 @@ impl Metrics {
             Histogram::new(exponential_buckets(0.000_05, 2.0, 17))
         });
         let stale_hits = Counter::default();
+        let work_jobs = Family::<TakenLabels, Counter>::default();
         let store_bytes = Family::<TableLabels, Gauge>::default();
         let store_cells = Family::<TableLabels, Gauge>::default();
         let index_bytes = Family::<TableLabels, Gauge>::default();
@@ -80,6 +87,12 @@ impl Metrics {
         registry.register("http_requests", "HTTP requests by route and status", requests.clone());
         registry.register("http_request_seconds", "HTTP request latency by route", latency.clone());
         registry.register("search_stale_hits_dropped", "search hits whose row was gone", stale_hits.clone());
+        registry.register(
+            "work_jobs",
+            "requests' store and index work run by the work pool, by whether a worker still \
+             looking for work took it (spinning) or one that slept (waiting)",
+            work_jobs.clone(),
+        );
         registry.register("table_bytes", "bytes of a table's LMDB pages", store_bytes.clone());
         registry.register("table_cells", "cells stored in a table (all versions)", store_cells.clone());
         registry.register("index_bytes", "bytes of a table's serving index generation", index_bytes.clone());
@@ -94,6 +107,7 @@ impl Metrics {
             requests,
             latency,
             stale_hits,
+            work_jobs,
             store_bytes,
             store_cells,
             index_bytes,
@@ -111,6 +125,16 @@ impl Metrics {
     /// Counts stale hits dropped by a search.
     pub fn stale(&self, n: u64) {
         self.stale_hits.inc_by(n);
+    }
+
+    /// The work pool's counters.
+    pub(super) fn taken(&self) -> super::pool::Taken {
+        // One at a time: the family stays locked while a counter it lent is
+        // in scope, and creating the second needs the lock.
+        let counter = |taken| self.work_jobs.get_or_create(&TakenLabels { taken }).clone();
+        let spinning = counter("spinning");
+        let waiting = counter("waiting");
+        super::pool::Taken { spinning, waiting }
     }
 
     /// The text exposition, with table figures read just now.

@@ -7,17 +7,39 @@
 //! slows down together and the slowest wait longest. A thread that ends a
 //! job takes the next one at once, without a hop through the async
 //! runtime.
+//!
+//! An idle worker does not go to sleep at once: one of them at a time keeps
+//! looking for the next job for a while ([`WorkPool::new`]'s `idle_spin`),
+//! giving its core to any other thread that wants it meanwhile, then
+//! sleeps. A job that arrives meanwhile needs no thread woken, and on a
+//! virtual machine it also runs faster: a search right after the thread
+//! slept took 1.2-2x as long as the same search run back to back
+//! (search-api/BENCHMARKS.md). Like the spin-then-park of .NET's thread
+//! pool or Go's scheduler.
 
 use std::panic::AssertUnwindSafe;
-use std::sync::mpsc::{Receiver, Sender, channel};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{Receiver, Sender, TryRecvError, unbounded};
+use prometheus_client::metrics::counter::Counter;
 
 type Job = Box<dyn FnOnce() + Send + 'static>;
 
 /// A fixed pool of worker threads with one FIFO queue.
 #[derive(Debug)]
 pub struct WorkPool {
-    queue: Mutex<Sender<Job>>,
+    queue: Sender<Job>,
+}
+
+/// Jobs run, by how their worker took them.
+#[derive(Debug, Clone, Default)]
+pub struct Taken {
+    /// By a worker still looking after its last job.
+    pub spinning: Counter,
+    /// By a worker that slept (woken for it, or busy until it came).
+    pub waiting: Counter,
 }
 
 /// Why a job gave no answer.
@@ -40,19 +62,21 @@ impl std::fmt::Display for JobFailed {
 
 impl WorkPool {
     /// Starts `threads` worker threads (at least one), named
-    /// `rowsearch-work-N`. They end when the pool is dropped.
+    /// `rowsearch-work-N`. An idle worker, one at a time, looks for the next
+    /// job for `idle_spin` before it sleeps (zero: it sleeps at once). Jobs
+    /// are counted in `taken`. The threads end when the pool is dropped.
     ///
     /// # Errors
     /// When the operating system refuses a thread.
-    pub fn new(threads: usize) -> std::io::Result<WorkPool> {
+    pub fn new(threads: usize, idle_spin: Duration, taken: Taken) -> std::io::Result<WorkPool> {
         let threads = threads.max(1);
-        let (tx, rx) = channel::<Job>();
-        let rx = Arc::new(Mutex::new(rx));
+        let (tx, rx) = unbounded::<Job>();
+        let spinner = Arc::new(AtomicBool::new(false));
         for n in 0..threads {
-            let rx = Arc::clone(&rx);
-            std::thread::Builder::new().name(format!("rowsearch-work-{n}")).spawn(move || work(&rx))?;
+            let worker = Worker { jobs: rx.clone(), spinner: Arc::clone(&spinner), idle_spin, taken: taken.clone() };
+            std::thread::Builder::new().name(format!("rowsearch-work-{n}")).spawn(move || worker.run())?;
         }
-        Ok(WorkPool { queue: Mutex::new(tx) })
+        Ok(WorkPool { queue: tx })
     }
 
     /// Queues `job` and waits for its result.
@@ -84,38 +108,80 @@ impl WorkPool {
             // The requester may have gone (timeout): nothing to tell.
             let _ = tx.send(result);
         });
-        let sent = match self.queue.lock() {
-            Ok(queue) => queue.send(boxed).is_ok(),
-            Err(_) => false,
-        };
-        if sent { Ok(rx) } else { Err(JobFailed::PoolGone) }
+        match self.queue.send(boxed) {
+            Ok(()) => Ok(rx),
+            Err(_) => Err(JobFailed::PoolGone),
+        }
     }
 }
 
 /// Where a queued job's result arrives.
 pub type Pending<T> = tokio::sync::oneshot::Receiver<Result<T, JobFailed>>;
 
-fn work(rx: &Mutex<Receiver<Job>>) {
-    loop {
-        // Only the wait for a job holds the lock; the job runs without it.
-        let job = match rx.lock() {
-            Ok(rx) => rx.recv(),
-            Err(_) => return,
-        };
-        match job {
-            Ok(job) => job(),
-            Err(_) => return,
+struct Worker {
+    jobs: Receiver<Job>,
+    /// Whether a worker is spinning (at most one is).
+    spinner: Arc<AtomicBool>,
+    idle_spin: Duration,
+    taken: Taken,
+}
+
+impl Worker {
+    fn run(&self) {
+        loop {
+            let job = match self.spin() {
+                Ok(Some(job)) => {
+                    self.taken.spinning.inc();
+                    job
+                }
+                Ok(None) => match self.jobs.recv() {
+                    Ok(job) => {
+                        self.taken.waiting.inc();
+                        job
+                    }
+                    Err(_) => return,
+                },
+                Err(_) => return,
+            };
+            job();
         }
+    }
+
+    /// Looks for a job for `idle_spin` if no other worker is: the job, or
+    /// `None` when it is time to sleep; `Err` when the pool is gone.
+    fn spin(&self) -> Result<Option<Job>, TryRecvError> {
+        if self.idle_spin.is_zero()
+            || self.spinner.compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed).is_err()
+        {
+            return Ok(None);
+        }
+        let until = Instant::now() + self.idle_spin;
+        let found = loop {
+            match self.jobs.try_recv() {
+                Ok(job) => break Ok(Some(job)),
+                Err(TryRecvError::Empty) if Instant::now() < until => std::thread::yield_now(),
+                Err(TryRecvError::Empty) => break Ok(None),
+                Err(gone) => break Err(gone),
+            }
+        };
+        self.spinner.store(false, Ordering::Release);
+        found
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::Mutex;
+
+    fn pool(threads: usize, idle_spin: Duration) -> (WorkPool, Taken) {
+        let taken = Taken::default();
+        (WorkPool::new(threads, idle_spin, taken.clone()).unwrap(), taken)
+    }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn jobs_run_and_panics_are_reported_without_losing_the_thread() {
-        let pool = WorkPool::new(1).unwrap();
+        let (pool, _) = pool(1, Duration::ZERO);
         assert_eq!(pool.run(|| 6 * 7).await, Ok(42));
         let failed = pool.run(|| -> u32 { panic!("boom") }).await;
         assert_eq!(failed, Err(JobFailed::Panicked("boom".to_owned())));
@@ -125,7 +191,7 @@ mod tests {
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn one_thread_runs_jobs_in_arrival_order() {
-        let pool = WorkPool::new(1).unwrap();
+        let (pool, _) = pool(1, Duration::from_millis(1));
         let order = Arc::new(Mutex::new(Vec::new()));
         // Hold the only thread until every job is queued.
         let (release, hold) = std::sync::mpsc::channel::<()>();
@@ -142,5 +208,59 @@ mod tests {
             q.await.unwrap().unwrap();
         }
         assert_eq!(*order.lock().unwrap(), (0..20).collect::<Vec<_>>());
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn an_idle_worker_takes_the_next_job_while_it_spins() {
+        // Spinning for a minute: every job comes while the worker looks.
+        let (spinning, taken) = pool(1, Duration::from_secs(60));
+        for i in 0..3 {
+            assert_eq!(spinning.run(move || i * 2).await, Ok(i * 2));
+        }
+        assert_eq!((taken.spinning.get(), taken.waiting.get()), (3, 0));
+        // Without spinning the worker sleeps and is woken for each job.
+        let (sleeping, taken) = pool(1, Duration::ZERO);
+        for i in 0..3 {
+            assert_eq!(sleeping.run(move || i * 2).await, Ok(i * 2));
+        }
+        assert_eq!((taken.spinning.get(), taken.waiting.get()), (0, 3));
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn no_job_is_lost_between_spinning_and_sleeping_workers() {
+        // A spin about as long as a job, so jobs come to spinning, sleeping
+        // and busy workers alike.
+        let (pool, taken) = pool(3, Duration::from_micros(50));
+        let pool = Arc::new(pool);
+        let tasks: Vec<_> = (0..8u64)
+            .map(|t| {
+                let pool = Arc::clone(&pool);
+                tokio::spawn(async move {
+                    let mut sum = 0;
+                    for i in 0..250u64 {
+                        let n = t * 1000 + i;
+                        let got = pool
+                            .run(move || {
+                                std::hint::black_box((0..n % 97).sum::<u64>());
+                                n
+                            })
+                            .await;
+                        assert_eq!(got, Ok(n));
+                        sum += 1;
+                        if i % 7 == 0 {
+                            // Let the workers go idle now and then.
+                            tokio::time::sleep(Duration::from_micros(100)).await;
+                        }
+                    }
+                    sum
+                })
+            })
+            .collect();
+        let mut done = 0;
+        for task in tasks {
+            done += task.await.unwrap();
+        }
+        assert_eq!(done, 2000);
+        assert_eq!(taken.spinning.get() + taken.waiting.get(), 2000);
     }
 }
