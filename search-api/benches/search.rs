@@ -4,7 +4,10 @@
 //!
 //! `ROWSEARCH_BENCH_STORE=DIR` names an ingested and indexed store; without
 //! it the bench uses the repository's fixture. `ROWSEARCH_BENCH_ITERATIONS`
-//! (default 2000) searches per query.
+//! (default 2000) searches per query. `ROWSEARCH_BENCH_PAUSE_US=N` sleeps N
+//! microseconds before each timed search, as a server thread does between
+//! the requests of one client: on a virtual machine a search right after
+//! its thread slept runs slower than back to back.
 
 use std::path::Path;
 use std::time::Instant;
@@ -31,6 +34,9 @@ fn main() {
     }
     let iterations: usize =
         std::env::var("ROWSEARCH_BENCH_ITERATIONS").ok().and_then(|v| v.parse().ok()).unwrap_or(2000);
+    let pause = std::time::Duration::from_micros(
+        std::env::var("ROWSEARCH_BENCH_PAUSE_US").ok().and_then(|v| v.parse().ok()).unwrap_or(0),
+    );
     let _tmp;
     let rs = match std::env::var_os("ROWSEARCH_BENCH_STORE") {
         Some(dir) => Rowsearch::open(dir).unwrap(),
@@ -51,6 +57,9 @@ fn main() {
         .map(|c| Column::parse(c.as_bytes()))
         .collect();
     let schema = rs.store().schema("mail").unwrap();
+    if !pause.is_zero() {
+        println!("each timed search after a {} us sleep", pause.as_micros());
+    }
     for (name, query, user, sort) in QUERIES {
         let request = SearchRequest {
             query: query.into(),
@@ -67,6 +76,9 @@ fn main() {
         let mut ms = Vec::with_capacity(iterations);
         let mut total = 0;
         for _ in 0..iterations {
+            if !pause.is_zero() {
+                std::thread::sleep(pause);
+            }
             let t = Instant::now();
             let found = rs.searcher().search("mail", &request).unwrap();
             ms.push(t.elapsed().as_secs_f64() * 1e3);

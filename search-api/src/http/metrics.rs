@@ -89,8 +89,9 @@ impl Metrics {
         registry.register("search_stale_hits_dropped", "search hits whose row was gone", stale_hits.clone());
         registry.register(
             "work_jobs",
-            "requests' store and index work run by the work pool, by whether a worker still \
-             looking for work took it (spinning) or one that slept (waiting)",
+            "requests' store and index work run by the work pool, by whether the worker that took \
+             it was awake (the job was queued when it ended its last one, or came while it spun) \
+             or had gone to sleep (woken)",
             work_jobs.clone(),
         );
         registry.register("table_bytes", "bytes of a table's LMDB pages", store_bytes.clone());
@@ -132,9 +133,9 @@ impl Metrics {
         // One at a time: the family stays locked while a counter it lent is
         // in scope, and creating the second needs the lock.
         let counter = |taken| self.work_jobs.get_or_create(&TakenLabels { taken }).clone();
-        let spinning = counter("spinning");
-        let waiting = counter("waiting");
-        super::pool::Taken { spinning, waiting }
+        let awake = counter("awake");
+        let woken = counter("woken");
+        super::pool::Taken { awake, woken }
     }
 
     /// The text exposition, with table figures read just now.

@@ -91,13 +91,7 @@ impl State {
     pub fn new(store: Arc<Store>, limits: Limits) -> std::io::Result<State> {
         let metrics = Metrics::new();
         let work = pool::WorkPool::new(limits.workers, limits.idle_spin, metrics.taken())?;
-        Ok(State {
-            searcher: Searcher::new(store),
-            jobs: Jobs::default(),
-            metrics,
-            limits,
-            work,
-        })
+        Ok(State { searcher: Searcher::new(store), jobs: Jobs::default(), metrics, limits, work })
     }
 
     /// The store.

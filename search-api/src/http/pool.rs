@@ -12,8 +12,8 @@
 //! looking for the next job for a while ([`WorkPool::new`]'s `idle_spin`),
 //! giving its core to any other thread that wants it meanwhile, then
 //! sleeps. A job that arrives meanwhile needs no thread woken, and on a
-//! virtual machine it also runs faster: a search right after the thread
-//! slept took 1.2-2x as long as the same search run back to back
+//! virtual machine it also runs faster: a search right after its thread
+//! slept took up to twice as long as the same search run back to back
 //! (search-api/BENCHMARKS.md). Like the spin-then-park of .NET's thread
 //! pool or Go's scheduler.
 
@@ -31,15 +31,18 @@ type Job = Box<dyn FnOnce() + Send + 'static>;
 #[derive(Debug)]
 pub struct WorkPool {
     queue: Sender<Job>,
+    /// Whether a worker is spinning (at most one is).
+    spinner: Arc<AtomicBool>,
 }
 
 /// Jobs run, by how their worker took them.
 #[derive(Debug, Clone, Default)]
 pub struct Taken {
-    /// By a worker still looking after its last job.
-    pub spinning: Counter,
-    /// By a worker that slept (woken for it, or busy until it came).
-    pub waiting: Counter,
+    /// By a worker that had not gone to sleep: queued when it ended its
+    /// last job, or come while it spun.
+    pub awake: Counter,
+    /// By a worker that went to sleep waiting for it.
+    pub woken: Counter,
 }
 
 /// Why a job gave no answer.
@@ -73,10 +76,11 @@ impl WorkPool {
         let (tx, rx) = unbounded::<Job>();
         let spinner = Arc::new(AtomicBool::new(false));
         for n in 0..threads {
-            let worker = Worker { jobs: rx.clone(), spinner: Arc::clone(&spinner), idle_spin, taken: taken.clone() };
+            let worker =
+                Worker { jobs: rx.clone(), spinner: Arc::clone(&spinner), idle_spin, taken: taken.clone() };
             std::thread::Builder::new().name(format!("rowsearch-work-{n}")).spawn(move || worker.run())?;
         }
-        Ok(WorkPool { queue: tx })
+        Ok(WorkPool { queue: tx, spinner })
     }
 
     /// Queues `job` and waits for its result.
@@ -113,6 +117,12 @@ impl WorkPool {
             Err(_) => Err(JobFailed::PoolGone),
         }
     }
+
+    /// Whether a worker is looking for the next job right now.
+    #[cfg(test)]
+    fn spinning(&self) -> bool {
+        self.spinner.load(Ordering::Acquire)
+    }
 }
 
 /// Where a queued job's result arrives.
@@ -129,14 +139,14 @@ struct Worker {
 impl Worker {
     fn run(&self) {
         loop {
-            let job = match self.spin() {
+            let job = match self.next_awake() {
                 Ok(Some(job)) => {
-                    self.taken.spinning.inc();
+                    self.taken.awake.inc();
                     job
                 }
                 Ok(None) => match self.jobs.recv() {
                     Ok(job) => {
-                        self.taken.waiting.inc();
+                        self.taken.woken.inc();
                         job
                     }
                     Err(_) => return,
@@ -147,9 +157,15 @@ impl Worker {
         }
     }
 
-    /// Looks for a job for `idle_spin` if no other worker is: the job, or
-    /// `None` when it is time to sleep; `Err` when the pool is gone.
-    fn spin(&self) -> Result<Option<Job>, TryRecvError> {
+    /// The next job if one is queued, else, if no other worker is
+    /// spinning, the first to come within `idle_spin`; `None` when it is
+    /// time to sleep, `Err` when the pool is gone.
+    fn next_awake(&self) -> Result<Option<Job>, TryRecvError> {
+        match self.jobs.try_recv() {
+            Ok(job) => return Ok(Some(job)),
+            Err(TryRecvError::Empty) => {}
+            Err(gone) => return Err(gone),
+        }
         if self.idle_spin.is_zero()
             || self.spinner.compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed).is_err()
         {
@@ -157,9 +173,11 @@ impl Worker {
         }
         let until = Instant::now() + self.idle_spin;
         let found = loop {
+            // Any other thread that wants this core gets it.
+            std::thread::yield_now();
             match self.jobs.try_recv() {
                 Ok(job) => break Ok(Some(job)),
-                Err(TryRecvError::Empty) if Instant::now() < until => std::thread::yield_now(),
+                Err(TryRecvError::Empty) if Instant::now() < until => {}
                 Err(TryRecvError::Empty) => break Ok(None),
                 Err(gone) => break Err(gone),
             }
@@ -210,20 +228,46 @@ mod tests {
         assert_eq!(*order.lock().unwrap(), (0..20).collect::<Vec<_>>());
     }
 
+    /// Waits (at most 10 s) until a worker of `pool` is spinning.
+    async fn until_spinning(pool: &WorkPool) {
+        let started = Instant::now();
+        while !pool.spinning() {
+            assert!(started.elapsed() < Duration::from_secs(10), "no worker went looking for work");
+            tokio::task::yield_now().await;
+        }
+    }
+
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn an_idle_worker_takes_the_next_job_while_it_spins() {
-        // Spinning for a minute: every job comes while the worker looks.
+        // Spinning for a minute: each job comes while the worker looks.
         let (spinning, taken) = pool(1, Duration::from_secs(60));
         for i in 0..3 {
+            until_spinning(&spinning).await;
             assert_eq!(spinning.run(move || i * 2).await, Ok(i * 2));
         }
-        assert_eq!((taken.spinning.get(), taken.waiting.get()), (3, 0));
-        // Without spinning the worker sleeps and is woken for each job.
+        assert_eq!((taken.awake.get(), taken.woken.get()), (3, 0));
+        // Without spinning the worker sleeps when it finds nothing queued
+        // (whether it had by the time the next job came is up to timing).
         let (sleeping, taken) = pool(1, Duration::ZERO);
         for i in 0..3 {
+            assert!(!sleeping.spinning());
             assert_eq!(sleeping.run(move || i * 2).await, Ok(i * 2));
         }
-        assert_eq!((taken.spinning.get(), taken.waiting.get()), (0, 3));
+        assert_eq!(taken.awake.get() + taken.woken.get(), 3);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_spinning_worker_gives_up_and_sleeps() {
+        let (pool, taken) = pool(1, Duration::from_millis(1));
+        assert_eq!(pool.run(|| 1).await, Ok(1));
+        // It spins for a millisecond, then sleeps until the next job.
+        let started = Instant::now();
+        while pool.spinning() || started.elapsed() < Duration::from_millis(2) {
+            assert!(started.elapsed() < Duration::from_secs(10), "the worker never stopped spinning");
+            tokio::task::yield_now().await;
+        }
+        assert_eq!(pool.run(|| 2).await, Ok(2));
+        assert_eq!(taken.awake.get() + taken.woken.get(), 2);
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -261,6 +305,6 @@ mod tests {
             done += task.await.unwrap();
         }
         assert_eq!(done, 2000);
-        assert_eq!(taken.spinning.get() + taken.waiting.get(), 2000);
+        assert_eq!(taken.awake.get() + taken.woken.get(), 2000);
     }
 }

@@ -208,7 +208,7 @@ fn http_every_endpoint_answers_its_success_path() {
     // Metrics and the OpenAPI document.
     let (_, metrics) = s.request("GET", "/metrics", None);
     assert!(metrics.contains("rowsearch_http_requests_total{route=\"search\",status=\"200\"}"), "{metrics}");
-    for taken in ["spinning", "waiting"] {
+    for taken in ["awake", "woken"] {
         assert!(metrics.contains(&format!("rowsearch_work_jobs_total{{taken=\"{taken}\"}}")), "{metrics}");
     }
     assert!(
