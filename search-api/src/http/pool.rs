@@ -31,7 +31,8 @@ type Job = Box<dyn FnOnce() + Send + 'static>;
 #[derive(Debug)]
 pub struct WorkPool {
     queue: Sender<Job>,
-    /// Whether a worker is spinning (at most one is).
+    /// Whether a worker is spinning (at most one is), for tests to watch.
+    #[cfg(test)]
     spinner: Arc<AtomicBool>,
 }
 
@@ -80,7 +81,11 @@ impl WorkPool {
                 Worker { jobs: rx.clone(), spinner: Arc::clone(&spinner), idle_spin, taken: taken.clone() };
             std::thread::Builder::new().name(format!("rowsearch-work-{n}")).spawn(move || worker.run())?;
         }
-        Ok(WorkPool { queue: tx, spinner })
+        Ok(WorkPool {
+            queue: tx,
+            #[cfg(test)]
+            spinner,
+        })
     }
 
     /// Queues `job` and waits for its result.
