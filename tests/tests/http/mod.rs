@@ -665,3 +665,44 @@ fn http_one_worker_serves_many_clients_in_turn() {
     });
     assert!(alone.iter().any(|v| v["total"].as_u64() > Some(0)), "{alone:?}");
 }
+
+#[test]
+fn http_idle_spin_is_set_from_the_command_line_and_counted() {
+    let t = TestDir::new();
+    let out = t.run(&["ingest", &fixture()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = t.run(&["reindex"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let counts = |s: &Server| {
+        let (_, text) = s.request("GET", "/metrics", None);
+        let count = |taken: &str| {
+            let line = format!("rowsearch_work_jobs_total{{taken=\"{taken}\"}} ");
+            text.lines()
+                .find_map(|l| l.strip_prefix(line.as_str()))
+                .and_then(|n| n.parse::<u64>().ok())
+                .unwrap_or_else(|| panic!("no {line:?} in {text}"))
+        };
+        (count("awake"), count("woken"))
+    };
+    // One worker that looks for work for a minute after each job: it never
+    // sleeps, whatever the pauses between requests.
+    let s = t.serve(&["serve", "--workers", "1", "--idle-spin-us", "60000000"]);
+    for q in ["gas", "meeting", "price"] {
+        let (status, body) = s.get_json(&format!("/tables/mail/search?q={q}&limit=5"));
+        assert_eq!(status, 200, "{body}");
+    }
+    let (awake, woken) = counts(&s);
+    // The three searches, and the metrics request itself once counted.
+    assert!(awake >= 3, "awake {awake}");
+    assert_eq!(woken, 0);
+    drop(s);
+    // Turned off: the worker sleeps as soon as it finds nothing queued,
+    // and each search comes only after the one before was answered.
+    let s = t.serve(&["serve", "--workers", "1", "--idle-spin-us", "0"]);
+    for q in ["gas", "meeting", "price"] {
+        let (status, body) = s.get_json(&format!("/tables/mail/search?q={q}&limit=5"));
+        assert_eq!(status, 200, "{body}");
+    }
+    let (_, woken) = counts(&s);
+    assert!(woken >= 1, "woken {woken}");
+}
