@@ -7,7 +7,8 @@
 //! (default 2000) searches per query. `ROWSEARCH_BENCH_PAUSE_US=N` sleeps N
 //! microseconds before each timed search, as a server thread does between
 //! the requests of one client: on a virtual machine a search right after
-//! its thread slept runs slower than back to back.
+//! its thread slept runs slower than back to back. With
+//! `ROWSEARCH_BENCH_PAUSE_BUSY=1` the pause is a busy wait instead.
 
 use std::path::Path;
 use std::time::Instant;
@@ -57,8 +58,10 @@ fn main() {
         .map(|c| Column::parse(c.as_bytes()))
         .collect();
     let schema = rs.store().schema("mail").unwrap();
+    let busy = std::env::var_os("ROWSEARCH_BENCH_PAUSE_BUSY").is_some();
     if !pause.is_zero() {
-        println!("each timed search after a {} us sleep", pause.as_micros());
+        let how = if busy { "busy wait" } else { "sleep" };
+        println!("each timed search after a {} us {how}", pause.as_micros());
     }
     for (name, query, user, sort) in QUERIES {
         let request = SearchRequest {
@@ -76,7 +79,12 @@ fn main() {
         let mut ms = Vec::with_capacity(iterations);
         let mut total = 0;
         for _ in 0..iterations {
-            if !pause.is_zero() {
+            if busy {
+                let started = Instant::now();
+                while started.elapsed() < pause {
+                    std::hint::spin_loop();
+                }
+            } else if !pause.is_zero() {
                 std::thread::sleep(pause);
             }
             let t = Instant::now();
