@@ -18,7 +18,9 @@
 //! `ROWSEARCH_BENCH_ONLY=reindex` or `raw` runs one side once (for
 //! profiling); `ROWSEARCH_BENCH_ONLY=prebuilt` times tantivy fed the
 //! reindex's documents already built in memory against raw tantivy, so the
-//! cost of reading the keyword rows shows apart from tantivy's own.
+//! cost of reading the keyword rows shows apart from tantivy's own;
+//! `ROWSEARCH_BENCH_ONLY=read` times reading and decoding every keyword
+//! cell on one thread, without grouping (the reading side's floor).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -274,6 +276,26 @@ fn main() {
             messages.len() as f64 / raw_s,
             bytes as f64 / 1e6
         );
+        return;
+    }
+    if std::env::var("ROWSEARCH_BENCH_ONLY").as_deref() == Ok("read") {
+        // The floor of the reading side: every keyword cell read from LMDB
+        // and its positions decoded, on one thread, nothing grouped.
+        let rtxn = store.begin_read().unwrap();
+        for run in 1..=runs {
+            let (started, cpu) = (Instant::now(), cpu_seconds());
+            let mut positions = 0u64;
+            rtxn.for_each_keyword_cell_between("mail", None, None, &mut |cell| {
+                positions += cell.positions().map(u64::from).sum::<u64>() & 1;
+                Ok(())
+            })
+            .unwrap();
+            println!(
+                "run {run}: read and decode {cells} keyword cells {:.2}s ({:.2} CPU s) [{positions}]",
+                started.elapsed().as_secs_f64(),
+                cpu_seconds() - cpu
+            );
+        }
         return;
     }
     if std::env::var("ROWSEARCH_BENCH_ONLY").as_deref() == Ok("prebuilt") {
