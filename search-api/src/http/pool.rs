@@ -176,13 +176,14 @@ impl Worker {
         {
             return Ok(None);
         }
-        let until = Instant::now() + self.idle_spin;
+        // Too far off to be an instant: no deadline.
+        let until = Instant::now().checked_add(self.idle_spin);
         let found = loop {
             // Any other thread that wants this core gets it.
             std::thread::yield_now();
             match self.jobs.try_recv() {
                 Ok(job) => break Ok(Some(job)),
-                Err(TryRecvError::Empty) if Instant::now() < until => {}
+                Err(TryRecvError::Empty) if until.is_none_or(|until| Instant::now() < until) => {}
                 Err(TryRecvError::Empty) => break Ok(None),
                 Err(gone) => break Err(gone),
             }
@@ -259,6 +260,16 @@ mod tests {
             assert_eq!(sleeping.run(move || i * 2).await, Ok(i * 2));
         }
         assert_eq!(taken.awake.get() + taken.woken.get(), 3);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_spin_too_long_to_be_an_instant_spins_until_a_job_comes() {
+        let (pool, taken) = pool(1, Duration::MAX);
+        for i in 0..3 {
+            until_spinning(&pool).await;
+            assert_eq!(pool.run(move || i + 1).await, Ok(i + 1));
+        }
+        assert_eq!((taken.awake.get(), taken.woken.get()), (3, 0));
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
