@@ -284,14 +284,13 @@ fn main() {
         let rtxn = store.begin_read().unwrap();
         for run in 1..=runs {
             let (started, cpu) = (Instant::now(), cpu_seconds());
-            let mut positions = 0u64;
             rtxn.for_each_keyword_cell_between("mail", None, None, &mut |cell| {
-                positions += cell.positions().map(u64::from).sum::<u64>() & 1;
+                std::hint::black_box(cell.positions().map(u64::from).sum::<u64>());
                 Ok(())
             })
             .unwrap();
             println!(
-                "run {run}: read and decode {cells} keyword cells {:.2}s ({:.2} CPU s) [{positions}]",
+                "run {run}: read and decode {cells} keyword cells {:.2}s ({:.2} CPU s)",
                 started.elapsed().as_secs_f64(),
                 cpu_seconds() - cpu
             );

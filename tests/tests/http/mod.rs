@@ -11,13 +11,19 @@ fn fixture() -> String {
         .to_owned()
 }
 
-/// The fixture ingested and indexed, and a server on it.
-fn mail_server() -> (TestDir, Server) {
+/// A data directory with the fixture ingested and indexed.
+fn indexed_fixture() -> TestDir {
     let t = TestDir::new();
     let out = t.run(&["ingest", &fixture()]);
     assert!(out.status.success(), "{}", stderr(&out));
     let out = t.run(&["reindex"]);
     assert!(out.status.success(), "{}", stderr(&out));
+    t
+}
+
+/// The fixture ingested and indexed, and a server on it.
+fn mail_server() -> (TestDir, Server) {
+    let t = indexed_fixture();
     let server = t.serve(&["serve"]);
     (t, server)
 }
@@ -635,11 +641,7 @@ fn http_search_cursors_refuse_a_changed_index() {
 
 #[test]
 fn http_one_worker_serves_many_clients_in_turn() {
-    let t = TestDir::new();
-    let out = t.run(&["ingest", &fixture()]);
-    assert!(out.status.success(), "{}", stderr(&out));
-    let out = t.run(&["reindex"]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    let t = indexed_fixture();
     // Zero workers is a usage error, named.
     let out = t.run(&["serve", "--workers", "0", "--listen", "127.0.0.1:0"]);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
@@ -668,12 +670,14 @@ fn http_one_worker_serves_many_clients_in_turn() {
 
 #[test]
 fn http_idle_spin_is_set_from_the_command_line_and_counted() {
-    let t = TestDir::new();
-    let out = t.run(&["ingest", &fixture()]);
-    assert!(out.status.success(), "{}", stderr(&out));
-    let out = t.run(&["reindex"]);
-    assert!(out.status.success(), "{}", stderr(&out));
-    let counts = |s: &Server| {
+    let t = indexed_fixture();
+    // Three searches, one after another, on one worker; then the counts.
+    let searched = |idle_spin_us: &str| {
+        let s = t.serve(&["serve", "--workers", "1", "--idle-spin-us", idle_spin_us]);
+        for q in ["gas", "meeting", "price"] {
+            let (status, body) = s.get_json(&format!("/tables/mail/search?q={q}&limit=5"));
+            assert_eq!(status, 200, "{body}");
+        }
         let (_, text) = s.request("GET", "/metrics", None);
         let count = |taken: &str| {
             let line = format!("rowsearch_work_jobs_total{{taken=\"{taken}\"}} ");
@@ -685,24 +689,13 @@ fn http_idle_spin_is_set_from_the_command_line_and_counted() {
         (count("awake"), count("woken"))
     };
     // One worker that looks for work for a minute after each job: it never
-    // sleeps, whatever the pauses between requests.
-    let s = t.serve(&["serve", "--workers", "1", "--idle-spin-us", "60000000"]);
-    for q in ["gas", "meeting", "price"] {
-        let (status, body) = s.get_json(&format!("/tables/mail/search?q={q}&limit=5"));
-        assert_eq!(status, 200, "{body}");
-    }
-    let (awake, woken) = counts(&s);
-    // The three searches, and the metrics request itself once counted.
+    // sleeps, whatever the pauses between requests. The three searches, and
+    // the metrics request itself once counted.
+    let (awake, woken) = searched("60000000");
     assert!(awake >= 3, "awake {awake}");
     assert_eq!(woken, 0);
-    drop(s);
     // Turned off: the worker sleeps as soon as it finds nothing queued,
     // and each search comes only after the one before was answered.
-    let s = t.serve(&["serve", "--workers", "1", "--idle-spin-us", "0"]);
-    for q in ["gas", "meeting", "price"] {
-        let (status, body) = s.get_json(&format!("/tables/mail/search?q={q}&limit=5"));
-        assert_eq!(status, 200, "{body}");
-    }
-    let (_, woken) = counts(&s);
+    let (_, woken) = searched("0");
     assert!(woken >= 1, "woken {woken}");
 }
