@@ -50,38 +50,39 @@
 pub mod binstr;
 mod cell;
 mod clock;
-mod dbs;
+mod cursor;
+mod db;
 mod error;
 mod filter;
-mod filter_lang;
-mod index;
 mod key;
 mod keyword;
-mod mutation;
 mod read;
-mod rowkey;
 mod schema;
-mod sorted;
+mod secondary;
 mod store;
-mod txn;
+mod stream;
+mod table;
+mod write;
 
 pub use cell::{Cell, PutCell, Row};
 pub use clock::{Clock, ManualClock, SystemClock};
+pub use db::feed::{CommitInfo, FeedEntry};
 pub use error::{Error, ErrorKind, Result};
-pub use filter::{Comparator, CompareOp, Filter, ListOp, RegexComparator};
-pub use filter_lang::{MAX_FILTER_BYTES, MAX_FILTER_DEPTH};
-pub use index::{IndexHit, IndexPage, IndexQuery, IndexSchema, IndexTerm, KeyPage, SetOp, VerifyReport};
+pub use filter::{
+    Comparator, CompareOp, Filter, ListOp, MAX_FILTER_BYTES, MAX_FILTER_DEPTH, RegexComparator,
+};
+pub use key::rowkey::{
+    KeyField, KeyOrder, KeyType, KeyValue, MAX_SALT_BUCKETS, RowKeySchema, compare_tuples,
+};
 pub use key::{MAX_QUALIFIER_BYTES, MAX_ROW_KEY_BYTES, prefix_successor};
-pub use keyword::{
-    Analyzer, FieldKind, KeywordCell, KeywordCellRef, KeywordHit, KeywordPage, KeywordQuery,
-    MAX_SEARCH_FIELDS, Positions, SearchField, SearchSchema,
+pub use keyword::{KeywordCell, KeywordCellRef, KeywordHit, KeywordPage, KeywordQuery, Positions};
+pub use read::{ALL_VERSIONS, ReadOptions, ReadTxn, Scan, ScanCursor, ScanIter, ScanPage};
+pub use schema::{
+    Analyzer, Column, FamilySchema, FieldKind, IndexSchema, MAX_FAMILY_NAME_BYTES, MAX_SEARCH_FIELDS,
+    MAX_TABLE_NAME_BYTES, SearchField, SearchSchema, TableSchema,
 };
-pub use mutation::{Batch, Delete, Mutation};
-pub use read::{ALL_VERSIONS, Column, ReadOptions, Scan, ScanCursor};
-pub use rowkey::{KeyField, KeyOrder, KeyType, KeyValue, MAX_SALT_BUCKETS, RowKeySchema, compare_tuples};
-pub use schema::{FamilySchema, MAX_FAMILY_NAME_BYTES, MAX_TABLE_NAME_BYTES, TableSchema};
-pub use store::{
-    CommitInfo, CompactReport, DEFAULT_MAP_SIZE_BYTES, DEFAULT_MAX_DBS, FeedEntry, PreparedBatch, Region,
-    RegionStats, Store, StoreBuilder, TableStats,
-};
-pub use txn::{ReadTxn, ScanIter, ScanPage};
+pub use secondary::{IndexHit, IndexPage, IndexQuery, IndexTerm, VerifyReport};
+pub use store::{DEFAULT_MAP_SIZE_BYTES, DEFAULT_MAX_DBS, Store, StoreBuilder};
+pub use stream::{KeyPage, SetOp};
+pub use table::{Region, RegionStats, TableStats};
+pub use write::{Batch, CompactReport, Delete, Mutation, PreparedBatch};

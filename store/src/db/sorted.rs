@@ -10,8 +10,8 @@
 use heed::types::Bytes;
 use heed::{PutFlags, RwIter, RwTxn};
 
+use super::BytesDb;
 use crate::error::{Error, Result};
-use crate::store::BytesDb;
 
 /// A cursor over one database for puts in (mostly) ascending key order.
 /// Any order is correct; ascending order is what makes it fast.

@@ -1,4 +1,9 @@
-//! Every LMDB database of a store, named in one place.
+//! The LMDB layer: every database of a store named in one place, the
+//! environment with its map growth and poisoning ([`env`]), the metadata
+//! database ([`meta`]), the change feed ([`feed`]), open family databases
+//! ([`family`]) and sorted puts ([`sorted`]).
+//!
+//! Every LMDB database of a store:
 //!
 //! | name                   | key                    | value                          |
 //! |------------------------|------------------------|--------------------------------|
@@ -8,6 +13,18 @@
 //! | `t/<table>/i/<index>`  | index entry (see `index`) | expiry (u64 BE; empty: never) |
 //! | `t/<table>/p/<index>`  | run id (u32 BE), index entry; run 0: the run directory | as above; directory: entries written (u64 BE) |
 //! | `t/<table>/k`          | keyword cell (see `keyword`) | positions (LEB128 deltas) |
+
+pub(crate) mod env;
+pub(crate) mod family;
+pub(crate) mod feed;
+pub(crate) mod meta;
+pub(crate) mod sorted;
+
+use heed::Database;
+use heed::types::Bytes;
+
+/// Every database holds raw bytes; the layouts are the owners' business.
+pub(crate) type BytesDb = Database<Bytes, Bytes>;
 
 /// The metadata database.
 pub(crate) const META: &str = "meta";

@@ -13,8 +13,8 @@
 //! A comparator is a quoted `binary:`, `binaryprefix:`, `regexstring:` or
 //! `substring:` followed by its operand. Keywords are upper case, as in HBase.
 
+use super::{Comparator, CompareOp, Filter, ListOp, RegexComparator};
 use crate::error::{ErrorKind, Result};
-use crate::filter::{Comparator, CompareOp, Filter, ListOp, RegexComparator};
 
 /// Longest filter string accepted, in bytes.
 pub const MAX_FILTER_BYTES: usize = 64 * 1024;

@@ -10,7 +10,18 @@
 //! continuation (`00 FF` or a non-zero byte), so a key that is a prefix of
 //! another sorts first, exactly as raw bytewise comparison does. Inverting the
 //! timestamp's bits sorts newer versions first. The family is not in the key:
-//! each family is its own LMDB database. No other module builds key bytes.
+//! each family is its own LMDB database.
+//!
+//! This module owns the escape and the cell key; its submodules own the
+//! other row-key layouts: [`rowkey`] the typed row key, [`salt`] the salt
+//! byte, [`range`] row ranges and their cell-key bounds. Keys of derived
+//! data reuse the escape but have owners of their own: index entries in
+//! `secondary::entry`, keyword cells in `keyword::codec`, cursor tokens in
+//! `cursor`.
+
+pub(crate) mod range;
+pub(crate) mod rowkey;
+pub(crate) mod salt;
 
 use crate::error::{Error, ErrorKind, Result};
 

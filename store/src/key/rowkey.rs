@@ -332,10 +332,7 @@ impl RowKeySchema {
         if !self.is_salted() {
             return key.to_vec();
         }
-        let mut out = Vec::with_capacity(key.len() + 1);
-        out.push(self.bucket(key));
-        out.extend_from_slice(key);
-        out
+        super::salt::salted(self.bucket(key), key)
     }
 }
 

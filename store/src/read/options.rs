@@ -1,42 +1,9 @@
 //! Read options: which cells a get or scan returns, and scan ranges and cursors.
 
+use crate::cursor;
 use crate::error::{ErrorKind, Result};
 use crate::filter::Filter;
-
-/// A column selection: a whole family or one qualifier of it.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Column {
-    /// Every qualifier of the family (`f`).
-    Family(String),
-    /// One qualifier (`f:q`; `f:` is the empty qualifier).
-    Qualifier(String, Vec<u8>),
-}
-
-impl Column {
-    /// Parses `f`, `f:` or `f:q` (the qualifier may hold any bytes, `:` too).
-    ///
-    /// ```
-    /// use rowsearch_store::Column;
-    /// assert_eq!(Column::parse(b"m"), Column::Family("m".into()));
-    /// assert_eq!(Column::parse(b"m:"), Column::Qualifier("m".into(), vec![]));
-    /// assert_eq!(Column::parse(b"m:a:b"), Column::Qualifier("m".into(), b"a:b".to_vec()));
-    /// ```
-    pub fn parse(spec: &[u8]) -> Column {
-        match spec.iter().position(|&b| b == b':') {
-            Some(i) => {
-                Column::Qualifier(String::from_utf8_lossy(&spec[..i]).into_owned(), spec[i + 1..].to_vec())
-            }
-            None => Column::Family(String::from_utf8_lossy(spec).into_owned()),
-        }
-    }
-
-    /// The family this selection reads.
-    pub fn family(&self) -> &str {
-        match self {
-            Column::Family(f) | Column::Qualifier(f, _) => f,
-        }
-    }
-}
+use crate::schema::Column;
 
 /// Every version, for [`ReadOptions::versions`].
 pub const ALL_VERSIONS: u32 = u32::MAX;
@@ -206,12 +173,8 @@ impl ScanCursor {
     /// assert!(ScanCursor::from_token("garbage").is_err());
     /// ```
     pub fn to_token(&self) -> String {
-        let mut token = String::with_capacity(3 + 2 * self.last_key.len());
-        token.push_str(if self.reverse { "r1." } else { "f1." });
-        for b in &self.last_key {
-            token.push_str(&format!("{b:02x}"));
-        }
-        token
+        let kind = if self.reverse { cursor::Kind::ScanReverse } else { cursor::Kind::ScanForward };
+        cursor::encode(kind, &self.last_key)
     }
 
     /// Parses a token made by [`ScanCursor::to_token`].
@@ -220,21 +183,10 @@ impl ScanCursor {
     /// `InvalidCursor` for anything else.
     pub fn from_token(token: &str) -> Result<ScanCursor> {
         let invalid = |reason| ErrorKind::InvalidCursor { reason };
-        let (reverse, hex) = if let Some(hex) = token.strip_prefix("f1.") {
-            (false, hex)
-        } else if let Some(hex) = token.strip_prefix("r1.") {
-            (true, hex)
-        } else {
-            return Err(invalid("unknown cursor version").into());
-        };
-        if hex.is_empty() || hex.len() % 2 != 0 {
-            return Err(invalid("bad cursor length").into());
+        match cursor::decode(token).map_err(invalid)? {
+            (cursor::Kind::ScanForward, last_key) => Ok(ScanCursor { last_key, reverse: false }),
+            (cursor::Kind::ScanReverse, last_key) => Ok(ScanCursor { last_key, reverse: true }),
+            _ => Err(invalid("not a scan cursor").into()),
         }
-        let last_key = (0..hex.len())
-            .step_by(2)
-            .map(|i| u8::from_str_radix(hex.get(i..i + 2).unwrap_or("zz"), 16))
-            .collect::<std::result::Result<Vec<u8>, _>>()
-            .map_err(|_| invalid("cursor is not hex"))?;
-        Ok(ScanCursor { last_key, reverse })
     }
 }

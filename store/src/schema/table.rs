@@ -1,16 +1,14 @@
-//! Table schemas: declared column families with their version and TTL rules.
+//! A table's schema: its families, typed row key, region splits, and the
+//! sections that derive data (indexes, search).
 
 use serde::{Deserialize, Serialize};
 
+use super::family::FamilySchema;
+use super::index::IndexSchema;
+use super::name::{MAX_FAMILY_NAME_BYTES, MAX_TABLE_NAME_BYTES, validate_name};
+use super::search::SearchSchema;
 use crate::error::{ErrorKind, Result};
-use crate::index::IndexSchema;
-use crate::keyword::SearchSchema;
-use crate::rowkey::RowKeySchema;
-
-/// Longest table name, in bytes.
-pub const MAX_TABLE_NAME_BYTES: usize = 64;
-/// Longest family name, in bytes.
-pub const MAX_FAMILY_NAME_BYTES: usize = 32;
+use crate::key::rowkey::RowKeySchema;
 
 /// A table's schema. Serialised as the JSON of API.md.
 ///
@@ -42,57 +40,6 @@ pub struct TableSchema {
     /// Searchable columns: the table's keyword rows (see [`SearchSchema`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub search: Option<SearchSchema>,
-}
-
-/// One column family.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct FamilySchema {
-    /// The family name.
-    pub name: String,
-    /// How many versions of a cell are kept (default 1); older ones are purged on write.
-    #[serde(default = "default_max_versions")]
-    pub max_versions: u32,
-    /// Cells older than this (by their timestamp) are never returned and are
-    /// purged by `compact` and on write. `None`: cells live forever.
-    #[serde(default)]
-    pub ttl_seconds: Option<u64>,
-}
-
-fn default_max_versions() -> u32 {
-    1
-}
-
-impl FamilySchema {
-    /// A family keeping one version, without TTL.
-    pub fn new(name: impl Into<String>) -> FamilySchema {
-        FamilySchema { name: name.into(), max_versions: 1, ttl_seconds: None }
-    }
-
-    /// Sets `max_versions`.
-    pub fn max_versions(mut self, max_versions: u32) -> FamilySchema {
-        self.max_versions = max_versions;
-        self
-    }
-
-    /// Sets `ttl_seconds`.
-    pub fn ttl_seconds(mut self, ttl_seconds: u64) -> FamilySchema {
-        self.ttl_seconds = Some(ttl_seconds);
-        self
-    }
-
-    /// The TTL in milliseconds, if any.
-    pub(crate) fn ttl_ms(&self) -> Option<u64> {
-        self.ttl_seconds.map(|s| s.saturating_mul(1000))
-    }
-
-    /// Whether a cell written at `timestamp` is still alive at `now_ms`.
-    pub(crate) fn is_live(&self, timestamp: u64, now_ms: u64) -> bool {
-        match self.ttl_ms() {
-            Some(ttl) => now_ms < timestamp.saturating_add(ttl),
-            None => true,
-        }
-    }
 }
 
 impl TableSchema {
@@ -135,9 +82,10 @@ impl TableSchema {
     /// one region per salt bucket of a salted table.
     pub fn effective_splits(&self) -> Vec<Vec<u8>> {
         match &self.row_key {
-            Some(rk) if self.splits.is_empty() && rk.is_salted() => {
-                (1..rk.salt_buckets).filter_map(|b| u8::try_from(b).ok()).map(|b| vec![b]).collect()
-            }
+            Some(rk) if self.splits.is_empty() && rk.is_salted() => (1..rk.salt_buckets)
+                .filter_map(|b| u8::try_from(b).ok())
+                .map(crate::key::salt::bucket_start)
+                .collect(),
             _ => self.splits.clone(),
         }
     }
@@ -194,7 +142,7 @@ impl TableSchema {
             }
         }
         if let Some(search) = &self.search {
-            search.check(self).map_err(invalid)?;
+            search.check(&self.families, self.row_key.as_ref()).map_err(invalid)?;
         }
         if self.splits.iter().any(Vec::is_empty) {
             return Err(invalid("a split must not be empty".into()).into());
@@ -203,25 +151,5 @@ impl TableSchema {
             return Err(invalid("splits must be strictly ascending".into()).into());
         }
         Ok(())
-    }
-}
-
-/// Table and family names: 1 to `max` bytes of ASCII letters, digits, `_`,
-/// `-` and `.`, not starting with `.` (so no name can be a path like `..`).
-pub(crate) fn validate_name(what: &'static str, name: &str, max: usize) -> Result<()> {
-    let reason = if name.is_empty() {
-        Some("must not be empty")
-    } else if name.len() > max {
-        Some("too long")
-    } else if name.starts_with('.') {
-        Some("must not start with '.'")
-    } else if !name.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.')) {
-        Some("only ASCII letters, digits, '_', '-' and '.' are allowed")
-    } else {
-        None
-    };
-    match reason {
-        Some(reason) => Err(ErrorKind::InvalidName { what, name: name.to_owned(), reason }.into()),
-        None => Ok(()),
     }
 }

@@ -1,0 +1,267 @@
+//! The LMDB environment: opening it on a directory, write transactions with
+//! map growth, read transactions that hold off a resize, and poisoning
+//! after a failed commit. The one place map growth happens.
+
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard, TryLockError};
+use std::time::{Duration, Instant};
+
+use heed::{Env, EnvOpenOptions, MdbError, RoTxn, RwTxn, WithoutTls};
+
+use super::BytesDb;
+use crate::error::{Error, ErrorKind, Result};
+
+/// How long a write that must grow the map waits for this process's open
+/// read transactions to finish.
+const GROW_WAIT: Duration = Duration::from_secs(10);
+/// Attempts at one write before giving up on growing the map.
+const MAX_GROW_ATTEMPTS: u32 = 24;
+
+/// Sizes the environment opens with.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct EnvLimits {
+    pub map_size_bytes: usize,
+    /// LMDB databases in all (families and derived ones plus the fixed).
+    pub max_dbs: u32,
+    pub max_readers: u32,
+}
+
+/// An open LMDB environment and the locks around it.
+#[derive(Debug)]
+pub(crate) struct Environment {
+    env: Env<WithoutTls>,
+    /// Serialises writers, so schema changes and data writes never interleave.
+    write_lock: Mutex<()>,
+    /// Held shared by every open transaction of this process and exclusively
+    /// while the map is resized (LMDB requires no open transaction then).
+    resize_lock: RwLock<()>,
+    poisoned: AtomicBool,
+}
+
+/// A read transaction and the guard that keeps the map from being resized
+/// under it. Field order matters: the transaction ends before the guard.
+pub(crate) struct ReadGuard<'e> {
+    pub txn: RoTxn<'e, WithoutTls>,
+    pub guard: RwLockReadGuard<'e, ()>,
+}
+
+pub(crate) fn read_lock<T>(lock: &RwLock<T>) -> RwLockReadGuard<'_, T> {
+    lock.read().unwrap_or_else(|e| e.into_inner())
+}
+
+fn is_map_full(err: &Error) -> bool {
+    matches!(err.kind(), ErrorKind::Lmdb { source: heed::Error::Mdb(MdbError::MapFull), .. })
+}
+
+fn page_align(bytes: usize) -> usize {
+    const PAGE: usize = 4096;
+    bytes.max(PAGE).div_ceil(PAGE) * PAGE
+}
+
+/// `NotAStore` for `dir`.
+pub(crate) fn not_a_store(dir: &Path, detail: &str) -> Error {
+    ErrorKind::NotAStore { path: dir.to_owned(), detail: detail.to_owned() }.into()
+}
+
+impl Environment {
+    /// Opens the environment in `dir`, creating the directory when missing;
+    /// refuses a file, or a directory holding other files and no store.
+    pub fn open(dir: &Path, limits: EnvLimits) -> Result<Environment> {
+        let io = |source| ErrorKind::Io { path: dir.to_owned(), source };
+        match std::fs::metadata(dir) {
+            Ok(meta) if !meta.is_dir() => return Err(not_a_store(dir, "not a directory")),
+            Ok(_) => {
+                let data = dir.join("data.mdb");
+                if !data.try_exists().map_err(io)? {
+                    let mut entries = std::fs::read_dir(dir).map_err(io)?;
+                    if entries.next().is_some() {
+                        return Err(not_a_store(dir, "directory holds other files and no data.mdb"));
+                    }
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                std::fs::create_dir_all(dir).map_err(io)?;
+            }
+            Err(e) => return Err(io(e).into()),
+        }
+
+        let mut env_options = EnvOpenOptions::new().read_txn_without_tls();
+        env_options
+            .map_size(page_align(limits.map_size_bytes))
+            .max_dbs(limits.max_dbs)
+            .max_readers(limits.max_readers);
+        // SAFETY: LMDB's memory map is only sound while nothing else modifies
+        // the file behind LMDB's back. The store only touches data.mdb through
+        // this environment, LMDB's own lock file coordinates other processes,
+        // and the environment is never opened on a remote file system by us.
+        #[allow(unsafe_code)]
+        let env = unsafe { env_options.open(dir) }.map_err(|e| match e {
+            heed::Error::Mdb(MdbError::Invalid | MdbError::VersionMismatch | MdbError::Corrupted) => {
+                not_a_store(dir, "data.mdb is not an LMDB environment")
+            }
+            heed::Error::EnvAlreadyOpened => ErrorKind::AlreadyOpen { path: dir.to_owned() }.into(),
+            other => Error::lmdb("open environment", other),
+        })?;
+        Ok(Environment {
+            env,
+            write_lock: Mutex::new(()),
+            resize_lock: RwLock::new(()),
+            poisoned: AtomicBool::new(false),
+        })
+    }
+
+    /// The heed environment, for opening databases.
+    pub fn raw(&self) -> &Env<WithoutTls> {
+        &self.env
+    }
+
+    /// Creates (or opens) database `name` in a write transaction;
+    /// `TooManyDatabases` when the environment has no room for it.
+    pub fn create_db(
+        &self,
+        wtxn: &mut RwTxn,
+        name: &str,
+        max_dbs: u32,
+        what: &'static str,
+    ) -> Result<BytesDb> {
+        self.env.create_database(wtxn, Some(name)).map_err(|e| match e {
+            heed::Error::Mdb(MdbError::DbsFull) => ErrorKind::TooManyDatabases { max_dbs }.into(),
+            other => Error::lmdb(what, other),
+        })
+    }
+
+    /// The current memory-map size in bytes.
+    pub fn map_size_bytes(&self) -> usize {
+        self.env.info().map_size
+    }
+
+    /// Takes the writer lock; `Poisoned` after a failed commit.
+    pub fn lock_writer(&self) -> Result<MutexGuard<'_, ()>> {
+        let guard = self.write_lock.lock().unwrap_or_else(|e| e.into_inner());
+        if self.poisoned.load(Ordering::SeqCst) {
+            return Err(ErrorKind::Poisoned.into());
+        }
+        Ok(guard)
+    }
+
+    /// Starts a read transaction, adopting a map size another process set.
+    pub fn read_txn(&self) -> Result<ReadGuard<'_>> {
+        let mut adopted = false;
+        loop {
+            let guard = read_lock(&self.resize_lock);
+            match self.env.read_txn() {
+                Ok(txn) => return Ok(ReadGuard { txn, guard }),
+                Err(heed::Error::Mdb(MdbError::MapResized)) if !adopted => {
+                    drop(guard);
+                    self.adopt_map_size()?;
+                    adopted = true;
+                }
+                Err(e) => return Err(Error::lmdb("begin read", e)),
+            }
+        }
+    }
+
+    /// Runs `op` in a write transaction and commits it. When LMDB reports
+    /// `MDB_MAP_FULL` (during `op` or at commit), the transaction is aborted,
+    /// the map is doubled and `op` runs again from scratch: this is the one
+    /// place map growth happens. Callers hold the writer lock.
+    pub fn write_txn<T>(&self, mut op: impl FnMut(&mut RwTxn) -> Result<T>) -> Result<T> {
+        let mut attempts = 0;
+        loop {
+            attempts += 1;
+            let guard = read_lock(&self.resize_lock);
+            let mut wtxn = match self.env.write_txn() {
+                Ok(wtxn) => wtxn,
+                Err(heed::Error::Mdb(MdbError::MapResized)) if attempts < MAX_GROW_ATTEMPTS => {
+                    drop(guard);
+                    self.adopt_map_size()?;
+                    continue;
+                }
+                Err(e) => return Err(Error::lmdb("begin write", e)),
+            };
+            let result = op(&mut wtxn);
+            let outcome = match result {
+                Ok(value) => match wtxn.commit() {
+                    Ok(()) => Ok(value),
+                    Err(e) => {
+                        let err = Error::lmdb("commit", e);
+                        if !is_map_full(&err) {
+                            // LMDB leaves the environment in doubt after a
+                            // failed commit: refuse writes until reopened.
+                            self.poisoned.store(true, Ordering::SeqCst);
+                        }
+                        Err(err)
+                    }
+                },
+                Err(err) => {
+                    wtxn.abort();
+                    Err(err)
+                }
+            };
+            drop(guard);
+            match outcome {
+                Err(err) if is_map_full(&err) => {
+                    if attempts >= MAX_GROW_ATTEMPTS {
+                        return Err(ErrorKind::MapFull {
+                            map_size_bytes: self.map_size_bytes(),
+                            reason: format!("still full after {attempts} attempts"),
+                        }
+                        .into());
+                    }
+                    self.grow_map()?;
+                }
+                other => return other,
+            }
+        }
+    }
+
+    /// Waits (bounded) for this process's transactions to end, then doubles
+    /// the map.
+    fn grow_map(&self) -> Result<()> {
+        let current = self.map_size_bytes();
+        let guard = self.exclusive_resize_lock(current)?;
+        let new_size = page_align(current.saturating_mul(2));
+        // SAFETY: `resize_lock` is held exclusively, and every transaction of
+        // this process holds it shared for its whole life, so none is open.
+        #[allow(unsafe_code)]
+        let result = unsafe { self.env.resize(new_size) };
+        drop(guard);
+        result.map_err(|e| {
+            ErrorKind::MapFull { map_size_bytes: current, reason: format!("resize failed: {e}") }.into()
+        })
+    }
+
+    /// Adopts the map size another process set (after `MDB_MAP_RESIZED`).
+    fn adopt_map_size(&self) -> Result<()> {
+        let current = self.map_size_bytes();
+        let guard = self.exclusive_resize_lock(current)?;
+        // SAFETY: as in `grow_map`; size 0 adopts the size in the file.
+        #[allow(unsafe_code)]
+        let result = unsafe { self.env.resize(0) };
+        drop(guard);
+        result.map_err(|e| Error::lmdb("adopt map size", e))
+    }
+
+    fn exclusive_resize_lock(&self, current: usize) -> Result<RwLockWriteGuard<'_, ()>> {
+        let deadline = Instant::now() + GROW_WAIT;
+        loop {
+            match self.resize_lock.try_write() {
+                Ok(guard) => return Ok(guard),
+                Err(TryLockError::Poisoned(e)) => return Ok(e.into_inner()),
+                Err(TryLockError::WouldBlock) if Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+                Err(TryLockError::WouldBlock) => {
+                    return Err(ErrorKind::MapFull {
+                        map_size_bytes: current,
+                        reason:
+                            "read transactions of this process stayed open; the map grows only when none is"
+                                .into(),
+                    }
+                    .into());
+                }
+            }
+        }
+    }
+}

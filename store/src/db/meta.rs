@@ -1,0 +1,89 @@
+//! The metadata database: the format marker (checked and upgraded on open)
+//! and the table schemas, stored as JSON under `schema/<table>`.
+
+use std::path::Path;
+
+use heed::{MdbError, RoTxn, RwTxn};
+
+use super::env::{Environment, not_a_store};
+use super::{BytesDb, FORMAT, META, META_FORMAT, META_SCHEMA_PREFIX, UPGRADES_FROM, schema_key};
+use crate::error::{Error, ErrorKind, Result};
+use crate::schema::TableSchema;
+
+/// The metadata database of an open store.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Meta {
+    pub db: BytesDb,
+}
+
+impl Meta {
+    /// Opens the metadata database in `wtxn`, creating it in a new store;
+    /// returns it and whether the store is being upgraded from an older
+    /// format (the marker is rewritten in `wtxn`, so the upgrade commits
+    /// with whatever else the opening writes, or not at all).
+    pub fn open(env: &Environment, wtxn: &mut RwTxn, dir: &Path) -> Result<(Meta, bool)> {
+        let existing: Option<BytesDb> = env.raw().open_database(wtxn, Some(META)).map_err(|e| match e {
+            heed::Error::Mdb(MdbError::Incompatible) => not_a_store(dir, "no rowsearch metadata"),
+            other => Error::lmdb("open meta", other),
+        })?;
+        let Some(db) = existing else {
+            let main: Option<BytesDb> =
+                env.raw().open_database(wtxn, None).map_err(|e| Error::lmdb("open main", e))?;
+            if let Some(main) = main
+                && !main.is_empty(wtxn).map_err(|e| Error::lmdb("read main", e))?
+            {
+                return Err(not_a_store(dir, "LMDB environment of another program"));
+            }
+            let db = env.create_db(wtxn, META, 0, "create meta")?;
+            db.put(wtxn, META_FORMAT, FORMAT.as_bytes()).map_err(|e| Error::lmdb("write format", e))?;
+            return Ok((Meta { db }, false));
+        };
+        let format = db
+            .get(wtxn, META_FORMAT)
+            .map_err(|e| Error::lmdb("read format", e))?
+            .map(|f| String::from_utf8_lossy(f).into_owned());
+        match format {
+            Some(f) if f == FORMAT => Ok((Meta { db }, false)),
+            Some(f) if UPGRADES_FROM.contains(&f.as_str()) => {
+                db.put(wtxn, META_FORMAT, FORMAT.as_bytes()).map_err(|e| Error::lmdb("write format", e))?;
+                Ok((Meta { db }, true))
+            }
+            Some(found) => {
+                Err(ErrorKind::UnsupportedFormat { path: dir.to_owned(), found, expected: FORMAT.to_owned() }
+                    .into())
+            }
+            None => Err(not_a_store(dir, "no format marker")),
+        }
+    }
+
+    /// Every stored table schema, by table name.
+    pub fn schemas(&self, txn: &RoTxn<'_>) -> Result<Vec<(String, TableSchema)>> {
+        let mut schemas = Vec::new();
+        for item in
+            self.db.prefix_iter(txn, META_SCHEMA_PREFIX).map_err(|e| Error::lmdb("read schemas", e))?
+        {
+            let (k, v) = item.map_err(|e| Error::lmdb("read schemas", e))?;
+            let name = String::from_utf8_lossy(&k[META_SCHEMA_PREFIX.len()..]).into_owned();
+            let schema: TableSchema = serde_json::from_slice(v).map_err(|e| ErrorKind::Corrupted {
+                db: META.to_owned(),
+                key: crate::error::preview(k),
+                detail: format!("schema does not parse: {e}"),
+            })?;
+            schemas.push((name, schema));
+        }
+        Ok(schemas)
+    }
+
+    /// Writes a table's schema.
+    pub fn put_schema(&self, wtxn: &mut RwTxn, table: &str, schema: &TableSchema) -> Result<()> {
+        let json = serde_json::to_vec(schema)
+            .map_err(|e| ErrorKind::InvalidSchema { table: table.to_owned(), reason: e.to_string() })?;
+        self.db.put(wtxn, &schema_key(table), &json).map_err(|e| Error::lmdb("write schema", e))
+    }
+
+    /// Removes a table's schema.
+    pub fn delete_schema(&self, wtxn: &mut RwTxn, table: &str) -> Result<()> {
+        self.db.delete(wtxn, &schema_key(table)).map_err(|e| Error::lmdb("delete schema", e))?;
+        Ok(())
+    }
+}

@@ -1,0 +1,267 @@
+//! The keyword cell: the one owner of its bytes.
+//!
+//! ```text
+//! key   = esc(partition) ‖ field (u8, index in `fields`) ‖ esc(term) ‖ !date (u64 BE) ‖ row key
+//! value = the term's positions in the field, ascending, as LEB128 deltas
+//! ```
+//!
+//! `esc` is the cell key's order-preserving escape (`crate::key`): a
+//! partition is a keyword row's key, so its cells start where a row's do.
+//! The row key is the unsalted key and comes last, unescaped: the tail
+//! after the term, `!date ‖ row key` (a *version tail*), sorts newest
+//! first and then by key, and is what lookups merge.
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::key::{self, push_escaped};
+use crate::schema::SearchField;
+
+/// Where partition `p`'s cells start: esc(p) 00 01 (escaping keeps the
+/// order, the terminator makes it prefix-free).
+pub(crate) fn partition_start(p: &[u8]) -> Vec<u8> {
+    // A partition is the keyword row's key: its cells start where a row's do.
+    key::row_start(p)
+}
+
+/// The key prefix of one (partition, field, term) column, given the
+/// partition's [`partition_start`].
+pub(crate) fn term_prefix(partition_start: &[u8], field: usize, term: &str) -> Vec<u8> {
+    let mut p = partition_start.to_vec();
+    // unwrap-free: at most 255 fields (validated).
+    p.push(u8::try_from(field).unwrap_or(u8::MAX));
+    push_escaped(&mut p, term.as_bytes());
+    p
+}
+
+/// Appends the key of a keyword cell: partition (as [`partition_start`]
+/// gives it), field, term, then the version tail.
+pub(crate) fn push_cell_key(
+    out: &mut Vec<u8>,
+    partition_start: &[u8],
+    field: usize,
+    term: &str,
+    date: u64,
+    row: &[u8],
+) {
+    out.extend_from_slice(partition_start);
+    // unwrap-free: at most 255 fields (validated).
+    out.push(u8::try_from(field).unwrap_or(u8::MAX));
+    push_escaped(out, term.as_bytes());
+    push_version_tail(out, date, row);
+}
+
+/// Appends a version tail: `!date (u64 BE) ‖ row key`.
+pub(crate) fn push_version_tail(out: &mut Vec<u8>, date: u64, row: &[u8]) {
+    out.extend_from_slice(&(!date).to_be_bytes());
+    out.extend_from_slice(row);
+}
+
+pub(crate) fn push_varint(out: &mut Vec<u8>, mut n: u32) {
+    while n >= 0x80 {
+        out.push((n as u8) | 0x80);
+        n >>= 7;
+    }
+    out.push(n as u8);
+}
+
+/// How many positions a keyword cell's value holds; `None` when the bytes
+/// are not LEB128 deltas (each at most 5 bytes) summing to a `u32`.
+pub(crate) fn count_positions(mut bytes: &[u8]) -> Option<usize> {
+    let (mut count, mut last) = (0usize, 0u32);
+    while !bytes.is_empty() {
+        let mut n = 0u32;
+        let mut shift = 0;
+        loop {
+            let (&b, rest) = bytes.split_first()?;
+            bytes = rest;
+            n |= u32::from(b & 0x7F).checked_shl(shift)?;
+            if b & 0x80 == 0 {
+                break;
+            }
+            shift += 7;
+            if shift > 28 {
+                return None;
+            }
+        }
+        last = last.checked_add(n)?;
+        count += 1;
+    }
+    Some(count)
+}
+
+/// One keyword cell, decoded.
+#[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub struct KeywordCell {
+    /// The partition (keyword row).
+    pub partition: Vec<u8>,
+    /// The search field's name.
+    pub field: String,
+    /// The term.
+    pub term: String,
+    /// The row's date (ms).
+    pub date_ms: u64,
+    /// The row key (the version).
+    pub key: Vec<u8>,
+    /// The term's positions in the field.
+    pub positions: Vec<u32>,
+}
+
+/// One keyword cell as a scan lends it: borrowed from the store's pages
+/// (or from the scan's buffers, for an escaped partition or term), so a
+/// scan of millions of cells copies and allocates nothing per cell.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KeywordCellRef<'a> {
+    /// The partition (keyword row).
+    pub partition: &'a [u8],
+    /// The search field's index in the schema's `fields`.
+    pub field_index: usize,
+    /// The search field's name.
+    pub field: &'a str,
+    /// The term.
+    pub term: &'a str,
+    /// The row's date (ms).
+    pub date_ms: u64,
+    /// The row key (the version).
+    pub key: &'a [u8],
+    /// The positions as stored (checked LEB128 deltas).
+    positions: &'a [u8],
+    position_count: usize,
+}
+
+impl<'a> KeywordCellRef<'a> {
+    /// The term's positions in the field, ascending.
+    pub fn positions(&self) -> Positions<'a> {
+        Positions { bytes: self.positions, left: self.position_count, last: 0 }
+    }
+
+    /// An owned copy.
+    pub fn to_cell(&self) -> KeywordCell {
+        KeywordCell {
+            partition: self.partition.to_vec(),
+            field: self.field.to_owned(),
+            term: self.term.to_owned(),
+            date_ms: self.date_ms,
+            key: self.key.to_vec(),
+            positions: self.positions().collect(),
+        }
+    }
+}
+
+/// The positions of a [`KeywordCellRef`], ascending.
+#[derive(Debug, Clone)]
+pub struct Positions<'a> {
+    bytes: &'a [u8],
+    left: usize,
+    last: u32,
+}
+
+impl Iterator for Positions<'_> {
+    type Item = u32;
+
+    #[inline]
+    fn next(&mut self) -> Option<u32> {
+        // The bytes were checked when the cell was read: `left` deltas,
+        // each a LEB128 number of at most 5 bytes, summing without overflow.
+        let mut n = 0u32;
+        let mut shift = 0;
+        while let Some((&b, rest)) = self.bytes.split_first() {
+            self.bytes = rest;
+            n |= u32::from(b & 0x7F).checked_shl(shift).unwrap_or(0);
+            if b & 0x80 == 0 {
+                self.left = self.left.saturating_sub(1);
+                self.last = self.last.saturating_add(n);
+                return Some(self.last);
+            }
+            shift += 7;
+        }
+        None
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.left, Some(self.left))
+    }
+}
+
+impl ExactSizeIterator for Positions<'_> {}
+
+/// The date (ms) and row key of a version tail.
+pub(crate) fn split_tail<'t>(db: &str, tail: &'t [u8]) -> Result<(u64, &'t [u8])> {
+    let (date, key) = tail.split_first_chunk::<8>().ok_or_else(|| -> Error {
+        ErrorKind::Corrupted {
+            db: db.to_owned(),
+            key: crate::error::preview(tail),
+            detail: "short keyword cell".into(),
+        }
+        .into()
+    })?;
+    Ok((!u64::from_be_bytes(*date), key))
+}
+
+/// Decodes one stored keyword cell, borrowing from `k` and `v` (and from
+/// `partition` and `term` for an escaped partition or term).
+#[inline]
+pub(crate) fn decode_cell_ref<'a>(
+    db_name: &str,
+    fields: &'a [SearchField],
+    k: &'a [u8],
+    v: &'a [u8],
+    partition: &'a mut Vec<u8>,
+    term: &'a mut Vec<u8>,
+) -> Result<KeywordCellRef<'a>> {
+    let corrupted = |detail: &str| -> Error {
+        ErrorKind::Corrupted {
+            db: db_name.to_owned(),
+            key: crate::error::preview(k),
+            detail: detail.to_owned(),
+        }
+        .into()
+    };
+    let (partition, used) =
+        key::take_component_ref(k, partition).ok_or_else(|| corrupted("bad partition"))?;
+    let rest = &k[used..];
+    let (&field_index, rest) = rest.split_first().ok_or_else(|| corrupted("no field"))?;
+    let field_index = usize::from(field_index);
+    let field = fields.get(field_index).ok_or_else(|| corrupted("unknown field"))?;
+    let (term, used) = key::take_component_ref(rest, term).ok_or_else(|| corrupted("bad term"))?;
+    let term = std::str::from_utf8(term).map_err(|_| corrupted("term is not UTF-8"))?;
+    let (date, row) = rest[used..].split_first_chunk::<8>().ok_or_else(|| corrupted("short keyword cell"))?;
+    let position_count = count_positions(v).ok_or_else(|| corrupted("bad positions"))?;
+    Ok(KeywordCellRef {
+        partition,
+        field_index,
+        field: &field.name,
+        term,
+        date_ms: !u64::from_be_bytes(*date),
+        key: row,
+        positions: v,
+        position_count,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn positions_round_trip() {
+        for positions in [vec![], vec![0], vec![0, 1, 2], vec![5, 200, 70_000, u32::MAX]] {
+            let mut bytes = Vec::new();
+            let mut last = 0;
+            for &p in &positions {
+                push_varint(&mut bytes, p - last);
+                last = p;
+            }
+            let count = count_positions(&bytes);
+            assert_eq!(count, Some(positions.len()));
+            let decoded = Positions { bytes: &bytes, left: positions.len(), last: 0 };
+            assert_eq!(decoded.len(), positions.len());
+            assert_eq!(decoded.collect::<Vec<_>>(), positions);
+        }
+        // Unterminated, longer than 5 bytes, and summing past u32::MAX.
+        assert_eq!(count_positions(&[0x80]), None);
+        assert_eq!(count_positions(&[0x80, 0x80, 0x80, 0x80, 0x80, 0x01]), None);
+        let mut past = Vec::new();
+        push_varint(&mut past, u32::MAX);
+        push_varint(&mut past, 1);
+        assert_eq!(count_positions(&past), None);
+    }
+}

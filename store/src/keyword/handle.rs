@@ -1,0 +1,245 @@
+//! The open keyword rows of a table, and how a row's values become its
+//! keyword cells.
+
+use std::sync::Arc;
+
+use heed::RoTxn;
+
+use super::codec::{partition_start, push_cell_key, push_varint};
+use crate::cell::PutCell;
+use crate::db::BytesDb;
+use crate::db::family::{FamilyHandle, newest_put, newest_stored};
+use crate::error::Result;
+use crate::key::rowkey::{KeyValue, RowKeySchema};
+use crate::schema::{Analyzer, SearchSchema, TableSchema, parse_column};
+
+/// Where a row's partition value comes from.
+#[derive(Debug)]
+pub(crate) enum PartitionSource {
+    /// One partition for the table.
+    Whole,
+    /// Field `n` of the typed row key.
+    KeyField(usize),
+    /// Column number `n` of [`SearchHandle::columns`].
+    Column(usize),
+}
+
+/// The open keyword rows of a table.
+#[derive(Debug)]
+pub(crate) struct SearchHandle {
+    pub schema: SearchSchema,
+    /// The table's typed row key, for a partition that is one of its fields.
+    pub row_key: Option<RowKeySchema>,
+    pub db_name: String,
+    pub db: BytesDb,
+    /// Every column read: the fields in order, then the partition column
+    /// and the date column when they are columns.
+    pub columns: Vec<(Arc<FamilyHandle>, Vec<u8>)>,
+    pub partition: PartitionSource,
+    /// Index in `columns` of the date column.
+    pub date: Option<usize>,
+}
+
+/// A row's keyword cells in key order, keys and values in one buffer (a
+/// mail has hundreds of cells: one allocation instead of two each).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct KeywordCells {
+    bytes: Vec<u8>,
+    /// Per cell, where its key ends and where its value ends in `bytes`;
+    /// a cell starts where the one before it ends.
+    ends: Vec<(usize, usize)>,
+}
+
+impl KeywordCells {
+    /// How many cells.
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    /// Cell `i`: its key and its value.
+    pub fn get(&self, i: usize) -> Option<(&[u8], &[u8])> {
+        let &(key_end, value_end) = self.ends.get(i)?;
+        let start = i.checked_sub(1).map_or(0, |p| self.ends[p].1);
+        Some((&self.bytes[start..key_end], &self.bytes[key_end..value_end]))
+    }
+
+    /// The cells in order.
+    pub fn iter(&self) -> impl Iterator<Item = (&[u8], &[u8])> {
+        (0..self.len()).filter_map(|i| self.get(i))
+    }
+}
+
+impl SearchHandle {
+    pub fn open(
+        schema: &SearchSchema,
+        table: &TableSchema,
+        families: &[Arc<FamilyHandle>],
+        db_name: String,
+        db: BytesDb,
+    ) -> std::result::Result<SearchHandle, String> {
+        let resolve =
+            |what: &str, column: &str| -> std::result::Result<(Arc<FamilyHandle>, Vec<u8>), String> {
+                let (family, qualifier) = parse_column(what, column)?;
+                let handle = families
+                    .iter()
+                    .find(|f| *f.name == *family)
+                    .ok_or_else(|| format!("search: {what} {column:?}: unknown family {family:?}"))?;
+                Ok((handle.clone(), qualifier))
+            };
+        let mut columns = Vec::with_capacity(schema.fields.len() + 2);
+        for field in &schema.fields {
+            columns.push(resolve("field column", &field.column)?);
+        }
+        let partition = match &schema.partition {
+            None => PartitionSource::Whole,
+            Some(p) => {
+                match table.row_key.as_ref().and_then(|rk| rk.fields.iter().position(|f| f.name == *p)) {
+                    Some(n) => PartitionSource::KeyField(n),
+                    None => {
+                        columns.push(resolve("partition", p)?);
+                        PartitionSource::Column(columns.len() - 1)
+                    }
+                }
+            }
+        };
+        let date = match &schema.date_column {
+            None => None,
+            Some(d) => {
+                columns.push(resolve("date_column", d)?);
+                Some(columns.len() - 1)
+            }
+        };
+        Ok(SearchHandle {
+            schema: schema.clone(),
+            row_key: table.row_key.clone(),
+            db_name,
+            db,
+            columns,
+            partition,
+            date,
+        })
+    }
+
+    /// Whether `family` holds a column these keyword rows read.
+    pub fn reads(&self, family: &Arc<FamilyHandle>) -> bool {
+        self.columns.iter().any(|(f, _)| Arc::ptr_eq(f, family))
+    }
+
+    /// The newest value of each column of `stored` (a stored key) in `txn`.
+    pub fn values<'t>(&self, txn: &'t RoTxn<'_>, stored: &[u8]) -> Result<Vec<Option<&'t [u8]>>> {
+        self.columns
+            .iter()
+            .map(|(family, qualifier)| Ok(newest_stored(txn, family, stored, qualifier)?.map(|(_, v)| v)))
+            .collect()
+    }
+
+    /// The newest value of each column among `cells` put into a new row
+    /// (the last of equal timestamps wins, as the last write of a key does).
+    pub fn values_from_puts<'c>(&self, cells: &[&'c PutCell], now_ms: u64) -> Vec<Option<&'c [u8]>> {
+        self.columns
+            .iter()
+            .map(|(family, qualifier)| newest_put(cells, family, qualifier, now_ms).map(|(_, v)| v))
+            .collect()
+    }
+
+    /// The partition of a row.
+    pub fn partition_of(&self, row: &[u8], values: &[Option<&[u8]>]) -> Result<Vec<u8>> {
+        Ok(match self.partition {
+            PartitionSource::Whole => Vec::new(),
+            PartitionSource::Column(n) => values[n].unwrap_or_default().to_vec(),
+            PartitionSource::KeyField(n) => {
+                let Some(rk) = &self.row_key else { return Ok(Vec::new()) };
+                let fields = rk.decode(row)?;
+                match fields.into_iter().nth(n) {
+                    Some(value) => partition_bytes(value),
+                    None => Vec::new(),
+                }
+            }
+        })
+    }
+
+    /// Every keyword cell of a row whose columns hold `values`, sorted by key.
+    pub fn entries(
+        &self,
+        analyzer: &dyn Analyzer,
+        row: &[u8],
+        values: &[Option<&[u8]>],
+    ) -> Result<KeywordCells> {
+        if values[..self.schema.fields.len()].iter().all(Option::is_none) {
+            return Ok(KeywordCells::default());
+        }
+        let partition = self.partition_of(row, values)?;
+        let date = self.date.and_then(|n| values[n]).and_then(|v| analyzer.date_ms(v)).unwrap_or(0);
+        let prefix = partition_start(&partition);
+        let mut out = KeywordCells::default();
+        // Every token's text goes to one buffer, so a message's tokens cost
+        // no allocation each: (start, end, position) into `text_buf`.
+        let mut text_buf = String::new();
+        // (first eight bytes of the term, big-endian and zero-padded, so
+        // most comparisons are one integer compare; start; end; position).
+        let mut tokens: Vec<(u64, u32, u32, u32)> = Vec::new();
+        for (n, field) in self.schema.fields.iter().enumerate() {
+            let Some(value) = values[n] else { continue };
+            text_buf.clear();
+            tokens.clear();
+            let text = String::from_utf8_lossy(value);
+            analyzer.terms(field, &text, &mut |term, position| {
+                let start = text_buf.len();
+                text_buf.push_str(term);
+                let mut head = [0u8; 8];
+                let n = term.len().min(8);
+                head[..n].copy_from_slice(&term.as_bytes()[..n]);
+                // Offsets fit: a value is far below 4 GiB.
+                tokens.push((u64::from_be_bytes(head), start as u32, text_buf.len() as u32, position));
+            });
+            let term_of = |t: &(u64, u32, u32, u32)| &text_buf[t.1 as usize..t.2 as usize];
+            // Zero padding keeps the order of the heads that of the terms
+            // (a shorter term sorts first, as a zero byte would), so the
+            // full terms only break ties.
+            tokens.sort_unstable_by(|a, b| {
+                a.0.cmp(&b.0).then_with(|| term_of(a).cmp(term_of(b))).then(a.3.cmp(&b.3))
+            });
+            let mut i = 0;
+            while i < tokens.len() {
+                let term = term_of(&tokens[i]);
+                push_cell_key(&mut out.bytes, &prefix, n, term, date, row);
+                let key_end = out.bytes.len();
+                let mut last = None;
+                while i < tokens.len() && term_of(&tokens[i]) == term {
+                    let position = tokens[i].3;
+                    // A term twice at one position counts once.
+                    if last != Some(position) {
+                        push_varint(&mut out.bytes, position - last.unwrap_or(0));
+                        last = Some(position);
+                    }
+                    i += 1;
+                }
+                out.ends.push((key_end, out.bytes.len()));
+            }
+        }
+        // Already in key order: fields in order, terms sorted within each
+        // (the escape keeps byte order), one row.
+        debug_assert!((1..out.len()).all(|i| out.get(i - 1).map(|c| c.0) < out.get(i).map(|c| c.0)));
+        Ok(out)
+    }
+
+    /// The index of field `name`.
+    pub fn field(&self, name: &str) -> Option<usize> {
+        self.schema.fields.iter().position(|f| f.name == name)
+    }
+}
+
+/// A partition value as bytes: strings and bytes as they are, integers in
+/// decimal.
+fn partition_bytes(value: KeyValue) -> Vec<u8> {
+    match value {
+        KeyValue::String(s) => s.into_bytes(),
+        KeyValue::Bytes(b) => b,
+        KeyValue::U8(n) => n.to_string().into_bytes(),
+        KeyValue::U16(n) => n.to_string().into_bytes(),
+        KeyValue::U32(n) => n.to_string().into_bytes(),
+        KeyValue::U64(n) => n.to_string().into_bytes(),
+        KeyValue::I32(n) => n.to_string().into_bytes(),
+        KeyValue::I64(n) => n.to_string().into_bytes(),
+    }
+}

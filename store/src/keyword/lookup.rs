@@ -1,0 +1,214 @@
+//! Keyword lookups (the newest rows of a partition holding every term, a
+//! leapfrog over version lists) and reads of keyword cells in key order.
+
+use std::ops::Bound;
+
+use heed::RoTxn;
+
+use super::codec::{KeywordCell, KeywordCellRef, decode_cell_ref, partition_start, split_tail, term_prefix};
+use super::handle::SearchHandle;
+use crate::cursor;
+use crate::error::{Error, ErrorKind, Result};
+use crate::key;
+use crate::schema::Analyzer;
+use crate::stream::{KeyStream, SetOp, Tail, combine};
+
+/// A keyword lookup: the rows of one partition holding every term.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct KeywordQuery {
+    /// The partition (mailbox); empty for a table without partitions.
+    pub partition: Vec<u8>,
+    /// Terms, each `word` (any search field) or `field:word` (one field).
+    /// Each is analysed like the stored text, so `Enron` finds `enron` and
+    /// `phillip.allen` needs both parts.
+    pub terms: Vec<String>,
+    /// At most this many keys (`None`: all).
+    pub limit: Option<usize>,
+    /// Resume after the last key of a previous page (its `next_cursor`).
+    pub cursor: Option<String>,
+}
+
+/// One row found by a keyword lookup.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeywordHit {
+    /// The row key (unsalted).
+    pub key: Vec<u8>,
+    /// The row's date (ms), 0 when it has none.
+    pub date_ms: u64,
+}
+
+/// A page of keyword hits, newest first.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeywordPage {
+    /// The hits, newest first (then by row key).
+    pub hits: Vec<KeywordHit>,
+    /// Present when the limit cut the page short.
+    pub next_cursor: Option<String>,
+    /// Keyword cells read to compute the page.
+    pub cells_read: u64,
+}
+
+fn encode_cursor(tail: &[u8]) -> String {
+    cursor::encode(cursor::Kind::Keyword, tail)
+}
+
+fn decode_cursor(token: &str) -> Result<Vec<u8>> {
+    match cursor::decode_as(cursor::Kind::Keyword, token) {
+        // A tail holds at least the 8-byte date.
+        Ok(tail) if tail.len() >= 8 => Ok(tail),
+        _ => Err(ErrorKind::InvalidKeywordQuery { reason: format!("bad cursor {token:?}") }.into()),
+    }
+}
+
+/// Runs a keyword lookup.
+pub(crate) fn lookup(
+    txn: &RoTxn<'_>,
+    search: &SearchHandle,
+    analyzer: &dyn Analyzer,
+    query: &KeywordQuery,
+) -> Result<KeywordPage> {
+    let invalid = |reason: String| -> Error { ErrorKind::InvalidKeywordQuery { reason }.into() };
+    let partition_prefix = partition_start(&query.partition);
+    // Each required term: the fields it may be in.
+    let mut required: Vec<(Vec<usize>, String)> = Vec::new();
+    for raw in &query.terms {
+        let (fields, text) = match raw.split_once(':') {
+            Some((name, text)) => match search.field(name) {
+                Some(n) => (vec![n], text),
+                None => {
+                    let known: Vec<&str> = search.schema.fields.iter().map(|f| f.name.as_str()).collect();
+                    return Err(invalid(format!(
+                        "unknown search field {name:?} (fields: {})",
+                        known.join(", ")
+                    )));
+                }
+            },
+            None => ((0..search.schema.fields.len()).collect(), raw.as_str()),
+        };
+        for &n in &fields {
+            let mut found = Vec::new();
+            analyzer.terms(&search.schema.fields[n], text, &mut |t, _| found.push(t.to_owned()));
+            for term in found {
+                if !required.iter().any(|(f, t)| *f == fields && *t == term) {
+                    required.push((fields.clone(), term));
+                }
+            }
+        }
+    }
+    if required.is_empty() {
+        return Err(invalid("no terms to look up (every word was empty or dropped by the analyzer)".into()));
+    }
+    let mut streams = Vec::with_capacity(required.len());
+    for (fields, term) in &required {
+        let ranges = fields.iter().map(|&n| (&search.db, term_prefix(&partition_prefix, n, term))).collect();
+        streams.push(KeyStream::live(txn, &search.db_name, ranges, Tail::Raw, 0)?);
+    }
+    let after = query.cursor.as_deref().map(decode_cursor).transpose()?;
+    let page = combine(streams, SetOp::Intersect, after.as_deref(), query.limit)?;
+    let hits = page
+        .keys
+        .iter()
+        .map(|t| {
+            split_tail(&search.db_name, t).map(|(date_ms, key)| KeywordHit { key: key.to_vec(), date_ms })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok(KeywordPage {
+        hits,
+        next_cursor: page.next_after.as_deref().map(encode_cursor),
+        cells_read: page.entries_read,
+    })
+}
+
+/// Decodes one stored keyword cell.
+pub(crate) fn decode_cell(search: &SearchHandle, k: &[u8], v: &[u8]) -> Result<KeywordCell> {
+    Ok(decode_cell_ref(&search.db_name, &search.schema.fields, k, v, &mut Vec::new(), &mut Vec::new())?
+        .to_cell())
+}
+
+/// Calls `f` with every keyword cell of `partition` (every partition when
+/// `None`), in key order: partition, field, term, newest first. The cell
+/// is lent: it borrows from the store's pages.
+pub(crate) fn for_each_cell(
+    txn: &RoTxn<'_>,
+    search: &SearchHandle,
+    partition: Option<&[u8]>,
+    f: &mut dyn FnMut(&KeywordCellRef<'_>) -> Result<()>,
+) -> Result<()> {
+    let Some(p) = partition else { return for_each_cell_between(txn, search, None, None, f) };
+    let lower = partition_start(p);
+    let upper = key::prefix_successor(&lower);
+    read_cells(
+        txn,
+        search,
+        Bound::Included(&lower),
+        upper.as_deref().map_or(Bound::Unbounded, Bound::Excluded),
+        f,
+    )
+}
+
+/// Every cell of the partitions `from <= p < to` (`None`: unbounded).
+pub(crate) fn for_each_cell_between(
+    txn: &RoTxn<'_>,
+    search: &SearchHandle,
+    from: Option<&[u8]>,
+    to: Option<&[u8]>,
+    f: &mut dyn FnMut(&KeywordCellRef<'_>) -> Result<()>,
+) -> Result<()> {
+    let (lower, upper) = (from.map(partition_start), to.map(partition_start));
+    read_cells(
+        txn,
+        search,
+        lower.as_deref().map_or(Bound::Unbounded, Bound::Included),
+        upper.as_deref().map_or(Bound::Unbounded, Bound::Excluded),
+        f,
+    )
+}
+
+fn read_cells(
+    txn: &RoTxn<'_>,
+    search: &SearchHandle,
+    lower: Bound<&[u8]>,
+    upper: Bound<&[u8]>,
+    f: &mut dyn FnMut(&KeywordCellRef<'_>) -> Result<()>,
+) -> Result<()> {
+    let (mut partition, mut term) = (Vec::new(), Vec::new());
+    for item in search.db.range(txn, &(lower, upper)).map_err(|e| Error::lmdb("keyword read", e))? {
+        let (k, v) = item.map_err(|e| Error::lmdb("keyword read", e))?;
+        f(&decode_cell_ref(&search.db_name, &search.schema.fields, k, v, &mut partition, &mut term)?)?;
+    }
+    Ok(())
+}
+
+/// Partition boundaries that cut the keyword rows where the table's
+/// region splits cut its row keys: for each split, the first partition
+/// whose keyword cells sort at or after it (distinct, ascending). When the
+/// partition is the row key's leading string field (the mail table), the
+/// keyword cells between two boundaries are exactly one region's.
+pub(crate) fn partition_splits(
+    txn: &RoTxn<'_>,
+    search: &SearchHandle,
+    splits: &[Vec<u8>],
+) -> Result<Vec<Vec<u8>>> {
+    let mut out: Vec<Vec<u8>> = Vec::new();
+    for split in splits.iter().filter(|s| !s.is_empty()) {
+        let range = (Bound::Included(split.as_slice()), Bound::Unbounded);
+        let Some(item) = search.db.range(txn, &range).map_err(|e| Error::lmdb("keyword read", e))?.next()
+        else {
+            break;
+        };
+        let (k, _) = item.map_err(|e| Error::lmdb("keyword read", e))?;
+        let mut partition = Vec::new();
+        key::take_component_into(k, &mut partition).ok_or_else(|| -> Error {
+            ErrorKind::Corrupted {
+                db: search.db_name.clone(),
+                key: crate::error::preview(k),
+                detail: "bad partition".into(),
+            }
+            .into()
+        })?;
+        if out.last() != Some(&partition) {
+            out.push(partition);
+        }
+    }
+    Ok(out)
+}

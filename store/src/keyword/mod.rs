@@ -1,0 +1,29 @@
+//! Keyword rows: the inbox-search layout, kept beside a table's rows.
+//!
+//! For a table whose schema has a [`SearchSchema`], every write also
+//! maintains its keyword rows, in the same transaction: one row per
+//! partition (the mailbox), one column per (search field, term), one version
+//! per row of the table (the message), the term's positions in that field as
+//! the value. Versions sort newest first by the row's date, then by row key,
+//! so "the newest messages of this mailbox holding these words" is a merge of
+//! version lists read straight from the store.
+//!
+//! Terms come from an [`Analyzer`] given to the store when it is opened
+//! ([`crate::StoreBuilder::analyzer`]); the indexer's analyzer is the one
+//! used for ingest, index building and query parsing, so all of them agree.
+//!
+//! The database `t/<table>/k` holds the cells; their layout is owned by
+//! [`codec`]. Files: `handle` (open keyword rows, a row's cells from its
+//! values), `codec` (cell bytes), `lookup` (lookups and cell reads),
+//! `write` (applying a batch's changes).
+
+mod codec;
+mod handle;
+mod lookup;
+mod write;
+
+pub use codec::{KeywordCell, KeywordCellRef, Positions};
+pub(crate) use handle::{KeywordCells, SearchHandle};
+pub use lookup::{KeywordHit, KeywordPage, KeywordQuery};
+pub(crate) use lookup::{decode_cell, for_each_cell, for_each_cell_between, lookup, partition_splits};
+pub(crate) use write::update;

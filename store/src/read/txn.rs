@@ -1,0 +1,368 @@
+//! Read transactions: a snapshot of every table, and every read the store
+//! offers in it (rows, scans, index and keyword lookups, checks).
+
+use std::ops::Bound;
+
+use heed::{RoTxn, WithoutTls};
+
+use super::options::{ReadOptions, Scan};
+use super::scan::{ScanIter, ScanPage, get_row};
+use crate::cell::Row;
+use crate::db::env::ReadGuard;
+use crate::db::feed::Feed;
+use crate::error::{Error, Result};
+use crate::key::range::cell_bounds;
+use crate::keyword::{KeywordCell, KeywordCellRef, KeywordPage, KeywordQuery};
+use crate::secondary::{IndexPage, IndexQuery, IndexTerm, VerifyReport};
+use crate::stream::{KeyPage, SetOp, combine};
+use crate::table::{Catalog, Region, RegionStats};
+
+/// A read-only snapshot of the whole store. Dropping it ends the transaction.
+///
+/// Everything it returns is owned, so nothing borrows the memory map after
+/// the transaction ends.
+pub struct ReadTxn<'s> {
+    // Field order matters: the LMDB transaction must end before the resize
+    // guard is released.
+    txn: RoTxn<'s, WithoutTls>,
+    catalog: &'s Catalog,
+    feed: Feed,
+    now_ms: u64,
+    _resize_guard: std::sync::RwLockReadGuard<'s, ()>,
+}
+
+impl std::fmt::Debug for ReadTxn<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ReadTxn").field("now_ms", &self.now_ms).finish_non_exhaustive()
+    }
+}
+
+impl<'s> ReadTxn<'s> {
+    /// A snapshot over `read` (a transaction of the store's environment),
+    /// resolving tables through `catalog`.
+    pub(crate) fn new(read: ReadGuard<'s>, catalog: &'s Catalog, feed: Feed, now_ms: u64) -> ReadTxn<'s> {
+        ReadTxn { txn: read.txn, catalog, feed, now_ms, _resize_guard: read.guard }
+    }
+
+    pub(crate) fn raw(&self) -> &RoTxn<'s, WithoutTls> {
+        &self.txn
+    }
+
+    /// The change-feed sequence the next commit after this snapshot gets:
+    /// everything below it is in the snapshot.
+    ///
+    /// # Errors
+    /// `Corrupted`, `Lmdb`.
+    pub fn next_seq(&self) -> Result<u64> {
+        self.feed.next_seq(&self.txn)
+    }
+
+    /// Reads one row: the selected cells, or `None` when none is selected.
+    ///
+    /// # Errors
+    /// `UnknownTable`, `UnknownFamily` (in `read.columns`), `Corrupted`, `Lmdb`.
+    pub fn get(&self, table: &str, row: &[u8], read: &ReadOptions) -> Result<Option<Row>> {
+        let handle = self.catalog.table(table)?;
+        get_row(&self.txn, self.now_ms, &handle, row, read)
+    }
+
+    /// Reads several rows from this snapshot, in the order asked.
+    ///
+    /// # Errors
+    /// As [`ReadTxn::get`].
+    pub fn multi_get(&self, table: &str, rows: &[&[u8]], read: &ReadOptions) -> Result<Vec<Option<Row>>> {
+        let handle = self.catalog.table(table)?;
+        rows.iter().map(|row| get_row(&self.txn, self.now_ms, &handle, row, read)).collect()
+    }
+
+    /// Starts a streaming scan: rows come one at a time and memory stays flat
+    /// however many rows the scan walks. Offset and limit apply; the cursor
+    /// of the last row is [`ScanIter::cursor`].
+    ///
+    /// # Errors
+    /// `UnknownTable`, `UnknownFamily`, `InvalidCursor` (a cursor from a scan
+    /// in the other direction), `Lmdb`.
+    pub fn scan<'t>(&'t self, table: &str, scan: &Scan) -> Result<ScanIter<'t>> {
+        let handle = self.catalog.table(table)?;
+        ScanIter::new(&self.txn, self.now_ms, handle, scan)
+    }
+
+    /// Runs a scan up to its limit; `next_cursor` is set when more rows follow.
+    ///
+    /// # Errors
+    /// As [`ReadTxn::scan`].
+    pub fn scan_page(&self, table: &str, scan: &Scan) -> Result<ScanPage> {
+        self.scan(table, scan)?.into_page()
+    }
+
+    /// Looks rows up in a secondary index of `table`.
+    ///
+    /// # Errors
+    /// As [`Store::index_lookup`].
+    pub fn index_lookup(&self, table: &str, index: &str, query: &IndexQuery) -> Result<IndexPage> {
+        let handle = self.catalog.table(table)?;
+        crate::secondary::lookup(&self.txn, handle.index(index)?, query, self.now_ms)
+    }
+
+    /// Row keys in every lookup (`Intersect`) or any (`Union`), in row-key
+    /// order, after `after`, at most `limit`. Lookups with equality on every
+    /// column of their index stream in row-key order and the intersection
+    /// leapfrogs between them (seeking), so it reads little of long lists;
+    /// other lookups are read whole and sorted first.
+    ///
+    /// # Errors
+    /// `UnknownTable`, `UnknownIndex`, `InvalidIndexQuery`, `Lmdb`.
+    pub fn index_combine(
+        &self,
+        table: &str,
+        terms: &[IndexTerm],
+        op: SetOp,
+        after: Option<&[u8]>,
+        limit: Option<usize>,
+    ) -> Result<KeyPage> {
+        let handle = self.catalog.table(table)?;
+        let raw: &RoTxn<'_> = &self.txn;
+        let mut streams = Vec::with_capacity(terms.len());
+        for term in terms {
+            let index = handle.index(&term.index)?;
+            streams.push(crate::secondary::key_stream(raw, index, &term.query, self.now_ms)?);
+        }
+        combine(streams, op, after, limit)
+    }
+
+    /// The rows of an index lookup's matches, in index order, read in this
+    /// snapshot (a match whose row has no selected cell is skipped).
+    ///
+    /// # Errors
+    /// As [`ReadTxn::index_lookup`] and [`ReadTxn::get`].
+    pub fn index_rows(
+        &self,
+        table: &str,
+        index: &str,
+        query: &IndexQuery,
+        read: &ReadOptions,
+    ) -> Result<(Vec<Row>, Option<String>)> {
+        let page = self.index_lookup(table, index, query)?;
+        let handle = self.catalog.table(table)?;
+        let mut rows = Vec::with_capacity(page.hits.len());
+        for hit in &page.hits {
+            if let Some(row) = get_row(&self.txn, self.now_ms, &handle, &hit.key, read)? {
+                rows.push(row);
+            }
+        }
+        Ok((rows, page.next_cursor))
+    }
+
+    /// The rows of partition `query.partition` holding every term of
+    /// `query.terms`, newest first (by the date column, then row key),
+    /// read straight from the keyword rows: a streaming intersection of the
+    /// terms' version lists that seeks past versions it does not need and
+    /// stops after `limit` hits.
+    ///
+    /// ```
+    /// use rowsearch_store::{FamilySchema, KeywordQuery, PutCell, SearchField, SearchSchema, Store, TableSchema};
+    /// # #[derive(Debug)] struct Words;
+    /// # impl rowsearch_store::Analyzer for Words {
+    /// #     fn terms(&self, _: &SearchField, text: &str, sink: &mut dyn FnMut(&str, u32)) {
+    /// #         for (i, w) in text.split_whitespace().enumerate() { sink(&w.to_lowercase(), i as u32) }
+    /// #     }
+    /// #     fn date_ms(&self, v: &[u8]) -> Option<u64> { std::str::from_utf8(v).ok()?.parse().ok() }
+    /// # }
+    /// let dir = tempfile::tempdir()?;
+    /// let store = Store::builder().analyzer(std::sync::Arc::new(Words)).open(dir.path())?;
+    /// let search = SearchSchema::new([SearchField::text("subject", "m:subject")])
+    ///     .partition("m:user")
+    ///     .date_column("m:date");
+    /// store.create_table("mail", &TableSchema::new([FamilySchema::new("m")]).search(search))?;
+    /// for (key, date, subject) in [("a", "1", "gas prices"), ("b", "3", "Gas deal"), ("c", "2", "power deal")] {
+    ///     let cells = vec![PutCell::new("m", "user", "ann"), PutCell::new("m", "date", date), PutCell::new("m", "subject", subject)];
+    ///     store.put("mail", key.as_bytes(), cells)?;
+    /// }
+    /// let query = KeywordQuery { partition: b"ann".to_vec(), terms: vec!["deal".into()], ..Default::default() };
+    /// let page = store.keyword_lookup("mail", &query)?;
+    /// let keys: Vec<&[u8]> = page.hits.iter().map(|h| h.key.as_slice()).collect();
+    /// assert_eq!(keys, [b"b", b"c"]); // newest first
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    /// `UnknownTable`, `NotSearchable`, `NoAnalyzer`, `InvalidKeywordQuery`
+    /// (no terms after analysis, an unknown `field:`, a bad cursor), `Lmdb`.
+    pub fn keyword_lookup(&self, table: &str, query: &KeywordQuery) -> Result<KeywordPage> {
+        let handle = self.catalog.table(table)?;
+        let search = handle.search()?;
+        let analyzer = self.catalog.analyzer_for(table)?;
+        crate::keyword::lookup(&self.txn, search, analyzer, query)
+    }
+
+    /// Calls `f` with every keyword cell of `partition` (of every partition
+    /// when `None`) in key order: partition, field, term, then newest first.
+    /// The cell is lent, borrowing from the store's pages, so a scan of
+    /// millions of cells copies and allocates nothing per cell;
+    /// [`KeywordCellRef::to_cell`] copies what you keep.
+    ///
+    /// # Errors
+    /// `UnknownTable`, `NotSearchable`, `Corrupted`, `Lmdb`, and whatever
+    /// `f` returns.
+    pub fn for_each_keyword_cell(
+        &self,
+        table: &str,
+        partition: Option<&[u8]>,
+        f: &mut dyn FnMut(&KeywordCellRef<'_>) -> Result<()>,
+    ) -> Result<()> {
+        let handle = self.catalog.table(table)?;
+        crate::keyword::for_each_cell(&self.txn, handle.search()?, partition, f)
+    }
+
+    /// Like [`ReadTxn::for_each_keyword_cell`], over the partitions
+    /// `from <= p < to` (`None`: unbounded), e.g. between two of
+    /// [`ReadTxn::keyword_partition_splits`].
+    ///
+    /// # Errors
+    /// As [`ReadTxn::for_each_keyword_cell`].
+    pub fn for_each_keyword_cell_between(
+        &self,
+        table: &str,
+        from: Option<&[u8]>,
+        to: Option<&[u8]>,
+        f: &mut dyn FnMut(&KeywordCellRef<'_>) -> Result<()>,
+    ) -> Result<()> {
+        let handle = self.catalog.table(table)?;
+        crate::keyword::for_each_cell_between(&self.txn, handle.search()?, from, to, f)
+    }
+
+    /// Partitions that cut the table's keyword rows where its region splits
+    /// cut its rows, ascending: reading between consecutive ones reads whole
+    /// partitions, and, when the partition is the row key's leading string
+    /// field (as in the mail table), exactly one region's keyword rows. Empty
+    /// for a table without splits.
+    ///
+    /// # Errors
+    /// `UnknownTable`, `NotSearchable`, `Corrupted`, `Lmdb`.
+    pub fn keyword_partition_splits(&self, table: &str) -> Result<Vec<Vec<u8>>> {
+        let handle = self.catalog.table(table)?;
+        crate::keyword::partition_splits(&self.txn, handle.search()?, &handle.splits)
+    }
+
+    /// How many keyword cells the table holds (all partitions), read from
+    /// LMDB's counters without a scan: a total for progress reports.
+    ///
+    /// # Errors
+    /// `UnknownTable`, `NotSearchable`, `Lmdb`.
+    pub fn keyword_cell_count(&self, table: &str) -> Result<u64> {
+        let handle = self.catalog.table(table)?;
+        let stat = handle.search()?.db.stat(&self.txn).map_err(|e| Error::lmdb("stat", e))?;
+        Ok(stat.entries as u64)
+    }
+
+    /// The keyword cells that row `row` should have, computed from its
+    /// stored values with the store's analyzer (for checks and reindexing
+    /// one row), in key order.
+    ///
+    /// # Errors
+    /// `UnknownTable`, `NotSearchable`, `NoAnalyzer`, `InvalidRowKey`, `Lmdb`.
+    pub fn row_keyword_cells(&self, table: &str, row: &[u8]) -> Result<Vec<KeywordCell>> {
+        let handle = self.catalog.table(table)?;
+        let search = handle.search()?;
+        let analyzer = self.catalog.analyzer_for(table)?;
+        let values = search.values(&self.txn, &handle.stored_key(row))?;
+        search
+            .entries(analyzer, row, &values)?
+            .iter()
+            .map(|(k, v)| crate::keyword::decode_cell(search, k, v))
+            .collect()
+    }
+
+    /// Compares an index with the data in this snapshot.
+    ///
+    /// # Errors
+    /// As [`Store::verify_index`].
+    pub fn verify_index(&self, table: &str, index: &str) -> Result<VerifyReport> {
+        let handle = self.catalog.table(table)?;
+        let ix = handle.index(index)?;
+        // What the data says, in entry order.
+        let mut expected = Vec::new();
+        for row in self.scan(table, &Scan::new().keys_only(true))? {
+            let row = row?;
+            let stored = handle.stored_key(&row.key);
+            if let Some((k, _)) = ix.entry(&self.txn, &row.key, &stored, self.now_ms)? {
+                expected.push(k);
+            }
+        }
+        expected.sort_unstable();
+        // The main entries and the runs'; a live key in two places is one
+        // extra entry.
+        let actual = ix.live_entries(&self.txn, self.now_ms)?;
+        let mut report = VerifyReport { entries: actual.len() as u64, ..VerifyReport::default() };
+        let (mut i, mut j) = (0, 0);
+        while i < expected.len() || j < actual.len() {
+            let ord = match (expected.get(i), actual.get(j)) {
+                (Some(e), Some(a)) => e.cmp(a),
+                (Some(_), None) => std::cmp::Ordering::Less,
+                _ => std::cmp::Ordering::Greater,
+            };
+            match ord {
+                std::cmp::Ordering::Equal => {
+                    i += 1;
+                    j += 1;
+                }
+                std::cmp::Ordering::Less => {
+                    report.missing_count += 1;
+                    if report.missing.len() < 100 {
+                        let (_, row) =
+                            crate::secondary::entry_row(&ix.db_name, &expected[i], ix.columns.len())?;
+                        report.missing.push(row);
+                    }
+                    i += 1;
+                }
+                std::cmp::Ordering::Greater => {
+                    report.extra_count += 1;
+                    if report.extra.len() < 100 {
+                        report.extra.push(actual[j].clone());
+                    }
+                    j += 1;
+                }
+            }
+        }
+        Ok(report)
+    }
+
+    /// Rows, cells and bytes stored in one region of `table`.
+    ///
+    /// # Errors
+    /// `UnknownTable`, `UnknownRegion`, `Corrupted`, `Lmdb`.
+    pub fn region_stats(&self, table: &str, region: &Region) -> Result<RegionStats> {
+        let handle = self.catalog.table(table)?;
+        let (lo, hi) = cell_bounds(&handle.region_range(region.index)?);
+        let lower = lo.as_deref().map_or(Bound::Unbounded, Bound::Included);
+        let upper = hi.as_deref().map_or(Bound::Unbounded, Bound::Excluded);
+        let (mut cells, mut bytes) = (0u64, 0u64);
+        for family in &handle.families {
+            for item in
+                family.db.range(&self.txn, &(lower, upper)).map_err(|e| Error::lmdb("region stats", e))?
+            {
+                let (k, v) = item.map_err(|e| Error::lmdb("region stats", e))?;
+                cells += 1;
+                bytes += (k.len() + v.len()) as u64;
+            }
+        }
+        let rows = self.count(table, &Scan::new().region(region.index))?;
+        Ok(RegionStats { region: region.clone(), rows, cells, bytes })
+    }
+
+    /// Counts the rows a scan selects, ignoring its limit but not its offset.
+    ///
+    /// # Errors
+    /// As [`ReadTxn::scan`].
+    pub fn count(&self, table: &str, scan: &Scan) -> Result<u64> {
+        let mut scan = scan.clone();
+        scan.limit = None;
+        scan.keys_only = true;
+        let mut n = 0;
+        for row in self.scan(table, &scan)? {
+            row?;
+            n += 1;
+        }
+        Ok(n)
+    }
+}

@@ -1,0 +1,20 @@
+//! Table schemas: declared column families with their version and TTL
+//! rules, and the sections that derive data from them: the typed row key
+//! (`crate::key::rowkey`), secondary indexes ([`index`]) and keyword rows
+//! ([`search`]). Only types and validation live here; the engines that
+//! keep derived data are `crate::secondary` and `crate::keyword`.
+
+mod column;
+mod family;
+mod index;
+mod name;
+mod search;
+mod table;
+
+pub use column::Column;
+pub(crate) use column::parse_column;
+pub use family::FamilySchema;
+pub use index::IndexSchema;
+pub use name::{MAX_FAMILY_NAME_BYTES, MAX_TABLE_NAME_BYTES};
+pub use search::{Analyzer, FieldKind, MAX_SEARCH_FIELDS, SearchField, SearchSchema};
+pub use table::TableSchema;

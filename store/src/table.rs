@@ -1,0 +1,264 @@
+//! Open tables: a table's schema with its family databases, indexes and
+//! keyword rows resolved ([`TableHandle`]), its regions, and the catalog of
+//! the open tables of a store.
+
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+use std::ops::Bound;
+use std::sync::{Arc, RwLock};
+
+use heed::RwTxn;
+
+use crate::db::env::{Environment, read_lock};
+use crate::db::family::FamilyHandle;
+use crate::db::{self as dbs};
+use crate::error::{Error, ErrorKind, Result};
+use crate::key::range::RowRange;
+use crate::key::rowkey::RowKeySchema;
+use crate::keyword::SearchHandle;
+use crate::schema::{Analyzer, TableSchema};
+use crate::secondary::IndexHandle;
+
+/// A table's schema and its open family databases.
+#[derive(Debug)]
+pub(crate) struct TableHandle {
+    pub name: String,
+    pub schema: TableSchema,
+    /// Region boundaries (stored keys): the schema's effective splits.
+    pub splits: Vec<Vec<u8>>,
+    /// Secondary indexes, in schema order.
+    pub indexes: Vec<IndexHandle>,
+    /// Keyword rows, for a table with a `search` section.
+    pub search: Option<SearchHandle>,
+    /// Sorted by family name: HBase's family order.
+    pub families: Vec<Arc<FamilyHandle>>,
+}
+
+impl TableHandle {
+    pub fn is_salted(&self) -> bool {
+        self.schema.row_key.as_ref().is_some_and(RowKeySchema::is_salted)
+    }
+
+    /// The key a row is stored under: salted when the table is.
+    pub fn stored_key<'k>(&self, row: &'k [u8]) -> Cow<'k, [u8]> {
+        match &self.schema.row_key {
+            Some(rk) if rk.is_salted() => Cow::Owned(rk.salt(row)),
+            _ => Cow::Borrowed(row),
+        }
+    }
+
+    /// Stored-key range of region `index`.
+    pub fn region_range(&self, index: usize) -> Result<RowRange> {
+        let splits = &self.splits;
+        if index > splits.len() {
+            return Err(ErrorKind::UnknownRegion {
+                table: self.name.clone(),
+                region: index,
+                regions: splits.len() + 1,
+            }
+            .into());
+        }
+        let lo = if index == 0 { Bound::Unbounded } else { Bound::Included(splits[index - 1].clone()) };
+        let hi = splits.get(index).map_or(Bound::Unbounded, |s| Bound::Excluded(s.clone()));
+        Ok(RowRange { lo, hi })
+    }
+
+    pub fn regions(&self) -> Vec<Region> {
+        let n = self.splits.len() + 1;
+        (0..n)
+            .map(|index| Region {
+                index,
+                start: index.checked_sub(1).map(|i| self.splits[i].clone()),
+                end: self.splits.get(index).cloned(),
+            })
+            .collect()
+    }
+
+    /// Whether a write must read `family` to maintain indexes or keyword rows.
+    pub fn watches(&self, family: &Arc<FamilyHandle>) -> bool {
+        self.indexes.iter().any(|i| i.columns.iter().any(|(f, _)| Arc::ptr_eq(f, family)))
+            || self.search.as_ref().is_some_and(|s| s.reads(family))
+    }
+
+    /// Whether writes maintain anything besides the cells.
+    pub fn is_derived(&self) -> bool {
+        !self.indexes.is_empty() || self.search.is_some()
+    }
+
+    /// The keyword rows.
+    pub fn search(&self) -> Result<&SearchHandle> {
+        self.search.as_ref().ok_or_else(|| ErrorKind::NotSearchable { table: self.name.clone() }.into())
+    }
+
+    pub fn index(&self, name: &str) -> Result<&IndexHandle> {
+        self.indexes.iter().find(|i| i.schema.name == name).ok_or_else(|| {
+            ErrorKind::UnknownIndex { table: self.name.clone(), index: name.to_owned() }.into()
+        })
+    }
+
+    pub fn family(&self, name: &str) -> Result<&Arc<FamilyHandle>> {
+        self.families.iter().find(|f| f.schema.name == name).ok_or_else(|| {
+            ErrorKind::UnknownFamily { table: self.name.clone(), family: name.to_owned() }.into()
+        })
+    }
+}
+
+/// One region: a range of stored keys (salt byte included).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Region {
+    /// Position in key order, from 0.
+    pub index: usize,
+    /// First stored key (inclusive); `None` for the first region.
+    #[serde(serialize_with = "opt_binstr")]
+    pub start: Option<Vec<u8>>,
+    /// End (exclusive); `None` for the last region.
+    #[serde(serialize_with = "opt_binstr")]
+    pub end: Option<Vec<u8>>,
+}
+
+fn opt_binstr<S: serde::Serializer>(
+    key: &Option<Vec<u8>>,
+    serializer: S,
+) -> std::result::Result<S::Ok, S::Error> {
+    match key {
+        Some(k) => serializer.serialize_some(&crate::binstr::encode(k)),
+        None => serializer.serialize_none(),
+    }
+}
+
+/// What a region holds.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct RegionStats {
+    /// The region.
+    #[serde(flatten)]
+    pub region: Region,
+    /// Rows with at least one live cell.
+    pub rows: u64,
+    /// Stored cells, all versions.
+    pub cells: u64,
+    /// Key and value bytes of those cells.
+    pub bytes: u64,
+}
+
+/// Size figures of one table.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct TableStats {
+    /// Stored cells (all versions, including expired ones not yet purged).
+    pub cells: u64,
+    /// Bytes of LMDB pages used by the table's families.
+    pub bytes: u64,
+}
+
+/// The open tables of a store, by name, and the analyzer that keyword
+/// rows are built with. Shared by readers and the writer.
+#[derive(Debug)]
+pub(crate) struct Catalog {
+    tables: RwLock<BTreeMap<String, Arc<TableHandle>>>,
+    analyzer: Option<Arc<dyn Analyzer>>,
+}
+
+impl Catalog {
+    pub fn new(tables: BTreeMap<String, Arc<TableHandle>>, analyzer: Option<Arc<dyn Analyzer>>) -> Catalog {
+        Catalog { tables: RwLock::new(tables), analyzer }
+    }
+
+    /// An open table; `UnknownTable` when there is none of that name.
+    pub fn table(&self, table: &str) -> Result<Arc<TableHandle>> {
+        read_lock(&self.tables)
+            .get(table)
+            .cloned()
+            .ok_or_else(|| ErrorKind::UnknownTable { table: table.to_owned() }.into())
+    }
+
+    /// Names of all tables, sorted.
+    pub fn names(&self) -> Vec<String> {
+        read_lock(&self.tables).keys().cloned().collect()
+    }
+
+    /// Every open table.
+    pub fn all(&self) -> Vec<Arc<TableHandle>> {
+        read_lock(&self.tables).values().cloned().collect()
+    }
+
+    /// Serves `handle` for its table from now on.
+    pub fn insert(&self, handle: Arc<TableHandle>) {
+        self.tables.write().unwrap_or_else(|e| e.into_inner()).insert(handle.name.clone(), handle);
+    }
+
+    /// Stops serving `table`.
+    pub fn remove(&self, table: &str) {
+        self.tables.write().unwrap_or_else(|e| e.into_inner()).remove(table);
+    }
+
+    /// The analyzer, if the store has one.
+    pub fn analyzer(&self) -> Option<&Arc<dyn Analyzer>> {
+        self.analyzer.as_ref()
+    }
+
+    /// The analyzer for writing or reading `table`'s keyword rows;
+    /// `NoAnalyzer` without one.
+    pub fn analyzer_for(&self, table: &str) -> Result<&dyn Analyzer> {
+        self.analyzer.as_deref().ok_or_else(|| ErrorKind::NoAnalyzer { table: table.to_owned() }.into())
+    }
+}
+
+/// Opens (creating what is missing) the databases of table `name`.
+pub(crate) fn open_table(
+    env: &Environment,
+    wtxn: &mut RwTxn,
+    name: &str,
+    schema: TableSchema,
+    max_dbs: u32,
+) -> Result<TableHandle> {
+    let splits = schema.effective_splits();
+    let mut families = Vec::with_capacity(schema.families.len());
+    for family in &schema.families {
+        let db_name = dbs::family_db(name, &family.name);
+        let db = env.create_db(wtxn, &db_name, max_dbs, "create family database")?;
+        families.push(Arc::new(FamilyHandle {
+            name: Arc::from(family.name.as_str()),
+            schema: family.clone(),
+            db_name,
+            db,
+        }));
+    }
+    families.sort_by(|a, b| a.schema.name.cmp(&b.schema.name));
+    let mut indexes = Vec::with_capacity(schema.indexes.len());
+    for index in &schema.indexes {
+        let db_name = dbs::index_db(name, &index.name);
+        let db = env.create_db(wtxn, &db_name, max_dbs, "create index database")?;
+        let pending =
+            env.create_db(wtxn, &dbs::pending_index_db(name, &index.name), max_dbs, "create index database")?;
+        let invalid =
+            |reason: String| -> Error { ErrorKind::InvalidSchema { table: name.to_owned(), reason }.into() };
+        let mut columns = Vec::new();
+        for (family, qualifier) in index.parsed_columns().map_err(invalid)? {
+            let handle = families
+                .iter()
+                .find(|f| f.schema.name == family)
+                .ok_or_else(|| invalid(format!("index {:?}: unknown family {family:?}", index.name)))?;
+            columns.push((handle.clone(), qualifier));
+        }
+        indexes.push(IndexHandle {
+            schema: index.clone(),
+            table: name.to_owned(),
+            splits: splits.clone(),
+            db_name,
+            db,
+            pending,
+            columns,
+        });
+    }
+    let search = match &schema.search {
+        None => None,
+        Some(search) => {
+            let db_name = dbs::keyword_db(name);
+            let db = env.create_db(wtxn, &db_name, max_dbs, "create keyword database")?;
+            Some(
+                SearchHandle::open(search, &schema, &families, db_name, db)
+                    .map_err(|reason| ErrorKind::InvalidSchema { table: name.to_owned(), reason })?,
+            )
+        }
+    };
+    Ok(TableHandle { name: name.to_owned(), schema, splits, families, indexes, search })
+}

@@ -1,0 +1,265 @@
+//! Applying a batch: validation, the cells, derived data and the change
+//! feed in one write transaction; and preparing a batch's keyword cells
+//! ahead, outside the writer lock.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+
+use super::batch::{Batch, Delete, Mutation};
+use super::derived::{index_entries, keyword_entries, rows_exist, update_indexes};
+use super::row::{delete_row, put_row};
+use crate::cell::PutCell;
+use crate::clock::Clock;
+use crate::db::env::Environment;
+use crate::db::feed::{CommitInfo, Feed};
+use crate::db::meta::Meta;
+use crate::error::Result;
+use crate::key;
+use crate::keyword::KeywordCells;
+use crate::table::{Catalog, TableHandle};
+
+/// A row's keyword cells computed ahead, with the table handle they were
+/// computed for.
+type Ahead = (Arc<TableHandle>, KeywordCells);
+
+/// A batch with the keyword cells of the rows it creates computed ahead
+/// ([`crate::Store::prepare`]).
+#[derive(Debug)]
+pub struct PreparedBatch {
+    batch: Batch,
+    /// Per mutation, when computed: the table handle and the row's keyword
+    /// cells from its puts.
+    keywords: Vec<Option<Ahead>>,
+}
+
+impl PreparedBatch {
+    /// The keyword cells computed ahead, per mutation.
+    pub(crate) fn ahead(&self) -> &[Option<Ahead>] {
+        &self.keywords
+    }
+
+    /// The batch.
+    pub fn batch(&self) -> &Batch {
+        &self.batch
+    }
+
+    /// The batch back.
+    pub fn into_batch(self) -> Batch {
+        self.batch
+    }
+}
+
+/// What a write needs of the store: its environment, catalog, feed and
+/// clock. Made for each call; holds nothing of its own.
+pub(crate) struct Writer<'s> {
+    pub env: &'s Environment,
+    pub catalog: &'s Catalog,
+    pub meta: Meta,
+    pub feed: Feed,
+    pub clock: &'s dyn Clock,
+    pub max_dbs: u32,
+    pub index_pending_runs: usize,
+}
+
+impl Writer<'_> {
+    /// Does the part of writing `batch` that needs no transaction, in the
+    /// calling thread and without the writer lock: the keyword cells of
+    /// each row the batch creates from its puts (tokenizing the searchable
+    /// text is most of the cost of writing mail). [`crate::Store::apply_prepared`]
+    /// then writes it like [`crate::Store::apply`], using that work for rows that
+    /// turn out to be new. A bulk loader prepares the next batch on one
+    /// thread while another applies the last one.
+    ///
+    /// Only batches that put each row once are prepared, and only rows
+    /// whose searchable columns get one cell each, so which value is newest
+    /// does not depend on the time of the write. Preparing never fails: a
+    /// batch that [`crate::Store::apply`] would refuse is left unprepared, and
+    /// [`crate::Store::apply_prepared`] refuses it the same way.
+    pub fn prepare(&self, batch: Batch) -> PreparedBatch {
+        match self.keywords_ahead(&batch) {
+            Ok(keywords) => PreparedBatch { batch, keywords },
+            Err(_) => PreparedBatch { batch, keywords: Vec::new() },
+        }
+    }
+
+    /// Per mutation of a batch putting each row once, the keyword cells of
+    /// its row from its puts where they do not depend on the time.
+    fn keywords_ahead(&self, batch: &Batch) -> Result<Vec<Option<Ahead>>> {
+        let handles = self.check_batch(batch)?;
+        let now_ms = self.clock.now_ms();
+        let mut keywords = Vec::new();
+        if touched_rows(batch).len() != batch.mutations.len() {
+            return Ok(keywords);
+        }
+        for m in &batch.mutations {
+            let handle = &handles[m.table()];
+            let (Mutation::Put { row, cells, .. }, Some(search)) = (m, &handle.search) else {
+                keywords.push(None);
+                continue;
+            };
+            let refs: Vec<&PutCell> = cells.iter().collect();
+            let single = search.columns.iter().all(|(family, qualifier)| {
+                refs.iter().filter(|c| *c.family == *family.name && c.qualifier == *qualifier).count() <= 1
+            });
+            if !single {
+                keywords.push(None);
+                continue;
+            }
+            let analyzer = self.catalog.analyzer_for(&handle.name)?;
+            let values = search.values_from_puts(&refs, now_ms);
+            keywords.push(Some((handle.clone(), search.entries(analyzer, row, &values)?)));
+        }
+        Ok(keywords)
+    }
+
+    /// Writes `batch` ([`crate::Store::apply`]), with the keyword cells of new rows computed ahead
+    /// per mutation where `keywords` has them (for the table handle they
+    /// were computed with).
+    pub fn apply(&self, batch: &Batch, keywords: &[Option<Ahead>]) -> Result<CommitInfo> {
+        let _writer = self.env.lock_writer()?;
+        // Checked under the writer lock, so no table is dropped meanwhile.
+        let handles = self.check_batch(batch)?;
+        let now_ms = self.clock.now_ms();
+        let touched = touched_rows(batch);
+        // Rows of indexed or searchable tables: their entries and keyword
+        // cells before and after the batch.
+        let indexed: Vec<(&TableHandle, &[u8])> =
+            touched.iter().map(|(t, r)| (&*handles[*t], *r)).filter(|(h, _)| h.is_derived()).collect();
+        // For each of them, the cells put when the batch only puts into it.
+        let puts_only: Vec<Option<Vec<&PutCell>>> = if touched.len() == batch.mutations.len() {
+            // One mutation per row, in order (bulk loads): no lookup needed.
+            batch
+                .mutations
+                .iter()
+                .filter(|m| handles[m.table()].is_derived())
+                .map(|m| match m {
+                    Mutation::Put { cells, .. } => Some(cells.iter().collect()),
+                    Mutation::Delete { .. } => None,
+                })
+                .collect()
+        } else {
+            let position: HashMap<(&str, &[u8]), usize> =
+                indexed.iter().enumerate().map(|(i, (h, r))| ((h.name.as_str(), *r), i)).collect();
+            let mut out: Vec<Option<Vec<&PutCell>>> = vec![Some(Vec::new()); indexed.len()];
+            for m in &batch.mutations {
+                if let Some(&i) = position.get(&(m.table(), m.row())) {
+                    match m {
+                        Mutation::Put { cells, .. } => {
+                            if let Some(v) = &mut out[i] {
+                                v.extend(cells.iter());
+                            }
+                        }
+                        Mutation::Delete { .. } => out[i] = None,
+                    }
+                }
+            }
+            out
+        };
+        // Keyword cells computed ahead, aligned with `indexed`: only for a
+        // batch of one mutation per row (so the i-th derived mutation is
+        // the i-th indexed row), and only if the table is unchanged since.
+        let ahead: Vec<Option<&KeywordCells>> =
+            if !keywords.is_empty() && touched.len() == batch.mutations.len() {
+                batch
+                    .mutations
+                    .iter()
+                    .zip(keywords)
+                    .filter(|(m, _)| handles[m.table()].is_derived())
+                    .map(|(m, k)| match k {
+                        Some((h, entries)) if Arc::ptr_eq(h, &handles[m.table()]) => Some(entries),
+                        _ => None,
+                    })
+                    .collect()
+            } else {
+                Vec::new()
+            };
+        self.env.write_txn(|wtxn| {
+            let existed = rows_exist(wtxn, &indexed)?;
+            let before = index_entries(wtxn, &indexed, &existed, None, now_ms)?;
+            let keywords_before = keyword_entries(self.catalog, wtxn, &indexed, &existed, None, &[], now_ms)?;
+            let mut buf = Vec::with_capacity(256);
+            let mut handle = None::<&Arc<TableHandle>>;
+            // With one mutation per row, the i-th mutation of a derived
+            // table is row `indexed[i]`, whose existence is known.
+            let bulk = touched.len() == batch.mutations.len();
+            let mut derived = 0;
+            for mutation in &batch.mutations {
+                let h = match handle {
+                    Some(h) if h.name == mutation.table() => h,
+                    _ => &handles[mutation.table()],
+                };
+                handle = Some(h);
+                let new_row = if h.is_derived() {
+                    derived += 1;
+                    bulk && !existed[derived - 1]
+                } else {
+                    false
+                };
+                let row = h.stored_key(mutation.row());
+                match mutation {
+                    Mutation::Put { cells, .. } => put_row(wtxn, h, &row, cells, new_row, now_ms, &mut buf)?,
+                    Mutation::Delete { what, .. } => delete_row(wtxn, h, &row, what)?,
+                }
+            }
+            let after = index_entries(wtxn, &indexed, &existed, Some(&puts_only), now_ms)?;
+            update_indexes(wtxn, &indexed, &before, &after, self.index_pending_runs)?;
+            let keywords_after =
+                keyword_entries(self.catalog, wtxn, &indexed, &existed, Some(&puts_only), &ahead, now_ms)?;
+            crate::keyword::update(
+                wtxn,
+                indexed
+                    .iter()
+                    .zip(&keywords_before)
+                    .zip(&keywords_after)
+                    .filter_map(|(((t, _), b), a)| t.search.as_ref().map(|s| (s, &**b, &**a))),
+            )?;
+            self.feed.append(wtxn, &touched)
+        })
+    }
+
+    /// Validates a batch before any write and resolves its tables.
+    fn check_batch(&self, batch: &Batch) -> Result<BTreeMap<String, Arc<TableHandle>>> {
+        let mut handles: BTreeMap<String, Arc<TableHandle>> = BTreeMap::new();
+        for mutation in &batch.mutations {
+            let table = mutation.table();
+            if !handles.contains_key(table) {
+                handles.insert(table.to_owned(), self.catalog.table(table)?);
+            }
+            let handle = &handles[table];
+            key::check_row_key(table, mutation.row())?;
+            match mutation {
+                Mutation::Put { cells, .. } => {
+                    for cell in cells {
+                        handle.family(&cell.family)?;
+                        key::check_qualifier(&cell.family, &cell.qualifier)?;
+                    }
+                }
+                Mutation::Delete { what, .. } => match what {
+                    Delete::Row { .. } => {}
+                    Delete::Family { family, .. } => {
+                        handle.family(family)?;
+                    }
+                    Delete::Column { family, qualifier, .. } | Delete::Version { family, qualifier, .. } => {
+                        handle.family(family)?;
+                        key::check_qualifier(family, qualifier)?;
+                    }
+                },
+            }
+        }
+        Ok(handles)
+    }
+}
+
+/// The rows a batch touches, each once, in the order of its first mutation.
+pub(crate) fn touched_rows(batch: &Batch) -> Vec<(&str, &[u8])> {
+    let rows = batch.mutations.iter().map(|m| (m.table(), m.row()));
+    // Bulk loads come sorted: strictly ascending rows are already distinct.
+    if batch.mutations.windows(2).all(|w| (w[0].table(), w[0].row()) < (w[1].table(), w[1].row())) {
+        return rows.collect();
+    }
+    let mut order: Vec<((&str, &[u8]), usize)> = rows.zip(0..).collect();
+    order.sort_unstable();
+    order.dedup_by(|later, first| later.0 == first.0);
+    order.sort_unstable_by_key(|&(_, i)| i);
+    order.into_iter().map(|(row, _)| row).collect()
+}

@@ -1,0 +1,15 @@
+//! Writing: batches of mutations ([`batch`]), applying them with their
+//! derived data and feed entries in one transaction ([`apply`]), the cells
+//! of one row ([`row`]), derived data kept in step ([`derived`]), and
+//! schema changes and compaction ([`admin`]).
+
+mod admin;
+mod apply;
+mod batch;
+mod derived;
+mod row;
+
+pub use admin::CompactReport;
+pub use apply::PreparedBatch;
+pub(crate) use apply::Writer;
+pub use batch::{Batch, Delete, Mutation};
