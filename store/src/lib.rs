@@ -68,9 +68,8 @@ pub use cell::{Cell, PutCell, Row};
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use db::feed::{CommitInfo, FeedEntry};
 pub use error::{Error, ErrorKind, Result};
-pub use filter::{
-    Comparator, CompareOp, Filter, ListOp, MAX_FILTER_BYTES, MAX_FILTER_DEPTH, RegexComparator,
-};
+pub use filter::lang::{MAX_FILTER_BYTES, MAX_FILTER_DEPTH};
+pub use filter::{Comparator, CompareOp, Filter, ListOp, RegexComparator};
 pub use key::rowkey::{
     KeyField, KeyOrder, KeyType, KeyValue, MAX_SALT_BUCKETS, RowKeySchema, compare_tuples,
 };

@@ -27,9 +27,7 @@ use std::ops::Bound;
 use crate::cell::Cell;
 use crate::key::range::RowRange;
 
-mod lang;
-
-pub use lang::{MAX_FILTER_BYTES, MAX_FILTER_DEPTH};
+pub(crate) mod lang;
 
 /// A comparison operator: `subject OP operand`, where the subject is the
 /// row key, family, qualifier or value and the operand the comparator's.

@@ -100,7 +100,7 @@ fn scan_range(scan: &Scan) -> Result<RowRange> {
 /// Keeps the newest `versions` cells of each column; `cells` are in HBase
 /// order (each column's versions adjacent, newest first).
 fn limit_versions(cells: &mut Vec<Cell>, versions: u32) {
-    if versions == crate::read::ALL_VERSIONS || cells.len() < 2 {
+    if versions == super::options::ALL_VERSIONS || cells.len() < 2 {
         return;
     }
     let mut run = 0u32;
@@ -409,7 +409,7 @@ impl<'t> ScanIter<'t> {
         // With a filter, every version reaches it; the limit applies after.
         let mut read = scan.read.clone();
         if scan.filter.is_some() {
-            read.versions = crate::read::ALL_VERSIONS;
+            read.versions = super::options::ALL_VERSIONS;
         }
         let mut sources = Vec::with_capacity(buckets.len());
         if !range.is_empty() {
