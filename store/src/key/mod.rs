@@ -250,6 +250,29 @@ pub fn prefix_successor(prefix: &[u8]) -> Option<Vec<u8>> {
 mod tests {
     use super::*;
 
+    /// The cell key's bytes are pinned: a store written by one build is
+    /// read by the next.
+    #[test]
+    fn cell_key_bytes_are_pinned() {
+        let key = CellKey::encode(b"r\x00w", b"q", 5);
+        let mut want = b"r\x00\xffw\x00\x01q\x00\x01".to_vec();
+        want.extend_from_slice(&(!5u64).to_be_bytes());
+        assert_eq!(key, want);
+        assert_eq!(row_start(b"r"), b"r\x00\x01");
+        assert_eq!(row_end(b"r"), b"r\x00\x02");
+        assert_eq!(column_prefix(b"r", b"q"), b"r\x00\x01q\x00\x01");
+        // Order: rows bytewise (a prefix first), then qualifier, then newest first.
+        let ordered = [
+            CellKey::encode(b"a", b"q", 9),
+            CellKey::encode(b"a", b"q", 1),
+            CellKey::encode(b"a", b"r", 9),
+            CellKey::encode(b"a\x00", b"", 9),
+            CellKey::encode(b"a\x01", b"", 9),
+            CellKey::encode(b"ab", b"", 9),
+        ];
+        assert!(ordered.windows(2).all(|w| w[0] < w[1]));
+    }
+
     #[test]
     fn cell_key_roundtrips_zero_and_ff_bytes() {
         let cases: &[(&[u8], &[u8], u64)] =

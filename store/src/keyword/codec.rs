@@ -241,6 +241,53 @@ pub(crate) fn decode_cell_ref<'a>(
 mod tests {
     use super::*;
 
+    /// The keyword cell's bytes are pinned: a store written by one build is
+    /// read by the next.
+    #[test]
+    fn cell_bytes_are_pinned_and_decode() {
+        let mut key = Vec::new();
+        push_cell_key(&mut key, &partition_start(b"ann"), 1, "gas", 7, b"r\x00");
+        let mut want = b"ann\x00\x01\x01gas\x00\x01".to_vec();
+        want.extend_from_slice(&(!7u64).to_be_bytes());
+        want.extend_from_slice(b"r\x00");
+        assert_eq!(key, want);
+        assert_eq!(term_prefix(&partition_start(b"ann"), 1, "gas"), b"ann\x00\x01\x01gas\x00\x01");
+        let mut positions = Vec::new();
+        for delta in [3, 4] {
+            push_varint(&mut positions, delta);
+        }
+        let fields = [SearchField::text("subject", "m:s"), SearchField::text("body", "b:b")];
+        let (mut p, mut t) = (Vec::new(), Vec::new());
+        let cell = decode_cell_ref("t/k", &fields, &key, &positions, &mut p, &mut t).unwrap();
+        assert_eq!(
+            cell.to_cell(),
+            KeywordCell {
+                partition: b"ann".to_vec(),
+                field: "body".into(),
+                term: "gas".into(),
+                date_ms: 7,
+                key: b"r\x00".to_vec(),
+                positions: vec![3, 7],
+            }
+        );
+        assert_eq!(split_tail("t/k", &key[key.len() - 10..]).unwrap(), (7, &b"r\x00"[..]));
+    }
+
+    #[test]
+    fn versions_sort_newest_first_then_by_key() {
+        let cell = |date: u64, row: &[u8]| {
+            let mut k = Vec::new();
+            push_cell_key(&mut k, &partition_start(b"p"), 0, "t", date, row);
+            k
+        };
+        assert!(cell(9, b"b") < cell(1, b"a"));
+        assert!(cell(5, b"a") < cell(5, b"b"));
+        // Another term, another partition: after every version.
+        let mut other = Vec::new();
+        push_cell_key(&mut other, &partition_start(b"p"), 0, "u", u64::MAX, b"");
+        assert!(cell(0, b"zz") < other);
+    }
+
     #[test]
     fn positions_round_trip() {
         for positions in [vec![], vec![0], vec![0, 1, 2], vec![5, 200, 70_000, u32::MAX]] {

@@ -179,3 +179,58 @@ impl IndexHandle {
         self.assemble(row, stored, &newest, now_ms)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The entry's bytes are pinned: a store written by one build is read
+    /// by the next.
+    #[test]
+    fn entry_bytes_are_pinned_and_decode() {
+        let mut entry = eq_prefix(&[], 3, &[b"ann".to_vec(), b"x\x00".to_vec()]);
+        push_escaped(&mut entry, b"row1");
+        assert_eq!(entry, b"\x00\x03ann\x00\x01x\x00\xff\x00\x01row1\x00\x01");
+        let (values, row) = entry_row("t/i", &entry, 2).unwrap();
+        assert_eq!((values, row), (vec![b"ann".to_vec(), b"x\x00".to_vec()], b"row1".to_vec()));
+        // A run prefix comes first; the region follows it.
+        assert_eq!(eq_prefix(&[0, 0, 0, 7], 1, &[]), [0, 0, 0, 7, 0, 1]);
+        assert!(entry_row("t/i", &entry, 3).is_err());
+        assert!(entry_row("t/i", b"\x00", 0).is_err());
+    }
+
+    #[test]
+    fn entries_sort_by_region_then_values_then_row() {
+        let entry = |region: u16, value: &[u8], row: &[u8]| {
+            let mut e = eq_prefix(&[], region, &[value.to_vec()]);
+            push_escaped(&mut e, row);
+            e
+        };
+        let ordered = [
+            entry(0, b"b", b"z"),
+            entry(1, b"a", b"z"),
+            entry(1, b"a\x00", b"a"),
+            entry(1, b"ab", b"a"),
+            entry(1, b"ab", b"b"),
+        ];
+        assert!(ordered.windows(2).all(|w| w[0] < w[1]));
+    }
+
+    #[test]
+    fn expiry_value_is_empty_for_never() {
+        let never = u64::MAX.to_be_bytes();
+        assert_eq!(entry_value(&never, u64::MAX), b"");
+        assert_eq!(entry_expiry(b""), u64::MAX);
+        let at = 1234u64.to_be_bytes();
+        assert_eq!(entry_value(&at, 1234), at);
+        assert_eq!(entry_expiry(&at), 1234);
+    }
+
+    #[test]
+    fn region_of_counts_the_splits_at_or_below() {
+        let splits = [b"g".to_vec(), b"p".to_vec()];
+        assert_eq!(region_of(&splits, b"a"), 0);
+        assert_eq!(region_of(&splits, b"g"), 1);
+        assert_eq!(region_of(&splits, b"z"), 2);
+    }
+}
