@@ -1,6 +1,8 @@
 //! rowsearch-indexer: the analyzer shared by ingest, keyword rows and
-//! queries; mail ingest from files; and (with later work) the tantivy index
-//! generations built from the store's keyword rows.
+//! queries; mail ingest from files; the tantivy index generations built
+//! from the store's keyword rows (full and incremental reindex), their
+//! readers, and the check of store, keyword rows and index against each
+//! other.
 //!
 //! ```
 //! use rowsearch_indexer::{IngestOptions, ingest, open_store};

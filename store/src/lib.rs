@@ -24,8 +24,9 @@
 //! Limits: row keys 1 to [`MAX_ROW_KEY_BYTES`] bytes, qualifiers at most
 //! [`MAX_QUALIFIER_BYTES`], table names at most [`MAX_TABLE_NAME_BYTES`],
 //! family names at most [`MAX_FAMILY_NAME_BYTES`] (ASCII letters, digits,
-//! `_ - .`), and at most [`DEFAULT_MAX_DBS`] families across all tables unless
-//! [`StoreBuilder::max_dbs`] says otherwise.
+//! `_ - .`), and at most [`DEFAULT_MAX_DBS`] LMDB databases for tables
+//! (one per family, two per secondary index, one per searchable table's
+//! keyword rows) unless [`StoreBuilder::max_dbs`] says otherwise.
 //!
 //! ```
 //! use rowsearch_store::{Batch, FamilySchema, PutCell, Scan, Store, TableSchema};

@@ -23,7 +23,10 @@ use crate::write::{Batch, CompactReport, Delete, PreparedBatch, Writer};
 
 /// Default initial size of the memory map (it grows on demand).
 pub const DEFAULT_MAP_SIZE_BYTES: usize = 1 << 30;
-/// Default limit on LMDB databases, i.e. on column families across all tables.
+/// Default limit on the LMDB databases of a store's tables: one per column
+/// family, two per secondary index (its entries and its pending runs) and
+/// one for a table's keyword rows, across all tables. The store's own
+/// databases (metadata and change feed) come on top.
 pub const DEFAULT_MAX_DBS: u32 = 1024;
 
 /// Options for opening a [`Store`].
@@ -58,7 +61,7 @@ impl StoreBuilder {
         self
     }
 
-    /// Most column families across all tables (each is an LMDB database).
+    /// Most LMDB databases for tables (see [`DEFAULT_MAX_DBS`]).
     pub fn max_dbs(mut self, max_dbs: u32) -> StoreBuilder {
         self.max_dbs = max_dbs;
         self
