@@ -4,7 +4,7 @@
 //! walks in random page sizes equal the one-shot scan; region-limited scans
 //! partition the table.
 
-mod common;
+use crate::common;
 
 use common::filter_gen::{bytes, filter};
 use common::filter_model::FilterModel;

@@ -4,7 +4,7 @@
 //! test; for the 10-minute run: `ROWSEARCH_FUZZ_SECONDS=600 cargo test
 //! --release -p rowsearch-store --test filter_fuzz -- --nocapture`.
 
-mod common;
+use crate::common;
 
 use std::cell::Cell;
 use std::time::{Duration, Instant};

@@ -3,7 +3,7 @@
 //! equal those computed from the model's rows, and keyword lookups equal a
 //! brute-force search of the model, page by page; also after a reopen.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;

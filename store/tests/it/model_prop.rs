@@ -2,7 +2,7 @@
 //! store and the in-memory model (tests/common/model.rs); every read must agree,
 //! also after the store is closed and reopened.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

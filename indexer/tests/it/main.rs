@@ -1,0 +1,6 @@
+//! The indexer's integration tests: one test binary (one link), one module
+//! per area.
+
+mod ingest;
+mod reindex;
+mod reindex_prop;

@@ -1,0 +1,13 @@
+//! The store's integration tests: one test binary (one link), one module
+//! per area.
+
+mod common;
+
+mod api;
+mod filter_fuzz;
+mod filter_prop;
+mod filters;
+mod index;
+mod keyword_prop;
+mod model_prop;
+mod rowkey_prop;
