@@ -98,7 +98,7 @@ pub enum Error {
     },
     /// A planned failure (tests only).
     #[error("failpoint {0:?} reached")]
-    FailPoint(crate::build::FailPoint),
+    FailPoint(FailPoint),
     /// Writing the report file failed.
     #[error("cannot write report {path}: {source}")]
     Report {
@@ -129,4 +129,24 @@ impl Error {
             | Error::FailPoint(_) => false,
         }
     }
+}
+
+/// A planned failure, for tests of what a failed reindex leaves behind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FailPoint {
+    /// Full: after the documents are added, before the tantivy commit.
+    BeforeCommit,
+    /// Full: after the commit, before the pointer switch.
+    BeforeSwitch,
+    /// Incremental: after half of the changed rows, before the commit.
+    MidIncremental,
+}
+
+/// Maps a tantivy error of operation `op` on `table`'s index.
+pub(crate) fn tantivy_err(
+    table: &str,
+    op: &'static str,
+) -> impl FnOnce(tantivy::TantivyError) -> Error + use<> {
+    let table = table.to_owned();
+    move |source| Error::Tantivy { table, op, source }
 }

@@ -15,6 +15,9 @@ use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use serde::{Deserialize, Serialize};
+use tantivy::Index;
+
 use crate::{Error, Result};
 
 const CURRENT: &str = "CURRENT";
@@ -227,5 +230,47 @@ mod tests {
         idx.lock().expect("released on drop");
         std::fs::write(idx.pointer_path(), "gen-x\n").unwrap();
         assert!(matches!(idx.current(), Err(Error::Corrupted { .. })));
+    }
+}
+
+/// What each tantivy commit of a generation records (its payload, JSON):
+/// the first change-feed sequence the generation has not absorbed. The
+/// one owner of that layout: builds write it with [`commit_payload`],
+/// readers read it with [`indexed_next_seq`].
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+pub(crate) struct Payload {
+    /// The first feed sequence not yet applied.
+    pub next_seq: u64,
+}
+
+/// The payload of a commit that absorbed the feed below `next_seq`.
+pub(crate) fn commit_payload(next_seq: u64) -> String {
+    serde_json::to_string(&Payload { next_seq }).unwrap_or_default()
+}
+
+/// The feed sequence a generation's last commit recorded.
+pub(crate) fn indexed_next_seq(table: &str, index: &Index) -> Result<u64> {
+    let metas = index.load_metas().map_err(crate::error::tantivy_err(table, "read commit"))?;
+    let payload = metas.payload.ok_or_else(|| Error::Corrupted {
+        path: std::path::PathBuf::from(format!("index/{table}")),
+        detail: "commit has no payload".into(),
+    })?;
+    serde_json::from_str::<Payload>(&payload).map(|p| p.next_seq).map_err(|e| Error::Corrupted {
+        path: std::path::PathBuf::from(format!("index/{table}")),
+        detail: format!("bad commit payload {payload:?}: {e}"),
+    })
+}
+
+#[cfg(test)]
+mod payload_tests {
+    use super::*;
+
+    /// The payload is pinned: generations written by one build are read by
+    /// the next.
+    #[test]
+    fn commit_payload_is_pinned() {
+        assert_eq!(commit_payload(42), r#"{"next_seq":42}"#);
+        assert_eq!(serde_json::from_str::<Payload>(r#"{"next_seq":7}"#).map(|p| p.next_seq).ok(), Some(7));
     }
 }

@@ -25,6 +25,7 @@
 
 pub mod analyzer;
 mod build;
+mod changes;
 pub mod doc;
 mod error;
 pub mod generation;
@@ -38,10 +39,9 @@ use std::sync::Arc;
 
 pub use analyzer::TextAnalyzer;
 pub use build::{
-    DEFAULT_MEMORY_BUDGET_BYTES, FailPoint, ReindexMode, ReindexOptions, ReindexProgress, ReindexReport,
-    reindex,
+    DEFAULT_MEMORY_BUDGET_BYTES, ReindexMode, ReindexOptions, ReindexProgress, ReindexReport, reindex,
 };
-pub use error::{Error, Result};
+pub use error::{Error, FailPoint, Result};
 pub use ingest::{
     DEFAULT_MAX_MESSAGE_BYTES, Format, IngestOptions, IngestProgress, IngestReport, Skipped, ingest,
 };

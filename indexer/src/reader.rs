@@ -16,9 +16,10 @@ use tantivy::query::{BooleanQuery, Occur, Query, QueryParser, TermQuery};
 use tantivy::schema::IndexRecordOption;
 use tantivy::{Index, IndexReader, Order, ReloadPolicy, Term};
 
-use crate::build::{indexed_next_seq, tantivy_err};
 use crate::doc::{DATE_FIELD, IndexSchema, register_analyzer};
+use crate::error::tantivy_err;
 use crate::generation::IndexDir;
+use crate::generation::indexed_next_seq;
 use crate::{Error, Result};
 
 /// One open generation.

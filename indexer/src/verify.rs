@@ -23,7 +23,7 @@ use tantivy::postings::Postings;
 use tantivy::schema::IndexRecordOption;
 use tantivy::{DocId, DocSet, TERMINATED};
 
-use crate::build::tantivy_err;
+use crate::error::tantivy_err;
 use crate::reader::{TableIndex, key_of};
 use crate::{Error, Result};
 
@@ -157,7 +157,7 @@ pub fn verify(store: &Store, table: &str, options: &VerifyOptions) -> Result<Ver
 
     // Rows not yet absorbed.
     let pending: HashSet<Vec<u8>> =
-        crate::build::changed_rows(store, table, generation.next_seq()?)?.0.into_iter().collect();
+        crate::changes::changed_rows(store, table, generation.next_seq()?)?.0.into_iter().collect();
     report.pending = pending.len() as u64;
 
     let modulus = (report.docs / options.sample.max(1)).max(1);

@@ -1,263 +1,18 @@
-//! Reindexing: full builds of a new generation from the keyword rows, and
-//! incremental updates of the serving generation from the change feed.
-//!
-//! Full: the keyword rows are read in ranges of whole partitions cut where
-//! the table's region splits cut its rows (for the mail table, whose
-//! partition leads the row key, one range per region), by up to `threads`
-//! readers at once, each in its own snapshot. Keyword cells come in key
-//! order (partition, field, term, date, row), so each partition's cells are
-//! grouped by row in memory and its documents handed to tantivy when the
-//! partition ends; tantivy's indexing threads build segments meanwhile. A
-//! partition larger than a reader's share of the grouping budget is re-read
-//! in slices by a hash of the row key. The commit records the oldest
-//! reader snapshot's feed sequence (the next incremental run re-applies
-//! what later snapshots already held, which changes nothing); the
-//! generation is checked (one document per row with cells) and only then
-//! does the pointer switch.
-//!
-//! Incremental: the feed since the recorded sequence names the rows that
-//! changed; each is deleted by key and, if it still has keyword cells,
-//! added again, with its cells computed from its stored values (for a few
-//! rows that is far cheaper than finding them among a partition's cells).
-//! The new sequence is recorded in the same tantivy commit, so a crash
-//! loses nothing and applying the same rows twice changes nothing.
+//! Full builds: a new generation from every keyword row (see the module
+//! documentation of `build`).
 
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::time::Instant;
 
 use rowsearch_store::{KeywordCell, KeywordCellRef, Store};
-use serde::{Deserialize, Serialize};
-use tantivy::{Index, IndexWriter, Term};
+use tantivy::{Index, IndexWriter};
 use xxhash_rust::xxh3::xxh3_64;
 
+use super::options::{ReindexMode, ReindexOptions, ReindexProgress, ReindexReport};
+use super::writer::{commit, writer};
 use crate::doc::{CellDoc, CellText, IndexSchema, register_cells};
+use crate::error::{FailPoint, tantivy_err};
 use crate::generation::{IndexDir, ReindexLock};
 use crate::{Error, Result};
-
-/// Which kind of reindex to run.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ReindexMode {
-    /// Incremental when a generation exists and matches the schema, else full.
-    #[default]
-    Auto,
-    /// Build a new generation from all keyword rows.
-    Full,
-    /// Apply the change feed to the serving generation.
-    Incremental,
-}
-
-/// A planned failure, for tests of what a failed reindex leaves behind.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FailPoint {
-    /// Full: after the documents are added, before the tantivy commit.
-    BeforeCommit,
-    /// Full: after the commit, before the pointer switch.
-    BeforeSwitch,
-    /// Incremental: after half of the changed rows, before the commit.
-    MidIncremental,
-}
-
-/// Options of a reindex.
-#[derive(Debug, Clone)]
-pub struct ReindexOptions {
-    /// Full, incremental, or whichever applies.
-    pub mode: ReindexMode,
-    /// Memory for tantivy's indexing buffers plus the grouping of a
-    /// partition's cells (a quarter of it), in bytes.
-    pub memory_budget_bytes: usize,
-    /// Indexing threads (default: every core).
-    pub threads: usize,
-    /// Stop with an error at this point (tests).
-    #[doc(hidden)]
-    pub fail_at: Option<FailPoint>,
-}
-
-/// The default memory budget: 512 MiB.
-pub const DEFAULT_MEMORY_BUDGET_BYTES: usize = 512 << 20;
-/// tantivy's smallest buffer per indexing thread.
-const MIN_BUFFER_PER_THREAD: usize = 15_000_000;
-
-impl Default for ReindexOptions {
-    fn default() -> Self {
-        ReindexOptions {
-            mode: ReindexMode::Auto,
-            memory_budget_bytes: DEFAULT_MEMORY_BUDGET_BYTES,
-            threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
-            fail_at: None,
-        }
-    }
-}
-
-/// Where a running reindex is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ReindexProgress {
-    /// `"cells"` (full: keyword cells read), `"rows"` (incremental: changed
-    /// rows applied) or `"commit"`.
-    pub phase: &'static str,
-    /// Done so far.
-    pub done: u64,
-    /// Expected in all.
-    pub total: u64,
-}
-
-/// What a reindex did.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ReindexReport {
-    /// The table.
-    pub table: String,
-    /// The kind that ran (`full` or `incremental`).
-    pub mode: ReindexMode,
-    /// The generation serving afterwards.
-    pub generation: u64,
-    /// Documents in that generation.
-    pub docs: u64,
-    /// Rows (re)indexed: every row for a full build, changed rows with
-    /// keyword cells for an incremental one.
-    pub rows_indexed: u64,
-    /// Rows removed from the index (incremental).
-    pub rows_removed: u64,
-    /// Keyword cells read (full).
-    pub cells_read: u64,
-    /// Full: the ranges of whole partitions the keyword rows were read in,
-    /// cut where the region splits cut the rows (for the mail table, one
-    /// per region holding mail), and the threads that read them at once.
-    /// Zero for an incremental run.
-    pub ranges: usize,
-    /// See `ranges`.
-    pub readers: usize,
-    /// The first feed sequence not yet in the index, afterwards.
-    pub next_seq: u64,
-    /// Feed entries trimmed because every index has absorbed them.
-    pub feed_trimmed: u64,
-    /// Generations removed (replaced ones and leftovers).
-    pub removed_generations: Vec<u64>,
-    /// Bytes of the serving generation's files.
-    pub index_bytes: u64,
-    /// Wall time.
-    pub seconds: f64,
-}
-
-impl ReindexReport {
-    /// The one-line summary printed at the end of a run.
-    pub fn summary(&self) -> String {
-        let mode = if self.mode == ReindexMode::Full { "full" } else { "incremental" };
-        let rate = if self.seconds > 0.0 { self.rows_indexed as f64 / self.seconds } else { 0.0 };
-        let read = if self.mode == ReindexMode::Full {
-            format!(" (keyword rows read in {} ranges on {} threads)", self.ranges, self.readers)
-        } else {
-            String::new()
-        };
-        format!(
-            "reindex {mode} of {:?}: generation {}, {} docs, {} rows indexed, {} removed, {:.1} MB, {:.2}s ({:.0} rows/s){read}",
-            self.table,
-            self.generation,
-            self.docs,
-            self.rows_indexed,
-            self.rows_removed,
-            self.index_bytes as f64 / 1e6,
-            self.seconds,
-            rate
-        )
-    }
-}
-
-/// What each commit records about the generation.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
-pub(crate) struct Payload {
-    /// The first feed sequence not yet applied.
-    pub next_seq: u64,
-}
-
-pub(crate) fn tantivy_err(
-    table: &str,
-    op: &'static str,
-) -> impl FnOnce(tantivy::TantivyError) -> Error + use<> {
-    let table = table.to_owned();
-    move |source| Error::Tantivy { table, op, source }
-}
-
-/// The feed sequence a generation's last commit recorded.
-pub(crate) fn indexed_next_seq(table: &str, index: &Index) -> Result<u64> {
-    let metas = index.load_metas().map_err(tantivy_err(table, "read commit"))?;
-    let payload = metas.payload.ok_or_else(|| Error::Corrupted {
-        path: std::path::PathBuf::from(format!("index/{table}")),
-        detail: "commit has no payload".into(),
-    })?;
-    serde_json::from_str::<Payload>(&payload).map(|p| p.next_seq).map_err(|e| Error::Corrupted {
-        path: std::path::PathBuf::from(format!("index/{table}")),
-        detail: format!("bad commit payload {payload:?}: {e}"),
-    })
-}
-
-/// Reindexes `table`: see the module docs.
-///
-/// # Errors
-/// `Busy` when another reindex of the table runs; `NoIndex` for an
-/// incremental reindex without a generation; `Schema`; `Store`;
-/// `Tantivy`; `Check`; `Io`.
-pub fn reindex(
-    store: &Store,
-    table: &str,
-    options: &ReindexOptions,
-    progress: &mut dyn FnMut(&ReindexProgress),
-) -> Result<ReindexReport> {
-    let started = Instant::now();
-    let schema = store.schema(table)?;
-    let search = schema.search.as_ref().ok_or_else(|| Error::Schema {
-        table: table.to_owned(),
-        reason: "the table has no search section".into(),
-    })?;
-    let index_schema = IndexSchema::for_search(table, search)?;
-    let dir = IndexDir::new(store.path(), table);
-    let lock = dir.lock()?;
-    let current = dir.current()?;
-
-    let serving = match current {
-        Some(n) => {
-            let index =
-                Index::open_in_dir(dir.generation_path(n)).map_err(tantivy_err(table, "open index"))?;
-            Some((n, index))
-        }
-        None => None,
-    };
-    let matches = serving.as_ref().is_some_and(|(_, index)| index.schema() == index_schema.schema);
-    let mut report = match (options.mode, serving) {
-        (ReindexMode::Incremental, None) => return Err(Error::NoIndex { table: table.to_owned() }),
-        (ReindexMode::Incremental, Some(_)) if !matches => {
-            return Err(Error::Schema {
-                table: table.to_owned(),
-                reason: "the index was built for another search section: run a full reindex".into(),
-            });
-        }
-        (ReindexMode::Incremental | ReindexMode::Auto, Some((n, index))) if matches => {
-            // Leftovers of a killed or failed full build go here too.
-            let removed = dir.remove_others(&lock, Some(n))?;
-            let mut report = incremental(store, table, &index_schema, n, index, options, progress)?;
-            report.removed_generations = removed;
-            report
-        }
-        _ => full(store, table, &index_schema, &dir, &lock, current, options, progress)?,
-    };
-    report.feed_trimmed = trim_feed(store)?;
-    report.index_bytes = dir.generation_bytes(report.generation)?;
-    report.seconds = started.elapsed().as_secs_f64();
-    Ok(report)
-}
-
-fn writer(table: &str, index: &Index, options: &ReindexOptions) -> Result<IndexWriter<CellDoc>> {
-    let threads = options.threads.max(1);
-    let budget = (options.memory_budget_bytes / 4 * 3).max(threads * MIN_BUFFER_PER_THREAD);
-    index.writer_with_num_threads(threads, budget).map_err(tantivy_err(table, "open writer"))
-}
-
-fn commit(table: &str, writer: &mut IndexWriter<CellDoc>, next_seq: u64) -> Result<()> {
-    let payload = serde_json::to_string(&Payload { next_seq }).unwrap_or_default();
-    let mut prepared = writer.prepare_commit().map_err(tantivy_err(table, "prepare commit"))?;
-    prepared.set_payload(&payload);
-    prepared.commit().map_err(tantivy_err(table, "commit"))?;
-    Ok(())
-}
 
 /// Builds one partition's documents, keyed by row.
 ///
@@ -498,7 +253,7 @@ impl Readers<'_> {
 }
 
 #[allow(clippy::too_many_arguments)]
-fn full(
+pub(super) fn full(
     store: &Store,
     table: &str,
     schema: &IndexSchema,
@@ -673,7 +428,7 @@ fn unwrap_store_err(e: rowsearch_store::Error) -> Error {
 
 /// One row's document from its keyword cells (in key order); `None` when
 /// it has none.
-pub(crate) fn doc_from_cells(schema: &IndexSchema, cells: &[KeywordCell]) -> Option<CellDoc> {
+pub(super) fn doc_from_cells(schema: &IndexSchema, cells: &[KeywordCell]) -> Option<CellDoc> {
     let first = cells.first()?;
     let mut doc = CellDoc::new(schema);
     doc.key.clone_from(&first.key);
@@ -685,105 +440,4 @@ pub(crate) fn doc_from_cells(schema: &IndexSchema, cells: &[KeywordCell]) -> Opt
         }
     }
     (!doc.is_empty()).then_some(doc)
-}
-
-const FEED_CHUNK: usize = 50_000;
-
-/// The distinct rows of `table` the change feed names from `from_seq` on,
-/// sorted, and the sequence after the last entry read.
-pub(crate) fn changed_rows(store: &Store, table: &str, from_seq: u64) -> Result<(Vec<Vec<u8>>, u64)> {
-    let mut changed: Vec<Vec<u8>> = Vec::new();
-    let mut next_seq = from_seq;
-    loop {
-        let chunk = store.feed_since(next_seq, FEED_CHUNK)?;
-        let Some(last) = chunk.last() else { break };
-        next_seq = last.seq + 1;
-        changed.extend(chunk.into_iter().filter(|e| e.table == table).map(|e| e.row));
-    }
-    changed.sort_unstable();
-    changed.dedup();
-    Ok((changed, next_seq))
-}
-
-#[allow(clippy::too_many_arguments)]
-fn incremental(
-    store: &Store,
-    table: &str,
-    schema: &IndexSchema,
-    generation: u64,
-    index: Index,
-    options: &ReindexOptions,
-    progress: &mut dyn FnMut(&ReindexProgress),
-) -> Result<ReindexReport> {
-    let from_seq = indexed_next_seq(table, &index)?;
-    // Read the feed before the rows: the rows are then at least as new as
-    // the feed entries, so nothing is missed (applying a newer state early
-    // is harmless: the next run applies it again).
-    let (changed, next_seq) = changed_rows(store, table, from_seq)?;
-
-    register_cells(&index);
-    let mut writer = writer(table, &index, options)?;
-    let total = changed.len() as u64;
-    let (mut indexed, mut removed) = (0u64, 0u64);
-    let rtxn = store.begin_read()?;
-    for (i, row) in changed.iter().enumerate() {
-        if options.fail_at == Some(FailPoint::MidIncremental) && i as u64 == total / 2 {
-            return Err(Error::FailPoint(FailPoint::MidIncremental));
-        }
-        writer.delete_term(Term::from_field_bytes(schema.key, row));
-        let cells = rtxn.row_keyword_cells(table, row)?;
-        match doc_from_cells(schema, &cells) {
-            Some(doc) => {
-                writer.add_document(doc).map_err(tantivy_err(table, "add document"))?;
-                indexed += 1;
-            }
-            None => removed += 1,
-        }
-        if i.is_multiple_of(4096) {
-            progress(&ReindexProgress { phase: "rows", done: i as u64, total });
-        }
-    }
-    drop(rtxn);
-    progress(&ReindexProgress { phase: "rows", done: total, total });
-    if next_seq != from_seq {
-        commit(table, &mut writer, next_seq)?;
-    }
-    writer.wait_merging_threads().map_err(tantivy_err(table, "merge segments"))?;
-    let reader = index.reader().map_err(tantivy_err(table, "open reader"))?;
-    Ok(ReindexReport {
-        table: table.to_owned(),
-        mode: ReindexMode::Incremental,
-        generation,
-        docs: reader.searcher().num_docs(),
-        rows_indexed: indexed,
-        rows_removed: removed,
-        cells_read: 0,
-        ranges: 0,
-        readers: 0,
-        next_seq,
-        feed_trimmed: 0,
-        removed_generations: Vec::new(),
-        index_bytes: 0,
-        seconds: 0.0,
-    })
-}
-
-/// Trims the change feed up to what every indexed table has absorbed.
-fn trim_feed(store: &Store) -> Result<u64> {
-    let mut lowest: Option<u64> = None;
-    for table in store.tables() {
-        let Ok(schema) = store.schema(&table) else { continue };
-        if schema.search.is_none() {
-            continue;
-        }
-        let dir = IndexDir::new(store.path(), &table);
-        let Some(n) = dir.current()? else { continue };
-        let index = Index::open_in_dir(dir.generation_path(n)).map_err(tantivy_err(&table, "open index"))?;
-        let next = indexed_next_seq(&table, &index)?;
-        lowest = Some(lowest.map_or(next, |l| l.min(next)));
-    }
-    match lowest {
-        Some(next) if next > 1 => Ok(store.trim_feed(next - 1)?),
-        _ => Ok(0),
-    }
 }

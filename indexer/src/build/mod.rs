@@ -1,0 +1,97 @@
+//! Reindexing: full builds of a new generation from the keyword rows, and
+//! incremental updates of the serving generation from the change feed.
+//!
+//! Full: the keyword rows are read in ranges of whole partitions cut where
+//! the table's region splits cut its rows (for the mail table, whose
+//! partition leads the row key, one range per region), by up to `threads`
+//! readers at once, each in its own snapshot. Keyword cells come in key
+//! order (partition, field, term, date, row), so each partition's cells are
+//! grouped by row in memory and its documents handed to tantivy when the
+//! partition ends; tantivy's indexing threads build segments meanwhile. A
+//! partition larger than a reader's share of the grouping budget is re-read
+//! in slices by a hash of the row key. The commit records the oldest
+//! reader snapshot's feed sequence (the next incremental run re-applies
+//! what later snapshots already held, which changes nothing); the
+//! generation is checked (one document per row with cells) and only then
+//! does the pointer switch.
+//!
+//! Incremental: the feed since the recorded sequence names the rows that
+//! changed; each is deleted by key and, if it still has keyword cells,
+//! added again, with its cells computed from its stored values (for a few
+//! rows that is far cheaper than finding them among a partition's cells).
+//! The new sequence is recorded in the same tantivy commit, so a crash
+//! loses nothing and applying the same rows twice changes nothing.
+
+use std::time::Instant;
+
+use rowsearch_store::Store;
+use tantivy::Index;
+
+mod full;
+mod incremental;
+mod options;
+mod writer;
+
+pub use options::{DEFAULT_MEMORY_BUDGET_BYTES, ReindexMode, ReindexOptions, ReindexProgress, ReindexReport};
+
+use crate::changes::trim_feed;
+use crate::doc::IndexSchema;
+use crate::error::tantivy_err;
+use crate::generation::IndexDir;
+use crate::{Error, Result};
+
+/// Reindexes `table`: see the module docs.
+///
+/// # Errors
+/// `Busy` when another reindex of the table runs; `NoIndex` for an
+/// incremental reindex without a generation; `Schema`; `Store`;
+/// `Tantivy`; `Check`; `Io`.
+pub fn reindex(
+    store: &Store,
+    table: &str,
+    options: &ReindexOptions,
+    progress: &mut dyn FnMut(&ReindexProgress),
+) -> Result<ReindexReport> {
+    let started = Instant::now();
+    let schema = store.schema(table)?;
+    let search = schema.search.as_ref().ok_or_else(|| Error::Schema {
+        table: table.to_owned(),
+        reason: "the table has no search section".into(),
+    })?;
+    let index_schema = IndexSchema::for_search(table, search)?;
+    let dir = IndexDir::new(store.path(), table);
+    let lock = dir.lock()?;
+    let current = dir.current()?;
+
+    let serving = match current {
+        Some(n) => {
+            let index =
+                Index::open_in_dir(dir.generation_path(n)).map_err(tantivy_err(table, "open index"))?;
+            Some((n, index))
+        }
+        None => None,
+    };
+    let matches = serving.as_ref().is_some_and(|(_, index)| index.schema() == index_schema.schema);
+    let mut report = match (options.mode, serving) {
+        (ReindexMode::Incremental, None) => return Err(Error::NoIndex { table: table.to_owned() }),
+        (ReindexMode::Incremental, Some(_)) if !matches => {
+            return Err(Error::Schema {
+                table: table.to_owned(),
+                reason: "the index was built for another search section: run a full reindex".into(),
+            });
+        }
+        (ReindexMode::Incremental | ReindexMode::Auto, Some((n, index))) if matches => {
+            // Leftovers of a killed or failed full build go here too.
+            let removed = dir.remove_others(&lock, Some(n))?;
+            let mut report =
+                incremental::incremental(store, table, &index_schema, n, index, options, progress)?;
+            report.removed_generations = removed;
+            report
+        }
+        _ => full::full(store, table, &index_schema, &dir, &lock, current, options, progress)?,
+    };
+    report.feed_trimmed = trim_feed(store)?;
+    report.index_bytes = dir.generation_bytes(report.generation)?;
+    report.seconds = started.elapsed().as_secs_f64();
+    Ok(report)
+}

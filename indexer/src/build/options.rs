@@ -1,0 +1,123 @@
+//! What a reindex is asked to do, what it reports while it runs, and what
+//! it did.
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::FailPoint;
+
+/// Which kind of reindex to run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ReindexMode {
+    /// Incremental when a generation exists and matches the schema, else full.
+    #[default]
+    Auto,
+    /// Build a new generation from all keyword rows.
+    Full,
+    /// Apply the change feed to the serving generation.
+    Incremental,
+}
+
+/// Options of a reindex.
+#[derive(Debug, Clone)]
+pub struct ReindexOptions {
+    /// Full, incremental, or whichever applies.
+    pub mode: ReindexMode,
+    /// Memory for tantivy's indexing buffers plus the grouping of a
+    /// partition's cells (a quarter of it), in bytes.
+    pub memory_budget_bytes: usize,
+    /// Indexing threads (default: every core).
+    pub threads: usize,
+    /// Stop with an error at this point (tests).
+    #[doc(hidden)]
+    pub fail_at: Option<FailPoint>,
+}
+
+/// The default memory budget: 512 MiB.
+pub const DEFAULT_MEMORY_BUDGET_BYTES: usize = 512 << 20;
+/// tantivy's smallest buffer per indexing thread.
+pub(super) const MIN_BUFFER_PER_THREAD: usize = 15_000_000;
+
+impl Default for ReindexOptions {
+    fn default() -> Self {
+        ReindexOptions {
+            mode: ReindexMode::Auto,
+            memory_budget_bytes: DEFAULT_MEMORY_BUDGET_BYTES,
+            threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            fail_at: None,
+        }
+    }
+}
+
+/// Where a running reindex is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReindexProgress {
+    /// `"cells"` (full: keyword cells read), `"rows"` (incremental: changed
+    /// rows applied) or `"commit"`.
+    pub phase: &'static str,
+    /// Done so far.
+    pub done: u64,
+    /// Expected in all.
+    pub total: u64,
+}
+
+/// What a reindex did.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ReindexReport {
+    /// The table.
+    pub table: String,
+    /// The kind that ran (`full` or `incremental`).
+    pub mode: ReindexMode,
+    /// The generation serving afterwards.
+    pub generation: u64,
+    /// Documents in that generation.
+    pub docs: u64,
+    /// Rows (re)indexed: every row for a full build, changed rows with
+    /// keyword cells for an incremental one.
+    pub rows_indexed: u64,
+    /// Rows removed from the index (incremental).
+    pub rows_removed: u64,
+    /// Keyword cells read (full).
+    pub cells_read: u64,
+    /// Full: the ranges of whole partitions the keyword rows were read in,
+    /// cut where the region splits cut the rows (for the mail table, one
+    /// per region holding mail), and the threads that read them at once.
+    /// Zero for an incremental run.
+    pub ranges: usize,
+    /// See `ranges`.
+    pub readers: usize,
+    /// The first feed sequence not yet in the index, afterwards.
+    pub next_seq: u64,
+    /// Feed entries trimmed because every index has absorbed them.
+    pub feed_trimmed: u64,
+    /// Generations removed (replaced ones and leftovers).
+    pub removed_generations: Vec<u64>,
+    /// Bytes of the serving generation's files.
+    pub index_bytes: u64,
+    /// Wall time.
+    pub seconds: f64,
+}
+
+impl ReindexReport {
+    /// The one-line summary printed at the end of a run.
+    pub fn summary(&self) -> String {
+        let mode = if self.mode == ReindexMode::Full { "full" } else { "incremental" };
+        let rate = if self.seconds > 0.0 { self.rows_indexed as f64 / self.seconds } else { 0.0 };
+        let read = if self.mode == ReindexMode::Full {
+            format!(" (keyword rows read in {} ranges on {} threads)", self.ranges, self.readers)
+        } else {
+            String::new()
+        };
+        format!(
+            "reindex {mode} of {:?}: generation {}, {} docs, {} rows indexed, {} removed, {:.1} MB, {:.2}s ({:.0} rows/s){read}",
+            self.table,
+            self.generation,
+            self.docs,
+            self.rows_indexed,
+            self.rows_removed,
+            self.index_bytes as f64 / 1e6,
+            self.seconds,
+            rate
+        )
+    }
+}
