@@ -26,7 +26,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use rowsearch_indexer::doc::{CellDoc, IndexSchema, register_cells};
+use rowsearch_indexer::doc::{CellDoc, DocSchema, register_cells};
 use rowsearch_indexer::store::{PutCell, Scan, Store};
 use rowsearch_indexer::{ReindexMode, ReindexOptions, open_store, reindex};
 use tantivy::schema::{BytesOptions, DateOptions, DateTimePrecision, Schema, TEXT};
@@ -127,7 +127,7 @@ fn raw_tantivy(messages: &[Message], dir: &Path) -> (f64, u64) {
 /// reindex groups them, kept in memory.
 fn prebuilt_docs(store: &Store) -> Vec<CellDoc> {
     let search = store.schema("mail").unwrap().search.unwrap();
-    let schema = IndexSchema::for_search("mail", &search).unwrap();
+    let schema = DocSchema::for_search("mail", &search).unwrap();
     let mut docs: HashMap<Vec<u8>, CellDoc> = HashMap::new();
     store
         .begin_read()
@@ -153,7 +153,7 @@ fn prebuilt_docs(store: &Store) -> Vec<CellDoc> {
 /// (moved in): seconds to index, commit and merge.
 fn index_prebuilt(store: &Store, docs: Vec<CellDoc>, dir: &Path) -> f64 {
     let search = store.schema("mail").unwrap().search.unwrap();
-    let schema = IndexSchema::for_search("mail", &search).unwrap();
+    let schema = DocSchema::for_search("mail", &search).unwrap();
     let index = Index::create_in_dir(dir, schema.schema).unwrap();
     register_cells(&index);
     let started = Instant::now();

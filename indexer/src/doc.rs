@@ -41,7 +41,7 @@ pub const DATE_FIELD: &str = "date";
 
 /// A table's tantivy schema and its field handles.
 #[derive(Debug, Clone)]
-pub struct IndexSchema {
+pub struct DocSchema {
     /// The table.
     pub table: String,
     /// The tantivy schema.
@@ -60,13 +60,13 @@ pub struct IndexSchema {
     pub date: Field,
 }
 
-impl IndexSchema {
+impl DocSchema {
     /// The schema for a table's search section.
     ///
     /// # Errors
     /// `Schema` when a search field takes a reserved name (`_all`, `_key`,
     /// `_partition`, `date`).
-    pub fn for_search(table: &str, search: &SearchSchema) -> Result<IndexSchema> {
+    pub fn for_search(table: &str, search: &SearchSchema) -> Result<DocSchema> {
         let text = TextOptions::default().set_indexing_options(
             TextFieldIndexing::default()
                 .set_tokenizer(TOKENIZER)
@@ -94,7 +94,7 @@ impl IndexSchema {
             DATE_FIELD,
             DateOptions::default().set_indexed().set_fast().set_precision(DateTimePrecision::Milliseconds),
         );
-        Ok(IndexSchema {
+        Ok(DocSchema {
             table: table.to_owned(),
             schema: builder.build(),
             fields,
@@ -110,7 +110,7 @@ impl IndexSchema {
     ///
     /// # Errors
     /// `Schema` when the index lacks one of the fixed fields.
-    pub fn from_index(table: &str, index: &tantivy::Index) -> Result<IndexSchema> {
+    pub fn from_index(table: &str, index: &tantivy::Index) -> Result<DocSchema> {
         let schema = index.schema();
         let get = |name: &str| {
             schema.get_field(name).map_err(|_| Error::Schema {
@@ -128,7 +128,7 @@ impl IndexSchema {
                 names.push(entry.name().to_owned());
             }
         }
-        Ok(IndexSchema { table: table.to_owned(), schema, fields, names, all, key, partition, date })
+        Ok(DocSchema { table: table.to_owned(), schema, fields, names, all, key, partition, date })
     }
 
     /// The position of a search field by name.
@@ -378,7 +378,7 @@ pub struct CellDoc {
 
 impl CellDoc {
     /// An empty document for `schema`.
-    pub fn new(schema: &IndexSchema) -> CellDoc {
+    pub fn new(schema: &DocSchema) -> CellDoc {
         CellDoc {
             key: Vec::new(),
             partition: Vec::new(),

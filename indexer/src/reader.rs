@@ -16,7 +16,7 @@ use tantivy::query::{BooleanQuery, Occur, Query, QueryParser, TermQuery};
 use tantivy::schema::IndexRecordOption;
 use tantivy::{Index, IndexReader, Order, ReloadPolicy, Term};
 
-use crate::doc::{DATE_FIELD, IndexSchema, register_analyzer};
+use crate::doc::{DATE_FIELD, DocSchema, register_analyzer};
 use crate::error::tantivy_err;
 use crate::generation::IndexDir;
 use crate::generation::indexed_next_seq;
@@ -31,7 +31,7 @@ pub struct Generation {
     /// Its reader.
     pub reader: IndexReader,
     /// The field handles.
-    pub schema: IndexSchema,
+    pub schema: DocSchema,
     meta_stamp: Stamp,
 }
 
@@ -105,7 +105,7 @@ impl Generation {
         let path = dir.generation_path(number);
         let index = Index::open_in_dir(&path).map_err(tantivy_err(table, "open index"))?;
         register_analyzer(&index, analyzer);
-        let schema = IndexSchema::from_index(table, &index)?;
+        let schema = DocSchema::from_index(table, &index)?;
         let reader = index
             .reader_builder()
             .reload_policy(ReloadPolicy::Manual)
@@ -223,7 +223,7 @@ fn search_err(table: &str, query: &str, e: tantivy::TantivyError) -> Error {
 /// The row key of a document: the one stored value.
 pub(crate) fn key_of(
     searcher: &tantivy::Searcher,
-    schema: &IndexSchema,
+    schema: &DocSchema,
     addr: tantivy::DocAddress,
 ) -> Result<Vec<u8>> {
     use tantivy::schema::Value;

@@ -169,7 +169,7 @@ impl<'a> SearchBody<'a> {
                         column.extend_from_slice(c.family.as_bytes());
                         column.push(b':');
                         column.extend_from_slice(&c.qualifier);
-                        CellBody {
+                        CellView {
                             column: encoding.encode(&column),
                             timestamp: c.timestamp,
                             value: encoding.encode(&c.value),
@@ -177,7 +177,7 @@ impl<'a> SearchBody<'a> {
                     })
                     .collect();
                 HitBody {
-                    row: RowBody { key: key.clone(), key_fields: key_fields.clone(), cells },
+                    row: RowView { key: key.clone(), key_fields: key_fields.clone(), cells },
                     key,
                     key_fields,
                     score: h.score,
@@ -206,23 +206,23 @@ struct HitBody<'a> {
     score: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     date_ms: Option<u64>,
-    row: RowBody,
+    row: RowView,
     #[serde(skip_serializing_if = "Option::is_none")]
     highlights: Option<&'a std::collections::BTreeMap<String, String>>,
 }
 
 /// A row as [`row_json_in`] shows it.
 #[derive(Serialize)]
-struct RowBody {
+struct RowView {
     key: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     key_fields: Option<Value>,
-    cells: Vec<CellBody>,
+    cells: Vec<CellView>,
 }
 
 /// A cell as [`row_json_in`] shows it.
 #[derive(Serialize)]
-struct CellBody {
+struct CellView {
     column: String,
     timestamp: u64,
     value: String,

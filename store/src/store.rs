@@ -17,7 +17,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::keyword::{KeywordPage, KeywordQuery};
 use crate::read::{ReadOptions, ReadTxn, Scan, ScanPage};
 use crate::schema::{Analyzer, IndexSchema, TableSchema};
-use crate::secondary::{IndexPage, IndexQuery, VerifyReport};
+use crate::secondary::{IndexPage, IndexQuery, IndexVerifyReport};
 use crate::table::{Catalog, Region, RegionStats, TableStats, open_table};
 use crate::write::{Batch, CompactReport, Delete, PreparedBatch, Writer};
 
@@ -472,7 +472,7 @@ impl Store {
     ///
     /// # Errors
     /// `UnknownTable`, `UnknownIndex`, `Corrupted`, `Lmdb`.
-    pub fn verify_index(&self, table: &str, index: &str) -> Result<VerifyReport> {
+    pub fn verify_index(&self, table: &str, index: &str) -> Result<IndexVerifyReport> {
         self.begin_read()?.verify_index(table, index)
     }
 

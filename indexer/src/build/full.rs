@@ -9,7 +9,7 @@ use xxhash_rust::xxh3::xxh3_64;
 
 use super::options::{ReindexMode, ReindexOptions, ReindexProgress, ReindexReport};
 use super::writer::{commit, writer};
-use crate::doc::{CellDoc, CellText, IndexSchema, register_cells};
+use crate::doc::{CellDoc, CellText, DocSchema, register_cells};
 use crate::error::{FailPoint, tantivy_err};
 use crate::generation::{IndexDir, ReindexLock};
 use crate::{Error, Result};
@@ -23,7 +23,7 @@ use crate::{Error, Result};
 /// itself, and the rows' texts in one flat list, so each cell touches as
 /// few cache lines as it can.
 struct Grouper<'a> {
-    schema: &'a IndexSchema,
+    schema: &'a DocSchema,
     /// Row key (hashed with xxh3) -> the row's index in `rows`.
     slots: hashbrown::HashTable<Slot>,
     rows: Vec<RowHead>,
@@ -73,7 +73,7 @@ struct RowHead {
 }
 
 impl<'a> Grouper<'a> {
-    fn new(schema: &'a IndexSchema) -> Grouper<'a> {
+    fn new(schema: &'a DocSchema) -> Grouper<'a> {
         Grouper {
             schema,
             slots: hashbrown::HashTable::new(),
@@ -159,7 +159,7 @@ type PartitionRange = (Option<Vec<u8>>, Option<Vec<u8>>);
 struct Readers<'a> {
     store: &'a Store,
     table: &'a str,
-    schema: &'a IndexSchema,
+    schema: &'a DocSchema,
     writer: &'a IndexWriter<CellDoc>,
     /// Partition ranges `[from, to)`, taken in order by whichever reader is
     /// free.
@@ -256,7 +256,7 @@ impl Readers<'_> {
 pub(super) fn full(
     store: &Store,
     table: &str,
-    schema: &IndexSchema,
+    schema: &DocSchema,
     dir: &IndexDir,
     lock: &ReindexLock,
     current: Option<u64>,
@@ -428,7 +428,7 @@ fn unwrap_store_err(e: rowsearch_store::Error) -> Error {
 
 /// One row's document from its keyword cells (in key order); `None` when
 /// it has none.
-pub(super) fn doc_from_cells(schema: &IndexSchema, cells: &[KeywordCell]) -> Option<CellDoc> {
+pub(super) fn doc_from_cells(schema: &DocSchema, cells: &[KeywordCell]) -> Option<CellDoc> {
     let first = cells.first()?;
     let mut doc = CellDoc::new(schema);
     doc.key.clone_from(&first.key);

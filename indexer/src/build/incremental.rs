@@ -8,7 +8,7 @@ use super::full::doc_from_cells;
 use super::options::{ReindexMode, ReindexOptions, ReindexProgress, ReindexReport};
 use super::writer::{commit, writer};
 use crate::changes::changed_rows;
-use crate::doc::{IndexSchema, register_cells};
+use crate::doc::{DocSchema, register_cells};
 use crate::error::{FailPoint, tantivy_err};
 use crate::generation::indexed_next_seq;
 use crate::{Error, Result};
@@ -17,7 +17,7 @@ use crate::{Error, Result};
 pub(super) fn incremental(
     store: &Store,
     table: &str,
-    schema: &IndexSchema,
+    schema: &DocSchema,
     generation: u64,
     index: Index,
     options: &ReindexOptions,

@@ -35,7 +35,7 @@ mod writer;
 pub use options::{DEFAULT_MEMORY_BUDGET_BYTES, ReindexMode, ReindexOptions, ReindexProgress, ReindexReport};
 
 use crate::changes::trim_feed;
-use crate::doc::IndexSchema;
+use crate::doc::DocSchema;
 use crate::error::tantivy_err;
 use crate::generation::IndexDir;
 use crate::{Error, Result};
@@ -58,7 +58,7 @@ pub fn reindex(
         table: table.to_owned(),
         reason: "the table has no search section".into(),
     })?;
-    let index_schema = IndexSchema::for_search(table, search)?;
+    let index_schema = DocSchema::for_search(table, search)?;
     let dir = IndexDir::new(store.path(), table);
     let lock = dir.lock()?;
     let current = dir.current()?;

@@ -285,7 +285,7 @@ fn searches_during_generation_switches_never_fail_or_see_half_an_index() {
 
 #[test]
 fn verify_is_clean_after_a_reindex_and_finds_what_is_changed_behind_its_back() {
-    use rowsearch_indexer::doc::{CellDoc, IndexSchema, register_cells};
+    use rowsearch_indexer::doc::{CellDoc, DocSchema, register_cells};
     use rowsearch_indexer::{VerifyOptions, verify};
 
     let (_dir, store) = ingested();
@@ -313,7 +313,7 @@ fn verify_is_clean_after_a_reindex_and_finds_what_is_changed_behind_its_back() {
     let dir = IndexDir::new(store.path(), "mail");
     let index = tantivy::Index::open_in_dir(dir.generation_path(dir.current().unwrap().unwrap())).unwrap();
     register_cells(&index);
-    let schema = IndexSchema::from_index("mail", &index).unwrap();
+    let schema = DocSchema::from_index("mail", &index).unwrap();
     let mut writer: tantivy::IndexWriter<CellDoc> = index.writer_with_num_threads(1, 15_000_000).unwrap();
     writer.delete_term(tantivy::Term::from_field_bytes(schema.key, &rows[1].key));
     let mut wrong = CellDoc::new(&schema);

@@ -270,7 +270,7 @@ pub fn routes(
         |t: String, key: String, p: Params, b: bytes::Bytes, st: Arc<State>| {
             run(st, "rows_put", move |st| {
                 let key = path_key(&key)?;
-                let body: RowBody = parse_json(&b)?;
+                let body: RowRequest = parse_json(&b)?;
                 let info = st.store().put(&t, &key, body.cells(p.encoding()?)?)?;
                 ok(json!({"seq": info.last_seq}))
             })
@@ -537,19 +537,19 @@ pub fn routes(
 /// `{"cells":[{"column","value","timestamp"?}]}`.
 #[derive(Debug, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
-struct RowBody {
-    cells: Vec<CellBody>,
+struct RowRequest {
+    cells: Vec<CellRequest>,
 }
 
 #[derive(Debug, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
-struct CellBody {
+struct CellRequest {
     column: String,
     value: String,
     timestamp: Option<u64>,
 }
 
-impl RowBody {
+impl RowRequest {
     fn cells(self, enc: Encoding) -> Result<Vec<PutCell>, ApiError> {
         if self.cells.is_empty() {
             return Err(ApiError::bad_request("a put needs at least one cell"));
@@ -589,7 +589,7 @@ struct MutationBody {
 struct PutBody {
     key: String,
     #[serde(flatten)]
-    row: RowBody,
+    row: RowRequest,
 }
 
 #[derive(Debug, serde::Deserialize)]

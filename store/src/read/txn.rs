@@ -13,7 +13,7 @@ use crate::db::feed::Feed;
 use crate::error::{Error, Result};
 use crate::key::range::cell_bounds;
 use crate::keyword::{KeywordCell, KeywordCellRef, KeywordPage, KeywordQuery};
-use crate::secondary::{IndexPage, IndexQuery, IndexTerm, VerifyReport};
+use crate::secondary::{IndexPage, IndexQuery, IndexTerm, IndexVerifyReport};
 use crate::stream::{KeyPage, SetOp, combine};
 use crate::table::{Catalog, Region, RegionStats};
 
@@ -277,7 +277,7 @@ impl<'s> ReadTxn<'s> {
     ///
     /// # Errors
     /// As [`Store::verify_index`].
-    pub fn verify_index(&self, table: &str, index: &str) -> Result<VerifyReport> {
+    pub fn verify_index(&self, table: &str, index: &str) -> Result<IndexVerifyReport> {
         let handle = self.catalog.table(table)?;
         let ix = handle.index(index)?;
         // What the data says, in entry order.
@@ -293,7 +293,7 @@ impl<'s> ReadTxn<'s> {
         // The main entries and the runs'; a live key in two places is one
         // extra entry.
         let actual = ix.live_entries(&self.txn, self.now_ms)?;
-        let mut report = VerifyReport { entries: actual.len() as u64, ..VerifyReport::default() };
+        let mut report = IndexVerifyReport { entries: actual.len() as u64, ..IndexVerifyReport::default() };
         let (mut i, mut j) = (0, 0);
         while i < expected.len() || j < actual.len() {
             let ord = match (expected.get(i), actual.get(j)) {

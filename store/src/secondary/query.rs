@@ -42,7 +42,7 @@ pub struct IndexPage {
 
 /// What `verify` found.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
-pub struct VerifyReport {
+pub struct IndexVerifyReport {
     /// Entries checked.
     pub entries: u64,
     /// Rows whose entry is missing from the index (row keys, first 100).
@@ -55,7 +55,7 @@ pub struct VerifyReport {
     pub extra_count: u64,
 }
 
-impl VerifyReport {
+impl IndexVerifyReport {
     /// No difference found.
     pub fn is_clean(&self) -> bool {
         self.missing_count == 0 && self.extra_count == 0
