@@ -98,7 +98,7 @@ impl<'s> ReadTxn<'s> {
     /// Looks rows up in a secondary index of `table`.
     ///
     /// # Errors
-    /// As [`Store::index_lookup`].
+    /// As [`crate::Store::index_lookup`].
     pub fn index_lookup(&self, table: &str, index: &str, query: &IndexQuery) -> Result<IndexPage> {
         let handle = self.catalog.table(table)?;
         crate::secondary::lookup(&self.txn, handle.index(index)?, query, self.now_ms)
@@ -276,7 +276,7 @@ impl<'s> ReadTxn<'s> {
     /// Compares an index with the data in this snapshot.
     ///
     /// # Errors
-    /// As [`Store::verify_index`].
+    /// As [`crate::Store::verify_index`].
     pub fn verify_index(&self, table: &str, index: &str) -> Result<IndexVerifyReport> {
         let handle = self.catalog.table(table)?;
         let ix = handle.index(index)?;
