@@ -150,3 +150,51 @@ pub(crate) fn tantivy_err(
     let table = table.to_owned();
     move |source| Error::Tantivy { table, op, source }
 }
+
+impl Error {
+    /// One error of every kind (store errors as one of them), for tests
+    /// that must cover them all, such as the HTTP layer's status table. A
+    /// new kind does not compile until it is added here.
+    #[doc(hidden)]
+    pub fn examples() -> Vec<Error> {
+        let path = PathBuf::from("x");
+        let io = || std::io::Error::other("x");
+        let errors = vec![
+            Error::Store(rowsearch_store::ErrorKind::Poisoned.into()),
+            Error::Input { path: path.clone(), source: io() },
+            Error::TableMismatch { table: "t".into(), format: "mail", reason: "x".into() },
+            Error::Schema { table: "t".into(), reason: "x".into() },
+            Error::NoIndex { table: "t".into() },
+            Error::Busy { table: "t".into() },
+            Error::Query { query: "q".into(), reason: "x".into() },
+            Error::Tantivy {
+                table: "t".into(),
+                op: "x",
+                source: tantivy::TantivyError::InternalError("x".into()),
+            },
+            Error::Check { table: "t".into(), generation: 1, detail: "x".into() },
+            Error::Corrupted { path: path.clone(), detail: "x".into() },
+            Error::Io { path: path.clone(), source: io() },
+            Error::FailPoint(FailPoint::BeforeCommit),
+            Error::Report { path, source: io() },
+        ];
+        for e in &errors {
+            match e {
+                Error::Store(_)
+                | Error::Input { .. }
+                | Error::TableMismatch { .. }
+                | Error::Schema { .. }
+                | Error::NoIndex { .. }
+                | Error::Busy { .. }
+                | Error::Query { .. }
+                | Error::Tantivy { .. }
+                | Error::Check { .. }
+                | Error::Corrupted { .. }
+                | Error::Io { .. }
+                | Error::FailPoint(_)
+                | Error::Report { .. } => {}
+            }
+        }
+        errors
+    }
+}

@@ -161,9 +161,24 @@ impl Generation {
         offset: usize,
         limit: usize,
     ) -> Result<KeyHits> {
+        let parsed = self.parse(query, partition)?;
+        self.search_parsed(query, &*parsed, sort, offset, limit)
+    }
+
+    /// Runs a query already [parsed](Generation::parse) from `query_text`
+    /// (named in errors) and returns matching row keys.
+    ///
+    /// # Errors
+    /// `Query`, `Tantivy`.
+    pub fn search_parsed(
+        &self,
+        query_text: &str,
+        query: &dyn Query,
+        sort: SortBy,
+        offset: usize,
+        limit: usize,
+    ) -> Result<KeyHits> {
         let table = self.schema.table.as_str();
-        let query_text = query;
-        let query = self.parse(query, partition)?;
         let searcher = self.reader.searcher();
         let commit = commit_id(&searcher);
         let limit = limit.max(1);
@@ -171,7 +186,7 @@ impl Generation {
             SortBy::Relevance => {
                 let top = TopDocs::with_limit(limit).and_offset(offset).order_by_score();
                 let (hits, total) =
-                    searcher.search(&query, &(top, Count)).map_err(|e| search_err(table, query_text, e))?;
+                    searcher.search(query, &(top, Count)).map_err(|e| search_err(table, query_text, e))?;
                 (total, hits.into_iter().map(|(s, a)| (f64::from(s), a)).collect())
             }
             SortBy::Newest | SortBy::Oldest => {
@@ -180,7 +195,7 @@ impl Generation {
                     .and_offset(offset)
                     .order_by_fast_field::<tantivy::DateTime>(DATE_FIELD, order);
                 let (hits, total) =
-                    searcher.search(&query, &(top, Count)).map_err(|e| search_err(table, query_text, e))?;
+                    searcher.search(query, &(top, Count)).map_err(|e| search_err(table, query_text, e))?;
                 (
                     total,
                     hits.into_iter()

@@ -301,6 +301,7 @@ mod tests {
                 next_cursor,
                 dropped: 0,
                 generation: 3,
+                row_key: None,
             };
             for row_key in [None, Some(&typed)] {
                 for highlights in [false, true] {

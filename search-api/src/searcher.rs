@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use rowsearch_indexer::{SortBy, TableIndex};
-use rowsearch_store::{Column, ReadOptions, Row, Store};
+use rowsearch_store::{Column, ErrorKind, ReadOptions, Row, RowKeySchema, Store};
 
 use crate::{Error, Result};
 
@@ -74,6 +74,8 @@ pub struct SearchResults {
     pub dropped: u64,
     /// The index generation that answered.
     pub generation: u64,
+    /// The table's typed row key, to show the hits' keys by field.
+    pub row_key: Option<RowKeySchema>,
 }
 
 /// Searches tables' indexes and resolves the hits in the store. Share it
@@ -133,7 +135,7 @@ impl Searcher {
         let search = schema
             .search
             .as_ref()
-            .ok_or_else(|| Error::BadRequest(format!("table {table:?} has no search section")))?;
+            .ok_or_else(|| Error::Store(ErrorKind::NotSearchable { table: table.to_owned() }.into()))?;
         let limit = request.limit.unwrap_or(DEFAULT_LIMIT);
         if limit == 0 || limit > MAX_LIMIT {
             return Err(Error::BadRequest(format!("limit must be 1..={MAX_LIMIT}, got {limit}")));
@@ -149,13 +151,9 @@ impl Searcher {
                 (offset, Some(commit))
             }
         };
-        let found = generation.search_keys(
-            &request.query,
-            request.partition.as_deref(),
-            request.sort,
-            offset,
-            limit,
-        )?;
+        // Parsed once: for the search and, when highlighting, for its terms.
+        let parsed = generation.parse(&request.query, request.partition.as_deref())?;
+        let found = generation.search_parsed(&request.query, &*parsed, request.sort, offset, limit)?;
         // An incremental reindex changes the hits under the same generation:
         // offsets would shift, so the walk restarts.
         if cursor.is_some_and(|c| c != found.commit) {
@@ -198,8 +196,7 @@ impl Searcher {
         }
         drop(rtxn);
 
-        let terms =
-            if request.highlight { query_terms(&generation, &request.query)? } else { HashSet::new() };
+        let terms = if request.highlight { query_terms(&*parsed) } else { HashSet::new() };
         let mut hits = Vec::with_capacity(resolved.len());
         let mut dropped = 0;
         for item in resolved {
@@ -244,6 +241,7 @@ impl Searcher {
                 .then(|| format!("{CURSOR_PREFIX}{}.{:x}.{next}", generation.number, found.commit)),
             dropped,
             generation: generation.number,
+            row_key: schema.row_key.clone(),
         })
     }
 }
@@ -266,13 +264,34 @@ fn parse_cursor(cursor: &str) -> Result<(u64, u64, usize)> {
 }
 
 /// The text terms a query looks for (for highlights).
-fn query_terms(generation: &rowsearch_indexer::Generation, query: &str) -> Result<HashSet<String>> {
-    let parsed = generation.parse(query, None)?;
+fn query_terms(parsed: &dyn rowsearch_indexer::tantivy::query::Query) -> HashSet<String> {
     let mut terms = HashSet::new();
     parsed.query_terms(&mut |term, _| {
         if let Some(text) = term.value().as_str() {
             terms.insert(text.to_owned());
         }
     });
-    Ok(terms)
+    terms
+}
+
+#[cfg(test)]
+mod tests {
+    use rowsearch_store::{FamilySchema, TableSchema};
+
+    use super::*;
+
+    /// A search of a table without a search section is the store's
+    /// `NotSearchable`, as keyword lookups and reindexes answer.
+    #[test]
+    fn a_table_without_search_is_not_searchable() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Arc::new(rowsearch_indexer::open_store(dir.path()).unwrap());
+        store.create_table("plain", &TableSchema::new([FamilySchema::new("f")])).unwrap();
+        let searcher = Searcher::new(store);
+        let request = SearchRequest { query: "gas".into(), ..SearchRequest::default() };
+        match searcher.search("plain", &request) {
+            Err(Error::Store(e)) => assert!(matches!(e.kind(), ErrorKind::NotSearchable { .. }), "{e}"),
+            other => panic!("expected NotSearchable, got {other:?}"),
+        }
+    }
 }

@@ -345,3 +345,78 @@ pub(crate) fn preview(bytes: &[u8]) -> String {
     }
     out
 }
+
+impl ErrorKind {
+    /// One error of every kind, for tests that must cover them all (such
+    /// as the HTTP layer's status table). A new kind does not compile until
+    /// it is added here.
+    #[doc(hidden)]
+    pub fn examples() -> Vec<Error> {
+        let path = PathBuf::from("data");
+        let kinds = vec![
+            ErrorKind::NotAStore { path: path.clone(), detail: "x".into() },
+            ErrorKind::UnsupportedFormat { path: path.clone(), found: "a".into(), expected: "b".into() },
+            ErrorKind::AlreadyOpen { path: path.clone() },
+            ErrorKind::Io { path, source: std::io::Error::other("x") },
+            ErrorKind::Lmdb { operation: "x", source: heed::Error::Mdb(heed::MdbError::Panic) },
+            ErrorKind::UnknownTable { table: "t".into() },
+            ErrorKind::UnknownFamily { table: "t".into(), family: "f".into() },
+            ErrorKind::InvalidName { what: "table", name: "..".into(), reason: "x" },
+            ErrorKind::InvalidSchema { table: "t".into(), reason: "x".into() },
+            ErrorKind::InvalidRowKey { detail: "x".into() },
+            ErrorKind::UnknownIndex { table: "t".into(), index: "i".into() },
+            ErrorKind::InvalidIndexQuery { index: "i".into(), reason: "x".into() },
+            ErrorKind::InvalidKeywordQuery { reason: "x".into() },
+            ErrorKind::NotSearchable { table: "t".into() },
+            ErrorKind::NoAnalyzer { table: "t".into() },
+            ErrorKind::InvalidFilter { position: 0, expected: "x".into(), found: "y".into() },
+            ErrorKind::UnknownRegion { table: "t".into(), region: 9, regions: 1 },
+            ErrorKind::SchemaConflict { table: "t".into() },
+            ErrorKind::EmptyRowKey { table: "t".into() },
+            ErrorKind::RowKeyTooLong { len: 999, max: 160, preview: "x".into() },
+            ErrorKind::QualifierTooLong { family: "f".into(), len: 999, max: 80 },
+            ErrorKind::InvalidCursor { reason: "x" },
+            ErrorKind::Corrupted { db: "d".into(), key: "k".into(), detail: "x".into() },
+            ErrorKind::MapFull { map_size_bytes: 1, reason: "x".into() },
+            ErrorKind::TooManyDatabases { max_dbs: 1 },
+            ErrorKind::Poisoned,
+            ErrorKind::Callback { source: "x".into() },
+        ];
+        kinds.iter().for_each(listed);
+        kinds.into_iter().map(Error::from).collect()
+    }
+}
+
+/// Lists every kind without a wildcard: a new kind fails to compile here,
+/// which points at [`ErrorKind::examples`].
+fn listed(kind: &ErrorKind) {
+    match kind {
+        ErrorKind::NotAStore { .. }
+        | ErrorKind::UnsupportedFormat { .. }
+        | ErrorKind::AlreadyOpen { .. }
+        | ErrorKind::Io { .. }
+        | ErrorKind::Lmdb { .. }
+        | ErrorKind::UnknownTable { .. }
+        | ErrorKind::UnknownFamily { .. }
+        | ErrorKind::InvalidName { .. }
+        | ErrorKind::InvalidSchema { .. }
+        | ErrorKind::InvalidRowKey { .. }
+        | ErrorKind::UnknownIndex { .. }
+        | ErrorKind::InvalidIndexQuery { .. }
+        | ErrorKind::InvalidKeywordQuery { .. }
+        | ErrorKind::NotSearchable { .. }
+        | ErrorKind::NoAnalyzer { .. }
+        | ErrorKind::InvalidFilter { .. }
+        | ErrorKind::UnknownRegion { .. }
+        | ErrorKind::SchemaConflict { .. }
+        | ErrorKind::EmptyRowKey { .. }
+        | ErrorKind::RowKeyTooLong { .. }
+        | ErrorKind::QualifierTooLong { .. }
+        | ErrorKind::InvalidCursor { .. }
+        | ErrorKind::Corrupted { .. }
+        | ErrorKind::MapFull { .. }
+        | ErrorKind::TooManyDatabases { .. }
+        | ErrorKind::Poisoned
+        | ErrorKind::Callback { .. } => {}
+    }
+}

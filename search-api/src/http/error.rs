@@ -1,5 +1,7 @@
 //! Every error of the HTTP API as `{"error": {"code", "message"}}` with its
-//! status (API.md): the one place where errors meet HTTP.
+//! status (API.md): the one place where errors meet HTTP. Handlers raise
+//! library errors or a [`Refusal`]; this module alone chooses the status
+//! and the code of each.
 
 use std::convert::Infallible;
 
@@ -24,14 +26,83 @@ pub struct ApiError {
 }
 
 impl ApiError {
-    /// A new error answer.
-    pub fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> ApiError {
+    fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> ApiError {
         ApiError { status, code, message: message.into() }
     }
 
     /// 400 `bad_request`.
     pub fn bad_request(message: impl Into<String>) -> ApiError {
-        ApiError::new(StatusCode::BAD_REQUEST, "bad_request", message)
+        Refusal::BadRequest(message.into()).into()
+    }
+}
+
+/// What the HTTP layer itself refuses or reports (the libraries' errors
+/// come as [`Error`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refusal {
+    /// A parameter or body that does not make sense.
+    BadRequest(String),
+    /// A query string that does not decode.
+    InvalidQueryString(String),
+    /// An empty or unusable search query.
+    InvalidQuery(String),
+    /// A body whose content type is not JSON.
+    UnsupportedMediaType(String),
+    /// A row read that found no row.
+    RowNotFound,
+    /// An unknown job id.
+    JobNotFound(String),
+    /// A reindex of the table is already running as this job.
+    ReindexRunning {
+        /// The running job.
+        job: String,
+        /// The table.
+        table: String,
+    },
+    /// The request outlived the time limit (in ms).
+    Timeout(u128),
+    /// A worker failed while doing the request.
+    Internal(String),
+}
+
+impl Refusal {
+    /// The status and code of this refusal.
+    pub fn status(&self) -> (StatusCode, &'static str) {
+        use StatusCode as S;
+        match self {
+            Refusal::BadRequest(_) => (S::BAD_REQUEST, "bad_request"),
+            Refusal::InvalidQueryString(_) => (S::BAD_REQUEST, "invalid_query_string"),
+            Refusal::InvalidQuery(_) => (S::BAD_REQUEST, "invalid_query"),
+            Refusal::UnsupportedMediaType(_) => (S::UNSUPPORTED_MEDIA_TYPE, "unsupported_media_type"),
+            Refusal::RowNotFound => (S::NOT_FOUND, "row_not_found"),
+            Refusal::JobNotFound(_) => (S::NOT_FOUND, "job_not_found"),
+            Refusal::ReindexRunning { .. } => (S::CONFLICT, "reindex_running"),
+            Refusal::Timeout(_) => (S::SERVICE_UNAVAILABLE, "timeout"),
+            Refusal::Internal(_) => (S::INTERNAL_SERVER_ERROR, "internal"),
+        }
+    }
+
+    fn message(self) -> String {
+        match self {
+            Refusal::BadRequest(m)
+            | Refusal::InvalidQueryString(m)
+            | Refusal::InvalidQuery(m)
+            | Refusal::UnsupportedMediaType(m)
+            | Refusal::Internal(m) => m,
+            Refusal::RowNotFound => "no such row".to_owned(),
+            Refusal::JobNotFound(id) => format!("no job {id:?}"),
+            Refusal::ReindexRunning { job, table } => {
+                format!("job {job} is already reindexing table {table:?}")
+            }
+            Refusal::Timeout(ms) => format!("request took longer than {ms} ms"),
+        }
+    }
+}
+
+impl From<Refusal> for ApiError {
+    fn from(refusal: Refusal) -> ApiError {
+        let (status, code) = refusal.status();
+        ApiError::new(status, code, refusal.message())
     }
 }
 
@@ -128,4 +199,134 @@ pub async fn recover(rejection: Rejection) -> Result<Response, Infallible> {
         ApiError::new(S::BAD_REQUEST, "bad_request", format!("{rejection:?}"))
     };
     Ok(error.into_response())
+}
+
+#[cfg(test)]
+mod tests {
+    use rowsearch_store::ErrorKind;
+
+    use super::*;
+
+    /// The status and code of every error kind of every layer, walked from
+    /// the layers' own lists of their kinds (`examples`, which do not
+    /// compile without a new kind): a kind added without a decision here
+    /// fails this test.
+    #[test]
+    fn every_error_kind_has_its_status_and_code() {
+        let store: Vec<(u16, &str)> = vec![
+            (500, "internal"),              // NotAStore
+            (500, "internal"),              // UnsupportedFormat
+            (500, "internal"),              // AlreadyOpen
+            (500, "internal"),              // Io
+            (500, "internal"),              // Lmdb
+            (404, "table_not_found"),       // UnknownTable
+            (422, "unknown_family"),        // UnknownFamily
+            (400, "invalid_name"),          // InvalidName
+            (422, "invalid_schema"),        // InvalidSchema
+            (422, "invalid_key"),           // InvalidRowKey
+            (404, "index_not_found"),       // UnknownIndex
+            (400, "invalid_index_query"),   // InvalidIndexQuery
+            (400, "invalid_keyword_query"), // InvalidKeywordQuery
+            (422, "not_searchable"),        // NotSearchable
+            (500, "internal"),              // NoAnalyzer
+            (400, "invalid_filter"),        // InvalidFilter
+            (404, "region_not_found"),      // UnknownRegion
+            (409, "schema_conflict"),       // SchemaConflict
+            (422, "invalid_key"),           // EmptyRowKey
+            (422, "invalid_key"),           // RowKeyTooLong
+            (422, "invalid_key"),           // QualifierTooLong
+            (400, "invalid_cursor"),        // InvalidCursor
+            (500, "internal"),              // Corrupted
+            (500, "internal"),              // MapFull
+            (500, "internal"),              // TooManyDatabases
+            (500, "internal"),              // Poisoned
+            (500, "internal"),              // Callback
+        ];
+        let examples = ErrorKind::examples();
+        assert_eq!(examples.len(), store.len(), "a store error kind has no status decided here");
+        for (e, want) in examples.into_iter().zip(store) {
+            let user = e.is_user_error();
+            let got = ApiError::from(e);
+            assert_eq!((got.status.as_u16(), got.code), want, "{}", got.message);
+            // A user error is a 4xx and says so; anything else is a 5xx.
+            assert_eq!(got.status.is_client_error(), user, "{}", got.message);
+        }
+
+        let indexer: Vec<(u16, &str)> = vec![
+            (500, "internal"),        // Store (a poisoned store: the store's own status)
+            (400, "bad_request"),     // Input
+            (400, "bad_request"),     // TableMismatch
+            (422, "not_searchable"),  // Schema
+            (503, "index_not_ready"), // NoIndex
+            (409, "reindex_running"), // Busy
+            (400, "invalid_query"),   // Query
+            (500, "internal"),        // Tantivy
+            (500, "internal"),        // Check
+            (500, "internal"),        // Corrupted
+            (500, "internal"),        // Io
+            (500, "internal"),        // FailPoint
+            (500, "internal"),        // Report
+        ];
+        let examples = IndexerError::examples();
+        assert_eq!(examples.len(), indexer.len(), "an indexer error kind has no status decided here");
+        for (e, want) in examples.into_iter().zip(indexer) {
+            let got = ApiError::from(e);
+            assert_eq!((got.status.as_u16(), got.code), want, "{}", got.message);
+        }
+
+        let facade = [
+            (Error::BadRequest("x".into()), (400, "bad_request")),
+            (Error::StaleCursor { cursor_generation: 1, serving: 2 }, (409, "stale_cursor")),
+            (Error::NotFound("x".into()), (404, "not_found")),
+        ];
+        for (e, want) in facade {
+            // Store and Indexer wrap the kinds walked above.
+            match &e {
+                Error::Store(_) | Error::Indexer(_) => unreachable!(),
+                Error::BadRequest(_) | Error::StaleCursor { .. } | Error::NotFound(_) => {}
+            }
+            let got = ApiError::from(e);
+            assert_eq!((got.status.as_u16(), got.code), want);
+        }
+
+        let refusals = [
+            (Refusal::BadRequest("x".into()), (400, "bad_request")),
+            (Refusal::InvalidQueryString("x".into()), (400, "invalid_query_string")),
+            (Refusal::InvalidQuery("x".into()), (400, "invalid_query")),
+            (Refusal::UnsupportedMediaType("x".into()), (415, "unsupported_media_type")),
+            (Refusal::RowNotFound, (404, "row_not_found")),
+            (Refusal::JobNotFound("j1".into()), (404, "job_not_found")),
+            (Refusal::ReindexRunning { job: "j1".into(), table: "t".into() }, (409, "reindex_running")),
+            (Refusal::Timeout(30_000), (503, "timeout")),
+            (Refusal::Internal("x".into()), (500, "internal")),
+        ];
+        for (r, want) in refusals {
+            match &r {
+                Refusal::BadRequest(_)
+                | Refusal::InvalidQueryString(_)
+                | Refusal::InvalidQuery(_)
+                | Refusal::UnsupportedMediaType(_)
+                | Refusal::RowNotFound
+                | Refusal::JobNotFound(_)
+                | Refusal::ReindexRunning { .. }
+                | Refusal::Timeout(_)
+                | Refusal::Internal(_) => {}
+            }
+            let got = ApiError::from(r);
+            assert_eq!((got.status.as_u16(), got.code), want, "{}", got.message);
+            assert!(!got.message.is_empty());
+        }
+    }
+
+    /// "This table has no search section" is one answer wherever it comes
+    /// from: the store (keyword lookups), the indexer (a reindex) or the
+    /// searcher.
+    #[test]
+    fn not_searchable_is_one_answer() {
+        let from_store =
+            ApiError::from(rowsearch_store::Error::from(ErrorKind::NotSearchable { table: "t".into() }));
+        let from_indexer = ApiError::from(IndexerError::Schema { table: "t".into(), reason: "x".into() });
+        assert_eq!((from_store.status, from_store.code), (from_indexer.status, from_indexer.code));
+        assert_eq!((from_store.status.as_u16(), from_store.code), (422, "not_searchable"));
+    }
 }

@@ -1,0 +1,75 @@
+//! `/tables/{t}/search` (the tantivy index, resolved against the store)
+//! and `/tables/{t}/keywords` (straight from the keyword rows).
+
+use rowsearch_indexer::SortBy;
+use rowsearch_store::KeywordQuery;
+use serde_json::{Value, json};
+use warp::Reply;
+use warp::http::StatusCode;
+
+use super::{Answer, ok};
+use crate::SearchRequest;
+use crate::http::error::{ApiError, Refusal};
+use crate::http::params::{Params, binary, columns_of};
+use crate::http::state::State;
+use crate::json::key_json_in;
+
+/// `GET /tables/{t}/search`.
+pub(crate) fn search(st: &State, table: &str, p: &Params) -> Answer {
+    let sort = match p.get("sort") {
+        None | Some("relevance") => SortBy::Relevance,
+        Some("newest") => SortBy::Newest,
+        Some("oldest") => SortBy::Oldest,
+        Some(s) => return Err(ApiError::bad_request(format!("sort {s:?}: relevance, newest or oldest"))),
+    };
+    let query = p.get("q").unwrap_or_default();
+    if query.trim().is_empty() {
+        return Err(Refusal::InvalidQuery("q is empty".into()).into());
+    }
+    let request = SearchRequest {
+        query: query.to_owned(),
+        partition: p.bytes("user")?,
+        sort,
+        limit: p.number("limit")?,
+        offset: p.number("offset")?.unwrap_or(0),
+        cursor: p.get("cursor").map(str::to_owned),
+        columns: columns_of(p.encoding()?, &p.all("columns"))?,
+        highlight: p.flag("highlight")?,
+    };
+    let results = st.searcher.search(table, &request)?;
+    st.metrics.stale(results.dropped);
+    let body =
+        crate::json::SearchBody::new(&results, results.row_key.as_ref(), request.highlight, p.encoding()?);
+    Ok(warp::reply::with_status(warp::reply::json(&body), StatusCode::OK).into_response())
+}
+
+/// `GET /tables/{t}/keywords?user=&terms=`: newest first.
+pub(crate) fn keywords(st: &State, t: &str, p: &Params) -> Answer {
+    let enc = p.encoding()?;
+    let user = p.get("user").unwrap_or_default();
+    let terms: Vec<String> = p
+        .all("terms")
+        .iter()
+        .flat_map(|t| t.split(','))
+        .filter(|t| !t.is_empty())
+        .map(str::to_owned)
+        .collect();
+    let query = KeywordQuery {
+        partition: binary(enc, "user", user)?,
+        terms,
+        limit: Some(p.number("limit")?.unwrap_or(100).min(st.limits.max_scan_limit)),
+        cursor: p.get("cursor").map(str::to_owned),
+    };
+    let schema = st.store().schema(t)?;
+    let page = st.store().keyword_lookup(t, &query)?;
+    let keys: Vec<Value> = page
+        .hits
+        .iter()
+        .map(|h| {
+            let mut k = key_json_in(&h.key, schema.row_key.as_ref(), enc);
+            k["date_ms"] = json!(h.date_ms);
+            k
+        })
+        .collect();
+    ok(json!({"keys": keys, "next_cursor": page.next_cursor}))
+}

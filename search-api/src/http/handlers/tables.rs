@@ -1,0 +1,49 @@
+//! `/tables` and `/tables/{t}`: list, create, describe, drop.
+
+use rowsearch_store::{Scan, TableSchema};
+use serde_json::{Value, json};
+use warp::Reply;
+use warp::http::StatusCode;
+
+use super::{Answer, json_reply, ok};
+use crate::http::params::parse_json;
+use crate::http::state::State;
+
+/// `GET /tables`.
+pub(crate) fn list(st: &State) -> Answer {
+    let tables: Vec<Value> = st.store().tables().into_iter().map(|name| json!({"name": name})).collect();
+    ok(json!({"tables": tables}))
+}
+
+/// `PUT /tables/{t}`: 201 when created, 200 when it exists alike.
+pub(crate) fn put(st: &State, t: &str, body: &[u8]) -> Answer {
+    let schema: TableSchema = parse_json(body)?;
+    let created = st.store().create_table(t, &schema)?;
+    let status = if created { StatusCode::CREATED } else { StatusCode::OK };
+    Ok(json_reply(&json!({"table": t, "created": created}), status))
+}
+
+/// `GET /tables/{t}`: schema and figures.
+pub(crate) fn get(st: &State, t: &str) -> Answer {
+    let schema = st.store().schema(t)?;
+    let stats = st.store().stats(t)?;
+    let regions = st.store().regions(t)?.len();
+    // Rows are counted by a keys-only scan: exact, and linear in the table
+    // (cells and bytes come from LMDB's counters).
+    let rows = st.store().count(t, &Scan { keys_only: true, ..Scan::new() })?;
+    let index = st.index_figures(t);
+    ok(json!({
+        "name": t,
+        "schema": schema,
+        "stats": {"rows": rows, "cells": stats.cells, "bytes": stats.bytes, "regions": regions,
+                  "index": index.map(|(generation, bytes, when)| json!({
+                      "generation": generation, "bytes": bytes, "updated_unix_seconds": when}))},
+    }))
+}
+
+/// `DELETE /tables/{t}`: rows, keyword rows, indexes and generations.
+pub(crate) fn delete(st: &State, t: &str) -> Answer {
+    rowsearch_indexer::drop_table(st.store(), t)?;
+    st.searcher.forget(t);
+    Ok(StatusCode::NO_CONTENT.into_response())
+}

@@ -1,0 +1,189 @@
+//! Request parameters, in one place: the query string and its typed
+//! values, byte strings in the request's encoding, keys from the path, read
+//! options, JSON bodies, and the warp filters that extract them.
+
+use rowsearch_store::{ALL_VERSIONS, Column, IndexQuery, ReadOptions};
+use serde_json::Value;
+
+use super::error::{ApiError, Refusal};
+use crate::json::Encoding;
+
+/// The query string as (name, value) pairs, decoded.
+#[derive(Debug, Default)]
+pub struct Params(Vec<(String, String)>);
+
+impl Params {
+    fn parse(raw: &str) -> Result<Params, ApiError> {
+        serde_urlencoded::from_str::<Vec<(String, String)>>(raw)
+            .map(Params)
+            .map_err(|e| Refusal::InvalidQueryString(e.to_string()).into())
+    }
+
+    /// The last value of `name`.
+    pub(super) fn get(&self, name: &str) -> Option<&str> {
+        self.0.iter().rev().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
+    }
+
+    /// Every value of `name`, in order.
+    pub(super) fn all(&self, name: &str) -> Vec<&str> {
+        self.0.iter().filter(|(k, _)| k == name).map(|(_, v)| v.as_str()).collect()
+    }
+
+    /// `name` as a number.
+    pub(super) fn number<T: std::str::FromStr>(&self, name: &str) -> Result<Option<T>, ApiError> {
+        self.get(name)
+            .map(|v| {
+                v.parse::<T>().map_err(|_| ApiError::bad_request(format!("{name}: not a number: {v:?}")))
+            })
+            .transpose()
+    }
+
+    /// `name` as a flag (`true`, `1` or empty; `false` or `0`).
+    pub(super) fn flag(&self, name: &str) -> Result<bool, ApiError> {
+        match self.get(name) {
+            None | Some("false") | Some("0") => Ok(false),
+            Some("true") | Some("1") | Some("") => Ok(true),
+            Some(v) => Err(ApiError::bad_request(format!("{name}: expected true or false, got {v:?}"))),
+        }
+    }
+
+    /// `name` as a byte string in the request's encoding.
+    pub(super) fn bytes(&self, name: &str) -> Result<Option<Vec<u8>>, ApiError> {
+        let enc = self.encoding()?;
+        self.get(name).map(|v| binary(enc, name, v)).transpose()
+    }
+
+    /// `encoding=binary|base64|hex`: how every byte string of the request
+    /// and the response is written.
+    pub(super) fn encoding(&self) -> Result<Encoding, ApiError> {
+        Encoding::parse(self.get("encoding")).map_err(ApiError::bad_request)
+    }
+}
+
+/// A byte string in encoding `enc`; `what` names it in the error.
+pub(super) fn binary(enc: Encoding, what: &str, text: &str) -> Result<Vec<u8>, ApiError> {
+    enc.decode(text).map_err(|e| ApiError::bad_request(format!("{what}: {e}")))
+}
+
+/// A key from a URL path segment: percent-encoded bytes.
+pub(super) fn path_key(segment: &str) -> Result<Vec<u8>, ApiError> {
+    let bytes = segment.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = bytes.get(i + 1..i + 3).filter(|h| h.iter().all(u8::is_ascii_hexdigit));
+            if hex.is_none() {
+                return Err(ApiError::bad_request(format!("row key {segment:?}: invalid percent-encoding")));
+            }
+            i += 3;
+        } else {
+            i += 1;
+        }
+    }
+    Ok(percent_encoding::percent_decode_str(segment).collect())
+}
+
+/// `columns` values (each a comma-separated list) as column selections.
+pub(super) fn columns_of(enc: Encoding, list: &[&str]) -> Result<Vec<Column>, ApiError> {
+    let mut out = Vec::new();
+    for item in list {
+        for c in item.split(',').filter(|c| !c.is_empty()) {
+            out.push(Column::parse(&binary(enc, "columns", c)?));
+        }
+    }
+    Ok(out)
+}
+
+/// `columns`, `versions`, `min_ts` and `max_ts`.
+pub(super) fn read_options(p: &Params) -> Result<ReadOptions, ApiError> {
+    let versions = match p.get("versions") {
+        None => 1,
+        Some("all") => ALL_VERSIONS,
+        Some(v) => v.parse().ok().filter(|&n: &u32| n > 0).ok_or_else(|| {
+            ApiError::bad_request(format!("versions: expected a positive number or all, got {v:?}"))
+        })?,
+    };
+    Ok(ReadOptions {
+        columns: columns_of(p.encoding()?, &p.all("columns"))?,
+        versions,
+        min_ts: p.number("min_ts")?.unwrap_or(0),
+        max_ts: p.number("max_ts")?,
+    })
+}
+
+/// An index lookup's `eq`, `prefix`, `start`, `stop`, `limit`, `cursor`
+/// and `region`.
+pub(super) fn index_query(p: &Params) -> Result<IndexQuery, ApiError> {
+    Ok(IndexQuery {
+        eq: p.all("eq").iter().map(|v| binary(p.encoding()?, "eq", v)).collect::<Result<_, _>>()?,
+        prefix: p.bytes("prefix")?,
+        start: p.bytes("start")?,
+        stop: p.bytes("stop")?,
+        limit: Some(p.number("limit")?.unwrap_or(100)),
+        cursor: p.get("cursor").map(str::to_owned),
+        region: p.number("region")?,
+    })
+}
+
+/// A JSON request body as `T`.
+pub(super) fn parse_json<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
+    serde_json::from_slice(body).map_err(|e| ApiError::bad_request(format!("request body: {e}")))
+}
+
+/// A scan's JSON body as query parameters (`columns` may be a list).
+pub(super) fn params_from_json(body: &[u8]) -> Result<Params, ApiError> {
+    let value: serde_json::Map<String, Value> = parse_json(body)?;
+    let mut out = Vec::new();
+    for (k, v) in value {
+        match v {
+            Value::String(s) => out.push((k, s)),
+            Value::Array(items) => {
+                for item in items {
+                    match item {
+                        Value::String(s) => out.push((k.clone(), s)),
+                        other => {
+                            return Err(ApiError::bad_request(format!("{k}: expected strings, got {other}")));
+                        }
+                    }
+                }
+            }
+            Value::Null => {}
+            Value::Object(_) if k == "prefix_fields" => out.push((k, v.to_string())),
+            other => out.push((k, other.to_string())),
+        }
+    }
+    Ok(Params(out))
+}
+
+/// The query string (empty when absent), parsed.
+pub(super) fn params() -> impl warp::Filter<Extract = (Params,), Error = warp::Rejection> + Clone {
+    use warp::Filter as _;
+    warp::query::raw().or(warp::any().map(String::new)).unify().and_then(|raw: String| async move {
+        Params::parse(&raw).map_err(|e| warp::reject::custom(Rejected(e)))
+    })
+}
+
+/// A request body (JSON if a content type is given), within the size limit.
+pub(super) fn body(
+    max: u64,
+) -> impl warp::Filter<Extract = (bytes::Bytes,), Error = warp::Rejection> + Clone {
+    use warp::Filter as _;
+    warp::header::optional::<String>("content-type")
+        .and_then(|ct: Option<String>| async move {
+            match ct {
+                Some(ct) if !ct.to_ascii_lowercase().contains("json") => Err(warp::reject::custom(Rejected(
+                    Refusal::UnsupportedMediaType(format!("content type {ct:?}: send application/json"))
+                        .into(),
+                ))),
+                _ => Ok(()),
+            }
+        })
+        .untuple_one()
+        .and(warp::body::content_length_limit(max))
+        .and(warp::body::bytes())
+}
+
+/// An [`ApiError`] raised by a filter.
+#[derive(Debug)]
+pub struct Rejected(pub ApiError);
+impl warp::reject::Reject for Rejected {}

@@ -1,0 +1,51 @@
+//! Accepting connections: hyper with the warp routes as the service.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::routes;
+use super::state::State;
+
+/// Serves the API on `listener` until `shutdown` completes, then stops
+/// accepting and finishes the requests in flight.
+///
+/// Connections are served by hyper (HTTP/1.1 and HTTP/2) with the warp
+/// routes as the service, and a timer, so a client that does not finish
+/// sending its headers within [`Limits::header_read_timeout`] is
+/// disconnected.
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    state: Arc<State>,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) {
+    use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+    let header_timeout = state.limits.header_read_timeout;
+    let service = warp::service(routes::routes(state));
+    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    let mut shutdown = std::pin::pin!(shutdown);
+    loop {
+        let stream = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => stream,
+                Err(e) => {
+                    // Out of file descriptors and the like: wait, go on.
+                    eprintln!("accept failed: {e}");
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    continue;
+                }
+            },
+            () = &mut shutdown => break,
+        };
+        let service = hyper_util::service::TowerToHyperService::new(service.clone());
+        let watcher = graceful.watcher();
+        tokio::spawn(async move {
+            let mut builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
+            builder.http1().timer(TokioTimer::new()).header_read_timeout(header_timeout);
+            let connection = builder.serve_connection_with_upgrades(TokioIo::new(stream), service);
+            // A connection that ends badly (reset, timed out) concerns only it.
+            let _ = watcher.watch(connection).await;
+        });
+    }
+    drop(listener);
+    graceful.shutdown().await;
+}

@@ -1,0 +1,117 @@
+//! What every request shares: the searcher (and through it the store),
+//! jobs, metrics, limits and the work pool.
+
+use std::sync::Arc;
+use std::time::{Duration, UNIX_EPOCH};
+
+use rowsearch_indexer::generation::IndexDir;
+use rowsearch_store::Store;
+
+use super::jobs::Jobs;
+use super::metrics::{Metrics, TableFigures};
+use super::pool;
+use crate::Searcher;
+
+/// The OpenAPI document served at `/openapi.json`.
+pub const OPENAPI: &str = include_str!("openapi.json");
+
+/// Request limits (API.md).
+#[derive(Debug, Clone)]
+pub struct Limits {
+    /// Largest request body (default 64 MiB).
+    pub max_body_bytes: u64,
+    /// Largest `limit` of a scan or lookup (default 10,000).
+    pub max_scan_limit: usize,
+    /// Longest filter string (default 64 KiB).
+    pub max_filter_bytes: usize,
+    /// Longest a request may take before it is answered 503 (default 30 s).
+    pub request_timeout: Duration,
+    /// Longest a client may take to send a request's headers before its
+    /// connection is closed (default 10 s): slow clients cannot pile up.
+    pub header_read_timeout: Duration,
+    /// Threads doing the store and index work of requests (default: the
+    /// number of cores). Requests beyond them wait their turn in arrival
+    /// order: on a busy server a request then runs without sharing its
+    /// core, instead of every request in flight slowing down together.
+    pub workers: usize,
+    /// How long an idle worker (one at a time) keeps looking for the next
+    /// request before it sleeps, yielding its core to any other thread
+    /// meanwhile (default 500 us; zero: sleep at once). A request that
+    /// comes meanwhile needs no thread woken and runs on a warm core.
+    pub idle_spin: Duration,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_body_bytes: 64 << 20,
+            max_scan_limit: 10_000,
+            max_filter_bytes: 64 << 10,
+            request_timeout: Duration::from_secs(30),
+            header_read_timeout: Duration::from_secs(10),
+            workers: std::thread::available_parallelism().map_or(2, usize::from),
+            idle_spin: Duration::from_micros(500),
+        }
+    }
+}
+
+/// What every request shares.
+#[derive(Debug)]
+pub struct State {
+    /// The searcher (it holds the store).
+    pub searcher: Searcher,
+    /// Reindex jobs.
+    pub jobs: Jobs,
+    /// Metrics.
+    pub metrics: Metrics,
+    /// Limits.
+    pub limits: Limits,
+    /// The threads that do requests' store and index work.
+    pub(crate) work: pool::WorkPool,
+}
+
+impl State {
+    /// State over `store`.
+    ///
+    /// # Errors
+    /// When the operating system refuses the worker threads.
+    pub fn new(store: Arc<Store>, limits: Limits) -> std::io::Result<State> {
+        let metrics = Metrics::new();
+        let work = pool::WorkPool::new(limits.workers, limits.idle_spin, metrics.taken())?;
+        Ok(State { searcher: Searcher::new(store), jobs: Jobs::default(), metrics, limits, work })
+    }
+
+    /// The store.
+    pub fn store(&self) -> &Arc<Store> {
+        self.searcher.store()
+    }
+
+    /// A table's serving generation, its bytes, and when it last changed.
+    pub fn index_figures(&self, table: &str) -> Option<(u64, u64, u64)> {
+        let dir = IndexDir::new(self.store().path(), table);
+        let generation = dir.current().ok()??;
+        let bytes = dir.generation_bytes(generation).ok()?;
+        let meta = std::fs::metadata(dir.generation_path(generation).join("meta.json")).ok()?;
+        let when = meta.modified().ok()?.duration_since(UNIX_EPOCH).ok()?.as_secs();
+        Some((generation, bytes, when))
+    }
+
+    /// Figures of every table, for `/metrics`.
+    pub fn table_figures(&self) -> Vec<TableFigures> {
+        self.store()
+            .tables()
+            .into_iter()
+            .map(|table| {
+                let stats = self.store().stats(&table).unwrap_or_default();
+                let index = self.index_figures(&table);
+                TableFigures {
+                    cells: stats.cells,
+                    bytes: stats.bytes,
+                    index: index.map(|(g, b, _)| (g, b)),
+                    last_reindex_seconds: index.map(|(_, _, w)| w),
+                    table,
+                }
+            })
+            .collect()
+    }
+}
