@@ -1,0 +1,443 @@
+//! The command line as clap parses it: every command and flag, grouped as
+//! the files that run them (`serve.rs`, `data.rs`, `index.rs`, `mail.rs`,
+//! `search.rs`); usage errors and exit codes.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// rowsearch: an embedded wide-row store (HBase's data model on LMDB), made
+/// searchable by keyword.
+#[derive(Debug, Parser)]
+#[command(
+    name = "rowsearch",
+    version,
+    about,
+    long_about = None,
+    after_help = "Start with `rowsearch demo`. Typical use: `rowsearch ingest ~/Maildir`, `rowsearch reindex`, \
+                  `rowsearch serve`, then GET /tables/mail/search?q=... (see README.md and API.md).\n\
+                  Exit status: 0 success, 1 the job found a problem, 2 bad usage or unusable input."
+)]
+pub struct Args {
+    /// Data directory of the store.
+    #[arg(long, global = true, env = "ROWSEARCH_DATA", default_value = "./rowsearch-data")]
+    pub data: PathBuf,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// `rowsearch index ...`.
+#[derive(Debug, Subcommand)]
+pub enum IndexCommand {
+    /// Keys (or rows, with --rows) matching a lookup, as JSON lines in index
+    /// order; prints the next cursor on stderr when --limit cut it short.
+    Lookup {
+        /// Table name.
+        table: String,
+        /// Index name.
+        index: String,
+        /// Value of the next leading column (repeat for a composite index).
+        #[arg(long)]
+        eq: Vec<String>,
+        /// Prefix of the column after the --eq ones.
+        #[arg(long)]
+        prefix: Option<String>,
+        /// Lower bound (inclusive) of the column after the --eq ones.
+        #[arg(long)]
+        start: Option<String>,
+        /// Upper bound (exclusive) of the column after the --eq ones.
+        #[arg(long)]
+        stop: Option<String>,
+        /// Most matches.
+        #[arg(long)]
+        limit: Option<usize>,
+        /// Resume after a cursor printed by an earlier lookup.
+        #[arg(long)]
+        cursor: Option<String>,
+        /// Print the rows instead of their keys.
+        #[arg(long)]
+        rows: bool,
+    },
+    /// Add an index to a table and build it from the rows already there.
+    Add {
+        /// Table name.
+        table: String,
+        /// Index name.
+        index: String,
+        /// Comma-separated columns, family:qualifier, most significant first.
+        #[arg(long, value_delimiter = ',', required = true)]
+        columns: Vec<String>,
+    },
+    /// Remove an index and its entries.
+    Drop {
+        /// Table name.
+        table: String,
+        /// Index name.
+        index: String,
+    },
+    /// Clear an index and build it again from the rows.
+    Rebuild {
+        /// Table name.
+        table: String,
+        /// Index name.
+        index: String,
+    },
+    /// Compare an index with the rows; exit status 1 when they differ.
+    Verify {
+        /// Table name.
+        table: String,
+        /// Index name.
+        index: String,
+    },
+}
+
+/// The commands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    #[command(flatten)]
+    Serve(ServeCommand),
+    #[command(flatten)]
+    Data(DataCommand),
+    /// Secondary indexes: look up, add, drop, rebuild, verify.
+    #[command(subcommand)]
+    Index(IndexCommand),
+    #[command(flatten)]
+    Mail(MailCommand),
+    #[command(flatten)]
+    Search(SearchCommand),
+}
+
+/// Running the demo and the HTTP server.
+#[derive(Debug, Subcommand)]
+pub enum ServeCommand {
+    /// The whole product on sample data: store tour, the bundled mail
+    /// ingested, the search index built, HTTP served with example curl
+    /// commands (start here).
+    Demo {
+        /// Rows to write.
+        #[arg(long, default_value_t = 1000)]
+        rows: u32,
+        /// Address to serve HTTP on (port 0 picks a free one).
+        #[arg(long, default_value = "127.0.0.1:7311")]
+        listen: String,
+        /// Stop after loading and indexing instead of serving.
+        #[arg(long)]
+        no_serve: bool,
+    },
+    /// Serve the HTTP API (API.md) until SIGINT or SIGTERM; prints
+    /// `listening on http://HOST:PORT` once it accepts connections.
+    Serve {
+        /// Address to listen on (port 0 picks a free one).
+        #[arg(long, default_value = "127.0.0.1:7311")]
+        listen: String,
+        /// Largest request body in bytes.
+        #[arg(long, default_value_t = 64 << 20)]
+        max_body: u64,
+        /// Longest a request may run, in milliseconds, before it is answered 503.
+        #[arg(long, default_value_t = 30_000)]
+        timeout_ms: u64,
+        /// Longest a client may take to send a request's headers, in
+        /// milliseconds, before its connection is closed.
+        #[arg(long, default_value_t = 10_000)]
+        header_timeout_ms: u64,
+        /// Most requests doing store or index work at once; the others
+        /// wait in arrival order (default: the number of cores).
+        #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+        workers: Option<u64>,
+        /// How long an idle worker keeps looking for the next request
+        /// before it sleeps, in microseconds (0: at once). One worker at a
+        /// time does it, giving its core to any other thread that wants it.
+        #[arg(long, default_value_t = 500)]
+        idle_spin_us: u64,
+    },
+}
+
+/// Tables, rows, scans and maintenance.
+#[derive(Debug, Subcommand)]
+pub enum DataCommand {
+    /// List tables.
+    Tables,
+    /// Create a table from a JSON schema (inline, or @FILE).
+    CreateTable {
+        /// Table name.
+        table: String,
+        /// Schema JSON, e.g. '{"families":[{"name":"m","max_versions":3}]}', or @path.
+        #[arg(long)]
+        schema: String,
+    },
+    /// Drop a table and all its cells.
+    DropTable {
+        /// Table name.
+        table: String,
+    },
+    /// Write cells into one row: COLUMN=VALUE pairs (binary strings).
+    Put {
+        /// Table name.
+        table: String,
+        /// Row key (binary string).
+        key: String,
+        /// Cells as family:qualifier=value.
+        #[arg(required = true)]
+        cells: Vec<String>,
+        /// Timestamp in ms (default: now).
+        #[arg(long)]
+        timestamp: Option<u64>,
+    },
+    /// Read one row as JSON.
+    Get {
+        /// Table name.
+        table: String,
+        /// Row key (binary string).
+        key: String,
+        #[command(flatten)]
+        read: ReadArgs,
+    },
+    /// Delete a row, a family (`--columns f`) or a column (`--columns f:q`),
+    /// optionally only versions up to `--timestamp`.
+    Delete {
+        /// Table name.
+        table: String,
+        /// Row key (binary string).
+        key: String,
+        /// Comma-separated families or columns; default the whole row.
+        #[arg(long, value_delimiter = ',')]
+        columns: Vec<String>,
+        /// Only versions with timestamp <= this.
+        #[arg(long)]
+        timestamp: Option<u64>,
+    },
+    /// Scan rows as JSON lines; prints the next cursor on stderr when the limit cut it short.
+    Scan {
+        /// Table name.
+        table: String,
+        /// First row, inclusive (the upper bound with --reverse).
+        #[arg(long)]
+        start: Option<String>,
+        /// Stop row, exclusive (the lower bound with --reverse).
+        #[arg(long)]
+        stop: Option<String>,
+        /// Only keys with this prefix.
+        #[arg(long)]
+        prefix: Option<String>,
+        /// Walk down.
+        #[arg(long)]
+        reverse: bool,
+        /// Most rows.
+        #[arg(long)]
+        limit: Option<usize>,
+        /// Rows to skip.
+        #[arg(long, default_value_t = 0)]
+        offset: usize,
+        /// Resume after a cursor printed by an earlier scan.
+        #[arg(long)]
+        cursor: Option<String>,
+        /// Cells without values.
+        #[arg(long)]
+        keys_only: bool,
+        /// Print only the number of rows.
+        #[arg(long)]
+        count: bool,
+        /// HBase filter language, e.g. "PrefixFilter('a') AND ValueFilter(=, 'binary:x')".
+        #[arg(long)]
+        filter: Option<String>,
+        /// Only this region (see `rowsearch regions`).
+        #[arg(long)]
+        region: Option<usize>,
+        /// For a typed row key: leading key fields as JSON, e.g. '{"user":"ann"}'.
+        #[arg(long, conflicts_with = "prefix")]
+        prefix_fields: Option<String>,
+        #[command(flatten)]
+        read: ReadArgs,
+    },
+    /// A table's regions as JSON lines: key range, rows, cells, bytes.
+    Regions {
+        /// Table name.
+        table: String,
+        /// Threads walking regions in parallel.
+        #[arg(long, default_value_t = 2)]
+        threads: usize,
+    },
+    /// Cell count and bytes of a table.
+    Stats {
+        /// Table name.
+        table: String,
+    },
+    /// Purge cells past their TTL.
+    Compact,
+}
+
+/// Mail ingest and keyword lookups.
+#[derive(Debug, Subcommand)]
+pub enum MailCommand {
+    /// Load mail (Maildir trees, mbox files, .eml files) or JSON lines of
+    /// rows into a table; the mail table is created when missing. Files that
+    /// cannot be read or parsed are skipped and listed; the run goes on.
+    Ingest {
+        /// Files and directories (walked recursively).
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        /// Target table.
+        #[arg(long, default_value = "mail")]
+        table: String,
+        /// Input format; auto decides per file (.jsonl, .mbox or a leading
+        /// "From " line, else one message per file).
+        #[arg(long, value_enum, default_value_t = FormatArg::Auto)]
+        format: FormatArg,
+        /// Put every message in this mailbox (default: the first directory
+        /// below each given path).
+        #[arg(long)]
+        user: Option<String>,
+        /// Write every skipped file with its reason to FILE (tab-separated).
+        #[arg(long, value_name = "FILE")]
+        report: Option<PathBuf>,
+        /// Skip messages larger than this many bytes.
+        #[arg(long, default_value_t = rowsearch::indexer::DEFAULT_MAX_MESSAGE_BYTES)]
+        max_message_bytes: u64,
+        /// Rows per write transaction.
+        #[arg(long, default_value_t = 4096)]
+        batch_rows: usize,
+    },
+    /// Keys of one mailbox's rows holding every term, newest first, read
+    /// straight from the keyword rows (JSON lines); prints the next cursor
+    /// on stderr when --limit cut it short.
+    Keywords {
+        /// Terms: word (any search field) or field:word.
+        #[arg(required = true)]
+        terms: Vec<String>,
+        /// The mailbox (partition).
+        #[arg(long)]
+        user: String,
+        /// Table name.
+        #[arg(long, default_value = "mail")]
+        table: String,
+        /// Most keys.
+        #[arg(long)]
+        limit: Option<usize>,
+        /// Resume after a cursor printed by an earlier lookup.
+        #[arg(long)]
+        cursor: Option<String>,
+    },
+}
+
+/// The search index: reindexing, checking, searching.
+#[derive(Debug, Subcommand)]
+pub enum SearchCommand {
+    /// Build the table's search index from its keyword rows: a new
+    /// generation (--full), or the changes since the last run applied to
+    /// the serving one (--incremental). Default: incremental if an index
+    /// exists, else full.
+    Reindex {
+        /// Table name.
+        #[arg(long, default_value = "mail")]
+        table: String,
+        /// Build a new generation from all keyword rows.
+        #[arg(long, conflicts_with = "incremental")]
+        full: bool,
+        /// Apply the change feed to the serving generation.
+        #[arg(long)]
+        incremental: bool,
+        /// Memory budget in MiB (indexing buffers and grouping).
+        #[arg(long, default_value_t = 512)]
+        memory_mb: usize,
+        /// Indexing threads (default: every core).
+        #[arg(long)]
+        threads: Option<usize>,
+    },
+    /// Check the store, its keyword rows and the search index against each
+    /// other; exit status 1 on a mismatch (listed on stdout as JSON).
+    Verify {
+        /// Table name.
+        #[arg(long, default_value = "mail")]
+        table: String,
+        /// About how many rows to compare term by term.
+        #[arg(long, default_value_t = 100)]
+        sample: u64,
+    },
+    /// Search the index: the matching rows, best first or by date, with
+    /// the total; --json prints the HTTP API's search response.
+    Search {
+        /// Query: words (ANDed), OR, NOT/-, "phrases", field:word,
+        /// date:[2001-01-01T00:00:00Z TO 2001-02-01T00:00:00Z].
+        query: String,
+        /// Table name.
+        #[arg(long, default_value = "mail")]
+        table: String,
+        /// Only this mailbox (partition).
+        #[arg(long)]
+        user: Option<String>,
+        /// Order of the hits.
+        #[arg(long, value_enum, default_value_t = SortArg::Relevance)]
+        sort: SortArg,
+        /// Most hits.
+        #[arg(long, default_value_t = 10)]
+        limit: usize,
+        /// Hits to skip.
+        #[arg(long, default_value_t = 0)]
+        offset: usize,
+        /// Print the HTTP API's JSON response instead of lines.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// `--sort` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum SortArg {
+    /// BM25, best first.
+    Relevance,
+    /// Newest first.
+    Newest,
+    /// Oldest first.
+    Oldest,
+}
+
+/// `--format` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum FormatArg {
+    /// Decided per file.
+    Auto,
+    /// One message per file, user/folder from the path.
+    Maildir,
+    /// mbox files.
+    Mbox,
+    /// One message per file.
+    Eml,
+    /// JSON lines of rows.
+    Jsonl,
+}
+
+/// Which cells to read.
+#[derive(Debug, clap::Args)]
+pub struct ReadArgs {
+    /// Comma-separated `f` or `f:q` selections.
+    #[arg(long, value_delimiter = ',')]
+    pub columns: Vec<String>,
+    /// Versions per column: a number or `all`.
+    #[arg(long, default_value = "1")]
+    pub versions: String,
+    /// Inclusive lower bound on timestamps.
+    #[arg(long)]
+    pub min_ts: Option<u64>,
+    /// Exclusive upper bound on timestamps.
+    #[arg(long)]
+    pub max_ts: Option<u64>,
+}
+
+/// A usage error found after parsing (bad binary string, bad JSON...).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct UsageError(pub String);
+
+/// 2 for bad usage or unusable input, 1 otherwise.
+pub fn exit_code_for(err: &anyhow::Error) -> ExitCode {
+    let bad_input = err.chain().any(|e| {
+        e.downcast_ref::<UsageError>().is_some()
+            || e.downcast_ref::<rowsearch::indexer::Error>().is_some_and(rowsearch::indexer::Error::is_usage)
+            || e.downcast_ref::<rowsearch::Error>().is_some_and(rowsearch::Error::is_usage)
+            || e.downcast_ref::<rowsearch::store::Error>().is_some_and(|e| {
+                e.is_user_error() || matches!(e.kind(), rowsearch::store::ErrorKind::NotAStore { .. })
+            })
+    });
+    ExitCode::from(if bad_input { 2 } else { 1 })
+}

@@ -1,0 +1,156 @@
+//! Tables, rows, scans and maintenance: `tables`, `create-table`,
+//! `drop-table`, `put`, `get`, `delete`, `scan`, `regions`, `stats`,
+//! `compact`.
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+use rowsearch::store::{Batch, Column, Delete, Filter, PutCell, Scan, ScanCursor, TableSchema};
+
+use super::args::{Args, DataCommand, UsageError};
+use super::common::{bytes, open, read_options};
+use super::output::row_json;
+
+/// Runs a data command.
+pub(super) fn run(args: &Args, command: &DataCommand, out: &mut impl Write) -> Result<ExitCode> {
+    match command {
+        DataCommand::Tables => {
+            for t in open(args)?.tables() {
+                writeln!(out, "{t}")?;
+            }
+        }
+        DataCommand::CreateTable { table, schema } => {
+            let text = match schema.strip_prefix('@') {
+                Some(path) => {
+                    std::fs::read_to_string(path).with_context(|| format!("reading schema {path}"))?
+                }
+                None => schema.clone(),
+            };
+            let schema: TableSchema =
+                serde_json::from_str(&text).map_err(|e| UsageError(format!("schema does not parse: {e}")))?;
+            let created = open(args)?.create_table(table, &schema)?;
+            writeln!(out, "{} table {table}", if created { "created" } else { "exists, identical:" })?;
+        }
+        DataCommand::DropTable { table } => {
+            rowsearch::indexer::drop_table(&open(args)?, table)?;
+            writeln!(out, "dropped table {table}")?;
+        }
+        DataCommand::Put { table, key, cells, timestamp } => {
+            let cells = cells
+                .iter()
+                .map(|spec| {
+                    let (column, value) = spec.split_once('=').ok_or_else(|| {
+                        UsageError(format!("cell {spec:?}: expected family:qualifier=value"))
+                    })?;
+                    let column = Column::parse(&bytes("column", column)?);
+                    let Column::Qualifier(family, qualifier) = column else {
+                        return Err(UsageError(format!("cell {spec:?}: a put needs family:qualifier")).into());
+                    };
+                    Ok(PutCell { family, qualifier, timestamp: *timestamp, value: bytes("value", value)? })
+                })
+                .collect::<Result<Vec<_>>>()?;
+            let info = open(args)?.put(table, &bytes("key", key)?, cells)?;
+            writeln!(out, "ok (feed seq {})", info.last_seq.unwrap_or(0))?;
+        }
+        DataCommand::Get { table, key, read } => {
+            let store = open(args)?;
+            match store.get(table, &bytes("key", key)?, &read_options(read)?)? {
+                Some(row) => writeln!(out, "{}", row_json(&row, store.schema(table)?.row_key.as_ref()))?,
+                None => {
+                    eprintln!("row not found");
+                    return Ok(ExitCode::from(1));
+                }
+            }
+        }
+        DataCommand::Delete { table, key, columns, timestamp } => {
+            let key = bytes("key", key)?;
+            let mut batch = Batch::new();
+            if columns.is_empty() {
+                batch.delete(table.as_str(), key.clone(), Delete::Row { up_to: *timestamp });
+            }
+            for c in columns {
+                let what = match Column::parse(&bytes("--columns", c)?) {
+                    Column::Family(family) => Delete::Family { family, up_to: *timestamp },
+                    Column::Qualifier(family, qualifier) => {
+                        Delete::Column { family, qualifier, up_to: *timestamp }
+                    }
+                };
+                batch.delete(table.as_str(), key.clone(), what);
+            }
+            open(args)?.apply(&batch)?;
+            writeln!(out, "ok")?;
+        }
+        DataCommand::Scan {
+            table,
+            start,
+            stop,
+            prefix,
+            reverse,
+            limit,
+            offset,
+            cursor,
+            keys_only,
+            count,
+            filter,
+            region,
+            prefix_fields,
+            read,
+        } => {
+            let store = open(args)?;
+            let schema = store.schema(table)?;
+            let prefix = match prefix_fields {
+                Some(json) => {
+                    let value: serde_json::Value = serde_json::from_str(json)
+                        .map_err(|e| UsageError(format!("--prefix-fields: not JSON: {e}")))?;
+                    let row_key =
+                        schema.row_key.as_ref().filter(|rk| !rk.fields.is_empty()).ok_or_else(|| {
+                            UsageError(format!("--prefix-fields: table {table:?} has no typed row key"))
+                        })?;
+                    Some(row_key.encode_json(&value)?)
+                }
+                None => prefix.as_deref().map(|s| bytes("--prefix", s)).transpose()?,
+            };
+            let scan = Scan {
+                start: start.as_deref().map(|s| bytes("--start", s)).transpose()?,
+                stop: stop.as_deref().map(|s| bytes("--stop", s)).transpose()?,
+                prefix,
+                reverse: *reverse,
+                read: read_options(read)?,
+                offset: *offset,
+                limit: *limit,
+                cursor: cursor.as_deref().map(ScanCursor::from_token).transpose()?,
+                keys_only: *keys_only,
+                filter: filter.as_deref().map(Filter::parse).transpose()?,
+                region: *region,
+            };
+            if *count {
+                writeln!(out, "{}", store.count(table, &scan)?)?;
+            } else {
+                let rtxn = store.begin_read()?;
+                let page = rtxn.scan_page(table, &scan)?;
+                drop(rtxn);
+                for row in &page.rows {
+                    writeln!(out, "{}", row_json(row, schema.row_key.as_ref()))?;
+                }
+                if let Some(next) = page.next_cursor {
+                    eprintln!("next cursor: {}", next.to_token());
+                }
+            }
+        }
+        DataCommand::Regions { table, threads } => {
+            for region in open(args)?.region_stats(table, *threads)? {
+                writeln!(out, "{}", serde_json::to_string(&region)?)?;
+            }
+        }
+        DataCommand::Stats { table } => {
+            let stats = open(args)?.stats(table)?;
+            writeln!(out, "{}", serde_json::to_string(&stats)?)?;
+        }
+        DataCommand::Compact => {
+            let report = open(args)?.compact()?;
+            writeln!(out, "purged {} cells from {} rows", report.cells_purged, report.rows_touched)?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

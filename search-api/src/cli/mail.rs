@@ -1,0 +1,77 @@
+//! Mail: `ingest` (files into the mail table, with its keyword rows) and
+//! `keywords` (lookups straight from the keyword rows).
+
+use std::io::Write;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::Result;
+use rowsearch::store::Store;
+use rowsearch::wire;
+
+use super::args::{Args, FormatArg, MailCommand};
+use super::common::open;
+use super::progress::Progress;
+
+/// Runs a mail command.
+pub(super) fn run(args: &Args, command: &MailCommand, out: &mut impl Write) -> Result<ExitCode> {
+    match command {
+        MailCommand::Ingest { paths, table, format, user, report, max_message_bytes, batch_rows } => {
+            let options = rowsearch::indexer::IngestOptions {
+                table: table.clone(),
+                format: match format {
+                    FormatArg::Auto => rowsearch::indexer::Format::Auto,
+                    FormatArg::Maildir => rowsearch::indexer::Format::Maildir,
+                    FormatArg::Mbox => rowsearch::indexer::Format::Mbox,
+                    FormatArg::Eml => rowsearch::indexer::Format::Eml,
+                    FormatArg::Jsonl => rowsearch::indexer::Format::Jsonl,
+                },
+                user: user.clone(),
+                batch_rows: (*batch_rows).max(1),
+                max_message_bytes: *max_message_bytes,
+                ..Default::default()
+            };
+            let result = ingest(&open(args)?, paths, &options)?;
+            if let Some(path) = report {
+                result.write_skipped(path)?;
+            }
+            writeln!(out, "{}", result.summary(10))?;
+        }
+        MailCommand::Keywords { terms, user, table, limit, cursor } => {
+            let store = open(args)?;
+            let query = rowsearch::store::KeywordQuery {
+                partition: user.as_bytes().to_vec(),
+                terms: terms.clone(),
+                limit: *limit,
+                cursor: cursor.clone(),
+            };
+            let page = store.keyword_lookup(table, &query)?;
+            let schema = store.schema(table)?;
+            for hit in &page.hits {
+                let mut line = serde_json::json!({"key": wire::encode(&hit.key), "date_ms": hit.date_ms});
+                if let Some(rk) = &schema.row_key {
+                    line["key_fields"] = rk.decode_json(&hit.key)?;
+                }
+                writeln!(out, "{line}")?;
+            }
+            if let Some(next) = &page.next_cursor {
+                eprintln!("next cursor: {next}");
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Runs an ingest, reporting progress on stderr.
+pub(super) fn ingest(
+    store: &Store,
+    paths: &[std::path::PathBuf],
+    options: &rowsearch::indexer::IngestOptions,
+) -> Result<rowsearch::indexer::IngestReport> {
+    let mut progress = Progress::new("ingest", "files", Duration::from_secs(2));
+    let report = rowsearch::indexer::ingest(store, paths, options, &mut |p| {
+        progress.update(p.files_done, p.files_total, &format!("{} stored", p.stored));
+    });
+    progress.finish();
+    Ok(report?)
+}

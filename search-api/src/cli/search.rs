@@ -1,0 +1,119 @@
+//! The search index: `reindex`, `verify` and `search`.
+
+use std::io::Write;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::Result;
+use rowsearch::store::{Column, Store};
+use rowsearch::wire;
+
+use super::args::{Args, SearchCommand, SortArg};
+use super::common::open;
+use super::progress::Progress;
+
+/// Runs a search-index command.
+pub(super) fn run(args: &Args, command: &SearchCommand, out: &mut impl Write) -> Result<ExitCode> {
+    match command {
+        SearchCommand::Reindex { table, full, incremental, memory_mb, threads } => {
+            let mode = match (full, incremental) {
+                (true, _) => rowsearch::indexer::ReindexMode::Full,
+                (_, true) => rowsearch::indexer::ReindexMode::Incremental,
+                _ => rowsearch::indexer::ReindexMode::Auto,
+            };
+            let mut options = rowsearch::indexer::ReindexOptions {
+                mode,
+                memory_budget_bytes: memory_mb.saturating_mul(1 << 20),
+                ..Default::default()
+            };
+            if let Some(t) = threads {
+                options.threads = (*t).max(1);
+            }
+            let report = reindex(&open(args)?, table, &options)?;
+            writeln!(out, "{}", report.summary())?;
+        }
+        SearchCommand::Verify { table, sample } => {
+            let store = open(args)?;
+            let options = rowsearch::indexer::VerifyOptions { sample: *sample, ..Default::default() };
+            let report = rowsearch::indexer::verify(&store, table, &options)?;
+            writeln!(out, "{}", serde_json::to_string(&report)?)?;
+            eprintln!("{}", report.summary());
+            if !report.is_clean() {
+                return Ok(ExitCode::from(1));
+            }
+        }
+        SearchCommand::Search { query, table, user, sort, limit, offset, json } => {
+            let store = std::sync::Arc::new(open(args)?);
+            let searcher = rowsearch::Searcher::new(std::sync::Arc::clone(&store));
+            let request = rowsearch::SearchRequest {
+                query: query.clone(),
+                partition: user.as_deref().map(|u| u.as_bytes().to_vec()),
+                sort: match sort {
+                    SortArg::Relevance => rowsearch::indexer::SortBy::Relevance,
+                    SortArg::Newest => rowsearch::indexer::SortBy::Newest,
+                    SortArg::Oldest => rowsearch::indexer::SortBy::Oldest,
+                },
+                limit: Some(*limit),
+                offset: *offset,
+                highlight: *json,
+                ..Default::default()
+            };
+            let results = searcher.search(table, &request)?;
+            let schema = store.schema(table)?;
+            if *json {
+                writeln!(out, "{}", rowsearch::json::search_json(&results, schema.row_key.as_ref(), true))?;
+            } else {
+                let fields: Vec<String> =
+                    schema.search.iter().flat_map(|s| s.fields.iter().map(|f| f.column.clone())).collect();
+                for hit in &results.hits {
+                    let order = match (hit.score, hit.date_ms) {
+                        (Some(score), _) => format!("{score:6.2}"),
+                        (_, Some(ms)) => jiff::Timestamp::from_millisecond(ms as i64)
+                            .map_or_else(|_| ms.to_string(), |t| t.strftime("%Y-%m-%d %H:%M").to_string()),
+                        _ => String::new(),
+                    };
+                    let key = match &schema.row_key {
+                        Some(rk) if !rk.fields.is_empty() => rk.decode_json(&hit.row.key)?.to_string(),
+                        _ => wire::encode(&hit.row.key),
+                    };
+                    // The first search field with a value (the subject, for mail).
+                    let text = fields
+                        .iter()
+                        .find_map(|c| match Column::parse(c.as_bytes()) {
+                            Column::Qualifier(f, q) => hit.row.value(&f, &q),
+                            Column::Family(_) => None,
+                        })
+                        .map(|v| String::from_utf8_lossy(v).chars().take(80).collect::<String>())
+                        .unwrap_or_default();
+                    writeln!(out, "{order}  {key}  {text}")?;
+                }
+                let more = results
+                    .next_cursor
+                    .as_ref()
+                    .map_or(String::new(), |_| " (more with --offset)".to_owned());
+                eprintln!(
+                    "{} matches, {} shown{more}; generation {}, {:.1} ms",
+                    results.total,
+                    results.hits.len(),
+                    results.generation,
+                    results.took_ms
+                );
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Runs a reindex, reporting progress on stderr.
+pub(super) fn reindex(
+    store: &Store,
+    table: &str,
+    options: &rowsearch::indexer::ReindexOptions,
+) -> Result<rowsearch::indexer::ReindexReport> {
+    let mut progress = Progress::new(format!("reindex {table}"), "", Duration::from_secs(2));
+    let report = rowsearch::indexer::reindex(store, table, options, &mut |p| {
+        progress.update(p.done, p.total, p.phase);
+    });
+    progress.finish();
+    Ok(report?)
+}

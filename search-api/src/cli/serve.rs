@@ -1,0 +1,105 @@
+//! `demo` and `serve`: the HTTP server until SIGINT or SIGTERM.
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use anyhow::Result;
+use rowsearch::store::Store;
+
+use super::args::{Args, ServeCommand, UsageError};
+use super::common::open;
+use super::demo::demo;
+
+/// Runs `demo` or `serve` (each writes to stdout itself).
+pub(super) fn run(args: &Args, command: &ServeCommand) -> Result<ExitCode> {
+    match command {
+        ServeCommand::Demo { rows, listen, no_serve } => {
+            let store = {
+                let stdout = std::io::stdout();
+                demo(args, *rows, &mut stdout.lock())?
+            };
+            if !*no_serve {
+                serve(store, listen, rowsearch::http::Limits::default(), true)?;
+            }
+        }
+        ServeCommand::Serve { listen, max_body, timeout_ms, header_timeout_ms, workers, idle_spin_us } => {
+            let defaults = rowsearch::http::Limits::default();
+            let limits = rowsearch::http::Limits {
+                max_body_bytes: *max_body,
+                request_timeout: std::time::Duration::from_millis(*timeout_ms),
+                header_read_timeout: std::time::Duration::from_millis(*header_timeout_ms),
+                workers: workers.map_or(defaults.workers, |w| usize::try_from(w).unwrap_or(usize::MAX)),
+                idle_spin: std::time::Duration::from_micros(*idle_spin_us),
+                ..defaults
+            };
+            serve(open(args)?, listen, limits, false)?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Serves HTTP on `listen` until SIGINT or SIGTERM. Prints the bound
+/// address (and, for the demo, example requests) once it accepts.
+pub(super) fn serve(store: Store, listen: &str, limits: rowsearch::http::Limits, demo: bool) -> Result<()> {
+    let addr: std::net::SocketAddr =
+        listen.parse().map_err(|e| UsageError(format!("--listen {listen:?}: {e}")))?;
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    runtime.block_on(async move {
+        let listener = tokio::net::TcpListener::bind(addr)
+            .await
+            .map_err(|e| UsageError(format!("cannot listen on {addr}: {e}")))?;
+        let bound = listener.local_addr()?;
+        {
+            let stdout = std::io::stdout();
+            let mut out = stdout.lock();
+            writeln!(out, "listening on http://{bound}")?;
+            if demo {
+                writeln!(out, "Try:")?;
+                for example in demo_requests(bound) {
+                    writeln!(out, "  {example}")?;
+                }
+                writeln!(out, "(Ctrl-C stops the server.)")?;
+            }
+            out.flush()?;
+        }
+        let state = std::sync::Arc::new(rowsearch::http::State::new(std::sync::Arc::new(store), limits)?);
+        rowsearch::http::serve(listener, state, shutdown_signal()).await;
+        Ok(())
+    })
+}
+
+/// The example requests the demo prints (and its tests run as printed).
+pub(super) fn demo_requests(addr: std::net::SocketAddr) -> [String; 3] {
+    [
+        format!(
+            "curl -s 'http://{addr}/tables/mail/search?q=enron+meeting&user=cash-m&sort=newest&limit=3&columns=m:subject'"
+        ),
+        format!(
+            "curl -s 'http://{addr}/tables/mail/search?q=%22natural+gas%22+price&highlight=true&limit=2&columns=m:subject,m:from'"
+        ),
+        format!("curl -s 'http://{addr}/tables/mail/keywords?user=cash-m&terms=enron,meeting&limit=3'"),
+    ]
+}
+
+/// Completes on SIGINT or SIGTERM.
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {}
+        () = term => {}
+    }
+    eprintln!("shutting down: finishing requests in flight");
+}
