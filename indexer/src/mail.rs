@@ -5,8 +5,8 @@ use std::borrow::Cow;
 
 use mail_parser::{Address, MessageParser};
 use rowsearch_store::{
-    FamilySchema, IndexSchema, KeyField, KeyOrder, KeyType, KeyValue, PutCell, RowKeySchema, SearchField,
-    SearchSchema, TableSchema,
+    Column, FamilySchema, IndexSchema, KeyField, KeyOrder, KeyType, KeyValue, PutCell, ReadOptions,
+    RowKeySchema, SearchField, SearchSchema, TableSchema,
 };
 
 /// The schema `rowsearch ingest` creates for mail (API.md's example): key
@@ -204,6 +204,22 @@ impl MailMessage {
         }
         (key, cells)
     }
+}
+
+/// What a table must have to take mail, in words (for errors).
+pub const MAIL_TABLE_SHAPE: &str =
+    "mail needs the mail table's key (user string, date u64 desc, id u64) and families m and b";
+
+/// Whether `schema` can take mail: the mail table's key and its families.
+pub fn fits_mail(schema: &TableSchema) -> bool {
+    let wanted = mail_schema();
+    schema.row_key == wanted.row_key && wanted.families.iter().all(|f| schema.family(&f.name).is_some())
+}
+
+/// The read that tells whether a mail row exists (its header family):
+/// ingest skips messages already stored.
+pub fn existence_probe() -> ReadOptions {
+    ReadOptions::default().column(Column::Family("m".into()))
 }
 
 #[cfg(test)]

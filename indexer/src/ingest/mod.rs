@@ -1,0 +1,96 @@
+//! Ingest: files (Maildir trees, mbox files, single .eml files, JSON lines
+//! of rows) into a table, in large sorted batches, one transaction each.
+//!
+//! Three threads overlap: one walks, reads and parses; the calling thread
+//! batches, drops duplicates and prepares each batch (tokenizes its text
+//! into keyword cells, [`Store::prepare`]); a writer thread applies the
+//! batches in LMDB transactions. Memory is bounded by the batch limits (two
+//! batches in flight, plus a few files between the reader and the batcher).
+//!
+//! A file or message that cannot be read or parsed is skipped, counted and
+//! named in the [`IngestReport`]; the run goes on. Mail gets a stable id
+//! (its Message-ID's hash, else its content's), so ingesting the same files
+//! again stores nothing new: every message is counted as a duplicate.
+//!
+//! Files: `options` (what is asked and reported), `read` (walking and
+//! parsing, the reader thread), `write` (batching, preparing and the
+//! writer thread). What mail is (its table, fields and parsing) is
+//! `crate::mail`'s.
+
+mod options;
+mod read;
+mod write;
+
+use std::path::PathBuf;
+use std::sync::mpsc::sync_channel;
+use std::time::Instant;
+
+use rowsearch_store::{Store, TableSchema};
+
+pub use options::{DEFAULT_MAX_MESSAGE_BYTES, Format, IngestOptions, IngestProgress, IngestReport, Skipped};
+
+use crate::error::{Error, Result};
+use crate::mail::{MAIL_TABLE_SHAPE, fits_mail, mail_schema};
+use read::{Item, collect_inputs, read_inputs};
+use write::write_rows;
+
+/// Ingests `paths` into `options.table`, calling `progress` as files are
+/// done.
+///
+/// # Errors
+/// `Input` when a given path does not exist; `TableMismatch` when the table
+/// exists without the mail table's key and families; store errors other
+/// than a bad row (a bad row is skipped).
+pub fn ingest(
+    store: &Store,
+    paths: &[PathBuf],
+    options: &IngestOptions,
+    progress: &mut dyn FnMut(IngestProgress),
+) -> Result<IngestReport> {
+    let started = Instant::now();
+    let mut report = IngestReport::default();
+    let mut inputs = Vec::new();
+    for path in paths {
+        collect_inputs(path, options, &mut inputs, &mut report.skipped)?;
+    }
+    report.files_seen = inputs.len() as u64 + report.skipped.len() as u64;
+    let schema = ensure_table(store, &options.table, options.format)?;
+    let row_key = schema.row_key.clone();
+    let total = inputs.len() as u64;
+    progress(IngestProgress { files_done: 0, files_total: total, stored: 0 });
+
+    let (tx, rx) = sync_channel::<Vec<Item>>(8);
+    std::thread::scope(|scope| -> Result<()> {
+        let reader_options = options.clone();
+        let inputs = &inputs;
+        let row_key = row_key.as_ref();
+        scope.spawn(move || read_inputs(inputs, &reader_options, row_key, &tx));
+        write_rows(store, options, &rx, &mut report, total, progress)
+    })?;
+    report.seconds = started.elapsed().as_secs_f64();
+    progress(IngestProgress { files_done: total, files_total: total, stored: report.stored });
+    Ok(report)
+}
+
+/// Creates the mail table when missing; checks an existing one can take
+/// mail.
+fn ensure_table(store: &Store, table: &str, format: Format) -> Result<TableSchema> {
+    let wanted = mail_schema();
+    match store.schema(table) {
+        Ok(schema) => {
+            if format != Format::Jsonl && !fits_mail(&schema) {
+                return Err(Error::TableMismatch {
+                    table: table.to_owned(),
+                    format: format.name(),
+                    reason: MAIL_TABLE_SHAPE.into(),
+                });
+            }
+            Ok(schema)
+        }
+        Err(e) if matches!(e.kind(), rowsearch_store::ErrorKind::UnknownTable { .. }) => {
+            store.create_table(table, &wanted)?;
+            Ok(wanted)
+        }
+        Err(e) => Err(e.into()),
+    }
+}

@@ -1,0 +1,151 @@
+//! What an ingest is asked to do, reports while it runs, and did.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use crate::error::{Error, Result};
+
+/// Input formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Format {
+    /// Decided per file: `.jsonl`/`.ndjson` are JSON lines, `.mbox` files
+    /// and files starting with `From ` are mbox, anything else is one
+    /// message (Maildir or .eml).
+    #[default]
+    Auto,
+    /// Every file is one message; user and folder come from its path.
+    Maildir,
+    /// Every file is an mbox (messages separated by `From ` lines).
+    Mbox,
+    /// Every file is one message.
+    Eml,
+    /// Every file holds JSON lines of rows (the row shape of API.md).
+    Jsonl,
+}
+
+impl Format {
+    /// The name used on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Auto => "auto",
+            Format::Maildir => "maildir",
+            Format::Mbox => "mbox",
+            Format::Eml => "eml",
+            Format::Jsonl => "jsonl",
+        }
+    }
+}
+
+/// Options of an ingest run.
+#[derive(Debug, Clone)]
+pub struct IngestOptions {
+    /// The target table (created with [`mail_schema`] when missing).
+    pub table: String,
+    /// The input format.
+    pub format: Format,
+    /// The mailbox every message goes to; `None`: from each file's path
+    /// (the first directory below the given root, or the directory holding
+    /// a file given directly).
+    pub user: Option<String>,
+    /// Rows per write transaction, at most.
+    pub batch_rows: usize,
+    /// Bytes of input per write transaction, at most (roughly).
+    pub batch_bytes: usize,
+    /// Messages (and files) larger than this are skipped.
+    pub max_message_bytes: u64,
+}
+
+/// Default [`IngestOptions::max_message_bytes`]: 25 MiB, the common limit
+/// of mail servers.
+pub const DEFAULT_MAX_MESSAGE_BYTES: u64 = 25 * 1024 * 1024;
+
+impl Default for IngestOptions {
+    fn default() -> IngestOptions {
+        IngestOptions {
+            table: "mail".into(),
+            format: Format::Auto,
+            user: None,
+            batch_rows: 4096,
+            batch_bytes: 64 * 1024 * 1024,
+            max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
+        }
+    }
+}
+
+/// A file (or one message of it) that was not stored, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Skipped {
+    /// The file, with `#n` for the n-th message of an mbox (from 1) or
+    /// `:n` for line n of a JSON lines file.
+    pub source: String,
+    /// Why it was skipped.
+    pub reason: String,
+}
+
+/// What an ingest run did.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct IngestReport {
+    /// Files found under the given paths.
+    pub files_seen: u64,
+    /// Messages and rows found in them.
+    pub messages_seen: u64,
+    /// Rows written.
+    pub stored: u64,
+    /// Messages already in the table (same mailbox, date and id).
+    pub duplicates: u64,
+    /// Files and messages skipped, in input order.
+    pub skipped: Vec<Skipped>,
+    /// Input bytes read.
+    pub bytes_read: u64,
+    /// Wall time of the run.
+    pub seconds: f64,
+}
+
+impl IngestReport {
+    /// The one-line summary: counts, seconds and rate, and the first
+    /// `names` skipped sources with their reasons.
+    pub fn summary(&self, names: usize) -> String {
+        let rate = if self.seconds > 0.0 { self.stored as f64 / self.seconds } else { 0.0 };
+        let mut out = format!(
+            "ingest: {} files, {} messages: {} stored, {} duplicates, {} skipped in {:.2} s ({:.0} messages/s)",
+            self.files_seen,
+            self.messages_seen,
+            self.stored,
+            self.duplicates,
+            self.skipped.len(),
+            self.seconds,
+            rate
+        );
+        for s in self.skipped.iter().take(names) {
+            let _ = write!(out, "\n  skipped {}: {}", s.source, s.reason);
+        }
+        if self.skipped.len() > names {
+            let _ =
+                write!(out, "\n  ... and {} more (--report FILE lists them all)", self.skipped.len() - names);
+        }
+        out
+    }
+
+    /// Writes every skipped source as `source<TAB>reason` lines.
+    ///
+    /// # Errors
+    /// `Report` when the file cannot be written.
+    pub fn write_skipped(&self, path: &Path) -> Result<()> {
+        let mut text = String::new();
+        for s in &self.skipped {
+            let _ = writeln!(text, "{}\t{}", s.source, s.reason.replace(['\t', '\n'], " "));
+        }
+        std::fs::write(path, text).map_err(|source| Error::Report { path: path.to_owned(), source })
+    }
+}
+
+/// Progress of a run: files done out of files found, and rows stored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IngestProgress {
+    /// Files parsed so far.
+    pub files_done: u64,
+    /// Files found.
+    pub files_total: u64,
+    /// Rows written so far.
+    pub stored: u64,
+}
