@@ -23,12 +23,7 @@ pub struct CompactReport {
 }
 
 impl Writer<'_> {
-    /// Creates a table. Returns `true` when created, `false` when a table with
-    /// an identical schema already exists.
-    ///
-    /// # Errors
-    /// `InvalidName`, `InvalidSchema`, `SchemaConflict` (the table exists with
-    /// another schema), `TooManyDatabases`.
+    /// [`crate::Store::create_table`].
     pub fn create_table(&self, table: &str, schema: &TableSchema) -> Result<bool> {
         schema.validate(table)?;
         let _writer = self.env.lock_writer()?;
@@ -47,10 +42,7 @@ impl Writer<'_> {
         Ok(true)
     }
 
-    /// Drops a table and every cell in it.
-    ///
-    /// # Errors
-    /// `UnknownTable`.
+    /// [`crate::Store::drop_table`].
     pub fn drop_table(&self, table: &str) -> Result<()> {
         let _writer = self.env.lock_writer()?;
         let handle = self.catalog.table(table)?;
@@ -70,13 +62,7 @@ impl Writer<'_> {
         Ok(())
     }
 
-    /// Adds an index to an existing table and builds its entries from the
-    /// rows already there, in one write transaction (all or nothing).
-    /// `progress(done, total)` is called as rows are indexed.
-    ///
-    /// # Errors
-    /// `UnknownTable`; `InvalidSchema` (bad name, unknown family, a name in
-    /// use); `Lmdb`.
+    /// [`crate::Store::add_index`].
     pub fn add_index(
         &self,
         table: &str,
@@ -101,11 +87,7 @@ impl Writer<'_> {
         Ok(())
     }
 
-    /// Clears an index and builds it again from the rows (one write
-    /// transaction).
-    ///
-    /// # Errors
-    /// `UnknownTable`, `UnknownIndex`, `Lmdb`.
+    /// [`crate::Store::rebuild_index`].
     pub fn rebuild_index(&self, table: &str, index: &str, progress: &mut dyn FnMut(u64, u64)) -> Result<()> {
         let _writer = self.env.lock_writer()?;
         let handle = self.catalog.table(table)?;
@@ -114,10 +96,7 @@ impl Writer<'_> {
         self.env.write_txn(|wtxn| build_index(wtxn, &handle, index, now_ms, &mut *progress))
     }
 
-    /// Removes an index and its entries.
-    ///
-    /// # Errors
-    /// `UnknownTable`, `UnknownIndex`, `Lmdb`.
+    /// [`crate::Store::drop_index`].
     pub fn drop_index(&self, table: &str, index: &str) -> Result<()> {
         let _writer = self.env.lock_writer()?;
         let old = self.catalog.table(table)?;
@@ -147,11 +126,7 @@ impl Writer<'_> {
         Ok(handle)
     }
 
-    /// Purges cells past their family's TTL in every table; each row that
-    /// loses cells gets a change-feed entry.
-    ///
-    /// # Errors
-    /// `Lmdb`, `Poisoned`.
+    /// [`crate::Store::compact`].
     pub fn compact(&self) -> Result<CompactReport> {
         let _writer = self.env.lock_writer()?;
         let now_ms = self.clock.now_ms();

@@ -62,19 +62,7 @@ pub(crate) struct Writer<'s> {
 }
 
 impl Writer<'_> {
-    /// Does the part of writing `batch` that needs no transaction, in the
-    /// calling thread and without the writer lock: the keyword cells of
-    /// each row the batch creates from its puts (tokenizing the searchable
-    /// text is most of the cost of writing mail). [`crate::Store::apply_prepared`]
-    /// then writes it like [`crate::Store::apply`], using that work for rows that
-    /// turn out to be new. A bulk loader prepares the next batch on one
-    /// thread while another applies the last one.
-    ///
-    /// Only batches that put each row once are prepared, and only rows
-    /// whose searchable columns get one cell each, so which value is newest
-    /// does not depend on the time of the write. Preparing never fails: a
-    /// batch that [`crate::Store::apply`] would refuse is left unprepared, and
-    /// [`crate::Store::apply_prepared`] refuses it the same way.
+    /// [`crate::Store::prepare`].
     pub fn prepare(&self, batch: Batch) -> PreparedBatch {
         match self.keywords_ahead(&batch) {
             Ok(keywords) => PreparedBatch { batch, keywords },
