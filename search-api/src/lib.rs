@@ -34,7 +34,9 @@ pub use error::{Error, Result};
 pub use facade::Rowsearch;
 pub use rowsearch_indexer as indexer;
 pub use rowsearch_store as store;
-pub use searcher::{DEFAULT_LIMIT, MAX_LIMIT, SearchHit, SearchRequest, SearchResults, Searcher};
+pub use searcher::{
+    DEFAULT_LIMIT, MAX_LIMIT, MAX_RESULT_WINDOW, SearchHit, SearchRequest, SearchResults, Searcher,
+};
 
 /// Binary strings (API.md, "Byte strings"), shared with the store's schema JSON.
 pub use rowsearch_store::binstr as wire;

@@ -21,6 +21,10 @@ use crate::{Error, Result};
 pub const MAX_LIMIT: usize = 1000;
 /// Hits returned when the request names no limit.
 pub const DEFAULT_LIMIT: usize = 10;
+/// Deepest a search may page: `offset + limit` at most this (Elasticsearch's
+/// `max_result_window`). The index collects `offset + limit` hits to answer,
+/// so the bound keeps a request's memory bounded.
+pub const MAX_RESULT_WINDOW: usize = 10_000;
 /// Bytes of context in a highlight snippet.
 const SNIPPET_BYTES: usize = 160;
 const CURSOR_PREFIX: &str = "c1.";
@@ -151,6 +155,12 @@ impl Searcher {
                 (offset, Some(commit))
             }
         };
+        if offset.checked_add(limit).is_none_or(|end| end > MAX_RESULT_WINDOW) {
+            return Err(Error::BadRequest(format!(
+                "offset {offset} + limit {limit} goes past the {MAX_RESULT_WINDOW} hits a search pages through; \
+                 narrow the query or sort by date and filter on it"
+            )));
+        }
         // Parsed once: for the search and, when highlighting, for its terms.
         let parsed = generation.parse(&request.query, request.partition.as_deref())?;
         let found = generation.search_parsed(&request.query, &*parsed, request.sort, offset, limit)?;

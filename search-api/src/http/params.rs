@@ -111,15 +111,19 @@ pub(super) fn read_options(p: &Params) -> Result<ReadOptions, ApiError> {
     })
 }
 
-/// An index lookup's `eq`, `prefix`, `start`, `stop`, `limit`, `cursor`
-/// and `region`.
-pub(super) fn index_query(p: &Params) -> Result<IndexQuery, ApiError> {
+/// An index lookup's `eq`, `prefix`, `start`, `stop`, `limit` (at most
+/// `max_limit`), `cursor` and `region`.
+pub(super) fn index_query(p: &Params, max_limit: usize) -> Result<IndexQuery, ApiError> {
+    let limit = p.number::<usize>("limit")?.unwrap_or(100);
+    if limit > max_limit {
+        return Err(ApiError::bad_request(format!("limit is at most {max_limit}")));
+    }
     Ok(IndexQuery {
         eq: p.all("eq").iter().map(|v| binary(p.encoding()?, "eq", v)).collect::<Result<_, _>>()?,
         prefix: p.bytes("prefix")?,
         start: p.bytes("start")?,
         stop: p.bytes("stop")?,
-        limit: Some(p.number("limit")?.unwrap_or(100)),
+        limit: Some(limit),
         cursor: p.get("cursor").map(str::to_owned),
         region: p.number("region")?,
     })

@@ -12,7 +12,7 @@ use crate::json::{key_json_in, row_json_in};
 
 /// `GET /tables/{t}/indexes/{index}`: keys, or rows with `rows=true`.
 pub(crate) fn lookup(st: &State, t: &str, index: &str, p: &Params) -> Answer {
-    let query = index_query(p)?;
+    let query = index_query(p, st.limits.max_scan_limit)?;
     let enc = p.encoding()?;
     let schema = st.store().schema(t)?;
     let rk = schema.row_key.as_ref();
