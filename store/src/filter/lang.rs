@@ -296,6 +296,21 @@ impl Args {
         }
     }
 
+    /// A non-negative Java `int`, as HBase's filters take counts: larger
+    /// values are refused where HBase refuses them, not wrapped or widened.
+    fn java_int(&mut self, what: &str) -> Result<u32> {
+        let at = self.args.as_slice().first().map_or(self.close_at, |a| a.at);
+        let n: i32 = self.integer(what)?;
+        u32::try_from(n).map_err(|_| error(at, format!("{what}, not negative"), n.to_string()))
+    }
+
+    /// A non-negative Java `long` (timestamps, page sizes).
+    fn java_long(&mut self, what: &str) -> Result<u64> {
+        let at = self.args.as_slice().first().map_or(self.close_at, |a| a.at);
+        let n: i64 = self.integer(what)?;
+        u64::try_from(n).map_err(|_| error(at, format!("{what}, not negative"), n.to_string()))
+    }
+
     fn float(&mut self, what: &str) -> Result<f32> {
         let arg = self.next(what)?;
         match &arg.token {
@@ -426,10 +441,10 @@ fn build(name: &str, at: usize, close_at: usize, args: Vec<Arg>) -> Result<Filte
                 exclude: name == "SingleColumnValueExcludeFilter",
             }
         }
-        "ColumnCountGetFilter" => Filter::ColumnCountGet { limit: a.integer("the column limit")? },
+        "ColumnCountGetFilter" => Filter::ColumnCountGet { limit: a.java_int("the column limit")? },
         "ColumnPaginationFilter" => Filter::ColumnPagination {
-            limit: a.integer("the column limit")?,
-            offset: a.integer("the column offset")?,
+            limit: a.java_int("the column limit")?,
+            offset: a.java_int("the column offset")?,
         },
         "ColumnPrefixFilter" => Filter::ColumnPrefix(a.bytes("the qualifier prefix")?),
         "MultipleColumnPrefixFilter" => {
@@ -454,11 +469,11 @@ fn build(name: &str, at: usize, close_at: usize, args: Vec<Arg>) -> Result<Filte
         "TimestampsFilter" => {
             let mut stamps = Vec::new();
             while a.more() {
-                stamps.push(a.integer("a timestamp")?);
+                stamps.push(a.java_long("a timestamp")?);
             }
             Filter::Timestamps(stamps)
         }
-        "PageFilter" => Filter::Page(a.integer("the page size")?),
+        "PageFilter" => Filter::Page(a.java_long("the page size")?),
         "InclusiveStopFilter" => Filter::InclusiveStop(a.bytes("the stop row")?),
         "DependentColumnFilter" => {
             let family = a.string("the family")?;

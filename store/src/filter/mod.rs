@@ -505,7 +505,29 @@ fn eval(
                     *id += node_count(child);
                     continue;
                 }
-                let v = eval(child, id, state, reverse, key, cells);
+                // Nor does a cell an earlier child dropped: as in HBase's
+                // FilterListWithAND (HBASE-20565), later filters see only the
+                // cells every earlier one included, so the counting filters
+                // (ColumnPaginationFilter, ColumnCountGetFilter) count
+                // those alone.
+                let v = if *op == ListOp::All && out.keep.contains(&false) {
+                    let kept: Vec<usize> = (0..n).filter(|&i| out.keep[i]).collect();
+                    let subset: Vec<Cell> = kept.iter().map(|&i| cells[i].clone()).collect();
+                    let sub = eval(child, id, state, reverse, key, &subset);
+                    let mut full = Verdict {
+                        row: sub.row,
+                        keep: vec![false; n],
+                        strip: vec![false; n],
+                        len_as_value: sub.len_as_value,
+                    };
+                    for (j, &i) in kept.iter().enumerate() {
+                        full.keep[i] = sub.keep[j];
+                        full.strip[i] = sub.strip[j];
+                    }
+                    full
+                } else {
+                    eval(child, id, state, reverse, key, cells)
+                };
                 out.len_as_value |= v.len_as_value;
                 match op {
                     ListOp::All => {

@@ -328,3 +328,54 @@ fn parser_errors_name_the_position_and_what_was_expected() {
     assert_eq!(Filter::parse("PrefixFilter('it''s')").unwrap(), Filter::Prefix(b"it's".to_vec()));
     assert_eq!(Filter::parse(b"PrefixFilter('\x00\xff')").unwrap(), Filter::Prefix(vec![0, 0xff]));
 }
+
+/// HBASE-20565: in an AND list a filter sees only the cells every earlier
+/// filter included, so ColumnPaginationFilter after ColumnRangeFilter pages
+/// through the range's columns (HBase's `TestFilterList`, "ColumnRangeFilter
+/// combined with ColumnPaginationFilter"). Before it the page counted the
+/// column the range then dropped, and came out one column short.
+#[test]
+fn column_pagination_after_column_range_pages_through_the_range() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    store.create_table("t", &TableSchema::new([FamilySchema::new("f")])).unwrap();
+    let cells = ["a", "b", "c", "d", "e", "f"].map(|q| PutCell::new("f", q, q).at(1));
+    store.put("t", b"r", cells.to_vec()).unwrap();
+    let qualifiers = |filter: &str| -> String {
+        let page = store.scan("t", &Scan::new().filter(Filter::parse(filter).unwrap())).unwrap();
+        page.rows
+            .iter()
+            .flat_map(|r| &r.cells)
+            .map(|c| String::from_utf8_lossy(&c.qualifier).into_owned())
+            .collect()
+    };
+    assert_eq!(qualifiers("ColumnRangeFilter('b', true, 'e', true) AND ColumnPaginationFilter(2, 0)"), "bc");
+    assert_eq!(qualifiers("ColumnRangeFilter('b', true, 'e', true) AND ColumnPaginationFilter(2, 1)"), "cd");
+    assert_eq!(qualifiers("ColumnPrefixFilter('c') AND ColumnCountGetFilter(1)"), "c");
+    // In the other order the page is taken first, over every column, and
+    // the range then keeps what of it falls inside.
+    assert_eq!(qualifiers("ColumnPaginationFilter(2, 0) AND ColumnRangeFilter('b', true, 'e', true)"), "b");
+    // OR lists give every filter every cell, as before.
+    assert_eq!(qualifiers("ColumnRangeFilter('e', true, 'f', true) OR ColumnPaginationFilter(1, 0)"), "aef");
+}
+
+/// HBase's filters take Java `int` counts (ColumnCountGetFilter,
+/// ColumnPaginationFilter) and `long` timestamps and page sizes: a number
+/// past them, or negative, is an error at its position, not a wrapped or
+/// widened value.
+#[test]
+fn integer_arguments_past_java_int_and_long_are_refused_at_their_position() {
+    for (input, position) in [
+        ("ColumnCountGetFilter(99999999999999999999)", 21),
+        ("ColumnCountGetFilter(2147483648)", 21),
+        ("ColumnPaginationFilter(1, 2147483648)", 26),
+        ("TimestampsFilter(5, 9223372036854775808)", 20),
+        ("PageFilter(9223372036854775808)", 11),
+    ] {
+        assert_eq!(parse_error(input).0, position, "{input}: {}", parse_error(input).1);
+    }
+    // The largest values HBase takes still parse.
+    for input in ["ColumnCountGetFilter(2147483647)", "TimestampsFilter(9223372036854775807)"] {
+        assert!(Filter::parse(input).is_ok(), "{input}");
+    }
+}

@@ -239,7 +239,22 @@ impl FilterModel {
                         *id += nodes(child);
                         continue;
                     }
-                    let o = self.eval(child, id, row);
+                    // A later child sees only the cells every earlier one
+                    // kept (HBase's FilterListWithAND, HBASE-20565).
+                    let kept: Vec<usize> = out.keep.iter().copied().collect();
+                    let subset = Row {
+                        key: row.key.clone(),
+                        cells: kept.iter().map(|&i| row.cells[i].clone()).collect(),
+                    };
+                    let sub = self.eval(child, id, &subset);
+                    let back =
+                        |set: &BTreeSet<usize>| -> BTreeSet<usize> { set.iter().map(|&j| kept[j]).collect() };
+                    let o = Out {
+                        row: sub.row,
+                        keep: back(&sub.keep),
+                        strip: back(&sub.strip),
+                        len_as_value: sub.len_as_value,
+                    };
                     out.row &= o.row;
                     out.keep = out.keep.intersection(&o.keep).copied().collect();
                     out.strip.extend(o.strip);
