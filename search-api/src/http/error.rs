@@ -44,6 +44,13 @@ pub enum Refusal {
     BadRequest(String),
     /// A query string that does not decode.
     InvalidQueryString(String),
+    /// Query parameters (or JSON body fields) the endpoint does not take.
+    UnknownParameter {
+        /// The names not taken, in the order given.
+        unknown: Vec<String>,
+        /// The names the endpoint takes.
+        known: &'static [&'static str],
+    },
     /// An empty or unusable search query.
     InvalidQuery(String),
     /// A body whose content type is not JSON.
@@ -72,6 +79,7 @@ impl Refusal {
         match self {
             Refusal::BadRequest(_) => (S::BAD_REQUEST, "bad_request"),
             Refusal::InvalidQueryString(_) => (S::BAD_REQUEST, "invalid_query_string"),
+            Refusal::UnknownParameter { .. } => (S::BAD_REQUEST, "unknown_parameter"),
             Refusal::InvalidQuery(_) => (S::BAD_REQUEST, "invalid_query"),
             Refusal::UnsupportedMediaType(_) => (S::UNSUPPORTED_MEDIA_TYPE, "unsupported_media_type"),
             Refusal::RowNotFound => (S::NOT_FOUND, "row_not_found"),
@@ -89,6 +97,10 @@ impl Refusal {
             | Refusal::InvalidQuery(m)
             | Refusal::UnsupportedMediaType(m)
             | Refusal::Internal(m) => m,
+            Refusal::UnknownParameter { unknown, known } => {
+                let takes = if known.is_empty() { "none".to_owned() } else { known.join(", ") };
+                format!("unknown parameter {}; this endpoint takes: {takes}", unknown.join(", "))
+            }
             Refusal::RowNotFound => "no such row".to_owned(),
             Refusal::JobNotFound(id) => format!("no job {id:?}"),
             Refusal::ReindexRunning { job, table } => {
@@ -292,6 +304,10 @@ mod tests {
         let refusals = [
             (Refusal::BadRequest("x".into()), (400, "bad_request")),
             (Refusal::InvalidQueryString("x".into()), (400, "invalid_query_string")),
+            (
+                Refusal::UnknownParameter { unknown: vec!["limt".into()], known: &["limit"] },
+                (400, "unknown_parameter"),
+            ),
             (Refusal::InvalidQuery("x".into()), (400, "invalid_query")),
             (Refusal::UnsupportedMediaType("x".into()), (415, "unsupported_media_type")),
             (Refusal::RowNotFound, (404, "row_not_found")),
@@ -304,6 +320,7 @@ mod tests {
             match &r {
                 Refusal::BadRequest(_)
                 | Refusal::InvalidQueryString(_)
+                | Refusal::UnknownParameter { .. }
                 | Refusal::InvalidQuery(_)
                 | Refusal::UnsupportedMediaType(_)
                 | Refusal::RowNotFound

@@ -25,5 +25,6 @@ mod state;
 pub use error::{ApiError, Refusal};
 pub use jobs::{JobState, Jobs};
 pub use metrics::{Metrics, TableFigures};
+pub use routes::{ROUTES, RouteSpec};
 pub use server::serve;
 pub use state::{Limits, OPENAPI, State};

@@ -19,6 +19,17 @@ impl Params {
             .map_err(|e| Refusal::InvalidQueryString(e.to_string()).into())
     }
 
+    /// The parameters, when every name is one of `known`.
+    fn only(self, known: &'static [&'static str]) -> Result<Params, ApiError> {
+        let mut unknown: Vec<String> = Vec::new();
+        for (name, _) in &self.0 {
+            if !known.contains(&name.as_str()) && !unknown.contains(name) {
+                unknown.push(name.clone());
+            }
+        }
+        if unknown.is_empty() { Ok(self) } else { Err(Refusal::UnknownParameter { unknown, known }.into()) }
+    }
+
     /// The last value of `name`.
     pub(super) fn get(&self, name: &str) -> Option<&str> {
         self.0.iter().rev().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
@@ -134,8 +145,9 @@ pub(super) fn parse_json<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<
     serde_json::from_slice(body).map_err(|e| ApiError::bad_request(format!("request body: {e}")))
 }
 
-/// A scan's JSON body as query parameters (`columns` may be a list).
-pub(super) fn params_from_json(body: &[u8]) -> Result<Params, ApiError> {
+/// A scan's JSON body as query parameters (`columns` may be a list); its
+/// fields must be among `known`.
+pub(super) fn params_from_json(body: &[u8], known: &'static [&'static str]) -> Result<Params, ApiError> {
     let value: serde_json::Map<String, Value> = parse_json(body)?;
     let mut out = Vec::new();
     for (k, v) in value {
@@ -156,15 +168,27 @@ pub(super) fn params_from_json(body: &[u8]) -> Result<Params, ApiError> {
             other => out.push((k, other.to_string())),
         }
     }
-    Ok(Params(out))
+    Params(out).only(known)
 }
 
-/// The query string (empty when absent), parsed.
-pub(super) fn params() -> impl warp::Filter<Extract = (Params,), Error = warp::Rejection> + Clone {
+/// The query string (empty when absent), parsed; every name must be one of
+/// `known` (a misspelt `limt=1` must not scan the whole table).
+pub(super) fn params(
+    known: &'static [&'static str],
+) -> impl warp::Filter<Extract = (Params,), Error = warp::Rejection> + Clone {
     use warp::Filter as _;
-    warp::query::raw().or(warp::any().map(String::new)).unify().and_then(|raw: String| async move {
-        Params::parse(&raw).map_err(|e| warp::reject::custom(Rejected(e)))
+    warp::query::raw().or(warp::any().map(String::new)).unify().and_then(move |raw: String| async move {
+        Params::parse(&raw).and_then(|p| p.only(known)).map_err(|e| warp::reject::custom(Rejected(e)))
     })
+}
+
+/// A query string that must name none but `known` (routes that read none:
+/// any parameter is a mistake).
+pub(super) fn no_params(
+    known: &'static [&'static str],
+) -> impl warp::Filter<Extract = (), Error = warp::Rejection> + Clone {
+    use warp::Filter as _;
+    params(known).map(|_| ()).untuple_one()
 }
 
 /// A request body (JSON if a content type is given), within the size limit.

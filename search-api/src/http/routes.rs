@@ -11,8 +11,143 @@ use warp::{Filter as _, Reply};
 
 use super::error::{ApiError, Refusal, recover};
 use super::handlers::{self, Answer};
-use super::params::{Params, Rejected, body, params, params_from_json};
+use super::params::{Params, Rejected, body, no_params, params, params_from_json};
 use super::state::State;
+
+/// One route of the table: what `/metrics` calls it, its method and path,
+/// an example request (for tests that walk every route), and the query
+/// parameters it takes; any other is a 400 `unknown_parameter`.
+#[derive(Debug, Clone, Copy)]
+pub struct RouteSpec {
+    /// The route's name in `/metrics`.
+    pub name: &'static str,
+    /// The HTTP method.
+    pub method: &'static str,
+    /// The path pattern (API.md's).
+    pub path: &'static str,
+    /// A request of it that succeeds on the mail fixture: path and query.
+    pub example: &'static str,
+    /// Its body, for routes that take one.
+    pub example_body: Option<&'static str>,
+    /// The query parameters it takes (for `POST .../scan`, its body's fields).
+    pub params: &'static [&'static str],
+}
+
+const READ: &[&str] = &["columns", "versions", "min_ts", "max_ts", "encoding"];
+const SCAN: &[&str] = &[
+    "start",
+    "stop",
+    "prefix",
+    "prefix_fields",
+    "reverse",
+    "columns",
+    "versions",
+    "min_ts",
+    "max_ts",
+    "filter",
+    "limit",
+    "offset",
+    "cursor",
+    "keys_only",
+    "region",
+    "encoding",
+];
+
+/// Every route, in API.md's order.
+pub const ROUTES: &[RouteSpec] = &[
+    route("health", "GET", "/health", "/health", None, &[]),
+    route("metrics", "GET", "/metrics", "/metrics", None, &[]),
+    route("openapi", "GET", "/openapi.json", "/openapi.json", None, &[]),
+    route("tables_list", "GET", "/tables", "/tables", None, &[]),
+    route(
+        "tables_put",
+        "PUT",
+        "/tables/{table}",
+        "/tables/probe",
+        Some(r#"{"families":[{"name":"f"}]}"#),
+        &[],
+    ),
+    route("tables_get", "GET", "/tables/{table}", "/tables/mail", None, &[]),
+    route("tables_delete", "DELETE", "/tables/{table}", "/tables/probe", None, &[]),
+    route(
+        "rows_put",
+        "PUT",
+        "/tables/{table}/rows/{key}",
+        "/tables/probe/rows/r",
+        Some(r#"{"cells":[{"column":"f:q","value":"x"}]}"#),
+        &["encoding"],
+    ),
+    route("rows_get", "GET", "/tables/{table}/rows/{key}", "/tables/probe/rows/r", None, READ),
+    route(
+        "rows_delete",
+        "DELETE",
+        "/tables/{table}/rows/{key}",
+        "/tables/probe/rows/r",
+        None,
+        &["columns", "timestamp", "encoding"],
+    ),
+    route(
+        "mutate",
+        "POST",
+        "/tables/{table}/mutate",
+        "/tables/probe/mutate",
+        Some(r#"{"mutations":[]}"#),
+        &["encoding"],
+    ),
+    route("scan", "GET", "/tables/{table}/scan", "/tables/mail/scan?limit=1", None, SCAN),
+    route("scan", "POST", "/tables/{table}/scan", "/tables/mail/scan", Some(r#"{"limit":"1"}"#), SCAN),
+    route("count", "GET", "/tables/{table}/count", "/tables/mail/count?limit=1", None, SCAN),
+    route(
+        "index_lookup",
+        "GET",
+        "/tables/{table}/indexes/{index}",
+        "/tables/mail/indexes/by_from?eq=x",
+        None,
+        &["eq", "prefix", "start", "stop", "limit", "cursor", "region", "rows", "encoding"],
+    ),
+    route(
+        "index_intersect",
+        "GET",
+        "/tables/{table}/indexes:intersect",
+        "/tables/mail/indexes:intersect?q=by_from:eq:x",
+        None,
+        &["q", "op", "cursor", "limit", "encoding"],
+    ),
+    route(
+        "search",
+        "GET",
+        "/tables/{table}/search",
+        "/tables/mail/search?q=gas",
+        None,
+        &["q", "user", "sort", "limit", "offset", "cursor", "columns", "highlight", "encoding"],
+    ),
+    route(
+        "keywords",
+        "GET",
+        "/tables/{table}/keywords",
+        "/tables/mail/keywords?user=cash-m&terms=gas",
+        None,
+        &["user", "terms", "limit", "cursor", "encoding"],
+    ),
+    route("reindex", "POST", "/tables/{table}/reindex", "/tables/mail/reindex", None, &["mode"]),
+    route("jobs", "GET", "/jobs/{id}", "/jobs/j1", None, &[]),
+];
+
+const fn route(
+    name: &'static str,
+    method: &'static str,
+    path: &'static str,
+    example: &'static str,
+    example_body: Option<&'static str>,
+    params: &'static [&'static str],
+) -> RouteSpec {
+    RouteSpec { name, method, path, example, example_body, params }
+}
+
+/// The parameters route `name` takes, from [`ROUTES`].
+fn known(name: &str) -> &'static [&'static str] {
+    ROUTES.iter().find(|r| r.name == name).map_or(&[], |r| r.params)
+}
 
 /// Runs `work` on the work pool (in arrival order) within the request time
 /// limit (waiting included), and counts the request under `route`.
@@ -55,48 +190,61 @@ pub fn routes(
     // Service.
     let health = warp::path!("health")
         .and(warp::get())
+        .and(no_params(known("health")))
         .and(s())
         .and_then(|st: Arc<State>| run(st, "health", service::health));
     let metrics = warp::path!("metrics")
         .and(warp::get())
+        .and(no_params(known("metrics")))
         .and(s())
         .and_then(|st: Arc<State>| run(st, "metrics", service::metrics));
     let openapi = warp::path!("openapi.json")
         .and(warp::get())
+        .and(no_params(known("openapi")))
         .and(s())
         .and_then(|st: Arc<State>| run(st, "openapi", service::openapi));
 
     // Tables.
     let list_tables = warp::path!("tables")
         .and(warp::get())
+        .and(no_params(known("tables_list")))
         .and(s())
         .and_then(|st: Arc<State>| run(st, "tables_list", tables::list));
-    let put_table = table().and(warp::path::end()).and(warp::put()).and(body(max_body)).and(s()).and_then(
-        |t: String, b: Body, st: Arc<State>| run(st, "tables_put", move |st| tables::put(st, &t, &b)),
-    );
+    let put_table = table()
+        .and(warp::path::end())
+        .and(warp::put())
+        .and(no_params(known("tables_put")))
+        .and(body(max_body))
+        .and(s())
+        .and_then(|t: String, b: Body, st: Arc<State>| {
+            run(st, "tables_put", move |st| tables::put(st, &t, &b))
+        });
     let get_table = table()
         .and(warp::path::end())
         .and(warp::get())
+        .and(no_params(known("tables_get")))
         .and(s())
         .and_then(|t: String, st: Arc<State>| run(st, "tables_get", move |st| tables::get(st, &t)));
     let delete_table = table()
         .and(warp::path::end())
         .and(warp::delete())
+        .and(no_params(known("tables_delete")))
         .and(s())
         .and_then(|t: String, st: Arc<State>| run(st, "tables_delete", move |st| tables::delete(st, &t)));
 
     // Rows.
-    let put_row = row().and(warp::put()).and(params()).and(body(max_body)).and(s()).and_then(
-        |t: String, key: String, p: Params, b: Body, st: Arc<State>| {
-            run(st, "rows_put", move |st| rows::put(st, &t, &key, &p, &b))
-        },
-    );
-    let get_row = row().and(warp::get()).and(params()).and(s()).and_then(
+    let put_row =
+        row().and(warp::put()).and(params(known("rows_put"))).and(body(max_body)).and(s()).and_then(
+            |t: String, key: String, p: Params, b: Body, st: Arc<State>| {
+                run(st, "rows_put", move |st| rows::put(st, &t, &key, &p, &b))
+            },
+        );
+    let get_row = row().and(warp::get()).and(params(known("rows_get"))).and(s()).and_then(
         |t: String, key: String, p: Params, st: Arc<State>| {
             run(st, "rows_get", move |st| rows::get(st, &t, &key, &p))
         },
     );
-    let delete_row = row().and(warp::delete()).and(params()).and(s()).and_then(
+    let delete_row = row().and(warp::delete()).and(params(known("rows_delete"))).and(s()).and_then(
         |t: String, key: String, p: Params, st: Arc<State>| {
             run(st, "rows_delete", move |st| rows::delete(st, &t, &key, &p))
         },
@@ -104,7 +252,7 @@ pub fn routes(
     let mutate = table()
         .and(warp::path!("mutate"))
         .and(warp::post())
-        .and(params())
+        .and(params(known("mutate")))
         .and(body(max_body))
         .and(s())
         .and_then(|t: String, p: Params, b: Body, st: Arc<State>| {
@@ -112,17 +260,23 @@ pub fn routes(
         });
 
     // Scans.
-    let scan_get = table().and(warp::path!("scan")).and(warp::get()).and(params()).and(s()).and_then(
-        |t: String, p: Params, st: Arc<State>| run(st, "scan", move |st| scans::scan(st, &t, &p, false)),
-    );
-    let scan_post = table().and(warp::path!("scan")).and(warp::post()).and(body(max_body)).and(s()).and_then(
-        |t: String, b: Body, st: Arc<State>| {
-            run(st, "scan", move |st| scans::scan(st, &t, &params_from_json(&b)?, false))
-        },
-    );
-    let count = table().and(warp::path!("count")).and(warp::get()).and(params()).and(s()).and_then(
-        |t: String, p: Params, st: Arc<State>| run(st, "count", move |st| scans::scan(st, &t, &p, true)),
-    );
+    let scan_get =
+        table().and(warp::path!("scan")).and(warp::get()).and(params(known("scan"))).and(s()).and_then(
+            |t: String, p: Params, st: Arc<State>| run(st, "scan", move |st| scans::scan(st, &t, &p, false)),
+        );
+    let scan_post = table()
+        .and(warp::path!("scan"))
+        .and(warp::post())
+        .and(no_params(&[]))
+        .and(body(max_body))
+        .and(s())
+        .and_then(|t: String, b: Body, st: Arc<State>| {
+            run(st, "scan", move |st| scans::scan(st, &t, &params_from_json(&b, known("scan"))?, false))
+        });
+    let count =
+        table().and(warp::path!("count")).and(warp::get()).and(params(known("count"))).and(s()).and_then(
+            |t: String, p: Params, st: Arc<State>| run(st, "count", move |st| scans::scan(st, &t, &p, true)),
+        );
 
     // Secondary indexes.
     let index_lookup = table()
@@ -130,30 +284,44 @@ pub fn routes(
         .and(warp::path::param::<String>())
         .and(warp::path::end())
         .and(warp::get())
-        .and(params())
+        .and(params(known("index_lookup")))
         .and(s())
         .and_then(|t: String, index: String, p: Params, st: Arc<State>| {
             run(st, "index_lookup", move |st| indexes::lookup(st, &t, &index, &p))
         });
-    let intersect =
-        table().and(warp::path!("indexes:intersect")).and(warp::get()).and(params()).and(s()).and_then(
-            |t: String, p: Params, st: Arc<State>| {
-                run(st, "index_intersect", move |st| indexes::combine(st, &t, &p))
-            },
-        );
+    let intersect = table()
+        .and(warp::path!("indexes:intersect"))
+        .and(warp::get())
+        .and(params(known("index_intersect")))
+        .and(s())
+        .and_then(|t: String, p: Params, st: Arc<State>| {
+            run(st, "index_intersect", move |st| indexes::combine(st, &t, &p))
+        });
 
     // Search.
-    let search = table().and(warp::path!("search")).and(warp::get()).and(params()).and(s()).and_then(
-        |t: String, p: Params, st: Arc<State>| run(st, "search", move |st| search::search(st, &t, &p)),
-    );
-    let keywords = table().and(warp::path!("keywords")).and(warp::get()).and(params()).and(s()).and_then(
-        |t: String, p: Params, st: Arc<State>| run(st, "keywords", move |st| search::keywords(st, &t, &p)),
-    );
-    let reindex = table().and(warp::path!("reindex")).and(warp::post()).and(params()).and(s()).and_then(
-        |t: String, p: Params, st: Arc<State>| run(st, "reindex", move |st| jobs::reindex(st, &t, &p)),
-    );
+    let search =
+        table().and(warp::path!("search")).and(warp::get()).and(params(known("search"))).and(s()).and_then(
+            |t: String, p: Params, st: Arc<State>| run(st, "search", move |st| search::search(st, &t, &p)),
+        );
+    let keywords = table()
+        .and(warp::path!("keywords"))
+        .and(warp::get())
+        .and(params(known("keywords")))
+        .and(s())
+        .and_then(|t: String, p: Params, st: Arc<State>| {
+            run(st, "keywords", move |st| search::keywords(st, &t, &p))
+        });
+    let reindex = table()
+        .and(warp::path!("reindex"))
+        .and(warp::post())
+        .and(params(known("reindex")))
+        .and(s())
+        .and_then(|t: String, p: Params, st: Arc<State>| {
+            run(st, "reindex", move |st| jobs::reindex(st, &t, &p))
+        });
     let job = warp::path!("jobs" / String)
         .and(warp::get())
+        .and(no_params(known("jobs")))
         .and(s())
         .and_then(|id: String, st: Arc<State>| run(st, "jobs", move |st| jobs::get(st, &id)));
 

@@ -40,3 +40,39 @@ fn http_hostile_queries_and_offsets_are_4xx_and_the_server_lives() {
     let (status, _) = s.get_json("/tables/mail/search?q=gas&offset=9990&limit=10");
     assert_eq!(status, 200);
 }
+
+/// Every route of the route table refuses a parameter it does not take
+/// with a 400 `unknown_parameter` naming it, before doing anything (so a
+/// misspelt `limt=1` never scans the whole table). Generated from
+/// `rowsearch::http::ROUTES`: a new route is covered as it is added.
+#[test]
+fn http_every_route_refuses_unknown_parameters() {
+    let (_t, s) = mail_server();
+    for route in rowsearch::http::ROUTES {
+        let what = format!("{} {}", route.method, route.path);
+        // The example reaches the route (whatever it answers, it is not
+        // "no such route" and not a failure of the server).
+        let (status, body) = s.request(route.method, route.example, route.example_body);
+        assert!(status < 500 && !body.contains("\"no such route\""), "{what}: {status} {body}");
+        let (path, body) = if route.method == "POST" && route.path.ends_with("/scan") {
+            // The scan body's fields are its parameters.
+            (route.example.to_owned(), Some(r#"{"limit":"1","limt":"1"}"#))
+        } else {
+            let sep = if route.example.contains('?') { '&' } else { '?' };
+            (format!("{}{sep}limt=1", route.example), route.example_body)
+        };
+        let (status, text) = s.request(route.method, &path, body);
+        let error: serde_json::Value =
+            serde_json::from_str(&text).unwrap_or_else(|e| panic!("{what}: {e}: {text}"));
+        assert_eq!(
+            (status, error["error"]["code"].as_str()),
+            (400, Some("unknown_parameter")),
+            "{what}: {text}"
+        );
+        assert!(error["error"]["message"].as_str().unwrap().contains("limt"), "{what}: {text}");
+    }
+    // Nothing a refused request named was done: the scan did not run, the
+    // probe table's row was not written.
+    let (status, _) = s.get_json("/tables/probe/rows/r");
+    assert_eq!(status, 404);
+}
