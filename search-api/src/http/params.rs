@@ -191,20 +191,28 @@ pub(super) fn no_params(
     params(known).map(|_| ()).untuple_one()
 }
 
-/// A request body (JSON if a content type is given), within the size limit.
+/// Whether a `Content-Type` names JSON: `application/json`, parameters
+/// (`; charset=utf-8`) allowed.
+fn is_json(content_type: &str) -> bool {
+    let media = content_type.split(';').next().unwrap_or_default().trim();
+    media.eq_ignore_ascii_case("application/json")
+}
+
+/// A request body, JSON by its `Content-Type` (415 otherwise, and without
+/// one: a web page's form or plain-text post must not write through a
+/// server on loopback), within the size limit.
 pub(super) fn body(
     max: u64,
 ) -> impl warp::Filter<Extract = (bytes::Bytes,), Error = warp::Rejection> + Clone {
     use warp::Filter as _;
     warp::header::optional::<String>("content-type")
         .and_then(|ct: Option<String>| async move {
-            match ct {
-                Some(ct) if !ct.to_ascii_lowercase().contains("json") => Err(warp::reject::custom(Rejected(
-                    Refusal::UnsupportedMediaType(format!("content type {ct:?}: send application/json"))
-                        .into(),
-                ))),
-                _ => Ok(()),
-            }
+            let refusal = match ct {
+                Some(ct) if is_json(&ct) => return Ok(()),
+                Some(ct) => format!("content type {ct:?}: send application/json"),
+                None => "no content type: send application/json".to_owned(),
+            };
+            Err(warp::reject::custom(Rejected(Refusal::UnsupportedMediaType(refusal).into())))
         })
         .untuple_one()
         .and(warp::body::content_length_limit(max))
@@ -215,3 +223,24 @@ pub(super) fn body(
 #[derive(Debug)]
 pub struct Rejected(pub ApiError);
 impl warp::reject::Reject for Rejected {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_json_is_json() {
+        for ct in ["application/json", "Application/JSON", "application/json; charset=utf-8"] {
+            assert!(is_json(ct), "{ct}");
+        }
+        for ct in [
+            "application/x-www-form-urlencoded",
+            "text/plain",
+            "multipart/form-data; boundary=x",
+            "text/json",
+            "",
+        ] {
+            assert!(!is_json(ct), "{ct}");
+        }
+    }
+}

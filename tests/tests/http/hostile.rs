@@ -76,3 +76,46 @@ fn http_every_route_refuses_unknown_parameters() {
     let (status, _) = s.get_json("/tables/probe/rows/r");
     assert_eq!(status, 404);
 }
+
+/// Writes need `application/json`: a form, a plain-text post (what a web
+/// page on another origin can send without asking) or a body without a
+/// content type is a 415 and writes nothing.
+#[test]
+fn http_writes_need_a_json_content_type() {
+    let (_t, s) = mail_server();
+    let (status, _) = s.request("PUT", "/tables/notes", Some(r#"{"families":[{"name":"n"}]}"#));
+    assert_eq!(status, 201);
+    let row = br#"{"cells":[{"column":"n:text","value":"planted"}]}"#;
+    for content_type in [Some("application/x-www-form-urlencoded"), Some("text/plain"), None] {
+        let headers: Vec<(&str, &str)> = content_type.map(|ct| ("Content-Type", ct)).into_iter().collect();
+        let (status, body) =
+            rowsearch_tests::parse_response(&raw_without_default_type(&s.addr, &headers, row));
+        assert_eq!(status, 415, "{content_type:?}: {}", String::from_utf8_lossy(&body));
+        let (status, _) = s.get_json("/tables/notes/rows/planted");
+        assert_eq!(status, 404, "{content_type:?}: the row was written");
+    }
+    let (status, _) = s.raw(
+        "PUT",
+        "/tables/notes/rows/planted",
+        &[("Content-Type", "application/json; charset=utf-8")],
+        Some(row),
+    );
+    assert_eq!(status, 200);
+}
+
+/// A PUT of a row with exactly `headers` (no content type added).
+fn raw_without_default_type(addr: &str, headers: &[(&str, &str)], body: &[u8]) -> Vec<u8> {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(addr).unwrap();
+    let mut head =
+        format!("PUT /tables/notes/rows/planted HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n");
+    for (h, v) in headers {
+        head.push_str(&format!("{h}: {v}\r\n"));
+    }
+    head.push_str(&format!("Content-Length: {}\r\n\r\n", body.len()));
+    stream.write_all(head.as_bytes()).unwrap();
+    stream.write_all(body).unwrap();
+    let mut response = Vec::new();
+    let _ = stream.read_to_end(&mut response);
+    response
+}
