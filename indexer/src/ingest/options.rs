@@ -39,7 +39,7 @@ impl Format {
 /// Options of an ingest run.
 #[derive(Debug, Clone)]
 pub struct IngestOptions {
-    /// The target table (created with [`mail_schema`] when missing).
+    /// The target table (created with [`mail_schema`](crate::mail_schema) when missing).
     pub table: String,
     /// The input format.
     pub format: Format,

@@ -11,7 +11,7 @@ use super::state::State;
 ///
 /// Connections are served by hyper (HTTP/1.1 and HTTP/2) with the warp
 /// routes as the service, and a timer, so a client that does not finish
-/// sending its headers within [`Limits::header_read_timeout`] is
+/// sending its headers within [`Limits::header_read_timeout`](super::Limits::header_read_timeout) is
 /// disconnected.
 pub async fn serve(
     listener: tokio::net::TcpListener,
