@@ -22,12 +22,21 @@ pub(super) fn run(args: &Args, command: &ServeCommand) -> Result<ExitCode> {
                 serve(store, listen, rowsearch::http::Limits::default(), true)?;
             }
         }
-        ServeCommand::Serve { listen, max_body, timeout_ms, header_timeout_ms, workers, idle_spin_us } => {
+        ServeCommand::Serve {
+            listen,
+            max_body,
+            timeout_ms,
+            header_timeout_ms,
+            max_connections,
+            workers,
+            idle_spin_us,
+        } => {
             let defaults = rowsearch::http::Limits::default();
             let limits = rowsearch::http::Limits {
                 max_body_bytes: *max_body,
                 request_timeout: std::time::Duration::from_millis(*timeout_ms),
                 header_read_timeout: std::time::Duration::from_millis(*header_timeout_ms),
+                max_connections: usize::try_from(*max_connections).unwrap_or(usize::MAX),
                 workers: workers.map_or(defaults.workers, |w| usize::try_from(w).unwrap_or(usize::MAX)),
                 idle_spin: std::time::Duration::from_micros(*idle_spin_us),
                 ..defaults

@@ -39,6 +39,7 @@ pub struct Metrics {
     requests: Family<RequestLabels, Counter>,
     latency: Family<RouteLabels, Histogram>,
     stale_hits: Counter,
+    idle_closed: Counter,
     work_jobs: Family<TakenLabels, Counter>,
     store_bytes: Family<TableLabels, Gauge>,
     store_cells: Family<TableLabels, Gauge>,
@@ -78,6 +79,7 @@ impl Metrics {
             Histogram::new(exponential_buckets(0.000_05, 2.0, 17))
         });
         let stale_hits = Counter::default();
+        let idle_closed = Counter::default();
         let work_jobs = Family::<TakenLabels, Counter>::default();
         let store_bytes = Family::<TableLabels, Gauge>::default();
         let store_cells = Family::<TableLabels, Gauge>::default();
@@ -87,6 +89,11 @@ impl Metrics {
         registry.register("http_requests", "HTTP requests by route and status", requests.clone());
         registry.register("http_request_seconds", "HTTP request latency by route", latency.clone());
         registry.register("search_stale_hits_dropped", "search hits whose row was gone", stale_hits.clone());
+        registry.register(
+            "http_connections_closed_idle",
+            "connections closed for sending no request within the header timeout",
+            idle_closed.clone(),
+        );
         registry.register(
             "work_jobs",
             "requests' store and index work run by the work pool, by whether the worker that took \
@@ -108,6 +115,7 @@ impl Metrics {
             requests,
             latency,
             stale_hits,
+            idle_closed,
             work_jobs,
             store_bytes,
             store_cells,
@@ -126,6 +134,11 @@ impl Metrics {
     /// Counts stale hits dropped by a search.
     pub fn stale(&self, n: u64) {
         self.stale_hits.inc_by(n);
+    }
+
+    /// Counts a connection closed for sending nothing.
+    pub fn connection_closed_idle(&self) {
+        self.idle_closed.inc();
     }
 
     /// The work pool's counters.

@@ -11,8 +11,14 @@ use super::state::State;
 ///
 /// Connections are served by hyper (HTTP/1.1 and HTTP/2) with the warp
 /// routes as the service, and a timer, so a client that does not finish
-/// sending its headers within [`Limits::header_read_timeout`](super::Limits::header_read_timeout) is
-/// disconnected.
+/// sending its headers within
+/// [`Limits::header_read_timeout`](super::Limits::header_read_timeout) is
+/// disconnected; so is one that sends nothing at all in that time (hyper's
+/// timer starts at the first byte). At most
+/// [`Limits::max_connections`](super::Limits::max_connections) are open at
+/// once: past that the server stops accepting until one closes, and the
+/// operating system's backlog holds the rest, so idle clients cannot
+/// exhaust its file descriptors.
 pub async fn serve(
     listener: tokio::net::TcpListener,
     state: Arc<State>,
@@ -20,10 +26,19 @@ pub async fn serve(
 ) {
     use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
     let header_timeout = state.limits.header_read_timeout;
+    let slots = Arc::new(tokio::sync::Semaphore::new(state.limits.max_connections.max(1)));
+    let metrics = Arc::clone(&state);
     let service = warp::service(routes::routes(state));
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
     let mut shutdown = std::pin::pin!(shutdown);
     loop {
+        let slot = tokio::select! {
+            slot = Arc::clone(&slots).acquire_owned() => match slot {
+                Ok(slot) => slot,
+                Err(_) => break,
+            },
+            () = &mut shutdown => break,
+        };
         let stream = tokio::select! {
             accepted = listener.accept() => match accepted {
                 Ok((stream, _)) => stream,
@@ -38,7 +53,17 @@ pub async fn serve(
         };
         let service = hyper_util::service::TowerToHyperService::new(service.clone());
         let watcher = graceful.watcher();
+        let metrics = Arc::clone(&metrics);
         tokio::spawn(async move {
+            // Held while the connection lives.
+            let _slot = slot;
+            // A client that sends nothing is closed like one that stops
+            // half-way through its headers.
+            let mut first = [0u8; 1];
+            if !matches!(tokio::time::timeout(header_timeout, stream.peek(&mut first)).await, Ok(Ok(1..))) {
+                metrics.metrics.connection_closed_idle();
+                return;
+            }
             let mut builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
             builder.http1().timer(TokioTimer::new()).header_read_timeout(header_timeout);
             let connection = builder.serve_connection_with_upgrades(TokioIo::new(stream), service);

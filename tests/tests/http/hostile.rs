@@ -119,3 +119,40 @@ fn raw_without_default_type(addr: &str, headers: &[(&str, &str)], body: &[u8]) -
     let _ = stream.read_to_end(&mut response);
     response
 }
+
+/// A client that connects and sends nothing is disconnected after the
+/// header timeout, like one that stops half-way through its headers, and
+/// at most `--max-connections` are open at once, so silent clients cannot
+/// use up the server's file descriptors. With room for one connection, a
+/// request behind a silent client is served once the server has closed it.
+#[test]
+fn http_silent_connections_are_closed_and_the_open_ones_capped() {
+    use std::io::{Read, Write};
+    use std::time::Duration;
+    let t = rowsearch_tests::TestDir::new();
+    let s = t.serve(&["serve", "--header-timeout-ms", "300", "--max-connections", "1"]);
+    let mut silent = std::net::TcpStream::connect(&s.addr).unwrap();
+    silent.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    // Behind it, in the listen backlog, a request: answered only once the
+    // silent client's slot is free (a read that times out fails the test).
+    let mut client = std::net::TcpStream::connect(&s.addr).unwrap();
+    client.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    client.write_all(b"GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").unwrap();
+    let mut response = Vec::new();
+    client.read_to_end(&mut response).expect("the request behind the silent client was answered");
+    assert_eq!(rowsearch_tests::parse_response(&response).0, 200);
+    let mut byte = [0u8; 1];
+    assert_eq!(
+        silent.read(&mut byte).expect("closed, not timed out"),
+        0,
+        "the server closed the silent client"
+    );
+    let (_, metrics) = s.request("GET", "/metrics", None);
+    let closed: f64 = metrics
+        .lines()
+        .find(|l| l.contains("connections_closed_idle") && !l.starts_with('#'))
+        .and_then(|l| l.split_whitespace().last())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("no idle-close counter in {metrics}"));
+    assert!(closed >= 1.0, "{metrics}");
+}
