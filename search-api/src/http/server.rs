@@ -27,7 +27,7 @@ pub async fn serve(
     use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
     let header_timeout = state.limits.header_read_timeout;
     let slots = Arc::new(tokio::sync::Semaphore::new(state.limits.max_connections.max(1)));
-    let metrics = Arc::clone(&state);
+    let shared = Arc::clone(&state);
     let service = warp::service(routes::routes(state));
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
     let mut shutdown = std::pin::pin!(shutdown);
@@ -53,7 +53,7 @@ pub async fn serve(
         };
         let service = hyper_util::service::TowerToHyperService::new(service.clone());
         let watcher = graceful.watcher();
-        let metrics = Arc::clone(&metrics);
+        let state = Arc::clone(&shared);
         tokio::spawn(async move {
             // Held while the connection lives.
             let _slot = slot;
@@ -61,7 +61,7 @@ pub async fn serve(
             // half-way through its headers.
             let mut first = [0u8; 1];
             if !matches!(tokio::time::timeout(header_timeout, stream.peek(&mut first)).await, Ok(Ok(1..))) {
-                metrics.metrics.connection_closed_idle();
+                state.metrics.connection_closed_idle();
                 return;
             }
             let mut builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
