@@ -30,7 +30,7 @@ pub(crate) fn changed_rows(store: &Store, table: &str, from_seq: u64) -> Result<
 /// Trims the change feed up to what every indexed table has absorbed.
 pub(crate) fn trim_feed(store: &Store) -> Result<u64> {
     let mut lowest: Option<u64> = None;
-    for table in store.tables() {
+    for table in store.tables()? {
         let Ok(schema) = store.schema(&table) else { continue };
         if schema.search.is_none() {
             continue;

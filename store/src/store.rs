@@ -18,7 +18,7 @@ use crate::keyword::{KeywordPage, KeywordQuery};
 use crate::read::{ReadOptions, ReadTxn, Scan, ScanPage};
 use crate::schema::{Analyzer, IndexSchema, TableSchema};
 use crate::secondary::{IndexPage, IndexQuery, IndexVerifyReport};
-use crate::table::{Catalog, Region, RegionStats, TableStats, open_table};
+use crate::table::{Catalog, DbSource, Region, RegionStats, TableStats, Tables, open_table};
 use crate::write::{Batch, CompactReport, Delete, PreparedBatch, Writer};
 
 /// Default initial size of the memory map (it grows on demand).
@@ -104,7 +104,13 @@ impl StoreBuilder {
     /// # Errors
     /// `NotAStore` when `dir` is a file, or a directory holding other files or
     /// an LMDB file that is not a rowsearch store; `UnsupportedFormat`;
-    /// `AlreadyOpen`; `Io`; `Lmdb`.
+    /// `Io`; `Lmdb`; `Poisoned` when another handle of this process on the
+    /// same directory is.
+    ///
+    /// Opening a directory this process has open already gives a second
+    /// handle on the same LMDB environment (the first one's map size and
+    /// database limits apply); each handle sees the other's writes and
+    /// schema changes like those of another process.
     pub fn open(self, dir: impl AsRef<Path>) -> Result<Store> {
         Store::open_with(dir.as_ref(), self)
     }
@@ -125,7 +131,7 @@ impl StoreBuilder {
 #[derive(Debug)]
 pub struct Store {
     path: PathBuf,
-    env: Environment,
+    env: Arc<Environment>,
     meta: Meta,
     feed: Feed,
     catalog: Catalog,
@@ -154,14 +160,20 @@ impl Store {
             max_dbs: options.max_dbs.saturating_add(dbs::FIXED_DBS),
             max_readers: options.max_readers,
         };
-        let env = Environment::open(dir, limits)?;
+        let env = Environment::open_shared(dir, limits)?;
+        // Another `Store` of this process may share the environment.
+        let writer = env.lock_writer()?;
+        let dbi = env.lock_dbi();
         let (meta, feed, tables) = env.write_txn(|wtxn| {
             let (meta, upgrading) = Meta::open(&env, wtxn, dir)?;
             let feed =
                 Feed { db: env.create_db(wtxn, dbs::FEED, options.max_dbs, "create feed")?, meta: meta.db };
+            let version = meta.catalog_version(wtxn)?;
             let mut tables = BTreeMap::new();
             for (name, schema) in meta.schemas(wtxn)? {
-                let handle = open_table(&env, wtxn, &name, schema, options.max_dbs)?;
+                let id = meta.table_id(wtxn, &name)?;
+                let handle =
+                    open_table(&env, &mut DbSource::Create(wtxn), &name, id, schema, options.max_dbs)?;
                 if upgrading {
                     // Committed with the new format marker, or not at all.
                     for index in &handle.indexes {
@@ -170,14 +182,16 @@ impl Store {
                 }
                 tables.insert(name, Arc::new(handle));
             }
-            Ok((meta, feed, tables))
+            Ok((meta, feed, Tables::new(version, tables)))
         })?;
+        drop(dbi);
+        drop(writer);
         Ok(Store {
             path: dir.to_owned(),
             env,
             meta,
             feed,
-            catalog: Catalog::new(tables, options.analyzer),
+            catalog: Catalog::new(tables, options.analyzer, meta, options.max_dbs),
             clock: options.clock,
             max_dbs: options.max_dbs,
             index_pending_runs: options.index_pending_runs,
@@ -217,17 +231,30 @@ impl Store {
         self.env.map_size_bytes()
     }
 
-    /// Names of all tables, sorted.
-    pub fn tables(&self) -> Vec<String> {
-        self.catalog.names()
+    /// Names of all tables, sorted, as of now (a schema change made by
+    /// another process included).
+    ///
+    /// # Errors
+    /// `Lmdb`, `Corrupted`.
+    pub fn tables(&self) -> Result<Vec<String>> {
+        Ok(self.begin_read()?.table_names())
     }
 
     /// A table's schema.
     ///
     /// # Errors
-    /// `UnknownTable`.
+    /// `UnknownTable`, `Lmdb`.
     pub fn schema(&self, table: &str) -> Result<TableSchema> {
-        Ok(self.catalog.table(table)?.schema.clone())
+        self.begin_read()?.schema(table)
+    }
+
+    /// A table's id: a table dropped and created again (by any process)
+    /// has a new one, so a search index built for the old table can tell.
+    ///
+    /// # Errors
+    /// `UnknownTable`, `Lmdb`.
+    pub fn table_id(&self, table: &str) -> Result<u64> {
+        self.begin_read()?.table_id(table)
     }
 
     /// Creates a table. Returns `true` when created, `false` when a table with
@@ -348,8 +375,8 @@ impl Store {
     /// # Errors
     /// `UnknownTable`, `Lmdb`.
     pub fn stats(&self, table: &str) -> Result<TableStats> {
-        let handle = self.catalog.table(table)?;
         let rtxn = self.begin_read()?;
+        let handle = rtxn.handle(table)?;
         let mut stats = TableStats::default();
         for family in &handle.families {
             let stat = family.db.stat(rtxn.raw()).map_err(|e| Error::lmdb("stat", e))?;
@@ -367,7 +394,19 @@ impl Store {
     /// # Errors
     /// `Lmdb` (for example when the reader table is full).
     pub fn begin_read(&self) -> Result<ReadTxn<'_>> {
-        Ok(ReadTxn::new(self.env.read_txn()?, &self.catalog, self.feed, self.clock.now_ms()))
+        loop {
+            let read = self.env.read_txn()?;
+            let version = self.catalog.version_in(&read.txn)?;
+            let tables = self.catalog.current();
+            if tables.version == version {
+                return Ok(ReadTxn::new(read, &self.catalog, tables, self.feed, self.clock.now_ms()));
+            }
+            // A schema changed since the catalog was loaded (or, rarely,
+            // another thread loaded a newer one after this snapshot began):
+            // reload with no transaction open, then take a new snapshot.
+            drop(read);
+            self.catalog.refresh(&self.env)?;
+        }
     }
 
     /// Reads one row. Opens and closes its own read transaction.
@@ -482,7 +521,7 @@ impl Store {
     /// # Errors
     /// `UnknownTable`.
     pub fn regions(&self, table: &str) -> Result<Vec<Region>> {
-        Ok(self.catalog.table(table)?.regions())
+        self.begin_read()?.regions(table)
     }
 
     /// Rows, cells and bytes of each region, walked on up to `threads`

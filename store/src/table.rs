@@ -7,10 +7,12 @@ use std::collections::BTreeMap;
 use std::ops::Bound;
 use std::sync::{Arc, RwLock};
 
-use heed::RwTxn;
+use heed::{RoTxn, RwTxn, WithoutTls};
 
-use crate::db::env::{Environment, read_lock};
+use crate::db::BytesDb;
+use crate::db::env::{Environment, ReadGuard, read_lock};
 use crate::db::family::FamilyHandle;
+use crate::db::meta::Meta;
 use crate::db::{self as dbs};
 use crate::error::{Error, ErrorKind, Result};
 use crate::key::range::RowRange;
@@ -23,6 +25,8 @@ use crate::secondary::IndexHandle;
 #[derive(Debug)]
 pub(crate) struct TableHandle {
     pub name: String,
+    /// The table's id: a table dropped and created again gets a new one.
+    pub id: u64,
     pub schema: TableSchema,
     /// Region boundaries (stored keys): the schema's effective splits.
     pub splits: Vec<Vec<u8>>,
@@ -149,45 +153,123 @@ pub struct TableStats {
     pub bytes: u64,
 }
 
-/// The open tables of a store, by name, and the analyzer that keyword
-/// rows are built with. Shared by readers and the writer.
-#[derive(Debug)]
-pub(crate) struct Catalog {
-    tables: RwLock<BTreeMap<String, Arc<TableHandle>>>,
-    analyzer: Option<Arc<dyn Analyzer>>,
+/// The tables of one catalog version: what every transaction that sees
+/// that version reads and writes through.
+#[derive(Debug, Default)]
+pub(crate) struct Tables {
+    /// The catalog version (see `db::meta`) these tables were loaded at.
+    pub version: u64,
+    map: BTreeMap<String, Arc<TableHandle>>,
 }
 
-impl Catalog {
-    pub fn new(tables: BTreeMap<String, Arc<TableHandle>>, analyzer: Option<Arc<dyn Analyzer>>) -> Catalog {
-        Catalog { tables: RwLock::new(tables), analyzer }
+impl Tables {
+    pub fn new(version: u64, map: BTreeMap<String, Arc<TableHandle>>) -> Tables {
+        Tables { version, map }
     }
 
     /// An open table; `UnknownTable` when there is none of that name.
     pub fn table(&self, table: &str) -> Result<Arc<TableHandle>> {
-        read_lock(&self.tables)
-            .get(table)
-            .cloned()
-            .ok_or_else(|| ErrorKind::UnknownTable { table: table.to_owned() }.into())
+        self.map.get(table).cloned().ok_or_else(|| ErrorKind::UnknownTable { table: table.to_owned() }.into())
     }
 
     /// Names of all tables, sorted.
     pub fn names(&self) -> Vec<String> {
-        read_lock(&self.tables).keys().cloned().collect()
+        self.map.keys().cloned().collect()
     }
 
     /// Every open table.
     pub fn all(&self) -> Vec<Arc<TableHandle>> {
-        read_lock(&self.tables).values().cloned().collect()
+        self.map.values().cloned().collect()
     }
 
-    /// Serves `handle` for its table from now on.
-    pub fn insert(&self, handle: Arc<TableHandle>) {
-        self.tables.write().unwrap_or_else(|e| e.into_inner()).insert(handle.name.clone(), handle);
+    /// These tables with `handle` served for its table, at `version`.
+    pub fn with(&self, version: u64, handle: Arc<TableHandle>) -> Tables {
+        let mut map = self.map.clone();
+        map.insert(handle.name.clone(), handle);
+        Tables { version, map }
     }
 
-    /// Stops serving `table`.
-    pub fn remove(&self, table: &str) {
-        self.tables.write().unwrap_or_else(|e| e.into_inner()).remove(table);
+    /// These tables without `table`, at `version`.
+    pub fn without(&self, version: u64, table: &str) -> Tables {
+        let mut map = self.map.clone();
+        map.remove(table);
+        Tables { version, map }
+    }
+}
+
+/// The tables of a store as of the newest catalog version this process has
+/// seen, and the analyzer that keyword rows are built with. Shared by
+/// readers and the writer.
+///
+/// The schemas live in the metadata database, so each LMDB transaction
+/// sees one catalog version. A transaction whose version is not the one
+/// held here (another process, or another `Store` in this one, changed a
+/// schema) has the catalog reloaded from its snapshot before it reads or
+/// writes anything: no process reads or writes under a stale schema.
+#[derive(Debug)]
+pub(crate) struct Catalog {
+    current: RwLock<Arc<Tables>>,
+    analyzer: Option<Arc<dyn Analyzer>>,
+    meta: Meta,
+    max_dbs: u32,
+}
+
+impl Catalog {
+    pub fn new(tables: Tables, analyzer: Option<Arc<dyn Analyzer>>, meta: Meta, max_dbs: u32) -> Catalog {
+        Catalog { current: RwLock::new(Arc::new(tables)), analyzer, meta, max_dbs }
+    }
+
+    /// The newest tables this process has loaded (possibly older than the
+    /// store's: transactions check the version they see).
+    pub fn current(&self) -> Arc<Tables> {
+        read_lock(&self.current).clone()
+    }
+
+    /// Serves `tables` from now on, unless newer ones are served already.
+    pub fn install(&self, tables: Arc<Tables>) {
+        let mut current = self.current.write().unwrap_or_else(|e| e.into_inner());
+        if tables.version > current.version {
+            *current = tables;
+        }
+    }
+
+    /// The catalog version `txn` sees.
+    pub fn version_in(&self, txn: &RoTxn<'_>) -> Result<u64> {
+        self.meta.catalog_version(txn)
+    }
+
+    /// Loads the tables of the newest catalog version (when it is not the
+    /// one held), opening the databases of tables created elsewhere, and
+    /// serves them. Call it with no transaction of this thread open.
+    pub fn refresh(&self, env: &Environment) -> Result<Arc<Tables>> {
+        let _dbi = env.lock_dbi();
+        let read = env.read_txn()?;
+        let version = self.meta.catalog_version(&read.txn)?;
+        let current = self.current();
+        if version == current.version {
+            return Ok(current);
+        }
+        let mut map = BTreeMap::new();
+        for (name, schema) in self.meta.schemas(&read.txn)? {
+            let id = self.meta.table_id(&read.txn, &name)?;
+            if let Some(held) = current.map.get(&name)
+                && held.id == id
+                && held.schema == schema
+            {
+                map.insert(name, held.clone());
+                continue;
+            }
+            let handle = open_table(env, &mut DbSource::Open(&read.txn), &name, id, schema, self.max_dbs)?;
+            map.insert(name, Arc::new(handle));
+        }
+        // Committing a read transaction that opened databases keeps their
+        // handles open for every later transaction (LMDB's rule).
+        let ReadGuard { txn, guard } = read;
+        txn.commit().map_err(|e| Error::lmdb("open databases", e))?;
+        drop(guard);
+        let tables = Arc::new(Tables { version, map });
+        self.install(tables.clone());
+        Ok(self.current())
     }
 
     /// The analyzer, if the store has one.
@@ -202,11 +284,39 @@ impl Catalog {
     }
 }
 
+/// Where `open_table` gets its databases: created (when missing) in a
+/// write transaction, or opened in a read transaction (they must exist).
+pub(crate) enum DbSource<'a, 'e> {
+    Create(&'a mut RwTxn<'e>),
+    Open(&'a RoTxn<'e, WithoutTls>),
+}
+
+impl DbSource<'_, '_> {
+    fn db(&mut self, env: &Environment, name: &str, max_dbs: u32, what: &'static str) -> Result<BytesDb> {
+        match self {
+            DbSource::Create(wtxn) => env.create_db(wtxn, name, max_dbs, what),
+            DbSource::Open(rtxn) => {
+                env.raw().open_database(rtxn, Some(name)).map_err(|e| Error::lmdb(what, e))?.ok_or_else(
+                    || {
+                        ErrorKind::Corrupted {
+                            db: name.to_owned(),
+                            key: String::new(),
+                            detail: "a table's schema names this database, but it does not exist".to_owned(),
+                        }
+                        .into()
+                    },
+                )
+            }
+        }
+    }
+}
+
 /// Opens (creating what is missing) the databases of table `name`.
 pub(crate) fn open_table(
     env: &Environment,
-    wtxn: &mut RwTxn,
+    source: &mut DbSource<'_, '_>,
     name: &str,
+    id: u64,
     schema: TableSchema,
     max_dbs: u32,
 ) -> Result<TableHandle> {
@@ -214,7 +324,7 @@ pub(crate) fn open_table(
     let mut families = Vec::with_capacity(schema.families.len());
     for family in &schema.families {
         let db_name = dbs::family_db(name, &family.name);
-        let db = env.create_db(wtxn, &db_name, max_dbs, "create family database")?;
+        let db = source.db(env, &db_name, max_dbs, "open family database")?;
         families.push(Arc::new(FamilyHandle {
             name: Arc::from(family.name.as_str()),
             schema: family.clone(),
@@ -226,9 +336,9 @@ pub(crate) fn open_table(
     let mut indexes = Vec::with_capacity(schema.indexes.len());
     for index in &schema.indexes {
         let db_name = dbs::index_db(name, &index.name);
-        let db = env.create_db(wtxn, &db_name, max_dbs, "create index database")?;
+        let db = source.db(env, &db_name, max_dbs, "open index database")?;
         let pending =
-            env.create_db(wtxn, &dbs::pending_index_db(name, &index.name), max_dbs, "create index database")?;
+            source.db(env, &dbs::pending_index_db(name, &index.name), max_dbs, "open index database")?;
         let invalid =
             |reason: String| -> Error { ErrorKind::InvalidSchema { table: name.to_owned(), reason }.into() };
         let mut columns = Vec::new();
@@ -253,12 +363,12 @@ pub(crate) fn open_table(
         None => None,
         Some(search) => {
             let db_name = dbs::keyword_db(name);
-            let db = env.create_db(wtxn, &db_name, max_dbs, "create keyword database")?;
+            let db = source.db(env, &db_name, max_dbs, "open keyword database")?;
             Some(
                 SearchHandle::open(search, &schema, &families, db_name, db)
                     .map_err(|reason| ErrorKind::InvalidSchema { table: name.to_owned(), reason })?,
             )
         }
     };
-    Ok(TableHandle { name: name.to_owned(), schema, splits, families, indexes, search })
+    Ok(TableHandle { name: name.to_owned(), id, schema, splits, families, indexes, search })
 }

@@ -16,7 +16,7 @@ use super::output::row_json;
 pub(super) fn run(args: &Args, command: &DataCommand, out: &mut impl Write) -> Result<ExitCode> {
     match command {
         DataCommand::Tables => {
-            for t in open(args)?.tables() {
+            for t in open(args)?.tables()? {
                 writeln!(out, "{t}")?;
             }
         }

@@ -104,6 +104,7 @@ impl State {
     pub fn table_figures(&self) -> Vec<TableFigures> {
         self.store()
             .tables()
+            .unwrap_or_default()
             .into_iter()
             .map(|table| {
                 let stats = self.store().stats(&table).unwrap_or_default();

@@ -2,9 +2,9 @@
 //! map growth, read transactions that hold off a resize, and poisoning
 //! after a failed commit. The one place map growth happens.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard, TryLockError};
+use std::sync::{Arc, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard, TryLockError, Weak};
 use std::time::{Duration, Instant};
 
 use heed::{Env, EnvOpenOptions, MdbError, RoTxn, RwTxn, WithoutTls};
@@ -33,6 +33,9 @@ pub(crate) struct Environment {
     env: Env<WithoutTls>,
     /// Serialises writers, so schema changes and data writes never interleave.
     write_lock: Mutex<()>,
+    /// Held by every transaction that opens databases, until it ends: LMDB
+    /// allows one such transaction at a time in a process.
+    dbi_lock: Mutex<()>,
     /// Held shared by every open transaction of this process and exclusively
     /// while the map is resized (LMDB requires no open transaction then).
     resize_lock: RwLock<()>,
@@ -65,9 +68,31 @@ pub(crate) fn not_a_store(dir: &Path, detail: &str) -> Error {
 }
 
 impl Environment {
+    /// Opens the environment in `dir`, or shares the one this process has
+    /// open there already (LMDB allows one per process and file: a second
+    /// would release the first one's locks when closed). `limits` apply to
+    /// a new environment only.
+    pub fn open_shared(dir: &Path, limits: EnvLimits) -> Result<Arc<Environment>> {
+        static OPEN: Mutex<Vec<(PathBuf, Weak<Environment>)>> = Mutex::new(Vec::new());
+        let mut open = OPEN.lock().unwrap_or_else(|e| e.into_inner());
+        open.retain(|(_, env)| env.strong_count() > 0);
+        let canonical = dir.canonicalize().ok();
+        if let Some(canonical) = &canonical
+            && let Some(env) =
+                open.iter().find(|(path, _)| path == canonical).and_then(|(_, env)| env.upgrade())
+        {
+            return Ok(env);
+        }
+        let env = Arc::new(Environment::open(dir, limits)?);
+        let canonical =
+            dir.canonicalize().map_err(|source| ErrorKind::Io { path: dir.to_owned(), source })?;
+        open.push((canonical, Arc::downgrade(&env)));
+        Ok(env)
+    }
+
     /// Opens the environment in `dir`, creating the directory when missing;
     /// refuses a file, or a directory holding other files and no store.
-    pub fn open(dir: &Path, limits: EnvLimits) -> Result<Environment> {
+    fn open(dir: &Path, limits: EnvLimits) -> Result<Environment> {
         let io = |source| ErrorKind::Io { path: dir.to_owned(), source };
         match std::fs::metadata(dir) {
             Ok(meta) if !meta.is_dir() => return Err(not_a_store(dir, "not a directory")),
@@ -106,6 +131,7 @@ impl Environment {
         Ok(Environment {
             env,
             write_lock: Mutex::new(()),
+            dbi_lock: Mutex::new(()),
             resize_lock: RwLock::new(()),
             poisoned: AtomicBool::new(false),
         })
@@ -143,6 +169,12 @@ impl Environment {
             return Err(ErrorKind::Poisoned.into());
         }
         Ok(guard)
+    }
+
+    /// Taken around a transaction that opens or creates databases, for its
+    /// whole life (a schema change, a catalog reload).
+    pub fn lock_dbi(&self) -> MutexGuard<'_, ()> {
+        self.dbi_lock.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Starts a read transaction, adopting a map size another process set.

@@ -6,7 +6,10 @@ use std::path::Path;
 use heed::{MdbError, RoTxn, RwTxn};
 
 use super::env::{Environment, not_a_store};
-use super::{BytesDb, FORMAT, META, META_FORMAT, META_SCHEMA_PREFIX, UPGRADES_FROM, schema_key};
+use super::{
+    BytesDb, FORMAT, META, META_CATALOG_VERSION, META_FORMAT, META_SCHEMA_PREFIX, UPGRADES_FROM, schema_key,
+    table_id_key,
+};
 use crate::error::{Error, ErrorKind, Result};
 use crate::schema::TableSchema;
 
@@ -81,9 +84,52 @@ impl Meta {
         self.db.put(wtxn, &schema_key(table), &json).map_err(|e| Error::lmdb("write schema", e))
     }
 
-    /// Removes a table's schema.
+    /// Removes a table's schema and id.
     pub fn delete_schema(&self, wtxn: &mut RwTxn, table: &str) -> Result<()> {
         self.db.delete(wtxn, &schema_key(table)).map_err(|e| Error::lmdb("delete schema", e))?;
+        self.db.delete(wtxn, &table_id_key(table)).map_err(|e| Error::lmdb("delete table id", e))?;
         Ok(())
+    }
+
+    /// The catalog version `txn` sees (0 in a store no schema change has
+    /// bumped it in).
+    pub fn catalog_version(&self, txn: &RoTxn<'_>) -> Result<u64> {
+        self.u64_at(txn, META_CATALOG_VERSION, "catalog/version")
+    }
+
+    /// Bumps the catalog version in `wtxn`; returns the new version. Every
+    /// schema change calls this in its transaction.
+    pub fn bump_catalog_version(&self, wtxn: &mut RwTxn) -> Result<u64> {
+        let next = self.catalog_version(wtxn)? + 1;
+        self.db
+            .put(wtxn, META_CATALOG_VERSION, &next.to_be_bytes())
+            .map_err(|e| Error::lmdb("write catalog version", e))?;
+        Ok(next)
+    }
+
+    /// A table's id (0 for a table created before ids were kept).
+    pub fn table_id(&self, txn: &RoTxn<'_>, table: &str) -> Result<u64> {
+        self.u64_at(txn, &table_id_key(table), "table_id")
+    }
+
+    /// Records a new table's id.
+    pub fn put_table_id(&self, wtxn: &mut RwTxn, table: &str, id: u64) -> Result<()> {
+        self.db
+            .put(wtxn, &table_id_key(table), &id.to_be_bytes())
+            .map_err(|e| Error::lmdb("write table id", e))
+    }
+
+    fn u64_at(&self, txn: &RoTxn<'_>, key: &[u8], what: &str) -> Result<u64> {
+        match self.db.get(txn, key).map_err(|e| Error::lmdb("read meta", e))? {
+            None => Ok(0),
+            Some(bytes) => {
+                let arr: [u8; 8] = bytes.try_into().map_err(|_| ErrorKind::Corrupted {
+                    db: META.to_owned(),
+                    key: what.to_owned(),
+                    detail: "not 8 bytes".to_owned(),
+                })?;
+                Ok(u64::from_be_bytes(arr))
+            }
+        }
     }
 }

@@ -7,7 +7,7 @@
 //!
 //! | name                   | key                    | value                          |
 //! |------------------------|------------------------|--------------------------------|
-//! | `meta`                 | see the `META_*` keys  | format marker, schemas, counters |
+//! | `meta`                 | see the `META_*` keys  | format marker, schemas, table ids, catalog version, counters |
 //! | `feed`                 | sequence (u64 BE)      | table name length (u16 BE), table, row key |
 //! | `t/<table>/f/<family>` | cell key (see `key`)   | value bytes                    |
 //! | `t/<table>/i/<index>`  | index entry (see `index`) | expiry (u64 BE; empty: never) |
@@ -37,6 +37,14 @@ pub(crate) const META_FORMAT: &[u8] = b"format";
 pub(crate) const META_FEED_NEXT_SEQ: &[u8] = b"feed/next_seq";
 /// Meta key prefix for table schemas (JSON).
 pub(crate) const META_SCHEMA_PREFIX: &[u8] = b"schema/";
+/// Meta key holding the catalog version (u64 BE; absent: 0): bumped by
+/// every schema change in its own transaction, so every process sees in
+/// each transaction whether the schemas it holds are the current ones.
+pub(crate) const META_CATALOG_VERSION: &[u8] = b"catalog/version";
+/// Meta key prefix for table ids (u64 BE: the catalog version that created
+/// the table; absent for tables created before ids existed: 0). A table
+/// dropped and created again has a new id.
+pub(crate) const META_TABLE_ID_PREFIX: &[u8] = b"table_id/";
 
 /// The format this build reads and writes.
 pub(crate) const FORMAT: &str = "rowsearch-store/3";
@@ -68,6 +76,11 @@ pub(crate) fn pending_index_db(table: &str, index: &str) -> String {
 /// The database holding a table's keyword rows.
 pub(crate) fn keyword_db(table: &str) -> String {
     format!("t/{table}/k")
+}
+
+/// The meta key of a table's id.
+pub(crate) fn table_id_key(table: &str) -> Vec<u8> {
+    [META_TABLE_ID_PREFIX, table.as_bytes()].concat()
 }
 
 /// The meta key of a table's schema.

@@ -2,6 +2,7 @@
 //! offers in it (rows, scans, index and keyword lookups, checks).
 
 use std::ops::Bound;
+use std::sync::Arc;
 
 use heed::{RoTxn, WithoutTls};
 
@@ -13,9 +14,10 @@ use crate::db::feed::Feed;
 use crate::error::{Error, Result};
 use crate::key::range::cell_bounds;
 use crate::keyword::{KeywordCell, KeywordCellRef, KeywordPage, KeywordQuery};
+use crate::schema::TableSchema;
 use crate::secondary::{IndexPage, IndexQuery, IndexTerm, IndexVerifyReport};
 use crate::stream::{KeyPage, SetOp, combine};
-use crate::table::{Catalog, Region, RegionStats};
+use crate::table::{Catalog, Region, RegionStats, TableHandle, Tables};
 
 /// A read-only snapshot of the whole store. Dropping it ends the transaction.
 ///
@@ -26,6 +28,8 @@ pub struct ReadTxn<'s> {
     // guard is released.
     txn: RoTxn<'s, WithoutTls>,
     catalog: &'s Catalog,
+    /// The tables of the catalog version this snapshot sees.
+    tables: Arc<Tables>,
     feed: Feed,
     now_ms: u64,
     _resize_guard: std::sync::RwLockReadGuard<'s, ()>,
@@ -40,8 +44,48 @@ impl std::fmt::Debug for ReadTxn<'_> {
 impl<'s> ReadTxn<'s> {
     /// A snapshot over `read` (a transaction of the store's environment),
     /// resolving tables through `catalog`.
-    pub(crate) fn new(read: ReadGuard<'s>, catalog: &'s Catalog, feed: Feed, now_ms: u64) -> ReadTxn<'s> {
-        ReadTxn { txn: read.txn, catalog, feed, now_ms, _resize_guard: read.guard }
+    pub(crate) fn new(
+        read: ReadGuard<'s>,
+        catalog: &'s Catalog,
+        tables: Arc<Tables>,
+        feed: Feed,
+        now_ms: u64,
+    ) -> ReadTxn<'s> {
+        ReadTxn { txn: read.txn, catalog, tables, feed, now_ms, _resize_guard: read.guard }
+    }
+
+    /// A table of this snapshot.
+    pub(crate) fn handle(&self, table: &str) -> Result<Arc<TableHandle>> {
+        self.tables.table(table)
+    }
+
+    /// Names of the tables in this snapshot, sorted.
+    pub fn table_names(&self) -> Vec<String> {
+        self.tables.names()
+    }
+
+    /// A table's schema in this snapshot.
+    ///
+    /// # Errors
+    /// `UnknownTable`.
+    pub fn schema(&self, table: &str) -> Result<TableSchema> {
+        Ok(self.handle(table)?.schema.clone())
+    }
+
+    /// A table's id in this snapshot (see [`crate::Store::table_id`]).
+    ///
+    /// # Errors
+    /// `UnknownTable`.
+    pub fn table_id(&self, table: &str) -> Result<u64> {
+        Ok(self.handle(table)?.id)
+    }
+
+    /// A table's regions in this snapshot (see [`crate::Store::regions`]).
+    ///
+    /// # Errors
+    /// `UnknownTable`.
+    pub fn regions(&self, table: &str) -> Result<Vec<Region>> {
+        Ok(self.handle(table)?.regions())
     }
 
     pub(crate) fn raw(&self) -> &RoTxn<'s, WithoutTls> {
@@ -62,7 +106,7 @@ impl<'s> ReadTxn<'s> {
     /// # Errors
     /// `UnknownTable`, `UnknownFamily` (in `read.columns`), `Corrupted`, `Lmdb`.
     pub fn get(&self, table: &str, row: &[u8], read: &ReadOptions) -> Result<Option<Row>> {
-        let handle = self.catalog.table(table)?;
+        let handle = self.handle(table)?;
         get_row(&self.txn, self.now_ms, &handle, row, read)
     }
 
@@ -71,7 +115,7 @@ impl<'s> ReadTxn<'s> {
     /// # Errors
     /// As [`ReadTxn::get`].
     pub fn multi_get(&self, table: &str, rows: &[&[u8]], read: &ReadOptions) -> Result<Vec<Option<Row>>> {
-        let handle = self.catalog.table(table)?;
+        let handle = self.handle(table)?;
         rows.iter().map(|row| get_row(&self.txn, self.now_ms, &handle, row, read)).collect()
     }
 
@@ -83,7 +127,7 @@ impl<'s> ReadTxn<'s> {
     /// `UnknownTable`, `UnknownFamily`, `InvalidCursor` (a cursor from a scan
     /// in the other direction), `Lmdb`.
     pub fn scan<'t>(&'t self, table: &str, scan: &Scan) -> Result<ScanIter<'t>> {
-        let handle = self.catalog.table(table)?;
+        let handle = self.handle(table)?;
         ScanIter::new(&self.txn, self.now_ms, handle, scan)
     }
 
@@ -100,7 +144,7 @@ impl<'s> ReadTxn<'s> {
     /// # Errors
     /// As [`crate::Store::index_lookup`].
     pub fn index_lookup(&self, table: &str, index: &str, query: &IndexQuery) -> Result<IndexPage> {
-        let handle = self.catalog.table(table)?;
+        let handle = self.handle(table)?;
         crate::secondary::lookup(&self.txn, handle.index(index)?, query, self.now_ms)
     }
 
@@ -120,7 +164,7 @@ impl<'s> ReadTxn<'s> {
         after: Option<&[u8]>,
         limit: Option<usize>,
     ) -> Result<KeyPage> {
-        let handle = self.catalog.table(table)?;
+        let handle = self.handle(table)?;
         let raw: &RoTxn<'_> = &self.txn;
         let mut streams = Vec::with_capacity(terms.len());
         for term in terms {
@@ -143,7 +187,7 @@ impl<'s> ReadTxn<'s> {
         read: &ReadOptions,
     ) -> Result<(Vec<Row>, Option<String>)> {
         let page = self.index_lookup(table, index, query)?;
-        let handle = self.catalog.table(table)?;
+        let handle = self.handle(table)?;
         let mut rows = Vec::with_capacity(page.hits.len());
         for hit in &page.hits {
             if let Some(row) = get_row(&self.txn, self.now_ms, &handle, &hit.key, read)? {
@@ -189,7 +233,7 @@ impl<'s> ReadTxn<'s> {
     /// `UnknownTable`, `NotSearchable`, `NoAnalyzer`, `InvalidKeywordQuery`
     /// (no terms after analysis, an unknown `field:`, a bad cursor), `Lmdb`.
     pub fn keyword_lookup(&self, table: &str, query: &KeywordQuery) -> Result<KeywordPage> {
-        let handle = self.catalog.table(table)?;
+        let handle = self.handle(table)?;
         let search = handle.search()?;
         let analyzer = self.catalog.analyzer_for(table)?;
         crate::keyword::lookup(&self.txn, search, analyzer, query)
@@ -210,7 +254,7 @@ impl<'s> ReadTxn<'s> {
         partition: Option<&[u8]>,
         f: &mut dyn FnMut(&KeywordCellRef<'_>) -> Result<()>,
     ) -> Result<()> {
-        let handle = self.catalog.table(table)?;
+        let handle = self.handle(table)?;
         crate::keyword::for_each_cell(&self.txn, handle.search()?, partition, f)
     }
 
@@ -227,7 +271,7 @@ impl<'s> ReadTxn<'s> {
         to: Option<&[u8]>,
         f: &mut dyn FnMut(&KeywordCellRef<'_>) -> Result<()>,
     ) -> Result<()> {
-        let handle = self.catalog.table(table)?;
+        let handle = self.handle(table)?;
         crate::keyword::for_each_cell_between(&self.txn, handle.search()?, from, to, f)
     }
 
@@ -240,7 +284,7 @@ impl<'s> ReadTxn<'s> {
     /// # Errors
     /// `UnknownTable`, `NotSearchable`, `Corrupted`, `Lmdb`.
     pub fn keyword_partition_splits(&self, table: &str) -> Result<Vec<Vec<u8>>> {
-        let handle = self.catalog.table(table)?;
+        let handle = self.handle(table)?;
         crate::keyword::partition_splits(&self.txn, handle.search()?, &handle.splits)
     }
 
@@ -250,7 +294,7 @@ impl<'s> ReadTxn<'s> {
     /// # Errors
     /// `UnknownTable`, `NotSearchable`, `Lmdb`.
     pub fn keyword_cell_count(&self, table: &str) -> Result<u64> {
-        let handle = self.catalog.table(table)?;
+        let handle = self.handle(table)?;
         let stat = handle.search()?.db.stat(&self.txn).map_err(|e| Error::lmdb("stat", e))?;
         Ok(stat.entries as u64)
     }
@@ -262,7 +306,7 @@ impl<'s> ReadTxn<'s> {
     /// # Errors
     /// `UnknownTable`, `NotSearchable`, `NoAnalyzer`, `InvalidRowKey`, `Lmdb`.
     pub fn row_keyword_cells(&self, table: &str, row: &[u8]) -> Result<Vec<KeywordCell>> {
-        let handle = self.catalog.table(table)?;
+        let handle = self.handle(table)?;
         let search = handle.search()?;
         let analyzer = self.catalog.analyzer_for(table)?;
         let values = search.values(&self.txn, &handle.stored_key(row))?;
@@ -278,7 +322,7 @@ impl<'s> ReadTxn<'s> {
     /// # Errors
     /// As [`crate::Store::verify_index`].
     pub fn verify_index(&self, table: &str, index: &str) -> Result<IndexVerifyReport> {
-        let handle = self.catalog.table(table)?;
+        let handle = self.handle(table)?;
         let ix = handle.index(index)?;
         // What the data says, in entry order.
         let mut expected = Vec::new();
@@ -332,7 +376,7 @@ impl<'s> ReadTxn<'s> {
     /// # Errors
     /// `UnknownTable`, `UnknownRegion`, `Corrupted`, `Lmdb`.
     pub fn region_stats(&self, table: &str, region: &Region) -> Result<RegionStats> {
-        let handle = self.catalog.table(table)?;
+        let handle = self.handle(table)?;
         let (lo, hi) = cell_bounds(&handle.region_range(region.index)?);
         let lower = lo.as_deref().map_or(Bound::Unbounded, Bound::Included);
         let upper = hi.as_deref().map_or(Bound::Unbounded, Bound::Excluded);

@@ -16,7 +16,7 @@ use crate::db::meta::Meta;
 use crate::error::Result;
 use crate::key;
 use crate::keyword::KeywordCells;
-use crate::table::{Catalog, TableHandle};
+use crate::table::{Catalog, TableHandle, Tables};
 
 /// A row's keyword cells computed ahead, with the table handle they were
 /// computed for.
@@ -73,7 +73,7 @@ impl Writer<'_> {
     /// Per mutation of a batch putting each row once, the keyword cells of
     /// its row from its puts where they do not depend on the time.
     fn keywords_ahead(&self, batch: &Batch) -> Result<Vec<Option<Ahead>>> {
-        let handles = self.check_batch(batch)?;
+        let handles = self.check_batch(&self.catalog.current(), batch)?;
         let now_ms = self.clock.now_ms();
         let mut keywords = Vec::new();
         if touched_rows(batch).len() != batch.mutations.len() {
@@ -105,8 +105,38 @@ impl Writer<'_> {
     /// were computed with).
     pub fn apply(&self, batch: &Batch, keywords: &[Option<Ahead>]) -> Result<CommitInfo> {
         let _writer = self.env.lock_writer()?;
-        // Checked under the writer lock, so no table is dropped meanwhile.
-        let handles = self.check_batch(batch)?;
+        let mut tables = self.catalog.current();
+        loop {
+            let handles = match self.check_batch(&tables, batch) {
+                Ok(handles) => handles,
+                Err(err) => {
+                    // Perhaps a table or family another process created:
+                    // check again against the newest catalog.
+                    let fresh = self.catalog.refresh(self.env)?;
+                    if fresh.version == tables.version {
+                        return Err(err);
+                    }
+                    tables = fresh;
+                    continue;
+                }
+            };
+            match self.apply_with(&tables, &handles, batch, keywords)? {
+                Some(info) => return Ok(info),
+                // The catalog changed before the transaction began.
+                None => tables = self.catalog.refresh(self.env)?,
+            }
+        }
+    }
+
+    /// Writes `batch` with `handles` (of `tables`); `None`, writing nothing,
+    /// when the transaction sees another catalog version than `tables`.
+    fn apply_with(
+        &self,
+        tables: &Tables,
+        handles: &BTreeMap<String, Arc<TableHandle>>,
+        batch: &Batch,
+        keywords: &[Option<Ahead>],
+    ) -> Result<Option<CommitInfo>> {
         let now_ms = self.clock.now_ms();
         let touched = touched_rows(batch);
         // Rows of indexed or searchable tables: their entries and keyword
@@ -162,6 +192,9 @@ impl Writer<'_> {
                 Vec::new()
             };
         self.env.write_txn(|wtxn| {
+            if self.catalog.version_in(wtxn)? != tables.version {
+                return Ok(None);
+            }
             let existed = rows_exist(wtxn, &indexed)?;
             let before = index_entries(wtxn, &indexed, &existed, None, now_ms)?;
             let keywords_before = keyword_entries(self.catalog, wtxn, &indexed, &existed, None, &[], now_ms)?;
@@ -201,17 +234,17 @@ impl Writer<'_> {
                     .zip(&keywords_after)
                     .filter_map(|(((t, _), b), a)| t.search.as_ref().map(|s| (s, &**b, &**a))),
             )?;
-            self.feed.append(wtxn, &touched)
+            self.feed.append(wtxn, &touched).map(Some)
         })
     }
 
     /// Validates a batch before any write and resolves its tables.
-    fn check_batch(&self, batch: &Batch) -> Result<BTreeMap<String, Arc<TableHandle>>> {
+    fn check_batch(&self, tables: &Tables, batch: &Batch) -> Result<BTreeMap<String, Arc<TableHandle>>> {
         let mut handles: BTreeMap<String, Arc<TableHandle>> = BTreeMap::new();
         for mutation in &batch.mutations {
             let table = mutation.table();
             if !handles.contains_key(table) {
-                handles.insert(table.to_owned(), self.catalog.table(table)?);
+                handles.insert(table.to_owned(), tables.table(table)?);
             }
             let handle = &handles[table];
             key::check_row_key(table, mutation.row())?;

@@ -11,3 +11,4 @@ mod index;
 mod keyword_prop;
 mod model_prop;
 mod rowkey_prop;
+mod shared_prop;

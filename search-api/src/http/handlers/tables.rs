@@ -11,7 +11,7 @@ use crate::http::state::State;
 
 /// `GET /tables`.
 pub(crate) fn list(st: &State) -> Answer {
-    let tables: Vec<Value> = st.store().tables().into_iter().map(|name| json!({"name": name})).collect();
+    let tables: Vec<Value> = st.store().tables()?.into_iter().map(|name| json!({"name": name})).collect();
     ok(json!({"tables": tables}))
 }
 
