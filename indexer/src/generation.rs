@@ -234,29 +234,44 @@ mod tests {
 }
 
 /// What each tantivy commit of a generation records (its payload, JSON):
-/// the first change-feed sequence the generation has not absorbed. The
-/// one owner of that layout: builds write it with [`commit_payload`],
-/// readers read it with [`indexed_next_seq`].
+/// the first change-feed sequence the generation has not absorbed, and the
+/// id of the table it indexes (see `Store::table_id`; absent in
+/// generations built before ids existed, read as 0). The one owner of that
+/// layout: builds write it with [`commit_payload`], readers read it with
+/// [`indexed_next_seq`] and [`indexed_table_id`].
 
 #[derive(Debug, Clone, Copy, Serialize, Deserialize)]
 pub(crate) struct Payload {
     /// The first feed sequence not yet applied.
     pub next_seq: u64,
+    /// The table's id.
+    #[serde(default)]
+    pub table_id: u64,
 }
 
-/// The payload of a commit that absorbed the feed below `next_seq`.
-pub(crate) fn commit_payload(next_seq: u64) -> String {
-    serde_json::to_string(&Payload { next_seq }).unwrap_or_default()
+/// The payload of a commit of table `table_id`'s index that absorbed the
+/// feed below `next_seq`.
+pub(crate) fn commit_payload(next_seq: u64, table_id: u64) -> String {
+    serde_json::to_string(&Payload { next_seq, table_id }).unwrap_or_default()
 }
 
 /// The feed sequence a generation's last commit recorded.
 pub(crate) fn indexed_next_seq(table: &str, index: &Index) -> Result<u64> {
+    payload(table, index).map(|p| p.next_seq)
+}
+
+/// The id of the table a generation was built for.
+pub(crate) fn indexed_table_id(table: &str, index: &Index) -> Result<u64> {
+    payload(table, index).map(|p| p.table_id)
+}
+
+fn payload(table: &str, index: &Index) -> Result<Payload> {
     let metas = index.load_metas().map_err(crate::error::tantivy_err(table, "read commit"))?;
     let payload = metas.payload.ok_or_else(|| Error::Corrupted {
         path: std::path::PathBuf::from(format!("index/{table}")),
         detail: "commit has no payload".into(),
     })?;
-    serde_json::from_str::<Payload>(&payload).map(|p| p.next_seq).map_err(|e| Error::Corrupted {
+    serde_json::from_str::<Payload>(&payload).map_err(|e| Error::Corrupted {
         path: std::path::PathBuf::from(format!("index/{table}")),
         detail: format!("bad commit payload {payload:?}: {e}"),
     })
@@ -270,7 +285,8 @@ mod payload_tests {
     /// the next.
     #[test]
     fn commit_payload_is_pinned() {
-        assert_eq!(commit_payload(42), r#"{"next_seq":42}"#);
-        assert_eq!(serde_json::from_str::<Payload>(r#"{"next_seq":7}"#).map(|p| p.next_seq).ok(), Some(7));
+        assert_eq!(commit_payload(42, 3), r#"{"next_seq":42,"table_id":3}"#);
+        let old = serde_json::from_str::<Payload>(r#"{"next_seq":7}"#).ok();
+        assert_eq!(old.map(|p| (p.next_seq, p.table_id)), Some((7, 0)));
     }
 }

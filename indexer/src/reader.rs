@@ -19,7 +19,7 @@ use tantivy::{Index, IndexReader, Order, ReloadPolicy, Term};
 use crate::doc::{DATE_FIELD, DocSchema, register_analyzer};
 use crate::error::tantivy_err;
 use crate::generation::IndexDir;
-use crate::generation::indexed_next_seq;
+use crate::generation::{indexed_next_seq, indexed_table_id};
 use crate::{Error, Result};
 
 /// One open generation.
@@ -32,6 +32,8 @@ pub struct Generation {
     pub reader: IndexReader,
     /// The field handles.
     pub schema: DocSchema,
+    /// The id of the table it was built for (`Store::table_id`).
+    pub table_id: u64,
     meta_stamp: Stamp,
 }
 
@@ -112,7 +114,8 @@ impl Generation {
             .try_into()
             .map_err(tantivy_err(table, "open reader"))?;
         let meta_stamp = stamp(&path.join("meta.json")).unwrap_or(Stamp { modified: None, len: 0, inode: 0 });
-        Ok(Generation { number, index, reader, schema, meta_stamp })
+        let table_id = indexed_table_id(table, &index)?;
+        Ok(Generation { number, index, reader, schema, table_id, meta_stamp })
     }
 
     /// The feed sequence this generation has absorbed up to (exclusive).

@@ -135,7 +135,10 @@ impl Searcher {
     /// malformed cursor), `StaleCursor`.
     pub fn search(&self, table: &str, request: &SearchRequest) -> Result<SearchResults> {
         let started = Instant::now();
-        let schema = self.store.schema(table)?;
+        let (schema, table_id) = {
+            let rtxn = self.store.begin_read()?;
+            (rtxn.schema(table)?, rtxn.table_id(table)?)
+        };
         let search = schema
             .search
             .as_ref()
@@ -145,6 +148,10 @@ impl Searcher {
             return Err(Error::BadRequest(format!("limit must be 1..={MAX_LIMIT}, got {limit}")));
         }
         let generation = self.index(table)?.generation()?;
+        if generation.table_id != table_id {
+            // Built for an earlier table of this name, dropped since.
+            return Err(Error::Indexer(rowsearch_indexer::Error::NoIndex { table: table.to_owned() }));
+        }
         let (offset, cursor) = match &request.cursor {
             None => (request.offset, None),
             Some(cursor) => {

@@ -263,6 +263,7 @@ pub(super) fn full(
     options: &ReindexOptions,
     progress: &mut dyn FnMut(&ReindexProgress),
 ) -> Result<ReindexReport> {
+    let table_id = store.table_id(table)?;
     // Past every generation on disk and the serving one, so a number that
     // has served is never used again (a leftover's may be, once removed);
     // leftovers of a killed or failed build go first.
@@ -350,7 +351,7 @@ pub(super) fn full(
         return Err(Error::FailPoint(FailPoint::BeforeCommit));
     }
     progress(&ReindexProgress { phase: "commit", done: 0, total: 1 });
-    commit(table, &mut writer, next_seq)?;
+    commit(table, &mut writer, next_seq, table_id)?;
     writer.wait_merging_threads().map_err(tantivy_err(table, "merge segments"))?;
 
     let reader = index.reader().map_err(tantivy_err(table, "open reader"))?;

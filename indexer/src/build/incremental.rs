@@ -24,6 +24,7 @@ pub(super) fn incremental(
     progress: &mut dyn FnMut(&ReindexProgress),
 ) -> Result<ReindexReport> {
     let from_seq = indexed_next_seq(table, &index)?;
+    let table_id = store.table_id(table)?;
     // Read the feed before the rows: the rows are then at least as new as
     // the feed entries, so nothing is missed (applying a newer state early
     // is harmless: the next run applies it again).
@@ -54,7 +55,7 @@ pub(super) fn incremental(
     drop(rtxn);
     progress(&ReindexProgress { phase: "rows", done: total, total });
     if next_seq != from_seq {
-        commit(table, &mut writer, next_seq)?;
+        commit(table, &mut writer, next_seq, table_id)?;
     }
     writer.wait_merging_threads().map_err(tantivy_err(table, "merge segments"))?;
     let reader = index.reader().map_err(tantivy_err(table, "open reader"))?;

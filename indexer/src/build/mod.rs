@@ -37,7 +37,7 @@ pub use options::{DEFAULT_MEMORY_BUDGET_BYTES, ReindexMode, ReindexOptions, Rein
 use crate::changes::trim_feed;
 use crate::doc::DocSchema;
 use crate::error::tantivy_err;
-use crate::generation::IndexDir;
+use crate::generation::{IndexDir, indexed_table_id};
 use crate::{Error, Result};
 
 /// Reindexes `table`: see the module docs.
@@ -71,9 +71,22 @@ pub fn reindex(
         }
         None => None,
     };
-    let matches = serving.as_ref().is_some_and(|(_, index)| index.schema() == index_schema.schema);
+    let same_table = match &serving {
+        Some((_, index)) => indexed_table_id(table, index)? == store.table_id(table)?,
+        None => false,
+    };
+    let matches =
+        same_table && serving.as_ref().is_some_and(|(_, index)| index.schema() == index_schema.schema);
     let mut report = match (options.mode, serving) {
         (ReindexMode::Incremental, None) => return Err(Error::NoIndex { table: table.to_owned() }),
+        (ReindexMode::Incremental, Some(_)) if !same_table => {
+            return Err(Error::Schema {
+                table: table.to_owned(),
+                reason: "the index was built for an earlier table of this name (dropped since): \
+                         run a full reindex"
+                    .into(),
+            });
+        }
         (ReindexMode::Incremental, Some(_)) if !matches => {
             return Err(Error::Schema {
                 table: table.to_owned(),

@@ -1,5 +1,5 @@
 //! The tantivy writer of a build and its commit, which records the feed
-//! sequence the generation absorbed.
+//! sequence the generation absorbed and the id of the table it indexes.
 
 use tantivy::{Index, IndexWriter};
 
@@ -15,8 +15,13 @@ pub(super) fn writer(table: &str, index: &Index, options: &ReindexOptions) -> Re
     index.writer_with_num_threads(threads, budget).map_err(tantivy_err(table, "open writer"))
 }
 
-pub(super) fn commit(table: &str, writer: &mut IndexWriter<CellDoc>, next_seq: u64) -> Result<()> {
-    let payload = commit_payload(next_seq);
+pub(super) fn commit(
+    table: &str,
+    writer: &mut IndexWriter<CellDoc>,
+    next_seq: u64,
+    table_id: u64,
+) -> Result<()> {
+    let payload = commit_payload(next_seq, table_id);
     let mut prepared = writer.prepare_commit().map_err(tantivy_err(table, "prepare commit"))?;
     prepared.set_payload(&payload);
     prepared.commit().map_err(tantivy_err(table, "commit"))?;

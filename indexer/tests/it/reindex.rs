@@ -237,6 +237,30 @@ fn incremental_reindex_applies_the_feed_and_trims_it() {
     assert_eq!((again.rows_indexed, again.rows_removed, again.docs), (0, 0, 342));
 }
 
+/// A table dropped through the store alone (its index directory left
+/// behind) and created again is a new table: the old generation must not
+/// answer for it, nor be updated incrementally as if it were its index.
+#[test]
+fn a_table_created_again_does_not_inherit_the_old_index() {
+    let (_dir, store) = ingested();
+    reindex(&store, "mail", &options(ReindexMode::Full), &mut |_| {}).unwrap();
+    let old_id = store.table_id("mail").unwrap();
+    store.drop_table("mail").unwrap();
+    // Created again with a few of the messages.
+    let one_box = fixtures().join("maildir/badeer-r");
+    ingest(&store, &[one_box], &IngestOptions::default(), &mut |_| {}).unwrap();
+    let rows = store.count("mail", &rowsearch_indexer::store::Scan::new()).unwrap();
+    assert_ne!(store.table_id("mail").unwrap(), old_id);
+    let index = TableIndex::open(&store, "mail").unwrap();
+    assert_eq!(index.generation().unwrap().table_id, old_id, "the old generation still serves on disk");
+    let err = reindex(&store, "mail", &options(ReindexMode::Incremental), &mut |_| {}).unwrap_err();
+    assert!(err.to_string().contains("dropped since"), "{err}");
+    let report = reindex(&store, "mail", &options(ReindexMode::Auto), &mut |_| {}).unwrap();
+    assert_eq!((report.mode, report.docs), (ReindexMode::Full, rows), "{report:?}");
+    assert!(rows < 347, "{rows}");
+    assert_eq!(index.generation().unwrap().table_id, store.table_id("mail").unwrap());
+}
+
 fn user_of(store: &Store, key: &[u8]) -> String {
     let rk = store.schema("mail").unwrap().row_key.unwrap();
     rk.decode_json(key).unwrap()["user"].as_str().unwrap().to_owned()

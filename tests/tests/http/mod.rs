@@ -1,6 +1,7 @@
 //! The HTTP API through the real binary on 127.0.0.1, port 0.
 
 mod hostile;
+mod processes;
 
 use rowsearch_tests::{Rng, Server, TestDir, stderr};
 use serde_json::{Value, json};

@@ -1,0 +1,103 @@
+//! One data directory, several processes (issue 19, "one truth"): `serve`
+//! and the CLI, and two servers, through every kind of schema change.
+//! Each process must see the others' changes at its next transaction and
+//! never write under a stale schema.
+
+use rowsearch_tests::{TestDir, stderr, stdout};
+use serde_json::{Value, json};
+
+use super::{post, put};
+
+fn cli_ok(t: &TestDir, args: &[&str]) -> String {
+    let out = t.run(args);
+    assert!(out.status.success(), "{args:?}: {}{}", stdout(&out), stderr(&out));
+    stdout(&out)
+}
+
+fn code(body: &str) -> String {
+    let v: Value = serde_json::from_str(body).unwrap_or(Value::Null);
+    v["error"]["code"].as_str().unwrap_or("").to_owned()
+}
+
+fn put_row(s: &rowsearch_tests::Server, table: &str, key: &str, column: &str, value: &str) -> (u16, String) {
+    let body = json!({"cells": [{"column": column, "value": value}]}).to_string();
+    s.request("PUT", &format!("/tables/{table}/rows/{key}"), Some(&body))
+}
+
+#[test]
+fn serve_and_the_cli_share_one_catalog_through_every_schema_change() {
+    let t = TestDir::new();
+    let s = t.serve(&["serve"]);
+
+    // A table the CLI creates is served at once.
+    cli_ok(&t, &["create-table", "notes", "--schema", r#"{"families":[{"name":"n"}]}"#]);
+    for (key, tag) in [("a", "red"), ("b", "blue"), ("c", "red")] {
+        assert_eq!(put_row(&s, "notes", key, "n:tag", tag).0, 200);
+    }
+
+    // An index the CLI adds is maintained by the server's next writes.
+    cli_ok(&t, &["index", "add", "notes", "by_tag", "--columns", "n:tag"]);
+    assert_eq!(put_row(&s, "notes", "d", "n:tag", "red").0, 200);
+    assert_eq!(put_row(&s, "notes", "a", "n:tag", "green").0, 200, "moves a between entries");
+    assert_eq!(s.request("DELETE", "/tables/notes/rows/c", None).0, 204);
+    let verify = t.run(&["index", "verify", "notes", "by_tag"]);
+    assert!(verify.status.success(), "verify after the server's writes: {}", stdout(&verify));
+    let (status, found) = s.get_json("/tables/notes/indexes/by_tag?eq=red");
+    assert_eq!(status, 200, "{found}");
+    let keys: Vec<&str> =
+        found["keys"].as_array().unwrap().iter().map(|k| k["key"].as_str().unwrap()).collect();
+    assert_eq!(keys, ["d"]);
+
+    // An index the CLI drops is gone for the server.
+    cli_ok(&t, &["index", "drop", "notes", "by_tag"]);
+    let (status, body) = s.request("GET", "/tables/notes/indexes/by_tag?eq=red", None);
+    assert_eq!((status, code(&body).as_str()), (404, "index_not_found"), "{body}");
+    assert_eq!(put_row(&s, "notes", "e", "n:tag", "red").0, 200);
+
+    // A table the CLI drops refuses the server's writes, and created again
+    // elsewhere (with another family) it is a new table: the old rows do
+    // not come back and the old family is unknown.
+    cli_ok(&t, &["drop-table", "notes"]);
+    let (status, body) = put_row(&s, "notes", "f", "n:tag", "red");
+    assert_eq!((status, code(&body).as_str()), (404, "table_not_found"), "{body}");
+    cli_ok(&t, &["create-table", "notes", "--schema", r#"{"families":[{"name":"m"}]}"#]);
+    let (status, body) = put_row(&s, "notes", "f", "n:tag", "red");
+    assert_eq!((status, code(&body).as_str()), (422, "unknown_family"), "{body}");
+    let (_, page) = s.get_json("/tables/notes/scan");
+    assert_eq!(page["rows"], json!([]), "nothing of the dropped table reappears");
+    assert_eq!(put_row(&s, "notes", "g", "m:x", "1").0, 200);
+    let rows = cli_ok(&t, &["scan", "notes"]);
+    assert_eq!(rows.lines().count(), 1, "{rows}");
+
+    // What the server creates, the CLI sees.
+    assert_eq!(put(&s, "/tables/fresh", &json!({"families": [{"name": "f"}]})).0, 201);
+    assert_eq!(cli_ok(&t, &["tables"]).lines().collect::<Vec<_>>(), ["fresh", "notes"]);
+}
+
+#[test]
+fn two_servers_on_one_directory_agree_on_every_schema() {
+    let t = TestDir::new();
+    let (one, two) = (t.serve(&["serve"]), t.serve(&["serve"]));
+    assert_eq!(put(&one, "/tables/x", &json!({"families": [{"name": "a"}]})).0, 201);
+    // The second server sees the first one's table: the same schema is
+    // "exists alike", another one a conflict; never two truths.
+    assert_eq!(put(&two, "/tables/x", &json!({"families": [{"name": "a"}]})).0, 200);
+    let (status, err) = put(&two, "/tables/x", &json!({"families": [{"name": "b"}]}));
+    assert_eq!((status, err["error"]["code"].as_str()), (409, Some("schema_conflict")));
+    // Writes through either are read through the other.
+    let (status, _) = post(
+        &two,
+        "/tables/x/mutate",
+        &json!({"mutations": [{"put": {"key": "k2", "cells": [{"column": "a:q", "value": "2"}]}}]}),
+    );
+    assert_eq!(status, 200);
+    assert_eq!(put_row(&one, "x", "k1", "a:q", "1").0, 200);
+    for server in [&one, &two] {
+        let (_, page) = server.get_json("/tables/x/scan");
+        assert_eq!(page["rows"].as_array().map(Vec::len), Some(2), "{page}");
+    }
+    // A drop through one is seen by the other at once.
+    assert_eq!(one.request("DELETE", "/tables/x", None).0, 204);
+    let (status, body) = put_row(&two, "x", "k3", "a:q", "3");
+    assert_eq!((status, code(&body).as_str()), (404, "table_not_found"), "{body}");
+}
