@@ -40,11 +40,14 @@ fn op() -> impl Strategy<Value = Op> {
     ]
 }
 
+/// Rows by key: each column's newest value.
+type Rows = BTreeMap<Vec<u8>, BTreeMap<(String, Vec<u8>), Vec<u8>>>;
+
 /// One table of the model: its schema and its rows' newest values.
 #[derive(Debug, Clone)]
 struct ModelTable {
     schema: TableSchema,
-    rows: BTreeMap<Vec<u8>, BTreeMap<(String, Vec<u8>), Vec<u8>>>,
+    rows: Rows,
 }
 
 /// What an operation answered: success, or the kind of error.
@@ -166,7 +169,7 @@ fn check(store: &Store, model: &BTreeMap<String, ModelTable>) -> Result<(), Test
     for (name, table) in model {
         prop_assert_eq!(&store.schema(name).unwrap(), &table.schema);
         let rows = store.scan(name, &Scan::new().read(ReadOptions::default())).unwrap().rows;
-        let got: BTreeMap<Vec<u8>, BTreeMap<(String, Vec<u8>), Vec<u8>>> = rows
+        let got: Rows = rows
             .into_iter()
             .map(|row| {
                 let cells =
