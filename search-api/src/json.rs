@@ -1,6 +1,6 @@
 //! JSON shapes shared by the CLI and the HTTP API (API.md).
 
-use rowsearch_store::{Row, RowKeySchema};
+use rowsearch_store::{IndexState, IndexVerifyReport, Row, RowKeySchema};
 use serde::Serialize;
 use serde_json::{Value, json};
 
@@ -226,6 +226,30 @@ struct CellView {
     column: String,
     timestamp: u64,
     value: String,
+}
+
+/// An index verify report, as `index verify` prints it and
+/// `GET /tables/{t}/indexes/{i}/verify` answers it: counts, the first
+/// missing row keys and extra entries, and whether it is clean.
+pub fn verify_json(report: &IndexVerifyReport) -> Value {
+    json!({
+        "entries": report.entries,
+        "missing": report.missing_count,
+        "extra": report.extra_count,
+        "missing_keys": report.missing.iter().map(|k| wire::encode(k)).collect::<Vec<_>>(),
+        "extra_entries": report.extra.iter().map(|k| wire::encode(k)).collect::<Vec<_>>(),
+        "clean": report.is_clean(),
+    })
+}
+
+/// An index as `GET /tables/{t}/indexes` lists it.
+pub fn index_state_json(state: &IndexState) -> Value {
+    json!({
+        "name": state.schema.name,
+        "columns": state.schema.columns,
+        "state": if state.building { "building" } else { "ready" },
+        "entries": state.entries,
+    })
 }
 
 #[cfg(test)]

@@ -161,6 +161,22 @@ pub enum ErrorKind {
         /// The table.
         table: String,
     },
+    /// An index of that name exists on the table with other columns.
+    #[error("index {index:?} of table {table:?} already exists with other columns")]
+    IndexConflict {
+        /// The table.
+        table: String,
+        /// The index.
+        index: String,
+    },
+    /// The index's entries are still being built from the table's rows.
+    #[error("index {index:?} of table {table:?} is being built; lookups wait until it is ready")]
+    IndexBuilding {
+        /// The table.
+        table: String,
+        /// The index.
+        index: String,
+    },
     /// The row key is empty.
     #[error("empty row key in table {table:?}")]
     EmptyRowKey {
@@ -259,6 +275,8 @@ impl Error {
                 | ErrorKind::InvalidKeywordQuery { .. }
                 | ErrorKind::NotSearchable { .. }
                 | ErrorKind::SchemaConflict { .. }
+                | ErrorKind::IndexConflict { .. }
+                | ErrorKind::IndexBuilding { .. }
                 | ErrorKind::EmptyRowKey { .. }
                 | ErrorKind::RowKeyTooLong { .. }
                 | ErrorKind::QualifierTooLong { .. }
@@ -372,6 +390,8 @@ impl ErrorKind {
             ErrorKind::InvalidFilter { position: 0, expected: "x".into(), found: "y".into() },
             ErrorKind::UnknownRegion { table: "t".into(), region: 9, regions: 1 },
             ErrorKind::SchemaConflict { table: "t".into() },
+            ErrorKind::IndexConflict { table: "t".into(), index: "i".into() },
+            ErrorKind::IndexBuilding { table: "t".into(), index: "i".into() },
             ErrorKind::EmptyRowKey { table: "t".into() },
             ErrorKind::RowKeyTooLong { len: 999, max: 160, preview: "x".into() },
             ErrorKind::QualifierTooLong { family: "f".into(), len: 999, max: 80 },
@@ -409,6 +429,8 @@ fn listed(kind: &ErrorKind) {
         | ErrorKind::InvalidFilter { .. }
         | ErrorKind::UnknownRegion { .. }
         | ErrorKind::SchemaConflict { .. }
+        | ErrorKind::IndexConflict { .. }
+        | ErrorKind::IndexBuilding { .. }
         | ErrorKind::EmptyRowKey { .. }
         | ErrorKind::RowKeyTooLong { .. }
         | ErrorKind::QualifierTooLong { .. }

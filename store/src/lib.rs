@@ -81,8 +81,8 @@ pub use schema::{
     Analyzer, Column, FamilySchema, FieldKind, IndexSchema, MAX_FAMILY_NAME_BYTES, MAX_SEARCH_FIELDS,
     MAX_TABLE_NAME_BYTES, SearchField, SearchSchema, TableSchema,
 };
-pub use secondary::{IndexHit, IndexPage, IndexQuery, IndexTerm, IndexVerifyReport};
-pub use store::{DEFAULT_MAP_SIZE_BYTES, DEFAULT_MAX_DBS, Store, StoreBuilder};
+pub use secondary::{IndexHit, IndexPage, IndexQuery, IndexState, IndexTerm, IndexVerifyReport};
+pub use store::{DEFAULT_MAP_SIZE_BYTES, DEFAULT_MAX_DBS, INDEX_BUILD_STEP_ROWS, Store, StoreBuilder};
 pub use stream::{KeyPage, SetOp};
 pub use table::{Region, RegionStats, TableStats};
-pub use write::{Batch, CompactReport, Delete, Mutation, PreparedBatch};
+pub use write::{Batch, CompactReport, Delete, IndexBuildStep, Mutation, PreparedBatch};

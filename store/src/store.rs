@@ -17,9 +17,9 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::keyword::{KeywordPage, KeywordQuery};
 use crate::read::{ReadOptions, ReadTxn, Scan, ScanPage};
 use crate::schema::{Analyzer, IndexSchema, TableSchema};
-use crate::secondary::{IndexPage, IndexQuery, IndexVerifyReport};
+use crate::secondary::{IndexPage, IndexQuery, IndexState, IndexVerifyReport};
 use crate::table::{Catalog, DbSource, Region, RegionStats, TableStats, Tables, open_table};
-use crate::write::{Batch, CompactReport, Delete, PreparedBatch, Writer};
+use crate::write::{Batch, CompactReport, Delete, IndexBuildStep, PreparedBatch, Writer};
 
 /// Default initial size of the memory map (it grows on demand).
 pub const DEFAULT_MAP_SIZE_BYTES: usize = 1 << 30;
@@ -28,6 +28,10 @@ pub const DEFAULT_MAP_SIZE_BYTES: usize = 1 << 30;
 /// one for a table's keyword rows, across all tables. The store's own
 /// databases (metadata and change feed) come on top.
 pub const DEFAULT_MAX_DBS: u32 = 1024;
+
+/// Rows one step of an index build covers ([`Store::finish_index_build`]):
+/// each step holds the writer for about as long as a batch of ingest does.
+pub const INDEX_BUILD_STEP_ROWS: usize = 4096;
 
 /// Options for opening a [`Store`].
 #[derive(Debug, Clone)]
@@ -173,7 +177,7 @@ impl Store {
             for (name, schema) in meta.schemas(wtxn)? {
                 let id = meta.table_id(wtxn, &name)?;
                 let handle =
-                    open_table(&env, &mut DbSource::Create(wtxn), &name, id, schema, options.max_dbs)?;
+                    open_table(&env, &meta, &mut DbSource::Create(wtxn), &name, id, schema, options.max_dbs)?;
                 if upgrading {
                     // Committed with the new format marker, or not at all.
                     for index in &handle.indexes {
@@ -442,36 +446,107 @@ impl Store {
     }
 
     /// Adds an index to an existing table and builds its entries from the
-    /// rows already there, in one write transaction (all or nothing).
-    /// `progress(done, total)` is called as rows are indexed.
+    /// rows already there ([`Store::start_index`], then
+    /// [`Store::finish_index_build`]). Writes go on meanwhile, from this and
+    /// other processes: the build takes the writer for one step of
+    /// [`INDEX_BUILD_STEP_ROWS`] rows at a time. Adding an index that exists
+    /// with the same columns finishes its build if it has not finished.
+    /// `progress(done, total)` is called as cells are walked.
     ///
     /// # Errors
-    /// `UnknownTable`; `InvalidSchema` (bad name, unknown family, a name in
-    /// use); `Lmdb`.
+    /// `UnknownTable`; `IndexConflict` (the name is taken by other
+    /// columns); `InvalidSchema` (bad name, unknown family); `Lmdb`.
     pub fn add_index(
         &self,
         table: &str,
         index: IndexSchema,
         progress: &mut dyn FnMut(u64, u64),
     ) -> Result<()> {
-        self.writer().add_index(table, index, progress)
+        let name = index.name.clone();
+        self.start_index(table, index)?;
+        self.finish_index_build(table, &name, progress)
     }
 
-    /// Clears an index and builds it again from the rows (one write
-    /// transaction).
+    /// Adds an index to a table's schema, empty and marked as building:
+    /// every write maintains it from this commit on, and lookups answer
+    /// `IndexBuilding` until [`Store::build_index_step`] has gone through
+    /// the rows. Returns `false` when an index of that name and columns
+    /// exists already (built or not).
+    ///
+    /// # Errors
+    /// As [`Store::add_index`].
+    pub fn start_index(&self, table: &str, index: IndexSchema) -> Result<bool> {
+        self.writer().start_index(table, index)
+    }
+
+    /// Clears an index and marks it as building again (see
+    /// [`Store::start_index`]).
+    ///
+    /// # Errors
+    /// `UnknownTable`, `UnknownIndex`, `Lmdb`.
+    pub fn start_index_rebuild(&self, table: &str, index: &str) -> Result<()> {
+        self.writer().start_rebuild(table, index)
+    }
+
+    /// Builds the entries of the next `max_rows` rows of an index being
+    /// built, in one write transaction; where the build stands is kept in
+    /// the store, so a build stopped anywhere (even killed) goes on from
+    /// there, in any process. The step that finishes marks the index ready.
+    ///
+    /// # Errors
+    /// `UnknownTable`, `UnknownIndex`, `Lmdb`.
+    pub fn build_index_step(&self, table: &str, index: &str, max_rows: usize) -> Result<IndexBuildStep> {
+        self.writer().build_step(table, index, max_rows)
+    }
+
+    /// Runs [`Store::build_index_step`] until the index is ready.
+    /// `progress(done, total)` counts cells walked.
+    ///
+    /// # Errors
+    /// As [`Store::build_index_step`].
+    pub fn finish_index_build(
+        &self,
+        table: &str,
+        index: &str,
+        progress: &mut dyn FnMut(u64, u64),
+    ) -> Result<()> {
+        let total = self.writer().build_total(table, index)?;
+        let mut done = 0u64;
+        loop {
+            let step = self.build_index_step(table, index, INDEX_BUILD_STEP_ROWS)?;
+            done += step.cells;
+            if step.ready {
+                progress(total.max(done), total.max(done));
+                return Ok(());
+            }
+            progress(done.min(total), total);
+        }
+    }
+
+    /// Clears an index and builds it again from the rows
+    /// ([`Store::start_index_rebuild`], then [`Store::finish_index_build`]).
     ///
     /// # Errors
     /// `UnknownTable`, `UnknownIndex`, `Lmdb`.
     pub fn rebuild_index(&self, table: &str, index: &str, progress: &mut dyn FnMut(u64, u64)) -> Result<()> {
-        self.writer().rebuild_index(table, index, progress)
+        self.start_index_rebuild(table, index)?;
+        self.finish_index_build(table, index, progress)
     }
 
-    /// Removes an index and its entries.
+    /// Removes an index and its entries (built or being built).
     ///
     /// # Errors
     /// `UnknownTable`, `UnknownIndex`, `Lmdb`.
     pub fn drop_index(&self, table: &str, index: &str) -> Result<()> {
         self.writer().drop_index(table, index)
+    }
+
+    /// A table's indexes: schema, whether being built, entries.
+    ///
+    /// # Errors
+    /// `UnknownTable`, `Lmdb`.
+    pub fn indexes(&self, table: &str) -> Result<Vec<IndexState>> {
+        self.begin_read()?.indexes(table)
     }
 
     /// The rows of a partition holding every term of `query`, newest first

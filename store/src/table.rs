@@ -94,6 +94,16 @@ impl TableHandle {
         self.search.as_ref().ok_or_else(|| ErrorKind::NotSearchable { table: self.name.clone() }.into())
     }
 
+    /// An index that lookups may read: `IndexBuilding` while its entries
+    /// are being built.
+    pub fn ready_index(&self, name: &str) -> Result<&IndexHandle> {
+        let index = self.index(name)?;
+        if index.building {
+            return Err(ErrorKind::IndexBuilding { table: self.name.clone(), index: name.to_owned() }.into());
+        }
+        Ok(index)
+    }
+
     pub fn index(&self, name: &str) -> Result<&IndexHandle> {
         self.indexes.iter().find(|i| i.schema.name == name).ok_or_else(|| {
             ErrorKind::UnknownIndex { table: self.name.clone(), index: name.to_owned() }.into()
@@ -251,15 +261,11 @@ impl Catalog {
         }
         let mut map = BTreeMap::new();
         for (name, schema) in self.meta.schemas(&read.txn)? {
+            // Opened again even when the schema is unchanged: what changed
+            // may be an index build's state.
             let id = self.meta.table_id(&read.txn, &name)?;
-            if let Some(held) = current.map.get(&name)
-                && held.id == id
-                && held.schema == schema
-            {
-                map.insert(name, held.clone());
-                continue;
-            }
-            let handle = open_table(env, &mut DbSource::Open(&read.txn), &name, id, schema, self.max_dbs)?;
+            let handle =
+                open_table(env, &self.meta, &mut DbSource::Open(&read.txn), &name, id, schema, self.max_dbs)?;
             map.insert(name, Arc::new(handle));
         }
         // Committing a read transaction that opened databases keeps their
@@ -292,6 +298,14 @@ pub(crate) enum DbSource<'a, 'e> {
 }
 
 impl DbSource<'_, '_> {
+    /// The transaction databases are opened in.
+    fn txn(&self) -> &RoTxn<'_, WithoutTls> {
+        match self {
+            DbSource::Create(wtxn) => wtxn,
+            DbSource::Open(rtxn) => rtxn,
+        }
+    }
+
     fn db(&mut self, env: &Environment, name: &str, max_dbs: u32, what: &'static str) -> Result<BytesDb> {
         match self {
             DbSource::Create(wtxn) => env.create_db(wtxn, name, max_dbs, what),
@@ -314,6 +328,7 @@ impl DbSource<'_, '_> {
 /// Opens (creating what is missing) the databases of table `name`.
 pub(crate) fn open_table(
     env: &Environment,
+    meta: &Meta,
     source: &mut DbSource<'_, '_>,
     name: &str,
     id: u64,
@@ -349,7 +364,9 @@ pub(crate) fn open_table(
                 .ok_or_else(|| invalid(format!("index {:?}: unknown family {family:?}", index.name)))?;
             columns.push((handle.clone(), qualifier));
         }
+        let building = meta.index_build(source.txn(), name, &index.name)?.is_some();
         indexes.push(IndexHandle {
+            building,
             schema: index.clone(),
             table: name.to_owned(),
             splits: splits.clone(),

@@ -77,17 +77,7 @@ pub(super) fn run(args: &Args, command: &IndexCommand, out: &mut impl Write) -> 
         }
         IndexCommand::Verify { table, index } => {
             let report = store.verify_index(table, index)?;
-            writeln!(
-                out,
-                "{}",
-                serde_json::to_string(&serde_json::json!({
-                    "entries": report.entries,
-                    "missing": report.missing_count,
-                    "extra": report.extra_count,
-                    "missing_keys": report.missing.iter().map(|k| wire::encode(k)).collect::<Vec<_>>(),
-                    "extra_entries": report.extra.iter().map(|k| wire::encode(k)).collect::<Vec<_>>(),
-                }))?
-            )?;
+            writeln!(out, "{}", rowsearch::json::verify_json(&report))?;
             if !report.is_clean() {
                 eprintln!("index {index} of {table} disagrees with the rows");
                 return Ok(ExitCode::from(1));

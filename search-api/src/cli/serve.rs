@@ -72,6 +72,9 @@ pub(super) fn serve(store: Store, listen: &str, limits: rowsearch::http::Limits,
             out.flush()?;
         }
         let state = std::sync::Arc::new(rowsearch::http::State::new(std::sync::Arc::new(store), limits)?);
+        for (table, index, job) in state.resume_index_builds() {
+            eprintln!("resuming the build of index {index} of {table} as job {job}");
+        }
         rowsearch::http::serve(listener, state, shutdown_signal()).await;
         Ok(())
     })

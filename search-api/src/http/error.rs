@@ -66,6 +66,15 @@ pub enum Refusal {
         /// The table.
         table: String,
     },
+    /// A build or rebuild of the index is already running as this job.
+    IndexJobRunning {
+        /// The running job.
+        job: String,
+        /// The table.
+        table: String,
+        /// The index.
+        index: String,
+    },
     /// The request outlived the time limit (in ms).
     Timeout(u128),
     /// A worker failed while doing the request.
@@ -85,6 +94,7 @@ impl Refusal {
             Refusal::RowNotFound => (S::NOT_FOUND, "row_not_found"),
             Refusal::JobNotFound(_) => (S::NOT_FOUND, "job_not_found"),
             Refusal::ReindexRunning { .. } => (S::CONFLICT, "reindex_running"),
+            Refusal::IndexJobRunning { .. } => (S::CONFLICT, "index_building"),
             Refusal::Timeout(_) => (S::SERVICE_UNAVAILABLE, "timeout"),
             Refusal::Internal(_) => (S::INTERNAL_SERVER_ERROR, "internal"),
         }
@@ -105,6 +115,9 @@ impl Refusal {
             Refusal::JobNotFound(id) => format!("no job {id:?}"),
             Refusal::ReindexRunning { job, table } => {
                 format!("job {job} is already reindexing table {table:?}")
+            }
+            Refusal::IndexJobRunning { job, table, index } => {
+                format!("job {job} is already building index {index:?} of table {table:?}")
             }
             Refusal::Timeout(ms) => format!("request took longer than {ms} ms"),
         }
@@ -140,6 +153,8 @@ pub fn store_status(e: &rowsearch_store::Error) -> (StatusCode, &'static str) {
         ErrorKind::InvalidName { .. } => (S::BAD_REQUEST, "invalid_name"),
         ErrorKind::InvalidSchema { .. } => (S::UNPROCESSABLE_ENTITY, "invalid_schema"),
         ErrorKind::SchemaConflict { .. } => (S::CONFLICT, "schema_conflict"),
+        ErrorKind::IndexConflict { .. } => (S::CONFLICT, "index_conflict"),
+        ErrorKind::IndexBuilding { .. } => (S::CONFLICT, "index_building"),
         ErrorKind::InvalidFilter { .. } => (S::BAD_REQUEST, "invalid_filter"),
         ErrorKind::InvalidCursor { .. } => (S::BAD_REQUEST, "invalid_cursor"),
         ErrorKind::InvalidIndexQuery { .. } => (S::BAD_REQUEST, "invalid_index_query"),
@@ -244,6 +259,8 @@ mod tests {
             (400, "invalid_filter"),        // InvalidFilter
             (404, "region_not_found"),      // UnknownRegion
             (409, "schema_conflict"),       // SchemaConflict
+            (409, "index_conflict"),        // IndexConflict
+            (409, "index_building"),        // IndexBuilding
             (422, "invalid_key"),           // EmptyRowKey
             (422, "invalid_key"),           // RowKeyTooLong
             (422, "invalid_key"),           // QualifierTooLong
@@ -313,6 +330,10 @@ mod tests {
             (Refusal::RowNotFound, (404, "row_not_found")),
             (Refusal::JobNotFound("j1".into()), (404, "job_not_found")),
             (Refusal::ReindexRunning { job: "j1".into(), table: "t".into() }, (409, "reindex_running")),
+            (
+                Refusal::IndexJobRunning { job: "j1".into(), table: "t".into(), index: "i".into() },
+                (409, "index_building"),
+            ),
             (Refusal::Timeout(30_000), (503, "timeout")),
             (Refusal::Internal("x".into()), (500, "internal")),
         ];
@@ -326,6 +347,7 @@ mod tests {
                 | Refusal::RowNotFound
                 | Refusal::JobNotFound(_)
                 | Refusal::ReindexRunning { .. }
+                | Refusal::IndexJobRunning { .. }
                 | Refusal::Timeout(_)
                 | Refusal::Internal(_) => {}
             }

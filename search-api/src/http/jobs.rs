@@ -1,30 +1,38 @@
-//! Reindex jobs: `POST /tables/{t}/reindex` starts one on its own thread,
-//! `GET /jobs/{id}` reports it. Jobs live in memory (a restart forgets
-//! them; the index they built stays).
+//! Background jobs: reindexes (`POST /tables/{t}/reindex`) and index builds
+//! (`PUT /tables/{t}/indexes/{i}`, `POST .../rebuild`), each on its own
+//! thread, reported by `GET /jobs/{id}`. Jobs live in memory (a restart
+//! forgets them; what they built stays, and an index build stopped by the
+//! restart is started again by the server from where it stood).
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use rowsearch_indexer::{ReindexMode, ReindexOptions, ReindexReport};
+use rowsearch_indexer::{ReindexMode, ReindexOptions};
 use rowsearch_store::Store;
 use serde::Serialize;
+use serde_json::{Value, json};
 
 /// A job's state as `/jobs/{id}` shows it.
 #[derive(Debug, Clone, Serialize)]
 pub struct JobState {
     /// The job id.
     pub id: String,
+    /// `reindex` or `index_build`.
+    pub kind: &'static str,
     /// The table.
     pub table: String,
+    /// The index, for an index build.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub index: Option<String>,
     /// `queued`, `running`, `done` or `failed`.
     pub state: &'static str,
     /// Progress of the current phase.
     pub progress: Progress,
     /// Why it failed.
     pub error: Option<String>,
-    /// What it did, once done.
-    pub report: Option<ReindexReport>,
+    /// What it did, once done (a reindex's report; an index's state).
+    pub report: Option<Value>,
 }
 
 /// Done and total of the current phase.
@@ -38,6 +46,9 @@ pub struct Progress {
     pub total: u64,
 }
 
+/// What a job's work reports as it goes.
+pub type ProgressFn<'a> = &'a mut dyn FnMut(&'static str, u64, u64);
+
 /// The jobs of this server.
 #[derive(Debug, Default)]
 pub struct Jobs {
@@ -46,23 +57,77 @@ pub struct Jobs {
 }
 
 impl Jobs {
-    /// Starts a reindex of `table` on its own thread; returns the job id,
-    /// or the id of the job already reindexing that table.
+    /// Starts a reindex of `table` on its own thread; returns the job id.
     ///
     /// # Errors
-    /// The running job's id when one is queued or running for `table`.
+    /// The id of the job already reindexing that table.
     pub fn start_reindex(&self, store: Arc<Store>, table: &str, mode: ReindexMode) -> Result<String, String> {
+        self.start("reindex", table, None, move |table, progress| {
+            let options = ReindexOptions { mode, ..ReindexOptions::default() };
+            let report = rowsearch_indexer::reindex(&store, table, &options, &mut |p| {
+                progress(p.phase, p.done, p.total);
+            })
+            .map_err(|e| e.to_string())?;
+            Ok(serde_json::to_value(report).unwrap_or_default())
+        })
+    }
+
+    /// Builds the entries of index `index` of `table` (added or cleared for
+    /// a rebuild already) on its own thread, a step at a time while writes
+    /// go on; returns the job id.
+    ///
+    /// # Errors
+    /// The id of the job already building that index.
+    pub fn start_index_build(&self, store: Arc<Store>, table: &str, index: &str) -> Result<String, String> {
+        let name = index.to_owned();
+        self.start("index_build", table, Some(index), move |table, progress| {
+            store
+                .finish_index_build(table, &name, &mut |done, total| progress("cells", done, total))
+                .map_err(|e| e.to_string())?;
+            let state = store.indexes(table).map_err(|e| e.to_string())?;
+            let entries = state.iter().find(|s| s.schema.name == name).map(|s| s.entries);
+            Ok(json!({"index": name, "state": "ready", "entries": entries}))
+        })
+    }
+
+    /// The job building index `index` of `table`, if one is queued or
+    /// running.
+    pub fn running_index_build(&self, table: &str, index: &str) -> Option<String> {
+        let jobs = self.jobs.lock().unwrap_or_else(|e| e.into_inner());
+        jobs.iter().find_map(|(id, job)| {
+            let job = job.lock().unwrap_or_else(|e| e.into_inner());
+            (job.kind == "index_build"
+                && job.table == table
+                && job.index.as_deref() == Some(index)
+                && matches!(job.state, "queued" | "running"))
+            .then(|| id.clone())
+        })
+    }
+
+    fn start(
+        &self,
+        kind: &'static str,
+        table: &str,
+        index: Option<&str>,
+        work: impl FnOnce(&str, ProgressFn<'_>) -> Result<Value, String> + Send + 'static,
+    ) -> Result<String, String> {
         let mut jobs = self.jobs.lock().unwrap_or_else(|e| e.into_inner());
         for (id, job) in jobs.iter() {
             let job = job.lock().unwrap_or_else(|e| e.into_inner());
-            if job.table == table && matches!(job.state, "queued" | "running") {
+            if job.kind == kind
+                && job.table == table
+                && job.index.as_deref() == index
+                && matches!(job.state, "queued" | "running")
+            {
                 return Err(id.clone());
             }
         }
         let id = format!("j{}", self.next.fetch_add(1, Ordering::Relaxed) + 1);
         let state = Arc::new(Mutex::new(JobState {
             id: id.clone(),
+            kind,
             table: table.to_owned(),
+            index: index.map(str::to_owned),
             state: "queued",
             progress: Progress::default(),
             error: None,
@@ -75,9 +140,8 @@ impl Jobs {
             let set =
                 |f: &mut dyn FnMut(&mut JobState)| f(&mut state.lock().unwrap_or_else(|e| e.into_inner()));
             set(&mut |s| s.state = "running");
-            let options = ReindexOptions { mode, ..ReindexOptions::default() };
-            let result = rowsearch_indexer::reindex(&store, &table, &options, &mut |p| {
-                set(&mut |s| s.progress = Progress { phase: p.phase, done: p.done, total: p.total });
+            let result = work(&table, &mut |phase, done, total| {
+                set(&mut |s| s.progress = Progress { phase, done, total });
             });
             match result {
                 Ok(report) => set(&mut |s| {
@@ -86,7 +150,7 @@ impl Jobs {
                 }),
                 Err(e) => set(&mut |s| {
                     s.state = "failed";
-                    s.error = Some(e.to_string());
+                    s.error = Some(e.clone());
                 }),
             }
         });

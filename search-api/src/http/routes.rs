@@ -97,6 +97,39 @@ pub const ROUTES: &[RouteSpec] = &[
     route("scan", "GET", "/tables/{table}/scan", "/tables/mail/scan?limit=1", None, SCAN),
     route("scan", "POST", "/tables/{table}/scan", "/tables/mail/scan", Some(r#"{"limit":"1"}"#), SCAN),
     route("count", "GET", "/tables/{table}/count", "/tables/mail/count?limit=1", None, SCAN),
+    route("indexes_list", "GET", "/tables/{table}/indexes", "/tables/mail/indexes", None, &[]),
+    route(
+        "index_put",
+        "PUT",
+        "/tables/{table}/indexes/{index}",
+        "/tables/mail/indexes/by_subject",
+        Some(r#"{"columns":["m:subject"]}"#),
+        &[],
+    ),
+    route(
+        "index_rebuild",
+        "POST",
+        "/tables/{table}/indexes/{index}/rebuild",
+        "/tables/mail/indexes/by_from/rebuild",
+        None,
+        &[],
+    ),
+    route(
+        "index_verify",
+        "GET",
+        "/tables/{table}/indexes/{index}/verify",
+        "/tables/mail/indexes/by_from/verify",
+        None,
+        &[],
+    ),
+    route(
+        "index_delete",
+        "DELETE",
+        "/tables/{table}/indexes/{index}",
+        "/tables/mail/indexes/by_subject",
+        None,
+        &[],
+    ),
     route(
         "index_lookup",
         "GET",
@@ -279,6 +312,47 @@ pub fn routes(
         );
 
     // Secondary indexes.
+    let named_index = || table().and(warp::path("indexes")).and(warp::path::param::<String>());
+    let indexes_list = table()
+        .and(warp::path("indexes"))
+        .and(warp::path::end())
+        .and(warp::get())
+        .and(no_params(known("indexes_list")))
+        .and(s())
+        .and_then(|t: String, st: Arc<State>| run(st, "indexes_list", move |st| indexes::list(st, &t)));
+    let index_put = named_index()
+        .and(warp::path::end())
+        .and(warp::put())
+        .and(no_params(known("index_put")))
+        .and(body(max_body))
+        .and(s())
+        .and_then(|t: String, index: String, b: Body, st: Arc<State>| {
+            run(st, "index_put", move |st| indexes::put(st, &t, &index, &b))
+        });
+    let index_delete = named_index()
+        .and(warp::path::end())
+        .and(warp::delete())
+        .and(no_params(known("index_delete")))
+        .and(s())
+        .and_then(|t: String, index: String, st: Arc<State>| {
+            run(st, "index_delete", move |st| indexes::delete(st, &t, &index))
+        });
+    let index_rebuild = named_index()
+        .and(warp::path!("rebuild"))
+        .and(warp::post())
+        .and(no_params(known("index_rebuild")))
+        .and(s())
+        .and_then(|t: String, index: String, st: Arc<State>| {
+            run(st, "index_rebuild", move |st| indexes::rebuild(st, &t, &index))
+        });
+    let index_verify = named_index()
+        .and(warp::path!("verify"))
+        .and(warp::get())
+        .and(no_params(known("index_verify")))
+        .and(s())
+        .and_then(|t: String, index: String, st: Arc<State>| {
+            run(st, "index_verify", move |st| indexes::verify(st, &t, &index))
+        });
     let index_lookup = table()
         .and(warp::path("indexes"))
         .and(warp::path::param::<String>())
@@ -329,7 +403,20 @@ pub fn routes(
     let tables = list_tables.or(put_table).unify().or(get_table).unify().or(delete_table).unify().boxed();
     let rows = put_row.or(get_row).unify().or(delete_row).unify().or(mutate).unify().boxed();
     let scans = scan_get.or(scan_post).unify().or(count).unify().boxed();
-    let indexes = intersect.or(index_lookup).unify().boxed();
+    let indexes = intersect
+        .or(indexes_list)
+        .unify()
+        .or(index_lookup)
+        .unify()
+        .or(index_put)
+        .unify()
+        .or(index_delete)
+        .unify()
+        .or(index_rebuild)
+        .unify()
+        .or(index_verify)
+        .unify()
+        .boxed();
     let searches = search.or(keywords).unify().or(reindex).unify().or(job).unify().boxed();
     service
         .or(tables)

@@ -90,6 +90,26 @@ impl State {
         self.searcher.store()
     }
 
+    /// Starts a job for every index whose build has not finished (stopped
+    /// by a restart, or by another process that stopped): (table, index,
+    /// job id) of each.
+    pub fn resume_index_builds(&self) -> Vec<(String, String, String)> {
+        let mut started = Vec::new();
+        for table in self.store().tables().unwrap_or_default() {
+            for state in self.store().indexes(&table).unwrap_or_default() {
+                if state.building {
+                    let index = state.schema.name;
+                    let job = self
+                        .jobs
+                        .start_index_build(Arc::clone(self.store()), &table, &index)
+                        .unwrap_or_else(|running| running);
+                    started.push((table.clone(), index, job));
+                }
+            }
+        }
+        started
+    }
+
     /// A table's serving generation, its bytes, and when it last changed.
     pub fn index_figures(&self, table: &str) -> Option<(u64, u64, u64)> {
         let dir = IndexDir::new(self.store().path(), table);

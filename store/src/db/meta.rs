@@ -7,8 +7,8 @@ use heed::{MdbError, RoTxn, RwTxn};
 
 use super::env::{Environment, not_a_store};
 use super::{
-    BytesDb, FORMAT, META, META_CATALOG_VERSION, META_FORMAT, META_SCHEMA_PREFIX, UPGRADES_FROM, schema_key,
-    table_id_key,
+    BytesDb, FORMAT, META, META_CATALOG_VERSION, META_FORMAT, META_SCHEMA_PREFIX, UPGRADES_FROM,
+    index_build_key, schema_key, table_id_key,
 };
 use crate::error::{Error, ErrorKind, Result};
 use crate::schema::TableSchema;
@@ -117,6 +117,28 @@ impl Meta {
         self.db
             .put(wtxn, &table_id_key(table), &id.to_be_bytes())
             .map_err(|e| Error::lmdb("write table id", e))
+    }
+
+    /// Where the build of an index stands (its cursor's bytes), or `None`
+    /// for an index that is ready.
+    pub fn index_build(&self, txn: &RoTxn<'_>, table: &str, index: &str) -> Result<Option<Vec<u8>>> {
+        let key = index_build_key(table, index);
+        Ok(self.db.get(txn, &key).map_err(|e| Error::lmdb("read index build", e))?.map(<[u8]>::to_vec))
+    }
+
+    /// Records where the build of an index stands.
+    pub fn put_index_build(&self, wtxn: &mut RwTxn, table: &str, index: &str, cursor: &[u8]) -> Result<()> {
+        self.db
+            .put(wtxn, &index_build_key(table, index), cursor)
+            .map_err(|e| Error::lmdb("write index build", e))
+    }
+
+    /// Marks an index ready (or forgets a dropped one's build).
+    pub fn delete_index_build(&self, wtxn: &mut RwTxn, table: &str, index: &str) -> Result<()> {
+        self.db
+            .delete(wtxn, &index_build_key(table, index))
+            .map_err(|e| Error::lmdb("delete index build", e))?;
+        Ok(())
     }
 
     fn u64_at(&self, txn: &RoTxn<'_>, key: &[u8], what: &str) -> Result<u64> {

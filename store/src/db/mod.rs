@@ -41,6 +41,9 @@ pub(crate) const META_SCHEMA_PREFIX: &[u8] = b"schema/";
 /// every schema change in its own transaction, so every process sees in
 /// each transaction whether the schemas it holds are the current ones.
 pub(crate) const META_CATALOG_VERSION: &[u8] = b"catalog/version";
+/// Meta key prefix marking an index whose entries are being built (see
+/// `write::derived::BuildCursor` for the value); absent once it is ready.
+pub(crate) const META_INDEX_BUILD_PREFIX: &[u8] = b"index_build/";
 /// Meta key prefix for table ids (u64 BE: the catalog version that created
 /// the table; absent for tables created before ids existed: 0). A table
 /// dropped and created again has a new id.
@@ -81,6 +84,11 @@ pub(crate) fn keyword_db(table: &str) -> String {
 /// The meta key of a table's id.
 pub(crate) fn table_id_key(table: &str) -> Vec<u8> {
     [META_TABLE_ID_PREFIX, table.as_bytes()].concat()
+}
+
+/// The meta key marking index `index` of `table` as being built.
+pub(crate) fn index_build_key(table: &str, index: &str) -> Vec<u8> {
+    [META_INDEX_BUILD_PREFIX, table.as_bytes(), b"/", index.as_bytes()].concat()
 }
 
 /// The meta key of a table's schema.

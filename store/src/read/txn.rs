@@ -15,7 +15,7 @@ use crate::error::{Error, Result};
 use crate::key::range::cell_bounds;
 use crate::keyword::{KeywordCell, KeywordCellRef, KeywordPage, KeywordQuery};
 use crate::schema::TableSchema;
-use crate::secondary::{IndexPage, IndexQuery, IndexTerm, IndexVerifyReport};
+use crate::secondary::{IndexPage, IndexQuery, IndexState, IndexTerm, IndexVerifyReport};
 use crate::stream::{KeyPage, SetOp, combine};
 use crate::table::{Catalog, Region, RegionStats, TableHandle, Tables};
 
@@ -78,6 +78,24 @@ impl<'s> ReadTxn<'s> {
     /// `UnknownTable`.
     pub fn table_id(&self, table: &str) -> Result<u64> {
         Ok(self.handle(table)?.id)
+    }
+
+    /// A table's indexes in this snapshot (see [`crate::Store::indexes`]).
+    ///
+    /// # Errors
+    /// `UnknownTable`, `Lmdb`.
+    pub fn indexes(&self, table: &str) -> Result<Vec<IndexState>> {
+        let handle = self.handle(table)?;
+        let mut out = Vec::with_capacity(handle.indexes.len());
+        for index in &handle.indexes {
+            let stat = |db: &crate::db::BytesDb| {
+                db.stat(&self.txn).map(|s| s.entries as u64).map_err(|e| Error::lmdb("index stat", e))
+            };
+            let runs = index.runs(&self.txn)?.len() as u64;
+            let entries = stat(&index.db)? + stat(&index.pending)?.saturating_sub(runs);
+            out.push(IndexState { schema: index.schema.clone(), building: index.building, entries });
+        }
+        Ok(out)
     }
 
     /// A table's regions in this snapshot (see [`crate::Store::regions`]).
@@ -145,7 +163,7 @@ impl<'s> ReadTxn<'s> {
     /// As [`crate::Store::index_lookup`].
     pub fn index_lookup(&self, table: &str, index: &str, query: &IndexQuery) -> Result<IndexPage> {
         let handle = self.handle(table)?;
-        crate::secondary::lookup(&self.txn, handle.index(index)?, query, self.now_ms)
+        crate::secondary::lookup(&self.txn, handle.ready_index(index)?, query, self.now_ms)
     }
 
     /// Row keys in every lookup (`Intersect`) or any (`Union`), in row-key
@@ -168,7 +186,7 @@ impl<'s> ReadTxn<'s> {
         let raw: &RoTxn<'_> = &self.txn;
         let mut streams = Vec::with_capacity(terms.len());
         for term in terms {
-            let index = handle.index(&term.index)?;
+            let index = handle.ready_index(&term.index)?;
             streams.push(crate::secondary::key_stream(raw, index, &term.query, self.now_ms)?);
         }
         combine(streams, op, after, limit)
@@ -323,7 +341,7 @@ impl<'s> ReadTxn<'s> {
     /// As [`crate::Store::verify_index`].
     pub fn verify_index(&self, table: &str, index: &str) -> Result<IndexVerifyReport> {
         let handle = self.handle(table)?;
-        let ix = handle.index(index)?;
+        let ix = handle.ready_index(index)?;
         // What the data says, in entry order.
         let mut expected = Vec::new();
         for row in self.scan(table, &Scan::new().keys_only(true))? {

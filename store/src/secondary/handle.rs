@@ -20,4 +20,7 @@ pub(crate) struct IndexHandle {
     pub pending: BytesDb,
     /// The indexed columns, resolved.
     pub columns: Vec<(Arc<FamilyHandle>, Vec<u8>)>,
+    /// Its entries are still being built from the rows (writes maintain it
+    /// meanwhile; lookups are refused until it is ready).
+    pub building: bool,
 }

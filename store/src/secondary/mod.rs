@@ -54,5 +54,5 @@ mod runs;
 pub(crate) use entry::{Entry, entry_row};
 pub(crate) use handle::IndexHandle;
 pub(crate) use lookup::{key_stream, lookup};
-pub use query::{IndexHit, IndexPage, IndexQuery, IndexTerm, IndexVerifyReport};
+pub use query::{IndexHit, IndexPage, IndexQuery, IndexState, IndexTerm, IndexVerifyReport};
 pub(crate) use runs::PENDING_RUNS;

@@ -55,6 +55,18 @@ pub struct IndexVerifyReport {
     pub extra_count: u64,
 }
 
+/// An index as [`crate::Store::indexes`] lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IndexState {
+    /// Its name and columns.
+    pub schema: crate::schema::IndexSchema,
+    /// Its entries are still being built from the rows; lookups answer
+    /// `IndexBuilding` meanwhile.
+    pub building: bool,
+    /// Live entries (entries past their TTL included until compaction).
+    pub entries: u64,
+}
+
 impl IndexVerifyReport {
     /// No difference found.
     pub fn is_clean(&self) -> bool {

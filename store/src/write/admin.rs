@@ -7,11 +7,20 @@ use std::sync::Arc;
 use heed::RwTxn;
 
 use super::apply::Writer;
-use super::derived::build_index;
+use super::derived::{BuildCursor, build_chunk, build_total};
 use crate::error::{Error, ErrorKind, Result};
 use crate::key::CellKey;
 use crate::schema::{IndexSchema, TableSchema};
 use crate::table::{DbSource, TableHandle, Tables, open_table};
+
+/// What one step of an index build did ([`crate::Store::build_index_step`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IndexBuildStep {
+    /// Cells walked.
+    pub cells: u64,
+    /// The index is ready: every row has its entry.
+    pub ready: bool,
+}
 
 /// What `compact` removed.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -70,6 +79,7 @@ impl Writer<'_> {
             self.meta.put_table_id(wtxn, table, version)?;
             let handle = open_table(
                 self.env,
+                &self.meta,
                 &mut DbSource::Create(wtxn),
                 table,
                 version,
@@ -97,6 +107,7 @@ impl Writer<'_> {
             }
             for index in &handle.indexes {
                 index.clear(wtxn)?;
+                self.meta.delete_index_build(wtxn, table, &index.schema.name)?;
             }
             if let Some(search) = &handle.search {
                 search.db.clear(wtxn).map_err(|e| Error::lmdb("clear keyword rows", e))?;
@@ -109,84 +120,131 @@ impl Writer<'_> {
         Ok(())
     }
 
-    /// [`crate::Store::add_index`].
-    pub fn add_index(
-        &self,
-        table: &str,
-        index: IndexSchema,
-        progress: &mut dyn FnMut(u64, u64),
-    ) -> Result<()> {
+    /// [`crate::Store::start_index`].
+    pub fn start_index(&self, table: &str, index: IndexSchema) -> Result<bool> {
         let _writer = self.env.lock_writer()?;
-        self.change_schema(
-            table,
-            |old| {
-                if old.indexes.iter().any(|i| i.name == index.name) {
-                    return Err(ErrorKind::InvalidSchema {
-                        table: table.to_owned(),
-                        reason: format!("index {:?} exists", index.name),
-                    }
-                    .into());
-                }
-                let mut schema = old.clone();
-                schema.indexes.push(index.clone());
-                schema.validate(table)?;
-                Ok(schema)
-            },
-            |wtxn, _, handle| build_index(wtxn, handle, &index.name, self.clock.now_ms(), &mut *progress),
-        )
+        let tables = self.in_current(true, |wtxn, tables| {
+            let old = tables.table(table)?;
+            if let Some(existing) = old.schema.indexes.iter().find(|i| i.name == index.name) {
+                return if *existing == index {
+                    Ok(None)
+                } else {
+                    Err(ErrorKind::IndexConflict { table: table.to_owned(), index: index.name.clone() }
+                        .into())
+                };
+            }
+            let mut schema = old.schema.clone();
+            schema.indexes.push(index.clone());
+            schema.validate(table)?;
+            self.meta.put_schema(wtxn, table, &schema)?;
+            self.meta.put_index_build(wtxn, table, &index.name, &BuildCursor::default().encode())?;
+            let handle = self.reopen(wtxn, tables, table, old.id, schema)?;
+            // Leftovers of an earlier index of this name go.
+            handle.1.index(&index.name)?.clear(wtxn)?;
+            Ok(Some(handle))
+        })?;
+        Ok(match tables {
+            Some((tables, _)) => {
+                self.catalog.install(Arc::new(tables));
+                true
+            }
+            None => false,
+        })
     }
 
-    /// [`crate::Store::rebuild_index`].
-    pub fn rebuild_index(&self, table: &str, index: &str, progress: &mut dyn FnMut(u64, u64)) -> Result<()> {
+    /// [`crate::Store::start_index_rebuild`].
+    pub fn start_rebuild(&self, table: &str, index: &str) -> Result<()> {
+        let _writer = self.env.lock_writer()?;
+        let (tables, _) = self.in_current(true, |wtxn, tables| {
+            let old = tables.table(table)?;
+            old.index(index)?.clear(wtxn)?;
+            self.meta.put_index_build(wtxn, table, index, &BuildCursor::default().encode())?;
+            self.reopen(wtxn, tables, table, old.id, old.schema.clone())
+        })?;
+        self.catalog.install(Arc::new(tables));
+        Ok(())
+    }
+
+    /// [`crate::Store::build_index_step`].
+    pub fn build_step(&self, table: &str, index: &str, max_rows: usize) -> Result<IndexBuildStep> {
         let _writer = self.env.lock_writer()?;
         let now_ms = self.clock.now_ms();
+        let (step, tables) = self.in_current(true, |wtxn, tables| {
+            let handle = tables.table(table)?;
+            let ix = handle.index(index)?;
+            let Some(cursor) = self.meta.index_build(wtxn, table, index)? else {
+                return Ok((IndexBuildStep { cells: 0, ready: true }, None));
+            };
+            let cursor = BuildCursor::decode(&cursor)?;
+            // Entries the writes made since the build began move into the
+            // main database, where the build writes.
+            ix.merge_pending(wtxn, None)?;
+            let (cells, next) = build_chunk(wtxn, &handle, index, &cursor, max_rows, now_ms)?;
+            match next {
+                Some(next) => {
+                    self.meta.put_index_build(wtxn, table, index, &next.encode())?;
+                    Ok((IndexBuildStep { cells, ready: false }, None))
+                }
+                None => {
+                    self.meta.delete_index_build(wtxn, table, index)?;
+                    let (tables, _) = self.reopen(wtxn, tables, table, handle.id, handle.schema.clone())?;
+                    Ok((IndexBuildStep { cells, ready: true }, Some(tables)))
+                }
+            }
+        })?;
+        if let Some(tables) = tables {
+            self.catalog.install(Arc::new(tables));
+        }
+        Ok(step)
+    }
+
+    /// Cells a build of `index` walks in all, for progress.
+    pub fn build_total(&self, table: &str, index: &str) -> Result<u64> {
+        let _writer = self.env.lock_writer()?;
         self.in_current(false, |wtxn, tables| {
             let handle = tables.table(table)?;
-            handle.index(index)?;
-            build_index(wtxn, &handle, index, now_ms, &mut *progress)
+            Ok(build_total(wtxn, &handle, handle.index(index)?))
         })
     }
 
     /// [`crate::Store::drop_index`].
     pub fn drop_index(&self, table: &str, index: &str) -> Result<()> {
         let _writer = self.env.lock_writer()?;
-        self.change_schema(
-            table,
-            |old| {
-                if !old.indexes.iter().any(|i| i.name == index) {
-                    return Err(
-                        ErrorKind::UnknownIndex { table: table.to_owned(), index: index.to_owned() }.into()
-                    );
-                }
-                let mut schema = old.clone();
-                schema.indexes.retain(|i| i.name != index);
-                Ok(schema)
-            },
-            |wtxn, old, _| old.index(index)?.clear(wtxn),
-        )
-    }
-
-    /// Changes the schema of `table` to what `change` makes of the current
-    /// one, and runs `work` with the old and the new handle, all in one
-    /// transaction; then serves the new handle.
-    fn change_schema(
-        &self,
-        table: &str,
-        change: impl Fn(&TableSchema) -> Result<TableSchema>,
-        mut work: impl FnMut(&mut RwTxn, &TableHandle, &TableHandle) -> Result<()>,
-    ) -> Result<()> {
-        let tables = self.in_current(true, |wtxn, tables| {
+        let (tables, _) = self.in_current(true, |wtxn, tables| {
             let old = tables.table(table)?;
-            let schema = change(&old.schema)?;
+            old.index(index)?.clear(wtxn)?;
+            let mut schema = old.schema.clone();
+            schema.indexes.retain(|i| i.name != index);
             self.meta.put_schema(wtxn, table, &schema)?;
-            let version = self.meta.bump_catalog_version(wtxn)?;
-            let handle =
-                open_table(self.env, &mut DbSource::Create(wtxn), table, old.id, schema, self.max_dbs)?;
-            work(wtxn, &old, &handle)?;
-            Ok(tables.with(version, Arc::new(handle)))
+            self.meta.delete_index_build(wtxn, table, index)?;
+            self.reopen(wtxn, tables, table, old.id, schema)
         })?;
         self.catalog.install(Arc::new(tables));
         Ok(())
+    }
+
+    /// Bumps the catalog version and opens `table` again with `schema` (as
+    /// the metadata now says: schema and build states): the tables to serve
+    /// once `wtxn` commits, and the new handle.
+    fn reopen(
+        &self,
+        wtxn: &mut RwTxn,
+        tables: &Tables,
+        table: &str,
+        id: u64,
+        schema: TableSchema,
+    ) -> Result<(Tables, Arc<TableHandle>)> {
+        let version = self.meta.bump_catalog_version(wtxn)?;
+        let handle = Arc::new(open_table(
+            self.env,
+            &self.meta,
+            &mut DbSource::Create(wtxn),
+            table,
+            id,
+            schema,
+            self.max_dbs,
+        )?);
+        Ok((tables.with(version, Arc::clone(&handle)), handle))
     }
 
     /// [`crate::Store::compact`].

@@ -6,11 +6,11 @@ use std::borrow::Cow;
 use std::ops::Bound;
 use std::sync::Arc;
 
-use heed::RwTxn;
+use heed::{RoTxn, RwTxn};
 
 use crate::cell::PutCell;
 use crate::db::family::FamilyHandle;
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Result};
 use crate::key::{self, salt};
 use crate::keyword::KeywordCells;
 use crate::secondary::{Entry, IndexHandle};
@@ -102,60 +102,112 @@ pub(crate) fn index_entries(
     Ok(out)
 }
 
-/// Clears index `name` of `table` and writes every row's entry.
-pub(crate) fn build_index(
+/// Where the build of an index stands: the family being walked (its
+/// position among the families the index reads, in family order) and the
+/// last row done in it. The one owner of the layout (a meta value, see
+/// `db::META_INDEX_BUILD_PREFIX`):
+///
+/// ```text
+/// empty                                  nothing done yet
+/// family (u32 BE) ‖ last stored row key  (the key empty: none done in it)
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct BuildCursor {
+    pub family: u32,
+    /// Stored key of the last row done in that family.
+    pub after: Option<Vec<u8>>,
+}
+
+impl BuildCursor {
+    pub fn encode(&self) -> Vec<u8> {
+        if *self == BuildCursor::default() {
+            return Vec::new();
+        }
+        let mut out = self.family.to_be_bytes().to_vec();
+        out.extend_from_slice(self.after.as_deref().unwrap_or_default());
+        out
+    }
+
+    pub fn decode(bytes: &[u8]) -> Result<BuildCursor> {
+        if bytes.is_empty() {
+            return Ok(BuildCursor::default());
+        }
+        let family: [u8; 4] = bytes.get(..4).and_then(|b| b.try_into().ok()).ok_or_else(|| -> Error {
+            ErrorKind::Corrupted {
+                db: crate::db::META.to_owned(),
+                key: "index_build".to_owned(),
+                detail: format!("a build cursor of {} bytes", bytes.len()),
+            }
+            .into()
+        })?;
+        let after = (bytes.len() > 4).then(|| bytes[4..].to_vec());
+        Ok(BuildCursor { family: u32::from_be_bytes(family), after })
+    }
+}
+
+/// The families index `index` reads, in family order.
+fn build_families<'t>(table: &'t TableHandle, index: &IndexHandle) -> Vec<&'t Arc<FamilyHandle>> {
+    table.families.iter().filter(|f| index.columns.iter().any(|(c, _)| Arc::ptr_eq(c, f))).collect()
+}
+
+/// Cells a build of `index` walks in all (for progress).
+pub(crate) fn build_total(txn: &RoTxn<'_>, table: &TableHandle, index: &IndexHandle) -> u64 {
+    build_families(table, index).iter().map(|f| f.db.stat(txn).map(|s| s.entries as u64).unwrap_or(0)).sum()
+}
+
+/// Builds the entries of the next `max_rows` rows (at least one) after
+/// `cursor` into the main database of index `name`; returns the cells
+/// walked and the cursor to go on from, `None` when every row is done.
+/// Entries the writes meanwhile made must be in the main database already
+/// (the caller merges the pending runs first): a row's entry is then
+/// written over, with what the data says now.
+pub(crate) fn build_chunk(
     wtxn: &mut RwTxn,
     table: &TableHandle,
     name: &str,
+    cursor: &BuildCursor,
+    max_rows: usize,
     now_ms: u64,
-    progress: &mut dyn FnMut(u64, u64),
-) -> Result<()> {
+) -> Result<(u64, Option<BuildCursor>)> {
     let index = table.index(name)?;
-    index.clear(wtxn)?;
-    // Rows come from the families the index reads (a row without cells
-    // there has no entry), in chunks so memory stays bounded; a row in
-    // several of them is indexed again, to the same entry.
-    let total: u64 = table
-        .families
-        .iter()
-        .filter(|f| index.columns.iter().any(|(c, _)| Arc::ptr_eq(c, f)))
-        .map(|f| f.db.stat(wtxn).map(|s| s.entries as u64).unwrap_or(0))
-        .sum();
-    let mut done = 0u64;
+    let families = build_families(table, index);
+    let max_rows = max_rows.max(1);
     let salted = table.is_salted();
-    for family in table.families.iter().filter(|f| index.columns.iter().any(|(c, _)| Arc::ptr_eq(c, f))) {
-        let mut after: Option<Vec<u8>> = None;
-        loop {
-            // Up to CHUNK distinct rows after `after` (escaped stored keys).
-            const CHUNK: usize = 4096;
-            let mut rows: Vec<Vec<u8>> = Vec::with_capacity(CHUNK);
-            let lower = after.as_deref().map(key::row_end);
-            let range = (lower.as_deref().map_or(Bound::Unbounded, Bound::Included), Bound::Unbounded);
-            for item in family.db.range(wtxn, &range).map_err(|e| Error::lmdb("index build", e))? {
-                let (k, _) = item.map_err(|e| Error::lmdb("index build", e))?;
-                done += 1;
-                let row_esc = key::RawCellKey::split(&family.db_name, k)?.row_esc;
-                if rows.last().map(Vec::as_slice) != Some(row_esc) {
-                    if rows.len() == CHUNK {
-                        break;
-                    }
-                    rows.push(row_esc.to_vec());
+    let mut cursor = cursor.clone();
+    let (mut cells, mut done) = (0u64, 0usize);
+    while let Some(family) = families.get(cursor.family as usize) {
+        // Up to the rows still wanted after the cursor (escaped stored keys).
+        let want = max_rows - done;
+        let mut rows: Vec<Vec<u8>> = Vec::with_capacity(want.min(4096));
+        let lower = cursor.after.as_deref().map(key::row_end);
+        let range = (lower.as_deref().map_or(Bound::Unbounded, Bound::Included), Bound::Unbounded);
+        for item in family.db.range(wtxn, &range).map_err(|e| Error::lmdb("index build", e))? {
+            let (k, _) = item.map_err(|e| Error::lmdb("index build", e))?;
+            let row_esc = key::RawCellKey::split(&family.db_name, k)?.row_esc;
+            if rows.last().map(Vec::as_slice) != Some(row_esc) {
+                if rows.len() == want {
+                    break;
                 }
+                rows.push(row_esc.to_vec());
             }
-            let Some(last) = rows.last() else { break };
-            after = Some(key::unescape(last));
-            for row_esc in &rows {
-                let stored = key::unescape(row_esc);
-                let row = if salted { salt::unsalted(&stored) } else { &stored[..] };
-                if let Some((k, expiry)) = index.entry(wtxn, row, &stored, now_ms)? {
-                    index.build_put(wtxn, &k, expiry)?;
-                }
-            }
-            progress(done.min(total), total);
+            cells += 1;
         }
+        for row_esc in &rows {
+            let stored = key::unescape(row_esc);
+            let row = if salted { salt::unsalted(&stored) } else { &stored[..] };
+            if let Some((k, expiry)) = index.entry(wtxn, row, &stored, now_ms)? {
+                index.build_put(wtxn, &k, expiry)?;
+            }
+        }
+        done += rows.len();
+        if rows.len() == want {
+            cursor.after = rows.last().map(|r| key::unescape(r));
+            return Ok((cells, Some(cursor)));
+        }
+        // The family is done.
+        cursor = BuildCursor { family: cursor.family + 1, after: None };
     }
-    progress(total, total);
-    Ok(())
+    Ok((cells, None))
 }
 
 /// What a write does to one index entry.

@@ -9,7 +9,7 @@ mod batch;
 mod derived;
 mod row;
 
-pub use admin::CompactReport;
+pub use admin::{CompactReport, IndexBuildStep};
 pub use apply::PreparedBatch;
 pub(crate) use apply::Writer;
 pub use batch::{Batch, Delete, Mutation};

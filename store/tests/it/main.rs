@@ -8,6 +8,7 @@ mod filter_fuzz;
 mod filter_prop;
 mod filters;
 mod index;
+mod index_build;
 mod keyword_prop;
 mod model_prop;
 mod rowkey_prop;

@@ -18,12 +18,46 @@ const INDEXES: [&str; 2] = ["i0", "i1"];
 
 #[derive(Debug, Clone)]
 enum Op {
-    Create { table: usize, families: Vec<usize> },
-    Drop { table: usize },
-    AddIndex { table: usize, index: usize, family: usize, qualifier: usize },
-    DropIndex { table: usize, index: usize },
-    Put { table: usize, row: u8, family: usize, qualifier: usize, value: u8 },
-    DeleteRow { table: usize, row: u8 },
+    Create {
+        table: usize,
+        families: Vec<usize>,
+    },
+    Drop {
+        table: usize,
+    },
+    AddIndex {
+        table: usize,
+        index: usize,
+        family: usize,
+        qualifier: usize,
+    },
+    DropIndex {
+        table: usize,
+        index: usize,
+    },
+    /// Adds an index without building it (as a process stopped mid-build).
+    StartIndex {
+        table: usize,
+        index: usize,
+        family: usize,
+        qualifier: usize,
+    },
+    /// One step (one row) of an index's build.
+    BuildStep {
+        table: usize,
+        index: usize,
+    },
+    Put {
+        table: usize,
+        row: u8,
+        family: usize,
+        qualifier: usize,
+        value: u8,
+    },
+    DeleteRow {
+        table: usize,
+        row: u8,
+    },
 }
 
 fn op() -> impl Strategy<Value = Op> {
@@ -34,6 +68,9 @@ fn op() -> impl Strategy<Value = Op> {
         1 => (0..2usize, 0..2usize, 0..2usize, 0..2usize)
             .prop_map(|(table, index, family, qualifier)| Op::AddIndex { table, index, family, qualifier }),
         1 => (0..2usize, 0..2usize).prop_map(|(table, index)| Op::DropIndex { table, index }),
+        1 => (0..2usize, 0..2usize, 0..2usize, 0..2usize)
+            .prop_map(|(table, index, family, qualifier)| Op::StartIndex { table, index, family, qualifier }),
+        2 => (0..2usize, 0..2usize).prop_map(|(table, index)| Op::BuildStep { table, index }),
         4 => (0..2usize, 0..4u8, 0..2usize, 0..2usize, 0..3u8)
             .prop_map(|(table, row, family, qualifier, value)| Op::Put { table, row, family, qualifier, value }),
         1 => (0..2usize, 0..4u8).prop_map(|(table, row)| Op::DeleteRow { table, row }),
@@ -69,7 +106,7 @@ fn outcome<T>(result: rowsearch_store::Result<T>) -> Outcome {
             ErrorKind::UnknownTable { .. } => Outcome::UnknownTable,
             ErrorKind::UnknownFamily { .. } => Outcome::UnknownFamily,
             ErrorKind::UnknownIndex { .. } => Outcome::UnknownIndex,
-            ErrorKind::SchemaConflict { .. } => Outcome::Conflict,
+            ErrorKind::SchemaConflict { .. } | ErrorKind::IndexConflict { .. } => Outcome::Conflict,
             ErrorKind::InvalidSchema { .. } => Outcome::InvalidSchema,
             other => panic!("unexpected error: {other}"),
         },
@@ -95,15 +132,21 @@ fn model_apply(model: &mut BTreeMap<String, ModelTable>, op: &Op) -> Outcome {
             Some(_) => Outcome::Ok,
             None => Outcome::UnknownTable,
         },
-        Op::AddIndex { table, index, family, qualifier } => {
+        Op::AddIndex { table, index, family, qualifier }
+        | Op::StartIndex { table, index, family, qualifier } => {
             let Some(t) = model.get_mut(&name(*table)) else { return Outcome::UnknownTable };
-            if t.schema.indexes.iter().any(|i| i.name == INDEXES[*index])
-                || t.schema.family(FAMILIES[*family]).is_none()
-            {
+            let column = format!("{}:{}", FAMILIES[*family], QUALIFIERS[*qualifier]);
+            let wanted = IndexSchema::new(INDEXES[*index], [column]);
+            match t.schema.indexes.iter().find(|i| i.name == INDEXES[*index]) {
+                // Adding the same index again finishes its build: a no-op.
+                Some(existing) if *existing == wanted => return Outcome::Ok,
+                Some(_) => return Outcome::Conflict,
+                None => {}
+            }
+            if t.schema.family(FAMILIES[*family]).is_none() {
                 return Outcome::InvalidSchema;
             }
-            let column = format!("{}:{}", FAMILIES[*family], QUALIFIERS[*qualifier]);
-            t.schema.indexes.push(IndexSchema::new(INDEXES[*index], [column]));
+            t.schema.indexes.push(wanted);
             Outcome::Ok
         }
         Op::DropIndex { table, index } => {
@@ -111,6 +154,14 @@ fn model_apply(model: &mut BTreeMap<String, ModelTable>, op: &Op) -> Outcome {
             let before = t.schema.indexes.len();
             t.schema.indexes.retain(|i| i.name != INDEXES[*index]);
             if t.schema.indexes.len() == before { Outcome::UnknownIndex } else { Outcome::Ok }
+        }
+        Op::BuildStep { table, index } => {
+            let Some(t) = model.get(&name(*table)) else { return Outcome::UnknownTable };
+            if t.schema.indexes.iter().any(|i| i.name == INDEXES[*index]) {
+                Outcome::Ok
+            } else {
+                Outcome::UnknownIndex
+            }
         }
         Op::Put { table, row, family, qualifier, value } => {
             let Some(t) = model.get_mut(&name(*table)) else { return Outcome::UnknownTable };
@@ -151,6 +202,11 @@ fn store_apply(store: &Store, op: &Op, timestamp: u64) -> Outcome {
             ))
         }
         Op::DropIndex { table, index } => outcome(store.drop_index(name(*table), INDEXES[*index])),
+        Op::StartIndex { table, index, family, qualifier } => {
+            let column = format!("{}:{}", FAMILIES[*family], QUALIFIERS[*qualifier]);
+            outcome(store.start_index(name(*table), IndexSchema::new(INDEXES[*index], [column])))
+        }
+        Op::BuildStep { table, index } => outcome(store.build_index_step(name(*table), INDEXES[*index], 1)),
         Op::Put { table, row, family, qualifier, value } => outcome(store.put(
             name(*table),
             &[b'r', *row],
@@ -162,7 +218,8 @@ fn store_apply(store: &Store, op: &Op, timestamp: u64) -> Outcome {
     }
 }
 
-/// Everything `store` serves equals the model, and every index verifies.
+/// Everything `store` serves equals the model, and every index that is
+/// ready verifies.
 fn check(store: &Store, model: &BTreeMap<String, ModelTable>) -> Result<(), TestCaseError> {
     let names: Vec<String> = model.keys().cloned().collect();
     prop_assert_eq!(store.tables().unwrap(), names);
@@ -178,9 +235,16 @@ fn check(store: &Store, model: &BTreeMap<String, ModelTable>) -> Result<(), Test
             })
             .collect();
         prop_assert_eq!(&got, &table.rows, "rows of {}", name);
-        for index in &table.schema.indexes {
-            let report = store.verify_index(name, &index.name).unwrap();
-            prop_assert!(report.is_clean(), "index {}.{}: {:?}", name, index.name, report);
+        for state in store.indexes(name).unwrap() {
+            let index = &state.schema.name;
+            match store.verify_index(name, index) {
+                Ok(report) => prop_assert!(report.is_clean(), "index {}.{}: {:?}", name, index, report),
+                Err(e) => prop_assert!(
+                    state.building && matches!(e.kind(), ErrorKind::IndexBuilding { .. }),
+                    "{}",
+                    e
+                ),
+            }
         }
     }
     Ok(())
@@ -204,5 +268,17 @@ proptest! {
         }
         check(&handles[0], &model)?;
         check(&handles[1], &model)?;
+        // Both handles agree on each index's build state, and builds
+        // finished through one are ready and clean through the other.
+        for table in model.keys() {
+            prop_assert_eq!(handles[0].indexes(table).unwrap(), handles[1].indexes(table).unwrap());
+            for state in handles[0].indexes(table).unwrap() {
+                handles[0].finish_index_build(table, &state.schema.name, &mut |_, _| {}).unwrap();
+            }
+        }
+        check(&handles[1], &model)?;
+        for table in model.keys() {
+            prop_assert!(handles[1].indexes(table).unwrap().iter().all(|s| !s.building));
+        }
     }
 }

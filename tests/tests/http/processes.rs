@@ -101,3 +101,76 @@ fn two_servers_on_one_directory_agree_on_every_schema() {
     let (status, body) = put_row(&two, "x", "k3", "a:q", "3");
     assert_eq!((status, code(&body).as_str()), (404, "table_not_found"), "{body}");
 }
+
+/// Index admin over HTTP: an index added to a table with rows is built by
+/// a job while writes go on, lookups answer 409 `index_building` until it
+/// is ready, and a build another process left unfinished is picked up.
+#[test]
+fn indexes_are_added_built_verified_rebuilt_and_dropped_over_http() {
+    let t = TestDir::new();
+    let s = t.serve(&["serve"]);
+    assert_eq!(put(&s, "/tables/notes", &json!({"families": [{"name": "n"}]})).0, 201);
+    let mutations: Vec<Value> = (0..500)
+        .map(|i| json!({"put": {"key": format!("k{i:04}"), "cells": [{"column": "n:tag", "value": format!("t{}", i % 7)}]}}))
+        .collect();
+    assert_eq!(post(&s, "/tables/notes/mutate", &json!({"mutations": mutations})).0, 200);
+
+    // Another process starts a build and stops before it is done: the
+    // server sees the index, maintains it, and refuses lookups.
+    {
+        let store = rowsearch::indexer::open_store(t.data()).unwrap();
+        assert!(store.start_index("notes", rowsearch::store::IndexSchema::new("by_tag", ["n:tag"])).unwrap());
+        store.build_index_step("notes", "by_tag", 100).unwrap();
+    }
+    let (_, listed) = s.get_json("/tables/notes/indexes");
+    assert_eq!(listed["indexes"][0]["state"], "building", "{listed}");
+    let (status, body) = s.request("GET", "/tables/notes/indexes/by_tag?eq=t3", None);
+    assert_eq!((status, code(&body).as_str()), (409, "index_building"), "{body}");
+    assert_eq!(put_row(&s, "notes", "k9999", "n:tag", "t3").0, 200, "writes go on during the build");
+
+    // A server starting on the directory resumes the unfinished build as
+    // its first job; the other server sees the index ready.
+    let second = t.serve(&["serve"]);
+    let job = super::wait_for_job(&second, "j1");
+    assert_eq!((job["state"].as_str(), job["index"].as_str()), (Some("done"), Some("by_tag")), "{job}");
+    drop(second);
+    let (status, found) = s.get_json("/tables/notes/indexes/by_tag?eq=t3&limit=1000");
+    assert_eq!(status, 200, "{found}");
+    // i % 7 == 3 for 71 of the 500 rows, and the row written during the build.
+    assert_eq!(found["keys"].as_array().unwrap().len(), 72, "{found}");
+    let (_, report) = s.get_json("/tables/notes/indexes/by_tag/verify");
+    assert_eq!((report["clean"].as_bool(), report["entries"].as_u64()), (Some(true), Some(501)), "{report}");
+    let (_, listed) = s.get_json("/tables/notes/indexes");
+    assert_eq!(
+        listed["indexes"],
+        json!([{"name": "by_tag", "columns": ["n:tag"], "state": "ready", "entries": 501}])
+    );
+
+    // A new index is built by a job.
+    let (status, started) = put(&s, "/tables/notes/indexes/by_tag2", &json!({"columns": ["n:tag"]}));
+    assert_eq!(status, 202, "{started}");
+    assert_eq!(super::wait_for_job(&s, started["job"].as_str().unwrap())["state"], "done");
+    assert_eq!(s.get_json("/tables/notes/indexes/by_tag2?eq=t3&limit=1000").1["keys"], found["keys"]);
+    assert_eq!(s.request("DELETE", "/tables/notes/indexes/by_tag2", None).0, 204);
+
+    // Ready and identical: 200; other columns: 409; bad body: 400.
+    assert_eq!(put(&s, "/tables/notes/indexes/by_tag", &json!({"columns": ["n:tag"]})).0, 200);
+    let (status, err) = put(&s, "/tables/notes/indexes/by_tag", &json!({"columns": ["n:other"]}));
+    assert_eq!((status, err["error"]["code"].as_str()), (409, Some("index_conflict")), "{err}");
+    let (status, err) = put(&s, "/tables/notes/indexes/by_x", &json!({"colums": ["n:x"]}));
+    assert_eq!(status, 400, "{err}");
+
+    // Rebuild is a job too; the result verifies.
+    let (status, started) = post(&s, "/tables/notes/indexes/by_tag/rebuild", &json!({}));
+    assert_eq!(status, 202, "{started}");
+    assert_eq!(super::wait_for_job(&s, started["job"].as_str().unwrap())["state"], "done");
+    assert_eq!(s.get_json("/tables/notes/indexes/by_tag/verify").1["clean"], true);
+    let verify = t.run(&["index", "verify", "notes", "by_tag"]);
+    assert!(verify.status.success(), "{}", stdout(&verify));
+
+    // Dropped: gone for lookups and the list.
+    assert_eq!(s.request("DELETE", "/tables/notes/indexes/by_tag", None).0, 204);
+    let (status, body) = s.request("GET", "/tables/notes/indexes/by_tag?eq=t3", None);
+    assert_eq!((status, code(&body).as_str()), (404, "index_not_found"), "{body}");
+    assert_eq!(s.get_json("/tables/notes/indexes").1["indexes"], json!([]));
+}

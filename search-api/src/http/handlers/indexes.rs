@@ -1,14 +1,73 @@
+//! `/tables/{t}/indexes` (admin: list, add, drop, rebuild, verify),
 //! `/tables/{t}/indexes/{index}` (lookups) and
 //! `/tables/{t}/indexes:intersect` (combinations).
 
-use rowsearch_store::{IndexQuery, IndexTerm, ReadOptions, SetOp};
-use serde_json::{Value, json};
+use std::sync::Arc;
 
-use super::{Answer, ok};
-use crate::http::error::ApiError;
-use crate::http::params::{Params, binary, index_query};
+use rowsearch_store::{IndexQuery, IndexSchema, IndexTerm, ReadOptions, SetOp};
+use serde_json::{Value, json};
+use warp::Reply;
+use warp::http::StatusCode;
+
+use super::{Answer, json_reply, ok};
+use crate::http::error::{ApiError, Refusal};
+use crate::http::params::{Params, binary, index_query, parse_json};
 use crate::http::state::State;
-use crate::json::{key_json_in, row_json_in};
+use crate::json::{index_state_json, key_json_in, row_json_in, verify_json};
+
+/// `GET /tables/{t}/indexes`.
+pub(crate) fn list(st: &State, t: &str) -> Answer {
+    let states = st.store().indexes(t)?;
+    ok(json!({"indexes": states.iter().map(index_state_json).collect::<Vec<_>>()}))
+}
+
+/// The body of `PUT /tables/{t}/indexes/{i}`.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct IndexBody {
+    columns: Vec<String>,
+}
+
+/// `PUT /tables/{t}/indexes/{i}`: 202 with the job that builds it from the
+/// rows while writes go on; 200 when it exists alike and is ready.
+pub(crate) fn put(st: &State, t: &str, index: &str, body: &[u8]) -> Answer {
+    let body: IndexBody = parse_json(body)?;
+    st.store().start_index(t, IndexSchema::new(index, body.columns))?;
+    let building = st.store().indexes(t)?.iter().any(|s| s.schema.name == index && s.building);
+    if !building {
+        return ok(json!({"index": index, "state": "ready"}));
+    }
+    // New, or a build that stopped (a restart): (re)start its job.
+    let job = st.jobs.start_index_build(Arc::clone(st.store()), t, index).unwrap_or_else(|running| running);
+    Ok(json_reply(&json!({"job": job, "index": index, "state": "building"}), StatusCode::ACCEPTED))
+}
+
+/// `DELETE /tables/{t}/indexes/{i}`.
+pub(crate) fn delete(st: &State, t: &str, index: &str) -> Answer {
+    st.store().drop_index(t, index)?;
+    Ok(StatusCode::NO_CONTENT.into_response())
+}
+
+/// `POST /tables/{t}/indexes/{i}/rebuild`: 202 with the job.
+pub(crate) fn rebuild(st: &State, t: &str, index: &str) -> Answer {
+    st.store().indexes(t)?.iter().find(|s| s.schema.name == index).ok_or_else(|| {
+        rowsearch_store::Error::from(rowsearch_store::ErrorKind::UnknownIndex {
+            table: t.to_owned(),
+            index: index.to_owned(),
+        })
+    })?;
+    if let Some(job) = st.jobs.running_index_build(t, index) {
+        return Err(Refusal::IndexJobRunning { job, table: t.to_owned(), index: index.to_owned() }.into());
+    }
+    st.store().start_index_rebuild(t, index)?;
+    let job = st.jobs.start_index_build(Arc::clone(st.store()), t, index).unwrap_or_else(|running| running);
+    Ok(json_reply(&json!({"job": job, "index": index, "state": "building"}), StatusCode::ACCEPTED))
+}
+
+/// `GET /tables/{t}/indexes/{i}/verify`.
+pub(crate) fn verify(st: &State, t: &str, index: &str) -> Answer {
+    ok(verify_json(&st.store().verify_index(t, index)?))
+}
 
 /// `GET /tables/{t}/indexes/{index}`: keys, or rows with `rows=true`.
 pub(crate) fn lookup(st: &State, t: &str, index: &str, p: &Params) -> Answer {
