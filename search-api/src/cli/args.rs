@@ -141,6 +141,10 @@ pub enum ServeCommand {
         /// milliseconds, before its connection is closed.
         #[arg(long, default_value_t = 10_000)]
         header_timeout_ms: u64,
+        /// Longest a client may take to send a request's body, in
+        /// milliseconds, before it is answered 408.
+        #[arg(long, default_value_t = 30_000)]
+        body_timeout_ms: u64,
         /// Most connections open at once; past it the server accepts no
         /// more until one closes.
         #[arg(long, default_value_t = 1024, value_parser = clap::value_parser!(u64).range(1..))]

@@ -75,6 +75,17 @@ pub enum Refusal {
         /// The index.
         index: String,
     },
+    /// The path exists, not with this method.
+    MethodNotAllowed {
+        /// The method asked.
+        method: String,
+        /// The methods the path takes.
+        allow: Vec<&'static str>,
+    },
+    /// The request body did not arrive within the time limit (in ms).
+    BodyTimeout(u128),
+    /// The request body is larger than the limit (in bytes).
+    BodyTooLarge(u64),
     /// The request outlived the time limit (in ms).
     Timeout(u128),
     /// A worker failed while doing the request.
@@ -95,6 +106,9 @@ impl Refusal {
             Refusal::JobNotFound(_) => (S::NOT_FOUND, "job_not_found"),
             Refusal::ReindexRunning { .. } => (S::CONFLICT, "reindex_running"),
             Refusal::IndexJobRunning { .. } => (S::CONFLICT, "index_building"),
+            Refusal::MethodNotAllowed { .. } => (S::METHOD_NOT_ALLOWED, "method_not_allowed"),
+            Refusal::BodyTimeout(_) => (S::REQUEST_TIMEOUT, "body_timeout"),
+            Refusal::BodyTooLarge(_) => (S::PAYLOAD_TOO_LARGE, "body_too_large"),
             Refusal::Timeout(_) => (S::SERVICE_UNAVAILABLE, "timeout"),
             Refusal::Internal(_) => (S::INTERNAL_SERVER_ERROR, "internal"),
         }
@@ -119,6 +133,11 @@ impl Refusal {
             Refusal::IndexJobRunning { job, table, index } => {
                 format!("job {job} is already building index {index:?} of table {table:?}")
             }
+            Refusal::MethodNotAllowed { method, allow } => {
+                format!("{method} is not allowed on this path; it takes {}", allow.join(", "))
+            }
+            Refusal::BodyTimeout(ms) => format!("the request body did not arrive within {ms} ms"),
+            Refusal::BodyTooLarge(max) => format!("the request body is larger than {max} bytes"),
             Refusal::Timeout(ms) => format!("request took longer than {ms} ms"),
         }
     }
@@ -334,6 +353,12 @@ mod tests {
                 Refusal::IndexJobRunning { job: "j1".into(), table: "t".into(), index: "i".into() },
                 (409, "index_building"),
             ),
+            (
+                Refusal::MethodNotAllowed { method: "PATCH".into(), allow: vec!["GET"] },
+                (405, "method_not_allowed"),
+            ),
+            (Refusal::BodyTimeout(30_000), (408, "body_timeout")),
+            (Refusal::BodyTooLarge(1), (413, "body_too_large")),
             (Refusal::Timeout(30_000), (503, "timeout")),
             (Refusal::Internal("x".into()), (500, "internal")),
         ];
@@ -348,6 +373,9 @@ mod tests {
                 | Refusal::JobNotFound(_)
                 | Refusal::ReindexRunning { .. }
                 | Refusal::IndexJobRunning { .. }
+                | Refusal::MethodNotAllowed { .. }
+                | Refusal::BodyTimeout(_)
+                | Refusal::BodyTooLarge(_)
                 | Refusal::Timeout(_)
                 | Refusal::Internal(_) => {}
             }

@@ -7,11 +7,13 @@
 //! pool of worker threads fed in arrival order (`pool.rs`), never on the
 //! async workers. Limits are in [`Limits`].
 //!
-//! Files: `server.rs` (connections), `routes.rs` (the route table only),
+//! Files: `server.rs` (accepting connections), `conn.rs` (a connection's
+//! idle timer and hyper's own error answers in the JSON shape), `routes.rs` (the route table only),
 //! `params.rs` (every request parameter), `handlers/` (one file per
 //! resource), `error.rs` (every status and code), `state.rs`, `pool.rs`,
 //! `jobs.rs`, `metrics.rs`.
 
+mod conn;
 mod error;
 mod handlers;
 mod jobs;
@@ -25,6 +27,6 @@ mod state;
 pub use error::{ApiError, Refusal};
 pub use jobs::{JobState, Jobs};
 pub use metrics::{Metrics, TableFigures};
-pub use routes::{ROUTES, RouteSpec};
+pub use routes::{ROUTES, RouteSpec, allowed_methods};
 pub use server::serve;
 pub use state::{Limits, OPENAPI, State};

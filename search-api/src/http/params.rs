@@ -200,9 +200,12 @@ fn is_json(content_type: &str) -> bool {
 
 /// A request body, JSON by its `Content-Type` (415 otherwise, and without
 /// one: a web page's form or plain-text post must not write through a
-/// server on loopback), within the size limit.
+/// server on loopback), within the size limit (413 past it, read no
+/// further: a `Content-Length` over it is refused before reading, a
+/// chunked body as soon as it passes it) and the time limit (408).
 pub(super) fn body(
     max: u64,
+    timeout: std::time::Duration,
 ) -> impl warp::Filter<Extract = (bytes::Bytes,), Error = warp::Rejection> + Clone {
     use warp::Filter as _;
     warp::header::optional::<String>("content-type")
@@ -215,8 +218,44 @@ pub(super) fn body(
             Err(warp::reject::custom(Rejected(Refusal::UnsupportedMediaType(refusal).into())))
         })
         .untuple_one()
-        .and(warp::body::content_length_limit(max))
-        .and(warp::body::bytes())
+        .and(warp::header::optional::<u64>("content-length"))
+        .and(warp::body::stream())
+        .and_then(move |length: Option<u64>, stream| read_body(length, stream, max, timeout))
+}
+
+/// Reads a body within `max` bytes and `timeout`.
+async fn read_body<B: bytes::Buf>(
+    length: Option<u64>,
+    stream: impl futures_util::Stream<Item = Result<B, warp::Error>>,
+    max: u64,
+    timeout: std::time::Duration,
+) -> Result<bytes::Bytes, warp::Rejection> {
+    use futures_util::StreamExt as _;
+    let refuse = |refusal: Refusal| warp::reject::custom(Rejected(refusal.into()));
+    if length.is_some_and(|l| l > max) {
+        return Err(refuse(Refusal::BodyTooLarge(max)));
+    }
+    let read = async move {
+        let mut stream = std::pin::pin!(stream);
+        let mut body = bytes::BytesMut::new();
+        while let Some(chunk) = stream.next().await {
+            let mut chunk = chunk.map_err(|e| refuse(Refusal::BadRequest(format!("request body: {e}"))))?;
+            if body.len() as u64 + chunk.remaining() as u64 > max {
+                return Err(refuse(Refusal::BodyTooLarge(max)));
+            }
+            while chunk.has_remaining() {
+                let part = chunk.chunk();
+                let n = part.len();
+                body.extend_from_slice(part);
+                chunk.advance(n);
+            }
+        }
+        Ok(body.freeze())
+    };
+    match tokio::time::timeout(timeout, read).await {
+        Ok(result) => result,
+        Err(_) => Err(refuse(Refusal::BodyTimeout(timeout.as_millis()))),
+    }
 }
 
 /// An [`ApiError`] raised by a filter.

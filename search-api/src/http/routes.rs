@@ -216,6 +216,7 @@ pub fn routes(
 ) -> impl warp::Filter<Extract = (Response,), Error = std::convert::Infallible> + Clone {
     use handlers::{indexes, jobs, rows, scans, search, service, tables};
     let max_body = state.limits.max_body_bytes;
+    let body_timeout = state.limits.body_read_timeout;
     let s = move || with_state(Arc::clone(&state));
     let table = || warp::path("tables").and(warp::path::param::<String>());
     let row = || table().and(warp::path("rows")).and(warp::path::param::<String>()).and(warp::path::end());
@@ -247,7 +248,7 @@ pub fn routes(
         .and(warp::path::end())
         .and(warp::put())
         .and(no_params(known("tables_put")))
-        .and(body(max_body))
+        .and(body(max_body, body_timeout))
         .and(s())
         .and_then(|t: String, b: Body, st: Arc<State>| {
             run(st, "tables_put", move |st| tables::put(st, &t, &b))
@@ -266,12 +267,14 @@ pub fn routes(
         .and_then(|t: String, st: Arc<State>| run(st, "tables_delete", move |st| tables::delete(st, &t)));
 
     // Rows.
-    let put_row =
-        row().and(warp::put()).and(params(known("rows_put"))).and(body(max_body)).and(s()).and_then(
-            |t: String, key: String, p: Params, b: Body, st: Arc<State>| {
-                run(st, "rows_put", move |st| rows::put(st, &t, &key, &p, &b))
-            },
-        );
+    let put_row = row()
+        .and(warp::put())
+        .and(params(known("rows_put")))
+        .and(body(max_body, body_timeout))
+        .and(s())
+        .and_then(|t: String, key: String, p: Params, b: Body, st: Arc<State>| {
+            run(st, "rows_put", move |st| rows::put(st, &t, &key, &p, &b))
+        });
     let get_row = row().and(warp::get()).and(params(known("rows_get"))).and(s()).and_then(
         |t: String, key: String, p: Params, st: Arc<State>| {
             run(st, "rows_get", move |st| rows::get(st, &t, &key, &p))
@@ -286,7 +289,7 @@ pub fn routes(
         .and(warp::path!("mutate"))
         .and(warp::post())
         .and(params(known("mutate")))
-        .and(body(max_body))
+        .and(body(max_body, body_timeout))
         .and(s())
         .and_then(|t: String, p: Params, b: Body, st: Arc<State>| {
             run(st, "mutate", move |st| rows::mutate(st, &t, &p, &b))
@@ -301,7 +304,7 @@ pub fn routes(
         .and(warp::path!("scan"))
         .and(warp::post())
         .and(no_params(&[]))
-        .and(body(max_body))
+        .and(body(max_body, body_timeout))
         .and(s())
         .and_then(|t: String, b: Body, st: Arc<State>| {
             run(st, "scan", move |st| scans::scan(st, &t, &params_from_json(&b, known("scan"))?, false))
@@ -324,7 +327,7 @@ pub fn routes(
         .and(warp::path::end())
         .and(warp::put())
         .and(no_params(known("index_put")))
-        .and(body(max_body))
+        .and(body(max_body, body_timeout))
         .and(s())
         .and_then(|t: String, index: String, b: Body, st: Arc<State>| {
             run(st, "index_put", move |st| indexes::put(st, &t, &index, &b))
@@ -418,7 +421,7 @@ pub fn routes(
         .unify()
         .boxed();
     let searches = search.or(keywords).unify().or(reindex).unify().or(job).unify().boxed();
-    service
+    let all = service
         .or(tables)
         .unify()
         .or(rows)
@@ -435,5 +438,36 @@ pub fn routes(
                 None => recover(r).await,
             }
         })
-        .unify()
+        .unify();
+    warp::path::full().and(warp::method()).and(all).map(
+        |path: warp::path::FullPath, method: warp::http::Method, response: Response| {
+            if response.status() != warp::http::StatusCode::METHOD_NOT_ALLOWED {
+                return response;
+            }
+            let allow = allowed_methods(path.as_str());
+            let refusal = Refusal::MethodNotAllowed { method: method.to_string(), allow: allow.clone() };
+            let mut response = ApiError::from(refusal).into_response();
+            if let Ok(value) = warp::http::HeaderValue::from_str(&allow.join(", ")) {
+                response.headers_mut().insert(warp::http::header::ALLOW, value);
+            }
+            response
+        },
+    )
+}
+
+/// The methods the route table has for `path` (for a 405's `Allow`).
+pub fn allowed_methods(path: &str) -> Vec<&'static str> {
+    let segments: Vec<&str> = path.trim_start_matches('/').split('/').collect();
+    let mut methods: Vec<&'static str> = ROUTES
+        .iter()
+        .filter(|route| {
+            let pattern: Vec<&str> = route.path.trim_start_matches('/').split('/').collect();
+            pattern.len() == segments.len()
+                && pattern.iter().zip(&segments).all(|(p, s)| (p.starts_with('{') && !s.is_empty()) || p == s)
+        })
+        .map(|route| route.method)
+        .collect();
+    methods.sort_unstable();
+    methods.dedup();
+    methods
 }

@@ -3,6 +3,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use super::conn::Conn;
 use super::routes;
 use super::state::State;
 
@@ -14,7 +15,10 @@ use super::state::State;
 /// sending its headers within
 /// [`Limits::header_read_timeout`](super::Limits::header_read_timeout) is
 /// disconnected; so is one that sends nothing at all in that time (hyper's
-/// timer starts at the first byte). At most
+/// timer starts at the first byte), and a keep-alive connection on which
+/// no next request starts within it. A connection on which nothing at all
+/// is read or written for longer than a request, its body and its headers
+/// may take is closed too (`conn.rs`). At most
 /// [`Limits::max_connections`](super::Limits::max_connections) are open at
 /// once: past that the server stops accepting until one closes, and the
 /// operating system's backlog holds the rest, so idle clients cannot
@@ -26,6 +30,9 @@ pub async fn serve(
 ) {
     use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
     let header_timeout = state.limits.header_read_timeout;
+    // Nothing read or written for this long: the connection goes. Longer
+    // than any request may run, so only idle and stalled ones are closed.
+    let idle = state.limits.request_timeout + state.limits.body_read_timeout + header_timeout;
     let slots = Arc::new(tokio::sync::Semaphore::new(state.limits.max_connections.max(1)));
     let shared = Arc::clone(&state);
     let service = warp::service(routes::routes(state));
@@ -66,7 +73,8 @@ pub async fn serve(
             }
             let mut builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
             builder.http1().timer(TokioTimer::new()).header_read_timeout(header_timeout);
-            let connection = builder.serve_connection_with_upgrades(TokioIo::new(stream), service);
+            let connection =
+                builder.serve_connection_with_upgrades(TokioIo::new(Conn::new(stream, idle)), service);
             // A connection that ends badly (reset, timed out) concerns only it.
             let _ = watcher.watch(connection).await;
         });

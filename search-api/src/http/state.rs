@@ -29,6 +29,9 @@ pub struct Limits {
     /// Longest a client may take to send a request's headers before its
     /// connection is closed (default 10 s): slow clients cannot pile up.
     pub header_read_timeout: Duration,
+    /// Longest a client may take to send a request's body (default 30 s):
+    /// 408 past it.
+    pub body_read_timeout: Duration,
     /// Most connections open at once (default 1,024): past it the server
     /// accepts no more until one closes.
     pub max_connections: usize,
@@ -52,6 +55,7 @@ impl Default for Limits {
             max_filter_bytes: 64 << 10,
             request_timeout: Duration::from_secs(30),
             header_read_timeout: Duration::from_secs(10),
+            body_read_timeout: Duration::from_secs(30),
             max_connections: 1024,
             workers: std::thread::available_parallelism().map_or(2, usize::from),
             idle_spin: Duration::from_micros(500),

@@ -2,6 +2,7 @@
 
 mod hostile;
 mod processes;
+mod protocol;
 
 use rowsearch_tests::{Rng, Server, TestDir, stderr};
 use serde_json::{Value, json};

@@ -1,0 +1,171 @@
+//! One client connection as hyper sees it: the socket with an idle timer
+//! (a connection on which nothing is read or written for the idle time is
+//! closed, so keep-alive connections and stalled clients do not stay open
+//! for good), and the answers hyper writes on its own in the JSON error
+//! shape.
+//!
+//! hyper answers a request it cannot parse by itself, before any route
+//! runs: 400 (not HTTP, a bad header value), 414 (the request line too
+//! long), 431 (the headers too large), always with an empty body. Those
+//! answers are recognised as they are written (a `4xx` head with
+//! `content-length: 0`, which the routes never write: every error of
+//! theirs has a body) and given the JSON body every other error has.
+
+use std::io;
+use std::pin::Pin;
+use std::task::{Context, Poll, ready};
+use std::time::Duration;
+
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::time::{Instant, Sleep};
+
+/// A connection's socket, with the idle timer and error bodies.
+pub(super) struct Conn<S> {
+    inner: S,
+    idle: Duration,
+    timer: Pin<Box<Sleep>>,
+    /// A rewritten answer still to be written, and how much of it is.
+    pending: Vec<u8>,
+    written: usize,
+}
+
+impl<S> Conn<S> {
+    pub(super) fn new(inner: S, idle: Duration) -> Conn<S> {
+        Conn { inner, idle, timer: Box::pin(tokio::time::sleep(idle)), pending: Vec::new(), written: 0 }
+    }
+
+    fn touch(&mut self) {
+        self.timer.as_mut().reset(Instant::now() + self.idle);
+    }
+
+    /// `Err(TimedOut)` once the idle time has passed with nothing done.
+    fn poll_idle(&mut self, cx: &mut Context<'_>) -> io::Result<()> {
+        match self.timer.as_mut().poll(cx) {
+            Poll::Ready(()) => Err(io::Error::new(io::ErrorKind::TimedOut, "connection idle")),
+            Poll::Pending => Ok(()),
+        }
+    }
+}
+
+impl<S: AsyncWrite + Unpin> Conn<S> {
+    /// Writes what is left of a rewritten answer.
+    fn poll_pending(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        while self.written < self.pending.len() {
+            let n = ready!(Pin::new(&mut self.inner).poll_write(cx, &self.pending[self.written..]))?;
+            if n == 0 {
+                return Poll::Ready(Err(io::ErrorKind::WriteZero.into()));
+            }
+            self.written += n;
+        }
+        self.pending.clear();
+        self.written = 0;
+        Poll::Ready(Ok(()))
+    }
+}
+
+impl<S: AsyncRead + Unpin> AsyncRead for Conn<S> {
+    fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
+        let this = self.get_mut();
+        match Pin::new(&mut this.inner).poll_read(cx, buf) {
+            Poll::Ready(result) => {
+                this.touch();
+                Poll::Ready(result)
+            }
+            Poll::Pending => {
+                this.poll_idle(cx)?;
+                Poll::Pending
+            }
+        }
+    }
+}
+
+impl<S: AsyncWrite + Unpin> AsyncWrite for Conn<S> {
+    fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+        let this = self.get_mut();
+        ready!(this.poll_pending(cx))?;
+        if let Some((head_len, answer)) = with_error_body(buf) {
+            this.pending = answer;
+            this.touch();
+            // The empty answer counts as written; its rewrite goes out next.
+            return match this.poll_pending(cx) {
+                Poll::Ready(Err(e)) => Poll::Ready(Err(e)),
+                _ => Poll::Ready(Ok(head_len)),
+            };
+        }
+        let result = ready!(Pin::new(&mut this.inner).poll_write(cx, buf));
+        this.touch();
+        Poll::Ready(result)
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        let this = self.get_mut();
+        ready!(this.poll_pending(cx))?;
+        Pin::new(&mut this.inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        let this = self.get_mut();
+        ready!(this.poll_pending(cx))?;
+        Pin::new(&mut this.inner).poll_shutdown(cx)
+    }
+}
+
+/// When `buf` starts with an answer hyper made on its own (a 4xx head
+/// with an empty body): the head's length and the answer with a JSON body.
+fn with_error_body(buf: &[u8]) -> Option<(usize, Vec<u8>)> {
+    if !buf.starts_with(b"HTTP/1.1 4") {
+        return None;
+    }
+    let head_len = buf.windows(4).position(|w| w == b"\r\n\r\n")? + 4;
+    let head = std::str::from_utf8(&buf[..head_len]).ok()?;
+    let mut lines = head.split("\r\n");
+    let status_line = lines.next()?;
+    let status: u16 = status_line.get(9..12)?.parse().ok()?;
+    let headers: Vec<&str> = lines.filter(|l| !l.is_empty()).collect();
+    if !headers.iter().any(|h| h.eq_ignore_ascii_case("content-length: 0")) {
+        return None;
+    }
+    let (code, message) = match status {
+        400 => ("bad_request", "the request is not valid HTTP/1.1 (request line, header or framing)"),
+        413 => ("body_too_large", "the request body is larger than the server takes"),
+        414 => ("uri_too_long", "the request line is longer than the server takes"),
+        431 => ("headers_too_large", "the request headers are larger than the server takes"),
+        _ => return None,
+    };
+    let body = serde_json::json!({"error": {"code": code, "message": message}}).to_string();
+    let mut answer = format!("{status_line}\r\n");
+    for header in headers {
+        if !header.to_ascii_lowercase().starts_with("content-length:") {
+            answer.push_str(header);
+            answer.push_str("\r\n");
+        }
+    }
+    answer
+        .push_str(&format!("content-type: application/json\r\ncontent-length: {}\r\n\r\n{body}", body.len()));
+    Some((head_len, answer.into_bytes()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn empty_error_answers_get_the_json_shape_and_others_pass() {
+        let head = b"HTTP/1.1 431 Request Header Fields Too Large\r\nconnection: close\r\ncontent-length: 0\r\ndate: x\r\n\r\n";
+        let (len, answer) = with_error_body(head).unwrap();
+        assert_eq!(len, head.len());
+        let answer = String::from_utf8(answer).unwrap();
+        let (head, body) = answer.split_once("\r\n\r\n").unwrap();
+        assert!(head.starts_with("HTTP/1.1 431 "), "{head}");
+        assert!(head.contains("connection: close") && head.contains("content-type: application/json"));
+        assert!(head.contains(&format!("content-length: {}", body.len())), "{head}");
+        let v: serde_json::Value = serde_json::from_str(body).unwrap();
+        assert_eq!(v["error"]["code"], "headers_too_large");
+        // Answers with a body, 2xx and 204s are left alone.
+        assert!(
+            with_error_body(b"HTTP/1.1 404 Not Found\r\ncontent-length: 12\r\n\r\n{\"error\":{}}").is_none()
+        );
+        assert!(with_error_body(b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n").is_none());
+        assert!(with_error_body(b"HTTP/1.1 204 No Content\r\n\r\n").is_none());
+    }
+}
