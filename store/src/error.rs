@@ -235,9 +235,21 @@ pub enum ErrorKind {
         /// The configured limit.
         max_dbs: u32,
     },
-    /// An earlier commit failed; writes are refused until the store is reopened.
+    /// LMDB could not restore a consistent state after a failed commit
+    /// (`MDB_PANIC`): the environment refuses every transaction until the
+    /// store is reopened.
     #[error("store is poisoned by an earlier failed commit; reopen it")]
     Poisoned,
+    /// A write failed because the file system holding the store is full.
+    /// Nothing of the write was applied; writes succeed again once there is
+    /// room (free space, or delete data: freed pages are reused).
+    #[error("disk full: the file system of {path} has {available_bytes} bytes free; nothing was written")]
+    DiskFull {
+        /// The store's directory.
+        path: PathBuf,
+        /// Bytes free when the write failed.
+        available_bytes: u64,
+    },
     /// A caller's callback stopped an iteration with its own error
     /// ([`Error::callback`]; get it back with [`Error::into_callback`]).
     #[error("stopped by the caller: {source}")]
@@ -400,6 +412,7 @@ impl ErrorKind {
             ErrorKind::MapFull { map_size_bytes: 1, reason: "x".into() },
             ErrorKind::TooManyDatabases { max_dbs: 1 },
             ErrorKind::Poisoned,
+            ErrorKind::DiskFull { path: "d".into(), available_bytes: 0 },
             ErrorKind::Callback { source: "x".into() },
         ];
         kinds.iter().for_each(listed);
@@ -439,6 +452,7 @@ fn listed(kind: &ErrorKind) {
         | ErrorKind::MapFull { .. }
         | ErrorKind::TooManyDatabases { .. }
         | ErrorKind::Poisoned
+        | ErrorKind::DiskFull { .. }
         | ErrorKind::Callback { .. } => {}
     }
 }

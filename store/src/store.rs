@@ -220,6 +220,19 @@ impl Store {
         self.catalog.analyzer()
     }
 
+    /// Whether the store can serve: `Err` when it cannot (LMDB refuses
+    /// every transaction after a failure it could not recover from, say);
+    /// `Ok(Some(reason))` when it serves but the last write of this process
+    /// failed at the storage level (a full disk) and none has succeeded
+    /// since; `Ok(None)` when all is well.
+    ///
+    /// # Errors
+    /// `Poisoned`, `Lmdb`.
+    pub fn health(&self) -> Result<Option<String>> {
+        self.env.read_txn()?;
+        Ok(self.env.write_failure())
+    }
+
     /// The store's directory.
     pub fn path(&self) -> &Path {
         &self.path

@@ -82,15 +82,21 @@ pub struct Server {
 impl TestDir {
     /// Starts `rowsearch --data <dir> ARGS... --listen 127.0.0.1:0` and
     /// waits for its `listening on http://...` line (no sleeping).
+    pub fn serve(&self, args: &[&str]) -> Server {
+        let mut command = Command::new(bin());
+        command.arg("--data").arg(self.data()).args(args).args(["--listen", "127.0.0.1:0"]);
+        Server::spawn(command)
+    }
+}
+
+impl Server {
+    /// Starts `command` (a server that prints `listening on http://...`)
+    /// and waits for that line (no sleeping).
     // The child moves into the returned Server, whose Drop kills and waits.
     #[allow(clippy::zombie_processes)]
-    pub fn serve(&self, args: &[&str]) -> Server {
+    pub fn spawn(mut command: Command) -> Server {
         use std::io::BufRead;
-        let mut child = Command::new(bin())
-            .arg("--data")
-            .arg(self.data())
-            .args(args)
-            .args(["--listen", "127.0.0.1:0"])
+        let mut child = command
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::inherit())
             .spawn()

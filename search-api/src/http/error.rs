@@ -34,6 +34,20 @@ impl ApiError {
     pub fn bad_request(message: impl Into<String>) -> ApiError {
         Refusal::BadRequest(message.into()).into()
     }
+
+    /// The error with the data directory's path written as `<data>`: a
+    /// client has no business knowing where the server keeps its files.
+    pub fn without_path(mut self, data: &std::path::Path) -> ApiError {
+        let mut paths = vec![data.to_path_buf()];
+        paths.extend(data.canonicalize().ok());
+        for path in paths {
+            let text = path.to_string_lossy();
+            if !text.is_empty() && self.message.contains(&*text) {
+                self.message = self.message.replace(&*text, "<data>");
+            }
+        }
+        self
+    }
 }
 
 /// What the HTTP layer itself refuses or reports (the libraries' errors
@@ -179,6 +193,8 @@ pub fn store_status(e: &rowsearch_store::Error) -> (StatusCode, &'static str) {
         ErrorKind::InvalidIndexQuery { .. } => (S::BAD_REQUEST, "invalid_index_query"),
         ErrorKind::InvalidKeywordQuery { .. } => (S::BAD_REQUEST, "invalid_keyword_query"),
         ErrorKind::NotSearchable { .. } => (S::UNPROCESSABLE_ENTITY, "not_searchable"),
+        ErrorKind::DiskFull { .. } => (S::INSUFFICIENT_STORAGE, "disk_full"),
+        ErrorKind::Poisoned => (S::SERVICE_UNAVAILABLE, "store_unavailable"),
         _ if e.is_user_error() => (S::BAD_REQUEST, "bad_request"),
         _ => (S::INTERNAL_SERVER_ERROR, "internal"),
     }
@@ -287,7 +303,8 @@ mod tests {
             (500, "internal"),              // Corrupted
             (500, "internal"),              // MapFull
             (500, "internal"),              // TooManyDatabases
-            (500, "internal"),              // Poisoned
+            (503, "store_unavailable"),     // Poisoned
+            (507, "disk_full"),             // DiskFull
             (500, "internal"),              // Callback
         ];
         let examples = ErrorKind::examples();
@@ -301,19 +318,19 @@ mod tests {
         }
 
         let indexer: Vec<(u16, &str)> = vec![
-            (500, "internal"),        // Store (a poisoned store: the store's own status)
-            (400, "bad_request"),     // Input
-            (400, "bad_request"),     // TableMismatch
-            (422, "not_searchable"),  // Schema
-            (503, "index_not_ready"), // NoIndex
-            (409, "reindex_running"), // Busy
-            (400, "invalid_query"),   // Query
-            (500, "internal"),        // Tantivy
-            (500, "internal"),        // Check
-            (500, "internal"),        // Corrupted
-            (500, "internal"),        // Io
-            (500, "internal"),        // FailPoint
-            (500, "internal"),        // Report
+            (503, "store_unavailable"), // Store (a poisoned store: the store's own status)
+            (400, "bad_request"),       // Input
+            (400, "bad_request"),       // TableMismatch
+            (422, "not_searchable"),    // Schema
+            (503, "index_not_ready"),   // NoIndex
+            (409, "reindex_running"),   // Busy
+            (400, "invalid_query"),     // Query
+            (500, "internal"),          // Tantivy
+            (500, "internal"),          // Check
+            (500, "internal"),          // Corrupted
+            (500, "internal"),          // Io
+            (500, "internal"),          // FailPoint
+            (500, "internal"),          // Report
         ];
         let examples = IndexerError::examples();
         assert_eq!(examples.len(), indexer.len(), "an indexer error kind has no status decided here");

@@ -4,6 +4,7 @@
 //! shape (`error.rs`).
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::time::Instant;
 
 use warp::reply::Response;
@@ -184,19 +185,45 @@ fn known(name: &str) -> &'static [&'static str] {
 
 /// Runs `work` on the work pool (in arrival order) within the request time
 /// limit (waiting included), and counts the request under `route`.
+///
+/// At the limit, a request still waiting for a worker is dropped (it never
+/// runs) and answered 503 `timeout`; a read already running is abandoned to
+/// finish on its own and answered the same. A write already running is
+/// waited for: its answer is what it did, never a 503 for a write that was
+/// (or will be) applied.
 async fn run<F>(state: Arc<State>, route: &'static str, work: F) -> Result<Response, std::convert::Infallible>
 where
     F: FnOnce(&State) -> Answer + Send + 'static,
 {
+    const QUEUED: u8 = 0;
+    const RUNNING: u8 = 1;
+    const DROPPED: u8 = 2;
     let started = Instant::now();
     let limit = state.limits.request_timeout;
+    let writes = ROUTES.iter().any(|r| r.name == route && r.method != "GET" && r.name != "scan");
+    let phase = Arc::new(AtomicU8::new(QUEUED));
     let worker = Arc::clone(&state);
-    let task = state.work.run(move || work(&worker));
-    let response = match tokio::time::timeout(limit, task).await {
-        Ok(Ok(Ok(response))) => response,
-        Ok(Ok(Err(error))) => error.into_response(),
-        Ok(Err(join)) => ApiError::from(Refusal::Internal(join.to_string())).into_response(),
-        Err(_) => ApiError::from(Refusal::Timeout(limit.as_millis())).into_response(),
+    let worker_phase = Arc::clone(&phase);
+    let task = state.work.run(move || {
+        if worker_phase.compare_exchange(QUEUED, RUNNING, Ordering::AcqRel, Ordering::Acquire).is_err() {
+            return Err(ApiError::from(Refusal::Timeout(limit.as_millis())));
+        }
+        work(&worker)
+    });
+    let mut task = std::pin::pin!(task);
+    let outcome = match tokio::time::timeout(limit, &mut task).await {
+        Ok(outcome) => Some(outcome),
+        Err(_) => {
+            let dropped =
+                phase.compare_exchange(QUEUED, DROPPED, Ordering::AcqRel, Ordering::Acquire).is_ok();
+            if !dropped && writes { Some(task.await) } else { None }
+        }
+    };
+    let response = match outcome {
+        Some(Ok(Ok(response))) => response,
+        Some(Ok(Err(error))) => error.without_path(state.store().path()).into_response(),
+        Some(Err(join)) => ApiError::from(Refusal::Internal(join.to_string())).into_response(),
+        None => ApiError::from(Refusal::Timeout(limit.as_millis())).into_response(),
     };
     state.metrics.observe(route, response.status().as_u16(), started.elapsed().as_secs_f64());
     Ok(response)

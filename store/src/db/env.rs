@@ -3,7 +3,6 @@
 //! after a failed commit. The one place map growth happens.
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard, TryLockError, Weak};
 use std::time::{Duration, Instant};
 
@@ -39,7 +38,11 @@ pub(crate) struct Environment {
     /// Held shared by every open transaction of this process and exclusively
     /// while the map is resized (LMDB requires no open transaction then).
     resize_lock: RwLock<()>,
-    poisoned: AtomicBool,
+    /// The store's directory (for telling a full disk from other I/O errors).
+    dir: PathBuf,
+    /// Why the last write of this process failed at the storage level
+    /// (disk full, I/O), until a write succeeds again.
+    write_failure: Mutex<Option<String>>,
 }
 
 /// A read transaction and the guard that keeps the map from being resized
@@ -133,7 +136,8 @@ impl Environment {
             write_lock: Mutex::new(()),
             dbi_lock: Mutex::new(()),
             resize_lock: RwLock::new(()),
-            poisoned: AtomicBool::new(false),
+            dir: dir.to_owned(),
+            write_failure: Mutex::new(None),
         })
     }
 
@@ -162,13 +166,56 @@ impl Environment {
         self.env.info().map_size
     }
 
-    /// Takes the writer lock; `Poisoned` after a failed commit.
+    /// Takes the writer lock.
     pub fn lock_writer(&self) -> Result<MutexGuard<'_, ()>> {
-        let guard = self.write_lock.lock().unwrap_or_else(|e| e.into_inner());
-        if self.poisoned.load(Ordering::SeqCst) {
-            return Err(ErrorKind::Poisoned.into());
+        Ok(self.write_lock.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    /// Remembers a write that failed at the storage level, forgets it when
+    /// one succeeds.
+    fn note_write<T>(&self, outcome: &Result<T>) {
+        let failure = match outcome {
+            Ok(_) => None,
+            Err(e) if matches!(e.kind(), ErrorKind::DiskFull { .. } | ErrorKind::Poisoned) => {
+                Some(e.to_string())
+            }
+            Err(e) if matches!(e.kind(), ErrorKind::Lmdb { source: heed::Error::Io(_), .. }) => {
+                Some(e.to_string())
+            }
+            // Input the caller can fix, or the map to grow: not storage trouble.
+            Err(_) => return,
+        };
+        *self.write_failure.lock().unwrap_or_else(|e| e.into_inner()) = failure;
+    }
+
+    /// Why the last write failed at the storage level, if no write has
+    /// succeeded since.
+    pub fn write_failure(&self) -> Option<String> {
+        self.write_failure.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// What a failed LMDB call means: `Poisoned` when LMDB could not get
+    /// back to a consistent state (`MDB_PANIC`: every later transaction
+    /// fails until the store is reopened); `DiskFull` for a write the file
+    /// system had no room for (LMDB reports a short write as `EIO`, so an
+    /// `EIO` with little space left is taken as that); else the error.
+    fn classify(&self, operation: &'static str, err: heed::Error) -> Error {
+        const ENOSPC: i32 = 28;
+        const EIO: i32 = 5;
+        /// Below this much free space an `EIO` on a write is a full disk.
+        const LOW_SPACE: u64 = 64 << 20;
+        match &err {
+            heed::Error::Mdb(MdbError::Panic) => ErrorKind::Poisoned.into(),
+            heed::Error::Io(io) if matches!(io.raw_os_error(), Some(ENOSPC | EIO)) => {
+                let available = fs4::available_space(&self.dir).unwrap_or(u64::MAX);
+                if io.raw_os_error() == Some(ENOSPC) || available < LOW_SPACE {
+                    ErrorKind::DiskFull { path: self.dir.clone(), available_bytes: available }.into()
+                } else {
+                    Error::lmdb(operation, err)
+                }
+            }
+            _ => Error::lmdb(operation, err),
         }
-        Ok(guard)
     }
 
     /// Taken around a transaction that opens or creates databases, for its
@@ -189,7 +236,7 @@ impl Environment {
                     self.adopt_map_size()?;
                     adopted = true;
                 }
-                Err(e) => return Err(Error::lmdb("begin read", e)),
+                Err(e) => return Err(self.classify("begin read", e)),
             }
         }
     }
@@ -210,28 +257,26 @@ impl Environment {
                     self.adopt_map_size()?;
                     continue;
                 }
-                Err(e) => return Err(Error::lmdb("begin write", e)),
+                Err(e) => return Err(self.classify("begin write", e)),
             };
             let result = op(&mut wtxn);
             let outcome = match result {
-                Ok(value) => match wtxn.commit() {
-                    Ok(()) => Ok(value),
-                    Err(e) => {
-                        let err = Error::lmdb("commit", e);
-                        if !is_map_full(&err) {
-                            // LMDB leaves the environment in doubt after a
-                            // failed commit: refuse writes until reopened.
-                            self.poisoned.store(true, Ordering::SeqCst);
-                        }
-                        Err(err)
-                    }
-                },
+                // A failed commit is aborted by LMDB: the data stays as the
+                // last commit left it, and later writes go on (LMDB itself
+                // refuses them, `MDB_PANIC`, if it could not restore that).
+                Ok(value) => wtxn.commit().map(|()| value).map_err(|e| self.classify("commit", e)),
                 Err(err) => {
                     wtxn.abort();
-                    Err(err)
+                    // A large write spills pages to the file before its
+                    // commit, so a full disk can show up here too.
+                    Err(match err.into_kind() {
+                        ErrorKind::Lmdb { operation, source } => self.classify(operation, source),
+                        kind => kind.into(),
+                    })
                 }
             };
             drop(guard);
+            self.note_write(&outcome);
             match outcome {
                 Err(err) if is_map_full(&err) => {
                     if attempts >= MAX_GROW_ATTEMPTS {

@@ -156,3 +156,48 @@ fn http_silent_connections_are_closed_and_the_open_ones_capped() {
         .unwrap_or_else(|| panic!("no idle-close counter in {metrics}"));
     assert!(closed >= 1.0, "{metrics}");
 }
+
+/// A write past the request time limit is never answered as failed when
+/// it was applied: one still waiting for a worker is dropped unrun (503,
+/// nothing written), one already running is waited for (its real answer).
+/// With a 1 ms limit, one worker and writers in parallel, the rows stored
+/// are exactly those of the batches answered 200.
+#[test]
+fn http_writes_past_the_time_limit_answer_what_they_did() {
+    let t = rowsearch_tests::TestDir::new();
+    let s = t.serve(&["serve", "--timeout-ms", "1", "--workers", "1"]);
+    let (status, _) = s.request("PUT", "/tables/t", Some(r#"{"families":[{"name":"f"}]}"#));
+    assert!(status == 201, "a running schema change is waited for: {status}");
+    let answers: Vec<(u16, String)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..8)
+            .map(|w| {
+                let s = &s;
+                scope.spawn(move || {
+                    (0..5)
+                        .map(|b| {
+                            let mutations: Vec<serde_json::Value> = (0..300)
+                                .map(|i| {
+                                    serde_json::json!({"put": {"key": format!("w{w}b{b}r{i:03}"),
+                                    "cells": [{"column": "f:q", "value": "v"}]}})
+                                })
+                                .collect();
+                            let body = serde_json::json!({"mutations": mutations}).to_string();
+                            s.request("POST", "/tables/t/mutate", Some(&body))
+                        })
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles.into_iter().flat_map(|h| h.join().unwrap()).collect()
+    });
+    let applied = answers.iter().filter(|(status, _)| *status == 200).count();
+    for (status, body) in &answers {
+        assert!(*status == 200 || (*status == 503 && body.contains("\"timeout\"")), "{status} {body}");
+    }
+    // Counted by the CLI once the server is gone (its reads may time out).
+    drop(s);
+    let out = t.run(&["scan", "t", "--count"]);
+    assert!(out.status.success(), "{}", rowsearch_tests::stderr(&out));
+    let rows: usize = rowsearch_tests::stdout(&out).trim().parse().unwrap();
+    assert_eq!(rows, applied * 300, "{applied} batches answered 200 of {}", answers.len());
+}

@@ -3,12 +3,22 @@
 use serde_json::json;
 use warp::Reply;
 
-use super::{Answer, ok};
+use super::{Answer, json_reply, ok};
 use crate::http::state::{OPENAPI, State};
 
-/// `GET /health`.
-pub(crate) fn health(_: &State) -> Answer {
-    ok(json!({"status": "ok", "version": env!("CARGO_PKG_VERSION")}))
+/// `GET /health`: 200 `ok`; 200 `degraded` with the reason when the last
+/// write failed at the storage level (a full disk) and none has succeeded
+/// since; 503 `unhealthy` with the reason when the store cannot serve.
+pub(crate) fn health(st: &State) -> Answer {
+    let version = env!("CARGO_PKG_VERSION");
+    match st.store().health() {
+        Ok(None) => ok(json!({"status": "ok", "version": version})),
+        Ok(Some(reason)) => ok(json!({"status": "degraded", "reason": reason, "version": version})),
+        Err(e) => Ok(json_reply(
+            &json!({"status": "unhealthy", "reason": e.to_string(), "version": version}),
+            warp::http::StatusCode::SERVICE_UNAVAILABLE,
+        )),
+    }
 }
 
 /// `GET /metrics`: Prometheus text.
