@@ -1,6 +1,6 @@
 //! JSON shapes shared by the CLI and the HTTP API (API.md).
 
-use rowsearch_store::{IndexState, IndexVerifyReport, Row, RowKeySchema};
+use rowsearch_store::{IndexState, IndexVerifyReport, Row, RowKeySchema, TableSchema};
 use serde::Serialize;
 use serde_json::{Value, json};
 
@@ -250,6 +250,30 @@ pub fn index_state_json(state: &IndexState) -> Value {
         "state": if state.building { "building" } else { "ready" },
         "entries": state.entries,
     })
+}
+
+/// The row key of `table`'s typed row key from `fields`, a JSON object of
+/// every key field (`key_fields` over HTTP, `--key-fields` on the CLI).
+///
+/// # Errors
+/// `BadRequest` for a table without a typed row key, JSON that does not
+/// parse, or a missing field; `Store` (`InvalidRowKey`) for a value of the
+/// wrong type or an unknown field.
+pub fn key_from_fields(schema: &TableSchema, table: &str, fields: &str) -> crate::Result<Vec<u8>> {
+    use crate::Error;
+    let rk = schema
+        .row_key
+        .as_ref()
+        .filter(|rk| !rk.fields.is_empty())
+        .ok_or_else(|| Error::BadRequest(format!("key_fields: table {table:?} has no typed row key")))?;
+    let value: Value =
+        serde_json::from_str(fields).map_err(|e| Error::BadRequest(format!("key_fields: {e}")))?;
+    let missing: Vec<&str> =
+        rk.fields.iter().map(|f| f.name.as_str()).filter(|name| value.get(name).is_none()).collect();
+    if !missing.is_empty() {
+        return Err(Error::BadRequest(format!("key_fields: missing {}", missing.join(", "))));
+    }
+    Ok(rk.encode_json(&value)?)
 }
 
 #[cfg(test)]

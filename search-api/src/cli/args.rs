@@ -183,11 +183,15 @@ pub enum DataCommand {
     Put {
         /// Table name.
         table: String,
-        /// Row key (binary string).
+        /// Row key (binary string); with --key-fields, the first cell.
+        #[arg(required = true)]
         key: String,
         /// Cells as family:qualifier=value.
-        #[arg(required = true)]
         cells: Vec<String>,
+        /// The row by its typed key's fields (JSON), in place of KEY:
+        /// `put notes --key-fields '{"user":"ann","id":1}' n:s=hi`.
+        #[arg(long)]
+        key_fields: Option<String>,
         /// Timestamp in ms (default: now).
         #[arg(long)]
         timestamp: Option<u64>,
@@ -197,7 +201,11 @@ pub enum DataCommand {
         /// Table name.
         table: String,
         /// Row key (binary string).
-        key: String,
+        #[arg(required_unless_present = "key_fields", conflicts_with = "key_fields")]
+        key: Option<String>,
+        /// The row by its typed key's fields (JSON), in place of KEY.
+        #[arg(long)]
+        key_fields: Option<String>,
         #[command(flatten)]
         read: ReadArgs,
     },
@@ -207,7 +215,11 @@ pub enum DataCommand {
         /// Table name.
         table: String,
         /// Row key (binary string).
-        key: String,
+        #[arg(required_unless_present = "key_fields", conflicts_with = "key_fields")]
+        key: Option<String>,
+        /// The row by its typed key's fields (JSON), in place of KEY.
+        #[arg(long)]
+        key_fields: Option<String>,
         /// Comma-separated families or columns; default the whole row.
         #[arg(long, value_delimiter = ',')]
         columns: Vec<String>,

@@ -36,9 +36,20 @@ pub(super) fn run(args: &Args, command: &DataCommand, out: &mut impl Write) -> R
             rowsearch::indexer::drop_table(&open(args)?, table)?;
             writeln!(out, "dropped table {table}")?;
         }
-        DataCommand::Put { table, key, cells, timestamp } => {
+        DataCommand::Put { table, key, cells, timestamp, key_fields } => {
+            let store = open(args)?;
+            // With --key-fields, the first positional is a cell.
+            let (key, cells): (Vec<u8>, Vec<&String>) = match key_fields {
+                Some(fields) => {
+                    (row_by_fields(&store, table, fields)?, std::iter::once(key).chain(cells).collect())
+                }
+                None => (bytes("key", key)?, cells.iter().collect()),
+            };
+            if cells.is_empty() {
+                return Err(UsageError("give at least one cell, family:qualifier=value".into()).into());
+            }
             let cells = cells
-                .iter()
+                .into_iter()
                 .map(|spec| {
                     let (column, value) = spec.split_once('=').ok_or_else(|| {
                         UsageError(format!("cell {spec:?}: expected family:qualifier=value"))
@@ -50,12 +61,13 @@ pub(super) fn run(args: &Args, command: &DataCommand, out: &mut impl Write) -> R
                     Ok(PutCell { family, qualifier, timestamp: *timestamp, value: bytes("value", value)? })
                 })
                 .collect::<Result<Vec<_>>>()?;
-            let info = open(args)?.put(table, &bytes("key", key)?, cells)?;
+            let info = store.put(table, &key, cells)?;
             writeln!(out, "ok (feed seq {})", info.last_seq.unwrap_or(0))?;
         }
-        DataCommand::Get { table, key, read } => {
+        DataCommand::Get { table, key, read, key_fields } => {
             let store = open(args)?;
-            match store.get(table, &bytes("key", key)?, &read_options(read)?)? {
+            let key = row_key(&store, table, key.as_deref(), key_fields.as_deref())?;
+            match store.get(table, &key, &read_options(read)?)? {
                 Some(row) => writeln!(out, "{}", row_json(&row, store.schema(table)?.row_key.as_ref()))?,
                 None => {
                     eprintln!("row not found");
@@ -63,8 +75,9 @@ pub(super) fn run(args: &Args, command: &DataCommand, out: &mut impl Write) -> R
                 }
             }
         }
-        DataCommand::Delete { table, key, columns, timestamp } => {
-            let key = bytes("key", key)?;
+        DataCommand::Delete { table, key, columns, timestamp, key_fields } => {
+            let store = open(args)?;
+            let key = row_key(&store, table, key.as_deref(), key_fields.as_deref())?;
             let mut batch = Batch::new();
             if columns.is_empty() {
                 batch.delete(table.as_str(), key.clone(), Delete::Row { up_to: *timestamp });
@@ -78,8 +91,8 @@ pub(super) fn run(args: &Args, command: &DataCommand, out: &mut impl Write) -> R
                 };
                 batch.delete(table.as_str(), key.clone(), what);
             }
-            open(args)?.apply(&batch)?;
-            writeln!(out, "ok")?;
+            let info = store.apply(&batch)?;
+            writeln!(out, "ok (feed seq {})", info.last_seq.unwrap_or(0))?;
         }
         DataCommand::Scan {
             table,
@@ -153,4 +166,23 @@ pub(super) fn run(args: &Args, command: &DataCommand, out: &mut impl Write) -> R
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// A row's key from KEY or `--key-fields` (clap makes it one of them).
+fn row_key(
+    store: &rowsearch::store::Store,
+    table: &str,
+    key: Option<&str>,
+    fields: Option<&str>,
+) -> Result<Vec<u8>> {
+    match (key, fields) {
+        (_, Some(fields)) => row_by_fields(store, table, fields),
+        (Some(key), None) => Ok(bytes("key", key)?),
+        (None, None) => Err(UsageError("give KEY or --key-fields".into()).into()),
+    }
+}
+
+/// The key of a row of `table` named by its typed key's fields (JSON).
+fn row_by_fields(store: &rowsearch::store::Store, table: &str, fields: &str) -> Result<Vec<u8>> {
+    Ok(rowsearch::json::key_from_fields(&store.schema(table)?, table, fields)?)
 }

@@ -11,6 +11,7 @@ use warp::reply::Response;
 use warp::{Filter as _, Reply};
 
 use super::error::{ApiError, Refusal, recover};
+use super::handlers::rows::RowAt;
 use super::handlers::{self, Answer};
 use super::params::{Params, Rejected, body, no_params, params, params_from_json};
 use super::state::State;
@@ -86,6 +87,30 @@ pub const ROUTES: &[RouteSpec] = &[
         "/tables/probe/rows/r",
         None,
         &["columns", "timestamp", "encoding"],
+    ),
+    route(
+        "rows_put_fields",
+        "PUT",
+        "/tables/{table}/rows",
+        "/tables/mail/rows?key_fields=%7B%22user%22%3A%22probe%22%2C%22date%22%3A1%2C%22id%22%3A1%7D",
+        Some(r#"{"cells":[{"column":"m:subject","value":"x"}]}"#),
+        &["key_fields", "encoding"],
+    ),
+    route(
+        "rows_get_fields",
+        "GET",
+        "/tables/{table}/rows",
+        "/tables/mail/rows?key_fields=%7B%22user%22%3A%22probe%22%2C%22date%22%3A1%2C%22id%22%3A1%7D",
+        None,
+        &["key_fields", "columns", "versions", "min_ts", "max_ts", "encoding"],
+    ),
+    route(
+        "rows_delete_fields",
+        "DELETE",
+        "/tables/{table}/rows",
+        "/tables/mail/rows?key_fields=%7B%22user%22%3A%22probe%22%2C%22date%22%3A1%2C%22id%22%3A1%7D",
+        None,
+        &["key_fields", "columns", "timestamp", "encoding"],
     ),
     route(
         "mutate",
@@ -300,18 +325,38 @@ pub fn routes(
         .and(body(max_body, body_timeout))
         .and(s())
         .and_then(|t: String, key: String, p: Params, b: Body, st: Arc<State>| {
-            run(st, "rows_put", move |st| rows::put(st, &t, &key, &p, &b))
+            run(st, "rows_put", move |st| rows::put(st, &t, &RowAt::Path(key), &p, &b))
         });
     let get_row = row().and(warp::get()).and(params(known("rows_get"))).and(s()).and_then(
         |t: String, key: String, p: Params, st: Arc<State>| {
-            run(st, "rows_get", move |st| rows::get(st, &t, &key, &p))
+            run(st, "rows_get", move |st| rows::get(st, &t, &RowAt::Path(key), &p))
         },
     );
     let delete_row = row().and(warp::delete()).and(params(known("rows_delete"))).and(s()).and_then(
         |t: String, key: String, p: Params, st: Arc<State>| {
-            run(st, "rows_delete", move |st| rows::delete(st, &t, &key, &p))
+            run(st, "rows_delete", move |st| rows::delete(st, &t, &RowAt::Path(key), &p))
         },
     );
+    let by_fields = || table().and(warp::path("rows")).and(warp::path::end());
+    let put_fields = by_fields()
+        .and(warp::put())
+        .and(params(known("rows_put_fields")))
+        .and(body(max_body, body_timeout))
+        .and(s())
+        .and_then(|t: String, p: Params, b: Body, st: Arc<State>| {
+            run(st, "rows_put_fields", move |st| rows::put(st, &t, &RowAt::Fields, &p, &b))
+        });
+    let get_fields = by_fields().and(warp::get()).and(params(known("rows_get_fields"))).and(s()).and_then(
+        |t: String, p: Params, st: Arc<State>| {
+            run(st, "rows_get_fields", move |st| rows::get(st, &t, &RowAt::Fields, &p))
+        },
+    );
+    let delete_fields =
+        by_fields().and(warp::delete()).and(params(known("rows_delete_fields"))).and(s()).and_then(
+            |t: String, p: Params, st: Arc<State>| {
+                run(st, "rows_delete_fields", move |st| rows::delete(st, &t, &RowAt::Fields, &p))
+            },
+        );
     let mutate = table()
         .and(warp::path!("mutate"))
         .and(warp::post())
@@ -431,7 +476,20 @@ pub fn routes(
 
     let service = health.or(metrics).unify().or(openapi).unify().boxed();
     let tables = list_tables.or(put_table).unify().or(get_table).unify().or(delete_table).unify().boxed();
-    let rows = put_row.or(get_row).unify().or(delete_row).unify().or(mutate).unify().boxed();
+    let rows = put_row
+        .or(get_row)
+        .unify()
+        .or(delete_row)
+        .unify()
+        .or(put_fields)
+        .unify()
+        .or(get_fields)
+        .unify()
+        .or(delete_fields)
+        .unify()
+        .or(mutate)
+        .unify()
+        .boxed();
     let scans = scan_get.or(scan_post).unify().or(count).unify().boxed();
     let indexes = intersect
         .or(indexes_list)

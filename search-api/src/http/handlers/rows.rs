@@ -1,10 +1,8 @@
 //! `/tables/{t}/rows/{key}` and `/tables/{t}/mutate`: single-row writes and
 //! reads, and atomic batches.
 
-use rowsearch_store::{Batch, Column, Delete, PutCell};
-use serde_json::json;
-use warp::Reply;
-use warp::http::StatusCode;
+use rowsearch_store::{Batch, Column, Delete, PutCell, TableSchema};
+use serde_json::{Value, json};
 
 use super::{Answer, ok};
 use crate::http::error::{ApiError, Refusal};
@@ -12,17 +10,42 @@ use crate::http::params::{Params, binary, columns_of, parse_json, path_key, read
 use crate::http::state::State;
 use crate::json::{Encoding, row_json_in};
 
-/// `PUT /tables/{t}/rows/{key}`.
-pub(crate) fn put(st: &State, t: &str, key: &str, p: &Params, body: &[u8]) -> Answer {
-    let key = path_key(key)?;
+/// Where a row request names its row: the path's key, or `key_fields`
+/// (`/tables/{t}/rows?key_fields={...}`).
+pub(crate) enum RowAt {
+    /// A percent-encoded path segment.
+    Path(String),
+    /// The query's `key_fields`.
+    Fields,
+}
+
+impl RowAt {
+    fn key(&self, st: &State, t: &str, p: &Params) -> Result<Vec<u8>, ApiError> {
+        match self {
+            RowAt::Path(segment) => path_key(segment),
+            RowAt::Fields => {
+                let fields = p.get("key_fields").ok_or_else(|| ApiError::bad_request("give key_fields"))?;
+                key_from_fields(&st.store().schema(t)?, t, fields)
+            }
+        }
+    }
+}
+
+fn key_from_fields(schema: &TableSchema, t: &str, fields: &str) -> Result<Vec<u8>, ApiError> {
+    Ok(crate::json::key_from_fields(schema, t, fields)?)
+}
+
+/// `PUT /tables/{t}/rows/{key}` (or `?key_fields=`).
+pub(crate) fn put(st: &State, t: &str, at: &RowAt, p: &Params, body: &[u8]) -> Answer {
+    let key = at.key(st, t, p)?;
     let body: RowRequest = parse_json(body)?;
     let info = st.store().put(t, &key, body.cells(p.encoding()?)?)?;
     ok(json!({"seq": info.last_seq}))
 }
 
-/// `GET /tables/{t}/rows/{key}`.
-pub(crate) fn get(st: &State, t: &str, key: &str, p: &Params) -> Answer {
-    let key = path_key(key)?;
+/// `GET /tables/{t}/rows/{key}` (or `?key_fields=`).
+pub(crate) fn get(st: &State, t: &str, at: &RowAt, p: &Params) -> Answer {
+    let key = at.key(st, t, p)?;
     let schema = st.store().schema(t)?;
     match st.store().get(t, &key, &read_options(p)?)? {
         Some(row) => ok(row_json_in(&row, schema.row_key.as_ref(), p.encoding()?)),
@@ -30,29 +53,40 @@ pub(crate) fn get(st: &State, t: &str, key: &str, p: &Params) -> Answer {
     }
 }
 
-/// `DELETE /tables/{t}/rows/{key}`: the row, or the `columns` given.
-pub(crate) fn delete(st: &State, t: &str, key: &str, p: &Params) -> Answer {
-    let key = path_key(key)?;
+/// `DELETE /tables/{t}/rows/{key}` (or `?key_fields=`): the row, or the
+/// `columns` given; 200 with the commit's `seq`.
+pub(crate) fn delete(st: &State, t: &str, at: &RowAt, p: &Params) -> Answer {
+    let key = at.key(st, t, p)?;
     let mut batch = Batch::new();
     for what in deletes(&columns_of(p.encoding()?, &p.all("columns"))?, p.number("timestamp")?) {
         batch.delete(t, key.clone(), what);
     }
-    st.store().apply(&batch)?;
-    Ok(StatusCode::NO_CONTENT.into_response())
+    let info = st.store().apply(&batch)?;
+    ok(json!({"seq": info.last_seq}))
 }
 
 /// `POST /tables/{t}/mutate`: puts and deletes in one atomic batch.
 pub(crate) fn mutate(st: &State, t: &str, p: &Params, body: &[u8]) -> Answer {
     let enc = p.encoding()?;
     let body: MutateRequest = parse_json(body)?;
+    let schema = st.store().schema(t)?;
+    let key_of = |key: &Option<String>, fields: &Option<Value>| -> Result<Vec<u8>, ApiError> {
+        match (key, fields) {
+            (Some(key), None) => binary(enc, "key", key),
+            (None, Some(fields)) => key_from_fields(&schema, t, &fields.to_string()),
+            _ => Err(ApiError::bad_request(
+                "each mutation names its row by key or by key_fields (one of them)",
+            )),
+        }
+    };
     let mut batch = Batch::new();
     for m in body.mutations {
         match (m.put, m.delete) {
             (Some(put), None) => {
-                batch.put(t, binary(enc, "key", &put.key)?, put.row.cells(enc)?);
+                batch.put(t, key_of(&put.key, &put.key_fields)?, put.row.cells(enc)?);
             }
             (None, Some(del)) => {
-                let key = binary(enc, "key", &del.key)?;
+                let key = key_of(&del.key, &del.key_fields)?;
                 let columns: Vec<&str> = del.columns.iter().map(String::as_str).collect();
                 for what in deletes(&columns_of(enc, &columns)?, del.timestamp) {
                     batch.delete(t, key.clone(), what);
@@ -120,7 +154,8 @@ struct MutationRequest {
 #[derive(Debug, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 struct PutRequest {
-    key: String,
+    key: Option<String>,
+    key_fields: Option<Value>,
     #[serde(flatten)]
     row: RowRequest,
 }
@@ -128,7 +163,8 @@ struct PutRequest {
 #[derive(Debug, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 struct DeleteRequest {
-    key: String,
+    key: Option<String>,
+    key_fields: Option<Value>,
     #[serde(default)]
     columns: Vec<String>,
     timestamp: Option<u64>,

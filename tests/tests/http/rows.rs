@@ -1,0 +1,103 @@
+//! Rows by their key fields, and `seq` on every write (issue 19), over
+//! HTTP and on the CLI, through the real binary.
+
+use rowsearch_tests::{TestDir, stderr, stdout};
+use serde_json::{Value, json};
+
+use super::{enc, post, put};
+
+fn typed_table(s: &rowsearch_tests::Server) {
+    let schema = json!({"families": [{"name": "n"}],
+        "row_key": {"fields": [{"name": "user", "type": "string"}, {"name": "id", "type": "u64"}]}});
+    assert_eq!(put(s, "/tables/notes", &schema).0, 201);
+}
+
+#[test]
+fn http_rows_by_key_fields_and_seq_on_every_write() {
+    let t = TestDir::new();
+    let s = t.serve(&["serve"]);
+    typed_table(&s);
+    let ann = enc(r#"{"user":"ann","id":7}"#);
+
+    // PUT by fields, then the same row by its bytes and by its fields.
+    let (status, first) = put(
+        &s,
+        &format!("/tables/notes/rows?key_fields={ann}"),
+        &json!({"cells": [{"column": "n:s", "value": "hi"}]}),
+    );
+    assert_eq!(status, 200, "{first}");
+    let seq1 = first["seq"].as_u64().expect("a put answers its seq");
+    let (status, row) = s.get_json(&format!("/tables/notes/rows?key_fields={ann}"));
+    assert_eq!(status, 200, "{row}");
+    assert_eq!(row["key_fields"], json!({"user": "ann", "id": 7}));
+    assert_eq!(row["cells"][0]["value"], "hi");
+    let path_key: String = row["key"].as_str().unwrap().to_owned();
+    let by_bytes = s.get_json(&format!("/tables/notes/rows/{}", enc_binary(&path_key))).1;
+    assert_eq!(by_bytes, row);
+
+    // mutate by fields; every write answers a larger seq.
+    let (status, batch) = post(
+        &s,
+        "/tables/notes/mutate",
+        &json!({"mutations": [
+        {"put": {"key_fields": {"user": "bob", "id": 1}, "cells": [{"column": "n:s", "value": "yo"}]}},
+        {"delete": {"key_fields": {"user": "ann", "id": 7}, "columns": ["n:s"]}}]}),
+    );
+    assert_eq!(status, 200, "{batch}");
+    let seq2 = batch["seq"].as_u64().unwrap();
+    assert!(seq2 > seq1);
+    assert_eq!(s.get_json(&format!("/tables/notes/rows?key_fields={ann}")).0, 404);
+    let bob = enc(r#"{"user":"bob","id":1}"#);
+    let (status, deleted) = {
+        let (status, text) = s.request("DELETE", &format!("/tables/notes/rows?key_fields={bob}"), None);
+        (status, serde_json::from_str::<Value>(&text).unwrap())
+    };
+    assert_eq!(status, 200, "{deleted}");
+    assert!(deleted["seq"].as_u64().unwrap() > seq2, "a delete answers its seq: {deleted}");
+
+    // Bad fields are 4xx with the reason.
+    for (fields, code) in [
+        (r#"{"user":"ann"}"#, "bad_request"),
+        (r#"{"user":"ann","id":"seven"}"#, "invalid_key"),
+        (r#"{"user":"ann","id":7,"x":1}"#, "invalid_key"),
+        ("not json", "bad_request"),
+    ] {
+        let (status, text) =
+            s.request("GET", &format!("/tables/notes/rows?key_fields={}", enc(fields)), None);
+        let error: Value = serde_json::from_str(&text).unwrap();
+        assert!((400..500).contains(&status), "{fields}: {status} {text}");
+        assert_eq!(error["error"]["code"], code, "{fields}: {text}");
+    }
+    let (status, _) = s.request("GET", "/tables/notes/rows", None);
+    assert_eq!(status, 400, "key_fields is needed");
+}
+
+#[test]
+fn cli_rows_by_key_fields_and_seq_on_every_write() {
+    let t = TestDir::new();
+    let schema = r#"{"families":[{"name":"n"}],"row_key":{"fields":[{"name":"user","type":"string"},{"name":"id","type":"u64"}]}}"#;
+    assert!(t.run(&["create-table", "notes", "--schema", schema]).status.success());
+    let fields = r#"{"user":"ann","id":7}"#;
+    let out = t.run(&["put", "notes", "--key-fields", fields, "n:s=hi", "n:t=there"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("feed seq 1"), "{}", stdout(&out));
+    let out = t.run(&["get", "notes", "--key-fields", fields]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let row: Value = serde_json::from_str(stdout(&out).trim()).unwrap();
+    assert_eq!(row["key_fields"], json!({"user": "ann", "id": 7}));
+    assert_eq!(row["cells"].as_array().unwrap().len(), 2);
+    let out = t.run(&["delete", "notes", "--key-fields", fields, "--columns", "n:t"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("feed seq 2"), "a delete prints its seq: {}", stdout(&out));
+    // KEY and --key-fields together, or neither, or a bad field: exit 2.
+    assert_eq!(t.run(&["get", "notes", "k", "--key-fields", fields]).status.code(), Some(2));
+    assert_eq!(t.run(&["get", "notes"]).status.code(), Some(2));
+    assert_eq!(t.run(&["get", "notes", "--key-fields", r#"{"user":"ann"}"#]).status.code(), Some(2));
+    assert_eq!(t.run(&["put", "notes", "--key-fields", fields]).status.code(), Some(2), "no cell");
+}
+
+/// A binary string (`\xNN` escapes) as a percent-encoded path segment.
+fn enc_binary(s: &str) -> String {
+    let bytes = rowsearch::wire::decode(s).unwrap();
+    bytes.iter().map(|b| format!("%{b:02X}")).collect()
+}
