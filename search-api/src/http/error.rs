@@ -65,6 +65,13 @@ pub enum Refusal {
         /// The names the endpoint takes.
         known: &'static [&'static str],
     },
+    /// A field of a JSON body that the endpoint does not take.
+    UnknownField {
+        /// The field.
+        field: String,
+        /// What serde says the body takes (`expected one of ...`, and where).
+        detail: String,
+    },
     /// An empty or unusable search query.
     InvalidQuery(String),
     /// A body whose content type is not JSON.
@@ -113,7 +120,9 @@ impl Refusal {
         match self {
             Refusal::BadRequest(_) => (S::BAD_REQUEST, "bad_request"),
             Refusal::InvalidQueryString(_) => (S::BAD_REQUEST, "invalid_query_string"),
-            Refusal::UnknownParameter { .. } => (S::BAD_REQUEST, "unknown_parameter"),
+            Refusal::UnknownParameter { .. } | Refusal::UnknownField { .. } => {
+                (S::BAD_REQUEST, "unknown_parameter")
+            }
             Refusal::InvalidQuery(_) => (S::BAD_REQUEST, "invalid_query"),
             Refusal::UnsupportedMediaType(_) => (S::UNSUPPORTED_MEDIA_TYPE, "unsupported_media_type"),
             Refusal::RowNotFound => (S::NOT_FOUND, "row_not_found"),
@@ -138,6 +147,9 @@ impl Refusal {
             Refusal::UnknownParameter { unknown, known } => {
                 let takes = if known.is_empty() { "none".to_owned() } else { known.join(", ") };
                 format!("unknown parameter {}; this endpoint takes: {takes}", unknown.join(", "))
+            }
+            Refusal::UnknownField { field, detail } => {
+                format!("unknown field {field} in the request body; {detail}")
             }
             Refusal::RowNotFound => "no such row".to_owned(),
             Refusal::JobNotFound(id) => format!("no job {id:?}"),
@@ -361,6 +373,7 @@ mod tests {
                 Refusal::UnknownParameter { unknown: vec!["limt".into()], known: &["limit"] },
                 (400, "unknown_parameter"),
             ),
+            (Refusal::UnknownField { field: "x".into(), detail: "y".into() }, (400, "unknown_parameter")),
             (Refusal::InvalidQuery("x".into()), (400, "invalid_query")),
             (Refusal::UnsupportedMediaType("x".into()), (415, "unsupported_media_type")),
             (Refusal::RowNotFound, (404, "row_not_found")),
@@ -384,6 +397,7 @@ mod tests {
                 Refusal::BadRequest(_)
                 | Refusal::InvalidQueryString(_)
                 | Refusal::UnknownParameter { .. }
+                | Refusal::UnknownField { .. }
                 | Refusal::InvalidQuery(_)
                 | Refusal::UnsupportedMediaType(_)
                 | Refusal::RowNotFound

@@ -12,11 +12,40 @@ use crate::json::Encoding;
 #[derive(Debug, Default)]
 pub struct Params(Vec<(String, String)>);
 
+/// Parameters that are byte strings wherever they appear: their
+/// percent-encoded bytes are taken as bytes, UTF-8 or not (API.md, "Byte
+/// strings"). Every other parameter is text and must be UTF-8.
+const BYTE_PARAMS: &[&str] = &["start", "stop", "prefix", "eq", "columns"];
+
 impl Params {
-    fn parse(raw: &str) -> Result<Params, ApiError> {
-        serde_urlencoded::from_str::<Vec<(String, String)>>(raw)
-            .map(Params)
-            .map_err(|e| Refusal::InvalidQueryString(e.to_string()).into())
+    /// Parses a raw query string (`application/x-www-form-urlencoded`),
+    /// byte-exact: a byte parameter (in [`BYTE_PARAMS`] or `bytes`) keeps
+    /// bytes that are not UTF-8 (written as `\xNN` in the binary-string
+    /// text its decoder reads), a text parameter with them is refused,
+    /// never silently changed.
+    fn parse(raw: &str, bytes: &[&str]) -> Result<Params, ApiError> {
+        let mut out = Vec::new();
+        for pair in raw.split('&').filter(|p| !p.is_empty()) {
+            let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
+            let name = String::from_utf8(form_decode(name)).map_err(|_| {
+                ApiError::from(Refusal::InvalidQueryString(format!("parameter name {name:?} is not UTF-8")))
+            })?;
+            let value = match String::from_utf8(form_decode(value)) {
+                Ok(value) => value,
+                Err(e) if BYTE_PARAMS.contains(&name.as_str()) || bytes.contains(&name.as_str()) => {
+                    escape_non_utf8(e.as_bytes())
+                }
+                Err(_) => {
+                    return Err(Refusal::InvalidQueryString(format!(
+                        "{name}: its value is not UTF-8 once percent-decoded, and {name} is text \
+                         (only byte-string parameters such as start, stop, prefix, eq and columns take any bytes)"
+                    ))
+                    .into());
+                }
+            };
+            out.push((name, value));
+        }
+        Ok(Params(out))
     }
 
     /// The parameters, when every name is one of `known`.
@@ -69,6 +98,25 @@ impl Params {
     pub(super) fn encoding(&self) -> Result<Encoding, ApiError> {
         Encoding::parse(self.get("encoding")).map_err(ApiError::bad_request)
     }
+}
+
+/// One name or value of a query string: `+` is a space, `%XX` a byte.
+fn form_decode(text: &str) -> Vec<u8> {
+    let spaced = text.replace('+', " ");
+    percent_encoding::percent_decode_str(&spaced).collect()
+}
+
+/// Bytes as binary-string text: UTF-8 runs as they are, every other byte
+/// as `\xNN` (which the binary-string decoder reads back as that byte).
+fn escape_non_utf8(bytes: &[u8]) -> String {
+    let mut out = String::with_capacity(bytes.len() + 8);
+    for chunk in bytes.utf8_chunks() {
+        out.push_str(chunk.valid());
+        for b in chunk.invalid() {
+            out.push_str(&format!("\\x{b:02x}"));
+        }
+    }
+    out
 }
 
 /// A byte string in encoding `enc`; `what` names it in the error.
@@ -141,8 +189,20 @@ pub(super) fn index_query(p: &Params, max_limit: usize) -> Result<IndexQuery, Ap
 }
 
 /// A JSON request body as `T`.
+/// A field the body's type does not have is a 400 `unknown_parameter`
+/// naming it, like an unknown query parameter.
 pub(super) fn parse_json<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
-    serde_json::from_slice(body).map_err(|e| ApiError::bad_request(format!("request body: {e}")))
+    serde_json::from_slice(body).map_err(|e| {
+        let message = e.to_string();
+        match message.strip_prefix("unknown field `").and_then(|rest| rest.split_once('`')) {
+            Some((field, rest)) => Refusal::UnknownField {
+                field: field.to_owned(),
+                detail: rest.trim_start_matches(", ").to_owned(),
+            }
+            .into(),
+            None => ApiError::bad_request(format!("request body: {message}")),
+        }
+    })
 }
 
 /// A scan's JSON body as query parameters (`columns` may be a list); its
@@ -176,9 +236,18 @@ pub(super) fn params_from_json(body: &[u8], known: &'static [&'static str]) -> R
 pub(super) fn params(
     known: &'static [&'static str],
 ) -> impl warp::Filter<Extract = (Params,), Error = warp::Rejection> + Clone {
+    params_with_bytes(known, &[])
+}
+
+/// As [`params`], with `bytes` byte-string parameters besides
+/// [`BYTE_PARAMS`] (a route's own, such as `indexes:intersect`'s `q`).
+pub(super) fn params_with_bytes(
+    known: &'static [&'static str],
+    bytes: &'static [&'static str],
+) -> impl warp::Filter<Extract = (Params,), Error = warp::Rejection> + Clone {
     use warp::Filter as _;
     warp::query::raw().or(warp::any().map(String::new)).unify().and_then(move |raw: String| async move {
-        Params::parse(&raw).and_then(|p| p.only(known)).map_err(|e| warp::reject::custom(Rejected(e)))
+        Params::parse(&raw, bytes).and_then(|p| p.only(known)).map_err(|e| warp::reject::custom(Rejected(e)))
     })
 }
 
@@ -266,6 +335,22 @@ impl warp::reject::Reject for Rejected {}
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn query_strings_are_byte_exact() {
+        let p = Params::parse("start=a%FFb&prefix=%00&q=caf%C3%A9+au+lait&eq=x%2By", &[]).unwrap();
+        assert_eq!(p.get("start"), Some("a\\xffb"));
+        assert_eq!(p.bytes("start").unwrap(), Some(b"a\xffb".to_vec()));
+        assert_eq!(p.bytes("prefix").unwrap(), Some(vec![0]));
+        assert_eq!(p.get("q"), Some("café au lait"));
+        assert_eq!(p.bytes("eq").unwrap(), Some(b"x+y".to_vec()));
+        // A text parameter with bytes that are not UTF-8 is refused.
+        let err = Params::parse("q=caf%E9", &[]).unwrap_err();
+        assert_eq!(err.code, "invalid_query_string");
+        assert!(err.message.contains("q: its value is not UTF-8"), "{}", err.message);
+        // Unless the route takes it as bytes.
+        assert_eq!(Params::parse("q=%E9", &["q"]).unwrap().get("q"), Some("\\xe9"));
+    }
 
     #[test]
     fn only_json_is_json() {

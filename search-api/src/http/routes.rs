@@ -13,7 +13,7 @@ use warp::{Filter as _, Reply};
 use super::error::{ApiError, Refusal, recover};
 use super::handlers::rows::RowAt;
 use super::handlers::{self, Answer};
-use super::params::{Params, Rejected, body, no_params, params, params_from_json};
+use super::params::{Params, Rejected, body, no_params, params, params_from_json, params_with_bytes};
 use super::state::State;
 
 /// One route of the table: what `/metrics` calls it, its method and path,
@@ -441,7 +441,7 @@ pub fn routes(
     let intersect = table()
         .and(warp::path!("indexes:intersect"))
         .and(warp::get())
-        .and(params(known("index_intersect")))
+        .and(params_with_bytes(known("index_intersect"), &["q"]))
         .and(s())
         .and_then(|t: String, p: Params, st: Arc<State>| {
             run(st, "index_intersect", move |st| indexes::combine(st, &t, &p))

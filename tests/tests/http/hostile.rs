@@ -71,6 +71,24 @@ fn http_every_route_refuses_unknown_parameters() {
         );
         assert!(error["error"]["message"].as_str().unwrap().contains("limt"), "{what}: {text}");
     }
+    // Likewise a JSON body's unknown field, on every route that takes a
+    // body (its example body with one field more).
+    for route in rowsearch::http::ROUTES.iter().filter(|r| r.example_body.is_some()) {
+        let what = format!("{} {}", route.method, route.path);
+        let mut body: serde_json::Value = serde_json::from_str(route.example_body.unwrap()).unwrap();
+        body["bogus_field"] = serde_json::json!(1);
+        let path = route.example.replace("/tables/probe", "/tables/probe2");
+        let (status, text) = s.request(route.method, &path, Some(&body.to_string()));
+        let error: serde_json::Value =
+            serde_json::from_str(&text).unwrap_or_else(|e| panic!("{what}: {e}: {text}"));
+        assert_eq!(
+            (status, error["error"]["code"].as_str()),
+            (400, Some("unknown_parameter")),
+            "{what}: {text}"
+        );
+        assert!(error["error"]["message"].as_str().unwrap().contains("bogus_field"), "{what}: {text}");
+    }
+    assert_eq!(s.get_json("/tables/probe2").0, 404, "a refused body created nothing");
     // Nothing a refused request named was done: the scan did not run, the
     // probe table's row was not written.
     let (status, _) = s.get_json("/tables/probe/rows/r");

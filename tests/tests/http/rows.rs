@@ -101,3 +101,30 @@ fn enc_binary(s: &str) -> String {
     let bytes = rowsearch::wire::decode(s).unwrap();
     bytes.iter().map(|b| format!("%{b:02X}")).collect()
 }
+
+/// Percent-encoding carries any byte in a byte-string parameter (API.md),
+/// and a text parameter that is not UTF-8 is a 400, never silently
+/// changed to U+FFFD.
+#[test]
+fn http_query_parameters_are_byte_exact() {
+    let t = TestDir::new();
+    let s = t.serve(&["serve"]);
+    assert_eq!(put(&s, "/tables/b", &json!({"families": [{"name": "f"}]})).0, 201);
+    for key in ["a%FF", "a%FE", "b"] {
+        let (status, _) =
+            put(&s, &format!("/tables/b/rows/{key}"), &json!({"cells": [{"column": "f:q", "value": "v"}]}));
+        assert_eq!(status, 200);
+    }
+    // prefix=a%FF selects the row whose key is the bytes a, 0xFF only.
+    let (status, page) = s.get_json("/tables/b/scan?prefix=a%FF");
+    assert_eq!(status, 200, "{page}");
+    let keys: Vec<&str> =
+        page["rows"].as_array().unwrap().iter().map(|r| r["key"].as_str().unwrap()).collect();
+    assert_eq!(keys, ["a\\xff"]);
+    let (_, page) = s.get_json("/tables/b/scan?start=a%FF");
+    assert_eq!(page["rows"].as_array().unwrap().len(), 2, "a\\xff and b: {page}");
+    // A text parameter (the search query) with a byte that is not UTF-8.
+    let (status, text) = s.request("GET", "/tables/b/search?q=caf%E9", None);
+    let error: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!((status, error["error"]["code"].as_str()), (400, Some("invalid_query_string")), "{text}");
+}
