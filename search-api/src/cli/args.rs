@@ -131,6 +131,10 @@ pub enum ServeCommand {
         /// Address to listen on (port 0 picks a free one).
         #[arg(long, default_value = "127.0.0.1:7311")]
         listen: String,
+        /// Create the store when --data holds none (without it, a missing
+        /// store is exit 2: a mistyped --data must not serve an empty one).
+        #[arg(long)]
+        create: bool,
         /// Largest request body in bytes.
         #[arg(long, default_value_t = 64 << 20)]
         max_body: u64,

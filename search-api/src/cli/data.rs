@@ -9,7 +9,7 @@ use anyhow::{Context, Result};
 use rowsearch::store::{Batch, Column, Delete, Filter, PutCell, Scan, ScanCursor, TableSchema};
 
 use super::args::{Args, DataCommand, UsageError};
-use super::common::{bytes, open, read_options};
+use super::common::{bytes, create, open, read_options};
 use super::output::row_json;
 
 /// Runs a data command.
@@ -29,7 +29,7 @@ pub(super) fn run(args: &Args, command: &DataCommand, out: &mut impl Write) -> R
             };
             let schema: TableSchema =
                 serde_json::from_str(&text).map_err(|e| UsageError(format!("schema does not parse: {e}")))?;
-            let created = open(args)?.create_table(table, &schema)?;
+            let created = create(args)?.create_table(table, &schema)?;
             writeln!(out, "{} table {table}", if created { "created" } else { "exists, identical:" })?;
         }
         DataCommand::DropTable { table } => {
@@ -37,7 +37,7 @@ pub(super) fn run(args: &Args, command: &DataCommand, out: &mut impl Write) -> R
             writeln!(out, "dropped table {table}")?;
         }
         DataCommand::Put { table, key, cells, timestamp, key_fields } => {
-            let store = open(args)?;
+            let store = create(args)?;
             // With --key-fields, the first positional is a cell.
             let (key, cells): (Vec<u8>, Vec<&String>) = match key_fields {
                 Some(fields) => {

@@ -11,7 +11,7 @@ use rowsearch::store::{
 };
 
 use super::args::Args;
-use super::common::open;
+use super::common::create;
 use super::mail::ingest;
 use super::output::row_json;
 use super::search::reindex;
@@ -22,7 +22,7 @@ const DEMO_MAIL: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/fixtures/
 
 /// The demo: everything the store can do, on a fresh table.
 pub(super) fn demo(args: &Args, rows: u32, out: &mut impl Write) -> Result<Store> {
-    let store = open(args)?;
+    let store = create(args)?;
     let table = "demo";
     // The mail table's key of API.md: user, date (newest first), id, salted
     // over 4 buckets against hot-spotting of monotonic dates.

@@ -10,7 +10,7 @@ use rowsearch::store::Store;
 use rowsearch::wire;
 
 use super::args::{Args, FormatArg, MailCommand};
-use super::common::open;
+use super::common::{create, open};
 use super::progress::Progress;
 
 /// Runs a mail command.
@@ -31,7 +31,7 @@ pub(super) fn run(args: &Args, command: &MailCommand, out: &mut impl Write) -> R
                 max_message_bytes: *max_message_bytes,
                 ..Default::default()
             };
-            let result = ingest(&open(args)?, paths, &options)?;
+            let result = ingest(&create(args)?, paths, &options)?;
             if let Some(path) = report {
                 result.write_skipped(path)?;
             }

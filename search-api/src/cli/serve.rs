@@ -7,7 +7,7 @@ use anyhow::Result;
 use rowsearch::store::Store;
 
 use super::args::{Args, ServeCommand, UsageError};
-use super::common::open;
+use super::common::{create, open};
 use super::demo::demo;
 
 /// Runs `demo` or `serve` (each writes to stdout itself).
@@ -24,6 +24,7 @@ pub(super) fn run(args: &Args, command: &ServeCommand) -> Result<ExitCode> {
         }
         ServeCommand::Serve {
             listen,
+            create: create_store,
             max_body,
             timeout_ms,
             header_timeout_ms,
@@ -43,7 +44,8 @@ pub(super) fn run(args: &Args, command: &ServeCommand) -> Result<ExitCode> {
                 idle_spin: std::time::Duration::from_micros(*idle_spin_us),
                 ..defaults
             };
-            serve(open(args)?, listen, limits, false)?;
+            let store = if *create_store { create(args)? } else { open(args)? };
+            serve(store, listen, limits, false)?;
         }
     }
     Ok(ExitCode::SUCCESS)

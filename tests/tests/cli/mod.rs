@@ -23,13 +23,22 @@ fn cli_put_get_roundtrips_binary_bytes() {
 #[test]
 fn cli_exit_codes() {
     let t = TestDir::new();
-    assert_eq!(code(&t.run(&["tables"])), 0);
+    // A command that only reads, or serve, on a --data that holds no store
+    // (a mistyped path): 2, and nothing is created there.
+    for args in [&["tables"][..], &["scan", "t"], &["search", "gas"], &["serve", "--listen", "127.0.0.1:0"]] {
+        let out = t.run(args);
+        assert_eq!(code(&out), 2, "{args:?}: {}", stderr(&out));
+        assert!(stderr(&out).contains("no store at"), "{args:?}: {}", stderr(&out));
+        assert!(!t.data().try_exists().unwrap(), "{args:?} created {}", t.data().display());
+    }
     // Bad usage and unusable input: 2.
     assert_eq!(code(&t.run(&["no-such-command"])), 2);
     assert_eq!(code(&t.run(&["put", "nope", "k", "f:q=v"])), 2, "unknown table");
     assert_eq!(code(&t.run(&["create-table", "t", "--schema", "{not json"])), 2);
     assert_eq!(code(&t.run(&["create-table", "../t", "--schema", r#"{"families":[{"name":"f"}]}"#])), 2);
     assert_eq!(code(&t.run(&["create-table", "t", "--schema", r#"{"families":[{"name":"f"}]}"#])), 0);
+    assert!(t.data().join("data.mdb").is_file(), "a command that writes creates the store");
+    assert_eq!(code(&t.run(&["tables"])), 0);
     let out = t.run(&["create-table", "t", "--schema", r#"{"families":[{"name":"g"}]}"#]);
     assert_eq!(code(&out), 2, "schema conflict");
     assert!(stderr(&out).contains("already exists with a different schema"), "{}", stderr(&out));

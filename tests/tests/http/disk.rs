@@ -23,7 +23,7 @@ fn server_on_a_small_tmpfs(t: &TestDir) -> Server {
     let mnt = mnt.to_str().unwrap().to_owned();
     let script = format!(
         "mount -t tmpfs -o size=3m tmpfs {mnt} && head -c 500000 /dev/zero > {mnt}/ballast && \
-         exec \"$0\" --data {mnt}/data serve --listen 127.0.0.1:0"
+         exec \"$0\" --data {mnt}/data serve --create --listen 127.0.0.1:0"
     );
     let as_root = Command::new("id").arg("-u").output().is_ok_and(|o| o.stdout.starts_with(b"0\n"));
     let mut command = Command::new("unshare");

@@ -30,6 +30,7 @@ fn indexed_fixture() -> TestDir {
 /// The fixture ingested and indexed, and a server on it.
 fn mail_server() -> (TestDir, Server) {
     let t = indexed_fixture();
+    // The store exists: no --create.
     let server = t.serve(&["serve"]);
     (t, server)
 }
@@ -514,7 +515,7 @@ fn http_a_slow_client_does_not_hold_up_the_others() {
 fn http_a_client_that_never_finishes_its_headers_is_disconnected() {
     use std::io::{Read, Write};
     let t = TestDir::new();
-    let s = t.serve(&["serve", "--header-timeout-ms", "300"]);
+    let s = t.serve(&["serve", "--create", "--header-timeout-ms", "300"]);
     let mut stalled = std::net::TcpStream::connect(&s.addr).unwrap();
     stalled.write_all(b"GET /health HTTP/1.1\r\nHost: x\r\n").unwrap();
     // The read ends when the server closes the connection; the socket's own
@@ -610,8 +611,14 @@ fn regression_fuzz_queries_that_were_500s() {
     }
     // An excluded phrase beside a term: 200 (tantivy's debug assertion on
     // it is off, see Cargo.toml).
-    let (status, v) = s.get_json("/tables/mail/search?q=%20%54%4F%20%2D%BF%4E%4F%54%FF%4F%52&sort=newest");
+    // (The fuzzer's bytes %BF and %FF are not UTF-8: since issue 19 a text
+    // parameter with them is a 400, not decoded as U+FFFD; the query the
+    // server used to see, with U+FFFD written out, stays a 200.)
+    let (status, v) =
+        s.get_json("/tables/mail/search?q=%20%54%4F%20%2D%EF%BF%BD%4E%4F%54%EF%BF%BD%4F%52&sort=newest");
     assert_eq!(status, 200, "{v}");
+    let (status, v) = s.get_json("/tables/mail/search?q=%20%54%4F%20%2D%BF%4E%4F%54%FF%4F%52&sort=newest");
+    assert_eq!((status, v["error"]["code"].as_str()), (400, Some("invalid_query_string")), "{v}");
 }
 
 #[test]
@@ -622,7 +629,7 @@ fn http_search_cursors_refuse_a_changed_index() {
     let cursor = first["next_cursor"].as_str().unwrap().to_owned();
     // Same index: the cursor works, also in another server process.
     assert_eq!(s.get_json(&format!("{path}&cursor={cursor}")).0, 200);
-    let other = t.serve(&["serve"]);
+    let other = t.serve(&["serve", "--create"]);
     assert_eq!(other.get_json(&format!("{path}&cursor={cursor}")).0, 200);
     drop(other);
     // An incremental reindex changed the hits: 409, restart the walk.
@@ -654,7 +661,7 @@ fn http_one_worker_serves_many_clients_in_turn() {
     assert!(stderr(&out).contains("--workers"), "{}", stderr(&out));
     // One worker thread: 8 clients at once all get their answers, each the
     // answer one client alone gets.
-    let s = t.serve(&["serve", "--workers", "1"]);
+    let s = t.serve(&["serve", "--create", "--workers", "1"]);
     let queries = ["gas", "meeting", "price", "enron", "power", "energy", "deal", "market"];
     let alone: Vec<Value> =
         queries.iter().map(|q| s.get_json(&format!("/tables/mail/search?q={q}&limit=5")).1).collect();
@@ -679,7 +686,7 @@ fn http_idle_spin_is_set_from_the_command_line_and_counted() {
     let t = indexed_fixture();
     // Three searches, one after another, on one worker; then the counts.
     let searched = |idle_spin_us: &str| {
-        let s = t.serve(&["serve", "--workers", "1", "--idle-spin-us", idle_spin_us]);
+        let s = t.serve(&["serve", "--create", "--workers", "1", "--idle-spin-us", idle_spin_us]);
         for q in ["gas", "meeting", "price"] {
             let (status, body) = s.get_json(&format!("/tables/mail/search?q={q}&limit=5"));
             assert_eq!(status, 200, "{body}");

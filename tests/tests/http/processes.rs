@@ -27,7 +27,7 @@ fn put_row(s: &rowsearch_tests::Server, table: &str, key: &str, column: &str, va
 #[test]
 fn serve_and_the_cli_share_one_catalog_through_every_schema_change() {
     let t = TestDir::new();
-    let s = t.serve(&["serve"]);
+    let s = t.serve(&["serve", "--create"]);
 
     // A table the CLI creates is served at once.
     cli_ok(&t, &["create-table", "notes", "--schema", r#"{"families":[{"name":"n"}]}"#]);
@@ -77,7 +77,7 @@ fn serve_and_the_cli_share_one_catalog_through_every_schema_change() {
 #[test]
 fn two_servers_on_one_directory_agree_on_every_schema() {
     let t = TestDir::new();
-    let (one, two) = (t.serve(&["serve"]), t.serve(&["serve"]));
+    let (one, two) = (t.serve(&["serve", "--create"]), t.serve(&["serve", "--create"]));
     assert_eq!(put(&one, "/tables/x", &json!({"families": [{"name": "a"}]})).0, 201);
     // The second server sees the first one's table: the same schema is
     // "exists alike", another one a conflict; never two truths.
@@ -108,7 +108,7 @@ fn two_servers_on_one_directory_agree_on_every_schema() {
 #[test]
 fn indexes_are_added_built_verified_rebuilt_and_dropped_over_http() {
     let t = TestDir::new();
-    let s = t.serve(&["serve"]);
+    let s = t.serve(&["serve", "--create"]);
     assert_eq!(put(&s, "/tables/notes", &json!({"families": [{"name": "n"}]})).0, 201);
     let mutations: Vec<Value> = (0..500)
         .map(|i| json!({"put": {"key": format!("k{i:04}"), "cells": [{"column": "n:tag", "value": format!("t{}", i % 7)}]}}))
@@ -130,7 +130,7 @@ fn indexes_are_added_built_verified_rebuilt_and_dropped_over_http() {
 
     // A server starting on the directory resumes the unfinished build as
     // its first job; the other server sees the index ready.
-    let second = t.serve(&["serve"]);
+    let second = t.serve(&["serve", "--create"]);
     let job = super::wait_for_job(&second, "j1");
     assert_eq!((job["state"].as_str(), job["index"].as_str()), (Some("done"), Some("by_tag")), "{job}");
     drop(second);

@@ -35,7 +35,7 @@ fn error_of(response: &[u8]) -> (u16, String, String) {
 #[test]
 fn http_layer_errors_have_the_json_shape() {
     let t = TestDir::new();
-    let s = t.serve(&["serve", "--max-body", "1000"]);
+    let s = t.serve(&["serve", "--create", "--max-body", "1000"]);
     let host = format!("Host: {}\r\n", s.addr);
     let cases: Vec<(&str, Vec<u8>, u16, &str)> = vec![
         ("not HTTP", b"GARBAGE\r\n\r\n".to_vec(), 400, "bad_request"),
@@ -103,7 +103,7 @@ fn http_layer_errors_have_the_json_shape() {
 #[test]
 fn http_chunked_bodies_are_accepted() {
     let t = TestDir::new();
-    let s = t.serve(&["serve"]);
+    let s = t.serve(&["serve", "--create"]);
     let schema = r#"{"families":[{"name":"n"}]}"#;
     let chunked = |path: &str, body: &str| {
         let (a, b) = body.split_at(body.len() / 2);
@@ -128,8 +128,16 @@ fn http_chunked_bodies_are_accepted() {
 #[test]
 fn http_slow_bodies_and_idle_keep_alive_connections_end() {
     let t = TestDir::new();
-    let s =
-        t.serve(&["serve", "--body-timeout-ms", "300", "--header-timeout-ms", "300", "--timeout-ms", "300"]);
+    let s = t.serve(&[
+        "serve",
+        "--create",
+        "--body-timeout-ms",
+        "300",
+        "--header-timeout-ms",
+        "300",
+        "--timeout-ms",
+        "300",
+    ]);
     // Headers promise 100 bytes; one comes, then nothing.
     let mut slow = TcpStream::connect(&s.addr).unwrap();
     slow.set_read_timeout(Some(Duration::from_secs(30))).unwrap();

@@ -15,7 +15,7 @@ fn typed_table(s: &rowsearch_tests::Server) {
 #[test]
 fn http_rows_by_key_fields_and_seq_on_every_write() {
     let t = TestDir::new();
-    let s = t.serve(&["serve"]);
+    let s = t.serve(&["serve", "--create"]);
     typed_table(&s);
     let ann = enc(r#"{"user":"ann","id":7}"#);
 
@@ -108,7 +108,7 @@ fn enc_binary(s: &str) -> String {
 #[test]
 fn http_query_parameters_are_byte_exact() {
     let t = TestDir::new();
-    let s = t.serve(&["serve"]);
+    let s = t.serve(&["serve", "--create"]);
     assert_eq!(put(&s, "/tables/b", &json!({"families": [{"name": "f"}]})).0, 201);
     for key in ["a%FF", "a%FE", "b"] {
         let (status, _) =
