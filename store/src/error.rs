@@ -289,6 +289,7 @@ impl Error {
                 | ErrorKind::SchemaConflict { .. }
                 | ErrorKind::IndexConflict { .. }
                 | ErrorKind::IndexBuilding { .. }
+                | ErrorKind::TooManyDatabases { .. }
                 | ErrorKind::EmptyRowKey { .. }
                 | ErrorKind::RowKeyTooLong { .. }
                 | ErrorKind::QualifierTooLong { .. }

@@ -206,6 +206,7 @@ pub fn store_status(e: &rowsearch_store::Error) -> (StatusCode, &'static str) {
         ErrorKind::InvalidKeywordQuery { .. } => (S::BAD_REQUEST, "invalid_keyword_query"),
         ErrorKind::NotSearchable { .. } => (S::UNPROCESSABLE_ENTITY, "not_searchable"),
         ErrorKind::DiskFull { .. } => (S::INSUFFICIENT_STORAGE, "disk_full"),
+        ErrorKind::TooManyDatabases { .. } => (S::UNPROCESSABLE_ENTITY, "too_many_families"),
         ErrorKind::Poisoned => (S::SERVICE_UNAVAILABLE, "store_unavailable"),
         _ if e.is_user_error() => (S::BAD_REQUEST, "bad_request"),
         _ => (S::INTERNAL_SERVER_ERROR, "internal"),
@@ -314,7 +315,7 @@ mod tests {
             (400, "invalid_cursor"),        // InvalidCursor
             (500, "internal"),              // Corrupted
             (500, "internal"),              // MapFull
-            (500, "internal"),              // TooManyDatabases
+            (422, "too_many_families"),     // TooManyDatabases
             (503, "store_unavailable"),     // Poisoned
             (507, "disk_full"),             // DiskFull
             (500, "internal"),              // Callback

@@ -11,13 +11,15 @@
 //! idle timer and hyper's own error answers in the JSON shape), `routes.rs` (the route table only),
 //! `params.rs` (every request parameter), `handlers/` (one file per
 //! resource), `error.rs` (every status and code), `state.rs`, `pool.rs`,
-//! `jobs.rs`, `metrics.rs`.
+//! `jobs.rs`, `metrics.rs`, `openapi.rs` (the OpenAPI document, from the
+//! route table).
 
 mod conn;
 mod error;
 mod handlers;
 mod jobs;
 mod metrics;
+mod openapi;
 mod params;
 mod pool;
 mod routes;
@@ -27,6 +29,7 @@ mod state;
 pub use error::{ApiError, Refusal};
 pub use jobs::{JobState, Jobs};
 pub use metrics::{Metrics, TableFigures};
+pub use openapi::document as openapi_document;
 pub use routes::{ROUTES, RouteSpec, allowed_methods};
 pub use server::serve;
-pub use state::{Limits, OPENAPI, State};
+pub use state::{Limits, State};

@@ -15,7 +15,7 @@ pub struct Params(Vec<(String, String)>);
 /// Parameters that are byte strings wherever they appear: their
 /// percent-encoded bytes are taken as bytes, UTF-8 or not (API.md, "Byte
 /// strings"). Every other parameter is text and must be UTF-8.
-const BYTE_PARAMS: &[&str] = &["start", "stop", "prefix", "eq", "columns"];
+const BYTE_PARAMS: &[&str] = &["start", "stop", "prefix", "eq", "columns", "user"];
 
 impl Params {
     /// Parses a raw query string (`application/x-www-form-urlencoded`),

@@ -12,9 +12,6 @@ use super::metrics::{Metrics, TableFigures};
 use super::pool;
 use crate::Searcher;
 
-/// The OpenAPI document served at `/openapi.json`.
-pub const OPENAPI: &str = include_str!("openapi.json");
-
 /// Request limits (API.md).
 #[derive(Debug, Clone)]
 pub struct Limits {
@@ -76,6 +73,8 @@ pub struct State {
     pub limits: Limits,
     /// The threads that do requests' store and index work.
     pub(crate) work: pool::WorkPool,
+    /// The OpenAPI document, for these limits.
+    pub openapi: String,
 }
 
 impl State {
@@ -86,7 +85,8 @@ impl State {
     pub fn new(store: Arc<Store>, limits: Limits) -> std::io::Result<State> {
         let metrics = Metrics::new();
         let work = pool::WorkPool::new(limits.workers, limits.idle_spin, metrics.taken())?;
-        Ok(State { searcher: Searcher::new(store), jobs: Jobs::default(), metrics, limits, work })
+        let openapi = super::openapi::document(&limits).to_string();
+        Ok(State { searcher: Searcher::new(store), jobs: Jobs::default(), metrics, limits, work, openapi })
     }
 
     /// The store.

@@ -317,3 +317,23 @@ pub(crate) fn keyword_entries<'a>(
     }
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::BuildCursor;
+
+    /// The build cursor's bytes are pinned: a build stopped by one build of
+    /// the program goes on in the next.
+    #[test]
+    fn build_cursor_bytes_are_pinned() {
+        assert_eq!(BuildCursor::default().encode(), Vec::<u8>::new());
+        let c = BuildCursor { family: 2, after: Some(b"row\x00".to_vec()) };
+        assert_eq!(c.encode(), b"\x00\x00\x00\x02row\x00".to_vec());
+        assert_eq!(BuildCursor::decode(&c.encode()).unwrap(), c);
+        let next_family = BuildCursor { family: 1, after: None };
+        assert_eq!(next_family.encode(), vec![0, 0, 0, 1]);
+        assert_eq!(BuildCursor::decode(&[0, 0, 0, 1]).unwrap(), next_family);
+        assert_eq!(BuildCursor::decode(&[]).unwrap(), BuildCursor::default());
+        assert!(BuildCursor::decode(&[0, 1]).is_err());
+    }
+}

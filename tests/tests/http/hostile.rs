@@ -221,3 +221,18 @@ fn http_writes_past_the_time_limit_answer_what_they_did() {
     let rows: usize = rowsearch_tests::stdout(&out).trim().parse().unwrap();
     assert_eq!(rows, applied * 300, "{applied} batches answered 200 of {}", answers.len());
 }
+
+/// A table with more families than the store has room for is a 422 that
+/// says why, not a 500, and leaves the server and its tables as they were.
+#[test]
+fn http_a_table_past_the_family_limit_is_a_422() {
+    let (_t, s) = super::mail_server();
+    let families: Vec<serde_json::Value> =
+        (0..2000).map(|i| serde_json::json!({"name": format!("f{i}")})).collect();
+    let body = serde_json::json!({"families": families}).to_string();
+    let (status, text) = s.request("PUT", "/tables/wide", Some(&body));
+    let error: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!((status, error["error"]["code"].as_str()), (422, Some("too_many_families")), "{text}");
+    assert_eq!(s.get_json("/tables/wide").0, 404);
+    assert_eq!(s.get_json("/tables/mail").0, 200);
+}

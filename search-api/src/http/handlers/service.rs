@@ -4,7 +4,7 @@ use serde_json::json;
 use warp::Reply;
 
 use super::{Answer, json_reply, ok};
-use crate::http::state::{OPENAPI, State};
+use crate::http::state::State;
 
 /// `GET /health`: 200 `ok`; 200 `degraded` with the reason when the last
 /// write failed at the storage level (a full disk) and none has succeeded
@@ -28,6 +28,6 @@ pub(crate) fn metrics(st: &State) -> Answer {
 }
 
 /// `GET /openapi.json`.
-pub(crate) fn openapi(_: &State) -> Answer {
-    Ok(warp::reply::with_header(OPENAPI, "content-type", "application/json").into_response())
+pub(crate) fn openapi(st: &State) -> Answer {
+    Ok(warp::reply::with_header(st.openapi.clone(), "content-type", "application/json").into_response())
 }

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Runs schemathesis (PyPI) against the real binary's /openapi.json: the mail
+# fixture ingested and indexed, then every phase (examples, coverage,
+# fuzzing, and stateful testing along the document's links) for a time
+# budget, with the checks that the server answers no 5xx and nothing the
+# document does not describe (status codes, content types, headers and
+# response bodies), and that what it creates is there and what it deletes
+# is gone.
+#
+#   bench/schemathesis.sh [SECONDS]      (default 600)
+#
+# Installs schemathesis into a virtualenv under target/ on first use.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SECONDS_BUDGET="${1:-600}"
+VENV=target/schemathesis-venv
+if [ ! -x "$VENV/bin/schemathesis" ]; then
+    python3 -m venv "$VENV"
+    "$VENV/bin/pip" install -q 'schemathesis==4.32.5'
+fi
+cargo build -q --release -p rowsearch --bin rowsearch
+BIN=target/release/rowsearch
+DATA=$(mktemp -d)
+trap 'kill "$SERVER" 2>/dev/null || true; rm -rf "$DATA"' EXIT
+"$BIN" --data "$DATA/d" ingest tests/fixtures/mail/maildir > /dev/null
+"$BIN" --data "$DATA/d" reindex > /dev/null
+"$BIN" --data "$DATA/d" serve --listen 127.0.0.1:0 > "$DATA/out" 2> "$DATA/err" &
+SERVER=$!
+until grep -q "listening on" "$DATA/out"; do sleep 0.1; done
+ADDR=$(sed -n 's/^listening on //p' "$DATA/out")
+"$VENV/bin/schemathesis" run "$ADDR/openapi.json" \
+    --phases examples,coverage,fuzzing,stateful \
+    --checks not_a_server_error,status_code_conformance,content_type_conformance,response_headers_conformance,response_schema_conformance,use_after_free,ensure_resource_availability \
+    --max-time "$SECONDS_BUDGET" --workers 1 --seed 1 --suppress-health-check all

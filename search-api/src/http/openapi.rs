@@ -1,0 +1,389 @@
+//! The OpenAPI document served at `/openapi.json`, built from the route
+//! table: every route of [`ROUTES`] with every parameter it takes (so the
+//! document cannot miss one), each parameter's type, limits and enums, the
+//! request body, every status the route answers, and `links` between the
+//! operations of the stateful flows (a table, then its rows and indexes; a
+//! job, then its state). The shapes of bodies and answers are in
+//! `openapi_base.json`.
+
+use serde_json::{Map, Value, json};
+
+use super::routes::{ROUTES, RouteSpec};
+use super::state::Limits;
+
+/// The document for a server with `limits`.
+pub fn document(limits: &Limits) -> Value {
+    let mut doc: Value = serde_json::from_str(include_str!("openapi_base.json"))
+        .unwrap_or_else(|_| json!({"openapi": "3.0.3"}));
+    let mut paths = Map::new();
+    for route in ROUTES {
+        let item = paths.entry(route.path).or_insert_with(|| json!({}));
+        let path_params: Vec<Value> = path_params(route.path);
+        if !path_params.is_empty() {
+            item["parameters"] = Value::Array(path_params);
+        }
+        item[route.method.to_ascii_lowercase()] = operation(route, limits);
+    }
+    doc["paths"] = Value::Object(paths);
+    doc
+}
+
+/// `{table}`, `{index}`, `{key}`, `{id}` of a path.
+fn path_params(path: &str) -> Vec<Value> {
+    path.split('/')
+        .filter_map(|s| s.strip_prefix('{').and_then(|s| s.strip_suffix('}')))
+        .map(|name| {
+            let (description, schema) = match name {
+                "table" => ("table name", json!({"type": "string", "pattern": "^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$"})),
+                "index" => ("index name", json!({"type": "string", "pattern": "^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$"})),
+                "key" => ("row key: percent-encoded bytes", json!({"type": "string", "minLength": 1})),
+                _ => ("job id", json!({"type": "string"})),
+            };
+            json!({"name": name, "in": "path", "required": true, "description": description, "schema": schema})
+        })
+        .collect()
+}
+
+/// Whether the route's parameters come as a JSON body (`POST .../scan`).
+fn params_in_body(route: &RouteSpec) -> bool {
+    route.name == "scan" && route.method == "POST"
+}
+
+fn operation(route: &RouteSpec, limits: &Limits) -> Value {
+    let (summary, body, success) = shape(route.name);
+    let query: Vec<Value> = if params_in_body(route) {
+        Vec::new()
+    } else {
+        route.params.iter().map(|name| param(route, name, limits)).collect()
+    };
+    let mut op = json!({"operationId": operation_id(route), "summary": summary, "parameters": query});
+    let mut responses = Map::new();
+    let (status, schema) = success;
+    responses.insert(status.to_string(), answer("the answer", schema));
+    match route.name {
+        "tables_put" => {
+            responses.insert("200".into(), answer("a table with this schema exists", Some("TableCreated")));
+        }
+        "index_put" => {
+            responses.insert("200".into(), answer("the index exists alike and is ready", Some("IndexReady")));
+        }
+        _ => {}
+    }
+    for (status, why) in errors(route) {
+        let schema = if route.name == "health" && status == 503 { "Health" } else { "Error" };
+        responses.insert(status.to_string(), answer(why, Some(schema)));
+    }
+    if params_in_body(route) {
+        let properties: Map<String, Value> = route
+            .params
+            .iter()
+            .map(|name| {
+                let schema = param(route, name, limits)["schema"].clone();
+                // A number or flag may come as JSON or as its text.
+                let any = match schema["type"].as_str() {
+                    Some("integer" | "boolean") => json!({"oneOf": [schema, {"type": "string"}]}),
+                    _ => schema,
+                };
+                ((*name).to_owned(), any)
+            })
+            .collect();
+        op["requestBody"] = json!({"required": true, "content": {"application/json": {"schema": {
+            "type": "object", "additionalProperties": false, "properties": properties}}}});
+    }
+    if let Some(links) = links(route.name) {
+        responses[&status.to_string()]["links"] = links;
+    }
+    op["responses"] = Value::Object(responses);
+    if let Some(schema) = body {
+        op["requestBody"] =
+            json!({"required": true, "content": {"application/json": {"schema": reference(schema)}}});
+    }
+    op
+}
+
+/// A distinct id per operation (the metrics name, plus the method where
+/// one name serves two).
+fn operation_id(route: &RouteSpec) -> String {
+    if ROUTES.iter().filter(|r| r.name == route.name).count() > 1 {
+        format!("{}_{}", route.name, route.method.to_ascii_lowercase())
+    } else {
+        route.name.to_owned()
+    }
+}
+
+fn reference(schema: &str) -> Value {
+    json!({"$ref": format!("#/components/schemas/{schema}")})
+}
+
+fn answer(description: &str, schema: Option<&str>) -> Value {
+    match schema {
+        None => json!({"description": description}),
+        Some("Text") => {
+            json!({"description": description, "content": {"text/plain": {"schema": {"type": "string"}}}})
+        }
+        Some(s) => {
+            json!({"description": description, "content": {"application/json": {"schema": reference(s)}}})
+        }
+    }
+}
+
+/// Summary, request body and success (status, answer) of each route.
+fn shape(name: &str) -> (&'static str, Option<&'static str>, (u16, Option<&'static str>)) {
+    match name {
+        "health" => ("health: ok, degraded (why) or unhealthy (503)", None, (200, Some("Health"))),
+        "metrics" => ("Prometheus metrics", None, (200, Some("Text"))),
+        "openapi" => ("this document", None, (200, None)),
+        "tables_list" => ("list tables", None, (200, Some("TableList"))),
+        "tables_put" => {
+            ("create a table (201; 200 when it exists alike)", Some("Schema"), (201, Some("TableCreated")))
+        }
+        "tables_get" => ("a table's schema and figures", None, (200, Some("TableInfo"))),
+        "tables_delete" => ("drop a table with its rows and indexes", None, (204, None)),
+        "rows_put" | "rows_put_fields" => {
+            ("write cells into one row atomically", Some("RowWrite"), (200, Some("Seq")))
+        }
+        "rows_get" | "rows_get_fields" => ("read one row", None, (200, Some("Row"))),
+        "rows_delete" | "rows_delete_fields" => {
+            ("delete a row, families or columns", None, (200, Some("Seq")))
+        }
+        "mutate" => ("puts and deletes in one atomic batch", Some("Mutate"), (200, Some("MutateResult"))),
+        "scan" => (
+            "scan rows (GET: query parameters; POST: the same as a JSON body)",
+            None,
+            (200, Some("ScanPage")),
+        ),
+        "count" => ("count the rows a scan selects", None, (200, Some("Count"))),
+        "indexes_list" => ("a table's secondary indexes", None, (200, Some("IndexList"))),
+        "index_put" => (
+            "add an index: a job builds it while writes go on (200 when it exists alike and is ready)",
+            Some("IndexBody"),
+            (202, Some("IndexJob")),
+        ),
+        "index_rebuild" => ("rebuild an index (a job)", None, (202, Some("IndexJob"))),
+        "index_verify" => ("compare an index with the rows", None, (200, Some("VerifyReport"))),
+        "index_delete" => ("drop an index", None, (204, None)),
+        "index_lookup" => ("look keys (or rows) up in an index", None, (200, Some("KeyPage"))),
+        "index_intersect" => ("keys in every (or any) of several lookups", None, (200, Some("KeyPage"))),
+        "search" => ("keyword search", None, (200, Some("SearchResults"))),
+        "keywords" => {
+            ("keys of a partition's rows holding every term, newest first", None, (200, Some("KeywordPage")))
+        }
+        "reindex" => ("start a reindex job", None, (202, Some("JobStarted"))),
+        _ => ("a job's state", None, (200, Some("Job"))),
+    }
+}
+
+/// Every error status a route answers, with why.
+fn errors(route: &RouteSpec) -> Vec<(u16, &'static str)> {
+    let mut out = vec![
+        (400, "bad input: a parameter, its value or the body"),
+        (414, "the request line is too long"),
+        (431, "the request headers are too large"),
+        (503, "past the request time limit, or the store cannot serve"),
+    ];
+    let has_table = route.path.contains("{table}");
+    let has_body = route.example_body.is_some();
+    let writes = route.method != "GET" && route.name != "scan";
+    if has_table || route.path.contains("{id}") {
+        out.push((404, "no such table, row, index, region or job"));
+    }
+    if has_body {
+        out.extend([
+            (408, "the body came too slowly"),
+            (413, "the body is too large"),
+            (415, "the body is not application/json"),
+        ]);
+    }
+    if writes
+        || matches!(route.name, "index_lookup" | "index_intersect" | "search" | "keywords" | "index_verify")
+    {
+        out.push((409, "a conflict: another schema or index of that name, a job running, an index being built, a stale cursor"));
+    }
+    if has_table {
+        out.push((422, "not valid for this table: unknown family, bad key, invalid schema, not searchable"));
+    }
+    if writes {
+        out.push((507, "the disk is full; nothing was written"));
+    }
+    out.sort_unstable();
+    out
+}
+
+/// The `links` of a route's success answer: what a client (or a stateful
+/// tester) does next with what it got.
+fn links(name: &str) -> Option<Value> {
+    let table = json!({"table": "$request.path.table"});
+    let link =
+        |operation: &str, parameters: &Value| json!({"operationId": operation, "parameters": parameters});
+    Some(match name {
+        "tables_put" => json!({
+            "GetTable": link("tables_get", &table),
+            "PutRow": json!({"operationId": "rows_put", "parameters": {"table": "$request.path.table", "key": "r1"}}),
+            "GetRow": json!({"operationId": "rows_get", "parameters": {"table": "$request.path.table", "key": "r1"}}),
+            "Mutate": link("mutate", &table),
+            "Scan": link("scan_get", &table),
+            "ScanBody": link("scan_post", &table),
+            "Count": link("count", &table),
+            "ListIndexes": link("indexes_list", &table),
+            "PutIndex": json!({"operationId": "index_put", "parameters": {"table": "$request.path.table", "index": "i1"}}),
+            "Intersect": link("index_intersect", &table),
+            "Search": link("search", &table),
+            "Keywords": link("keywords", &table),
+            "Reindex": link("reindex", &table),
+            "DeleteTable": link("tables_delete", &table),
+        }),
+        "indexes_list" => json!({
+            "Lookup": json!({"operationId": "index_lookup", "parameters": {"table": "$request.path.table", "index": "$response.body#/indexes/0/name"}}),
+            "Rebuild": json!({"operationId": "index_rebuild", "parameters": {"table": "$request.path.table", "index": "$response.body#/indexes/0/name"}}),
+            "Delete": json!({"operationId": "index_delete", "parameters": {"table": "$request.path.table", "index": "$response.body#/indexes/0/name"}}),
+        }),
+        "rows_put" => json!({
+            "GetRow": json!({"operationId": "rows_get", "parameters": {"table": "$request.path.table", "key": "$request.path.key"}}),
+            "DeleteRow": json!({"operationId": "rows_delete", "parameters": {"table": "$request.path.table", "key": "$request.path.key"}}),
+        }),
+        "index_put" | "index_rebuild" => json!({
+            "GetJob": json!({"operationId": "jobs", "parameters": {"id": "$response.body#/job"}}),
+            "Verify": json!({"operationId": "index_verify", "parameters": {"table": "$request.path.table", "index": "$request.path.index"}}),
+        }),
+        "reindex" => {
+            json!({"GetJob": json!({"operationId": "jobs", "parameters": {"id": "$response.body#/job"}})})
+        }
+        "scan" => {
+            json!({"NextPage": json!({"operationId": "scan_get", "parameters": {"table": "$request.path.table", "cursor": "$response.body#/next_cursor"}})})
+        }
+        _ => return None,
+    })
+}
+
+/// One query parameter of `route`: type, limits, enum, repetition.
+fn param(route: &RouteSpec, name: &str, limits: &Limits) -> Value {
+    let max_scan = limits.max_scan_limit;
+    let boolean = json!({"type": "boolean"});
+    let text = json!({"type": "string"});
+    let repeated = |item: Value| json!({"type": "array", "items": item});
+    let (schema, description, required) = match name {
+        "encoding" => (
+            json!({"type": "string", "enum": ["binary", "base64", "hex"]}),
+            "how every byte string of the request and the answer is written",
+            false,
+        ),
+        "columns" => {
+            (repeated(text.clone()), "family or family:qualifier, comma-separated and repeatable", false)
+        }
+        "versions" => (
+            json!({"type": "string", "pattern": "^([1-9][0-9]{0,8}|all)$"}),
+            "versions per column: a number or all",
+            false,
+        ),
+        "min_ts" => {
+            (json!({"type": "integer", "minimum": 0}), "inclusive lower bound on timestamps (ms)", false)
+        }
+        "max_ts" => {
+            (json!({"type": "integer", "minimum": 0}), "exclusive upper bound on timestamps (ms)", false)
+        }
+        "timestamp" => (
+            json!({"type": "integer", "minimum": 0}),
+            "delete only versions up to this timestamp (ms)",
+            false,
+        ),
+        "start" => (text.clone(), "first key, inclusive (the upper bound with reverse)", false),
+        "stop" => (text.clone(), "last key, exclusive (the lower bound with reverse)", false),
+        "prefix" => (text.clone(), "only keys with this prefix", false),
+        "prefix_fields" => (text.clone(), "JSON object of the leading fields of a typed row key", false),
+        "key_fields" => (text.clone(), "JSON object of every field of the table's typed row key", true),
+        "reverse" | "keys_only" | "rows" | "highlight" => (boolean, "true or false", false),
+        "filter" => {
+            (json!({"type": "string", "maxLength": limits.max_filter_bytes}), "HBase filter language", false)
+        }
+        "limit" if route.name == "search" => (
+            json!({"type": "integer", "minimum": 1, "maximum": crate::searcher::MAX_LIMIT}),
+            "hits per page (default 10)",
+            false,
+        ),
+        "limit" if route.name == "scan" || route.name == "count" || route.name == "index_lookup" => (
+            json!({"type": "integer", "minimum": 0, "maximum": max_scan}),
+            "most rows or keys (default 100)",
+            false,
+        ),
+        "limit" => (
+            json!({"type": "integer", "minimum": 0}),
+            "most keys (default 100; at most the scan limit)",
+            false,
+        ),
+        "offset" if route.name == "search" => (
+            json!({"type": "integer", "minimum": 0, "maximum": crate::searcher::MAX_RESULT_WINDOW - 1}),
+            "hits to skip (offset + limit at most 10,000)",
+            false,
+        ),
+        "offset" => (json!({"type": "integer", "minimum": 0}), "rows to skip", false),
+        "cursor" => (text.clone(), "resume after the page that returned this cursor", false),
+        "region" => (json!({"type": "integer", "minimum": 0, "maximum": 65535}), "only this region", false),
+        "eq" => (repeated(text.clone()), "the value of each leading indexed column, in order", false),
+        "q" if route.name == "index_intersect" => (
+            json!({"type": "array", "minItems": 1, "items": {"type": "string", "pattern": "^[^:]+:(eq|prefix):"}}),
+            "INDEX:eq|prefix:VALUE, repeatable",
+            true,
+        ),
+        "q" => (
+            json!({"type": "string", "minLength": 1, "maxLength": 8192}),
+            "the query: terms (ANDed), field:term, \"phrases\", date ranges",
+            true,
+        ),
+        "op" => (
+            json!({"type": "string", "enum": ["intersect", "union"]}),
+            "keys in every lookup, or in any",
+            false,
+        ),
+        "sort" => {
+            (json!({"type": "string", "enum": ["relevance", "newest", "oldest"]}), "order of the hits", false)
+        }
+        "user" => (text.clone(), "the partition (mailbox)", route.name == "keywords"),
+        "terms" => (repeated(text), "terms, comma-separated and repeatable", false),
+        "mode" => {
+            (json!({"type": "string", "enum": ["auto", "full", "incremental"]}), "how to reindex", false)
+        }
+        _ => (json!({"type": "string"}), "", false),
+    };
+    let mut out = json!({"name": name, "in": "query", "required": required, "description": description, "schema": schema});
+    if out["schema"]["type"] == "array" {
+        out["style"] = json!("form");
+        out["explode"] = json!(true);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every route and every parameter it takes is in the document, with
+    /// a success answer and a 400.
+    #[test]
+    fn the_document_covers_the_route_table() {
+        let doc = document(&Limits::default());
+        for route in ROUTES {
+            let op = &doc["paths"][route.path][route.method.to_ascii_lowercase()];
+            assert!(op.is_object(), "{} {} missing", route.method, route.path);
+            let names: Vec<&str> = if params_in_body(route) {
+                let body = &op["requestBody"]["content"]["application/json"]["schema"]["properties"];
+                route.params.iter().copied().filter(|p| body[*p].is_object()).collect()
+            } else {
+                op["parameters"].as_array().unwrap().iter().map(|p| p["name"].as_str().unwrap()).collect()
+            };
+            assert_eq!(names, route.params, "{} {}", route.method, route.path);
+            assert!(op["responses"]["400"].is_object(), "{} {}", route.method, route.path);
+            let ids = ROUTES.iter().filter(|r| operation_id(r) == operation_id(route)).count();
+            assert_eq!(ids, 1, "operation id {} is not unique", operation_id(route));
+        }
+        // Every link names an operation that exists.
+        let ids: Vec<String> = ROUTES.iter().map(operation_id).collect();
+        for route in ROUTES {
+            if let Some(Value::Object(links)) = links(route.name) {
+                for (name, link) in links {
+                    let id = link["operationId"].as_str().unwrap();
+                    assert!(ids.iter().any(|i| i == id), "{}: link {name} to {id}", route.name);
+                }
+            }
+        }
+    }
+}
