@@ -364,7 +364,7 @@ pub fn routes(
         .and(body(max_body, body_timeout))
         .and(s())
         .and_then(|t: String, p: Params, b: Body, st: Arc<State>| {
-            run(st, "mutate", move |st| rows::mutate(st, &t, &p, &b))
+            run(st, "mutate", move |st| rows::mutate(st, &t, &p, b))
         });
 
     // Scans.
