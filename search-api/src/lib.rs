@@ -28,6 +28,7 @@ mod error;
 mod facade;
 pub mod http;
 pub mod json;
+pub mod keys;
 mod searcher;
 
 pub use error::{Error, Result};

@@ -68,6 +68,7 @@ mod write;
 pub use cell::{Cell, PutCell, Row};
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use db::feed::{CommitInfo, FeedEntry};
+pub use db::keys::KeyRecord;
 pub use error::{Error, ErrorKind, Result};
 pub use filter::lang::{MAX_FILTER_BYTES, MAX_FILTER_DEPTH};
 pub use filter::{Comparator, CompareOp, Filter, ListOp, RegexComparator};

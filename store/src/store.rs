@@ -11,6 +11,7 @@ use crate::cell::{PutCell, Row};
 use crate::clock::{Clock, SystemClock};
 use crate::db::env::{EnvLimits, Environment};
 use crate::db::feed::{CommitInfo, Feed, FeedEntry};
+use crate::db::keys::{KeyRecord, Keys};
 use crate::db::meta::Meta;
 use crate::db::{self as dbs};
 use crate::error::{Error, ErrorKind, Result};
@@ -138,6 +139,7 @@ pub struct Store {
     env: Arc<Environment>,
     meta: Meta,
     feed: Feed,
+    keys: Keys,
     catalog: Catalog,
     clock: Arc<dyn Clock>,
     max_dbs: u32,
@@ -168,10 +170,12 @@ impl Store {
         // Another `Store` of this process may share the environment.
         let writer = env.lock_writer()?;
         let dbi = env.lock_dbi();
-        let (meta, feed, tables) = env.write_txn(|wtxn| {
+        let (meta, feed, keys, tables) = env.write_txn(|wtxn| {
             let (meta, upgrading) = Meta::open(&env, wtxn, dir)?;
             let feed =
                 Feed { db: env.create_db(wtxn, dbs::FEED, options.max_dbs, "create feed")?, meta: meta.db };
+            let keys =
+                Keys { db: env.create_db(wtxn, dbs::KEYS, options.max_dbs, "create keys")?, meta: meta.db };
             let version = meta.catalog_version(wtxn)?;
             let mut tables = BTreeMap::new();
             for (name, schema) in meta.schemas(wtxn)? {
@@ -186,7 +190,7 @@ impl Store {
                 }
                 tables.insert(name, Arc::new(handle));
             }
-            Ok((meta, feed, Tables::new(version, tables)))
+            Ok((meta, feed, keys, Tables::new(version, tables)))
         })?;
         drop(dbi);
         drop(writer);
@@ -195,6 +199,7 @@ impl Store {
             env,
             meta,
             feed,
+            keys,
             catalog: Catalog::new(tables, options.analyzer, meta, options.max_dbs),
             clock: options.clock,
             max_dbs: options.max_dbs,
@@ -231,6 +236,56 @@ impl Store {
     pub fn health(&self) -> Result<Option<String>> {
         self.env.read_txn()?;
         Ok(self.env.write_failure())
+    }
+
+    /// Every access key record (never a key itself: see `KeyRecord`).
+    ///
+    /// # Errors
+    /// `Lmdb`, `Corrupted`.
+    pub fn keys(&self) -> Result<Vec<KeyRecord>> {
+        let rtxn = self.env.read_txn()?;
+        self.keys.all(&rtxn.txn)
+    }
+
+    /// The version of the key set, bumped by every change (from any
+    /// process): a cache of [`Store::keys`] is current while it holds.
+    ///
+    /// # Errors
+    /// `Lmdb`, `Corrupted`.
+    pub fn keys_version(&self) -> Result<u64> {
+        let rtxn = self.env.read_txn()?;
+        self.keys.version(&rtxn.txn)
+    }
+
+    /// Stores a new access key record; `false` when its uid is taken.
+    ///
+    /// # Errors
+    /// `Lmdb`.
+    pub fn insert_key(&self, record: &KeyRecord) -> Result<bool> {
+        let _writer = self.env.lock_writer()?;
+        self.env.write_txn(|wtxn| self.keys.insert(wtxn, record))
+    }
+
+    /// Removes an access key record; `false` when there was none.
+    ///
+    /// # Errors
+    /// `Lmdb`.
+    pub fn delete_key(&self, uid: &str) -> Result<bool> {
+        let _writer = self.env.lock_writer()?;
+        self.env.write_txn(|wtxn| self.keys.remove(wtxn, uid))
+    }
+
+    /// The store's secret for hashing access keys: the one it has, else
+    /// `fresh` (random bytes from the caller), stored from now on.
+    ///
+    /// # Errors
+    /// `Lmdb`.
+    pub fn key_secret(&self, fresh: [u8; 32]) -> Result<[u8; 32]> {
+        if let Some(secret) = self.keys.secret(&self.env.read_txn()?.txn)? {
+            return Ok(secret);
+        }
+        let _writer = self.env.lock_writer()?;
+        self.env.write_txn(|wtxn| self.keys.init_secret(wtxn, fresh))
     }
 
     /// The store's directory.

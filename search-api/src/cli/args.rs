@@ -135,6 +135,16 @@ pub enum ServeCommand {
         /// store is exit 2: a mistyped --data must not serve an empty one).
         #[arg(long)]
         create: bool,
+        /// Turns access keys on: every request but /health then needs
+        /// `Authorization: Bearer <key>` (this key, or one made with it).
+        /// At least 16 bytes. Needed to listen on anything but loopback.
+        #[arg(long, env = "ROWSEARCH_MASTER_KEY", hide_env_values = true)]
+        master_key: Option<String>,
+        /// An origin (`https://app.example.com`) whose pages may call the
+        /// server besides its own; repeatable. Requests from any other
+        /// origin are refused with 403.
+        #[arg(long)]
+        allow_origin: Vec<String>,
         /// Largest request body in bytes.
         #[arg(long, default_value_t = 64 << 20)]
         max_body: u64,

@@ -19,12 +19,14 @@ pub(super) fn run(args: &Args, command: &ServeCommand) -> Result<ExitCode> {
                 demo(args, *rows, &mut stdout.lock())?
             };
             if !*no_serve {
-                serve(store, listen, rowsearch::http::Limits::default(), true)?;
+                serve(store, listen, rowsearch::http::Limits::default(), true, Default::default())?;
             }
         }
         ServeCommand::Serve {
             listen,
             create: create_store,
+            master_key,
+            allow_origin,
             max_body,
             timeout_ms,
             header_timeout_ms,
@@ -44,18 +46,59 @@ pub(super) fn run(args: &Args, command: &ServeCommand) -> Result<ExitCode> {
                 idle_spin: std::time::Duration::from_micros(*idle_spin_us),
                 ..defaults
             };
+            if master_key.is_none() {
+                refuse_open_exposure(listen)?;
+            }
             let store = if *create_store { create(args)? } else { open(args)? };
-            serve(store, listen, limits, false)?;
+            let checker = match master_key {
+                None => None,
+                Some(key) => Some(
+                    rowsearch::keys::Checker::new(&store, key)
+                        .map_err(|e| UsageError(format!("--master-key: {e}")))?,
+                ),
+            };
+            if checker.is_some() {
+                eprintln!(
+                    "access keys are on. The server speaks plain HTTP: to expose it beyond this machine, \
+                     put a reverse proxy with TLS in front (README, \"Exposing the server\")"
+                );
+            }
+            let access = rowsearch::http::AccessConfig { checker, allow_origins: allow_origin.clone() };
+            serve(store, listen, limits, false, access)?;
         }
     }
     Ok(ExitCode::SUCCESS)
 }
 
-/// Serves HTTP on `listen` until SIGINT or SIGTERM. Prints the bound
-/// address (and, for the demo, example requests) once it accepts.
-pub(super) fn serve(store: Store, listen: &str, limits: rowsearch::http::Limits, demo: bool) -> Result<()> {
+/// Without access keys, only loopback: exit 2 for any other address.
+fn refuse_open_exposure(listen: &str) -> Result<()> {
     let addr: std::net::SocketAddr =
         listen.parse().map_err(|e| UsageError(format!("--listen {listen:?}: {e}")))?;
+    if addr.ip().is_loopback() {
+        return Ok(());
+    }
+    Err(UsageError(format!(
+        "refusing to listen on {addr} without access keys: anyone who reaches it could read, write and \
+         drop every table. Set --master-key (at least 16 bytes) or ROWSEARCH_MASTER_KEY, or listen on \
+         127.0.0.1"
+    ))
+    .into())
+}
+
+/// Serves HTTP on `listen` until SIGINT or SIGTERM. Prints the bound
+/// address (and, for the demo, example requests) once it accepts.
+pub(super) fn serve(
+    store: Store,
+    listen: &str,
+    limits: rowsearch::http::Limits,
+    demo: bool,
+    access: rowsearch::http::AccessConfig,
+) -> Result<()> {
+    let addr: std::net::SocketAddr =
+        listen.parse().map_err(|e| UsageError(format!("--listen {listen:?}: {e}")))?;
+    if access.checker.is_none() {
+        refuse_open_exposure(listen)?;
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     runtime.block_on(async move {
         let listener = tokio::net::TcpListener::bind(addr)
@@ -75,7 +118,9 @@ pub(super) fn serve(store: Store, listen: &str, limits: rowsearch::http::Limits,
             }
             out.flush()?;
         }
-        let state = std::sync::Arc::new(rowsearch::http::State::new(std::sync::Arc::new(store), limits)?);
+        let mut state = rowsearch::http::State::new(std::sync::Arc::new(store), limits)?;
+        state.access = access;
+        let state = std::sync::Arc::new(state);
         for (table, index, job) in state.resume_index_builds() {
             eprintln!("resuming the build of index {index} of {table} as job {job}");
         }

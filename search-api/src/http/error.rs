@@ -96,6 +96,18 @@ pub enum Refusal {
         /// The index.
         index: String,
     },
+    /// The server runs without a master key: there are no keys to manage.
+    KeysDisabled,
+    /// An unknown key uid.
+    KeyNotFound(String),
+    /// No access key was given (the server has a master key).
+    MissingKey,
+    /// The access key is not valid (unknown, deleted, expired, malformed).
+    InvalidKey,
+    /// The key may not do this.
+    Forbidden(String),
+    /// A browser request from another origin.
+    ForeignOrigin(String),
     /// The path exists, not with this method.
     MethodNotAllowed {
         /// The method asked.
@@ -129,6 +141,12 @@ impl Refusal {
             Refusal::JobNotFound(_) => (S::NOT_FOUND, "job_not_found"),
             Refusal::ReindexRunning { .. } => (S::CONFLICT, "reindex_running"),
             Refusal::IndexJobRunning { .. } => (S::CONFLICT, "index_building"),
+            Refusal::KeysDisabled => (S::CONFLICT, "keys_disabled"),
+            Refusal::KeyNotFound(_) => (S::NOT_FOUND, "key_not_found"),
+            Refusal::MissingKey => (S::UNAUTHORIZED, "missing_key"),
+            Refusal::InvalidKey => (S::FORBIDDEN, "invalid_key"),
+            Refusal::Forbidden(_) => (S::FORBIDDEN, "forbidden"),
+            Refusal::ForeignOrigin(_) => (S::FORBIDDEN, "forbidden_origin"),
             Refusal::MethodNotAllowed { .. } => (S::METHOD_NOT_ALLOWED, "method_not_allowed"),
             Refusal::BodyTimeout(_) => (S::REQUEST_TIMEOUT, "body_timeout"),
             Refusal::BodyTooLarge(_) => (S::PAYLOAD_TOO_LARGE, "body_too_large"),
@@ -143,7 +161,21 @@ impl Refusal {
             | Refusal::InvalidQueryString(m)
             | Refusal::InvalidQuery(m)
             | Refusal::UnsupportedMediaType(m)
+            | Refusal::Forbidden(m)
             | Refusal::Internal(m) => m,
+            Refusal::KeysDisabled => {
+                "this server runs without a master key, so keys do nothing: start it with --master-key"
+                    .to_owned()
+            }
+            Refusal::KeyNotFound(uid) => format!("no key {uid:?}"),
+            Refusal::MissingKey => {
+                "this server needs an access key: send Authorization: Bearer <key>".to_owned()
+            }
+            Refusal::InvalidKey => "the access key is not valid (unknown, deleted or expired)".to_owned(),
+            Refusal::ForeignOrigin(origin) => format!(
+                "requests from origin {origin:?} are refused; the server takes its own origin and those \
+                 --allow-origin names"
+            ),
             Refusal::UnknownParameter { unknown, known } => {
                 let takes = if known.is_empty() { "none".to_owned() } else { known.join(", ") };
                 format!("unknown parameter {}; this endpoint takes: {takes}", unknown.join(", "))
@@ -405,6 +437,12 @@ mod tests {
                 | Refusal::JobNotFound(_)
                 | Refusal::ReindexRunning { .. }
                 | Refusal::IndexJobRunning { .. }
+                | Refusal::KeysDisabled
+                | Refusal::KeyNotFound(_)
+                | Refusal::MissingKey
+                | Refusal::InvalidKey
+                | Refusal::Forbidden(_)
+                | Refusal::ForeignOrigin(_)
                 | Refusal::MethodNotAllowed { .. }
                 | Refusal::BodyTimeout(_)
                 | Refusal::BodyTooLarge(_)

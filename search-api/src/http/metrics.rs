@@ -28,6 +28,11 @@ struct TakenLabels {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ReasonLabels {
+    reason: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct TableLabels {
     table: String,
 }
@@ -40,6 +45,7 @@ pub struct Metrics {
     latency: Family<RouteLabels, Histogram>,
     stale_hits: Counter,
     idle_closed: Counter,
+    refused: Family<ReasonLabels, Counter>,
     work_jobs: Family<TakenLabels, Counter>,
     store_bytes: Family<TableLabels, Gauge>,
     store_cells: Family<TableLabels, Gauge>,
@@ -80,6 +86,7 @@ impl Metrics {
         });
         let stale_hits = Counter::default();
         let idle_closed = Counter::default();
+        let refused = Family::<ReasonLabels, Counter>::default();
         let work_jobs = Family::<TakenLabels, Counter>::default();
         let store_bytes = Family::<TableLabels, Gauge>::default();
         let store_cells = Family::<TableLabels, Gauge>::default();
@@ -93,6 +100,12 @@ impl Metrics {
             "http_connections_closed_idle",
             "connections closed for sending no request within the header timeout",
             idle_closed.clone(),
+        );
+        registry.register(
+            "http_refused",
+            "requests refused before their route ran, by reason (missing_key, invalid_key, forbidden, \
+             forbidden_origin)",
+            refused.clone(),
         );
         registry.register(
             "work_jobs",
@@ -116,6 +129,7 @@ impl Metrics {
             latency,
             stale_hits,
             idle_closed,
+            refused,
             work_jobs,
             store_bytes,
             store_cells,
@@ -134,6 +148,11 @@ impl Metrics {
     /// Counts stale hits dropped by a search.
     pub fn stale(&self, n: u64) {
         self.stale_hits.inc_by(n);
+    }
+
+    /// Counts a request refused for `reason` (an error code).
+    pub fn refused(&self, reason: &'static str) {
+        self.refused.get_or_create(&ReasonLabels { reason }).inc();
     }
 
     /// Counts a connection closed for sending nothing.

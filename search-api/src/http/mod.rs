@@ -14,6 +14,7 @@
 //! `jobs.rs`, `metrics.rs`, `openapi.rs` (the OpenAPI document, from the
 //! route table).
 
+mod auth;
 mod conn;
 mod error;
 mod handlers;
@@ -26,6 +27,7 @@ mod routes;
 mod server;
 mod state;
 
+pub use auth::AccessConfig;
 pub use error::{ApiError, Refusal};
 pub use jobs::{JobState, Jobs};
 pub use metrics::{Metrics, TableFigures};

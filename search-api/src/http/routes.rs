@@ -10,11 +10,13 @@ use std::time::Instant;
 use warp::reply::Response;
 use warp::{Filter as _, Reply};
 
+use super::auth::authed;
 use super::error::{ApiError, Refusal, recover};
 use super::handlers::rows::RowAt;
 use super::handlers::{self, Answer};
 use super::params::{Params, Rejected, body, no_params, params, params_from_json, params_with_bytes};
 use super::state::State;
+use crate::keys::{Access, Action};
 
 /// One route of the table: what `/metrics` calls it, its method and path,
 /// an example request (for tests that walk every route), and the query
@@ -23,6 +25,8 @@ use super::state::State;
 pub struct RouteSpec {
     /// The route's name in `/metrics`.
     pub name: &'static str,
+    /// What a key needs to use it.
+    pub action: Action,
     /// The HTTP method.
     pub method: &'static str,
     /// The path pattern (API.md's).
@@ -57,31 +61,34 @@ const SCAN: &[&str] = &[
 
 /// Every route, in API.md's order.
 pub const ROUTES: &[RouteSpec] = &[
-    route("health", "GET", "/health", "/health", None, &[]),
-    route("metrics", "GET", "/metrics", "/metrics", None, &[]),
-    route("openapi", "GET", "/openapi.json", "/openapi.json", None, &[]),
-    route("tables_list", "GET", "/tables", "/tables", None, &[]),
+    route("health", Action::Public, "GET", "/health", "/health", None, &[]),
+    route("metrics", Action::Admin, "GET", "/metrics", "/metrics", None, &[]),
+    route("openapi", Action::Any, "GET", "/openapi.json", "/openapi.json", None, &[]),
+    route("tables_list", Action::Any, "GET", "/tables", "/tables", None, &[]),
     route(
         "tables_put",
+        Action::Admin,
         "PUT",
         "/tables/{table}",
         "/tables/probe",
         Some(r#"{"families":[{"name":"f"}]}"#),
         &[],
     ),
-    route("tables_get", "GET", "/tables/{table}", "/tables/mail", None, &[]),
-    route("tables_delete", "DELETE", "/tables/{table}", "/tables/probe", None, &[]),
+    route("tables_get", Action::Read, "GET", "/tables/{table}", "/tables/mail", None, &[]),
+    route("tables_delete", Action::Admin, "DELETE", "/tables/{table}", "/tables/probe", None, &[]),
     route(
         "rows_put",
+        Action::Write,
         "PUT",
         "/tables/{table}/rows/{key}",
         "/tables/probe/rows/r",
         Some(r#"{"cells":[{"column":"f:q","value":"x"}]}"#),
         &["encoding"],
     ),
-    route("rows_get", "GET", "/tables/{table}/rows/{key}", "/tables/probe/rows/r", None, READ),
+    route("rows_get", Action::Read, "GET", "/tables/{table}/rows/{key}", "/tables/probe/rows/r", None, READ),
     route(
         "rows_delete",
+        Action::Write,
         "DELETE",
         "/tables/{table}/rows/{key}",
         "/tables/probe/rows/r",
@@ -90,6 +97,7 @@ pub const ROUTES: &[RouteSpec] = &[
     ),
     route(
         "rows_put_fields",
+        Action::Write,
         "PUT",
         "/tables/{table}/rows",
         "/tables/mail/rows?key_fields=%7B%22user%22%3A%22probe%22%2C%22date%22%3A1%2C%22id%22%3A1%7D",
@@ -98,6 +106,7 @@ pub const ROUTES: &[RouteSpec] = &[
     ),
     route(
         "rows_get_fields",
+        Action::Read,
         "GET",
         "/tables/{table}/rows",
         "/tables/mail/rows?key_fields=%7B%22user%22%3A%22probe%22%2C%22date%22%3A1%2C%22id%22%3A1%7D",
@@ -106,6 +115,7 @@ pub const ROUTES: &[RouteSpec] = &[
     ),
     route(
         "rows_delete_fields",
+        Action::Write,
         "DELETE",
         "/tables/{table}/rows",
         "/tables/mail/rows?key_fields=%7B%22user%22%3A%22probe%22%2C%22date%22%3A1%2C%22id%22%3A1%7D",
@@ -114,18 +124,28 @@ pub const ROUTES: &[RouteSpec] = &[
     ),
     route(
         "mutate",
+        Action::Write,
         "POST",
         "/tables/{table}/mutate",
         "/tables/probe/mutate",
         Some(r#"{"mutations":[]}"#),
         &["encoding"],
     ),
-    route("scan", "GET", "/tables/{table}/scan", "/tables/mail/scan?limit=1", None, SCAN),
-    route("scan", "POST", "/tables/{table}/scan", "/tables/mail/scan", Some(r#"{"limit":"1"}"#), SCAN),
-    route("count", "GET", "/tables/{table}/count", "/tables/mail/count?limit=1", None, SCAN),
-    route("indexes_list", "GET", "/tables/{table}/indexes", "/tables/mail/indexes", None, &[]),
+    route("scan", Action::Read, "GET", "/tables/{table}/scan", "/tables/mail/scan?limit=1", None, SCAN),
+    route(
+        "scan",
+        Action::Read,
+        "POST",
+        "/tables/{table}/scan",
+        "/tables/mail/scan",
+        Some(r#"{"limit":"1"}"#),
+        SCAN,
+    ),
+    route("count", Action::Read, "GET", "/tables/{table}/count", "/tables/mail/count?limit=1", None, SCAN),
+    route("indexes_list", Action::Read, "GET", "/tables/{table}/indexes", "/tables/mail/indexes", None, &[]),
     route(
         "index_put",
+        Action::Admin,
         "PUT",
         "/tables/{table}/indexes/{index}",
         "/tables/mail/indexes/by_subject",
@@ -134,6 +154,7 @@ pub const ROUTES: &[RouteSpec] = &[
     ),
     route(
         "index_rebuild",
+        Action::Admin,
         "POST",
         "/tables/{table}/indexes/{index}/rebuild",
         "/tables/mail/indexes/by_from/rebuild",
@@ -142,6 +163,7 @@ pub const ROUTES: &[RouteSpec] = &[
     ),
     route(
         "index_verify",
+        Action::Read,
         "GET",
         "/tables/{table}/indexes/{index}/verify",
         "/tables/mail/indexes/by_from/verify",
@@ -150,6 +172,7 @@ pub const ROUTES: &[RouteSpec] = &[
     ),
     route(
         "index_delete",
+        Action::Admin,
         "DELETE",
         "/tables/{table}/indexes/{index}",
         "/tables/mail/indexes/by_subject",
@@ -158,6 +181,7 @@ pub const ROUTES: &[RouteSpec] = &[
     ),
     route(
         "index_lookup",
+        Action::Read,
         "GET",
         "/tables/{table}/indexes/{index}",
         "/tables/mail/indexes/by_from?eq=x",
@@ -166,6 +190,7 @@ pub const ROUTES: &[RouteSpec] = &[
     ),
     route(
         "index_intersect",
+        Action::Read,
         "GET",
         "/tables/{table}/indexes:intersect",
         "/tables/mail/indexes:intersect?q=by_from:eq:x",
@@ -174,6 +199,7 @@ pub const ROUTES: &[RouteSpec] = &[
     ),
     route(
         "search",
+        Action::Search,
         "GET",
         "/tables/{table}/search",
         "/tables/mail/search?q=gas",
@@ -182,25 +208,38 @@ pub const ROUTES: &[RouteSpec] = &[
     ),
     route(
         "keywords",
+        Action::Search,
         "GET",
         "/tables/{table}/keywords",
         "/tables/mail/keywords?user=cash-m&terms=gas",
         None,
         &["user", "terms", "limit", "cursor", "encoding"],
     ),
-    route("reindex", "POST", "/tables/{table}/reindex", "/tables/mail/reindex", None, &["mode"]),
-    route("jobs", "GET", "/jobs/{id}", "/jobs/j1", None, &[]),
+    route(
+        "reindex",
+        Action::Admin,
+        "POST",
+        "/tables/{table}/reindex",
+        "/tables/mail/reindex",
+        None,
+        &["mode"],
+    ),
+    route("keys_create", Action::Master, "POST", "/keys", "/keys", Some(r#"{"actions":["search"]}"#), &[]),
+    route("keys_list", Action::Master, "GET", "/keys", "/keys", None, &[]),
+    route("keys_delete", Action::Master, "DELETE", "/keys/{uid}", "/keys/none", None, &[]),
+    route("jobs", Action::Admin, "GET", "/jobs/{id}", "/jobs/j1", None, &[]),
 ];
 
 const fn route(
     name: &'static str,
+    action: Action,
     method: &'static str,
     path: &'static str,
     example: &'static str,
     example_body: Option<&'static str>,
     params: &'static [&'static str],
 ) -> RouteSpec {
-    RouteSpec { name, method, path, example, example_body, params }
+    RouteSpec { name, action, method, path, example, example_body, params }
 }
 
 /// The parameters route `name` takes, from [`ROUTES`].
@@ -216,9 +255,14 @@ fn known(name: &str) -> &'static [&'static str] {
 /// finish on its own and answered the same. A write already running is
 /// waited for: its answer is what it did, never a 503 for a write that was
 /// (or will be) applied.
-async fn run<F>(state: Arc<State>, route: &'static str, work: F) -> Result<Response, std::convert::Infallible>
+async fn run<F>(
+    state: Arc<State>,
+    route: &'static str,
+    access: Access,
+    work: F,
+) -> Result<Response, std::convert::Infallible>
 where
-    F: FnOnce(&State) -> Answer + Send + 'static,
+    F: FnOnce(&State, &Access) -> Answer + Send + 'static,
 {
     const QUEUED: u8 = 0;
     const RUNNING: u8 = 1;
@@ -233,7 +277,7 @@ where
         if worker_phase.compare_exchange(QUEUED, RUNNING, Ordering::AcqRel, Ordering::Acquire).is_err() {
             return Err(ApiError::from(Refusal::Timeout(limit.as_millis())));
         }
-        work(&worker)
+        work(&worker, &access)
     });
     let mut task = std::pin::pin!(task);
     let outcome = match tokio::time::timeout(limit, &mut task).await {
@@ -269,122 +313,142 @@ pub fn routes(
     use handlers::{indexes, jobs, rows, scans, search, service, tables};
     let max_body = state.limits.max_body_bytes;
     let body_timeout = state.limits.body_read_timeout;
-    let s = move || with_state(Arc::clone(&state));
+    let sa = move |name: &'static str| authed(Arc::clone(&state), name).and(with_state(Arc::clone(&state)));
     let table = || warp::path("tables").and(warp::path::param::<String>());
     let row = || table().and(warp::path("rows")).and(warp::path::param::<String>()).and(warp::path::end());
 
     // Service.
-    let health = warp::path!("health")
-        .and(warp::get())
-        .and(no_params(known("health")))
-        .and(s())
-        .and_then(|st: Arc<State>| run(st, "health", service::health));
-    let metrics = warp::path!("metrics")
-        .and(warp::get())
-        .and(no_params(known("metrics")))
-        .and(s())
-        .and_then(|st: Arc<State>| run(st, "metrics", service::metrics));
+    let health =
+        warp::path!("health").and(warp::get()).and(sa("health")).and(no_params(known("health"))).and_then(
+            |access: Access, st: Arc<State>| run(st, "health", access, move |st, _| service::health(st)),
+        );
+    let metrics =
+        warp::path!("metrics").and(warp::get()).and(sa("metrics")).and(no_params(known("metrics"))).and_then(
+            |access: Access, st: Arc<State>| run(st, "metrics", access, move |st, _| service::metrics(st)),
+        );
     let openapi = warp::path!("openapi.json")
         .and(warp::get())
+        .and(sa("openapi"))
         .and(no_params(known("openapi")))
-        .and(s())
-        .and_then(|st: Arc<State>| run(st, "openapi", service::openapi));
+        .and_then(|access: Access, st: Arc<State>| {
+            run(st, "openapi", access, move |st, _| service::openapi(st))
+        });
 
     // Tables.
     let list_tables = warp::path!("tables")
         .and(warp::get())
+        .and(sa("tables_list"))
         .and(no_params(known("tables_list")))
-        .and(s())
-        .and_then(|st: Arc<State>| run(st, "tables_list", tables::list));
+        .and_then(|access: Access, st: Arc<State>| {
+            run(st, "tables_list", access, move |st, _| tables::list(st))
+        });
     let put_table = table()
         .and(warp::path::end())
         .and(warp::put())
+        .and(sa("tables_put"))
         .and(no_params(known("tables_put")))
         .and(body(max_body, body_timeout))
-        .and(s())
-        .and_then(|t: String, b: Body, st: Arc<State>| {
-            run(st, "tables_put", move |st| tables::put(st, &t, &b))
+        .and_then(|t: String, access: Access, st: Arc<State>, b: Body| {
+            run(st, "tables_put", access, move |st, _| tables::put(st, &t, &b))
         });
     let get_table = table()
         .and(warp::path::end())
         .and(warp::get())
+        .and(sa("tables_get"))
         .and(no_params(known("tables_get")))
-        .and(s())
-        .and_then(|t: String, st: Arc<State>| run(st, "tables_get", move |st| tables::get(st, &t)));
+        .and_then(|t: String, access: Access, st: Arc<State>| {
+            run(st, "tables_get", access, move |st, _| tables::get(st, &t))
+        });
     let delete_table = table()
         .and(warp::path::end())
         .and(warp::delete())
+        .and(sa("tables_delete"))
         .and(no_params(known("tables_delete")))
-        .and(s())
-        .and_then(|t: String, st: Arc<State>| run(st, "tables_delete", move |st| tables::delete(st, &t)));
+        .and_then(|t: String, access: Access, st: Arc<State>| {
+            run(st, "tables_delete", access, move |st, _| tables::delete(st, &t))
+        });
 
     // Rows.
     let put_row = row()
         .and(warp::put())
+        .and(sa("rows_put"))
         .and(params(known("rows_put")))
         .and(body(max_body, body_timeout))
-        .and(s())
-        .and_then(|t: String, key: String, p: Params, b: Body, st: Arc<State>| {
-            run(st, "rows_put", move |st| rows::put(st, &t, &RowAt::Path(key), &p, &b))
+        .and_then(|t: String, key: String, access: Access, st: Arc<State>, p: Params, b: Body| {
+            run(st, "rows_put", access, move |st, _| rows::put(st, &t, &RowAt::Path(key), &p, &b))
         });
-    let get_row = row().and(warp::get()).and(params(known("rows_get"))).and(s()).and_then(
-        |t: String, key: String, p: Params, st: Arc<State>| {
-            run(st, "rows_get", move |st| rows::get(st, &t, &RowAt::Path(key), &p))
+    let get_row = row().and(warp::get()).and(sa("rows_get")).and(params(known("rows_get"))).and_then(
+        |t: String, key: String, access: Access, st: Arc<State>, p: Params| {
+            run(st, "rows_get", access, move |st, _| rows::get(st, &t, &RowAt::Path(key), &p))
         },
     );
-    let delete_row = row().and(warp::delete()).and(params(known("rows_delete"))).and(s()).and_then(
-        |t: String, key: String, p: Params, st: Arc<State>| {
-            run(st, "rows_delete", move |st| rows::delete(st, &t, &RowAt::Path(key), &p))
-        },
-    );
+    let delete_row =
+        row().and(warp::delete()).and(sa("rows_delete")).and(params(known("rows_delete"))).and_then(
+            |t: String, key: String, access: Access, st: Arc<State>, p: Params| {
+                run(st, "rows_delete", access, move |st, _| rows::delete(st, &t, &RowAt::Path(key), &p))
+            },
+        );
     let by_fields = || table().and(warp::path("rows")).and(warp::path::end());
     let put_fields = by_fields()
         .and(warp::put())
+        .and(sa("rows_put_fields"))
         .and(params(known("rows_put_fields")))
         .and(body(max_body, body_timeout))
-        .and(s())
-        .and_then(|t: String, p: Params, b: Body, st: Arc<State>| {
-            run(st, "rows_put_fields", move |st| rows::put(st, &t, &RowAt::Fields, &p, &b))
+        .and_then(|t: String, access: Access, st: Arc<State>, p: Params, b: Body| {
+            run(st, "rows_put_fields", access, move |st, _| rows::put(st, &t, &RowAt::Fields, &p, &b))
         });
-    let get_fields = by_fields().and(warp::get()).and(params(known("rows_get_fields"))).and(s()).and_then(
-        |t: String, p: Params, st: Arc<State>| {
-            run(st, "rows_get_fields", move |st| rows::get(st, &t, &RowAt::Fields, &p))
-        },
-    );
-    let delete_fields =
-        by_fields().and(warp::delete()).and(params(known("rows_delete_fields"))).and(s()).and_then(
-            |t: String, p: Params, st: Arc<State>| {
-                run(st, "rows_delete_fields", move |st| rows::delete(st, &t, &RowAt::Fields, &p))
-            },
-        );
+    let get_fields = by_fields()
+        .and(warp::get())
+        .and(sa("rows_get_fields"))
+        .and(params(known("rows_get_fields")))
+        .and_then(|t: String, access: Access, st: Arc<State>, p: Params| {
+            run(st, "rows_get_fields", access, move |st, _| rows::get(st, &t, &RowAt::Fields, &p))
+        });
+    let delete_fields = by_fields()
+        .and(warp::delete())
+        .and(sa("rows_delete_fields"))
+        .and(params(known("rows_delete_fields")))
+        .and_then(|t: String, access: Access, st: Arc<State>, p: Params| {
+            run(st, "rows_delete_fields", access, move |st, _| rows::delete(st, &t, &RowAt::Fields, &p))
+        });
     let mutate = table()
         .and(warp::path!("mutate"))
         .and(warp::post())
+        .and(sa("mutate"))
         .and(params(known("mutate")))
         .and(body(max_body, body_timeout))
-        .and(s())
-        .and_then(|t: String, p: Params, b: Body, st: Arc<State>| {
-            run(st, "mutate", move |st| rows::mutate(st, &t, &p, b))
+        .and_then(|t: String, access: Access, st: Arc<State>, p: Params, b: Body| {
+            run(st, "mutate", access, move |st, _| rows::mutate(st, &t, &p, b))
         });
 
     // Scans.
-    let scan_get =
-        table().and(warp::path!("scan")).and(warp::get()).and(params(known("scan"))).and(s()).and_then(
-            |t: String, p: Params, st: Arc<State>| run(st, "scan", move |st| scans::scan(st, &t, &p, false)),
-        );
+    let scan_get = table()
+        .and(warp::path!("scan"))
+        .and(warp::get())
+        .and(sa("scan"))
+        .and(params(known("scan")))
+        .and_then(|t: String, access: Access, st: Arc<State>, p: Params| {
+            run(st, "scan", access, move |st, _| scans::scan(st, &t, &p, false))
+        });
     let scan_post = table()
         .and(warp::path!("scan"))
         .and(warp::post())
+        .and(sa("scan"))
         .and(no_params(&[]))
         .and(body(max_body, body_timeout))
-        .and(s())
-        .and_then(|t: String, b: Body, st: Arc<State>| {
-            run(st, "scan", move |st| scans::scan(st, &t, &params_from_json(&b, known("scan"))?, false))
+        .and_then(|t: String, access: Access, st: Arc<State>, b: Body| {
+            run(st, "scan", access, move |st, _| {
+                scans::scan(st, &t, &params_from_json(&b, known("scan"))?, false)
+            })
         });
-    let count =
-        table().and(warp::path!("count")).and(warp::get()).and(params(known("count"))).and(s()).and_then(
-            |t: String, p: Params, st: Arc<State>| run(st, "count", move |st| scans::scan(st, &t, &p, true)),
-        );
+    let count = table()
+        .and(warp::path!("count"))
+        .and(warp::get())
+        .and(sa("count"))
+        .and(params(known("count")))
+        .and_then(|t: String, access: Access, st: Arc<State>, p: Params| {
+            run(st, "count", access, move |st, _| scans::scan(st, &t, &p, true))
+        });
 
     // Secondary indexes.
     let named_index = || table().and(warp::path("indexes")).and(warp::path::param::<String>());
@@ -392,87 +456,119 @@ pub fn routes(
         .and(warp::path("indexes"))
         .and(warp::path::end())
         .and(warp::get())
+        .and(sa("indexes_list"))
         .and(no_params(known("indexes_list")))
-        .and(s())
-        .and_then(|t: String, st: Arc<State>| run(st, "indexes_list", move |st| indexes::list(st, &t)));
+        .and_then(|t: String, access: Access, st: Arc<State>| {
+            run(st, "indexes_list", access, move |st, _| indexes::list(st, &t))
+        });
     let index_put = named_index()
         .and(warp::path::end())
         .and(warp::put())
+        .and(sa("index_put"))
         .and(no_params(known("index_put")))
         .and(body(max_body, body_timeout))
-        .and(s())
-        .and_then(|t: String, index: String, b: Body, st: Arc<State>| {
-            run(st, "index_put", move |st| indexes::put(st, &t, &index, &b))
+        .and_then(|t: String, index: String, access: Access, st: Arc<State>, b: Body| {
+            run(st, "index_put", access, move |st, _| indexes::put(st, &t, &index, &b))
         });
     let index_delete = named_index()
         .and(warp::path::end())
         .and(warp::delete())
+        .and(sa("index_delete"))
         .and(no_params(known("index_delete")))
-        .and(s())
-        .and_then(|t: String, index: String, st: Arc<State>| {
-            run(st, "index_delete", move |st| indexes::delete(st, &t, &index))
+        .and_then(|t: String, index: String, access: Access, st: Arc<State>| {
+            run(st, "index_delete", access, move |st, _| indexes::delete(st, &t, &index))
         });
     let index_rebuild = named_index()
         .and(warp::path!("rebuild"))
         .and(warp::post())
+        .and(sa("index_rebuild"))
         .and(no_params(known("index_rebuild")))
-        .and(s())
-        .and_then(|t: String, index: String, st: Arc<State>| {
-            run(st, "index_rebuild", move |st| indexes::rebuild(st, &t, &index))
+        .and_then(|t: String, index: String, access: Access, st: Arc<State>| {
+            run(st, "index_rebuild", access, move |st, _| indexes::rebuild(st, &t, &index))
         });
     let index_verify = named_index()
         .and(warp::path!("verify"))
         .and(warp::get())
+        .and(sa("index_verify"))
         .and(no_params(known("index_verify")))
-        .and(s())
-        .and_then(|t: String, index: String, st: Arc<State>| {
-            run(st, "index_verify", move |st| indexes::verify(st, &t, &index))
+        .and_then(|t: String, index: String, access: Access, st: Arc<State>| {
+            run(st, "index_verify", access, move |st, _| indexes::verify(st, &t, &index))
         });
     let index_lookup = table()
         .and(warp::path("indexes"))
         .and(warp::path::param::<String>())
         .and(warp::path::end())
         .and(warp::get())
+        .and(sa("index_lookup"))
         .and(params(known("index_lookup")))
-        .and(s())
-        .and_then(|t: String, index: String, p: Params, st: Arc<State>| {
-            run(st, "index_lookup", move |st| indexes::lookup(st, &t, &index, &p))
+        .and_then(|t: String, index: String, access: Access, st: Arc<State>, p: Params| {
+            run(st, "index_lookup", access, move |st, _| indexes::lookup(st, &t, &index, &p))
         });
     let intersect = table()
         .and(warp::path!("indexes:intersect"))
         .and(warp::get())
+        .and(sa("index_intersect"))
         .and(params_with_bytes(known("index_intersect"), &["q"]))
-        .and(s())
-        .and_then(|t: String, p: Params, st: Arc<State>| {
-            run(st, "index_intersect", move |st| indexes::combine(st, &t, &p))
+        .and_then(|t: String, access: Access, st: Arc<State>, p: Params| {
+            run(st, "index_intersect", access, move |st, _| indexes::combine(st, &t, &p))
         });
 
     // Search.
-    let search =
-        table().and(warp::path!("search")).and(warp::get()).and(params(known("search"))).and(s()).and_then(
-            |t: String, p: Params, st: Arc<State>| run(st, "search", move |st| search::search(st, &t, &p)),
-        );
+    let search = table()
+        .and(warp::path!("search"))
+        .and(warp::get())
+        .and(sa("search"))
+        .and(params(known("search")))
+        .and_then(|t: String, access: Access, st: Arc<State>, p: Params| {
+            run(st, "search", access, move |st, _| search::search(st, &t, &p))
+        });
     let keywords = table()
         .and(warp::path!("keywords"))
         .and(warp::get())
+        .and(sa("keywords"))
         .and(params(known("keywords")))
-        .and(s())
-        .and_then(|t: String, p: Params, st: Arc<State>| {
-            run(st, "keywords", move |st| search::keywords(st, &t, &p))
+        .and_then(|t: String, access: Access, st: Arc<State>, p: Params| {
+            run(st, "keywords", access, move |st, _| search::keywords(st, &t, &p))
         });
     let reindex = table()
         .and(warp::path!("reindex"))
         .and(warp::post())
+        .and(sa("reindex"))
         .and(params(known("reindex")))
-        .and(s())
-        .and_then(|t: String, p: Params, st: Arc<State>| {
-            run(st, "reindex", move |st| jobs::reindex(st, &t, &p))
+        .and_then(|t: String, access: Access, st: Arc<State>, p: Params| {
+            run(st, "reindex", access, move |st, _| jobs::reindex(st, &t, &p))
         });
-    let job = warp::path!("jobs" / String)
+    let job =
+        warp::path!("jobs" / String).and(warp::get()).and(sa("jobs")).and(no_params(known("jobs"))).and_then(
+            |id: String, access: Access, st: Arc<State>| {
+                run(st, "jobs", access, move |st, _| jobs::get(st, &id))
+            },
+        );
+
+    // Access keys.
+    let keys_create = warp::path!("keys")
+        .and(warp::post())
+        .and(sa("keys_create"))
+        .and(no_params(known("keys_create")))
+        .and(body(max_body, body_timeout))
+        .and_then(|access: Access, st: Arc<State>, b: Body| {
+            run(st, "keys_create", access, move |st, _| handlers::keys::create(st, &b))
+        });
+    let keys_list = warp::path!("keys")
         .and(warp::get())
-        .and(no_params(known("jobs")))
-        .and(s())
-        .and_then(|id: String, st: Arc<State>| run(st, "jobs", move |st| jobs::get(st, &id)));
+        .and(sa("keys_list"))
+        .and(no_params(known("keys_list")))
+        .and_then(|access: Access, st: Arc<State>| {
+            run(st, "keys_list", access, move |st, _| handlers::keys::list(st))
+        });
+    let keys_delete = warp::path!("keys" / String)
+        .and(warp::delete())
+        .and(sa("keys_delete"))
+        .and(no_params(known("keys_delete")))
+        .and_then(|uid: String, access: Access, st: Arc<State>| {
+            run(st, "keys_delete", access, move |st, _| handlers::keys::delete(st, &uid))
+        });
+    let keys = keys_create.or(keys_list).unify().or(keys_delete).unify().boxed();
 
     let service = health.or(metrics).unify().or(openapi).unify().boxed();
     let tables = list_tables.or(put_table).unify().or(get_table).unify().or(delete_table).unify().boxed();
@@ -516,6 +612,8 @@ pub fn routes(
         .or(indexes)
         .unify()
         .or(searches)
+        .unify()
+        .or(keys)
         .unify()
         .recover(|r: warp::Rejection| async move {
             match r.find::<Rejected>() {

@@ -75,6 +75,8 @@ pub struct State {
     pub(crate) work: pool::WorkPool,
     /// The OpenAPI document, for these limits.
     pub openapi: String,
+    /// Who may call (keys, origins).
+    pub access: super::auth::AccessConfig,
 }
 
 impl State {
@@ -86,7 +88,15 @@ impl State {
         let metrics = Metrics::new();
         let work = pool::WorkPool::new(limits.workers, limits.idle_spin, metrics.taken())?;
         let openapi = super::openapi::document(&limits).to_string();
-        Ok(State { searcher: Searcher::new(store), jobs: Jobs::default(), metrics, limits, work, openapi })
+        Ok(State {
+            searcher: Searcher::new(store),
+            jobs: Jobs::default(),
+            metrics,
+            limits,
+            work,
+            openapi,
+            access: super::auth::AccessConfig::default(),
+        })
     }
 
     /// The store.

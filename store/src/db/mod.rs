@@ -9,6 +9,7 @@
 //! |------------------------|------------------------|--------------------------------|
 //! | `meta`                 | see the `META_*` keys  | format marker, schemas, table ids, catalog version, counters |
 //! | `feed`                 | sequence (u64 BE)      | table name length (u16 BE), table, row key |
+//! | `keys`                 | access key uid         | the key's record, JSON (see `keys`) |
 //! | `t/<table>/f/<family>` | cell key (see `key`)   | value bytes                    |
 //! | `t/<table>/i/<index>`  | index entry (see `index`) | expiry (u64 BE; empty: never) |
 //! | `t/<table>/p/<index>`  | run id (u32 BE), index entry; run 0: the run directory | as above; directory: entries written (u64 BE) |
@@ -17,6 +18,7 @@
 pub(crate) mod env;
 pub(crate) mod family;
 pub(crate) mod feed;
+pub(crate) mod keys;
 pub(crate) mod meta;
 pub(crate) mod sorted;
 
@@ -30,11 +32,17 @@ pub(crate) type BytesDb = Database<Bytes, Bytes>;
 pub(crate) const META: &str = "meta";
 /// The change feed.
 pub(crate) const FEED: &str = "feed";
+/// The access keys (see `keys`).
+pub(crate) const KEYS: &str = "keys";
 
 /// Meta key holding the store format marker.
 pub(crate) const META_FORMAT: &[u8] = b"format";
 /// Meta key holding the next change-feed sequence (u64 BE).
 pub(crate) const META_FEED_NEXT_SEQ: &[u8] = b"feed/next_seq";
+/// Meta key holding the secret access keys are hashed with (32 bytes).
+pub(crate) const META_KEYS_SECRET: &[u8] = b"keys/secret";
+/// Meta key holding the version of the key set (u64 BE; absent: 0).
+pub(crate) const META_KEYS_VERSION: &[u8] = b"keys/version";
 /// Meta key prefix for table schemas (JSON).
 pub(crate) const META_SCHEMA_PREFIX: &[u8] = b"schema/";
 /// Meta key holding the catalog version (u64 BE; absent: 0): bumped by
@@ -59,7 +67,7 @@ pub(crate) const FORMAT: &str = "rowsearch-store/3";
 pub(crate) const UPGRADES_FROM: &[&str] = &["rowsearch-store/1", "rowsearch-store/2"];
 
 /// Databases besides the families.
-pub(crate) const FIXED_DBS: u32 = 2;
+pub(crate) const FIXED_DBS: u32 = 3;
 
 /// The database holding one family of one table.
 pub(crate) fn family_db(table: &str, family: &str) -> String {

@@ -4,6 +4,7 @@
 
 pub(super) mod indexes;
 pub(super) mod jobs;
+pub(super) mod keys;
 pub(super) mod rows;
 pub(super) mod scans;
 pub(super) mod search;
