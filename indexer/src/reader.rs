@@ -127,29 +127,31 @@ impl Generation {
     }
 
     /// Parses `query` (tantivy syntax over the search fields; bare terms
-    /// match any field and are ANDed), scoped to `partition` if given.
+    /// match any field and are ANDed), scoped to `partitions` (any of
+    /// them) unless that is empty.
     ///
     /// # Errors
     /// `Query` when it does not parse.
-    pub fn parse(&self, query: &str, partition: Option<&[u8]>) -> Result<Box<dyn Query>> {
+    pub fn parse(&self, query: &str, partitions: &[&[u8]]) -> Result<Box<dyn Query>> {
         check_query_shape(query)?;
         let mut parser = QueryParser::for_index(&self.index, vec![self.schema.all]);
         parser.set_conjunction_by_default();
         let parsed = parser
             .parse_query(query)
             .map_err(|e| Error::Query { query: query.to_owned(), reason: e.to_string() })?;
-        Ok(match partition {
-            None => parsed,
-            Some(p) => Box::new(BooleanQuery::new(vec![
-                (Occur::Must, parsed),
-                (
-                    Occur::Must,
-                    Box::new(TermQuery::new(
-                        Term::from_field_bytes(self.schema.partition, p),
-                        IndexRecordOption::Basic,
-                    )),
-                ),
-            ])),
+        let term = |p: &[u8]| -> Box<dyn Query> {
+            Box::new(TermQuery::new(
+                Term::from_field_bytes(self.schema.partition, p),
+                IndexRecordOption::Basic,
+            ))
+        };
+        Ok(match partitions {
+            [] => parsed,
+            [p] => Box::new(BooleanQuery::new(vec![(Occur::Must, parsed), (Occur::Must, term(p))])),
+            many => {
+                let any = BooleanQuery::new(many.iter().map(|p| (Occur::Should, term(p))).collect());
+                Box::new(BooleanQuery::new(vec![(Occur::Must, parsed), (Occur::Must, Box::new(any))]))
+            }
         })
     }
 
@@ -165,7 +167,7 @@ impl Generation {
         offset: usize,
         limit: usize,
     ) -> Result<KeyHits> {
-        let parsed = self.parse(query, partition)?;
+        let parsed = self.parse(query, partition.as_slice())?;
         self.search_parsed(query, &*parsed, sort, offset, limit)
     }
 

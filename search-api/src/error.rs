@@ -30,6 +30,10 @@ pub enum Error {
     /// A row, job or other object that does not exist.
     #[error("{0}")]
     NotFound(String),
+    /// The caller may not see or do this (a partition its key is not
+    /// confined to).
+    #[error("{0}")]
+    Forbidden(String),
 }
 
 impl Error {
@@ -39,7 +43,9 @@ impl Error {
         match self {
             Error::Store(e) => e.is_user_error(),
             Error::Indexer(e) => e.is_usage(),
-            Error::BadRequest(_) | Error::StaleCursor { .. } | Error::NotFound(_) => true,
+            Error::BadRequest(_) | Error::StaleCursor { .. } | Error::NotFound(_) | Error::Forbidden(_) => {
+                true
+            }
         }
     }
 }

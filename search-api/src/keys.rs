@@ -190,6 +190,23 @@ pub fn create(store: &Store, new: &NewKey) -> Result<(KeyRecord, String)> {
     }
 }
 
+/// A key's record as `/keys` and `rowsearch keys list` show it (never the
+/// key, nor its hash).
+pub fn record_json(record: &KeyRecord) -> serde_json::Value {
+    let expires_at = record
+        .expires_at_ms
+        .and_then(|ms| jiff::Timestamp::from_millisecond(i64::try_from(ms).ok()?).ok())
+        .map(|t| t.to_string());
+    serde_json::json!({
+        "uid": record.uid,
+        "actions": record.actions,
+        "tables": record.tables,
+        "partitions": record.partitions,
+        "expires_at": expires_at,
+        "description": record.description,
+    })
+}
+
 /// Why a key was refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Refused {

@@ -36,6 +36,10 @@ pub struct SearchRequest {
     pub query: String,
     /// Only this partition (mailbox).
     pub partition: Option<Vec<u8>>,
+    /// The partitions the caller may see (an access key's confinement);
+    /// `None` for all. A `partition` outside them is `Forbidden`; without
+    /// one, the search covers exactly these.
+    pub scope: Option<Vec<Vec<u8>>>,
     /// Order of the hits.
     pub sort: SortBy,
     /// Hits per page (default 10, at most 1000).
@@ -169,7 +173,18 @@ impl Searcher {
             )));
         }
         // Parsed once: for the search and, when highlighting, for its terms.
-        let parsed = generation.parse(&request.query, request.partition.as_deref())?;
+        let partitions: Vec<&[u8]> = match (&request.partition, &request.scope) {
+            (Some(p), Some(scope)) if !scope.contains(p) => {
+                return Err(Error::Forbidden(format!(
+                    "this key may not search partition {:?}",
+                    String::from_utf8_lossy(p)
+                )));
+            }
+            (Some(p), _) => vec![p],
+            (None, Some(scope)) => scope.iter().map(Vec::as_slice).collect(),
+            (None, None) => Vec::new(),
+        };
+        let parsed = generation.parse(&request.query, &partitions)?;
         let found = generation.search_parsed(&request.query, &*parsed, request.sort, offset, limit)?;
         // An incremental reindex changes the hits under the same generation:
         // offsets would shift, so the walk restarts.

@@ -27,6 +27,37 @@ pub struct Args {
     pub command: Command,
 }
 
+/// `rowsearch keys ...`.
+#[derive(Debug, Subcommand)]
+pub enum KeysCommand {
+    /// Make a key; prints it once (as JSON with its uid), never again.
+    Create {
+        /// What it may do: search, read, write, admin (comma-separated), or *.
+        #[arg(long, value_delimiter = ',', required = true)]
+        actions: Vec<String>,
+        /// The tables it may touch (comma-separated); default all.
+        #[arg(long, value_delimiter = ',')]
+        tables: Vec<String>,
+        /// The partitions (mailboxes) it is confined to (comma-separated);
+        /// default all.
+        #[arg(long, value_delimiter = ',')]
+        partitions: Vec<String>,
+        /// When it stops working (RFC 3339).
+        #[arg(long)]
+        expires_at: Option<String>,
+        /// What it is for.
+        #[arg(long, default_value = "")]
+        description: String,
+    },
+    /// The keys (never the keys themselves), as JSON lines.
+    List,
+    /// Delete a key by its uid.
+    Delete {
+        /// The key's uid.
+        uid: String,
+    },
+}
+
 /// `rowsearch index ...`.
 #[derive(Debug, Subcommand)]
 pub enum IndexCommand {
@@ -102,6 +133,10 @@ pub enum Command {
     /// Secondary indexes: look up, add, drop, rebuild, verify.
     #[command(subcommand)]
     Index(IndexCommand),
+    /// Access keys for `serve --master-key`: create, list, delete (on the
+    /// data directory; a running server sees the change at once).
+    #[command(subcommand)]
+    Keys(KeysCommand),
     #[command(flatten)]
     Mail(MailCommand),
     #[command(flatten)]

@@ -1,5 +1,5 @@
 //! The command line: arguments (`args.rs`), one file per command group
-//! (`serve.rs` with `demo.rs`, `data.rs`, `index.rs`, `mail.rs`,
+//! (`serve.rs` with `demo.rs`, `data.rs`, `index.rs`, `keys.rs`, `mail.rs`,
 //! `search.rs`), what they share (`common.rs`, `progress.rs`,
 //! `output.rs`). anyhow lives only here and in main.
 
@@ -8,6 +8,7 @@ mod common;
 mod data;
 mod demo;
 mod index;
+mod keys;
 mod mail;
 mod output;
 mod progress;
@@ -32,6 +33,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         Command::Serve(_) => Ok(ExitCode::SUCCESS),
         Command::Data(command) => data::run(&args, command, &mut out),
         Command::Index(command) => index::run(&args, command, &mut out),
+        Command::Keys(command) => keys::run(&args, command, &mut out),
         Command::Mail(command) => mail::run(&args, command, &mut out),
         Command::Search(command) => search::run(&args, command, &mut out),
     }

@@ -90,6 +90,9 @@ fn admit(
     if !access.may(action) {
         return Err(Refusal::Forbidden(format!("this key may not {} (route {name})", action.name())));
     }
+    if access.partitions().is_some() && action == Action::Admin {
+        return Err(Refusal::Forbidden("a key confined to partitions may not administer".into()));
+    }
     if let Some(table) = table_of(path)
         && !access.may_touch(&table)
     {

@@ -267,6 +267,7 @@ impl From<Error> for ApiError {
             Error::BadRequest(_) => (StatusCode::BAD_REQUEST, "bad_request"),
             Error::StaleCursor { .. } => (StatusCode::CONFLICT, "stale_cursor"),
             Error::NotFound(_) => (StatusCode::NOT_FOUND, "not_found"),
+            Error::Forbidden(_) => (StatusCode::FORBIDDEN, "forbidden"),
         };
         ApiError::new(status, code, e.to_string())
     }
@@ -388,12 +389,16 @@ mod tests {
             (Error::BadRequest("x".into()), (400, "bad_request")),
             (Error::StaleCursor { cursor_generation: 1, serving: 2 }, (409, "stale_cursor")),
             (Error::NotFound("x".into()), (404, "not_found")),
+            (Error::Forbidden("x".into()), (403, "forbidden")),
         ];
         for (e, want) in facade {
             // Store and Indexer wrap the kinds walked above.
             match &e {
                 Error::Store(_) | Error::Indexer(_) => unreachable!(),
-                Error::BadRequest(_) | Error::StaleCursor { .. } | Error::NotFound(_) => {}
+                Error::BadRequest(_)
+                | Error::StaleCursor { .. }
+                | Error::NotFound(_)
+                | Error::Forbidden(_) => {}
             }
             let got = ApiError::from(e);
             assert_eq!((got.status.as_u16(), got.code), want);

@@ -340,7 +340,7 @@ pub fn routes(
         .and(sa("tables_list"))
         .and(no_params(known("tables_list")))
         .and_then(|access: Access, st: Arc<State>| {
-            run(st, "tables_list", access, move |st, _| tables::list(st))
+            run(st, "tables_list", access, tables::list)
         });
     let put_table = table()
         .and(warp::path::end())
@@ -357,7 +357,7 @@ pub fn routes(
         .and(sa("tables_get"))
         .and(no_params(known("tables_get")))
         .and_then(|t: String, access: Access, st: Arc<State>| {
-            run(st, "tables_get", access, move |st, _| tables::get(st, &t))
+            run(st, "tables_get", access, move |st, access| tables::get(st, access, &t))
         });
     let delete_table = table()
         .and(warp::path::end())
@@ -375,17 +375,21 @@ pub fn routes(
         .and(params(known("rows_put")))
         .and(body(max_body, body_timeout))
         .and_then(|t: String, key: String, access: Access, st: Arc<State>, p: Params, b: Body| {
-            run(st, "rows_put", access, move |st, _| rows::put(st, &t, &RowAt::Path(key), &p, &b))
+            run(st, "rows_put", access, move |st, access| {
+                rows::put(st, access, &t, &RowAt::Path(key), &p, &b)
+            })
         });
     let get_row = row().and(warp::get()).and(sa("rows_get")).and(params(known("rows_get"))).and_then(
         |t: String, key: String, access: Access, st: Arc<State>, p: Params| {
-            run(st, "rows_get", access, move |st, _| rows::get(st, &t, &RowAt::Path(key), &p))
+            run(st, "rows_get", access, move |st, access| rows::get(st, access, &t, &RowAt::Path(key), &p))
         },
     );
     let delete_row =
         row().and(warp::delete()).and(sa("rows_delete")).and(params(known("rows_delete"))).and_then(
             |t: String, key: String, access: Access, st: Arc<State>, p: Params| {
-                run(st, "rows_delete", access, move |st, _| rows::delete(st, &t, &RowAt::Path(key), &p))
+                run(st, "rows_delete", access, move |st, access| {
+                    rows::delete(st, access, &t, &RowAt::Path(key), &p)
+                })
             },
         );
     let by_fields = || table().and(warp::path("rows")).and(warp::path::end());
@@ -395,21 +399,27 @@ pub fn routes(
         .and(params(known("rows_put_fields")))
         .and(body(max_body, body_timeout))
         .and_then(|t: String, access: Access, st: Arc<State>, p: Params, b: Body| {
-            run(st, "rows_put_fields", access, move |st, _| rows::put(st, &t, &RowAt::Fields, &p, &b))
+            run(st, "rows_put_fields", access, move |st, access| {
+                rows::put(st, access, &t, &RowAt::Fields, &p, &b)
+            })
         });
     let get_fields = by_fields()
         .and(warp::get())
         .and(sa("rows_get_fields"))
         .and(params(known("rows_get_fields")))
         .and_then(|t: String, access: Access, st: Arc<State>, p: Params| {
-            run(st, "rows_get_fields", access, move |st, _| rows::get(st, &t, &RowAt::Fields, &p))
+            run(st, "rows_get_fields", access, move |st, access| {
+                rows::get(st, access, &t, &RowAt::Fields, &p)
+            })
         });
     let delete_fields = by_fields()
         .and(warp::delete())
         .and(sa("rows_delete_fields"))
         .and(params(known("rows_delete_fields")))
         .and_then(|t: String, access: Access, st: Arc<State>, p: Params| {
-            run(st, "rows_delete_fields", access, move |st, _| rows::delete(st, &t, &RowAt::Fields, &p))
+            run(st, "rows_delete_fields", access, move |st, access| {
+                rows::delete(st, access, &t, &RowAt::Fields, &p)
+            })
         });
     let mutate = table()
         .and(warp::path!("mutate"))
@@ -418,7 +428,7 @@ pub fn routes(
         .and(params(known("mutate")))
         .and(body(max_body, body_timeout))
         .and_then(|t: String, access: Access, st: Arc<State>, p: Params, b: Body| {
-            run(st, "mutate", access, move |st, _| rows::mutate(st, &t, &p, b))
+            run(st, "mutate", access, move |st, access| rows::mutate(st, access, &t, &p, b))
         });
 
     // Scans.
@@ -428,7 +438,7 @@ pub fn routes(
         .and(sa("scan"))
         .and(params(known("scan")))
         .and_then(|t: String, access: Access, st: Arc<State>, p: Params| {
-            run(st, "scan", access, move |st, _| scans::scan(st, &t, &p, false))
+            run(st, "scan", access, move |st, access| scans::scan(st, access, &t, &p, false))
         });
     let scan_post = table()
         .and(warp::path!("scan"))
@@ -437,8 +447,8 @@ pub fn routes(
         .and(no_params(&[]))
         .and(body(max_body, body_timeout))
         .and_then(|t: String, access: Access, st: Arc<State>, b: Body| {
-            run(st, "scan", access, move |st, _| {
-                scans::scan(st, &t, &params_from_json(&b, known("scan"))?, false)
+            run(st, "scan", access, move |st, access| {
+                scans::scan(st, access, &t, &params_from_json(&b, known("scan"))?, false)
             })
         });
     let count = table()
@@ -447,7 +457,7 @@ pub fn routes(
         .and(sa("count"))
         .and(params(known("count")))
         .and_then(|t: String, access: Access, st: Arc<State>, p: Params| {
-            run(st, "count", access, move |st, _| scans::scan(st, &t, &p, true))
+            run(st, "count", access, move |st, access| scans::scan(st, access, &t, &p, true))
         });
 
     // Secondary indexes.
@@ -459,7 +469,7 @@ pub fn routes(
         .and(sa("indexes_list"))
         .and(no_params(known("indexes_list")))
         .and_then(|t: String, access: Access, st: Arc<State>| {
-            run(st, "indexes_list", access, move |st, _| indexes::list(st, &t))
+            run(st, "indexes_list", access, move |st, access| indexes::list(st, access, &t))
         });
     let index_put = named_index()
         .and(warp::path::end())
@@ -492,7 +502,7 @@ pub fn routes(
         .and(sa("index_verify"))
         .and(no_params(known("index_verify")))
         .and_then(|t: String, index: String, access: Access, st: Arc<State>| {
-            run(st, "index_verify", access, move |st, _| indexes::verify(st, &t, &index))
+            run(st, "index_verify", access, move |st, access| indexes::verify(st, access, &t, &index))
         });
     let index_lookup = table()
         .and(warp::path("indexes"))
@@ -502,7 +512,7 @@ pub fn routes(
         .and(sa("index_lookup"))
         .and(params(known("index_lookup")))
         .and_then(|t: String, index: String, access: Access, st: Arc<State>, p: Params| {
-            run(st, "index_lookup", access, move |st, _| indexes::lookup(st, &t, &index, &p))
+            run(st, "index_lookup", access, move |st, access| indexes::lookup(st, access, &t, &index, &p))
         });
     let intersect = table()
         .and(warp::path!("indexes:intersect"))
@@ -510,7 +520,7 @@ pub fn routes(
         .and(sa("index_intersect"))
         .and(params_with_bytes(known("index_intersect"), &["q"]))
         .and_then(|t: String, access: Access, st: Arc<State>, p: Params| {
-            run(st, "index_intersect", access, move |st, _| indexes::combine(st, &t, &p))
+            run(st, "index_intersect", access, move |st, access| indexes::combine(st, access, &t, &p))
         });
 
     // Search.
@@ -520,7 +530,7 @@ pub fn routes(
         .and(sa("search"))
         .and(params(known("search")))
         .and_then(|t: String, access: Access, st: Arc<State>, p: Params| {
-            run(st, "search", access, move |st, _| search::search(st, &t, &p))
+            run(st, "search", access, move |st, access| search::search(st, access, &t, &p))
         });
     let keywords = table()
         .and(warp::path!("keywords"))
@@ -528,7 +538,7 @@ pub fn routes(
         .and(sa("keywords"))
         .and(params(known("keywords")))
         .and_then(|t: String, access: Access, st: Arc<State>, p: Params| {
-            run(st, "keywords", access, move |st, _| search::keywords(st, &t, &p))
+            run(st, "keywords", access, move |st, access| search::keywords(st, access, &t, &p))
         });
     let reindex = table()
         .and(warp::path!("reindex"))

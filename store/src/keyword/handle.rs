@@ -142,6 +142,16 @@ impl SearchHandle {
             .collect()
     }
 
+    /// The partition of row `row` when its key alone tells it (a table
+    /// partitioned by a field of its key, or not partitioned); `None` when
+    /// it takes the row's cells (a partition column).
+    pub fn key_partition(&self, row: &[u8]) -> Result<Option<Vec<u8>>> {
+        match self.partition {
+            PartitionSource::Column(_) => Ok(None),
+            _ => self.partition_of(row, &[]).map(Some),
+        }
+    }
+
     /// The partition of a row.
     pub fn partition_of(&self, row: &[u8], values: &[Option<&[u8]>]) -> Result<Vec<u8>> {
         Ok(match self.partition {

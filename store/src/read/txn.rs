@@ -98,6 +98,20 @@ impl<'s> ReadTxn<'s> {
         Ok(out)
     }
 
+    /// The partition (of the keyword rows) that row key `row` of `table`
+    /// belongs to, when the key alone tells it: `Ok(None)` for a table
+    /// partitioned by a column, or without a search section.
+    ///
+    /// # Errors
+    /// `UnknownTable`; `InvalidRowKey` for a key its typed key does not
+    /// decode.
+    pub fn key_partition(&self, table: &str, row: &[u8]) -> Result<Option<Vec<u8>>> {
+        match &self.handle(table)?.search {
+            Some(search) => search.key_partition(row),
+            None => Ok(None),
+        }
+    }
+
     /// A table's regions in this snapshot (see [`crate::Store::regions`]).
     ///
     /// # Errors

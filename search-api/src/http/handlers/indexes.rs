@@ -9,14 +9,16 @@ use serde_json::{Value, json};
 use warp::Reply;
 use warp::http::StatusCode;
 
-use super::{Answer, json_reply, ok};
+use super::{Answer, confine, json_reply, ok};
 use crate::http::error::{ApiError, Refusal};
 use crate::http::params::{Params, binary, index_query, parse_json};
 use crate::http::state::State;
 use crate::json::{index_state_json, key_json_in, row_json_in, verify_json};
+use crate::keys::Access;
 
 /// `GET /tables/{t}/indexes`.
-pub(crate) fn list(st: &State, t: &str) -> Answer {
+pub(crate) fn list(st: &State, access: &Access, t: &str) -> Answer {
+    confine::whole_table(access, "a table's index figures")?;
     let states = st.store().indexes(t)?;
     ok(json!({"indexes": states.iter().map(index_state_json).collect::<Vec<_>>()}))
 }
@@ -65,18 +67,28 @@ pub(crate) fn rebuild(st: &State, t: &str, index: &str) -> Answer {
 }
 
 /// `GET /tables/{t}/indexes/{i}/verify`.
-pub(crate) fn verify(st: &State, t: &str, index: &str) -> Answer {
+pub(crate) fn verify(st: &State, access: &Access, t: &str, index: &str) -> Answer {
+    confine::whole_table(access, "an index's verify report")?;
     ok(verify_json(&st.store().verify_index(t, index)?))
 }
 
 /// `GET /tables/{t}/indexes/{index}`: keys, or rows with `rows=true`.
-pub(crate) fn lookup(st: &State, t: &str, index: &str, p: &Params) -> Answer {
+pub(crate) fn lookup(st: &State, access: &Access, t: &str, index: &str, p: &Params) -> Answer {
     let query = index_query(p, st.limits.max_scan_limit)?;
     let enc = p.encoding()?;
     let schema = st.store().schema(t)?;
     let rk = schema.row_key.as_ref();
     let rtxn = st.store().begin_read()?;
-    let page = rtxn.index_lookup(t, index, &query)?;
+    let mut page = rtxn.index_lookup(t, index, &query)?;
+    if access.partitions().is_some() {
+        let mut visible = Vec::with_capacity(page.hits.len());
+        for hit in page.hits {
+            if confine::sees_row(access, &rtxn, t, &hit.key)? {
+                visible.push(hit);
+            }
+        }
+        page.hits = visible;
+    }
     let out: Vec<Value> = if p.flag("rows")? {
         let keys: Vec<&[u8]> = page.hits.iter().map(|h| h.key.as_slice()).collect();
         rtxn.multi_get(t, &keys, &ReadOptions::default())?
@@ -94,7 +106,7 @@ pub(crate) fn lookup(st: &State, t: &str, index: &str, p: &Params) -> Answer {
 
 /// `GET /tables/{t}/indexes:intersect`: `q=index:eq|prefix:value`, ANDed
 /// (or ORed with `op=union`).
-pub(crate) fn combine(st: &State, t: &str, p: &Params) -> Answer {
+pub(crate) fn combine(st: &State, access: &Access, t: &str, p: &Params) -> Answer {
     let enc = p.encoding()?;
     let mut terms = Vec::new();
     for q in p.all("q") {
@@ -123,7 +135,18 @@ pub(crate) fn combine(st: &State, t: &str, p: &Params) -> Answer {
     let after = p.bytes("cursor")?;
     let limit = Some(p.number("limit")?.unwrap_or(100).min(st.limits.max_scan_limit));
     let schema = st.store().schema(t)?;
-    let page = st.store().begin_read()?.index_combine(t, &terms, op, after.as_deref(), limit)?;
+    let rtxn = st.store().begin_read()?;
+    let mut page = rtxn.index_combine(t, &terms, op, after.as_deref(), limit)?;
+    if access.partitions().is_some() {
+        let mut visible = Vec::with_capacity(page.keys.len());
+        for key in page.keys {
+            if confine::sees_row(access, &rtxn, t, &key)? {
+                visible.push(key);
+            }
+        }
+        page.keys = visible;
+    }
+    drop(rtxn);
     let keys: Vec<Value> = page.keys.iter().map(|k| key_json_in(k, schema.row_key.as_ref(), enc)).collect();
     ok(json!({"keys": keys, "next_cursor": page.next_after.map(|k| enc.encode(&k))}))
 }

@@ -4,11 +4,12 @@
 use rowsearch_store::{Batch, Column, Delete, PutCell, TableSchema};
 use serde_json::{Value, json};
 
-use super::{Answer, ok};
+use super::{Answer, confine, ok};
 use crate::http::error::{ApiError, Refusal};
 use crate::http::params::{Params, binary, columns_of, parse_json, path_key, read_options};
 use crate::http::state::State;
 use crate::json::{Encoding, row_json_in};
+use crate::keys::Access;
 
 /// Where a row request names its row: the path's key, or `key_fields`
 /// (`/tables/{t}/rows?key_fields={...}`).
@@ -36,18 +37,24 @@ fn key_from_fields(schema: &TableSchema, t: &str, fields: &str) -> Result<Vec<u8
 }
 
 /// `PUT /tables/{t}/rows/{key}` (or `?key_fields=`).
-pub(crate) fn put(st: &State, t: &str, at: &RowAt, p: &Params, body: &[u8]) -> Answer {
+pub(crate) fn put(st: &State, access: &Access, t: &str, at: &RowAt, p: &Params, body: &[u8]) -> Answer {
     let key = at.key(st, t, p)?;
+    confine::may_write(access, &st.store().begin_read()?, t, &key)?;
     let body: RowRequest = parse_json(body)?;
     let info = st.store().put(t, &key, body.cells(p.encoding()?)?)?;
     ok(json!({"seq": info.last_seq}))
 }
 
 /// `GET /tables/{t}/rows/{key}` (or `?key_fields=`).
-pub(crate) fn get(st: &State, t: &str, at: &RowAt, p: &Params) -> Answer {
+pub(crate) fn get(st: &State, access: &Access, t: &str, at: &RowAt, p: &Params) -> Answer {
     let key = at.key(st, t, p)?;
-    let schema = st.store().schema(t)?;
-    match st.store().get(t, &key, &read_options(p)?)? {
+    let rtxn = st.store().begin_read()?;
+    let schema = rtxn.schema(t)?;
+    // A row of a partition the key may not see is no row at all to it.
+    if !confine::sees_row(access, &rtxn, t, &key)? {
+        return Err(Refusal::RowNotFound.into());
+    }
+    match rtxn.get(t, &key, &read_options(p)?)? {
         Some(row) => ok(row_json_in(&row, schema.row_key.as_ref(), p.encoding()?)),
         None => Err(Refusal::RowNotFound.into()),
     }
@@ -55,8 +62,9 @@ pub(crate) fn get(st: &State, t: &str, at: &RowAt, p: &Params) -> Answer {
 
 /// `DELETE /tables/{t}/rows/{key}` (or `?key_fields=`): the row, or the
 /// `columns` given; 200 with the commit's `seq`.
-pub(crate) fn delete(st: &State, t: &str, at: &RowAt, p: &Params) -> Answer {
+pub(crate) fn delete(st: &State, access: &Access, t: &str, at: &RowAt, p: &Params) -> Answer {
     let key = at.key(st, t, p)?;
+    confine::may_write(access, &st.store().begin_read()?, t, &key)?;
     let mut batch = Batch::new();
     for what in deletes(&columns_of(p.encoding()?, &p.all("columns"))?, p.number("timestamp")?) {
         batch.delete(t, key.clone(), what);
@@ -69,7 +77,7 @@ pub(crate) fn delete(st: &State, t: &str, at: &RowAt, p: &Params) -> Answer {
 /// The raw body is let go once parsed, and each mutation's strings once
 /// decoded into the batch: a large batch holds about two copies of its
 /// data at a time, not four.
-pub(crate) fn mutate(st: &State, t: &str, p: &Params, raw: bytes::Bytes) -> Answer {
+pub(crate) fn mutate(st: &State, access: &Access, t: &str, p: &Params, raw: bytes::Bytes) -> Answer {
     let enc = p.encoding()?;
     let body: MutateRequest = parse_json(&raw)?;
     drop(raw);
@@ -99,6 +107,12 @@ pub(crate) fn mutate(st: &State, t: &str, p: &Params, raw: bytes::Bytes) -> Answ
             _ => {
                 return Err(ApiError::bad_request("each mutation is {\"put\": ...} or {\"delete\": ...}"));
             }
+        }
+    }
+    if access.partitions().is_some() {
+        let rtxn = st.store().begin_read()?;
+        for m in &batch.mutations {
+            confine::may_write(access, &rtxn, t, m.row())?;
         }
     }
     let info = st.store().apply(&batch)?;

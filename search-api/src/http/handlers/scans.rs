@@ -3,14 +3,15 @@
 use rowsearch_store::{Filter, Scan, ScanCursor};
 use serde_json::{Value, json};
 
-use super::{Answer, ok};
+use super::{Answer, confine, ok};
 use crate::http::error::ApiError;
 use crate::http::params::{Params, read_options};
 use crate::http::state::State;
 use crate::json::row_json_in;
+use crate::keys::Access;
 
 /// A scan page, or with `count` the number of rows the scan selects.
-pub(crate) fn scan(st: &State, table: &str, p: &Params, count: bool) -> Answer {
+pub(crate) fn scan(st: &State, access: &Access, table: &str, p: &Params, count: bool) -> Answer {
     let schema = st.store().schema(table)?;
     let prefix = match p.get("prefix_fields") {
         Some(json) => {
@@ -23,6 +24,7 @@ pub(crate) fn scan(st: &State, table: &str, p: &Params, count: bool) -> Answer {
         }
         None => p.bytes("prefix")?,
     };
+    let prefix = confine::scan_prefix(access, &schema, table, prefix)?;
     let filter = match p.get("filter") {
         Some(f) if f.len() > st.limits.max_filter_bytes => {
             return Err(ApiError::bad_request(format!(

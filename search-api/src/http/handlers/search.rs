@@ -13,9 +13,10 @@ use crate::http::error::{ApiError, Refusal};
 use crate::http::params::{Params, binary, columns_of};
 use crate::http::state::State;
 use crate::json::key_json_in;
+use crate::keys::Access;
 
 /// `GET /tables/{t}/search`.
-pub(crate) fn search(st: &State, table: &str, p: &Params) -> Answer {
+pub(crate) fn search(st: &State, access: &Access, table: &str, p: &Params) -> Answer {
     let sort = match p.get("sort") {
         None | Some("relevance") => SortBy::Relevance,
         Some("newest") => SortBy::Newest,
@@ -29,6 +30,7 @@ pub(crate) fn search(st: &State, table: &str, p: &Params) -> Answer {
     let request = SearchRequest {
         query: query.to_owned(),
         partition: p.bytes("user")?,
+        scope: access.partitions().map(|ps| ps.iter().map(|p| p.as_bytes().to_vec()).collect()),
         sort,
         limit: p.number("limit")?,
         offset: p.number("offset")?.unwrap_or(0),
@@ -44,9 +46,12 @@ pub(crate) fn search(st: &State, table: &str, p: &Params) -> Answer {
 }
 
 /// `GET /tables/{t}/keywords?user=&terms=`: newest first.
-pub(crate) fn keywords(st: &State, t: &str, p: &Params) -> Answer {
+pub(crate) fn keywords(st: &State, access: &Access, t: &str, p: &Params) -> Answer {
     let enc = p.encoding()?;
     let user = p.get("user").unwrap_or_default();
+    if !access.may_see(&binary(enc, "user", user)?) {
+        return Err(Refusal::Forbidden(format!("this key may not read partition {user:?}")).into());
+    }
     let terms: Vec<String> = p
         .all("terms")
         .iter()

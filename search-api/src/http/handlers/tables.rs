@@ -5,13 +5,20 @@ use serde_json::{Value, json};
 use warp::Reply;
 use warp::http::StatusCode;
 
-use super::{Answer, json_reply, ok};
+use super::{Answer, confine, json_reply, ok};
 use crate::http::params::parse_json;
 use crate::http::state::State;
+use crate::keys::Access;
 
 /// `GET /tables`.
-pub(crate) fn list(st: &State) -> Answer {
-    let tables: Vec<Value> = st.store().tables()?.into_iter().map(|name| json!({"name": name})).collect();
+pub(crate) fn list(st: &State, access: &Access) -> Answer {
+    let tables: Vec<Value> = st
+        .store()
+        .tables()?
+        .into_iter()
+        .filter(|name| access.may_touch(name))
+        .map(|name| json!({"name": name}))
+        .collect();
     ok(json!({"tables": tables}))
 }
 
@@ -24,7 +31,8 @@ pub(crate) fn put(st: &State, t: &str, body: &[u8]) -> Answer {
 }
 
 /// `GET /tables/{t}`: schema and figures.
-pub(crate) fn get(st: &State, t: &str) -> Answer {
+pub(crate) fn get(st: &State, access: &Access, t: &str) -> Answer {
+    confine::whole_table(access, "a table's figures")?;
     let schema = st.store().schema(t)?;
     let stats = st.store().stats(t)?;
     let regions = st.store().regions(t)?.len();

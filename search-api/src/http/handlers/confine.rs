@@ -1,0 +1,93 @@
+//! Confinement of a request to its access key's partitions (API.md,
+//! "Access keys"): what a handler checks before it answers, so a key
+//! confined to some partitions never sees or changes another's rows.
+
+use rowsearch_store::{ReadTxn, TableSchema};
+
+use crate::http::error::{ApiError, Refusal};
+use crate::keys::Access;
+
+/// Refuses a confined key an answer that spans every partition (a table's
+/// figures, an index's verify report).
+pub(super) fn whole_table(access: &Access, what: &str) -> Result<(), ApiError> {
+    match access.partitions() {
+        Some(_) => {
+            Err(Refusal::Forbidden(format!("a key confined to partitions may not read {what}")).into())
+        }
+        None => Ok(()),
+    }
+}
+
+/// Whether `access` may see row `key` of `table` in `rtxn`. A confined
+/// key sees a row of one of its partitions; a table whose partition is not
+/// in its row keys is refused to it.
+pub(super) fn sees_row(
+    access: &Access,
+    rtxn: &ReadTxn<'_>,
+    table: &str,
+    key: &[u8],
+) -> Result<bool, ApiError> {
+    if access.partitions().is_none() {
+        return Ok(true);
+    }
+    match rtxn.key_partition(table, key) {
+        Ok(Some(partition)) => Ok(access.may_see(&partition)),
+        Ok(None) => Err(Refusal::Forbidden(format!(
+            "table {table:?} is not partitioned by its row keys: a key confined to partitions may not read its rows"
+        ))
+        .into()),
+        // A key its table's typed key does not decode is no row of a
+        // partition the key may see.
+        Err(_) => Ok(false),
+    }
+}
+
+/// Refuses a write to row `key` outside the key's partitions.
+pub(super) fn may_write(
+    access: &Access,
+    rtxn: &ReadTxn<'_>,
+    table: &str,
+    key: &[u8],
+) -> Result<(), ApiError> {
+    if sees_row(access, rtxn, table, key)? {
+        Ok(())
+    } else {
+        Err(Refusal::Forbidden("this key may not write rows outside its partitions".into()).into())
+    }
+}
+
+/// For a scan by a confined key: the key prefix that keeps it inside one
+/// of its partitions. `asked` is the scan's own prefix: kept when it lies
+/// inside one; without one, the key's only partition is taken; anything
+/// else is refused (name the partition with `prefix_fields`).
+pub(super) fn scan_prefix(
+    access: &Access,
+    schema: &TableSchema,
+    table: &str,
+    asked: Option<Vec<u8>>,
+) -> Result<Option<Vec<u8>>, ApiError> {
+    let Some(partitions) = access.partitions() else { return Ok(asked) };
+    let refuse = |why: String| -> ApiError { Refusal::Forbidden(why).into() };
+    let field = schema.search.as_ref().and_then(|s| s.partition.clone());
+    let rk = schema.row_key.as_ref();
+    let leading = rk.and_then(|rk| rk.fields.first()).map(|f| f.name.clone());
+    let (Some(field), Some(rk)) = (field, rk) else {
+        return Err(refuse(format!("table {table:?} is not partitioned by its row keys")));
+    };
+    if leading.as_deref() != Some(field.as_str()) {
+        return Err(refuse(format!(
+            "table {table:?} is partitioned by {field:?}, not by its leading key field: a confined key may not scan it"
+        )));
+    }
+    let mut allowed = Vec::with_capacity(partitions.len());
+    for p in partitions {
+        allowed.push(rk.encode_json(&serde_json::json!({ field.as_str(): p }))?);
+    }
+    match asked {
+        Some(prefix) if allowed.iter().any(|a| prefix.starts_with(a)) => Ok(Some(prefix)),
+        None if allowed.len() == 1 => Ok(allowed.pop()),
+        _ => Err(refuse(format!(
+            "a key confined to partitions scans inside one of them: give prefix_fields={{\"{field}\": ...}}"
+        ))),
+    }
+}
