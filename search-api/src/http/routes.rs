@@ -339,9 +339,7 @@ pub fn routes(
         .and(warp::get())
         .and(sa("tables_list"))
         .and(no_params(known("tables_list")))
-        .and_then(|access: Access, st: Arc<State>| {
-            run(st, "tables_list", access, tables::list)
-        });
+        .and_then(|access: Access, st: Arc<State>| run(st, "tables_list", access, tables::list));
     let put_table = table()
         .and(warp::path::end())
         .and(warp::put())

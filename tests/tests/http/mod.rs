@@ -2,6 +2,7 @@
 
 mod disk;
 mod hostile;
+mod keys;
 mod processes;
 mod protocol;
 mod rows;
