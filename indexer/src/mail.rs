@@ -5,8 +5,8 @@ use std::borrow::Cow;
 
 use mail_parser::{Address, MessageParser};
 use rowsearch_store::{
-    Column, FamilySchema, IndexSchema, KeyField, KeyOrder, KeyType, KeyValue, PutCell, ReadOptions,
-    RowKeySchema, SearchField, SearchSchema, TableSchema,
+    Column, Compression, FamilySchema, IndexSchema, KeyField, KeyOrder, KeyType, KeyValue, PutCell,
+    ReadOptions, RowKeySchema, SearchField, SearchSchema, TableSchema,
 };
 
 /// The schema `rowsearch ingest` creates for mail (API.md's example): key
@@ -14,7 +14,8 @@ use rowsearch_store::{
 /// indexes by sender; searchable subject, body, from and to, partitioned by
 /// user and dated by `m:date`.
 pub fn mail_schema() -> TableSchema {
-    TableSchema::new([FamilySchema::new("m"), FamilySchema::new("b")])
+    // The body family, most of a mail row's bytes, compressed (zstd).
+    TableSchema::new([FamilySchema::new("m"), FamilySchema::new("b").compression(Compression::Zstd)])
         .row_key(RowKeySchema::new([
             KeyField::new("user", KeyType::String, KeyOrder::Asc),
             KeyField::new("date", KeyType::U64, KeyOrder::Desc),

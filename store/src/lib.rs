@@ -79,8 +79,8 @@ pub use key::{MAX_QUALIFIER_BYTES, MAX_ROW_KEY_BYTES, prefix_successor};
 pub use keyword::{KeywordCell, KeywordCellRef, KeywordHit, KeywordPage, KeywordQuery, Positions};
 pub use read::{ALL_VERSIONS, ReadOptions, ReadTxn, Scan, ScanCursor, ScanIter, ScanPage};
 pub use schema::{
-    Analyzer, Column, FamilySchema, FieldKind, IndexSchema, MAX_FAMILY_NAME_BYTES, MAX_SEARCH_FIELDS,
-    MAX_TABLE_NAME_BYTES, SearchField, SearchSchema, TableSchema,
+    Analyzer, Column, Compression, FamilySchema, FieldKind, IndexSchema, MAX_FAMILY_NAME_BYTES,
+    MAX_SEARCH_FIELDS, MAX_TABLE_NAME_BYTES, SearchField, SearchSchema, TableSchema,
 };
 pub use secondary::{IndexHit, IndexPage, IndexQuery, IndexState, IndexTerm, IndexVerifyReport};
 pub use store::{DEFAULT_MAP_SIZE_BYTES, DEFAULT_MAX_DBS, INDEX_BUILD_STEP_ROWS, Store, StoreBuilder};

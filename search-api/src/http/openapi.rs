@@ -25,6 +25,9 @@ pub fn document(limits: &Limits) -> Value {
         item[route.method.to_ascii_lowercase()] = operation(route, limits);
     }
     doc["paths"] = Value::Object(paths);
+    doc["components"]["securitySchemes"] = json!({"bearer": {"type": "http", "scheme": "bearer",
+        "description": "an access key, when the server runs with --master-key"}});
+    doc["security"] = json!([{"bearer": []}, {}]);
     doc
 }
 
@@ -37,6 +40,7 @@ fn path_params(path: &str) -> Vec<Value> {
                 "table" => ("table name", json!({"type": "string", "pattern": "^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$"})),
                 "index" => ("index name", json!({"type": "string", "pattern": "^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$"})),
                 "key" => ("row key: percent-encoded bytes", json!({"type": "string", "minLength": 1})),
+                "uid" => ("access key uid", json!({"type": "string"})),
                 _ => ("job id", json!({"type": "string"})),
             };
             json!({"name": name, "in": "path", "required": true, "description": description, "schema": schema})
@@ -169,6 +173,13 @@ fn shape(name: &str) -> (&'static str, Option<&'static str>, (u16, Option<&'stat
             ("keys of a partition's rows holding every term, newest first", None, (200, Some("KeywordPage")))
         }
         "reindex" => ("start a reindex job", None, (202, Some("JobStarted"))),
+        "keys_create" => (
+            "make an access key (master key only); the key is shown once",
+            Some("NewKey"),
+            (201, Some("KeyMade")),
+        ),
+        "keys_list" => ("the access keys (never the keys)", None, (200, Some("KeyList"))),
+        "keys_delete" => ("delete an access key", None, (204, None)),
         _ => ("a job's state", None, (200, Some("Job"))),
     }
 }
@@ -184,7 +195,11 @@ fn errors(route: &RouteSpec) -> Vec<(u16, &'static str)> {
     let has_table = route.path.contains("{table}");
     let has_body = route.example_body.is_some();
     let writes = route.method != "GET" && route.name != "scan";
-    if has_table || route.path.contains("{id}") {
+    if route.action != crate::keys::Action::Public {
+        out.push((401, "no access key (the server has a master key)"));
+        out.push((403, "the key is not valid or may not do this; or a foreign Origin"));
+    }
+    if has_table || route.path.contains("{id}") || route.path.contains("{uid}") {
         out.push((404, "no such table, row, index, region or job"));
     }
     if has_body {
@@ -195,7 +210,10 @@ fn errors(route: &RouteSpec) -> Vec<(u16, &'static str)> {
         ]);
     }
     if writes
-        || matches!(route.name, "index_lookup" | "index_intersect" | "search" | "keywords" | "index_verify")
+        || matches!(
+            route.name,
+            "index_lookup" | "index_intersect" | "search" | "keywords" | "index_verify" | "keys_list"
+        )
     {
         out.push((409, "a conflict: another schema or index of that name, a job running, an index being built, a stale cursor"));
     }

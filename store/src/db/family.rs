@@ -2,6 +2,7 @@
 //! by cell key, see `crate::key`), and the reads of one column that derived
 //! data (indexes, keyword rows) needs.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use heed::RoTxn;
@@ -22,20 +23,32 @@ pub(crate) struct FamilyHandle {
     pub db: BytesDb,
 }
 
+impl FamilyHandle {
+    /// A value as stored in this family, decoded (see `db::value`).
+    pub fn value<'v>(&self, stored: &'v [u8]) -> Result<Cow<'v, [u8]>> {
+        super::value::decode(self.schema.compression, &self.db_name, stored)
+    }
+
+    /// A value as this family stores it.
+    pub fn stored_value<'v>(&self, value: &'v [u8]) -> Cow<'v, [u8]> {
+        super::value::encode(self.schema.compression, value)
+    }
+}
+
 /// The newest stored version of a column of row `stored`: (timestamp, value).
 pub(crate) fn newest_stored<'t>(
     txn: &'t RoTxn<'_>,
     family: &FamilyHandle,
     stored: &[u8],
     qualifier: &[u8],
-) -> Result<Option<(u64, &'t [u8])>> {
+) -> Result<Option<(u64, Cow<'t, [u8]>)>> {
     let prefix = key::column_prefix(stored, qualifier);
     let mut iter = family.db.prefix_iter(txn, &prefix).map_err(|e| Error::lmdb("column read", e))?;
     match iter.next() {
         None => Ok(None),
         Some(item) => {
             let (k, v) = item.map_err(|e| Error::lmdb("column read", e))?;
-            Ok(Some((key::RawCellKey::split(&family.db_name, k)?.timestamp, v)))
+            Ok(Some((key::RawCellKey::split(&family.db_name, k)?.timestamp, family.value(v)?)))
         }
     }
 }

@@ -21,6 +21,7 @@ pub(crate) mod feed;
 pub(crate) mod keys;
 pub(crate) mod meta;
 pub(crate) mod sorted;
+pub(crate) mod value;
 
 use heed::Database;
 use heed::types::Bytes;

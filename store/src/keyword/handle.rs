@@ -1,6 +1,7 @@
 //! The open keyword rows of a table, and how a row's values become its
 //! keyword cells.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use heed::RoTxn;
@@ -126,7 +127,7 @@ impl SearchHandle {
     }
 
     /// The newest value of each column of `stored` (a stored key) in `txn`.
-    pub fn values<'t>(&self, txn: &'t RoTxn<'_>, stored: &[u8]) -> Result<Vec<Option<&'t [u8]>>> {
+    pub fn values<'t>(&self, txn: &'t RoTxn<'_>, stored: &[u8]) -> Result<Vec<Option<Cow<'t, [u8]>>>> {
         self.columns
             .iter()
             .map(|(family, qualifier)| Ok(newest_stored(txn, family, stored, qualifier)?.map(|(_, v)| v)))

@@ -236,7 +236,7 @@ impl RowShape<'_> {
                         family: cursor.family.name.clone(),
                         qualifier,
                         timestamp: k.timestamp,
-                        value: if self.keys_only { Vec::new() } else { v.to_vec() },
+                        value: if self.keys_only { Vec::new() } else { cursor.family.value(v)?.into_owned() },
                     });
                 }
             }

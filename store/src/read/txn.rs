@@ -342,6 +342,7 @@ impl<'s> ReadTxn<'s> {
         let search = handle.search()?;
         let analyzer = self.catalog.analyzer_for(table)?;
         let values = search.values(&self.txn, &handle.stored_key(row))?;
+        let values: Vec<Option<&[u8]>> = values.iter().map(|v| v.as_deref()).collect();
         search
             .entries(analyzer, row, &values)?
             .iter()

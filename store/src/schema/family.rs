@@ -15,6 +15,29 @@ pub struct FamilySchema {
     /// purged by `compact` and on write. `None`: cells live forever.
     #[serde(default)]
     pub ttl_seconds: Option<u64>,
+    /// How values are compressed (HBase's `COMPRESSION`), each cell alone.
+    #[serde(default, skip_serializing_if = "Compression::is_none")]
+    pub compression: Compression,
+}
+
+/// A family's value compression.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Compression {
+    /// Values as they are.
+    #[default]
+    None,
+    /// LZ4: fast, a modest gain.
+    Lz4,
+    /// zstd (level 3): a larger gain, still fast to read.
+    Zstd,
+}
+
+impl Compression {
+    /// Whether it is `None` (the default, left out of a schema's JSON).
+    pub fn is_none(&self) -> bool {
+        *self == Compression::None
+    }
 }
 
 fn default_max_versions() -> u32 {
@@ -24,12 +47,18 @@ fn default_max_versions() -> u32 {
 impl FamilySchema {
     /// A family keeping one version, without TTL.
     pub fn new(name: impl Into<String>) -> FamilySchema {
-        FamilySchema { name: name.into(), max_versions: 1, ttl_seconds: None }
+        FamilySchema { name: name.into(), max_versions: 1, ttl_seconds: None, compression: Compression::None }
     }
 
     /// Sets `max_versions`.
     pub fn max_versions(mut self, max_versions: u32) -> FamilySchema {
         self.max_versions = max_versions;
+        self
+    }
+
+    /// Sets the compression of its values.
+    pub fn compression(mut self, compression: Compression) -> FamilySchema {
+        self.compression = compression;
         self
     }
 

@@ -13,7 +13,7 @@ mod table;
 
 pub use column::Column;
 pub(crate) use column::parse_column;
-pub use family::FamilySchema;
+pub use family::{Compression, FamilySchema};
 pub use index::IndexSchema;
 pub use name::{MAX_FAMILY_NAME_BYTES, MAX_TABLE_NAME_BYTES};
 pub use search::{Analyzer, FieldKind, MAX_SEARCH_FIELDS, SearchField, SearchSchema};

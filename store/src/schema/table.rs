@@ -17,7 +17,7 @@ use crate::key::rowkey::RowKeySchema;
 /// let schema: TableSchema = serde_json::from_str(
 ///     r#"{"families": [{"name": "m", "max_versions": 3}, {"name": "b", "ttl_seconds": 60}]}"#,
 /// ).unwrap();
-/// assert_eq!(schema.families[0], FamilySchema { name: "m".into(), max_versions: 3, ttl_seconds: None });
+/// assert_eq!(schema.families[0], FamilySchema::new("m").max_versions(3));
 /// assert_eq!(schema.families[1].max_versions, 1);
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -131,12 +131,13 @@ impl IndexHandle {
     /// The entry of `row` (unsalted key; `stored` its stored key) in this
     /// index as the data in `txn` stands, or `None` when it lacks a column.
     pub fn entry(&self, txn: &RoTxn<'_>, row: &[u8], stored: &[u8], now_ms: u64) -> Result<Option<Entry>> {
-        let mut newest: Vec<(u64, &[u8])> = Vec::with_capacity(self.columns.len());
+        let mut held = Vec::with_capacity(self.columns.len());
         for (family, qualifier) in &self.columns {
             // The newest version comes first; older ones expire before it.
             let Some(cell) = newest_stored(txn, family, stored, qualifier)? else { return Ok(None) };
-            newest.push(cell);
+            held.push(cell);
         }
+        let newest: Vec<(u64, &[u8])> = held.iter().map(|(ts, v)| (*ts, &**v)).collect();
         Ok(self.assemble(row, stored, &newest, now_ms))
     }
 

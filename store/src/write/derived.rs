@@ -310,6 +310,7 @@ pub(crate) fn keyword_entries<'a>(
             }
             _ => {
                 let values = search.values(txn, &table.stored_key(row))?;
+                let values: Vec<Option<&[u8]>> = values.iter().map(|v| v.as_deref()).collect();
                 Cow::Owned(search.entries(analyzer, row, &values)?)
             }
         };

@@ -27,7 +27,10 @@ pub(crate) fn put_row(
         let family = table.family(&cell.family)?;
         let ts = cell.timestamp.unwrap_or(now_ms);
         CellKey::encode_into(buf, row, &cell.qualifier, ts);
-        family.db.put(wtxn, buf, &cell.value).map_err(|e| Error::lmdb("put cell", e))?;
+        family
+            .db
+            .put(wtxn, buf, &family.stored_value(&cell.value))
+            .map_err(|e| Error::lmdb("put cell", e))?;
         let sole_version = distinct
             && table.watches(family)
             && family.schema.max_versions >= 1

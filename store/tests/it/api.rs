@@ -383,3 +383,65 @@ fn for_each_region_runs_regions_in_parallel_in_region_order() {
         ErrorKind::UnknownRegion { .. }
     ));
 }
+
+/// Compressed families (HBase's `COMPRESSION`) are transparent to every
+/// read path: gets, scans with value filters, versions, secondary indexes
+/// and keyword-free tables alike, and they take fewer bytes.
+#[test]
+fn compressed_families_read_back_exactly_and_take_fewer_bytes() {
+    use rowsearch_store::{Compression, Filter, IndexQuery, IndexSchema};
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    let body = "Dear all, the gas price meeting moves to Tuesday. ".repeat(40);
+    for (table, compression) in
+        [("plain", Compression::None), ("lz4", Compression::Lz4), ("zstd", Compression::Zstd)]
+    {
+        let schema = TableSchema::new([FamilySchema::new("b").compression(compression).max_versions(2)])
+            .index(IndexSchema::new("by_tag", ["b:tag"]));
+        store.create_table(table, &schema).unwrap();
+        for i in 0..200u32 {
+            let text = format!("{body}{i}");
+            store
+                .put(
+                    table,
+                    format!("r{i:03}").as_bytes(),
+                    vec![
+                        PutCell::new("b", "text", text.as_str()).at(1),
+                        PutCell::new("b", "text", format!("v2 {text}").as_str()).at(2),
+                        PutCell::new(
+                            "b",
+                            "tag",
+                            if i % 2 == 0 {
+                                "even-and-long-enough-to-compress-".repeat(3)
+                            } else {
+                                "odd".into()
+                            },
+                        ),
+                    ],
+                )
+                .unwrap();
+        }
+        let row = store.get(table, b"r007", &ReadOptions::default().versions(2)).unwrap().unwrap();
+        let texts: Vec<&[u8]> =
+            row.cells.iter().filter(|c| c.qualifier == b"text").map(|c| c.value.as_slice()).collect();
+        assert_eq!(texts, vec![format!("v2 {body}7").as_bytes(), format!("{body}7").as_bytes()], "{table}");
+        let filtered = store
+            .scan(
+                table,
+                &Scan::new().filter(Filter::parse("ValueFilter(=, 'substring:v2 Dear all')").unwrap()),
+            )
+            .unwrap();
+        assert_eq!(filtered.rows.len(), 200, "{table}: every row has a matching newest version");
+        let even = "even-and-long-enough-to-compress-".repeat(3);
+        let query = IndexQuery { eq: vec![even.into_bytes()], limit: Some(1000), ..IndexQuery::default() };
+        assert_eq!(store.index_lookup(table, "by_tag", &query).unwrap().hits.len(), 100, "{table}");
+        assert!(store.verify_index(table, "by_tag").unwrap().is_clean());
+    }
+    let bytes = |t: &str| store.stats(t).unwrap().bytes;
+    assert!(bytes("zstd") * 3 < bytes("plain"), "zstd {} plain {}", bytes("zstd"), bytes("plain"));
+    assert!(bytes("lz4") < bytes("plain"), "lz4 {} plain {}", bytes("lz4"), bytes("plain"));
+    // The schema says so, and a family without compression leaves it out.
+    assert_eq!(store.schema("zstd").unwrap().families[0].compression, Compression::Zstd);
+    let json = serde_json::to_string(&store.schema("plain").unwrap()).unwrap();
+    assert!(!json.contains("compression"), "{json}");
+}
