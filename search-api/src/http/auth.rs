@@ -10,19 +10,9 @@ use warp::Filter as _;
 
 use super::error::{ApiError, Refusal};
 use super::params::Rejected;
-use super::routes::ROUTES;
+use super::route_table::ROUTES;
 use super::state::State;
 use crate::keys::{Access, Action, Refused};
-
-/// Who may call: the checker of access keys (none: the server runs without
-/// keys) and the origins besides its own that browsers may call it from.
-#[derive(Debug, Default)]
-pub struct AccessConfig {
-    /// Checks keys; `None` when the server has no master key.
-    pub checker: Option<crate::keys::Checker>,
-    /// Origins (`scheme://host[:port]`) allowed besides the server's own.
-    pub allow_origins: Vec<String>,
-}
 
 /// Admits a request to route `name`: its `Access`, or a rejection.
 pub(super) fn authed(

@@ -8,11 +8,13 @@
 //! async workers. Limits are in [`Limits`].
 //!
 //! Files: `server.rs` (accepting connections), `conn.rs` (a connection's
-//! idle timer and hyper's own error answers in the JSON shape), `routes.rs` (the route table only),
-//! `params.rs` (every request parameter), `handlers/` (one file per
-//! resource), `error.rs` (every status and code), `state.rs`, `pool.rs`,
-//! `jobs.rs`, `metrics.rs`, `openapi.rs` (the OpenAPI document, from the
-//! route table).
+//! idle timer and hyper's own error answers in the JSON shape),
+//! `route_table.rs` (every route: name, action, method, path, example,
+//! parameters), `routes.rs` (their warp filters), `auth.rs` (admitting a
+//! request), `params.rs` (every request parameter), `handlers/` (one file
+//! per resource), `error.rs` (every status and code), `state.rs`,
+//! `pool.rs`, `jobs.rs`, `metrics.rs`, `openapi.rs` (the OpenAPI document,
+//! from the route table).
 
 mod auth;
 mod conn;
@@ -23,15 +25,15 @@ mod metrics;
 mod openapi;
 mod params;
 mod pool;
+mod route_table;
 mod routes;
 mod server;
 mod state;
 
-pub use auth::AccessConfig;
 pub use error::{ApiError, Refusal};
 pub use jobs::{JobState, Jobs};
 pub use metrics::{Metrics, TableFigures};
 pub use openapi::document as openapi_document;
-pub use routes::{ROUTES, RouteSpec, allowed_methods};
+pub use route_table::{ROUTES, RouteSpec, allowed_methods};
 pub use server::serve;
-pub use state::{Limits, State};
+pub use state::{AccessConfig, Limits, State};

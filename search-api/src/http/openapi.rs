@@ -8,7 +8,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::routes::{ROUTES, RouteSpec};
+use super::route_table::{ROUTES, RouteSpec};
 use super::state::Limits;
 
 /// The document for a server with `limits`.

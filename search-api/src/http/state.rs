@@ -60,6 +60,16 @@ impl Default for Limits {
     }
 }
 
+/// Who may call: the checker of access keys (none: the server runs without
+/// keys) and the origins besides its own that browsers may call it from.
+#[derive(Debug, Default)]
+pub struct AccessConfig {
+    /// Checks keys; `None` when the server has no master key.
+    pub checker: Option<crate::keys::Checker>,
+    /// Origins (`scheme://host[:port]`) allowed besides the server's own.
+    pub allow_origins: Vec<String>,
+}
+
 /// What every request shares.
 #[derive(Debug)]
 pub struct State {
@@ -73,10 +83,8 @@ pub struct State {
     pub limits: Limits,
     /// The threads that do requests' store and index work.
     pub(crate) work: pool::WorkPool,
-    /// The OpenAPI document, for these limits.
-    pub openapi: String,
     /// Who may call (keys, origins).
-    pub access: super::auth::AccessConfig,
+    pub access: AccessConfig,
 }
 
 impl State {
@@ -87,15 +95,13 @@ impl State {
     pub fn new(store: Arc<Store>, limits: Limits) -> std::io::Result<State> {
         let metrics = Metrics::new();
         let work = pool::WorkPool::new(limits.workers, limits.idle_spin, metrics.taken())?;
-        let openapi = super::openapi::document(&limits).to_string();
         Ok(State {
             searcher: Searcher::new(store),
             jobs: Jobs::default(),
             metrics,
             limits,
             work,
-            openapi,
-            access: super::auth::AccessConfig::default(),
+            access: AccessConfig::default(),
         })
     }
 

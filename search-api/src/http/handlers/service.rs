@@ -29,5 +29,6 @@ pub(crate) fn metrics(st: &State) -> Answer {
 
 /// `GET /openapi.json`.
 pub(crate) fn openapi(st: &State) -> Answer {
-    Ok(warp::reply::with_header(st.openapi.clone(), "content-type", "application/json").into_response())
+    let document = crate::http::openapi::document(&st.limits).to_string();
+    Ok(warp::reply::with_header(document, "content-type", "application/json").into_response())
 }

@@ -1,0 +1,252 @@
+//! The route table: every route of API.md with its name, the action a key
+//! needs, method, path, an example request and the parameters it takes.
+//! A leaf: the filters (`routes.rs`), the access check (`auth.rs`) and the
+//! OpenAPI document (`openapi.rs`) all read it.
+
+use crate::keys::Action;
+
+/// One route of the table: what `/metrics` calls it, its method and path,
+/// an example request (for tests that walk every route), and the query
+/// parameters it takes; any other is a 400 `unknown_parameter`.
+#[derive(Debug, Clone, Copy)]
+pub struct RouteSpec {
+    /// The route's name in `/metrics`.
+    pub name: &'static str,
+    /// What a key needs to use it.
+    pub action: Action,
+    /// The HTTP method.
+    pub method: &'static str,
+    /// The path pattern (API.md's).
+    pub path: &'static str,
+    /// A request of it that succeeds on the mail fixture: path and query.
+    pub example: &'static str,
+    /// Its body, for routes that take one.
+    pub example_body: Option<&'static str>,
+    /// The query parameters it takes (for `POST .../scan`, its body's fields).
+    pub params: &'static [&'static str],
+}
+
+const READ: &[&str] = &["columns", "versions", "min_ts", "max_ts", "encoding"];
+const SCAN: &[&str] = &[
+    "start",
+    "stop",
+    "prefix",
+    "prefix_fields",
+    "reverse",
+    "columns",
+    "versions",
+    "min_ts",
+    "max_ts",
+    "filter",
+    "limit",
+    "offset",
+    "cursor",
+    "keys_only",
+    "region",
+    "encoding",
+];
+
+/// Every route, in API.md's order.
+pub const ROUTES: &[RouteSpec] = &[
+    route("health", Action::Public, "GET", "/health", "/health", None, &[]),
+    route("metrics", Action::Admin, "GET", "/metrics", "/metrics", None, &[]),
+    route("openapi", Action::Any, "GET", "/openapi.json", "/openapi.json", None, &[]),
+    route("tables_list", Action::Any, "GET", "/tables", "/tables", None, &[]),
+    route(
+        "tables_put",
+        Action::Admin,
+        "PUT",
+        "/tables/{table}",
+        "/tables/probe",
+        Some(r#"{"families":[{"name":"f"}]}"#),
+        &[],
+    ),
+    route("tables_get", Action::Read, "GET", "/tables/{table}", "/tables/mail", None, &[]),
+    route("tables_delete", Action::Admin, "DELETE", "/tables/{table}", "/tables/probe", None, &[]),
+    route(
+        "rows_put",
+        Action::Write,
+        "PUT",
+        "/tables/{table}/rows/{key}",
+        "/tables/probe/rows/r",
+        Some(r#"{"cells":[{"column":"f:q","value":"x"}]}"#),
+        &["encoding"],
+    ),
+    route("rows_get", Action::Read, "GET", "/tables/{table}/rows/{key}", "/tables/probe/rows/r", None, READ),
+    route(
+        "rows_delete",
+        Action::Write,
+        "DELETE",
+        "/tables/{table}/rows/{key}",
+        "/tables/probe/rows/r",
+        None,
+        &["columns", "timestamp", "encoding"],
+    ),
+    route(
+        "rows_put_fields",
+        Action::Write,
+        "PUT",
+        "/tables/{table}/rows",
+        "/tables/mail/rows?key_fields=%7B%22user%22%3A%22probe%22%2C%22date%22%3A1%2C%22id%22%3A1%7D",
+        Some(r#"{"cells":[{"column":"m:subject","value":"x"}]}"#),
+        &["key_fields", "encoding"],
+    ),
+    route(
+        "rows_get_fields",
+        Action::Read,
+        "GET",
+        "/tables/{table}/rows",
+        "/tables/mail/rows?key_fields=%7B%22user%22%3A%22probe%22%2C%22date%22%3A1%2C%22id%22%3A1%7D",
+        None,
+        &["key_fields", "columns", "versions", "min_ts", "max_ts", "encoding"],
+    ),
+    route(
+        "rows_delete_fields",
+        Action::Write,
+        "DELETE",
+        "/tables/{table}/rows",
+        "/tables/mail/rows?key_fields=%7B%22user%22%3A%22probe%22%2C%22date%22%3A1%2C%22id%22%3A1%7D",
+        None,
+        &["key_fields", "columns", "timestamp", "encoding"],
+    ),
+    route(
+        "mutate",
+        Action::Write,
+        "POST",
+        "/tables/{table}/mutate",
+        "/tables/probe/mutate",
+        Some(r#"{"mutations":[]}"#),
+        &["encoding"],
+    ),
+    route("scan", Action::Read, "GET", "/tables/{table}/scan", "/tables/mail/scan?limit=1", None, SCAN),
+    route(
+        "scan",
+        Action::Read,
+        "POST",
+        "/tables/{table}/scan",
+        "/tables/mail/scan",
+        Some(r#"{"limit":"1"}"#),
+        SCAN,
+    ),
+    route("count", Action::Read, "GET", "/tables/{table}/count", "/tables/mail/count?limit=1", None, SCAN),
+    route("indexes_list", Action::Read, "GET", "/tables/{table}/indexes", "/tables/mail/indexes", None, &[]),
+    route(
+        "index_put",
+        Action::Admin,
+        "PUT",
+        "/tables/{table}/indexes/{index}",
+        "/tables/mail/indexes/by_subject",
+        Some(r#"{"columns":["m:subject"]}"#),
+        &[],
+    ),
+    route(
+        "index_rebuild",
+        Action::Admin,
+        "POST",
+        "/tables/{table}/indexes/{index}/rebuild",
+        "/tables/mail/indexes/by_from/rebuild",
+        None,
+        &[],
+    ),
+    route(
+        "index_verify",
+        Action::Read,
+        "GET",
+        "/tables/{table}/indexes/{index}/verify",
+        "/tables/mail/indexes/by_from/verify",
+        None,
+        &[],
+    ),
+    route(
+        "index_delete",
+        Action::Admin,
+        "DELETE",
+        "/tables/{table}/indexes/{index}",
+        "/tables/mail/indexes/by_subject",
+        None,
+        &[],
+    ),
+    route(
+        "index_lookup",
+        Action::Read,
+        "GET",
+        "/tables/{table}/indexes/{index}",
+        "/tables/mail/indexes/by_from?eq=x",
+        None,
+        &["eq", "prefix", "start", "stop", "limit", "cursor", "region", "rows", "encoding"],
+    ),
+    route(
+        "index_intersect",
+        Action::Read,
+        "GET",
+        "/tables/{table}/indexes:intersect",
+        "/tables/mail/indexes:intersect?q=by_from:eq:x",
+        None,
+        &["q", "op", "cursor", "limit", "encoding"],
+    ),
+    route(
+        "search",
+        Action::Search,
+        "GET",
+        "/tables/{table}/search",
+        "/tables/mail/search?q=gas",
+        None,
+        &["q", "user", "sort", "limit", "offset", "cursor", "columns", "highlight", "encoding"],
+    ),
+    route(
+        "keywords",
+        Action::Search,
+        "GET",
+        "/tables/{table}/keywords",
+        "/tables/mail/keywords?user=cash-m&terms=gas",
+        None,
+        &["user", "terms", "limit", "cursor", "encoding"],
+    ),
+    route(
+        "reindex",
+        Action::Admin,
+        "POST",
+        "/tables/{table}/reindex",
+        "/tables/mail/reindex",
+        None,
+        &["mode"],
+    ),
+    route("keys_create", Action::Master, "POST", "/keys", "/keys", Some(r#"{"actions":["search"]}"#), &[]),
+    route("keys_list", Action::Master, "GET", "/keys", "/keys", None, &[]),
+    route("keys_delete", Action::Master, "DELETE", "/keys/{uid}", "/keys/none", None, &[]),
+    route("jobs", Action::Admin, "GET", "/jobs/{id}", "/jobs/j1", None, &[]),
+];
+
+const fn route(
+    name: &'static str,
+    action: Action,
+    method: &'static str,
+    path: &'static str,
+    example: &'static str,
+    example_body: Option<&'static str>,
+    params: &'static [&'static str],
+) -> RouteSpec {
+    RouteSpec { name, action, method, path, example, example_body, params }
+}
+
+/// The parameters route `name` takes, from [`ROUTES`].
+pub(super) fn known(name: &str) -> &'static [&'static str] {
+    ROUTES.iter().find(|r| r.name == name).map_or(&[], |r| r.params)
+}
+
+/// The methods the route table has for `path` (for a 405's `Allow`).
+pub fn allowed_methods(path: &str) -> Vec<&'static str> {
+    let segments: Vec<&str> = path.trim_start_matches('/').split('/').collect();
+    let mut methods: Vec<&'static str> = ROUTES
+        .iter()
+        .filter(|route| {
+            let pattern: Vec<&str> = route.path.trim_start_matches('/').split('/').collect();
+            pattern.len() == segments.len()
+                && pattern.iter().zip(&segments).all(|(p, s)| (p.starts_with('{') && !s.is_empty()) || p == s)
+        })
+        .map(|route| route.method)
+        .collect();
+    methods.sort_unstable();
+    methods.dedup();
+    methods
+}
