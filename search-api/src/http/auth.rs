@@ -19,6 +19,8 @@ pub(super) fn authed(
     state: Arc<State>,
     name: &'static str,
 ) -> impl warp::Filter<Extract = (Access,), Error = warp::Rejection> + Clone {
+    // Looked up once, here, not per request.
+    let action = ROUTES.iter().find(|r| r.name == name).map_or(Action::Master, |r| r.action);
     warp::header::optional::<String>("authorization")
         .and(warp::header::optional::<String>("origin"))
         .and(warp::header::optional::<String>("host"))
@@ -33,6 +35,7 @@ pub(super) fn authed(
                     admit(
                         &state,
                         name,
+                        action,
                         authorization.as_deref(),
                         origin.as_deref(),
                         host.as_deref(),
@@ -50,6 +53,7 @@ pub(super) fn authed(
 fn admit(
     st: &State,
     name: &str,
+    action: Action,
     authorization: Option<&str>,
     origin: Option<&str>,
     host: Option<&str>,
@@ -61,7 +65,6 @@ fn admit(
             return Err(Refusal::ForeignOrigin(origin.to_owned()));
         }
     }
-    let action = ROUTES.iter().find(|r| r.name == name).map_or(Action::Master, |r| r.action);
     let Some(checker) = &st.access.checker else { return Ok(Access::Open) };
     if action == Action::Public {
         return Ok(Access::Open);

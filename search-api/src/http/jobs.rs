@@ -94,14 +94,7 @@ impl Jobs {
     /// running.
     pub fn running_index_build(&self, table: &str, index: &str) -> Option<String> {
         let jobs = self.jobs.lock().unwrap_or_else(|e| e.into_inner());
-        jobs.iter().find_map(|(id, job)| {
-            let job = job.lock().unwrap_or_else(|e| e.into_inner());
-            (job.kind == "index_build"
-                && job.table == table
-                && job.index.as_deref() == Some(index)
-                && matches!(job.state, "queued" | "running"))
-            .then(|| id.clone())
-        })
+        running(&jobs, "index_build", table, Some(index))
     }
 
     fn start(
@@ -112,15 +105,8 @@ impl Jobs {
         work: impl FnOnce(&str, ProgressFn<'_>) -> Result<Value, String> + Send + 'static,
     ) -> Result<String, String> {
         let mut jobs = self.jobs.lock().unwrap_or_else(|e| e.into_inner());
-        for (id, job) in jobs.iter() {
-            let job = job.lock().unwrap_or_else(|e| e.into_inner());
-            if job.kind == kind
-                && job.table == table
-                && job.index.as_deref() == index
-                && matches!(job.state, "queued" | "running")
-            {
-                return Err(id.clone());
-            }
+        if let Some(id) = running(&jobs, kind, table, index) {
+            return Err(id);
         }
         let id = format!("j{}", self.next.fetch_add(1, Ordering::Relaxed) + 1);
         let state = Arc::new(Mutex::new(JobState {
@@ -162,4 +148,22 @@ impl Jobs {
         let jobs = self.jobs.lock().unwrap_or_else(|e| e.into_inner());
         jobs.get(id).map(|s| s.lock().unwrap_or_else(|e| e.into_inner()).clone())
     }
+}
+
+/// The id of the job of `kind` on `table` (and `index`) that is queued or
+/// running, if any.
+fn running(
+    jobs: &HashMap<String, Arc<Mutex<JobState>>>,
+    kind: &str,
+    table: &str,
+    index: Option<&str>,
+) -> Option<String> {
+    jobs.iter().find_map(|(id, job)| {
+        let job = job.lock().unwrap_or_else(|e| e.into_inner());
+        (job.kind == kind
+            && job.table == table
+            && job.index.as_deref() == index
+            && matches!(job.state, "queued" | "running"))
+        .then(|| id.clone())
+    })
 }

@@ -87,20 +87,7 @@ impl Keys {
 
     /// The version of the key set `txn` sees (0 before any change).
     pub fn version(&self, txn: &RoTxn<'_>) -> Result<u64> {
-        match self.meta.get(txn, META_KEYS_VERSION).map_err(|e| Error::lmdb("read keys version", e))? {
-            None => Ok(0),
-            Some(bytes) => {
-                let arr: [u8; 8] = bytes.try_into().map_err(|_| -> Error {
-                    ErrorKind::Corrupted {
-                        db: META.to_owned(),
-                        key: "keys/version".to_owned(),
-                        detail: "not 8 bytes".to_owned(),
-                    }
-                    .into()
-                })?;
-                Ok(u64::from_be_bytes(arr))
-            }
-        }
+        super::meta::read_u64(self.meta, txn, META_KEYS_VERSION, "keys/version")
     }
 
     fn bump(&self, wtxn: &mut RwTxn) -> Result<()> {

@@ -142,16 +142,22 @@ impl Meta {
     }
 
     fn u64_at(&self, txn: &RoTxn<'_>, key: &[u8], what: &str) -> Result<u64> {
-        match self.db.get(txn, key).map_err(|e| Error::lmdb("read meta", e))? {
-            None => Ok(0),
-            Some(bytes) => {
-                let arr: [u8; 8] = bytes.try_into().map_err(|_| ErrorKind::Corrupted {
-                    db: META.to_owned(),
-                    key: what.to_owned(),
-                    detail: "not 8 bytes".to_owned(),
-                })?;
-                Ok(u64::from_be_bytes(arr))
-            }
+        read_u64(self.db, txn, key, what)
+    }
+}
+
+/// A u64 (BE) counter of the metadata database `db` at `key`; 0 when
+/// absent. `what` names it in errors. The one reader of `meta`'s counters.
+pub(crate) fn read_u64(db: BytesDb, txn: &RoTxn<'_>, key: &[u8], what: &str) -> Result<u64> {
+    match db.get(txn, key).map_err(|e| Error::lmdb("read meta", e))? {
+        None => Ok(0),
+        Some(bytes) => {
+            let arr: [u8; 8] = bytes.try_into().map_err(|_| ErrorKind::Corrupted {
+                db: META.to_owned(),
+                key: what.to_owned(),
+                detail: "not 8 bytes".to_owned(),
+            })?;
+            Ok(u64::from_be_bytes(arr))
         }
     }
 }

@@ -2,7 +2,7 @@
 //! "Access keys"): what a handler checks before it answers, so a key
 //! confined to some partitions never sees or changes another's rows.
 
-use rowsearch_store::{ReadTxn, TableSchema};
+use rowsearch_store::{ReadTxn, Store, TableSchema};
 
 use crate::http::error::{ApiError, Refusal};
 use crate::keys::Access;
@@ -39,6 +39,15 @@ pub(super) fn sees_row(
         // A key its table's typed key does not decode is no row of a
         // partition the key may see.
         Err(_) => Ok(false),
+    }
+}
+
+/// Refuses a write to row `key` outside the key's partitions (a read
+/// transaction only for a confined key).
+pub(super) fn may_write_row(access: &Access, store: &Store, table: &str, key: &[u8]) -> Result<(), ApiError> {
+    match access.partitions() {
+        None => Ok(()),
+        Some(_) => may_write(access, &store.begin_read()?, table, key),
     }
 }
 

@@ -1,14 +1,14 @@
 //! `/tables/{t}/rows/{key}` and `/tables/{t}/mutate`: single-row writes and
 //! reads, and atomic batches.
 
-use rowsearch_store::{Batch, Column, Delete, PutCell, TableSchema};
+use rowsearch_store::{Batch, Column, Delete, PutCell};
 use serde_json::{Value, json};
 
 use super::{Answer, confine, ok};
 use crate::http::error::{ApiError, Refusal};
 use crate::http::params::{Params, binary, columns_of, parse_json, path_key, read_options};
 use crate::http::state::State;
-use crate::json::{Encoding, row_json_in};
+use crate::json::{Encoding, key_from_fields, row_json_in};
 use crate::keys::Access;
 
 /// Where a row request names its row: the path's key, or `key_fields`
@@ -26,20 +26,16 @@ impl RowAt {
             RowAt::Path(segment) => path_key(segment),
             RowAt::Fields => {
                 let fields = p.get("key_fields").ok_or_else(|| ApiError::bad_request("give key_fields"))?;
-                key_from_fields(&st.store().schema(t)?, t, fields)
+                Ok(key_from_fields(&st.store().schema(t)?, t, fields)?)
             }
         }
     }
 }
 
-fn key_from_fields(schema: &TableSchema, t: &str, fields: &str) -> Result<Vec<u8>, ApiError> {
-    Ok(crate::json::key_from_fields(schema, t, fields)?)
-}
-
 /// `PUT /tables/{t}/rows/{key}` (or `?key_fields=`).
 pub(crate) fn put(st: &State, access: &Access, t: &str, at: &RowAt, p: &Params, body: &[u8]) -> Answer {
     let key = at.key(st, t, p)?;
-    confine::may_write(access, &st.store().begin_read()?, t, &key)?;
+    confine::may_write_row(access, st.store(), t, &key)?;
     let body: RowRequest = parse_json(body)?;
     let info = st.store().put(t, &key, body.cells(p.encoding()?)?)?;
     ok(json!({"seq": info.last_seq}))
@@ -64,7 +60,7 @@ pub(crate) fn get(st: &State, access: &Access, t: &str, at: &RowAt, p: &Params) 
 /// `columns` given; 200 with the commit's `seq`.
 pub(crate) fn delete(st: &State, access: &Access, t: &str, at: &RowAt, p: &Params) -> Answer {
     let key = at.key(st, t, p)?;
-    confine::may_write(access, &st.store().begin_read()?, t, &key)?;
+    confine::may_write_row(access, st.store(), t, &key)?;
     let mut batch = Batch::new();
     for what in deletes(&columns_of(p.encoding()?, &p.all("columns"))?, p.number("timestamp")?) {
         batch.delete(t, key.clone(), what);
@@ -85,7 +81,7 @@ pub(crate) fn mutate(st: &State, access: &Access, t: &str, p: &Params, raw: byte
     let key_of = |key: &Option<String>, fields: &Option<Value>| -> Result<Vec<u8>, ApiError> {
         match (key, fields) {
             (Some(key), None) => binary(enc, "key", key),
-            (None, Some(fields)) => key_from_fields(&schema, t, &fields.to_string()),
+            (None, Some(fields)) => Ok(key_from_fields(&schema, t, &fields.to_string())?),
             _ => Err(ApiError::bad_request(
                 "each mutation names its row by key or by key_fields (one of them)",
             )),
