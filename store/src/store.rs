@@ -187,6 +187,16 @@ impl Store {
                     for index in &handle.indexes {
                         index.absorb_unprefixed_pending(wtxn)?;
                     }
+                    // Format 3 and before kept one keyword cell per entry.
+                    if let Some(search) = &handle.search {
+                        let old: Option<crate::db::BytesDb> = env
+                            .raw()
+                            .open_database(wtxn, Some(&crate::db::keyword_cells_db_v3(&name)))
+                            .map_err(|e| Error::lmdb("open keyword cells", e))?;
+                        if let Some(old) = old {
+                            crate::keyword::convert_cells(wtxn, search, &old)?;
+                        }
+                    }
                 }
                 tables.insert(name, Arc::new(handle));
             }

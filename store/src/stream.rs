@@ -80,6 +80,20 @@ pub(crate) enum KeyStream<'t> {
     },
     /// Any other lookup: all its keys, sorted.
     Sorted { keys: Vec<Vec<u8>>, at: usize, read: u64 },
+    /// Keys read by their owner's own cursor (keyword versions in blocks).
+    Other(Box<dyn SortedKeys + 't>),
+}
+
+/// A sorted key sequence with seeking, read by its owner's own cursor.
+pub(crate) trait SortedKeys {
+    /// The current key; `None` at the end.
+    fn peek(&self) -> Option<&[u8]>;
+    /// Positions at the first key >= `target` (never backwards).
+    fn seek(&mut self, target: &[u8]) -> Result<()>;
+    /// Moves past the current key.
+    fn advance(&mut self) -> Result<()>;
+    /// Entries read so far.
+    fn entries_read(&self) -> u64;
 }
 
 /// How a live stream's entries end after their prefix.
@@ -91,8 +105,6 @@ pub(crate) enum Tail {
         /// The expiry (ms) of a stored value.
         expiry: fn(&[u8]) -> u64,
     },
-    /// Raw bytes to the end of the key (keyword versions).
-    Raw,
 }
 
 impl<'t> KeyStream<'t> {
@@ -122,6 +134,7 @@ impl<'t> KeyStream<'t> {
     pub fn entries_read(&self) -> u64 {
         match self {
             KeyStream::Live { read, .. } | KeyStream::Sorted { read, .. } => *read,
+            KeyStream::Other(keys) => keys.entries_read(),
         }
     }
 
@@ -129,6 +142,7 @@ impl<'t> KeyStream<'t> {
         match self {
             KeyStream::Live { heap, .. } => heap.peek().map(|std::cmp::Reverse((k, _))| k.as_slice()),
             KeyStream::Sorted { keys, at, .. } => keys.get(*at).map(Vec::as_slice),
+            KeyStream::Other(keys) => keys.peek(),
         }
     }
 
@@ -139,6 +153,7 @@ impl<'t> KeyStream<'t> {
                 *at = (*at).max(keys.partition_point(|k| k.as_slice() < target));
                 Ok(())
             }
+            KeyStream::Other(keys) => keys.seek(target),
             KeyStream::Live { txn, ranges, tail, heap, iters, .. } => {
                 heap.clear();
                 iters.clear();
@@ -147,7 +162,6 @@ impl<'t> KeyStream<'t> {
                     match tail {
                         Tail::EscapedRow { .. } if !target.is_empty() => push_escaped(&mut lower, target),
                         Tail::EscapedRow { .. } => {}
-                        Tail::Raw => lower.extend_from_slice(target),
                     }
                     let upper = key::prefix_successor(prefix);
                     let range = (
@@ -175,7 +189,6 @@ impl<'t> KeyStream<'t> {
             *read += 1;
             let rest = k.get(skip..).unwrap_or_default();
             let item = match tail {
-                Tail::Raw => rest.to_vec(),
                 Tail::EscapedRow { expiry } => {
                     if *now_ms >= expiry(v) {
                         continue;
@@ -205,6 +218,7 @@ impl<'t> KeyStream<'t> {
                 *at += 1;
                 Ok(())
             }
+            KeyStream::Other(keys) => keys.advance(),
             KeyStream::Live { heap, .. } => {
                 // Every range holding the current key moves past it (a term
                 // can be in several fields of one row).

@@ -13,7 +13,8 @@
 //! | `t/<table>/f/<family>` | cell key (see `key`)   | value bytes                    |
 //! | `t/<table>/i/<index>`  | index entry (see `index`) | expiry (u64 BE; empty: never) |
 //! | `t/<table>/p/<index>`  | run id (u32 BE), index entry; run 0: the run directory | as above; directory: entries written (u64 BE) |
-//! | `t/<table>/k`          | keyword cell (see `keyword`) | positions (LEB128 deltas) |
+//! | `t/<table>/kb`         | keyword block key, or `00`: the cell count (see `keyword`) | keyword block; the count: u64 BE |
+//! | `t/<table>/k`          | (format 3: keyword cell; emptied by the upgrade) | positions |
 
 pub(crate) mod env;
 pub(crate) mod family;
@@ -59,13 +60,15 @@ pub(crate) const META_INDEX_BUILD_PREFIX: &[u8] = b"index_build/";
 pub(crate) const META_TABLE_ID_PREFIX: &[u8] = b"table_id/";
 
 /// The format this build reads and writes.
-pub(crate) const FORMAT: &str = "rowsearch-store/3";
+pub(crate) const FORMAT: &str = "rowsearch-store/4";
 /// Older formats this build opens and marks as [`FORMAT`]: version 1 had no
 /// pending index databases (created empty on open); version 2 kept pending
 /// index entries without run ids (moved into the main index on open). An
 /// older build would misread pending runs, so it must refuse a version 3
-/// store.
-pub(crate) const UPGRADES_FROM: &[&str] = &["rowsearch-store/1", "rowsearch-store/2"];
+/// store. Version 3 kept one keyword cell per entry in `t/<table>/k`;
+/// version 4 keeps blocks in `t/<table>/kb` (converted on open, in the
+/// opening transaction).
+pub(crate) const UPGRADES_FROM: &[&str] = &["rowsearch-store/1", "rowsearch-store/2", "rowsearch-store/3"];
 
 /// Databases besides the families.
 pub(crate) const FIXED_DBS: u32 = 3;
@@ -85,8 +88,14 @@ pub(crate) fn pending_index_db(table: &str, index: &str) -> String {
     format!("t/{table}/p/{index}")
 }
 
-/// The database holding a table's keyword rows.
+/// The database holding a table's keyword rows (blocks; format 4).
 pub(crate) fn keyword_db(table: &str) -> String {
+    format!("t/{table}/kb")
+}
+
+/// The database that held a table's keyword cells one per entry (format
+/// 3): read by the upgrade, then emptied.
+pub(crate) fn keyword_cells_db_v3(table: &str) -> String {
     format!("t/{table}/k")
 }
 

@@ -5,6 +5,9 @@
 //! value = the term's positions in the field, ascending, as LEB128 deltas
 //! ```
 //!
+//! A column's cells are stored in blocks (`block`); this module owns the
+//! cell key and the positions, which blocks keep as they are.
+//!
 //! `esc` is the cell key's order-preserving escape (`crate::key`): a
 //! partition is a keyword row's key, so its cells start where a row's do.
 //! The row key is the unsalted key and comes last, unescaped: the tail
@@ -55,12 +58,8 @@ pub(crate) fn push_version_tail(out: &mut Vec<u8>, date: u64, row: &[u8]) {
     out.extend_from_slice(row);
 }
 
-pub(crate) fn push_varint(out: &mut Vec<u8>, mut n: u32) {
-    while n >= 0x80 {
-        out.push((n as u8) | 0x80);
-        n >>= 7;
-    }
-    out.push(n as u8);
+pub(crate) fn push_varint(out: &mut Vec<u8>, n: u32) {
+    super::block::push_varint(out, u64::from(n));
 }
 
 /// How many positions a keyword cell's value holds; `None` when the bytes
@@ -196,17 +195,25 @@ pub(crate) fn split_tail<'t>(db: &str, tail: &'t [u8]) -> Result<(u64, &'t [u8])
     Ok((!u64::from_be_bytes(*date), key))
 }
 
-/// Decodes one stored keyword cell, borrowing from `k` and `v` (and from
-/// `partition` and `term` for an escaped partition or term).
-#[inline]
-pub(crate) fn decode_cell_ref<'a>(
+/// The column part of a keyword block's key: partition, field and term.
+pub(crate) struct Column<'a> {
+    pub partition: &'a [u8],
+    pub field_index: usize,
+    pub field: &'a str,
+    pub term: &'a str,
+    /// Where the version tail starts in the key.
+    pub prefix_len: usize,
+}
+
+/// Decodes the column of a block key (or a cell key), borrowing from `k`
+/// (and from `partition` and `term` for an escaped partition or term).
+pub(crate) fn decode_column<'a>(
     db_name: &str,
     fields: &'a [SearchField],
     k: &'a [u8],
-    v: &'a [u8],
     partition: &'a mut Vec<u8>,
     term: &'a mut Vec<u8>,
-) -> Result<KeywordCellRef<'a>> {
+) -> Result<Column<'a>> {
     let corrupted = |detail: &str| -> Error {
         ErrorKind::Corrupted {
             db: db_name.to_owned(),
@@ -221,20 +228,57 @@ pub(crate) fn decode_cell_ref<'a>(
     let (&field_index, rest) = rest.split_first().ok_or_else(|| corrupted("no field"))?;
     let field_index = usize::from(field_index);
     let field = fields.get(field_index).ok_or_else(|| corrupted("unknown field"))?;
-    let (term, used) = key::take_component_ref(rest, term).ok_or_else(|| corrupted("bad term"))?;
+    let (term, term_used) = key::take_component_ref(rest, term).ok_or_else(|| corrupted("bad term"))?;
     let term = std::str::from_utf8(term).map_err(|_| corrupted("term is not UTF-8"))?;
-    let (date, row) = rest[used..].split_first_chunk::<8>().ok_or_else(|| corrupted("short keyword cell"))?;
-    let position_count = count_positions(v).ok_or_else(|| corrupted("bad positions"))?;
+    Ok(Column { partition, field_index, field: &field.name, term, prefix_len: used + 1 + term_used })
+}
+
+/// A keyword cell of `column` (of block key `k`, for errors): one
+/// version's tail and positions.
+#[inline]
+pub(crate) fn cell_ref<'a>(
+    db_name: &str,
+    k: &[u8],
+    column: &Column<'a>,
+    tail: &'a [u8],
+    positions: &'a [u8],
+) -> Result<KeywordCellRef<'a>> {
+    let corrupted = |detail: &str| -> Error {
+        ErrorKind::Corrupted {
+            db: db_name.to_owned(),
+            key: crate::error::preview(k),
+            detail: detail.to_owned(),
+        }
+        .into()
+    };
+    let (date, row) = tail.split_first_chunk::<8>().ok_or_else(|| corrupted("short keyword cell"))?;
+    let position_count = count_positions(positions).ok_or_else(|| corrupted("bad positions"))?;
     Ok(KeywordCellRef {
-        partition,
-        field_index,
-        field: &field.name,
-        term,
+        partition: column.partition,
+        field_index: column.field_index,
+        field: column.field,
+        term: column.term,
         date_ms: !u64::from_be_bytes(*date),
         key: row,
-        positions: v,
+        positions,
         position_count,
     })
+}
+
+/// Decodes one keyword cell (a full cell key and its positions, as
+/// `handle` computes them for a row), borrowing from `k` and `v` (and from
+/// `partition` and `term` for an escaped partition or term).
+#[inline]
+pub(crate) fn decode_cell_ref<'a>(
+    db_name: &str,
+    fields: &'a [SearchField],
+    k: &'a [u8],
+    v: &'a [u8],
+    partition: &'a mut Vec<u8>,
+    term: &'a mut Vec<u8>,
+) -> Result<KeywordCellRef<'a>> {
+    let column = decode_column(db_name, fields, k, partition, term)?;
+    cell_ref(db_name, k, &column, &k[column.prefix_len..], v)
 }
 
 #[cfg(test)]

@@ -49,6 +49,8 @@ pub(crate) struct KeywordCells {
     /// Per cell, where its key ends and where its value ends in `bytes`;
     /// a cell starts where the one before it ends.
     ends: Vec<(usize, usize)>,
+    /// The length of every cell key's version tail (one row: one tail).
+    tail_len: usize,
 }
 
 impl KeywordCells {
@@ -67,6 +69,14 @@ impl KeywordCells {
     /// The cells in order.
     pub fn iter(&self) -> impl Iterator<Item = (&[u8], &[u8])> {
         (0..self.len()).filter_map(|i| self.get(i))
+    }
+
+    /// Cell `i` with its key split: the column's term prefix, the version
+    /// tail, the value.
+    pub fn split(&self, i: usize) -> Option<(&[u8], &[u8], &[u8])> {
+        let (key, value) = self.get(i)?;
+        let (prefix, tail) = key.split_at_checked(key.len().checked_sub(self.tail_len)?)?;
+        Some((prefix, tail, value))
     }
 }
 
@@ -182,7 +192,7 @@ impl SearchHandle {
         let partition = self.partition_of(row, values)?;
         let date = self.date.and_then(|n| values[n]).and_then(|v| analyzer.date_ms(v)).unwrap_or(0);
         let prefix = partition_start(&partition);
-        let mut out = KeywordCells::default();
+        let mut out = KeywordCells { tail_len: 8 + row.len(), ..KeywordCells::default() };
         // Every token's text goes to one buffer, so a message's tokens cost
         // no allocation each: (start, end, position) into `text_buf`.
         let mut text_buf = String::new();

@@ -5,13 +5,18 @@ use std::ops::Bound;
 
 use heed::RoTxn;
 
-use super::codec::{KeywordCell, KeywordCellRef, decode_cell_ref, partition_start, split_tail, term_prefix};
+use super::block::{BlockReader, FIRST_BLOCK_KEY};
+use super::codec::{
+    KeywordCell, KeywordCellRef, cell_ref, decode_cell_ref, decode_column, partition_start, split_tail,
+    term_prefix,
+};
+use super::cursor::{ColumnCursor, FieldUnion};
 use super::handle::SearchHandle;
 use crate::cursor;
 use crate::error::{Error, ErrorKind, Result};
 use crate::key;
 use crate::schema::Analyzer;
-use crate::stream::{KeyStream, SetOp, Tail, combine};
+use crate::stream::{KeyStream, SetOp, combine};
 
 /// A keyword lookup: the rows of one partition holding every term.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -100,8 +105,13 @@ pub(crate) fn lookup(
     }
     let mut streams = Vec::with_capacity(required.len());
     for (fields, term) in &required {
-        let ranges = fields.iter().map(|&n| (&search.db, term_prefix(&partition_prefix, n, term))).collect();
-        streams.push(KeyStream::live(txn, &search.db_name, ranges, Tail::Raw, 0)?);
+        let columns = fields
+            .iter()
+            .map(|&n| {
+                ColumnCursor::new(txn, &search.db, &search.db_name, term_prefix(&partition_prefix, n, term))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        streams.push(KeyStream::Other(Box::new(FieldUnion::new(columns))));
     }
     let after = query.cursor.as_deref().map(decode_cursor).transpose()?;
     let page = combine(streams, SetOp::Intersect, after.as_deref(), query.limit)?;
@@ -158,7 +168,8 @@ pub(crate) fn for_each_cell_between(
     read_cells(
         txn,
         search,
-        lower.as_deref().map_or(Bound::Unbounded, Bound::Included),
+        // Not below the first block: the counter sorts before it.
+        Bound::Included(lower.as_deref().unwrap_or(FIRST_BLOCK_KEY)),
         upper.as_deref().map_or(Bound::Unbounded, Bound::Excluded),
         f,
     )
@@ -174,7 +185,11 @@ fn read_cells(
     let (mut partition, mut term) = (Vec::new(), Vec::new());
     for item in search.db.range(txn, &(lower, upper)).map_err(|e| Error::lmdb("keyword read", e))? {
         let (k, v) = item.map_err(|e| Error::lmdb("keyword read", e))?;
-        f(&decode_cell_ref(&search.db_name, &search.schema.fields, k, v, &mut partition, &mut term)?)?;
+        let column = decode_column(&search.db_name, &search.schema.fields, k, &mut partition, &mut term)?;
+        let mut block = BlockReader::new(&search.db_name, k, column.prefix_len, v)?;
+        while let Some((tail, positions)) = block.next()? {
+            f(&cell_ref(&search.db_name, k, &column, tail, positions)?)?;
+        }
     }
     Ok(())
 }
@@ -191,7 +206,8 @@ pub(crate) fn partition_splits(
 ) -> Result<Vec<Vec<u8>>> {
     let mut out: Vec<Vec<u8>> = Vec::new();
     for split in splits.iter().filter(|s| !s.is_empty()) {
-        let range = (Bound::Included(split.as_slice()), Bound::Unbounded);
+        // Not below the first block: the counter sorts before it.
+        let range = (Bound::Included(split.as_slice().max(FIRST_BLOCK_KEY)), Bound::Unbounded);
         let Some(item) = search.db.range(txn, &range).map_err(|e| Error::lmdb("keyword read", e))?.next()
         else {
             break;

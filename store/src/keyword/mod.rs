@@ -12,12 +12,16 @@
 //! ([`crate::StoreBuilder::analyzer`]); the indexer's analyzer is the one
 //! used for ingest, index building and query parsing, so all of them agree.
 //!
-//! The database `t/<table>/k` holds the cells; their layout is owned by
-//! [`codec`]. Files: `handle` (open keyword rows, a row's cells from its
-//! values), `codec` (cell bytes), `lookup` (lookups and cell reads),
-//! `write` (applying a batch's changes).
+//! The database `t/<table>/kb` holds the cells in blocks, one LMDB entry
+//! per run of a column's versions: the cell's layout is owned by [`codec`],
+//! the block's by [`block`]. Files: `handle` (open keyword rows, a row's
+//! cells from its values), `codec` (cell bytes), `block` (block bytes),
+//! `cursor` (sorted versions of a term, with seeking), `lookup` (lookups
+//! and cell reads), `write` (merging a batch's changes into blocks).
 
+mod block;
 mod codec;
+mod cursor;
 mod handle;
 mod lookup;
 mod write;
@@ -26,4 +30,4 @@ pub use codec::{KeywordCell, KeywordCellRef, Positions};
 pub(crate) use handle::{KeywordCells, SearchHandle};
 pub use lookup::{KeywordHit, KeywordPage, KeywordQuery};
 pub(crate) use lookup::{decode_cell, for_each_cell, for_each_cell_between, lookup, partition_splits};
-pub(crate) use write::update;
+pub(crate) use write::{convert_cells, read_counter, update};

@@ -321,14 +321,26 @@ impl<'s> ReadTxn<'s> {
     }
 
     /// How many keyword cells the table holds (all partitions), read from
-    /// LMDB's counters without a scan: a total for progress reports.
+    /// the count every write keeps, without a scan: a total for progress
+    /// reports.
     ///
     /// # Errors
     /// `UnknownTable`, `NotSearchable`, `Lmdb`.
     pub fn keyword_cell_count(&self, table: &str) -> Result<u64> {
         let handle = self.handle(table)?;
+        crate::keyword::read_counter(&self.txn, handle.search()?)
+    }
+
+    /// How many LMDB entries (blocks) hold the table's keyword cells.
+    ///
+    /// # Errors
+    /// `UnknownTable`, `NotSearchable`, `Lmdb`.
+    pub fn keyword_block_count(&self, table: &str) -> Result<u64> {
+        let handle = self.handle(table)?;
         let stat = handle.search()?.db.stat(&self.txn).map_err(|e| Error::lmdb("stat", e))?;
-        Ok(stat.entries as u64)
+        // Less the counter's entry.
+        let counter = u64::from(crate::keyword::read_counter(&self.txn, handle.search()?)? > 0);
+        Ok((stat.entries as u64).saturating_sub(counter))
     }
 
     /// The keyword cells that row `row` should have, computed from its

@@ -9,6 +9,7 @@ mod filter_prop;
 mod filters;
 mod index;
 mod index_build;
+mod keyword_blocks_prop;
 mod keyword_prop;
 mod model_prop;
 mod rowkey_prop;

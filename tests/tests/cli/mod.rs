@@ -1,3 +1,4 @@
+mod upgrade;
 use rowsearch_tests::{TestDir, stderr, stdout};
 
 fn code(out: &std::process::Output) -> i32 {
