@@ -214,14 +214,7 @@ pub(crate) fn decode_column<'a>(
     partition: &'a mut Vec<u8>,
     term: &'a mut Vec<u8>,
 ) -> Result<Column<'a>> {
-    let corrupted = |detail: &str| -> Error {
-        ErrorKind::Corrupted {
-            db: db_name.to_owned(),
-            key: crate::error::preview(k),
-            detail: detail.to_owned(),
-        }
-        .into()
-    };
+    let corrupted = |detail: &str| super::block::corrupted(db_name, k, detail);
     let (partition, used) =
         key::take_component_ref(k, partition).ok_or_else(|| corrupted("bad partition"))?;
     let rest = &k[used..];
@@ -243,14 +236,7 @@ pub(crate) fn cell_ref<'a>(
     tail: &'a [u8],
     positions: &'a [u8],
 ) -> Result<KeywordCellRef<'a>> {
-    let corrupted = |detail: &str| -> Error {
-        ErrorKind::Corrupted {
-            db: db_name.to_owned(),
-            key: crate::error::preview(k),
-            detail: detail.to_owned(),
-        }
-        .into()
-    };
+    let corrupted = |detail: &str| super::block::corrupted(db_name, k, detail);
     let (date, row) = tail.split_first_chunk::<8>().ok_or_else(|| corrupted("short keyword cell"))?;
     let position_count = count_positions(positions).ok_or_else(|| corrupted("bad positions"))?;
     Ok(KeywordCellRef {
