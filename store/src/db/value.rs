@@ -13,6 +13,9 @@
 //! that compression would not shrink is kept as it is.
 
 use std::borrow::Cow;
+use std::cell::RefCell;
+
+use zstd::bulk::{Compressor, Decompressor};
 
 use crate::error::{ErrorKind, Result};
 use crate::schema::Compression;
@@ -32,7 +35,7 @@ pub(crate) fn encode(compression: Compression, value: &[u8]) -> Cow<'_, [u8]> {
         Compression::None => return Cow::Borrowed(value),
         _ if value.len() < MIN_COMPRESS => None,
         Compression::Lz4 => Some((LZ4, lz4_flex::compress_prepend_size(value))),
-        Compression::Zstd => zstd::bulk::compress(value, ZSTD_LEVEL).ok().map(|z| (ZSTD, z)),
+        Compression::Zstd => zstd_compress(value).map(|z| (ZSTD, z)),
     };
     let mut out = Vec::with_capacity(1 + value.len());
     match packed {
@@ -63,13 +66,42 @@ pub(crate) fn decode<'v>(compression: Compression, db: &str, stored: &'v [u8]) -
         Some((&ZSTD, rest)) => {
             // A frame records its size; values are at most what a request body holds.
             let size = zstd::zstd_safe::get_frame_content_size(rest).ok().flatten().unwrap_or(0);
-            zstd::bulk::decompress(rest, usize::try_from(size).unwrap_or(0).max(1))
+            zstd_decompress(rest, usize::try_from(size).unwrap_or(0).max(1))
                 .map(Cow::Owned)
                 .map_err(|e| corrupted(format!("zstd value: {e}")).into())
         }
         Some((tag, _)) => Err(corrupted(format!("value tag {tag}")).into()),
         None => Err(corrupted("empty value in a compressed family".into()).into()),
     }
+}
+
+thread_local! {
+    /// A zstd context per thread: creating one costs more than
+    /// compressing a short value.
+    static ZSTD_CONTEXTS: RefCell<Option<(Compressor<'static>, Decompressor<'static>)>> =
+        const { RefCell::new(None) };
+}
+
+/// Runs `f` with this thread's zstd contexts (made on first use).
+fn with_zstd<T>(
+    f: impl FnOnce(&mut Compressor<'static>, &mut Decompressor<'static>) -> std::io::Result<T>,
+) -> std::io::Result<T> {
+    ZSTD_CONTEXTS.with(|cell| {
+        let mut slot = cell.try_borrow_mut().map_err(std::io::Error::other)?;
+        let (c, d) = match &mut *slot {
+            Some(contexts) => contexts,
+            empty => empty.insert((Compressor::new(ZSTD_LEVEL)?, Decompressor::new()?)),
+        };
+        f(c, d)
+    })
+}
+
+fn zstd_compress(value: &[u8]) -> Option<Vec<u8>> {
+    with_zstd(|c, _| c.compress(value)).ok()
+}
+
+fn zstd_decompress(frame: &[u8], size: usize) -> std::io::Result<Vec<u8>> {
+    with_zstd(|_, d| d.decompress(frame, size))
 }
 
 #[cfg(test)]

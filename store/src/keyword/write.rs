@@ -4,7 +4,10 @@
 
 use std::ops::Bound;
 
+use hashbrown::HashTable;
+use hashbrown::hash_table::Entry;
 use heed::RwTxn;
+use xxhash_rust::xxh3::xxh3_64_with_seed;
 
 use super::block::{BlockReader, COUNTER_KEY, MIN_BLOCK_BYTES, Versions, encode, encoded_len};
 use super::handle::{KeywordCells, SearchHandle};
@@ -51,32 +54,80 @@ pub(crate) fn update<'h>(
             }
         }
     }
-    // By database (handles compared by address: one per table), column,
-    // version; of two changes to one version (a row twice in a batch), the
-    // later wins.
+    // Grouped by database (handles compared by address: one per table) and
+    // column, the columns in key order (the B-tree is walked forward), each
+    // column's changes by version; of two changes to one version, the
+    // later wins (a guard: rows are deduplicated before they get here, so
+    // a version has one change per batch). A batch holds ~170 changes per
+    // mail over far fewer columns: hashing each change to its column and
+    // sorting the columns costs a fraction of sorting the changes.
     let handle = |s: &SearchHandle| std::ptr::from_ref(s) as usize;
-    writes.sort_by(|a, b| (handle(a.0), a.1, a.2).cmp(&(handle(b.0), b.1, b.2)));
-    let mut deduped: Vec<Change<'h>> = Vec::with_capacity(writes.len());
-    for w in writes {
-        match deduped.last_mut() {
-            Some(last) if (handle(last.0), last.1, last.2) == (handle(w.0), w.1, w.2) => *last = w,
-            _ => deduped.push(w),
-        }
+    let hash = |(h, prefix): (usize, &[u8])| xxh3_64_with_seed(prefix, h as u64);
+    let mut columns: Vec<(usize, &[u8])> = Vec::new();
+    let mut slots: HashTable<u32> = HashTable::new();
+    let mut column_of: Vec<u32> = Vec::with_capacity(writes.len());
+    for w in &writes {
+        let column = (handle(w.0), w.1);
+        let id = match slots.entry(
+            hash(column),
+            |&id| columns[id as usize] == column,
+            |&id| hash(columns[id as usize]),
+        ) {
+            Entry::Occupied(e) => *e.get(),
+            Entry::Vacant(v) => {
+                // Fewer columns than changes, and a batch's changes fit in memory.
+                let id = columns.len() as u32;
+                columns.push(column);
+                v.insert(id);
+                id
+            }
+        };
+        column_of.push(id);
+    }
+    let mut order: Vec<u32> = (0..columns.len() as u32).collect();
+    order.sort_unstable_by(|&a, &b| columns[a as usize].cmp(&columns[b as usize]));
+    let mut rank = vec![0u32; columns.len()];
+    for (r, &id) in order.iter().enumerate() {
+        rank[id as usize] = r as u32;
+    }
+    // Counting sort of the changes by their column's rank (stable: a
+    // column's changes stay in batch order).
+    let mut starts = vec![0usize; columns.len() + 1];
+    for &id in &column_of {
+        starts[rank[id as usize] as usize + 1] += 1;
+    }
+    for r in 0..columns.len() {
+        starts[r + 1] += starts[r];
+    }
+    let mut next = starts.clone();
+    let mut sorted = vec![0usize; writes.len()];
+    for (i, &id) in column_of.iter().enumerate() {
+        let slot = &mut next[rank[id as usize] as usize];
+        sorted[*slot] = i;
+        *slot += 1;
     }
     let mut merger = Merger::default();
-    let mut at = 0;
-    while let Some(&(search, _, _, _)) = deduped.get(at) {
-        let mut cells: i64 = 0;
-        while let Some(&(s, prefix, _, _)) = deduped.get(at) {
-            if !std::ptr::eq(s, search) {
-                break;
+    let mut ops: Vec<(&[u8], Option<&[u8]>)> = Vec::new();
+    let mut cells: i64 = 0;
+    for (r, &id) in order.iter().enumerate() {
+        let group = &mut sorted[starts[r]..starts[r + 1]];
+        group.sort_by(|&a, &b| writes[a].2.cmp(writes[b].2));
+        ops.clear();
+        for &i in group.iter() {
+            let (_, _, tail, value) = writes[i];
+            match ops.last_mut() {
+                Some(last) if last.0 == tail => *last = (tail, value),
+                _ => ops.push((tail, value)),
             }
-            let end = at + deduped[at..].iter().take_while(|w| std::ptr::eq(w.0, s) && w.1 == prefix).count();
-            let ops: Vec<(&[u8], Option<&[u8]>)> = deduped[at..end].iter().map(|w| (w.2, w.3)).collect();
-            cells += merger.column(wtxn, search, prefix, &ops)?;
-            at = end;
         }
-        add_to_counter(wtxn, search, cells)?;
+        let (search, prefix) = (writes[group[0]].0, columns[id as usize].1);
+        cells += merger.column(wtxn, search, prefix, &ops)?;
+        // The table's count, once its last column is written.
+        let last_of_table = order.get(r + 1).is_none_or(|&n| columns[n as usize].0 != handle(search));
+        if last_of_table {
+            add_to_counter(wtxn, search, cells)?;
+            cells = 0;
+        }
     }
     Ok(())
 }
