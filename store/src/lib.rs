@@ -67,6 +67,7 @@ mod write;
 
 pub use cell::{Cell, PutCell, Row};
 pub use clock::{Clock, ManualClock, SystemClock};
+pub use db::FORMAT;
 pub use db::feed::{CommitInfo, FeedEntry};
 pub use db::keys::KeyRecord;
 pub use error::{Error, ErrorKind, Result};
@@ -83,7 +84,9 @@ pub use schema::{
     MAX_SEARCH_FIELDS, MAX_TABLE_NAME_BYTES, SearchField, SearchSchema, TableSchema,
 };
 pub use secondary::{IndexHit, IndexPage, IndexQuery, IndexState, IndexTerm, IndexVerifyReport};
-pub use store::{DEFAULT_MAP_SIZE_BYTES, DEFAULT_MAX_DBS, INDEX_BUILD_STEP_ROWS, Store, StoreBuilder};
+pub use store::{
+    DEFAULT_MAP_SIZE_BYTES, DEFAULT_MAX_DBS, INDEX_BUILD_STEP_ROWS, Store, StoreBuilder, UpgradeProgress,
+};
 pub use stream::{KeyPage, SetOp};
 pub use table::{Region, RegionStats, TableStats};
 pub use write::{Batch, CompactReport, Delete, IndexBuildStep, Mutation, PreparedBatch};

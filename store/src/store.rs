@@ -37,6 +37,7 @@ pub const INDEX_BUILD_STEP_ROWS: usize = 4096;
 /// Options for opening a [`Store`].
 #[derive(Debug, Clone)]
 pub struct StoreBuilder {
+    on_upgrade: UpgradeObserver,
     map_size_bytes: usize,
     max_dbs: u32,
     max_readers: u32,
@@ -48,6 +49,7 @@ pub struct StoreBuilder {
 impl Default for StoreBuilder {
     fn default() -> StoreBuilder {
         StoreBuilder {
+            on_upgrade: UpgradeObserver(None),
             map_size_bytes: DEFAULT_MAP_SIZE_BYTES,
             max_dbs: DEFAULT_MAX_DBS,
             max_readers: 512,
@@ -103,6 +105,20 @@ impl StoreBuilder {
         self
     }
 
+    /// Calls `observer` while opening upgrades a store written by an older
+    /// format: at the start of each table's conversion, every few thousand
+    /// keyword cells, and at its end. The upgrade runs in the opening
+    /// transaction, so it commits whole with the new format marker or not
+    /// at all: a process killed during it leaves the old store, which the
+    /// next open upgrades again.
+    pub fn on_upgrade(
+        mut self,
+        observer: impl Fn(&UpgradeProgress<'_>) + Send + Sync + 'static,
+    ) -> StoreBuilder {
+        self.on_upgrade = UpgradeObserver(Some(Arc::new(observer)));
+        self
+    }
+
     /// Opens the store in `dir`, creating the directory and the store when
     /// missing.
     ///
@@ -118,6 +134,32 @@ impl StoreBuilder {
     /// schema changes like those of another process.
     pub fn open(self, dir: impl AsRef<Path>) -> Result<Store> {
         Store::open_with(dir.as_ref(), self)
+    }
+}
+
+/// Where an upgrade of the on-disk format is ([`StoreBuilder::on_upgrade`]).
+#[derive(Debug, Clone, Copy)]
+pub struct UpgradeProgress<'a> {
+    /// The format the store had.
+    pub from: &'a str,
+    /// The format it gets (this build's).
+    pub to: &'a str,
+    /// The table being converted.
+    pub table: &'a str,
+    /// Its keyword cells rewritten so far.
+    pub cells_done: u64,
+    /// Its keyword cells in all.
+    pub cells_total: u64,
+}
+
+type UpgradeCallback = Arc<dyn Fn(&UpgradeProgress<'_>) + Send + Sync>;
+
+#[derive(Clone)]
+struct UpgradeObserver(Option<UpgradeCallback>);
+
+impl std::fmt::Debug for UpgradeObserver {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_some() { "Some(..)" } else { "None" })
     }
 }
 
@@ -144,6 +186,7 @@ pub struct Store {
     clock: Arc<dyn Clock>,
     max_dbs: u32,
     index_pending_runs: usize,
+    upgraded_from: Option<String>,
 }
 
 impl Store {
@@ -170,8 +213,8 @@ impl Store {
         // Another `Store` of this process may share the environment.
         let writer = env.lock_writer()?;
         let dbi = env.lock_dbi();
-        let (meta, feed, keys, tables) = env.write_txn(|wtxn| {
-            let (meta, upgrading) = Meta::open(&env, wtxn, dir)?;
+        let (meta, feed, keys, tables, upgraded_from) = env.write_txn(|wtxn| {
+            let (meta, upgraded_from) = Meta::open(&env, wtxn, dir)?;
             let feed =
                 Feed { db: env.create_db(wtxn, dbs::FEED, options.max_dbs, "create feed")?, meta: meta.db };
             let keys =
@@ -182,7 +225,7 @@ impl Store {
                 let id = meta.table_id(wtxn, &name)?;
                 let handle =
                     open_table(&env, &meta, &mut DbSource::Create(wtxn), &name, id, schema, options.max_dbs)?;
-                if upgrading {
+                if let Some(from) = &upgraded_from {
                     // Committed with the new format marker, or not at all.
                     for index in &handle.indexes {
                         index.absorb_unprefixed_pending(wtxn)?;
@@ -194,13 +237,24 @@ impl Store {
                             .open_database(wtxn, Some(&crate::db::keyword_cells_db_v3(&name)))
                             .map_err(|e| Error::lmdb("open keyword cells", e))?;
                         if let Some(old) = old {
-                            crate::keyword::convert_cells(wtxn, search, &old)?;
+                            let report = |cells_done, cells_total| {
+                                if let Some(observer) = &options.on_upgrade.0 {
+                                    observer(&UpgradeProgress {
+                                        from,
+                                        to: crate::db::FORMAT,
+                                        table: &name,
+                                        cells_done,
+                                        cells_total,
+                                    });
+                                }
+                            };
+                            crate::keyword::convert_cells(wtxn, search, &old, report)?;
                         }
                     }
                 }
                 tables.insert(name, Arc::new(handle));
             }
-            Ok((meta, feed, keys, Tables::new(version, tables)))
+            Ok((meta, feed, keys, Tables::new(version, tables), upgraded_from))
         })?;
         drop(dbi);
         drop(writer);
@@ -214,7 +268,14 @@ impl Store {
             clock: options.clock,
             max_dbs: options.max_dbs,
             index_pending_runs: options.index_pending_runs,
+            upgraded_from,
         })
+    }
+
+    /// The older on-disk format this handle's opening upgraded the store
+    /// from (`None`: it was current, or new).
+    pub fn upgraded_from(&self) -> Option<&str> {
+        self.upgraded_from.as_deref()
     }
 
     /// The writer's view of this store, for one call.

@@ -334,6 +334,11 @@ pub enum DataCommand {
     },
     /// Purge cells past their TTL.
     Compact,
+    /// Rewrite a store written by an older on-disk format in this build's
+    /// format, with progress. Any command upgrades a store it opens; this
+    /// one does only that and says what it did. Killed at any point, it
+    /// leaves the old store, which the next run upgrades again.
+    Upgrade,
 }
 
 /// Mail ingest and keyword lookups.

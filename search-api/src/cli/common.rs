@@ -1,11 +1,15 @@
 //! What every command group uses: opening the store, binary strings from
 //! the command line, read options.
 
+use std::sync::Mutex;
+use std::time::Duration;
+
 use anyhow::{Context, Result};
 use rowsearch::store::{ALL_VERSIONS, Column, ReadOptions, Store};
 use rowsearch::wire;
 
 use super::args::{Args, ReadArgs, UsageError};
+use super::progress::Progress;
 
 /// A binary string argument (`\xNN` escapes); `what` names it in errors.
 pub(super) fn bytes(what: &str, text: &str) -> Result<Vec<u8>> {
@@ -46,9 +50,36 @@ pub(super) fn open(args: &Args) -> Result<Store> {
     create(args)
 }
 
-/// The store of `--data`, created when missing, with the indexer's analyzer.
+/// The store of `--data`, created when missing, with the indexer's
+/// analyzer; a store of an older format is upgraded, with progress on
+/// stderr.
 pub(super) fn create(args: &Args) -> Result<Store> {
+    let progress = Mutex::new(None::<Progress>);
+    let abort_after = upgrade_fail_point();
     rowsearch::indexer::store_builder()
+        .on_upgrade(move |p| {
+            let Ok(mut slot) = progress.lock() else { return };
+            if p.cells_done == 0 {
+                eprintln!(
+                    "upgrading the store from {} to {}: table {}, {} keyword cells",
+                    p.from, p.to, p.table, p.cells_total
+                );
+            }
+            let bar =
+                slot.get_or_insert_with(|| Progress::new("upgrade", "keyword cells", Duration::from_secs(2)));
+            bar.update(p.cells_done, p.cells_total, p.table);
+            if abort_after.is_some_and(|n| p.cells_done >= n) {
+                // What a kill -9 does: no unwinding, nothing committed.
+                std::process::abort();
+            }
+        })
         .open(&args.data)
         .with_context(|| format!("opening store {}", args.data.display()))
+}
+
+/// `ROWSEARCH_FAIL_UPGRADE_AFTER_CELLS`: for tests of an upgrade killed
+/// midway, the process aborts once the upgrade has rewritten this many
+/// keyword cells of a table.
+fn upgrade_fail_point() -> Option<u64> {
+    std::env::var("ROWSEARCH_FAIL_UPGRADE_AFTER_CELLS").ok()?.parse().ok()
 }

@@ -1,6 +1,6 @@
 //! Tables, rows, scans and maintenance: `tables`, `create-table`,
 //! `drop-table`, `put`, `get`, `delete`, `scan`, `regions`, `stats`,
-//! `compact`.
+//! `compact`, `upgrade`.
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -163,6 +163,25 @@ pub(super) fn run(args: &Args, command: &DataCommand, out: &mut impl Write) -> R
         DataCommand::Compact => {
             let report = open(args)?.compact()?;
             writeln!(out, "purged {} cells from {} rows", report.cells_purged, report.rows_touched)?;
+        }
+        DataCommand::Upgrade => {
+            let started = std::time::Instant::now();
+            let store = open(args)?;
+            match store.upgraded_from() {
+                Some(from) => writeln!(
+                    out,
+                    "upgraded {} from {from} to {} in {:.2} s",
+                    args.data.display(),
+                    rowsearch::store::FORMAT,
+                    started.elapsed().as_secs_f64()
+                )?,
+                None => writeln!(
+                    out,
+                    "{} is already {}: nothing to do",
+                    args.data.display(),
+                    rowsearch::store::FORMAT
+                )?,
+            }
         }
     }
     Ok(ExitCode::SUCCESS)

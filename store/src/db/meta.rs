@@ -21,10 +21,10 @@ pub(crate) struct Meta {
 
 impl Meta {
     /// Opens the metadata database in `wtxn`, creating it in a new store;
-    /// returns it and whether the store is being upgraded from an older
-    /// format (the marker is rewritten in `wtxn`, so the upgrade commits
+    /// returns it and the older format the store is being upgraded from,
+    /// if it is (the marker is rewritten in `wtxn`, so the upgrade commits
     /// with whatever else the opening writes, or not at all).
-    pub fn open(env: &Environment, wtxn: &mut RwTxn, dir: &Path) -> Result<(Meta, bool)> {
+    pub fn open(env: &Environment, wtxn: &mut RwTxn, dir: &Path) -> Result<(Meta, Option<String>)> {
         let existing: Option<BytesDb> = env.raw().open_database(wtxn, Some(META)).map_err(|e| match e {
             heed::Error::Mdb(MdbError::Incompatible) => not_a_store(dir, "no rowsearch metadata"),
             other => Error::lmdb("open meta", other),
@@ -39,17 +39,17 @@ impl Meta {
             }
             let db = env.create_db(wtxn, META, 0, "create meta")?;
             db.put(wtxn, META_FORMAT, FORMAT.as_bytes()).map_err(|e| Error::lmdb("write format", e))?;
-            return Ok((Meta { db }, false));
+            return Ok((Meta { db }, None));
         };
         let format = db
             .get(wtxn, META_FORMAT)
             .map_err(|e| Error::lmdb("read format", e))?
             .map(|f| String::from_utf8_lossy(f).into_owned());
         match format {
-            Some(f) if f == FORMAT => Ok((Meta { db }, false)),
+            Some(f) if f == FORMAT => Ok((Meta { db }, None)),
             Some(f) if UPGRADES_FROM.contains(&f.as_str()) => {
                 db.put(wtxn, META_FORMAT, FORMAT.as_bytes()).map_err(|e| Error::lmdb("write format", e))?;
-                Ok((Meta { db }, true))
+                Ok((Meta { db }, Some(f)))
             }
             Some(found) => {
                 Err(ErrorKind::UnsupportedFormat { path: dir.to_owned(), found, expected: FORMAT.to_owned() }

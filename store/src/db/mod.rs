@@ -60,7 +60,7 @@ pub(crate) const META_INDEX_BUILD_PREFIX: &[u8] = b"index_build/";
 pub(crate) const META_TABLE_ID_PREFIX: &[u8] = b"table_id/";
 
 /// The format this build reads and writes.
-pub(crate) const FORMAT: &str = "rowsearch-store/4";
+pub const FORMAT: &str = "rowsearch-store/4";
 /// Older formats this build opens and marks as [`FORMAT`]: version 1 had no
 /// pending index databases (created empty on open); version 2 kept pending
 /// index entries without run ids (moved into the main index on open). An

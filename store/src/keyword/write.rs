@@ -322,15 +322,22 @@ fn merge(old: &Versions, ops: &[(&[u8], Option<&[u8]>)], out: &mut Versions) {
     }
 }
 
+/// How often (in cells) a conversion reports progress.
+pub(crate) const REPORT_EVERY: u64 = 1024;
+
 /// Rewrites keyword cells stored one per entry (format 3, `old`) as
 /// blocks of `search`'s database, in the caller's transaction (the upgrade
 /// commits with the new format marker, or not at all); `old` is emptied.
-/// Returns the cells moved.
+/// Returns the cells moved; `report(done, total)` hears how far it is
+/// every [`REPORT_EVERY`] cells and at the start and end.
 pub(crate) fn convert_cells(
     wtxn: &mut RwTxn,
     search: &SearchHandle,
     old: &crate::db::BytesDb,
+    report: impl Fn(u64, u64),
 ) -> Result<u64> {
+    let total = old.len(wtxn).map_err(|e| Error::lmdb("upgrade keyword read", e))?;
+    report(0, total);
     use super::codec::decode_column;
     let mut columns: Vec<(Vec<u8>, Versions)> = Vec::new();
     let mut cells = 0u64;
@@ -347,6 +354,9 @@ pub(crate) fn convert_cells(
                 versions.push(tail, v);
             }
             cells += 1;
+            if cells.is_multiple_of(REPORT_EVERY) {
+                report(cells, total);
+            }
         }
     }
     let mut value = Vec::new();
@@ -360,5 +370,6 @@ pub(crate) fn convert_cells(
     }
     old.clear(wtxn).map_err(|e| Error::lmdb("upgrade keyword clear", e))?;
     add_to_counter(wtxn, search, i64::try_from(cells).unwrap_or(i64::MAX))?;
+    report(cells, total);
     Ok(cells)
 }
