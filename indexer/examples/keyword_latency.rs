@@ -34,7 +34,12 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
 
 fn report(name: &str, mut us: Vec<f64>) {
     us.sort_by(f64::total_cmp);
-    println!("{name:<40} p50 {:>8.1} us  p99 {:>8.1} us  (n={})", percentile(&us, 0.5), percentile(&us, 0.99), us.len());
+    println!(
+        "{name:<40} p50 {:>8.1} us  p99 {:>8.1} us  (n={})",
+        percentile(&us, 0.5),
+        percentile(&us, 0.99),
+        us.len()
+    );
 }
 
 fn main() {

@@ -153,7 +153,20 @@ impl<'t> KeyStream<'t> {
                 *at = (*at).max(keys.partition_point(|k| k.as_slice() < target));
                 Ok(())
             }
-            KeyStream::Other(keys) => keys.seek(target),
+            KeyStream::Other(keys) => {
+                keys.seek(target)?;
+                // A seek left below its target would make the leapfrog
+                // loop forever: fail the read instead.
+                match keys.peek() {
+                    Some(k) if k < target => Err(ErrorKind::Corrupted {
+                        db: "keyword rows".into(),
+                        key: crate::binstr::encode(target),
+                        detail: "a seek stopped before its target".into(),
+                    }
+                    .into()),
+                    _ => Ok(()),
+                }
+            }
             KeyStream::Live { txn, ranges, tail, heap, iters, .. } => {
                 heap.clear();
                 iters.clear();
