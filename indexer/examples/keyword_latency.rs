@@ -13,6 +13,8 @@
 //! - put / delete: 200 rows copied from existing mail under a new id (a
 //!   new row with ~170 keyword cells), one durable commit each, then each
 //!   deleted (its keyword cells removed); p50 and p99 per operation.
+//!
+//! `ROWSEARCH_BENCH_ONLY=lookups` runs the lookups alone (for profiling).
 
 use std::time::Instant;
 
@@ -70,6 +72,9 @@ fn main() {
         report(&format!("lookup {user} {}", terms.join(" ")), us);
     }
 
+    if std::env::var("ROWSEARCH_BENCH_ONLY").is_ok_and(|v| v == "lookups") {
+        return;
+    }
     // 200 rows spread over the table, copied under a new id.
     let rk = store.schema("mail").expect("schema").row_key.expect("typed key");
     let rtxn = store.begin_read().expect("read");

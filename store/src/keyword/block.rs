@@ -213,6 +213,19 @@ impl<'a> BlockReader<'a> {
         Ok(Some((&self.tail, positions)))
     }
 
+    /// Moves to the next version, which [`BlockReader::current`] then
+    /// lends; false after the last.
+    #[inline]
+    pub fn step(&mut self) -> Result<bool> {
+        Ok(self.next()?.is_some())
+    }
+
+    /// The tail of the version the last [`BlockReader::step`] moved to.
+    #[inline]
+    pub fn current(&self) -> &[u8] {
+        if self.left == 0 { self.last_tail } else { &self.tail }
+    }
+
     fn take_positions(&mut self) -> Result<&'a [u8]> {
         let len = take_len(&mut self.rest).ok_or_else(|| corrupted(self.db, self.key, "bad positions"))?;
         take_slice(&mut self.rest, len).ok_or_else(|| corrupted(self.db, self.key, "bad positions"))

@@ -1,7 +1,8 @@
 //! Version cursors over keyword blocks: the sorted tails of one term in
 //! one or more fields, with seeking, for the lookups' leapfrog. A cursor
-//! decodes a block's tails once (skipping the positions) and moves within
-//! it; a seek past the block's last tail goes back to LMDB.
+//! decodes a block's versions as it reaches them (skipping the positions)
+//! and moves within it; a seek past the block's last tail goes back to
+//! LMDB.
 
 use std::ops::Bound;
 
@@ -19,100 +20,93 @@ pub(crate) struct ColumnCursor<'t> {
     txn: &'t RoTxn<'t>,
     db: &'t BytesDb,
     db_name: &'t str,
+    /// The column's term prefix (`prefix_len` bytes), with room to build
+    /// a seek's lower bound after it.
     prefix: Vec<u8>,
+    prefix_len: usize,
     end: Option<Vec<u8>>,
     iter: Option<heed::RoRange<'t, Bytes, Bytes>>,
-    /// The current block's tails, one after the other.
-    tails: Vec<u8>,
-    ends: Vec<usize>,
-    at: usize,
+    /// The current block, on the current version (`None`: at the end).
+    /// Versions are decoded as the cursor reaches them: a lookup that
+    /// wants the newest ten of a term decodes ten, not the whole block.
+    block: Option<BlockReader<'t>>,
     read: u64,
 }
 
 impl<'t> ColumnCursor<'t> {
     pub fn new(txn: &'t RoTxn<'t>, db: &'t BytesDb, db_name: &'t str, prefix: Vec<u8>) -> Result<Self> {
         let end = key::prefix_successor(&prefix);
-        let mut cursor = ColumnCursor {
-            txn,
-            db,
-            db_name,
-            prefix,
-            end,
-            iter: None,
-            tails: Vec::new(),
-            ends: Vec::new(),
-            at: 0,
-            read: 0,
-        };
+        let prefix_len = prefix.len();
+        let mut cursor =
+            ColumnCursor { txn, db, db_name, prefix, prefix_len, end, iter: None, block: None, read: 0 };
         cursor.reposition(&[])?;
         Ok(cursor)
     }
 
-    fn tail(&self, i: usize) -> &[u8] {
-        let start = i.checked_sub(1).map_or(0, |p| self.ends[p]);
-        &self.tails[start..self.ends[i]]
-    }
-
     /// Reads blocks from LMDB again, from the one holding `target`.
     fn reposition(&mut self, target: &[u8]) -> Result<()> {
-        let lower = [self.prefix.as_slice(), target].concat();
+        self.prefix.truncate(self.prefix_len);
+        self.prefix.extend_from_slice(target);
         let range = (
-            Bound::Included(lower.as_slice()),
+            Bound::Included(self.prefix.as_slice()),
             self.end.as_deref().map_or(Bound::Unbounded, Bound::Excluded),
         );
         self.iter = Some(self.db.range(self.txn, &range).map_err(|e| Error::lmdb("lookup", e))?);
+        self.prefix.truncate(self.prefix_len);
         self.next_block()?;
-        self.skip_below(target);
-        Ok(())
+        self.skip_below(target)
     }
 
-    /// Decodes the next block's tails (none left: empty).
+    /// Moves to the next block's first version (none left: the end).
     fn next_block(&mut self) -> Result<()> {
-        self.tails.clear();
-        self.ends.clear();
-        self.at = 0;
+        self.block = None;
         let Some(iter) = self.iter.as_mut() else { return Ok(()) };
         let Some(item) = iter.next() else {
             self.iter = None;
             return Ok(());
         };
         let (k, v) = item.map_err(|e| Error::lmdb("lookup", e))?;
-        let mut block = BlockReader::new(self.db_name, k, self.prefix.len(), v)?;
-        while let Some((tail, _)) = block.next()? {
-            self.tails.extend_from_slice(tail);
-            self.ends.push(self.tails.len());
-        }
+        let mut block = BlockReader::new(self.db_name, k, self.prefix_len, v)?;
         self.read += block.len() as u64;
+        // A block holds at least one version (`BlockReader::new` checks).
+        if block.step()? {
+            self.block = Some(block);
+        }
         Ok(())
     }
 
-    fn skip_below(&mut self, target: &[u8]) {
-        while self.at < self.ends.len() && self.tail(self.at) < target {
-            self.at += 1;
+    /// Moves to the first version at or after `target`.
+    fn skip_below(&mut self, target: &[u8]) -> Result<()> {
+        while let Some(block) = self.block.as_mut() {
+            if block.current() >= target {
+                break;
+            }
+            if !block.step()? {
+                self.next_block()?;
+            }
         }
+        Ok(())
     }
 }
 
 impl SortedKeys for ColumnCursor<'_> {
     fn peek(&self) -> Option<&[u8]> {
-        (self.at < self.ends.len()).then(|| self.tail(self.at))
+        self.block.as_ref().map(BlockReader::current)
     }
 
     fn seek(&mut self, target: &[u8]) -> Result<()> {
-        match self.ends.last() {
+        match &self.block {
             // Within the current block: move on in it.
-            Some(_) if self.tail(self.ends.len() - 1) >= target => {
-                self.skip_below(target);
-                Ok(())
-            }
+            Some(block) if block.last_tail() >= target => self.skip_below(target),
             Some(_) => self.reposition(target),
             None => Ok(()),
         }
     }
 
     fn advance(&mut self) -> Result<()> {
-        self.at += 1;
-        if self.at >= self.ends.len() && !self.ends.is_empty() {
+        if let Some(block) = self.block.as_mut()
+            && !block.step()?
+        {
             self.next_block()?;
         }
         Ok(())
@@ -126,35 +120,59 @@ impl SortedKeys for ColumnCursor<'_> {
 /// One term in any of several fields: the union of their columns.
 pub(crate) struct FieldUnion<'t> {
     columns: Vec<ColumnCursor<'t>>,
+    /// The column holding the smallest current version (kept so `peek`,
+    /// called on every step of the leapfrog, compares nothing).
+    head: Option<usize>,
 }
 
 impl<'t> FieldUnion<'t> {
     pub fn new(columns: Vec<ColumnCursor<'t>>) -> Self {
-        FieldUnion { columns }
+        let mut union = FieldUnion { columns, head: None };
+        union.find_head();
+        union
+    }
+
+    fn find_head(&mut self) {
+        self.head = None;
+        let mut best: Option<&[u8]> = None;
+        for (i, c) in self.columns.iter().enumerate() {
+            if let Some(k) = c.peek()
+                && best.is_none_or(|b| k < b)
+            {
+                best = Some(k);
+                self.head = Some(i);
+            }
+        }
     }
 }
 
 impl SortedKeys for FieldUnion<'_> {
     fn peek(&self) -> Option<&[u8]> {
-        self.columns.iter().filter_map(SortedKeys::peek).min()
+        self.columns[self.head?].peek()
     }
 
     fn seek(&mut self, target: &[u8]) -> Result<()> {
-        self.columns.iter_mut().try_for_each(|c| c.seek(target))
+        self.columns.iter_mut().try_for_each(|c| c.seek(target))?;
+        self.find_head();
+        Ok(())
     }
 
     fn advance(&mut self) -> Result<()> {
-        if let [only] = self.columns.as_mut_slice() {
-            return only.advance();
-        }
-        let Some(current) = self.peek().map(<[u8]>::to_vec) else { return Ok(()) };
+        let Some(head) = self.head else { return Ok(()) };
         // Every field holding the current version moves past it (a term can
-        // be in several fields of one row).
-        for c in &mut self.columns {
-            if c.peek() == Some(current.as_slice()) {
-                c.advance()?;
+        // be in several fields of one row); the head column last, as the
+        // others compare with its version.
+        let (before, rest) = self.columns.split_at_mut(head);
+        let Some((first, after)) = rest.split_first_mut() else { return Ok(()) };
+        if let Some(current) = first.peek() {
+            for c in before.iter_mut().chain(after.iter_mut()) {
+                if c.peek() == Some(current) {
+                    c.advance()?;
+                }
             }
         }
+        first.advance()?;
+        self.find_head();
         Ok(())
     }
 
