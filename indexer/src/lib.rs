@@ -32,6 +32,7 @@ pub mod generation;
 mod ingest;
 pub mod mail;
 pub mod reader;
+mod refresh;
 mod verify;
 
 use std::path::Path;
@@ -47,6 +48,7 @@ pub use ingest::{
 };
 pub use mail::{MailMessage, mail_schema, parse_message};
 pub use reader::{Generation, KeyHits, SortBy, TableIndex};
+pub use refresh::{RefreshOptions, RefreshStatus, Refresher};
 pub use rowsearch_store as store;
 pub use tantivy;
 pub use verify::{Mismatches, VerifyOptions, VerifyReport, verify};

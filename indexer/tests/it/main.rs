@@ -2,5 +2,6 @@
 //! per area.
 
 mod ingest;
+mod refresh;
 mod reindex;
 mod reindex_prop;

@@ -1,0 +1,88 @@
+//! The background refresher: a searchable table becomes searchable without
+//! a reindex command, and writes from another store handle (as another
+//! process would) reach the index when a waiter asks.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use rowsearch_indexer::store::{Delete, PutCell};
+use rowsearch_indexer::{RefreshOptions, Refresher, SortBy, TableIndex, mail_schema, open_store};
+
+fn keys(index: &TableIndex, query: &str) -> Vec<Vec<u8>> {
+    let generation = index.generation().unwrap();
+    generation
+        .search_keys(query, None, SortBy::Newest, 0, 1000)
+        .unwrap()
+        .keys
+        .into_iter()
+        .map(|(k, _)| k)
+        .collect()
+}
+
+fn mail_row(store: &rowsearch_indexer::store::Store, user: &str, id: u64, subject: &str) -> Vec<u8> {
+    let rk = store.schema("mail").unwrap().row_key.unwrap();
+    let key = rk
+        .encode_json(&serde_json::json!({"user": user, "date": 990_000_000_000u64 + id, "id": id}))
+        .unwrap();
+    store
+        .put(
+            "mail",
+            &key,
+            vec![
+                PutCell::new("m", "subject", subject),
+                PutCell::new("m", "date", "2001-05-16T08:00:00Z"),
+                PutCell::new("b", "text", "body text"),
+            ],
+        )
+        .unwrap();
+    key
+}
+
+#[test]
+fn writes_from_another_handle_are_indexed_when_a_waiter_asks() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Arc::new(open_store(dir.path()).unwrap());
+    store.create_table("mail", &mail_schema()).unwrap();
+    // No interval: rounds run only when asked, so what follows is the
+    // waiter's doing, not a tick's.
+    let refresher =
+        Refresher::start(Arc::clone(&store), RefreshOptions { interval: None, ..RefreshOptions::default() })
+            .unwrap();
+    let deadline = || Instant::now() + Duration::from_secs(60);
+    // The first round builds the empty table's index: searchable at once.
+    assert!(refresher.wait_absorbed("mail", store.next_seq().unwrap(), deadline()));
+    let index = TableIndex::open(&store, "mail").unwrap();
+    assert!(keys(&index, "quokka").is_empty());
+
+    // Another handle on the same directory writes, as another process.
+    let other = open_store(dir.path()).unwrap();
+    let first = mail_row(&other, "ann", 1, "quokka sighting");
+    assert!(refresher.wait_absorbed("mail", other.next_seq().unwrap(), deadline()));
+    assert_eq!(keys(&index, "quokka"), vec![first.clone()]);
+
+    // A rewrite no longer matches its old words; a delete is gone.
+    let second = mail_row(&other, "bob", 2, "wombat den");
+    mail_row(&other, "ann", 1, "wombat burrow");
+    assert!(refresher.wait_absorbed("mail", other.next_seq().unwrap(), deadline()));
+    assert!(keys(&index, "quokka").is_empty());
+    assert_eq!(keys(&index, "wombat").len(), 2);
+    other.delete("mail", &second, Delete::Row { up_to: None }).unwrap();
+    assert!(refresher.wait_absorbed("mail", other.next_seq().unwrap(), deadline()));
+    assert_eq!(keys(&index, "wombat"), vec![first]);
+    let status = refresher.status();
+    assert!(status.reindexes >= 4, "{status:?}");
+    assert_eq!(status.last_error, None);
+}
+
+#[test]
+fn a_waiter_past_its_deadline_is_told_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Arc::new(open_store(dir.path()).unwrap());
+    store.create_table("mail", &mail_schema()).unwrap();
+    let refresher =
+        Refresher::start(Arc::clone(&store), RefreshOptions { interval: None, ..RefreshOptions::default() })
+            .unwrap();
+    // A sequence no write has reached yet cannot be absorbed.
+    let far = store.next_seq().unwrap() + 1000;
+    assert!(!refresher.wait_absorbed("mail", far, Instant::now() + Duration::from_millis(300)));
+}
