@@ -27,6 +27,17 @@ pub(crate) fn changed_rows(store: &Store, table: &str, from_seq: u64) -> Result<
     Ok((changed, next_seq))
 }
 
+/// How many distinct rows of `table` the change feed names from
+/// `from_seq` on, and the sequence after the last entry read: what an
+/// index that absorbed the feed up to `from_seq` is missing.
+///
+/// # Errors
+/// `Store`.
+pub fn pending_changes(store: &Store, table: &str, from_seq: u64) -> Result<(usize, u64)> {
+    let (rows, next_seq) = changed_rows(store, table, from_seq)?;
+    Ok((rows.len(), next_seq))
+}
+
 /// Trims the change feed up to what every indexed table has absorbed.
 pub(crate) fn trim_feed(store: &Store) -> Result<u64> {
     let mut lowest: Option<u64> = None;

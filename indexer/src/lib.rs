@@ -42,6 +42,7 @@ pub use analyzer::TextAnalyzer;
 pub use build::{
     DEFAULT_MEMORY_BUDGET_BYTES, ReindexMode, ReindexOptions, ReindexProgress, ReindexReport, reindex,
 };
+pub use changes::pending_changes;
 pub use error::{Error, FailPoint, Result};
 pub use ingest::{
     DEFAULT_MAX_MESSAGE_BYTES, Format, IngestOptions, IngestProgress, IngestReport, Skipped, ingest,

@@ -34,6 +34,10 @@ pub struct Generation {
     pub schema: DocSchema,
     /// The id of the table it was built for (`Store::table_id`).
     pub table_id: u64,
+    /// The feed sequence it had absorbed up to (exclusive) when opened:
+    /// its reader reflects at least the writes before it (read before the
+    /// reader, so a commit in between can only make the reader newer).
+    pub absorbed: u64,
     meta_stamp: Stamp,
 }
 
@@ -108,6 +112,7 @@ impl Generation {
         let index = Index::open_in_dir(&path).map_err(tantivy_err(table, "open index"))?;
         register_analyzer(&index, analyzer);
         let schema = DocSchema::from_index(table, &index)?;
+        let absorbed = indexed_next_seq(table, &index)?;
         let reader = index
             .reader_builder()
             .reload_policy(ReloadPolicy::Manual)
@@ -115,7 +120,7 @@ impl Generation {
             .map_err(tantivy_err(table, "open reader"))?;
         let meta_stamp = stamp(&path.join("meta.json")).unwrap_or(Stamp { modified: None, len: 0, inode: 0 });
         let table_id = indexed_table_id(table, &index)?;
-        Ok(Generation { number, index, reader, schema, table_id, meta_stamp })
+        Ok(Generation { number, index, reader, schema, table_id, absorbed, meta_stamp })
     }
 
     /// The feed sequence this generation has absorbed up to (exclusive).

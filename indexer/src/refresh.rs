@@ -105,7 +105,8 @@ impl std::fmt::Debug for Refresher {
 }
 
 impl Refresher {
-    /// Starts the refresher's thread; the first round runs at once.
+    /// Starts the refresher's thread; with an interval the first round runs
+    /// at once, without one only when a waiter asks.
     ///
     /// # Errors
     /// `Io` when the thread cannot be started.

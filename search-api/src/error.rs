@@ -34,6 +34,20 @@ pub enum Error {
     /// confined to).
     #[error("{0}")]
     Forbidden(String),
+    /// The index did not reflect the writes a search must see within the
+    /// request's time limit.
+    #[error(
+        "the index of table {table:?} did not reflect write {wanted} within the time limit \
+         (it reflects writes up to {reflects}); try again, or ask with consistency=eventual"
+    )]
+    NotFresh {
+        /// The table.
+        table: String,
+        /// The write (feed seq) the answer had to reflect.
+        wanted: u64,
+        /// The last write the index reflected.
+        reflects: u64,
+    },
 }
 
 impl Error {
@@ -46,6 +60,7 @@ impl Error {
             Error::BadRequest(_) | Error::StaleCursor { .. } | Error::NotFound(_) | Error::Forbidden(_) => {
                 true
             }
+            Error::NotFresh { .. } => false,
         }
     }
 }

@@ -142,6 +142,7 @@ pub struct SearchBody<'a> {
     hits: Vec<HitBody<'a>>,
     next_cursor: &'a Option<String>,
     generation: u64,
+    seq: u64,
 }
 
 impl<'a> SearchBody<'a> {
@@ -192,6 +193,7 @@ impl<'a> SearchBody<'a> {
             hits,
             next_cursor: &results.next_cursor,
             generation: results.generation,
+            seq: results.seq,
         }
     }
 }
@@ -316,6 +318,7 @@ mod tests {
             "hits": hits,
             "next_cursor": results.next_cursor,
             "generation": results.generation,
+            "seq": results.seq,
         })
     }
 
@@ -349,6 +352,7 @@ mod tests {
                 next_cursor,
                 dropped: 0,
                 generation: 3,
+                seq: 41,
                 row_key: None,
             };
             for row_key in [None, Some(&typed)] {

@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use rowsearch_indexer::{SortBy, TableIndex};
+use rowsearch_indexer::{Generation, Refresher, SortBy, TableIndex};
 use rowsearch_store::{Column, ErrorKind, ReadOptions, Row, RowKeySchema, Store};
 
 use crate::{Error, Result};
@@ -52,7 +52,33 @@ pub struct SearchRequest {
     pub columns: Vec<Column>,
     /// Add snippets of the search fields with the matching words marked.
     pub highlight: bool,
+    /// Which writes the answer reflects (default: every write committed
+    /// before the search began).
+    pub consistency: Consistency,
+    /// Answer only once the index reflects this write (a feed `seq`).
+    pub min_seq: Option<u64>,
+    /// How long the search may wait for the index to reflect the writes
+    /// it must (default [`DEFAULT_FRESHNESS_WAIT`] from its start).
+    pub deadline: Option<Instant>,
 }
+
+/// Which writes a search reflects.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Consistency {
+    /// Every write committed before the search began, from any process:
+    /// when the index has not absorbed them yet, the search has the
+    /// refresher (or, without one, an incremental reindex of its own)
+    /// bring it current first.
+    #[default]
+    Snapshot,
+    /// The index as it stands (possibly behind the store), for the lowest
+    /// latency.
+    Eventual,
+}
+
+/// How long a search waits by default for its index to reflect the writes
+/// it must.
+pub const DEFAULT_FRESHNESS_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// One hit.
 #[derive(Debug, Clone, PartialEq)]
@@ -82,6 +108,8 @@ pub struct SearchResults {
     pub dropped: u64,
     /// The index generation that answered.
     pub generation: u64,
+    /// The answer reflects every write (feed seq) up to this one.
+    pub seq: u64,
     /// The table's typed row key, to show the hits' keys by field.
     pub row_key: Option<RowKeySchema>,
 }
@@ -93,12 +121,107 @@ pub struct Searcher {
     store: Arc<Store>,
     indexes: Mutex<HashMap<String, Arc<TableIndex>>>,
     dropped: AtomicU64,
+    refresher: Option<Arc<Refresher>>,
 }
 
 impl Searcher {
     /// A searcher over `store` (opened with the indexer's analyzer).
     pub fn new(store: Arc<Store>) -> Searcher {
-        Searcher { store, indexes: Mutex::new(HashMap::new()), dropped: AtomicU64::new(0) }
+        Searcher { store, indexes: Mutex::new(HashMap::new()), dropped: AtomicU64::new(0), refresher: None }
+    }
+
+    /// A searcher whose snapshot searches wait on `refresher` (which keeps
+    /// the same store's indexes current) instead of reindexing themselves.
+    pub fn with_refresher(store: Arc<Store>, refresher: Arc<Refresher>) -> Searcher {
+        Searcher { refresher: Some(refresher), ..Searcher::new(store) }
+    }
+
+    /// The refresher, if it has one.
+    pub fn refresher(&self) -> Option<&Arc<Refresher>> {
+        self.refresher.as_ref()
+    }
+
+    /// The generation to answer from, brought current as `request` asks,
+    /// and the last write (feed seq) the answer reflects.
+    fn fresh_generation(
+        &self,
+        index: &TableIndex,
+        table: &str,
+        request: &SearchRequest,
+        started: Instant,
+    ) -> Result<(Arc<Generation>, u64)> {
+        let deadline = request.deadline.unwrap_or(started + DEFAULT_FRESHNESS_WAIT);
+        let wanted = request.min_seq.map_or(0, |s| s.saturating_add(1));
+        let mut generation = match index.generation() {
+            // A searchable table's first index is built on the way (by the
+            // refresher, or here): no reindex command is needed.
+            Err(rowsearch_indexer::Error::NoIndex { .. }) if request.consistency == Consistency::Snapshot => {
+                let next = self.store.next_seq()?.max(wanted);
+                let built = match &self.refresher {
+                    Some(refresher) => refresher.wait_absorbed(table, next, deadline),
+                    None => self.reindex_inline(table, deadline)?,
+                };
+                if !built {
+                    return Err(Error::NotFresh {
+                        table: table.to_owned(),
+                        wanted: next.saturating_sub(1),
+                        reflects: 0,
+                    });
+                }
+                index.generation()?
+            }
+            generation => generation?,
+        };
+        loop {
+            // Without min_seq, an eventual search takes the index as it is.
+            if request.consistency == Consistency::Eventual && wanted <= generation.absorbed {
+                return Ok((Arc::clone(&generation), generation.absorbed.saturating_sub(1)));
+            }
+            // What the index lacks: the rows of this table the feed names
+            // since it absorbed it. None (writes to other tables only):
+            // the index reflects the store as of the feed's end.
+            let (pending, next) =
+                rowsearch_indexer::pending_changes(&self.store, table, generation.absorbed)?;
+            if pending == 0 && next >= wanted {
+                return Ok((generation, next.saturating_sub(1)));
+            }
+            let target = next.max(wanted);
+            let caught_up = match &self.refresher {
+                Some(refresher) => refresher.wait_absorbed(table, target, deadline),
+                None => self.reindex_inline(table, deadline)?,
+            };
+            if !caught_up {
+                return Err(Error::NotFresh {
+                    table: table.to_owned(),
+                    wanted: target.saturating_sub(1),
+                    reflects: generation.absorbed.saturating_sub(1),
+                });
+            }
+            generation = index.generation()?;
+        }
+    }
+
+    /// Brings `table`'s index current on this thread (a searcher without a
+    /// refresher): incremental, or the first full build; false when another
+    /// reindex held it past `deadline`.
+    fn reindex_inline(&self, table: &str, deadline: Instant) -> Result<bool> {
+        let options = rowsearch_indexer::ReindexOptions {
+            mode: rowsearch_indexer::ReindexMode::Auto,
+            threads: 1,
+            memory_budget_bytes: 64 << 20,
+            ..Default::default()
+        };
+        loop {
+            match rowsearch_indexer::reindex(&self.store, table, &options, &mut |_| {}) {
+                Ok(_) => return Ok(true),
+                // Another reindex runs: it brings the index current too.
+                Err(rowsearch_indexer::Error::Busy { .. }) if Instant::now() < deadline => {
+                    std::thread::sleep(std::time::Duration::from_millis(5));
+                }
+                Err(rowsearch_indexer::Error::Busy { .. }) => return Ok(false),
+                Err(e) => return Err(e.into()),
+            }
+        }
     }
 
     /// The store.
@@ -151,7 +274,8 @@ impl Searcher {
         if limit == 0 || limit > MAX_LIMIT {
             return Err(Error::BadRequest(format!("limit must be 1..={MAX_LIMIT}, got {limit}")));
         }
-        let generation = self.index(table)?.generation()?;
+        let index = self.index(table)?;
+        let (generation, seq) = self.fresh_generation(&index, table, request, started)?;
         if generation.table_id != table_id {
             // Built for an earlier table of this name, dropped since.
             return Err(Error::Indexer(rowsearch_indexer::Error::NoIndex { table: table.to_owned() }));
@@ -273,6 +397,7 @@ impl Searcher {
                 .then(|| format!("{CURSOR_PREFIX}{}.{:x}.{next}", generation.number, found.commit)),
             dropped,
             generation: generation.number,
+            seq,
             row_key: schema.row_key.clone(),
         })
     }

@@ -207,6 +207,11 @@ pub enum ServeCommand {
         /// time does it, giving its core to any other thread that wants it.
         #[arg(long, default_value_t = 500)]
         idle_spin_us: u64,
+        /// Milliseconds between the background refreshes that keep every
+        /// searchable table's index current from the change feed (0: only
+        /// when a search needs one).
+        #[arg(long, default_value_t = 1000)]
+        refresh_ms: u64,
     },
 }
 

@@ -19,7 +19,8 @@ pub(super) fn run(args: &Args, command: &ServeCommand) -> Result<ExitCode> {
                 demo(args, *rows, &mut stdout.lock())?
             };
             if !*no_serve {
-                serve(store, listen, rowsearch::http::Limits::default(), true, Default::default())?;
+                let refresh = rowsearch::indexer::RefreshOptions::default();
+                serve(store, listen, rowsearch::http::Limits::default(), true, Default::default(), refresh)?;
             }
         }
         ServeCommand::Serve {
@@ -34,6 +35,7 @@ pub(super) fn run(args: &Args, command: &ServeCommand) -> Result<ExitCode> {
             max_connections,
             workers,
             idle_spin_us,
+            refresh_ms,
         } => {
             let defaults = rowsearch::http::Limits::default();
             let limits = rowsearch::http::Limits {
@@ -64,7 +66,11 @@ pub(super) fn run(args: &Args, command: &ServeCommand) -> Result<ExitCode> {
                 );
             }
             let access = rowsearch::http::AccessConfig { checker, allow_origins: allow_origin.clone() };
-            serve(store, listen, limits, false, access)?;
+            let refresh = rowsearch::indexer::RefreshOptions {
+                interval: (*refresh_ms > 0).then(|| std::time::Duration::from_millis(*refresh_ms)),
+                ..Default::default()
+            };
+            serve(store, listen, limits, false, access, refresh)?;
         }
     }
     Ok(ExitCode::SUCCESS)
@@ -93,6 +99,7 @@ pub(super) fn serve(
     limits: rowsearch::http::Limits,
     demo: bool,
     access: rowsearch::http::AccessConfig,
+    refresh: rowsearch::indexer::RefreshOptions,
 ) -> Result<()> {
     let addr: std::net::SocketAddr =
         listen.parse().map_err(|e| UsageError(format!("--listen {listen:?}: {e}")))?;
@@ -118,8 +125,15 @@ pub(super) fn serve(
             }
             out.flush()?;
         }
-        let mut state = rowsearch::http::State::new(std::sync::Arc::new(store), limits)?;
+        let store = std::sync::Arc::new(store);
+        let mut state = rowsearch::http::State::new(std::sync::Arc::clone(&store), limits)?;
         state.access = access;
+        // Keeps every searchable table's index current, whoever writes.
+        let refresher = std::sync::Arc::new(rowsearch::indexer::Refresher::start(
+            std::sync::Arc::clone(&store),
+            refresh,
+        )?);
+        state.searcher = rowsearch::Searcher::with_refresher(store, refresher);
         let state = std::sync::Arc::new(state);
         for (table, index, job) in state.resume_index_builds() {
             eprintln!("resuming the build of index {index} of {table} as job {job}");

@@ -268,6 +268,7 @@ impl From<Error> for ApiError {
             Error::StaleCursor { .. } => (StatusCode::CONFLICT, "stale_cursor"),
             Error::NotFound(_) => (StatusCode::NOT_FOUND, "not_found"),
             Error::Forbidden(_) => (StatusCode::FORBIDDEN, "forbidden"),
+            Error::NotFresh { .. } => (StatusCode::SERVICE_UNAVAILABLE, "timeout"),
         };
         ApiError::new(status, code, e.to_string())
     }
@@ -390,6 +391,7 @@ mod tests {
             (Error::StaleCursor { cursor_generation: 1, serving: 2 }, (409, "stale_cursor")),
             (Error::NotFound("x".into()), (404, "not_found")),
             (Error::Forbidden("x".into()), (403, "forbidden")),
+            (Error::NotFresh { table: "t".into(), wanted: 2, reflects: 1 }, (503, "timeout")),
         ];
         for (e, want) in facade {
             // Store and Indexer wrap the kinds walked above.
@@ -398,7 +400,8 @@ mod tests {
                 Error::BadRequest(_)
                 | Error::StaleCursor { .. }
                 | Error::NotFound(_)
-                | Error::Forbidden(_) => {}
+                | Error::Forbidden(_)
+                | Error::NotFresh { .. } => {}
             }
             let got = ApiError::from(e);
             assert_eq!((got.status.as_u16(), got.code), want);

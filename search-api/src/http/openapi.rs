@@ -335,6 +335,16 @@ fn param(route: &RouteSpec, name: &str, limits: &Limits) -> Value {
         ),
         "offset" => (json!({"type": "integer", "minimum": 0}), "rows to skip", false),
         "cursor" => (text.clone(), "resume after the page that returned this cursor", false),
+        "consistency" => (
+            json!({"type": "string", "enum": ["snapshot", "eventual"]}),
+            "snapshot (default): reflect every write committed before the search; eventual: the index as it stands",
+            false,
+        ),
+        "min_seq" => (
+            json!({"type": "integer", "minimum": 0}),
+            "answer only once the index reflects this write's seq (waits within the time limit)",
+            false,
+        ),
         "region" => (json!({"type": "integer", "minimum": 0, "maximum": 65535}), "only this region", false),
         "eq" => (repeated(text.clone()), "the value of each leading indexed column, in order", false),
         "q" if route.name == "index_intersect" => (

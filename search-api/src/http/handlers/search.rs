@@ -8,12 +8,12 @@ use warp::Reply;
 use warp::http::StatusCode;
 
 use super::{Answer, ok};
-use crate::SearchRequest;
 use crate::http::error::{ApiError, Refusal};
 use crate::http::params::{Params, binary, columns_of};
 use crate::http::state::State;
 use crate::json::key_json_in;
 use crate::keys::Access;
+use crate::{Consistency, SearchRequest};
 
 /// `GET /tables/{t}/search`.
 pub(crate) fn search(st: &State, access: &Access, table: &str, p: &Params) -> Answer {
@@ -37,6 +37,15 @@ pub(crate) fn search(st: &State, access: &Access, table: &str, p: &Params) -> An
         cursor: p.get("cursor").map(str::to_owned),
         columns: columns_of(p.encoding()?, &p.all("columns"))?,
         highlight: p.flag("highlight")?,
+        consistency: match p.get("consistency") {
+            None | Some("snapshot") => Consistency::Snapshot,
+            Some("eventual") => Consistency::Eventual,
+            Some(c) => return Err(ApiError::bad_request(format!("consistency {c:?}: snapshot or eventual"))),
+        },
+        min_seq: p.number("min_seq")?,
+        // Inside the request's time limit, so a search that cannot be
+        // brought current answers why rather than a bare timeout.
+        deadline: Some(std::time::Instant::now() + st.limits.request_timeout.mul_f64(0.9)),
     };
     let results = st.searcher.search(table, &request)?;
     st.metrics.stale(results.dropped);

@@ -1,0 +1,107 @@
+//! Live search through the real binaries: writes from another process (the
+//! CLI) are searchable by the server's next search, with no reindex run;
+//! `seq`, `min_seq` and `consistency=eventual`.
+
+use serde_json::Value;
+
+use super::{enc, fixture, indexed_fixture};
+use rowsearch_tests::{TestDir, stderr, stdout};
+
+fn total(v: &Value) -> u64 {
+    v["total"].as_u64().unwrap_or_else(|| panic!("no total in {v}"))
+}
+
+/// The feed `seq` a CLI `put` or `delete` printed (`ok (feed seq N)`).
+fn seq_of(out: &std::process::Output) -> u64 {
+    assert!(out.status.success(), "{}", stderr(out));
+    let text = stdout(out);
+    text.trim()
+        .strip_prefix("ok (feed seq ")
+        .and_then(|r| r.strip_suffix(')'))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no seq in {text:?}"))
+}
+
+/// A key of the mail table for `user` (typed: user, date, id).
+fn new_key(user: &str, id: u64) -> String {
+    format!("--key-fields={{\"user\":\"{user}\",\"date\":990000000000,\"id\":{id}}}")
+}
+
+#[test]
+fn http_a_row_written_by_the_cli_is_found_by_the_servers_next_search() {
+    let t = indexed_fixture();
+    // A long interval: what follows is the searches' doing, not a tick's.
+    let s = t.serve(&["serve", "--refresh-ms", "600000"]);
+    let search = |q: &str| s.get_json(&format!("/tables/mail/search?q={}", enc(q)));
+    let (status, v) = search("quokka");
+    assert_eq!((status, total(&v)), (200, 0), "{v}");
+
+    let key = new_key("zed-z", 1);
+    let put = t.run(&["put", "mail", &key, "m:subject=quokka sighting", "b:text=a quokka in the garden"]);
+    let seq = seq_of(&put);
+    let (status, v) = search("quokka");
+    assert_eq!((status, total(&v)), (200, 1), "the next search finds it: {v}");
+    assert!(v["seq"].as_u64().unwrap() >= seq, "the answer says it reflects the write: {v}");
+    assert_eq!(v["hits"][0]["key_fields"]["user"], "zed-z");
+
+    // Rewritten: no longer found for its old words.
+    let seq = seq_of(&t.run(&["put", "mail", &key, "m:subject=wombat den", "b:text=no marsupials here"]));
+    let (_, v) = search("quokka");
+    assert_eq!(total(&v), 0, "{v}");
+    let (_, v) = search("wombat");
+    assert!(v["seq"].as_u64().unwrap() >= seq);
+    assert!(super::keys(&v, "hits").len() == 1 || total(&v) >= 1, "{v}");
+    let wombats = total(&v);
+
+    // Deleted: neither returned nor counted.
+    let out = t.run(&["delete", "mail", &key]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let (_, v) = search("wombat");
+    assert_eq!(total(&v), wombats - 1, "{v}");
+}
+
+#[test]
+fn http_a_cli_ingest_is_searchable_the_moment_it_exits() {
+    let t = TestDir::new();
+    let s = t.serve(&["serve", "--create", "--refresh-ms", "600000"]);
+    let out = t.run(&["ingest", &fixture()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    // No reindex was run: the server's search answers from an index it
+    // brought current on the way.
+    let (status, live) = s.get_json("/tables/mail/search?q=enron&limit=1");
+    assert_eq!(status, 200, "{live}");
+    let (_, by_user) = s.get_json("/tables/mail/search?q=enron&user=cash-m&limit=1");
+    drop(s);
+    // The same totals as an explicit full rebuild gives.
+    let out = t.run(&["reindex", "--full"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let s = t.serve(&["serve", "--refresh-ms", "0"]);
+    let (_, rebuilt) = s.get_json("/tables/mail/search?q=enron&limit=1&consistency=eventual");
+    assert!(total(&rebuilt) > 100, "{rebuilt}");
+    assert_eq!(total(&live), total(&rebuilt));
+    let (_, rebuilt) = s.get_json("/tables/mail/search?q=enron&user=cash-m&limit=1&consistency=eventual");
+    assert_eq!(total(&by_user), total(&rebuilt));
+}
+
+#[test]
+fn http_eventual_searches_answer_from_the_index_as_it_stands_and_min_seq_waits() {
+    let t = indexed_fixture();
+    // No background refresh at all: only searches that must be current
+    // bring the index current.
+    let s = t.serve(&["serve", "--refresh-ms", "0"]);
+    let seq = seq_of(&t.run(&["put", "mail", &new_key("zed-z", 2), "m:subject=numbat"]));
+    let (status, v) = s.get_json("/tables/mail/search?q=numbat&consistency=eventual");
+    assert_eq!((status, total(&v)), (200, 0), "the index has not absorbed it: {v}");
+    assert!(v["seq"].as_u64().unwrap() < seq, "and says so: {v}");
+    let (_, v) = s.get_json(&format!("/tables/mail/search?q=numbat&consistency=eventual&min_seq={seq}"));
+    assert_eq!(total(&v), 1, "min_seq waited for it: {v}");
+    assert!(v["seq"].as_u64().unwrap() >= seq);
+    // A write that has not happened cannot be waited for past the limit.
+    let s2 = t.serve(&["serve", "--refresh-ms", "0", "--timeout-ms", "1500"]);
+    let (status, v) =
+        s2.get_json(&format!("/tables/mail/search?q=numbat&consistency=eventual&min_seq={}", seq + 1000));
+    assert_eq!((status, v["error"]["code"].as_str()), (503, Some("timeout")), "{v}");
+    assert!(v["error"]["message"].as_str().unwrap().contains("did not reflect write"), "{v}");
+    let (status, v) = s2.get_json("/tables/mail/search?q=numbat&consistency=sometimes");
+    assert_eq!((status, v["error"]["code"].as_str()), (400, Some("bad_request")), "{v}");
+}
