@@ -52,6 +52,9 @@ pub struct Metrics {
     index_bytes: Family<TableLabels, Gauge>,
     index_generation: Family<TableLabels, Gauge>,
     last_reindex: Family<TableLabels, Gauge>,
+    store_seq: Family<TableLabels, Gauge>,
+    index_seq: Family<TableLabels, Gauge>,
+    index_lag_rows: Family<TableLabels, Gauge>,
 }
 
 /// One table's figures at scrape time.
@@ -67,6 +70,9 @@ pub struct TableFigures {
     pub index: Option<(u64, u64)>,
     /// Unix seconds of the last reindex (the pointer's or meta's mtime).
     pub last_reindex_seconds: Option<u64>,
+    /// For a searchable table with an index: the store's last write, the
+    /// last write its index reflects, and the table's rows written since.
+    pub freshness: Option<(u64, u64, u64)>,
 }
 
 impl Default for Metrics {
@@ -93,6 +99,9 @@ impl Metrics {
         let index_bytes = Family::<TableLabels, Gauge>::default();
         let index_generation = Family::<TableLabels, Gauge>::default();
         let last_reindex = Family::<TableLabels, Gauge>::default();
+        let store_seq = Family::<TableLabels, Gauge>::default();
+        let index_seq = Family::<TableLabels, Gauge>::default();
+        let index_lag_rows = Family::<TableLabels, Gauge>::default();
         registry.register("http_requests", "HTTP requests by route and status", requests.clone());
         registry.register("http_request_seconds", "HTTP request latency by route", latency.clone());
         registry.register("search_stale_hits_dropped", "search hits whose row was gone", stale_hits.clone());
@@ -123,6 +132,17 @@ impl Metrics {
             "when a table's index last changed (unix seconds)",
             last_reindex.clone(),
         );
+        registry.register("store_seq", "the store's last write (change feed seq)", store_seq.clone());
+        registry.register(
+            "index_seq",
+            "the last write a table's index reflects (change feed seq)",
+            index_seq.clone(),
+        );
+        registry.register(
+            "index_lag_rows",
+            "rows of a table written since the last write its index reflects",
+            index_lag_rows.clone(),
+        );
         Metrics {
             registry: Mutex::new(registry),
             requests,
@@ -136,6 +156,9 @@ impl Metrics {
             index_bytes,
             index_generation,
             last_reindex,
+            store_seq,
+            index_seq,
+            index_lag_rows,
         }
     }
 
@@ -183,6 +206,11 @@ impl Metrics {
             }
             if let Some(s) = t.last_reindex_seconds {
                 self.last_reindex.get_or_create(&labels).set(gauge(s));
+            }
+            if let Some((store, index, lag)) = t.freshness {
+                self.store_seq.get_or_create(&labels).set(gauge(store));
+                self.index_seq.get_or_create(&labels).set(gauge(index));
+                self.index_lag_rows.get_or_create(&labels).set(gauge(lag));
             }
         }
         let mut out = String::new();

@@ -140,6 +140,25 @@ impl State {
         Some((generation, bytes, when))
     }
 
+    /// For a searchable table with an index: the store's last write (feed
+    /// seq), the last write the index reflects, and the rows of the table
+    /// written since (what a snapshot search would bring in first).
+    pub fn freshness(&self, table: &str) -> Option<(u64, u64, u64)> {
+        self.store().schema(table).ok()?.search.as_ref()?;
+        let generation = self.searcher.index(table).ok()?.generation().ok()?;
+        // The refresher may know the index is current past its last commit
+        // (no rows of the table changed since).
+        let known = self
+            .searcher
+            .refresher()
+            .and_then(|r| r.status().absorbed.get(table).copied())
+            .unwrap_or(0)
+            .max(generation.absorbed);
+        let (lag, next) = rowsearch_indexer::pending_changes(self.store(), table, known).ok()?;
+        let index_next = if lag == 0 { next } else { known };
+        Some((next.saturating_sub(1), index_next.saturating_sub(1), lag as u64))
+    }
+
     /// Figures of every table, for `/metrics`.
     pub fn table_figures(&self) -> Vec<TableFigures> {
         self.store()
@@ -150,6 +169,7 @@ impl State {
                 let stats = self.store().stats(&table).unwrap_or_default();
                 let index = self.index_figures(&table);
                 TableFigures {
+                    freshness: self.freshness(&table),
                     cells: stats.cells,
                     bytes: stats.bytes,
                     index: index.map(|(g, b, _)| (g, b)),

@@ -93,9 +93,20 @@ fn http_eventual_searches_answer_from_the_index_as_it_stands_and_min_seq_waits()
     let (status, v) = s.get_json("/tables/mail/search?q=numbat&consistency=eventual");
     assert_eq!((status, total(&v)), (200, 0), "the index has not absorbed it: {v}");
     assert!(v["seq"].as_u64().unwrap() < seq, "and says so: {v}");
+    // The table's figures and the metrics say how far behind it is.
+    let (_, table) = s.get_json("/tables/mail");
+    let fresh = &table["freshness"];
+    assert_eq!(fresh["store_seq"].as_u64(), Some(seq), "{table}");
+    assert_eq!(fresh["lag_rows"].as_u64(), Some(1), "{table}");
+    assert!(fresh["index_seq"].as_u64().unwrap() < seq, "{table}");
+    let (_, metrics) = s.request("GET", "/metrics", None);
+    assert!(metrics.contains("rowsearch_index_lag_rows{table=\"mail\"} 1"), "{metrics}");
     let (_, v) = s.get_json(&format!("/tables/mail/search?q=numbat&consistency=eventual&min_seq={seq}"));
     assert_eq!(total(&v), 1, "min_seq waited for it: {v}");
     assert!(v["seq"].as_u64().unwrap() >= seq);
+    let (_, table) = s.get_json("/tables/mail");
+    assert_eq!(table["freshness"]["lag_rows"].as_u64(), Some(0), "{table}");
+    assert_eq!(table["freshness"]["index_seq"].as_u64(), Some(seq), "{table}");
     // A write that has not happened cannot be waited for past the limit.
     let s2 = t.serve(&["serve", "--refresh-ms", "0", "--timeout-ms", "1500"]);
     let (status, v) =

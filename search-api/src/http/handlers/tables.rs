@@ -40,12 +40,16 @@ pub(crate) fn get(st: &State, access: &Access, t: &str) -> Answer {
     // (cells and bytes come from LMDB's counters).
     let rows = st.store().count(t, &Scan { keys_only: true, ..Scan::new() })?;
     let index = st.index_figures(t);
+    let freshness = st.freshness(t).map(|(store_seq, index_seq, lag_rows)| {
+        json!({"store_seq": store_seq, "index_seq": index_seq, "lag_rows": lag_rows})
+    });
     ok(json!({
         "name": t,
         "schema": schema,
         "stats": {"rows": rows, "cells": stats.cells, "bytes": stats.bytes, "regions": regions,
                   "index": index.map(|(generation, bytes, when)| json!({
                       "generation": generation, "bytes": bytes, "updated_unix_seconds": when}))},
+        "freshness": freshness,
     }))
 }
 
