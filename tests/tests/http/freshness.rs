@@ -116,3 +116,36 @@ fn http_eventual_searches_answer_from_the_index_as_it_stands_and_min_seq_waits()
     let (status, v) = s2.get_json("/tables/mail/search?q=numbat&consistency=sometimes");
     assert_eq!((status, v["error"]["code"].as_str()), (400, Some("bad_request")), "{v}");
 }
+
+#[test]
+fn http_a_server_killed_during_background_refreshes_catches_up_on_restart() {
+    let t = indexed_fixture();
+    let seed =
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as u64 | 1;
+    eprintln!("seed {seed}");
+    let mut rng = rowsearch_tests::Rng(seed);
+    let mut written = 0u64;
+    for round in 0..6 {
+        // Refreshing every 5 ms: the kill below lands before, during or
+        // after one of the incremental commits the writes cause.
+        let s = t.serve(&["serve", "--refresh-ms", "5"]);
+        for _ in 0..=rng.below(3) {
+            written += 1;
+            let key = new_key("kiwi-k", written);
+            let out = t.run(&["put", "mail", &key, &format!("m:subject=kiwi round {round}")]);
+            assert!(out.status.success(), "seed {seed}: {}", stderr(&out));
+        }
+        std::thread::sleep(std::time::Duration::from_micros(rng.below(20_000) as u64));
+        // Dropping the server kills it with SIGKILL.
+        drop(s);
+    }
+    let s = t.serve(&["serve"]);
+    let (status, v) = s.get_json("/tables/mail/search?q=kiwi&limit=100");
+    assert_eq!((status, total(&v)), (200, written), "seed {seed}: every write found after the restart: {v}");
+    let (_, table) = s.get_json("/tables/mail");
+    assert_eq!(table["freshness"]["lag_rows"].as_u64(), Some(0), "seed {seed}: {table}");
+    drop(s);
+    let out = t.run(&["verify"]);
+    assert!(out.status.success(), "seed {seed}: verify: {} {}", stdout(&out), stderr(&out));
+    assert!(stdout(&out).contains("\"pending\":0"), "seed {seed}: {}", stdout(&out));
+}
