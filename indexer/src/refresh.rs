@@ -132,6 +132,13 @@ impl Refresher {
         Ok(Refresher { shared, thread: Some(thread) })
     }
 
+    /// The feed sequence `table`'s index reflected (exclusive) as of the
+    /// last round, if a round has seen the table. A reader that takes the
+    /// index's generation after asking sees at least that much.
+    pub fn absorbed(&self, table: &str) -> Option<u64> {
+        self.shared.lock().status.absorbed.get(table).copied()
+    }
+
     /// What it has done so far.
     pub fn status(&self) -> RefreshStatus {
         self.shared.lock().status.clone()

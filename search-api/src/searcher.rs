@@ -152,6 +152,11 @@ impl Searcher {
     ) -> Result<(Arc<Generation>, u64)> {
         let deadline = request.deadline.unwrap_or(started + DEFAULT_FRESHNESS_WAIT);
         let wanted = request.min_seq.map_or(0, |s| s.saturating_add(1));
+        // What the refresher knows the index reflects, read before the
+        // generation is taken (so the generation is at least that new):
+        // past its last commit when only other tables were written since.
+        let known = |this: &Self| this.refresher.as_ref().and_then(|r| r.absorbed(table)).unwrap_or(0);
+        let mut reflected = known(self);
         let mut generation = match index.generation() {
             // A searchable table's first index is built on the way (by the
             // refresher, or here): no reindex command is needed.
@@ -173,15 +178,15 @@ impl Searcher {
             generation => generation?,
         };
         loop {
+            let from = reflected.max(generation.absorbed);
             // Without min_seq, an eventual search takes the index as it is.
-            if request.consistency == Consistency::Eventual && wanted <= generation.absorbed {
-                return Ok((Arc::clone(&generation), generation.absorbed.saturating_sub(1)));
+            if request.consistency == Consistency::Eventual && wanted <= from {
+                return Ok((generation, from.saturating_sub(1)));
             }
             // What the index lacks: the rows of this table the feed names
             // since it absorbed it. None (writes to other tables only):
             // the index reflects the store as of the feed's end.
-            let (pending, next) =
-                rowsearch_indexer::pending_changes(&self.store, table, generation.absorbed)?;
+            let (pending, next) = rowsearch_indexer::pending_changes(&self.store, table, from)?;
             if pending == 0 && next >= wanted {
                 return Ok((generation, next.saturating_sub(1)));
             }
@@ -194,9 +199,10 @@ impl Searcher {
                 return Err(Error::NotFresh {
                     table: table.to_owned(),
                     wanted: target.saturating_sub(1),
-                    reflects: generation.absorbed.saturating_sub(1),
+                    reflects: from.saturating_sub(1),
                 });
             }
+            reflected = known(self);
             generation = index.generation()?;
         }
     }
