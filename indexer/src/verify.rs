@@ -55,6 +55,10 @@ pub struct VerifyReport {
     pub rows_with_cells: u64,
     /// Rows changed since the generation's last commit (not checked).
     pub pending: u64,
+    /// The store's last write (change feed seq) when the check began.
+    pub store_seq: u64,
+    /// The last write the generation's commit reflects (0: none).
+    pub index_seq: u64,
     /// Rows with keyword cells that the index lacks.
     pub missing: Mismatches,
     /// Indexed keys that are no row with keyword cells.
@@ -114,13 +118,15 @@ impl VerifyReport {
     pub fn summary(&self) -> String {
         let state = if self.is_clean() { "clean" } else { "MISMATCH" };
         format!(
-            "verify {:?} generation {}: {state}: {} docs, {} rows with keyword cells, {} pending, {} missing, {} stale, \
+            "verify {:?} generation {}: {state}: {} docs, {} rows with keyword cells, {} pending (index at seq {}, store at {}), {} missing, {} stale, \
              {} duplicate, {} orphan cells, {} sampled ({} cell and {} term mismatches), {:.2}s",
             self.table,
             self.generation,
             self.docs,
             self.rows_with_cells,
             self.pending,
+            self.index_seq,
+            self.store_seq,
             self.missing.count,
             self.stale.count,
             self.duplicates.count,
@@ -156,9 +162,12 @@ pub fn verify(store: &Store, table: &str, options: &VerifyOptions) -> Result<Ver
     };
 
     // Rows not yet absorbed.
-    let pending: HashSet<Vec<u8>> =
-        crate::changes::changed_rows(store, table, generation.next_seq()?)?.0.into_iter().collect();
+    let index_next = generation.next_seq()?;
+    let (changed, store_next) = crate::changes::changed_rows(store, table, index_next)?;
+    let pending: HashSet<Vec<u8>> = changed.into_iter().collect();
     report.pending = pending.len() as u64;
+    report.store_seq = store_next.saturating_sub(1);
+    report.index_seq = index_next.saturating_sub(1);
 
     let modulus = (report.docs / options.sample.max(1)).max(1);
     let sampled = |key: &[u8]| xxhash_rust::xxh3::xxh3_64(key).is_multiple_of(modulus);
