@@ -160,6 +160,13 @@ impl Generation {
         })
     }
 
+    /// Identifies the commit this generation's reader sees (as
+    /// [`KeyHits::commit`]): a generation is opened again after every
+    /// commit, so one `Generation` is one point in time.
+    pub fn commit(&self) -> u64 {
+        commit_id(&self.reader.searcher())
+    }
+
     /// Runs `query` and returns matching row keys.
     ///
     /// # Errors

@@ -122,12 +122,74 @@ pub struct Searcher {
     indexes: Mutex<HashMap<String, Arc<TableIndex>>>,
     dropped: AtomicU64,
     refresher: Option<Arc<Refresher>>,
+    walks: Walks,
+}
+
+/// How long a cursor walk's snapshot is kept after its last page.
+pub const WALK_KEEP: std::time::Duration = std::time::Duration::from_secs(300);
+/// Most walk snapshots kept at once (the least recently used goes first).
+const MAX_WALKS: usize = 64;
+
+/// The snapshots cursor walks are on: per (table, generation, commit), the
+/// generation as opened at that commit (its reader sees that commit and no
+/// other) and the last write it reflects.
+#[derive(Debug, Default)]
+struct Walks(Mutex<Vec<Walk>>);
+
+#[derive(Debug)]
+struct Walk {
+    table: String,
+    commit: u64,
+    generation: Arc<Generation>,
+    seq: u64,
+    used: Instant,
+}
+
+impl Walks {
+    fn find(&self, table: &str, number: u64, commit: u64) -> Option<(Arc<Generation>, u64)> {
+        let mut walks = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        walks.retain(|w| w.used.elapsed() < WALK_KEEP);
+        let walk = walks
+            .iter_mut()
+            .find(|w| w.table == table && w.generation.number == number && w.commit == commit)?;
+        walk.used = Instant::now();
+        Some((Arc::clone(&walk.generation), walk.seq))
+    }
+
+    fn keep(&self, table: &str, generation: &Arc<Generation>, commit: u64, seq: u64) {
+        let mut walks = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(w) = walks
+            .iter_mut()
+            .find(|w| w.table == table && w.generation.number == generation.number && w.commit == commit)
+        {
+            w.used = Instant::now();
+            return;
+        }
+        if walks.len() >= MAX_WALKS
+            && let Some(oldest) = walks.iter().enumerate().min_by_key(|(_, w)| w.used).map(|(i, _)| i)
+        {
+            walks.swap_remove(oldest);
+        }
+        walks.push(Walk {
+            table: table.to_owned(),
+            commit,
+            generation: Arc::clone(generation),
+            seq,
+            used: Instant::now(),
+        });
+    }
 }
 
 impl Searcher {
     /// A searcher over `store` (opened with the indexer's analyzer).
     pub fn new(store: Arc<Store>) -> Searcher {
-        Searcher { store, indexes: Mutex::new(HashMap::new()), dropped: AtomicU64::new(0), refresher: None }
+        Searcher {
+            store,
+            indexes: Mutex::new(HashMap::new()),
+            dropped: AtomicU64::new(0),
+            refresher: None,
+            walks: Walks::default(),
+        }
     }
 
     /// A searcher whose snapshot searches wait on `refresher` (which keeps
@@ -281,21 +343,35 @@ impl Searcher {
             return Err(Error::BadRequest(format!("limit must be 1..={MAX_LIMIT}, got {limit}")));
         }
         let index = self.index(table)?;
-        let (generation, seq) = self.fresh_generation(&index, table, request, started)?;
+        // A cursor's page comes from the snapshot its walk began on (kept
+        // here while the walk goes on), so refreshes in between neither
+        // skip nor repeat a hit; a first page from a fresh snapshot.
+        let (generation, seq, offset, cursor) = match &request.cursor {
+            None => {
+                let (generation, seq) = self.fresh_generation(&index, table, request, started)?;
+                (generation, seq, request.offset, None)
+            }
+            Some(cursor) => {
+                let (cursor_generation, commit, offset) = parse_cursor(cursor)?;
+                match self.walks.find(table, cursor_generation, commit) {
+                    Some((generation, seq)) => (generation, seq, offset, Some(commit)),
+                    None => {
+                        // Not kept here (another process, or expired): the
+                        // serving snapshot if it is that very one.
+                        let generation = index.generation()?;
+                        if generation.number != cursor_generation || generation.commit() != commit {
+                            return Err(Error::StaleCursor { cursor_generation, serving: generation.number });
+                        }
+                        let seq = generation.absorbed.saturating_sub(1);
+                        (generation, seq, offset, Some(commit))
+                    }
+                }
+            }
+        };
         if generation.table_id != table_id {
             // Built for an earlier table of this name, dropped since.
             return Err(Error::Indexer(rowsearch_indexer::Error::NoIndex { table: table.to_owned() }));
         }
-        let (offset, cursor) = match &request.cursor {
-            None => (request.offset, None),
-            Some(cursor) => {
-                let (cursor_generation, commit, offset) = parse_cursor(cursor)?;
-                if cursor_generation != generation.number {
-                    return Err(Error::StaleCursor { cursor_generation, serving: generation.number });
-                }
-                (offset, Some(commit))
-            }
-        };
         if offset.checked_add(limit).is_none_or(|end| end > MAX_RESULT_WINDOW) {
             return Err(Error::BadRequest(format!(
                 "offset {offset} + limit {limit} goes past the {MAX_RESULT_WINDOW} hits a search pages through; \
@@ -395,6 +471,9 @@ impl Searcher {
         }
         self.dropped.fetch_add(dropped, Ordering::Relaxed);
         let next = offset.saturating_add(limit);
+        if next < found.total as usize {
+            self.walks.keep(table, &generation, found.commit, seq);
+        }
         Ok(SearchResults {
             total: found.total,
             took_ms: started.elapsed().as_secs_f64() * 1e3,

@@ -151,3 +151,36 @@ fn http_a_server_killed_during_background_refreshes_catches_up_on_restart() {
     assert_eq!(report["pending"], 0, "seed {seed}: {report}");
     assert_eq!(report["index_seq"], report["store_seq"], "seed {seed}: the index caught up: {report}");
 }
+
+#[test]
+fn http_a_cursor_walk_across_background_refreshes_never_skips_or_repeats() {
+    let t = indexed_fixture();
+    let s = t.serve(&["serve", "--refresh-ms", "5"]);
+    let path = "/tables/mail/search?q=enron&sort=newest&limit=7";
+    // The whole answer at the walk's start, in one page.
+    let (_, all) = s.get_json("/tables/mail/search?q=enron&sort=newest&limit=1000");
+    let expected = super::keys(&all, "hits");
+    assert!(expected.len() > 50, "{}", expected.len());
+    let (_, mut page) = s.get_json(path);
+    let mut walked = super::keys(&page, "hits");
+    let mut n = 0u64;
+    while let Some(cursor) = page["next_cursor"].as_str().map(str::to_owned) {
+        // Between pages: new matching mail, and a row of the walk deleted,
+        // each absorbed by a background refresh or by the next search.
+        n += 1;
+        let out = t.run(&["put", "mail", &new_key("walk-w", n), "m:subject=enron news"]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        if n.is_multiple_of(3) {
+            let gone = super::keys(&page, "hits").pop().unwrap();
+            assert!(t.run(&["delete", "mail", &gone]).status.success());
+        }
+        let (status, next) = s.get_json(&format!("{path}&cursor={cursor}"));
+        assert_eq!(status, 200, "{next}");
+        walked.extend(super::keys(&next, "hits"));
+        page = next;
+    }
+    assert_eq!(walked, expected, "the walk is the snapshot it began on: nothing skipped or repeated");
+    // A new search sees the writes made during the walk.
+    let (_, now) = s.get_json("/tables/mail/search?q=enron&sort=newest&limit=1000");
+    assert_eq!(total(&now), total(&all) + n - n / 3, "{}", total(&now));
+}
