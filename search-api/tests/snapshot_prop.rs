@@ -6,9 +6,10 @@
 //! same total. With `Consistency::Eventual` and nothing refreshing the
 //! index, the same test fails at the first search after a write.
 //!
-//! Queries covered: one or two bare words (ANDed, any field), optionally
-//! scoped to a partition, newest, oldest and relevance (compared as sets).
-//! Not covered yet: OR, NOT, phrases, field:term, cursors.
+//! Queries covered: one or two bare words (ANDed, any field), `a OR b`,
+//! `a -b`, `subject:a`, the phrase `subject:"a b"`, each optionally scoped
+//! to a partition, newest, oldest and relevance (compared as sets). Not
+//! covered: cursors (the e2e tests walk them across refreshes).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -25,7 +26,45 @@ const USERS: [&str; 3] = ["ann", "bob", "cyd"];
 enum Op {
     Put { user: usize, id: u64, subject: Vec<usize>, body: Vec<usize> },
     Delete { user: usize, id: u64 },
-    Search { user: Option<usize>, words: Vec<usize>, sort: u8 },
+    Search { user: Option<usize>, query: Query, sort: u8 },
+}
+
+/// The query forms, over word numbers.
+#[derive(Debug, Clone)]
+enum Query {
+    /// Bare words, ANDed, any field.
+    And(Vec<usize>),
+    Or(usize, usize),
+    /// `a -b`.
+    Not(usize, usize),
+    /// `subject:a`.
+    Subject(usize),
+    /// `subject:"a b"`.
+    SubjectPhrase(usize, usize),
+}
+
+impl Query {
+    fn text(&self) -> String {
+        match self {
+            Query::And(words) => text(words),
+            Query::Or(a, b) => format!("{} OR {}", WORDS[*a], WORDS[*b]),
+            Query::Not(a, b) => format!("{} -{}", WORDS[*a], WORDS[*b]),
+            Query::Subject(a) => format!("subject:{}", WORDS[*a]),
+            Query::SubjectPhrase(a, b) => format!("subject:\"{} {}\"", WORDS[*a], WORDS[*b]),
+        }
+    }
+
+    /// Whether a row with these subject and body words matches.
+    fn matches(&self, subject: &[usize], body: &[usize]) -> bool {
+        let any = |w: &usize| subject.contains(w) || body.contains(w);
+        match self {
+            Query::And(words) => words.iter().all(any),
+            Query::Or(a, b) => any(a) || any(b),
+            Query::Not(a, b) => any(a) && !any(b),
+            Query::Subject(a) => subject.contains(a),
+            Query::SubjectPhrase(a, b) => subject.windows(2).any(|p| p[0] == *a && p[1] == *b),
+        }
+    }
 }
 
 fn op() -> impl Strategy<Value = Op> {
@@ -34,8 +73,19 @@ fn op() -> impl Strategy<Value = Op> {
         4 => (0..USERS.len(), 0..8u64, words(4), words(4))
             .prop_map(|(user, id, subject, body)| Op::Put { user, id, subject, body }),
         1 => (0..USERS.len(), 0..8u64).prop_map(|(user, id)| Op::Delete { user, id }),
-        3 => (proptest::option::of(0..USERS.len()), proptest::collection::vec(0..WORDS.len(), 1..3), 0..3u8)
-            .prop_map(|(user, words, sort)| Op::Search { user, words, sort }),
+        3 => (proptest::option::of(0..USERS.len()), query(), 0..3u8)
+            .prop_map(|(user, query, sort)| Op::Search { user, query, sort }),
+    ]
+}
+
+fn query() -> impl Strategy<Value = Query> {
+    let word = || 0..WORDS.len();
+    prop_oneof![
+        2 => proptest::collection::vec(word(), 1..3).prop_map(Query::And),
+        1 => (word(), word()).prop_map(|(a, b)| Query::Or(a, b)),
+        1 => (word(), word()).prop_filter("two words", |(a, b)| a != b).prop_map(|(a, b)| Query::Not(a, b)),
+        1 => word().prop_map(Query::Subject),
+        1 => (word(), word()).prop_map(|(a, b)| Query::SubjectPhrase(a, b)),
     ]
 }
 
@@ -60,8 +110,8 @@ fn run(ops: &[Op], consistency: Consistency) -> Result<(), TestCaseError> {
     // The writer: another handle on the same directory.
     let writer = open_store(dir.path()).unwrap();
     let searcher = Searcher::new(Arc::clone(&store));
-    // (user, id) -> the words of its searchable text.
-    let mut model: BTreeMap<(usize, u64), Vec<usize>> = BTreeMap::new();
+    // (user, id) -> the words of its subject and of its body.
+    let mut model: BTreeMap<(usize, u64), (Vec<usize>, Vec<usize>)> = BTreeMap::new();
     for op in ops {
         match op {
             Op::Put { user, id, subject, body } => {
@@ -77,16 +127,16 @@ fn run(ops: &[Op], consistency: Consistency) -> Result<(), TestCaseError> {
                         ],
                     )
                     .unwrap();
-                model.insert((*user, *id), subject.iter().chain(body).copied().collect());
+                model.insert((*user, *id), (subject.clone(), body.clone()));
             }
             Op::Delete { user, id } => {
                 writer.delete("mail", &key_of(&writer, *user, *id), Delete::Row { up_to: None }).unwrap();
                 model.remove(&(*user, *id));
             }
-            Op::Search { user, words, sort } => {
+            Op::Search { user, query, sort } => {
                 let sort = [SortBy::Newest, SortBy::Oldest, SortBy::Relevance][*sort as usize];
                 let request = SearchRequest {
-                    query: text(words),
+                    query: query.text(),
                     partition: user.map(|u| USERS[u].as_bytes().to_vec()),
                     sort,
                     limit: Some(100),
@@ -104,8 +154,8 @@ fn run(ops: &[Op], consistency: Consistency) -> Result<(), TestCaseError> {
                 };
                 let mut want: Vec<(u64, Vec<u8>)> = model
                     .iter()
-                    .filter(|((u, _), text)| {
-                        user.is_none_or(|want| want == *u) && words.iter().all(|w| text.contains(w))
+                    .filter(|((u, _), (subject, body))| {
+                        user.is_none_or(|want| want == *u) && query.matches(subject, body)
                     })
                     .map(|(&(u, id), _)| (date_of(u, id), key_of(&store, u, id)))
                     .collect();
