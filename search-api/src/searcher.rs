@@ -277,6 +277,8 @@ impl Searcher {
             mode: rowsearch_indexer::ReindexMode::Auto,
             threads: 1,
             memory_budget_bytes: 64 << 20,
+            // Busy is retried below, within the search's own deadline.
+            lock_wait: std::time::Duration::ZERO,
             ..Default::default()
         };
         loop {

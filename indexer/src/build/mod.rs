@@ -43,7 +43,7 @@ use crate::{Error, Result};
 /// Reindexes `table`: see the module docs.
 ///
 /// # Errors
-/// `Busy` when another reindex of the table runs; `NoIndex` for an
+/// `Busy` when another reindex of the table runs past `options.lock_wait`; `NoIndex` for an
 /// incremental reindex without a generation; `Schema`; `Store`;
 /// `Tantivy`; `Check`; `Io`.
 pub fn reindex(
@@ -60,7 +60,17 @@ pub fn reindex(
     })?;
     let index_schema = DocSchema::for_search(table, search)?;
     let dir = IndexDir::new(store.path(), table);
-    let lock = dir.lock()?;
+    // Another reindex of the table (often a refresher's short incremental
+    // one) is waited for, up to `lock_wait`.
+    let give_up = Instant::now() + options.lock_wait;
+    let lock = loop {
+        match dir.lock() {
+            Err(Error::Busy { .. }) if Instant::now() < give_up => {
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            other => break other?,
+        }
+    };
     let current = dir.current()?;
 
     let serving = match current {

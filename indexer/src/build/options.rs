@@ -28,6 +28,10 @@ pub struct ReindexOptions {
     pub memory_budget_bytes: usize,
     /// Indexing threads (default: every core).
     pub threads: usize,
+    /// How long to wait for another reindex of the table (another
+    /// process's, or the background refresher's) to let go of it before
+    /// failing with `Busy` (default 30 s; zero: fail at once).
+    pub lock_wait: std::time::Duration,
     /// Stop with an error at this point (tests).
     #[doc(hidden)]
     pub fail_at: Option<FailPoint>,
@@ -44,6 +48,7 @@ impl Default for ReindexOptions {
             mode: ReindexMode::Auto,
             memory_budget_bytes: DEFAULT_MEMORY_BUDGET_BYTES,
             threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            lock_wait: std::time::Duration::from_secs(30),
             fail_at: None,
         }
     }

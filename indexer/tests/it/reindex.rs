@@ -366,3 +366,28 @@ fn verify_is_clean_after_a_reindex_and_finds_what_is_changed_behind_its_back() {
     reindex(&store, "mail", &options(ReindexMode::Full), &mut |_| {}).unwrap();
     assert!(verify(&store, "mail", &all).unwrap().is_clean());
 }
+
+#[test]
+fn a_reindex_waits_for_another_to_let_go_up_to_its_lock_wait() {
+    let (_dir, store) = ingested();
+    let held = IndexDir::new(store.path(), "mail").lock().unwrap();
+    // Not waiting: refused at once.
+    let now = ReindexOptions { lock_wait: std::time::Duration::ZERO, ..options(ReindexMode::Full) };
+    assert!(matches!(reindex(&store, "mail", &now, &mut |_| {}), Err(rowsearch_indexer::Error::Busy { .. })));
+    // Waiting: it goes on once the other lets go.
+    let (started_tx, started_rx) = std::sync::mpsc::channel();
+    std::thread::scope(|scope| {
+        let waiter = scope.spawn(|| {
+            started_tx.send(()).unwrap();
+            let patient = ReindexOptions {
+                lock_wait: std::time::Duration::from_secs(60),
+                ..options(ReindexMode::Full)
+            };
+            reindex(&store, "mail", &patient, &mut |_| {})
+        });
+        started_rx.recv().unwrap();
+        drop(held);
+        let report = waiter.join().unwrap().unwrap();
+        assert_eq!(report.mode, ReindexMode::Full);
+    });
+}
