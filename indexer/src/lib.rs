@@ -49,7 +49,7 @@ pub use ingest::{
 };
 pub use mail::{MailMessage, mail_schema, parse_message};
 pub use reader::{Generation, KeyHits, SortBy, TableIndex};
-pub use refresh::{RefreshOptions, RefreshStatus, Refresher};
+pub use refresh::{EARLY_ROUND_WRITES, RefreshOptions, RefreshStatus, Refresher};
 pub use rowsearch_store as store;
 pub use tantivy;
 pub use verify::{Mismatches, VerifyOptions, VerifyReport, verify};

@@ -9,7 +9,8 @@
 //!
 //! Waiters ([`Refresher::wait_absorbed`]) ask for a round at once and wake
 //! when one ends, so a search that must reflect a write does not wait for
-//! the next tick.
+//! the next tick; and a round comes early once [`EARLY_ROUND_WRITES`]
+//! writes have come since the last one began.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
@@ -28,6 +29,14 @@ use crate::{Error, Result};
 /// commit with no documents), so the feed behind it can be trimmed and
 /// searches read little of it.
 const MAX_FOREIGN_LAG: usize = 4096;
+
+/// Writes (feed entries, any table) after which a round starts before the
+/// interval is up, so a bulk load is absorbed in steps of about this size.
+pub const EARLY_ROUND_WRITES: u64 = 16_384;
+
+/// How often a waiting refresher looks at the store's sequence for
+/// [`EARLY_ROUND_WRITES`].
+const PEEK_EVERY: Duration = Duration::from_millis(50);
 
 /// How a [`Refresher`] runs.
 #[derive(Debug, Clone)]
@@ -187,6 +196,9 @@ impl Drop for Refresher {
 }
 
 fn run(shared: &Shared) {
+    // The store's sequence when the last round began: a round comes early
+    // once this many writes (from anyone) have come since.
+    let mut seq_at_round = 0;
     loop {
         {
             let mut state = shared.lock();
@@ -195,7 +207,14 @@ fn run(shared: &Shared) {
                 state = match shared.options.interval {
                     Some(every) => {
                         let Some(left) = every.checked_sub(started.elapsed()) else { break };
-                        match shared.wake.wait_timeout(state, left) {
+                        if shared
+                            .store
+                            .next_seq()
+                            .is_ok_and(|n| n.saturating_sub(seq_at_round) >= EARLY_ROUND_WRITES)
+                        {
+                            break;
+                        }
+                        match shared.wake.wait_timeout(state, left.min(PEEK_EVERY)) {
                             Ok((s, _)) => s,
                             Err(e) => e.into_inner().0,
                         }
@@ -212,6 +231,7 @@ fn run(shared: &Shared) {
             state.requested = false;
             state.running = true;
         }
+        seq_at_round = shared.store.next_seq().unwrap_or(seq_at_round);
         let (absorbed, reindexes, error) = round(shared);
         let mut state = shared.lock();
         state.running = false;

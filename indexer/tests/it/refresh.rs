@@ -86,3 +86,40 @@ fn a_waiter_past_its_deadline_is_told_so() {
     let far = store.next_seq().unwrap() + 1000;
     assert!(!refresher.wait_absorbed("mail", far, Instant::now() + Duration::from_millis(300)));
 }
+
+#[test]
+fn a_bulk_load_gets_rounds_before_the_interval_is_up() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Arc::new(open_store(dir.path()).unwrap());
+    store.create_table("mail", &mail_schema()).unwrap();
+    // An hour between rounds: only the early trigger can start the second.
+    let hour = RefreshOptions { interval: Some(Duration::from_secs(3600)), ..RefreshOptions::default() };
+    let refresher = Refresher::start(Arc::clone(&store), hour).unwrap();
+    let until = |what: &str, done: &dyn Fn() -> bool| {
+        let deadline = Instant::now() + Duration::from_secs(120);
+        while !done() {
+            assert!(Instant::now() < deadline, "{what} did not happen within two minutes");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    };
+    until("the first round", &|| refresher.status().rounds >= 1);
+    let rk = store.schema("mail").unwrap().row_key.unwrap();
+    let other = open_store(dir.path()).unwrap();
+    let rows = rowsearch_indexer::EARLY_ROUND_WRITES + 10;
+    // One commit, so the early round sees all of it at once.
+    let mut batch = rowsearch_indexer::store::Batch::new();
+    for id in 0..rows {
+        let key = rk
+            .encode_json(&serde_json::json!({"user": "ann", "date": 990_000_000_000u64 + id, "id": id}))
+            .unwrap();
+        batch.put("mail", key, vec![PutCell::new("m", "subject", format!("bulk {id}"))]);
+    }
+    other.apply(&batch).unwrap();
+    let written = other.next_seq().unwrap();
+    until("an early round absorbing the load", &|| refresher.absorbed("mail").is_some_and(|n| n >= written));
+    let index = TableIndex::open(&store, "mail").unwrap();
+    assert_eq!(
+        index.generation().unwrap().search_keys("bulk", None, SortBy::Newest, 0, 1).unwrap().total,
+        rows
+    );
+}
