@@ -214,27 +214,13 @@ impl Searcher {
     ) -> Result<(Arc<Generation>, u64)> {
         let deadline = request.deadline.unwrap_or(started + DEFAULT_FRESHNESS_WAIT);
         let wanted = request.min_seq.map_or(0, |s| s.saturating_add(1));
-        // What the refresher knows the index reflects, read before the
-        // generation is taken (so the generation is at least that new):
-        // past its last commit when only other tables were written since.
-        let known = |this: &Self| this.refresher.as_ref().and_then(|r| r.absorbed(table)).unwrap_or(0);
-        let mut reflected = known(self);
+        // Read before the generation is taken (see `reflected`).
+        let mut reflected = self.reflected(table);
         let mut generation = match index.generation() {
             // A searchable table's first index is built on the way (by the
             // refresher, or here): no reindex command is needed.
             Err(rowsearch_indexer::Error::NoIndex { .. }) if request.consistency == Consistency::Snapshot => {
-                let next = self.store.next_seq()?.max(wanted);
-                let built = match &self.refresher {
-                    Some(refresher) => refresher.wait_absorbed(table, next, deadline),
-                    None => self.reindex_inline(table, deadline)?,
-                };
-                if !built {
-                    return Err(Error::NotFresh {
-                        table: table.to_owned(),
-                        wanted: next.saturating_sub(1),
-                        reflects: 0,
-                    });
-                }
+                self.catch_up(table, self.store.next_seq()?.max(wanted), 0, deadline)?;
                 index.generation()?
             }
             generation => generation?,
@@ -252,21 +238,49 @@ impl Searcher {
             if pending == 0 && next >= wanted {
                 return Ok((generation, next.saturating_sub(1)));
             }
-            let target = next.max(wanted);
-            let caught_up = match &self.refresher {
-                Some(refresher) => refresher.wait_absorbed(table, target, deadline),
-                None => self.reindex_inline(table, deadline)?,
-            };
-            if !caught_up {
-                return Err(Error::NotFresh {
-                    table: table.to_owned(),
-                    wanted: target.saturating_sub(1),
-                    reflects: from.saturating_sub(1),
-                });
-            }
-            reflected = known(self);
+            self.catch_up(table, next.max(wanted), from, deadline)?;
+            reflected = self.reflected(table);
             generation = index.generation()?;
         }
+    }
+
+    /// What the refresher knows `table`'s index reflects (feed sequence,
+    /// exclusive; 0 without a refresher): past the index's last commit
+    /// when only other tables were written since. Ask before taking the
+    /// generation, so the generation is at least that new.
+    fn reflected(&self, table: &str) -> u64 {
+        self.refresher.as_ref().and_then(|r| r.absorbed(table)).unwrap_or(0)
+    }
+
+    /// For a searchable table with an index: the store's last write (feed
+    /// seq), the last write the index reflects, and the rows of the table
+    /// written since (what a snapshot search would bring in first).
+    pub fn freshness(&self, table: &str) -> Option<(u64, u64, u64)> {
+        self.store.schema(table).ok()?.search.as_ref()?;
+        let reflected = self.reflected(table);
+        let generation = self.index(table).ok()?.generation().ok()?;
+        let known = reflected.max(generation.absorbed);
+        let (lag, next) = rowsearch_indexer::pending_changes(&self.store, table, known).ok()?;
+        let index_next = if lag == 0 { next } else { known };
+        Some((next.saturating_sub(1), index_next.saturating_sub(1), lag as u64))
+    }
+
+    /// Brings `table`'s index to the feed sequence `target` (exclusive):
+    /// through the refresher, or on this thread without one; `NotFresh`
+    /// (naming `reflects`, what the index had) past `deadline`.
+    fn catch_up(&self, table: &str, target: u64, reflects: u64, deadline: Instant) -> Result<()> {
+        let caught_up = match &self.refresher {
+            Some(refresher) => refresher.wait_absorbed(table, target, deadline),
+            None => self.reindex_inline(table, deadline)?,
+        };
+        if caught_up {
+            return Ok(());
+        }
+        Err(Error::NotFresh {
+            table: table.to_owned(),
+            wanted: target.saturating_sub(1),
+            reflects: reflects.saturating_sub(1),
+        })
     }
 
     /// Brings `table`'s index current on this thread (a searcher without a

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use rowsearch_indexer::store::{Delete, PutCell};
+use rowsearch_indexer::store::{Delete, PutCell, Store};
 use rowsearch_indexer::{RefreshOptions, Refresher, SortBy, TableIndex, mail_schema, open_store};
 
 fn keys(index: &TableIndex, query: &str) -> Vec<Vec<u8>> {
@@ -38,16 +38,22 @@ fn mail_row(store: &rowsearch_indexer::store::Store, user: &str, id: u64, subjec
     key
 }
 
-#[test]
-fn writes_from_another_handle_are_indexed_when_a_waiter_asks() {
+/// A store with the mail table, and a refresher on it with `interval`.
+fn mail_store(interval: Option<Duration>) -> (tempfile::TempDir, Arc<Store>, Refresher) {
     let dir = tempfile::tempdir().unwrap();
     let store = Arc::new(open_store(dir.path()).unwrap());
     store.create_table("mail", &mail_schema()).unwrap();
+    let refresher =
+        Refresher::start(Arc::clone(&store), RefreshOptions { interval, ..RefreshOptions::default() })
+            .unwrap();
+    (dir, store, refresher)
+}
+
+#[test]
+fn writes_from_another_handle_are_indexed_when_a_waiter_asks() {
     // No interval: rounds run only when asked, so what follows is the
     // waiter's doing, not a tick's.
-    let refresher =
-        Refresher::start(Arc::clone(&store), RefreshOptions { interval: None, ..RefreshOptions::default() })
-            .unwrap();
+    let (dir, store, refresher) = mail_store(None);
     let deadline = || Instant::now() + Duration::from_secs(60);
     // The first round builds the empty table's index: searchable at once.
     assert!(refresher.wait_absorbed("mail", store.next_seq().unwrap(), deadline()));
@@ -76,12 +82,7 @@ fn writes_from_another_handle_are_indexed_when_a_waiter_asks() {
 
 #[test]
 fn a_waiter_past_its_deadline_is_told_so() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = Arc::new(open_store(dir.path()).unwrap());
-    store.create_table("mail", &mail_schema()).unwrap();
-    let refresher =
-        Refresher::start(Arc::clone(&store), RefreshOptions { interval: None, ..RefreshOptions::default() })
-            .unwrap();
+    let (_dir, store, refresher) = mail_store(None);
     // A sequence no write has reached yet cannot be absorbed.
     let far = store.next_seq().unwrap() + 1000;
     assert!(!refresher.wait_absorbed("mail", far, Instant::now() + Duration::from_millis(300)));
@@ -89,12 +90,8 @@ fn a_waiter_past_its_deadline_is_told_so() {
 
 #[test]
 fn a_bulk_load_gets_rounds_before_the_interval_is_up() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = Arc::new(open_store(dir.path()).unwrap());
-    store.create_table("mail", &mail_schema()).unwrap();
     // An hour between rounds: only the early trigger can start the second.
-    let hour = RefreshOptions { interval: Some(Duration::from_secs(3600)), ..RefreshOptions::default() };
-    let refresher = Refresher::start(Arc::clone(&store), hour).unwrap();
+    let (dir, store, refresher) = mail_store(Some(Duration::from_secs(3600)));
     let until = |what: &str, done: &dyn Fn() -> bool| {
         let deadline = Instant::now() + Duration::from_secs(120);
         while !done() {

@@ -144,16 +144,7 @@ impl State {
     /// seq), the last write the index reflects, and the rows of the table
     /// written since (what a snapshot search would bring in first).
     pub fn freshness(&self, table: &str) -> Option<(u64, u64, u64)> {
-        self.store().schema(table).ok()?.search.as_ref()?;
-        // The refresher may know the index is current past its last commit
-        // (no rows of the table changed since); asked before the generation
-        // is taken, so the generation is at least that new.
-        let reflected = self.searcher.refresher().and_then(|r| r.absorbed(table)).unwrap_or(0);
-        let generation = self.searcher.index(table).ok()?.generation().ok()?;
-        let known = reflected.max(generation.absorbed);
-        let (lag, next) = rowsearch_indexer::pending_changes(self.store(), table, known).ok()?;
-        let index_next = if lag == 0 { next } else { known };
-        Some((next.saturating_sub(1), index_next.saturating_sub(1), lag as u64))
+        self.searcher.freshness(table)
     }
 
     /// Figures of every table, for `/metrics`.
