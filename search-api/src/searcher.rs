@@ -291,20 +291,15 @@ impl Searcher {
             mode: rowsearch_indexer::ReindexMode::Auto,
             threads: 1,
             memory_budget_bytes: 64 << 20,
-            // Busy is retried below, within the search's own deadline.
-            lock_wait: std::time::Duration::ZERO,
+            // Another reindex of the table (it brings the index current
+            // too) is waited for within the search's own deadline.
+            lock_wait: deadline.saturating_duration_since(Instant::now()),
             ..Default::default()
         };
-        loop {
-            match rowsearch_indexer::reindex(&self.store, table, &options, &mut |_| {}) {
-                Ok(_) => return Ok(true),
-                // Another reindex runs: it brings the index current too.
-                Err(rowsearch_indexer::Error::Busy { .. }) if Instant::now() < deadline => {
-                    std::thread::sleep(std::time::Duration::from_millis(5));
-                }
-                Err(rowsearch_indexer::Error::Busy { .. }) => return Ok(false),
-                Err(e) => return Err(e.into()),
-            }
+        match rowsearch_indexer::reindex(&self.store, table, &options, &mut |_| {}) {
+            Ok(_) => Ok(true),
+            Err(rowsearch_indexer::Error::Busy { .. }) => Ok(false),
+            Err(e) => Err(e.into()),
         }
     }
 
