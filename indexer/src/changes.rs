@@ -2,7 +2,7 @@
 //! names after the sequence the generation absorbed. Read by incremental
 //! builds and by `verify`.
 
-use rowsearch_store::Store;
+use rowsearch_store::{ReadTxn, Store};
 use tantivy::Index;
 
 use crate::Result;
@@ -14,17 +14,66 @@ const FEED_CHUNK: usize = 50_000;
 /// The distinct rows of `table` the change feed names from `from_seq` on,
 /// sorted, and the sequence after the last entry read.
 pub(crate) fn changed_rows(store: &Store, table: &str, from_seq: u64) -> Result<(Vec<Vec<u8>>, u64)> {
-    let mut changed: Vec<Vec<u8>> = Vec::new();
-    let mut next_seq = from_seq;
-    loop {
-        let chunk = store.feed_since(next_seq, FEED_CHUNK)?;
-        let Some(last) = chunk.last() else { break };
-        next_seq = last.seq + 1;
-        changed.extend(chunk.into_iter().filter(|e| e.table == table).map(|e| e.row));
+    let changes = changes_in(&store.begin_read()?, table, from_seq)?;
+    Ok((changes.rows, changes.next_seq))
+}
+
+/// What the change feed of one snapshot says about a table past a
+/// sequence.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TableChanges {
+    /// The distinct rows of the table named, sorted.
+    pub rows: Vec<Vec<u8>>,
+    /// The sequence after the last entry read (of any table).
+    pub next_seq: u64,
+    /// The sequence of the first entry naming the table (0 for none).
+    pub first_seq: u64,
+    /// The sequence of the last entry naming the table (0 for none): two
+    /// reads with the same start and the same `last_seq` name the same
+    /// rows in the same states.
+    pub last_seq: u64,
+}
+
+impl TableChanges {
+    /// How long ago (ms, by the store's clock as of `rtxn`) the first of
+    /// these changes was committed: the age of the oldest write an index
+    /// that absorbed the feed up to their start lacks. `None` without
+    /// changes, or when the store kept no time for it.
+    ///
+    /// # Errors
+    /// `Store`.
+    pub fn age_ms(&self, rtxn: &ReadTxn<'_>) -> Result<Option<u64>> {
+        if self.first_seq == 0 {
+            return Ok(None);
+        }
+        Ok(rtxn.feed_time(self.first_seq)?.map(|t| rtxn.now_ms().saturating_sub(t)))
     }
-    changed.sort_unstable();
-    changed.dedup();
-    Ok((changed, next_seq))
+}
+
+/// The rows of `table` the change feed of `rtxn`'s snapshot names from
+/// `from_seq` on.
+///
+/// # Errors
+/// `Store`.
+pub fn changes_in(rtxn: &ReadTxn<'_>, table: &str, from_seq: u64) -> Result<TableChanges> {
+    let mut changes = TableChanges { next_seq: from_seq, ..TableChanges::default() };
+    loop {
+        let chunk = rtxn.feed_since(changes.next_seq, FEED_CHUNK)?;
+        let Some(last) = chunk.last() else { break };
+        changes.next_seq = last.seq + 1;
+        for entry in chunk {
+            if entry.table == table {
+                if changes.first_seq == 0 {
+                    changes.first_seq = entry.seq;
+                }
+                changes.last_seq = entry.seq;
+                changes.rows.push(entry.row);
+            }
+        }
+    }
+    changes.rows.sort_unstable();
+    changes.rows.dedup();
+    Ok(changes)
 }
 
 /// How many distinct rows of `table` the change feed names from

@@ -18,7 +18,7 @@
 
 use std::sync::Arc;
 
-use rowsearch_store::{Analyzer, SearchField, SearchSchema};
+use rowsearch_store::{Analyzer, KeywordCell, SearchField, SearchSchema};
 use tantivy::schema::document::{ReferenceValue, ReferenceValueLeaf, Value};
 use tantivy::schema::{
     BytesOptions, DateOptions, DateTimePrecision, Field, IndexRecordOption, Schema, TextFieldIndexing,
@@ -395,6 +395,22 @@ impl CellDoc {
     /// Whether the row has no terms at all.
     pub fn is_empty(&self) -> bool {
         self.texts.iter().all(CellText::is_empty)
+    }
+
+    /// One row's document from its keyword cells (in key order); `None`
+    /// when it has none.
+    pub fn from_cells(schema: &DocSchema, cells: &[KeywordCell]) -> Option<CellDoc> {
+        let first = cells.first()?;
+        let mut doc = CellDoc::new(schema);
+        doc.key.clone_from(&first.key);
+        doc.partition.clone_from(&first.partition);
+        doc.date_ms = first.date_ms;
+        for cell in cells {
+            if let Some(field) = schema.field_index(&cell.field) {
+                doc.texts[field].push(&cell.term, cell.positions.iter().copied());
+            }
+        }
+        (!doc.is_empty()).then_some(doc)
     }
 }
 

@@ -31,6 +31,7 @@ mod error;
 pub mod generation;
 mod ingest;
 pub mod mail;
+mod overlay;
 pub mod reader;
 mod refresh;
 mod verify;
@@ -42,12 +43,13 @@ pub use analyzer::TextAnalyzer;
 pub use build::{
     DEFAULT_MEMORY_BUDGET_BYTES, ReindexMode, ReindexOptions, ReindexProgress, ReindexReport, reindex,
 };
-pub use changes::pending_changes;
+pub use changes::{TableChanges, changes_in, pending_changes};
 pub use error::{Error, FailPoint, Result};
 pub use ingest::{
     DEFAULT_MAX_MESSAGE_BYTES, Format, IngestOptions, IngestProgress, IngestReport, Skipped, ingest,
 };
 pub use mail::{MailMessage, mail_schema, parse_message};
+pub use overlay::Overlay;
 pub use reader::{Generation, KeyHits, SortBy, TableIndex};
 pub use refresh::{EARLY_ROUND_WRITES, RefreshOptions, RefreshStatus, Refresher};
 pub use rowsearch_store as store;

@@ -12,7 +12,7 @@ use std::time::SystemTime;
 
 use rowsearch_store::{Analyzer, Store};
 use tantivy::collector::{Count, TopDocs};
-use tantivy::query::{BooleanQuery, Occur, Query, QueryParser, TermQuery};
+use tantivy::query::{Bm25StatisticsProvider, BooleanQuery, Occur, Query, QueryParser, TermQuery};
 use tantivy::schema::IndexRecordOption;
 use tantivy::{Index, IndexReader, Order, ReloadPolicy, Term};
 
@@ -20,6 +20,7 @@ use crate::doc::{DATE_FIELD, DocSchema, register_analyzer};
 use crate::error::tantivy_err;
 use crate::generation::IndexDir;
 use crate::generation::{indexed_next_seq, indexed_table_id};
+use crate::overlay::{Combined, Overlay};
 use crate::{Error, Result};
 
 /// One open generation.
@@ -196,38 +197,132 @@ impl Generation {
         offset: usize,
         limit: usize,
     ) -> Result<KeyHits> {
-        let table = self.schema.table.as_str();
-        let searcher = self.reader.searcher();
-        let commit = commit_id(&searcher);
-        let limit = limit.max(1);
-        let (total, addrs): (usize, Vec<(f64, tantivy::DocAddress)>) = match sort {
-            SortBy::Relevance => {
-                let top = TopDocs::with_limit(limit).and_offset(offset).order_by_score();
-                let (hits, total) =
-                    searcher.search(query, &(top, Count)).map_err(|e| search_err(table, query_text, e))?;
-                (total, hits.into_iter().map(|(s, a)| (f64::from(s), a)).collect())
-            }
-            SortBy::Newest | SortBy::Oldest => {
-                let order = if sort == SortBy::Newest { Order::Desc } else { Order::Asc };
-                let top = TopDocs::with_limit(limit)
-                    .and_offset(offset)
-                    .order_by_fast_field::<tantivy::DateTime>(DATE_FIELD, order);
-                let (hits, total) =
-                    searcher.search(query, &(top, Count)).map_err(|e| search_err(table, query_text, e))?;
-                (
-                    total,
-                    hits.into_iter()
-                        .map(|(d, a)| (d.map_or(0.0, |d| d.into_timestamp_millis() as f64), a))
-                        .collect(),
-                )
-            }
-        };
-        let mut keys = Vec::with_capacity(addrs.len());
-        for (score, addr) in addrs {
-            keys.push((key_of(&searcher, &self.schema, addr)?, score));
-        }
-        Ok(KeyHits { total: total as u64, keys, generation: self.number, commit })
+        self.search_overlaid(query_text, query, None, sort, offset, limit)
     }
+
+    /// As [`Self::search_parsed`], over this generation with `overlay`
+    /// laid on it (see [`crate::Overlay`]): the changed rows' indexed
+    /// documents hidden, the overlay's documents matched instead, scored
+    /// with the statistics of both, the two answers merged by score or
+    /// date. [`KeyHits::commit`] then names the generation's commit and
+    /// the overlay together.
+    ///
+    /// # Errors
+    /// `Query`, `Tantivy`.
+    pub fn search_overlaid(
+        &self,
+        query_text: &str,
+        query: &dyn Query,
+        overlay: Option<&Overlay>,
+        sort: SortBy,
+        offset: usize,
+        limit: usize,
+    ) -> Result<KeyHits> {
+        let searcher = self.reader.searcher();
+        let mut commit = commit_id(&searcher);
+        let limit = limit.max(1);
+        let run =
+            |on: &tantivy::Searcher, stats: &dyn Bm25StatisticsProvider, q: &dyn Query, offset, limit| {
+                top_docs(on, stats, q, sort, offset, limit)
+                    .map_err(|e| search_err(&self.schema.table, query_text, e))
+            };
+        let Some(overlay) = overlay else {
+            let (total, hits) = run(&searcher, &searcher, query, offset, limit)?;
+            let keys = self.keys(&searcher, None, hits.into_iter().map(|(v, a)| (v, a, false)))?;
+            return Ok(KeyHits { total: total as u64, keys, generation: self.number, commit });
+        };
+        commit = xxhash_rust::xxh3::xxh3_64(
+            format!("{commit:x}+{}:{}", overlay.from_seq, overlay.last_seq).as_bytes(),
+        );
+        let hidden = BooleanQuery::new(vec![
+            (Occur::Must, query.box_clone()),
+            (Occur::MustNot, Box::new(overlay.hide().clone())),
+        ]);
+        let Some(ram) = overlay.searcher() else {
+            // Every changed row is gone (or has no terms): hidden only.
+            let (total, hits) = run(&searcher, &searcher, &hidden, offset, limit)?;
+            let keys = self.keys(&searcher, None, hits.into_iter().map(|(v, a)| (v, a, false)))?;
+            return Ok(KeyHits { total: total as u64, keys, generation: self.number, commit });
+        };
+        let stats = Combined { main: &searcher, overlay: ram };
+        let window = offset.saturating_add(limit);
+        let (main_total, main_hits) = run(&searcher, &stats, &hidden, 0, window)?;
+        let (ram_total, ram_hits) = run(ram, &stats, query, 0, window)?;
+        // Both lists are in the asked order; merge them (the index's hit
+        // first on a tie), then page.
+        let first = |a: f64, b: f64| match sort {
+            SortBy::Relevance | SortBy::Newest => a >= b,
+            SortBy::Oldest => a <= b,
+        };
+        let mut merged = Vec::with_capacity(window.min(main_hits.len() + ram_hits.len()));
+        let (mut m, mut r) = (main_hits.into_iter().peekable(), ram_hits.into_iter().peekable());
+        while merged.len() < window {
+            let from_ram = match (m.peek(), r.peek()) {
+                (Some(a), Some(b)) => !first(a.0, b.0),
+                (Some(_), None) => false,
+                (None, Some(_)) => true,
+                (None, None) => break,
+            };
+            let next = if from_ram { r.next() } else { m.next() };
+            if let Some((value, addr)) = next {
+                merged.push((value, addr, from_ram));
+            }
+        }
+        let keys = self.keys(&searcher, Some(ram), merged.into_iter().skip(offset))?;
+        Ok(KeyHits { total: (main_total + ram_total) as u64, keys, generation: self.number, commit })
+    }
+
+    /// The row keys of hits, each read from the generation or (marked)
+    /// from the overlay's searcher.
+    fn keys(
+        &self,
+        main: &tantivy::Searcher,
+        overlay: Option<&tantivy::Searcher>,
+        hits: impl Iterator<Item = (f64, tantivy::DocAddress, bool)>,
+    ) -> Result<Vec<(Vec<u8>, f64)>> {
+        let mut keys = Vec::new();
+        for (value, addr, from_overlay) in hits {
+            let on = match overlay {
+                Some(ram) if from_overlay => ram,
+                _ => main,
+            };
+            keys.push((key_of(on, &self.schema, addr)?, value));
+        }
+        Ok(keys)
+    }
+}
+
+/// The `offset..offset + limit` best documents of `query` on `searcher`
+/// in `sort`'s order, with their score or date (ms), and the number of
+/// matches; BM25 from `stats`.
+fn top_docs(
+    searcher: &tantivy::Searcher,
+    stats: &dyn Bm25StatisticsProvider,
+    query: &dyn Query,
+    sort: SortBy,
+    offset: usize,
+    limit: usize,
+) -> tantivy::Result<(usize, Vec<(f64, tantivy::DocAddress)>)> {
+    Ok(match sort {
+        SortBy::Relevance => {
+            let top = TopDocs::with_limit(limit).and_offset(offset).order_by_score();
+            let (hits, total) = searcher.search_with_statistics_provider(query, &(top, Count), stats)?;
+            (total, hits.into_iter().map(|(s, a)| (f64::from(s), a)).collect())
+        }
+        SortBy::Newest | SortBy::Oldest => {
+            let order = if sort == SortBy::Newest { Order::Desc } else { Order::Asc };
+            let top = TopDocs::with_limit(limit)
+                .and_offset(offset)
+                .order_by_fast_field::<tantivy::DateTime>(DATE_FIELD, order);
+            let (hits, total) = searcher.search(query, &(top, Count))?;
+            (
+                total,
+                hits.into_iter()
+                    .map(|(d, a)| (d.map_or(0.0, |d| d.into_timestamp_millis() as f64), a))
+                    .collect(),
+            )
+        }
+    })
 }
 
 /// A hash of the segments (and their deletes) a searcher sees.

@@ -59,6 +59,9 @@ pub struct VerifyReport {
     pub store_seq: u64,
     /// The last write the generation's commit reflects (0: none).
     pub index_seq: u64,
+    /// How long ago the oldest write the generation lacks was committed
+    /// (ms); `None` when it lacks none (or the store kept no time).
+    pub lag_ms: Option<u64>,
     /// Rows with keyword cells that the index lacks.
     pub missing: Mismatches,
     /// Indexed keys that are no row with keyword cells.
@@ -118,7 +121,7 @@ impl VerifyReport {
     pub fn summary(&self) -> String {
         let state = if self.is_clean() { "clean" } else { "MISMATCH" };
         format!(
-            "verify {:?} generation {}: {state}: {} docs, {} rows with keyword cells, {} pending (index at seq {}, store at {}), {} missing, {} stale, \
+            "verify {:?} generation {}: {state}: {} docs, {} rows with keyword cells, {} pending (index at seq {}, store at {}{}), {} missing, {} stale, \
              {} duplicate, {} orphan cells, {} sampled ({} cell and {} term mismatches), {:.2}s",
             self.table,
             self.generation,
@@ -127,6 +130,9 @@ impl VerifyReport {
             self.pending,
             self.index_seq,
             self.store_seq,
+            self.lag_ms
+                .map(|ms| format!(", the oldest written {:.1}s ago", ms as f64 / 1e3))
+                .unwrap_or_default(),
             self.missing.count,
             self.stale.count,
             self.duplicates.count,
@@ -163,8 +169,14 @@ pub fn verify(store: &Store, table: &str, options: &VerifyOptions) -> Result<Ver
 
     // Rows not yet absorbed.
     let index_next = generation.next_seq()?;
-    let (changed, store_next) = crate::changes::changed_rows(store, table, index_next)?;
-    let pending: HashSet<Vec<u8>> = changed.into_iter().collect();
+    let changes = {
+        let rtxn = store.begin_read()?;
+        let changes = crate::changes::changes_in(&rtxn, table, index_next)?;
+        report.lag_ms = changes.age_ms(&rtxn)?;
+        changes
+    };
+    let store_next = changes.next_seq;
+    let pending: HashSet<Vec<u8>> = changes.rows.into_iter().collect();
     report.pending = pending.len() as u64;
     report.store_seq = store_next.saturating_sub(1);
     report.index_seq = index_next.saturating_sub(1);

@@ -354,6 +354,7 @@ mod tests {
                 generation: 3,
                 seq: 41,
                 row_key: None,
+                overlay_rows: 0,
             };
             for row_key in [None, Some(&typed)] {
                 for highlights in [false, true] {

@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use rowsearch_indexer::{Generation, Refresher, SortBy, TableIndex};
+use rowsearch_indexer::{Generation, Overlay, Refresher, SortBy, TableIndex};
 use rowsearch_store::{Column, ErrorKind, ReadOptions, Row, RowKeySchema, Store};
 
 use crate::{Error, Result};
@@ -112,7 +112,31 @@ pub struct SearchResults {
     pub seq: u64,
     /// The table's typed row key, to show the hits' keys by field.
     pub row_key: Option<RowKeySchema>,
+    /// Rows the index had not absorbed yet that this answer matched
+    /// directly (the overlay: rows written since the index's last
+    /// commit); 0 when the index was current.
+    pub overlay_rows: u64,
 }
+
+/// How far a table's index is behind the store.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Freshness {
+    /// The store's last write (feed seq).
+    pub store_seq: u64,
+    /// The last write the index reflects.
+    pub index_seq: u64,
+    /// Rows of the table written since (what a snapshot search matches
+    /// directly, or waits for).
+    pub lag_rows: u64,
+    /// How long ago the oldest of them was written (ms; 0 when none is,
+    /// or the store kept no time for it).
+    pub lag_ms: u64,
+}
+
+/// Most changed rows a snapshot search matches directly (an overlay built
+/// in memory for the search); past it, the search waits for the index to
+/// absorb them (the refresher, or an incremental reindex of its own).
+pub const DEFAULT_OVERLAY_MAX_ROWS: usize = 1_000;
 
 /// Searches tables' indexes and resolves the hits in the store. Share it
 /// between threads; it keeps each table's index open.
@@ -123,7 +147,15 @@ pub struct Searcher {
     dropped: AtomicU64,
     refresher: Option<Arc<Refresher>>,
     walks: Walks,
+    /// Per table, the last overlay built (reused while the feed names no
+    /// newer write of the table).
+    overlays: Mutex<HashMap<String, Arc<Overlay>>>,
+    overlay_max_rows: usize,
 }
+
+/// The index's generation a search answers from, the overlay laid on it
+/// (if any), and the last write the answer reflects.
+type Fresh = (Arc<Generation>, Option<Arc<Overlay>>, u64);
 
 /// How long a cursor walk's snapshot is kept after its last page.
 pub const WALK_KEEP: std::time::Duration = std::time::Duration::from_secs(300);
@@ -141,22 +173,24 @@ struct Walk {
     table: String,
     commit: u64,
     generation: Arc<Generation>,
+    overlay: Option<Arc<Overlay>>,
     seq: u64,
     used: Instant,
 }
 
 impl Walks {
-    fn find(&self, table: &str, number: u64, commit: u64) -> Option<(Arc<Generation>, u64)> {
+    fn find(&self, table: &str, number: u64, commit: u64) -> Option<Fresh> {
         let mut walks = self.0.lock().unwrap_or_else(|e| e.into_inner());
         walks.retain(|w| w.used.elapsed() < WALK_KEEP);
         let walk = walks
             .iter_mut()
             .find(|w| w.table == table && w.generation.number == number && w.commit == commit)?;
         walk.used = Instant::now();
-        Some((Arc::clone(&walk.generation), walk.seq))
+        Some((Arc::clone(&walk.generation), walk.overlay.clone(), walk.seq))
     }
 
-    fn keep(&self, table: &str, generation: &Arc<Generation>, commit: u64, seq: u64) {
+    fn keep(&self, table: &str, fresh: &Fresh, commit: u64) {
+        let (generation, overlay, seq) = fresh;
         let mut walks = self.0.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(w) = walks
             .iter_mut()
@@ -174,7 +208,8 @@ impl Walks {
             table: table.to_owned(),
             commit,
             generation: Arc::clone(generation),
-            seq,
+            overlay: overlay.clone(),
+            seq: *seq,
             used: Instant::now(),
         });
     }
@@ -189,7 +224,17 @@ impl Searcher {
             dropped: AtomicU64::new(0),
             refresher: None,
             walks: Walks::default(),
+            overlays: Mutex::new(HashMap::new()),
+            overlay_max_rows: DEFAULT_OVERLAY_MAX_ROWS,
         }
+    }
+
+    /// Sets the most changed rows a snapshot search matches directly
+    /// (default [`DEFAULT_OVERLAY_MAX_ROWS`]; 0: every search after a write
+    /// to its table waits for the index to absorb it).
+    pub fn with_overlay_max_rows(mut self, rows: usize) -> Searcher {
+        self.overlay_max_rows = rows;
+        self
     }
 
     /// A searcher whose snapshot searches wait on `refresher` (which keeps
@@ -203,7 +248,8 @@ impl Searcher {
         self.refresher.as_ref()
     }
 
-    /// The generation to answer from, brought current as `request` asks,
+    /// The generation to answer from, brought current as `request` asks
+    /// (an overlay of the rows it lacks, or a wait for it to absorb them),
     /// and the last write (feed seq) the answer reflects.
     fn fresh_generation(
         &self,
@@ -211,7 +257,7 @@ impl Searcher {
         table: &str,
         request: &SearchRequest,
         started: Instant,
-    ) -> Result<(Arc<Generation>, u64)> {
+    ) -> Result<Fresh> {
         let deadline = request.deadline.unwrap_or(started + DEFAULT_FRESHNESS_WAIT);
         let wanted = request.min_seq.map_or(0, |s| s.saturating_add(1));
         // Read before the generation is taken (see `reflected`).
@@ -229,19 +275,55 @@ impl Searcher {
             let from = reflected.max(generation.absorbed);
             // Without min_seq, an eventual search takes the index as it is.
             if request.consistency == Consistency::Eventual && wanted <= from {
-                return Ok((generation, from.saturating_sub(1)));
+                return Ok((generation, None, from.saturating_sub(1)));
             }
             // What the index lacks: the rows of this table the feed names
             // since it absorbed it. None (writes to other tables only):
-            // the index reflects the store as of the feed's end.
-            let (pending, next) = rowsearch_indexer::pending_changes(&self.store, table, from)?;
-            if pending == 0 && next >= wanted {
-                return Ok((generation, next.saturating_sub(1)));
+            // the index reflects the store as of the feed's end. A few:
+            // matched directly, in an overlay of this snapshot.
+            let rtxn = self.store.begin_read()?;
+            let changes = rowsearch_indexer::changes_in(&rtxn, table, from)?;
+            let next = changes.next_seq;
+            if next >= wanted {
+                if changes.rows.is_empty() {
+                    return Ok((generation, None, next.saturating_sub(1)));
+                }
+                if request.consistency == Consistency::Snapshot && changes.rows.len() <= self.overlay_max_rows
+                {
+                    let overlay = self.overlay(&rtxn, table, &generation, from, changes)?;
+                    return Ok((generation, Some(overlay), next.saturating_sub(1)));
+                }
             }
+            drop(rtxn);
             self.catch_up(table, next.max(wanted), from, deadline)?;
             reflected = self.reflected(table);
             generation = index.generation()?;
         }
+    }
+
+    /// The overlay of `changes` (the rows of `table` written past `from`,
+    /// read in `rtxn`): the one last built when it covers the same writes,
+    /// else a new one from `rtxn`'s snapshot.
+    fn overlay(
+        &self,
+        rtxn: &rowsearch_store::ReadTxn<'_>,
+        table: &str,
+        generation: &Generation,
+        from: u64,
+        changes: rowsearch_indexer::TableChanges,
+    ) -> Result<Arc<Overlay>> {
+        let same = |o: &Overlay| o.from_seq == from && o.last_seq == changes.last_seq;
+        if let Some(overlay) = self.overlays.lock().unwrap_or_else(|e| e.into_inner()).get(table)
+            && same(overlay)
+        {
+            return Ok(Arc::clone(overlay));
+        }
+        let overlay = Arc::new(Overlay::build(rtxn, &generation.schema, from, changes)?);
+        self.overlays
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(table.to_owned(), Arc::clone(&overlay));
+        Ok(overlay)
     }
 
     /// What the refresher knows `table`'s index reflects (feed sequence,
@@ -252,17 +334,23 @@ impl Searcher {
         self.refresher.as_ref().and_then(|r| r.absorbed(table)).unwrap_or(0)
     }
 
-    /// For a searchable table with an index: the store's last write (feed
-    /// seq), the last write the index reflects, and the rows of the table
-    /// written since (what a snapshot search would bring in first).
-    pub fn freshness(&self, table: &str) -> Option<(u64, u64, u64)> {
+    /// For a searchable table with an index: how far the index is behind
+    /// the store.
+    pub fn freshness(&self, table: &str) -> Option<Freshness> {
         self.store.schema(table).ok()?.search.as_ref()?;
         let reflected = self.reflected(table);
         let generation = self.index(table).ok()?.generation().ok()?;
         let known = reflected.max(generation.absorbed);
-        let (lag, next) = rowsearch_indexer::pending_changes(&self.store, table, known).ok()?;
-        let index_next = if lag == 0 { next } else { known };
-        Some((next.saturating_sub(1), index_next.saturating_sub(1), lag as u64))
+        let rtxn = self.store.begin_read().ok()?;
+        let changes = rowsearch_indexer::changes_in(&rtxn, table, known).ok()?;
+        let lag = changes.rows.len() as u64;
+        let index_next = if lag == 0 { changes.next_seq } else { known };
+        Some(Freshness {
+            store_seq: changes.next_seq.saturating_sub(1),
+            index_seq: index_next.saturating_sub(1),
+            lag_rows: lag,
+            lag_ms: changes.age_ms(&rtxn).ok()?.unwrap_or(0),
+        })
     }
 
     /// Brings `table`'s index to the feed sequence `target` (exclusive):
@@ -330,6 +418,7 @@ impl Searcher {
     /// Forgets a table's open index (after the table is dropped).
     pub fn forget(&self, table: &str) {
         self.indexes.lock().unwrap_or_else(|e| e.into_inner()).remove(table);
+        self.overlays.lock().unwrap_or_else(|e| e.into_inner()).remove(table);
     }
 
     /// Runs one search (see the module docs).
@@ -357,15 +446,12 @@ impl Searcher {
         // A cursor's page comes from the snapshot its walk began on (kept
         // here while the walk goes on), so refreshes in between neither
         // skip nor repeat a hit; a first page from a fresh snapshot.
-        let (generation, seq, offset, cursor) = match &request.cursor {
-            None => {
-                let (generation, seq) = self.fresh_generation(&index, table, request, started)?;
-                (generation, seq, request.offset, None)
-            }
+        let (fresh, offset, cursor) = match &request.cursor {
+            None => (self.fresh_generation(&index, table, request, started)?, request.offset, None),
             Some(cursor) => {
                 let (cursor_generation, commit, offset) = parse_cursor(cursor)?;
                 match self.walks.find(table, cursor_generation, commit) {
-                    Some((generation, seq)) => (generation, seq, offset, Some(commit)),
+                    Some(fresh) => (fresh, offset, Some(commit)),
                     None => {
                         // Not kept here (another process, or expired): the
                         // serving snapshot if it is that very one.
@@ -374,11 +460,13 @@ impl Searcher {
                             return Err(Error::StaleCursor { cursor_generation, serving: generation.number });
                         }
                         let seq = generation.absorbed.saturating_sub(1);
-                        (generation, seq, offset, Some(commit))
+                        ((generation, None, seq), offset, Some(commit))
                     }
                 }
             }
         };
+        let (generation, overlay, seq) = &fresh;
+        let seq = *seq;
         if generation.table_id != table_id {
             // Built for an earlier table of this name, dropped since.
             return Err(Error::Indexer(rowsearch_indexer::Error::NoIndex { table: table.to_owned() }));
@@ -402,7 +490,14 @@ impl Searcher {
             (None, None) => Vec::new(),
         };
         let parsed = generation.parse(&request.query, &partitions)?;
-        let found = generation.search_parsed(&request.query, &*parsed, request.sort, offset, limit)?;
+        let found = generation.search_overlaid(
+            &request.query,
+            &*parsed,
+            overlay.as_deref(),
+            request.sort,
+            offset,
+            limit,
+        )?;
         // An incremental reindex changes the hits under the same generation:
         // offsets would shift, so the walk restarts.
         if cursor.is_some_and(|c| c != found.commit) {
@@ -483,7 +578,7 @@ impl Searcher {
         self.dropped.fetch_add(dropped, Ordering::Relaxed);
         let next = offset.saturating_add(limit);
         if next < found.total as usize {
-            self.walks.keep(table, &generation, found.commit, seq);
+            self.walks.keep(table, &fresh, found.commit);
         }
         Ok(SearchResults {
             total: found.total,
@@ -495,6 +590,7 @@ impl Searcher {
             generation: generation.number,
             seq,
             row_key: schema.row_key.clone(),
+            overlay_rows: overlay.as_ref().map_or(0, |o| o.rows().len() as u64),
         })
     }
 }

@@ -3,7 +3,7 @@
 
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
-use rowsearch_store::{KeywordCell, KeywordCellRef, Store};
+use rowsearch_store::{KeywordCellRef, Store};
 use tantivy::{Index, IndexWriter};
 use xxhash_rust::xxh3::xxh3_64;
 
@@ -425,20 +425,4 @@ fn store_err(e: Error) -> rowsearch_store::Error {
 
 fn unwrap_store_err(e: rowsearch_store::Error) -> Error {
     e.into_callback::<Error>().unwrap_or_else(Error::Store)
-}
-
-/// One row's document from its keyword cells (in key order); `None` when
-/// it has none.
-pub(super) fn doc_from_cells(schema: &DocSchema, cells: &[KeywordCell]) -> Option<CellDoc> {
-    let first = cells.first()?;
-    let mut doc = CellDoc::new(schema);
-    doc.key.clone_from(&first.key);
-    doc.partition.clone_from(&first.partition);
-    doc.date_ms = first.date_ms;
-    for cell in cells {
-        if let Some(field) = schema.field_index(&cell.field) {
-            doc.texts[field].push(&cell.term, cell.positions.iter().copied());
-        }
-    }
-    (!doc.is_empty()).then_some(doc)
 }

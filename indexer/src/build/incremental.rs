@@ -4,11 +4,10 @@
 use rowsearch_store::Store;
 use tantivy::{Index, Term};
 
-use super::full::doc_from_cells;
 use super::options::{ReindexMode, ReindexOptions, ReindexProgress, ReindexReport};
 use super::writer::{commit, writer};
 use crate::changes::changed_rows;
-use crate::doc::{DocSchema, register_cells};
+use crate::doc::{CellDoc, DocSchema, register_cells};
 use crate::error::{FailPoint, tantivy_err};
 use crate::generation::indexed_next_seq;
 use crate::{Error, Result};
@@ -41,7 +40,7 @@ pub(super) fn incremental(
         }
         writer.delete_term(Term::from_field_bytes(schema.key, row));
         let cells = rtxn.row_keyword_cells(table, row)?;
-        match doc_from_cells(schema, &cells) {
+        match CellDoc::from_cells(schema, &cells) {
             Some(doc) => {
                 writer.add_document(doc).map_err(tantivy_err(table, "add document"))?;
                 indexed += 1;

@@ -212,6 +212,11 @@ pub enum ServeCommand {
         /// when a search needs one).
         #[arg(long, default_value_t = 1000)]
         refresh_ms: u64,
+        /// Most rows written since the index's last commit that a search
+        /// matches directly (in memory) to reflect them; past it, a search
+        /// waits for the index to absorb them (0: always waits).
+        #[arg(long, default_value_t = rowsearch::DEFAULT_OVERLAY_MAX_ROWS)]
+        overlay_max_rows: usize,
     },
 }
 

@@ -36,6 +36,7 @@ pub(super) fn run(args: &Args, command: &ServeCommand) -> Result<ExitCode> {
             workers,
             idle_spin_us,
             refresh_ms,
+            overlay_max_rows,
         } => {
             let defaults = rowsearch::http::Limits::default();
             let limits = rowsearch::http::Limits {
@@ -46,6 +47,7 @@ pub(super) fn run(args: &Args, command: &ServeCommand) -> Result<ExitCode> {
                 max_connections: usize::try_from(*max_connections).unwrap_or(usize::MAX),
                 workers: workers.map_or(defaults.workers, |w| usize::try_from(w).unwrap_or(usize::MAX)),
                 idle_spin: std::time::Duration::from_micros(*idle_spin_us),
+                overlay_max_rows: *overlay_max_rows,
                 ..defaults
             };
             if master_key.is_none() {
@@ -126,6 +128,7 @@ pub(super) fn serve(
             out.flush()?;
         }
         let store = std::sync::Arc::new(store);
+        let overlay_max_rows = limits.overlay_max_rows;
         let mut state = rowsearch::http::State::new(std::sync::Arc::clone(&store), limits)?;
         state.access = access;
         // Keeps every searchable table's index current, whoever writes.
@@ -133,7 +136,8 @@ pub(super) fn serve(
             std::sync::Arc::clone(&store),
             refresh,
         )?);
-        state.searcher = rowsearch::Searcher::with_refresher(store, refresher);
+        state.searcher =
+            rowsearch::Searcher::with_refresher(store, refresher).with_overlay_max_rows(overlay_max_rows);
         let state = std::sync::Arc::new(state);
         for (table, index, job) in state.resume_index_builds() {
             eprintln!("resuming the build of index {index} of {table} as job {job}");

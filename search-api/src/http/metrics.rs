@@ -3,6 +3,7 @@
 //! at scrape time; stale hits dropped; jobs of the work pool.
 
 use std::sync::Mutex;
+use std::sync::atomic::AtomicU64;
 
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
@@ -55,6 +56,7 @@ pub struct Metrics {
     store_seq: Family<TableLabels, Gauge>,
     index_seq: Family<TableLabels, Gauge>,
     index_lag_rows: Family<TableLabels, Gauge>,
+    index_lag_seconds: Family<TableLabels, Gauge<f64, AtomicU64>>,
 }
 
 /// One table's figures at scrape time.
@@ -70,9 +72,8 @@ pub struct TableFigures {
     pub index: Option<(u64, u64)>,
     /// Unix seconds of the last reindex (the pointer's or meta's mtime).
     pub last_reindex_seconds: Option<u64>,
-    /// For a searchable table with an index: the store's last write, the
-    /// last write its index reflects, and the table's rows written since.
-    pub freshness: Option<(u64, u64, u64)>,
+    /// For a searchable table with an index: how far its index is behind.
+    pub freshness: Option<crate::searcher::Freshness>,
 }
 
 impl Default for Metrics {
@@ -102,6 +103,7 @@ impl Metrics {
         let store_seq = Family::<TableLabels, Gauge>::default();
         let index_seq = Family::<TableLabels, Gauge>::default();
         let index_lag_rows = Family::<TableLabels, Gauge>::default();
+        let index_lag_seconds = Family::<TableLabels, Gauge<f64, AtomicU64>>::default();
         registry.register("http_requests", "HTTP requests by route and status", requests.clone());
         registry.register("http_request_seconds", "HTTP request latency by route", latency.clone());
         registry.register("search_stale_hits_dropped", "search hits whose row was gone", stale_hits.clone());
@@ -143,6 +145,11 @@ impl Metrics {
             "rows of a table written since the last write its index reflects",
             index_lag_rows.clone(),
         );
+        registry.register(
+            "index_lag_seconds",
+            "how long ago the oldest write a table's index lacks was committed (0: it lacks none)",
+            index_lag_seconds.clone(),
+        );
         Metrics {
             registry: Mutex::new(registry),
             requests,
@@ -159,6 +166,7 @@ impl Metrics {
             store_seq,
             index_seq,
             index_lag_rows,
+            index_lag_seconds,
         }
     }
 
@@ -207,10 +215,11 @@ impl Metrics {
             if let Some(s) = t.last_reindex_seconds {
                 self.last_reindex.get_or_create(&labels).set(gauge(s));
             }
-            if let Some((store, index, lag)) = t.freshness {
-                self.store_seq.get_or_create(&labels).set(gauge(store));
-                self.index_seq.get_or_create(&labels).set(gauge(index));
-                self.index_lag_rows.get_or_create(&labels).set(gauge(lag));
+            if let Some(f) = t.freshness {
+                self.store_seq.get_or_create(&labels).set(gauge(f.store_seq));
+                self.index_seq.get_or_create(&labels).set(gauge(f.index_seq));
+                self.index_lag_rows.get_or_create(&labels).set(gauge(f.lag_rows));
+                self.index_lag_seconds.get_or_create(&labels).set(f.lag_ms as f64 / 1e3);
             }
         }
         let mut out = String::new();

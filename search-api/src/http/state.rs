@@ -42,6 +42,9 @@ pub struct Limits {
     /// meanwhile (default 500 us; zero: sleep at once). A request that
     /// comes meanwhile needs no thread woken and runs on a warm core.
     pub idle_spin: Duration,
+    /// Most rows written since the index's last commit that a snapshot
+    /// search matches directly (see [`crate::Searcher::with_overlay_max_rows`]).
+    pub overlay_max_rows: usize,
 }
 
 impl Default for Limits {
@@ -56,6 +59,7 @@ impl Default for Limits {
             max_connections: 1024,
             workers: std::thread::available_parallelism().map_or(2, usize::from),
             idle_spin: Duration::from_micros(500),
+            overlay_max_rows: crate::searcher::DEFAULT_OVERLAY_MAX_ROWS,
         }
     }
 }
@@ -96,7 +100,7 @@ impl State {
         let metrics = Metrics::new();
         let work = pool::WorkPool::new(limits.workers, limits.idle_spin, metrics.taken())?;
         Ok(State {
-            searcher: Searcher::new(store),
+            searcher: Searcher::new(store).with_overlay_max_rows(limits.overlay_max_rows),
             jobs: Jobs::default(),
             metrics,
             limits,
@@ -140,10 +144,8 @@ impl State {
         Some((generation, bytes, when))
     }
 
-    /// For a searchable table with an index: the store's last write (feed
-    /// seq), the last write the index reflects, and the rows of the table
-    /// written since (what a snapshot search would bring in first).
-    pub fn freshness(&self, table: &str) -> Option<(u64, u64, u64)> {
+    /// For a searchable table with an index: how far its index is behind.
+    pub fn freshness(&self, table: &str) -> Option<crate::searcher::Freshness> {
         self.searcher.freshness(table)
     }
 

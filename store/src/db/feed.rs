@@ -7,13 +7,17 @@
 //! ```
 //!
 //! The next sequence is kept in the metadata database under
-//! `feed/next_seq` (u64 BE), so trimming the feed never reuses one.
+//! `feed/next_seq` (u64 BE), so trimming the feed never reuses one. Each
+//! commit's time is kept there too, under `feed/time/` ‖ the commit's
+//! first sequence (u64 BE), as milliseconds (u64 BE) of the store's
+//! clock: the time of any sequence is the one of the greatest key at or
+//! below it (stores written before times were kept have none: unknown).
 
 use std::ops::Bound;
 
 use heed::{PutFlags, RoTxn, RwTxn};
 
-use super::{BytesDb, FEED, META, META_FEED_NEXT_SEQ};
+use super::{BytesDb, FEED, META, META_FEED_NEXT_SEQ, META_FEED_TIME_PREFIX};
 use crate::error::{Error, ErrorKind, Result};
 
 /// What a committed batch wrote to the change feed.
@@ -45,6 +49,12 @@ pub(crate) struct Feed {
     pub meta: BytesDb,
 }
 
+/// The metadata key of the time of the commit whose first sequence is
+/// `first_seq`.
+fn time_key(first_seq: u64) -> Vec<u8> {
+    [META_FEED_TIME_PREFIX, &first_seq.to_be_bytes()[..]].concat()
+}
+
 /// The stored value of a feed entry.
 fn encode_value(out: &mut Vec<u8>, table: &str, row: &[u8]) {
     out.clear();
@@ -70,8 +80,9 @@ fn decode(k: &[u8], v: &[u8]) -> Result<FeedEntry> {
 }
 
 impl Feed {
-    /// Appends one entry per touched row and advances the counter.
-    pub fn append(&self, wtxn: &mut RwTxn, touched: &[(&str, &[u8])]) -> Result<CommitInfo> {
+    /// Appends one entry per touched row, advances the counter and records
+    /// the commit's time (`now_ms`).
+    pub fn append(&self, wtxn: &mut RwTxn, touched: &[(&str, &[u8])], now_ms: u64) -> Result<CommitInfo> {
         if touched.is_empty() {
             return Ok(CommitInfo { first_seq: None, last_seq: None, rows: 0 });
         }
@@ -88,6 +99,9 @@ impl Feed {
         self.meta
             .put(wtxn, META_FEED_NEXT_SEQ, &seq.to_be_bytes())
             .map_err(|e| Error::lmdb("write feed sequence", e))?;
+        self.meta
+            .put(wtxn, &time_key(first), &now_ms.to_be_bytes())
+            .map_err(|e| Error::lmdb("write feed time", e))?;
         Ok(CommitInfo { first_seq: Some(first), last_seq: Some(seq - 1), rows: touched.len() })
     }
 
@@ -120,11 +134,43 @@ impl Feed {
         Ok(out)
     }
 
-    /// Removes entries with `seq <= up_to_seq`; returns how many.
+    /// When the commit holding `seq` was made (ms of the store's clock);
+    /// `None` when no time was kept for it.
+    pub fn time_of(&self, txn: &RoTxn<'_>, seq: u64) -> Result<Option<u64>> {
+        let (lower, upper) = (time_key(0), time_key(seq));
+        let range = (Bound::Included(&lower[..]), Bound::Included(&upper[..]));
+        let mut iter = self.meta.rev_range(txn, &range).map_err(|e| Error::lmdb("read feed time", e))?;
+        let Some(item) = iter.next() else { return Ok(None) };
+        let (k, v) = item.map_err(|e| Error::lmdb("read feed time", e))?;
+        let ms: [u8; 8] = v.try_into().map_err(|_| ErrorKind::Corrupted {
+            db: META.to_owned(),
+            key: crate::error::preview(k),
+            detail: "feed time is not 8 bytes".to_owned(),
+        })?;
+        Ok(Some(u64::from_be_bytes(ms)))
+    }
+
+    /// Removes entries with `seq <= up_to_seq`, and the times of commits
+    /// wholly below the entries kept; returns how many entries.
     pub fn trim(&self, wtxn: &mut RwTxn, up_to_seq: u64) -> Result<u64> {
         let upper = up_to_seq.to_be_bytes();
         let range = (Bound::Unbounded, Bound::Included(&upper[..]));
         let n = self.db.delete_range(wtxn, &range).map_err(|e| Error::lmdb("trim feed", e))?;
+        // The commit holding the first entry kept keeps its time.
+        let kept = time_key(up_to_seq.saturating_add(1));
+        let first_kept = {
+            let range = (Bound::Included(&time_key(0)[..]), Bound::Included(&kept[..]));
+            let mut iter =
+                self.meta.rev_range(wtxn, &range).map_err(|e| Error::lmdb("trim feed times", e))?;
+            match iter.next() {
+                Some(item) => Some(item.map_err(|e| Error::lmdb("trim feed times", e))?.0.to_vec()),
+                None => None,
+            }
+        };
+        if let Some(first_kept) = first_kept {
+            let range = (Bound::Included(&time_key(0)[..]), Bound::Excluded(&first_kept[..]));
+            self.meta.delete_range(wtxn, &range).map_err(|e| Error::lmdb("trim feed times", e))?;
+        }
         Ok(n as u64)
     }
 }

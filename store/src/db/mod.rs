@@ -41,6 +41,9 @@ pub(crate) const KEYS: &str = "keys";
 pub(crate) const META_FORMAT: &[u8] = b"format";
 /// Meta key holding the next change-feed sequence (u64 BE).
 pub(crate) const META_FEED_NEXT_SEQ: &[u8] = b"feed/next_seq";
+/// Meta key prefix for commit times: ‖ the commit's first feed sequence
+/// (u64 BE) -> ms (u64 BE); see `feed`.
+pub(crate) const META_FEED_TIME_PREFIX: &[u8] = b"feed/time/";
 /// Meta key holding the secret access keys are hashed with (32 bytes).
 pub(crate) const META_KEYS_SECRET: &[u8] = b"keys/secret";
 /// Meta key holding the version of the key set (u64 BE; absent: 0).

@@ -133,6 +133,30 @@ impl<'s> ReadTxn<'s> {
         self.feed.next_seq(&self.txn)
     }
 
+    /// Change-feed entries with `seq >= from_seq` in this snapshot, at most
+    /// `limit`, in order (as [`crate::Store::feed_since`], but in the same
+    /// snapshot as this transaction's rows).
+    ///
+    /// # Errors
+    /// `Corrupted`, `Lmdb`.
+    pub fn feed_since(&self, from_seq: u64, limit: usize) -> Result<Vec<crate::FeedEntry>> {
+        self.feed.since(&self.txn, from_seq, limit)
+    }
+
+    /// When the commit that wrote feed sequence `seq` was made (ms of the
+    /// store's clock); `None` when the store kept no time for it.
+    ///
+    /// # Errors
+    /// `Corrupted`, `Lmdb`.
+    pub fn feed_time(&self, seq: u64) -> Result<Option<u64>> {
+        self.feed.time_of(&self.txn, seq)
+    }
+
+    /// The store clock's time when this snapshot began (ms).
+    pub fn now_ms(&self) -> u64 {
+        self.now_ms
+    }
+
     /// Reads one row: the selected cells, or `None` when none is selected.
     ///
     /// # Errors

@@ -284,7 +284,7 @@ impl Writer<'_> {
             }
             report.rows_touched = touched.len() as u64;
             let refs: Vec<(&str, &[u8])> = touched.iter().map(|(t, r)| (t.as_str(), r.as_slice())).collect();
-            self.feed.append(wtxn, &refs)?;
+            self.feed.append(wtxn, &refs, now_ms)?;
             Ok(report)
         })
     }

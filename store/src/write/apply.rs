@@ -234,7 +234,7 @@ impl Writer<'_> {
                     .zip(&keywords_after)
                     .filter_map(|(((t, _), b), a)| t.search.as_ref().map(|s| (s, &**b, &**a))),
             )?;
-            self.feed.append(wtxn, &touched).map(Some)
+            self.feed.append(wtxn, &touched, now_ms).map(Some)
         })
     }
 

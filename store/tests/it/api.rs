@@ -204,6 +204,37 @@ fn feed_records_rows_and_trims() {
     assert_eq!(store.next_seq().unwrap(), 4, "trimming never reuses sequences");
 }
 
+/// Every commit's time is kept with the feed: the time of a sequence is
+/// its commit's, by the store's clock; trimming keeps the time of the
+/// first entry left.
+#[test]
+fn feed_keeps_commit_times_through_trims() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = rowsearch_store::ManualClock::new(1_000);
+    let store = Store::builder().clock(Arc::new(clock.clone())).open(dir.path()).unwrap();
+    store.create_table("mail", &mail_schema()).unwrap();
+    let time = |seq| store.begin_read().unwrap().feed_time(seq).unwrap();
+    assert_eq!(time(1), None, "nothing written yet");
+    let mut batch = Batch::new();
+    for row in [b"a", b"b", b"c"] {
+        batch.put("mail", row, vec![PutCell::new("m", "s", "1")]);
+    }
+    store.apply(&batch).unwrap(); // seqs 1..=3 at 1,000
+    clock.set_ms(5_000);
+    store.put("mail", b"d", vec![PutCell::new("m", "s", "1")]).unwrap(); // 4 at 5,000
+    clock.set_ms(9_000);
+    store.apply(&batch).unwrap(); // 5..=7 at 9,000
+    let times: Vec<Option<u64>> = (1..=8).map(time).collect();
+    let want = [1_000, 1_000, 1_000, 5_000, 9_000, 9_000, 9_000, 9_000].map(Some);
+    assert_eq!(times, want, "the time of each sequence is its commit's (8 is not written: the last one's)");
+    assert_eq!(store.begin_read().unwrap().now_ms(), 9_000);
+    // Trimmed into the middle of the last commit: its time stays for the
+    // entries left, and the commits wholly trimmed lose theirs.
+    store.trim_feed(5).unwrap();
+    assert_eq!((6..=7).map(time).collect::<Vec<_>>(), vec![Some(9_000); 2]);
+    assert_eq!(time(4), None, "the time of a commit wholly trimmed is gone");
+}
+
 #[test]
 fn drop_table_removes_its_cells() {
     let (_dir, store) = store_with_table();

@@ -99,8 +99,22 @@ fn http_eventual_searches_answer_from_the_index_as_it_stands_and_min_seq_waits()
     assert_eq!(fresh["store_seq"].as_u64(), Some(seq), "{table}");
     assert_eq!(fresh["lag_rows"].as_u64(), Some(1), "{table}");
     assert!(fresh["index_seq"].as_u64().unwrap() < seq, "{table}");
+    // The lag's age: at least the time since the write was acknowledged.
+    let lag_ms = fresh["lag_ms"].as_u64().unwrap();
+    assert!(lag_ms < 600_000, "{table}");
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let (_, table) = s.get_json("/tables/mail");
+    assert!(table["freshness"]["lag_ms"].as_u64().unwrap() >= lag_ms + 300, "{table}");
     let (_, metrics) = s.request("GET", "/metrics", None);
     assert!(metrics.contains("rowsearch_index_lag_rows{table=\"mail\"} 1"), "{metrics}");
+    assert!(metrics.contains("rowsearch_index_lag_seconds{table=\"mail\"} "), "{metrics}");
+    // A snapshot search finds the row through the overlay, without
+    // bringing the index current: the lag stays.
+    let (_, v) = s.get_json("/tables/mail/search?q=numbat");
+    assert_eq!(total(&v), 1, "{v}");
+    assert_eq!(v["seq"].as_u64(), Some(seq), "{v}");
+    let (_, table) = s.get_json("/tables/mail");
+    assert_eq!(table["freshness"]["lag_rows"].as_u64(), Some(1), "the overlay answered: {table}");
     let (_, v) = s.get_json(&format!("/tables/mail/search?q=numbat&consistency=eventual&min_seq={seq}"));
     assert_eq!(total(&v), 1, "min_seq waited for it: {v}");
     assert!(v["seq"].as_u64().unwrap() >= seq);
@@ -142,6 +156,12 @@ fn http_a_server_killed_during_background_refreshes_catches_up_on_restart() {
     let s = t.serve(&["serve"]);
     let (status, v) = s.get_json("/tables/mail/search?q=kiwi&limit=100");
     assert_eq!((status, total(&v)), (200, written), "seed {seed}: every write found after the restart: {v}");
+    // And the index itself catches up: the refresher absorbs every write.
+    let (_, table) = s.get_json("/tables/mail");
+    let store_seq = table["freshness"]["store_seq"].as_u64().unwrap();
+    let (status, v) =
+        s.get_json(&format!("/tables/mail/search?q=kiwi&consistency=eventual&min_seq={store_seq}"));
+    assert_eq!((status, total(&v)), (200, written), "seed {seed}: {v}");
     let (_, table) = s.get_json("/tables/mail");
     assert_eq!(table["freshness"]["lag_rows"].as_u64(), Some(0), "seed {seed}: {table}");
     drop(s);

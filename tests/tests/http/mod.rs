@@ -449,21 +449,26 @@ fn http_32_clients_search_while_an_ingest_and_a_full_reindex_run() {
     assert_eq!(state["state"], "done", "{state}");
     stop.store(true, std::sync::atomic::Ordering::SeqCst);
 
+    // Only inserts happen and every search reflects every write made
+    // before it began: each client's totals never go down, across
+    // refreshes and generation switches alike.
     let mut per_generation: std::collections::BTreeMap<u64, std::collections::BTreeSet<u64>> =
         Default::default();
     let mut requests = 0;
-    for client in clients {
-        for (generation, total) in client.join().expect("a client failed") {
+    for (c, client) in clients.into_iter().enumerate() {
+        let answers = client.join().expect("a client failed");
+        for pair in answers.windows(2) {
+            assert!(pair[1].1 >= pair[0].1, "client {c}: the total went down: {answers:?}");
+        }
+        for (generation, total) in answers {
             per_generation.entry(generation).or_default().insert(total);
             requests += 1;
         }
     }
-    for (generation, totals) in &per_generation {
-        assert_eq!(totals.len(), 1, "generation {generation} answered different totals: {totals:?}");
-    }
     assert!(per_generation.contains_key(&3), "the last generation served: {per_generation:?}");
-    let last = per_generation[&3].iter().next().copied().unwrap();
-    assert!(last >= per_generation[&1].iter().next().copied().unwrap() + 600, "{per_generation:?}");
+    let first = per_generation.values().next().and_then(|t| t.first().copied()).unwrap();
+    let last = per_generation[&3].last().copied().unwrap();
+    assert!(last >= first + 600, "{per_generation:?}");
     println!("{requests} searches over generations {per_generation:?}");
 }
 

@@ -40,8 +40,8 @@ pub(crate) fn get(st: &State, access: &Access, t: &str) -> Answer {
     // (cells and bytes come from LMDB's counters).
     let rows = st.store().count(t, &Scan { keys_only: true, ..Scan::new() })?;
     let index = st.index_figures(t);
-    let freshness = st.freshness(t).map(|(store_seq, index_seq, lag_rows)| {
-        json!({"store_seq": store_seq, "index_seq": index_seq, "lag_rows": lag_rows})
+    let freshness = st.freshness(t).map(|f| {
+        json!({"store_seq": f.store_seq, "index_seq": f.index_seq, "lag_rows": f.lag_rows, "lag_ms": f.lag_ms})
     });
     ok(json!({
         "name": t,
