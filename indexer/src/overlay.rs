@@ -16,9 +16,11 @@
 //! an incremental reindex would write, so a row matches here exactly as it
 //! will once the index absorbs it.
 
+use std::sync::Arc;
+
 use rowsearch_store::ReadTxn;
-use tantivy::query::{Bm25StatisticsProvider, TermSetQuery};
-use tantivy::schema::Field;
+use tantivy::query::{Bm25StatisticsProvider, BooleanQuery, Occur, Query, TermQuery, TermSetQuery};
+use tantivy::schema::{Field, IndexRecordOption};
 use tantivy::tokenizer::TokenizerManager;
 use tantivy::{IndexBuilder, ReloadPolicy, Term};
 
@@ -29,19 +31,34 @@ use crate::{Error, Result};
 
 /// Memory the in-memory segment's writer starts with (its term hash table
 /// is sized from it); the few documents of an overlay fit well inside.
-const WRITER_BUDGET: usize = 4 << 20;
+const WRITER_BUDGET: usize = 256 << 10;
+
+/// Up to this many changed rows, the generation's documents of them are
+/// hidden by a union of term queries on `_key`; past it, by one term set
+/// (which builds an automaton of the keys: about 0.2 ms whatever their
+/// number, measured with the `overlay_cost` example).
+const HIDE_BY_TERMS: usize = 64;
+
+/// Most layers an overlay has: extending one that has as many rebuilds it
+/// as one layer (so a search runs the query on at most this many
+/// in-memory segments).
+const MAX_LAYERS: usize = 8;
 
 /// The changed rows of one snapshot, indexed in memory (see the module
-/// documentation).
+/// documentation), in layers: each [`Overlay::extend`] adds the rows
+/// written since as a layer of their own, so a search after each write
+/// indexes that write's rows only. A row in a later layer hides its
+/// document in the earlier ones, as the overlay hides it in the
+/// generation.
 pub struct Overlay {
     /// The rows hidden from the generation's answer: every row of the
     /// table the feed names past `from_seq`, sorted.
     rows: Vec<Vec<u8>>,
-    hide: TermSetQuery,
-    /// The overlay's own documents: the rows that exist in the snapshot
-    /// and have terms. `None` when none does.
-    searcher: Option<tantivy::Searcher>,
-    docs: u64,
+    hide: Box<dyn Query>,
+    layers: Vec<Arc<Layer>>,
+    /// Per layer, the query matching the rows of the later layers (`None`
+    /// for the last).
+    later: Vec<Option<Box<dyn Query>>>,
     /// The first feed sequence the overlay covers.
     pub from_seq: u64,
     /// The feed sequence after the last entry it covers.
@@ -50,11 +67,19 @@ pub struct Overlay {
     pub last_seq: u64,
 }
 
+/// Rows changed in one stretch of the feed, as one snapshot has them.
+struct Layer {
+    rows: Vec<Vec<u8>>,
+    /// The rows that exist and have terms, in memory; `None` when none.
+    searcher: Option<tantivy::Searcher>,
+    docs: u64,
+}
+
 impl std::fmt::Debug for Overlay {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Overlay")
             .field("rows", &self.rows.len())
-            .field("docs", &self.docs)
+            .field("layers", &self.layers.len())
             .field("from_seq", &self.from_seq)
             .field("next_seq", &self.next_seq)
             .finish_non_exhaustive()
@@ -63,7 +88,7 @@ impl std::fmt::Debug for Overlay {
 
 impl Overlay {
     /// Indexes `changes` (read from `rtxn`'s feed past `from_seq`) as
-    /// `rtxn`'s snapshot has the rows.
+    /// `rtxn`'s snapshot has the rows, in one layer.
     ///
     /// # Errors
     /// `Store` (reading the rows), `Tantivy`.
@@ -73,25 +98,56 @@ impl Overlay {
         from_seq: u64,
         changes: TableChanges,
     ) -> Result<Overlay> {
-        let table = schema.table.as_str();
-        let mut docs = Vec::new();
-        for row in &changes.rows {
-            let cells = rtxn.row_keyword_cells(table, row)?;
-            if let Some(doc) = CellDoc::from_cells(schema, &cells) {
-                docs.push(doc);
-            }
+        let layer = Layer::build(rtxn, schema, changes.rows)?;
+        Ok(Overlay::of_layers(schema, vec![Arc::new(layer)], from_seq, changes.next_seq, changes.last_seq))
+    }
+
+    /// This overlay brought forward to `rtxn`'s snapshot: `tail` (read
+    /// from its feed past [`Self::next_seq`]) added as a new layer, or,
+    /// past [`MAX_LAYERS`], every changed row in one layer again.
+    ///
+    /// # Errors
+    /// As [`Self::build`].
+    pub fn extend(&self, rtxn: &ReadTxn<'_>, schema: &DocSchema, tail: TableChanges) -> Result<Overlay> {
+        let last_seq = if tail.rows.is_empty() { self.last_seq } else { tail.last_seq };
+        if self.layers.len() >= MAX_LAYERS {
+            let mut rows = self.rows.clone();
+            rows.extend(tail.rows);
+            rows.sort_unstable();
+            rows.dedup();
+            let layer = Layer::build(rtxn, schema, rows)?;
+            return Ok(Overlay::of_layers(
+                schema,
+                vec![Arc::new(layer)],
+                self.from_seq,
+                tail.next_seq,
+                last_seq,
+            ));
         }
-        let searcher = if docs.is_empty() { None } else { Some(index_in_memory(schema, docs.iter())?) };
-        let hide = TermSetQuery::new(changes.rows.iter().map(|k| Term::from_field_bytes(schema.key, k)));
-        Ok(Overlay {
-            hide,
-            searcher,
-            docs: docs.len() as u64,
-            rows: changes.rows,
-            from_seq,
-            next_seq: changes.next_seq,
-            last_seq: changes.last_seq,
-        })
+        let mut layers = self.layers.clone();
+        if !tail.rows.is_empty() {
+            layers.push(Arc::new(Layer::build(rtxn, schema, tail.rows)?));
+        }
+        Ok(Overlay::of_layers(schema, layers, self.from_seq, tail.next_seq, last_seq))
+    }
+
+    fn of_layers(
+        schema: &DocSchema,
+        layers: Vec<Arc<Layer>>,
+        from_seq: u64,
+        next_seq: u64,
+        last_seq: u64,
+    ) -> Overlay {
+        let mut later = Vec::with_capacity(layers.len());
+        let mut after: Vec<Vec<u8>> = Vec::new();
+        for layer in layers.iter().rev() {
+            later.push((!after.is_empty()).then(|| hide_query(schema, &after)));
+            after.extend(layer.rows.iter().cloned());
+            after.sort_unstable();
+            after.dedup();
+        }
+        later.reverse();
+        Overlay { hide: hide_query(schema, &after), rows: after, layers, later, from_seq, next_seq, last_seq }
     }
 
     /// The rows hidden from the generation (every changed row), sorted.
@@ -100,19 +156,56 @@ impl Overlay {
     }
 
     /// The documents the overlay holds (changed rows that exist and have
-    /// terms).
+    /// terms; a row changed again in a later layer counts in each).
     pub fn docs(&self) -> u64 {
-        self.docs
+        self.layers.iter().map(|l| l.docs).sum()
+    }
+
+    /// The layers.
+    pub fn layers(&self) -> usize {
+        self.layers.len()
     }
 
     /// The query matching every changed row in the generation.
-    pub(crate) fn hide(&self) -> &TermSetQuery {
-        &self.hide
+    pub(crate) fn hide(&self) -> &dyn Query {
+        &*self.hide
     }
 
-    /// The in-memory segment's searcher, if it holds any document.
-    pub(crate) fn searcher(&self) -> Option<&tantivy::Searcher> {
-        self.searcher.as_ref()
+    /// Each layer holding documents: its searcher, and the query matching
+    /// the rows later layers hold (to hide them in this one).
+    pub(crate) fn segments(&self) -> impl Iterator<Item = (&tantivy::Searcher, Option<&dyn Query>)> {
+        self.layers
+            .iter()
+            .zip(&self.later)
+            .filter_map(|(layer, later)| Some((layer.searcher.as_ref()?, later.as_deref())))
+    }
+}
+
+impl Layer {
+    fn build(rtxn: &ReadTxn<'_>, schema: &DocSchema, rows: Vec<Vec<u8>>) -> Result<Layer> {
+        let table = schema.table.as_str();
+        let mut docs = Vec::new();
+        for row in &rows {
+            let cells = rtxn.row_keyword_cells(table, row)?;
+            if let Some(doc) = CellDoc::from_cells(schema, &cells) {
+                docs.push(doc);
+            }
+        }
+        let searcher = if docs.is_empty() { None } else { Some(index_in_memory(schema, docs.iter())?) };
+        Ok(Layer { rows, searcher, docs: docs.len() as u64 })
+    }
+}
+
+/// A query matching the documents of `rows` (sorted).
+fn hide_query(schema: &DocSchema, rows: &[Vec<u8>]) -> Box<dyn Query> {
+    let terms = rows.iter().map(|k| Term::from_field_bytes(schema.key, k));
+    if rows.len() <= HIDE_BY_TERMS {
+        let term = |t| -> (Occur, Box<dyn Query>) {
+            (Occur::Should, Box::new(TermQuery::new(t, IndexRecordOption::Basic)))
+        };
+        Box::new(BooleanQuery::new(terms.map(term).collect()))
+    } else {
+        Box::new(TermSetQuery::new(terms))
     }
 }
 
@@ -149,24 +242,24 @@ fn index_in_memory<'a>(
     Ok(searcher)
 }
 
-/// BM25 statistics of a generation and an overlay together: what one
-/// index holding both would count (the hidden rows' stale documents
-/// included, as an index counts deleted documents until they merge away).
+/// BM25 statistics of a generation and an overlay's layers together:
+/// what one index holding them all would count (the hidden rows' stale
+/// documents included, as an index counts deleted documents until they
+/// merge away).
 pub(crate) struct Combined<'a> {
-    pub main: &'a tantivy::Searcher,
-    pub overlay: &'a tantivy::Searcher,
+    pub searchers: Vec<&'a tantivy::Searcher>,
 }
 
 impl Bm25StatisticsProvider for Combined<'_> {
     fn total_num_tokens(&self, field: Field) -> tantivy::Result<u64> {
-        Ok(self.main.total_num_tokens(field)? + self.overlay.total_num_tokens(field)?)
+        self.searchers.iter().map(|s| s.total_num_tokens(field)).sum()
     }
 
     fn total_num_docs(&self) -> tantivy::Result<u64> {
-        Ok(self.main.total_num_docs()? + self.overlay.total_num_docs()?)
+        self.searchers.iter().map(|s| s.total_num_docs()).sum()
     }
 
     fn doc_freq(&self, term: &Term) -> tantivy::Result<u64> {
-        Ok(self.main.doc_freq(term)? + self.overlay.doc_freq(term)?)
+        self.searchers.iter().map(|s| s.doc_freq(term)).sum()
     }
 }

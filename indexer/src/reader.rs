@@ -228,64 +228,62 @@ impl Generation {
             };
         let Some(overlay) = overlay else {
             let (total, hits) = run(&searcher, &searcher, query, offset, limit)?;
-            let keys = self.keys(&searcher, None, hits.into_iter().map(|(v, a)| (v, a, false)))?;
+            let keys = self.keys(&[&searcher], hits.into_iter().map(|(v, a)| (v, a, 0)))?;
             return Ok(KeyHits { total: total as u64, keys, generation: self.number, commit });
         };
         commit = xxhash_rust::xxh3::xxh3_64(
             format!("{commit:x}+{}:{}", overlay.from_seq, overlay.last_seq).as_bytes(),
         );
-        let hidden = BooleanQuery::new(vec![
-            (Occur::Must, query.box_clone()),
-            (Occur::MustNot, Box::new(overlay.hide().clone())),
-        ]);
-        let Some(ram) = overlay.searcher() else {
-            // Every changed row is gone (or has no terms): hidden only.
-            let (total, hits) = run(&searcher, &searcher, &hidden, offset, limit)?;
-            let keys = self.keys(&searcher, None, hits.into_iter().map(|(v, a)| (v, a, false)))?;
-            return Ok(KeyHits { total: total as u64, keys, generation: self.number, commit });
-        };
-        let stats = Combined { main: &searcher, overlay: ram };
-        let window = offset.saturating_add(limit);
-        let (main_total, main_hits) = run(&searcher, &stats, &hidden, 0, window)?;
-        let (ram_total, ram_hits) = run(ram, &stats, query, 0, window)?;
-        // Both lists are in the asked order; merge them (the index's hit
-        // first on a tie), then page.
-        let first = |a: f64, b: f64| match sort {
-            SortBy::Relevance | SortBy::Newest => a >= b,
-            SortBy::Oldest => a <= b,
-        };
-        let mut merged = Vec::with_capacity(window.min(main_hits.len() + ram_hits.len()));
-        let (mut m, mut r) = (main_hits.into_iter().peekable(), ram_hits.into_iter().peekable());
-        while merged.len() < window {
-            let from_ram = match (m.peek(), r.peek()) {
-                (Some(a), Some(b)) => !first(a.0, b.0),
-                (Some(_), None) => false,
-                (None, Some(_)) => true,
-                (None, None) => break,
-            };
-            let next = if from_ram { r.next() } else { m.next() };
-            if let Some((value, addr)) = next {
-                merged.push((value, addr, from_ram));
+        let hiding = |q: &dyn Query, hide: Option<&dyn Query>| -> Box<dyn Query> {
+            match hide {
+                None => q.box_clone(),
+                Some(hide) => Box::new(BooleanQuery::new(vec![
+                    (Occur::Must, q.box_clone()),
+                    (Occur::MustNot, hide.box_clone()),
+                ])),
             }
+        };
+        // The generation without the changed rows, then each layer without
+        // the rows of the later ones.
+        let mut runs: Vec<(&tantivy::Searcher, Box<dyn Query>)> =
+            vec![(&searcher, hiding(query, Some(overlay.hide())))];
+        runs.extend(overlay.segments().map(|(on, later)| (on, hiding(query, later))));
+        if runs.len() == 1 {
+            // Every changed row is gone (or has no terms): hidden only.
+            let (total, hits) = run(&searcher, &searcher, &*runs[0].1, offset, limit)?;
+            let keys = self.keys(&[&searcher], hits.into_iter().map(|(v, a)| (v, a, 0)))?;
+            return Ok(KeyHits { total: total as u64, keys, generation: self.number, commit });
         }
-        let keys = self.keys(&searcher, Some(ram), merged.into_iter().skip(offset))?;
-        Ok(KeyHits { total: (main_total + ram_total) as u64, keys, generation: self.number, commit })
+        let stats = Combined { searchers: runs.iter().map(|(on, _)| *on).collect() };
+        let window = offset.saturating_add(limit);
+        let mut total = 0;
+        let mut merged: Vec<(f64, tantivy::DocAddress, usize)> = Vec::new();
+        for (i, (on, q)) in runs.iter().enumerate() {
+            let (n, hits) = run(on, &stats, &**q, 0, window)?;
+            total += n;
+            merged.extend(hits.into_iter().map(|(v, a)| (v, a, i)));
+        }
+        // Each list is in the asked order; a stable sort merges them (the
+        // generation's hit first on a tie), then the page is cut.
+        match sort {
+            SortBy::Relevance | SortBy::Newest => merged.sort_by(|a, b| b.0.total_cmp(&a.0)),
+            SortBy::Oldest => merged.sort_by(|a, b| a.0.total_cmp(&b.0)),
+        }
+        merged.truncate(window);
+        let searchers: Vec<&tantivy::Searcher> = runs.iter().map(|(on, _)| *on).collect();
+        let keys = self.keys(&searchers, merged.into_iter().skip(offset))?;
+        Ok(KeyHits { total: total as u64, keys, generation: self.number, commit })
     }
 
-    /// The row keys of hits, each read from the generation or (marked)
-    /// from the overlay's searcher.
+    /// The row keys of hits, each read from the searcher it names.
     fn keys(
         &self,
-        main: &tantivy::Searcher,
-        overlay: Option<&tantivy::Searcher>,
-        hits: impl Iterator<Item = (f64, tantivy::DocAddress, bool)>,
+        searchers: &[&tantivy::Searcher],
+        hits: impl Iterator<Item = (f64, tantivy::DocAddress, usize)>,
     ) -> Result<Vec<(Vec<u8>, f64)>> {
         let mut keys = Vec::new();
-        for (value, addr, from_overlay) in hits {
-            let on = match overlay {
-                Some(ram) if from_overlay => ram,
-                _ => main,
-            };
+        for (value, addr, on) in hits {
+            let Some(on) = searchers.get(on).or(searchers.first()) else { continue };
             keys.push((key_of(on, &self.schema, addr)?, value));
         }
         Ok(keys)

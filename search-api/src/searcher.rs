@@ -136,7 +136,7 @@ pub struct Freshness {
 /// Most changed rows a snapshot search matches directly (an overlay built
 /// in memory for the search); past it, the search waits for the index to
 /// absorb them (the refresher, or an incremental reindex of its own).
-pub const DEFAULT_OVERLAY_MAX_ROWS: usize = 1_000;
+pub const DEFAULT_OVERLAY_MAX_ROWS: usize = 256;
 
 /// Searches tables' indexes and resolves the hits in the store. Share it
 /// between threads; it keeps each table's index open.
@@ -302,8 +302,9 @@ impl Searcher {
     }
 
     /// The overlay of `changes` (the rows of `table` written past `from`,
-    /// read in `rtxn`): the one last built when it covers the same writes,
-    /// else a new one from `rtxn`'s snapshot.
+    /// read in `rtxn`): the one last built when it covers the same writes;
+    /// that one with the rows written since added as a layer when it
+    /// covers a start of them; else a new one from `rtxn`'s snapshot.
     fn overlay(
         &self,
         rtxn: &rowsearch_store::ReadTxn<'_>,
@@ -312,13 +313,17 @@ impl Searcher {
         from: u64,
         changes: rowsearch_indexer::TableChanges,
     ) -> Result<Arc<Overlay>> {
-        let same = |o: &Overlay| o.from_seq == from && o.last_seq == changes.last_seq;
-        if let Some(overlay) = self.overlays.lock().unwrap_or_else(|e| e.into_inner()).get(table)
-            && same(overlay)
-        {
-            return Ok(Arc::clone(overlay));
-        }
-        let overlay = Arc::new(Overlay::build(rtxn, &generation.schema, from, changes)?);
+        let cached = self.overlays.lock().unwrap_or_else(|e| e.into_inner()).get(table).cloned();
+        let overlay = match cached {
+            Some(o) if o.from_seq == from && o.last_seq == changes.last_seq => return Ok(o),
+            Some(o)
+                if o.from_seq == from && o.next_seq <= changes.next_seq && o.last_seq < changes.last_seq =>
+            {
+                let tail = rowsearch_indexer::changes_in(rtxn, table, o.next_seq)?;
+                Arc::new(o.extend(rtxn, &generation.schema, tail)?)
+            }
+            _ => Arc::new(Overlay::build(rtxn, &generation.schema, from, changes)?),
+        };
         self.overlays
             .lock()
             .unwrap_or_else(|e| e.into_inner())
