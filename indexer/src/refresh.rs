@@ -45,6 +45,12 @@ pub struct RefreshOptions {
     pub interval: Option<Duration>,
     /// Options of the reindexes it runs (the mode is chosen per table).
     pub reindex: ReindexOptions,
+    /// The nice value (CPU priority, 0 to 19) of the refresher's thread
+    /// and the indexing threads it starts, so that writers (an ingest)
+    /// keep the cores when they compete for them: searches do not wait for
+    /// it (they match the rows it has not absorbed directly). Linux only;
+    /// 0 leaves the priority alone.
+    pub nice: i32,
 }
 
 impl Default for RefreshOptions {
@@ -56,7 +62,26 @@ impl Default for RefreshOptions {
                 memory_budget_bytes: 64 << 20,
                 ..ReindexOptions::default()
             },
+            nice: 10,
         }
+    }
+}
+
+/// Lowers the calling thread's CPU priority to `nice` (on Linux the nice
+/// value is per thread, and the threads it starts inherit it); a no-op
+/// elsewhere, for 0, or when the system refuses.
+fn lower_priority(nice: i32) {
+    if nice <= 0 {
+        return;
+    }
+    #[cfg(target_os = "linux")]
+    #[allow(unsafe_code)]
+    // SAFETY: both calls take plain integers and touch no memory of ours;
+    // a failure is only a return value, ignored (the thread keeps its
+    // priority).
+    unsafe {
+        let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;
+        libc::setpriority(libc::PRIO_PROCESS, tid, nice.min(19));
     }
 }
 
@@ -196,6 +221,7 @@ impl Drop for Refresher {
 }
 
 fn run(shared: &Shared) {
+    lower_priority(shared.options.nice);
     // The store's sequence when the last round began: a round comes early
     // once this many writes (from anyone) have come since.
     let mut seq_at_round = 0;

@@ -120,3 +120,33 @@ fn a_bulk_load_gets_rounds_before_the_interval_is_up() {
         rows
     );
 }
+
+/// The refresher's thread runs at the nice value asked (10 by default), so
+/// that writers keep the cores when they compete with it.
+#[cfg(target_os = "linux")]
+#[test]
+fn the_refresher_thread_runs_at_a_lower_priority() {
+    let nice_of_refresher = || -> Option<i64> {
+        for task in std::fs::read_dir("/proc/self/task").ok()? {
+            let path = task.ok()?.path();
+            let comm = std::fs::read_to_string(path.join("comm")).unwrap_or_default();
+            if comm.trim() == "rowsearch-refre" || comm.trim() == "rowsearch-refresh" {
+                let stat = std::fs::read_to_string(path.join("stat")).ok()?;
+                // Fields after the command's closing parenthesis: state is
+                // field 3, nice field 19.
+                let rest = &stat[stat.rfind(')')? + 2..];
+                return rest.split(' ').nth(16)?.parse().ok();
+            }
+        }
+        None
+    };
+    let (_dir, _store, refresher) = mail_store(Some(Duration::from_secs(3600)));
+    // The thread lowers its priority first thing; a round it ran says it
+    // has started (the first runs at once).
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while refresher.status().rounds == 0 {
+        assert!(std::time::Instant::now() < deadline, "no round ran");
+        std::thread::yield_now();
+    }
+    assert_eq!(nice_of_refresher(), Some(10));
+}
