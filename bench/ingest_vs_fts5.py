@@ -17,7 +17,6 @@ Usage: python3 bench/ingest_vs_fts5.py [--corpus ../shared/corpus/mail.tar.zst] 
 Prints medians, sizes and the ratio of the medians, and the median of the
 per-round ratios. Build first with `cargo build --release -p rowsearch`.
 """
-import argparse
 import json
 import os
 import shutil
@@ -27,18 +26,13 @@ import subprocess
 import sys
 import time
 
-ap = argparse.ArgumentParser()
-ap.add_argument("--corpus", default=os.path.join(os.path.dirname(__file__), "../../shared/corpus/mail.tar.zst"))
-ap.add_argument("--runs", type=int, default=5)
-ap.add_argument("--bin", default=os.path.join(os.path.dirname(__file__), "../target/release/rowsearch"))
-args = ap.parse_args()
+from common import WORK, arguments, corpus as extract
 
-work = "/tmp/rowsearch-bench"
-corpus = os.path.join(work, "corpus")
-if not os.path.isdir(os.path.join(corpus, "mail")):
-    os.makedirs(corpus, exist_ok=True)
-    subprocess.run(["tar", "--zstd", "-xf", os.path.abspath(args.corpus), "-C", corpus], check=True)
-messages = sum(len(f) for _, _, f in os.walk(os.path.join(corpus, "mail")))
+args = arguments(runs=(int, 5))
+mail_tree = extract(args.corpus)
+work = WORK
+corpus = os.path.dirname(mail_tree)
+messages = sum(len(f) for _, _, f in os.walk(mail_tree))
 
 
 def du(path):

@@ -10,26 +10,17 @@ new table's index current in the background; then the same ingest into
 another new table with no server. Times are wall times of the ingest
 commands. Build first: cargo build --release -p rowsearch.
 """
-import argparse
 import os
 import shutil
 import statistics
 import subprocess
 import time
 
-ap = argparse.ArgumentParser()
-ap.add_argument("--corpus", default=os.path.join(os.path.dirname(__file__), "../../shared/corpus/mail.tar.zst"))
-ap.add_argument("--rounds", type=int, default=3)
-ap.add_argument("--bin", default=os.path.join(os.path.dirname(__file__), "../target/release/rowsearch"))
-args = ap.parse_args()
+from common import WORK, arguments, corpus
 
-work = "/tmp/rowsearch-bench"
-corpus = os.path.join(work, "corpus")
-if not os.path.isdir(os.path.join(corpus, "mail")):
-    os.makedirs(corpus, exist_ok=True)
-    subprocess.run(["tar", "--zstd", "-xf", os.path.abspath(args.corpus), "-C", corpus], check=True)
-mail = os.path.join(corpus, "mail")
-data = os.path.join(work, "ingest-refresh")
+args = arguments(rounds=(int, 3))
+mail = corpus(args.corpus)
+data = os.path.join(WORK, "ingest-refresh")
 shutil.rmtree(data, ignore_errors=True)
 
 

@@ -23,7 +23,6 @@ Usage: python3 bench/live_search.py [--corpus ../shared/corpus/mail.tar.zst] [--
    it, so this is the refresher's own pace).
 Build first: cargo build --release -p rowsearch.
 """
-import argparse
 import http.client
 import json
 import os
@@ -33,20 +32,11 @@ import subprocess
 import sys
 import time
 
-ap = argparse.ArgumentParser()
-ap.add_argument("--corpus", default=os.path.join(os.path.dirname(__file__), "../../shared/corpus/mail.tar.zst"))
-ap.add_argument("--queries", type=int, default=400)
-ap.add_argument("--puts", type=int, default=200)
-ap.add_argument("--bin", default=os.path.join(os.path.dirname(__file__), "../target/release/rowsearch"))
-args = ap.parse_args()
+from common import WORK, arguments, corpus, pct
 
-work = "/tmp/rowsearch-bench"
-corpus = os.path.join(work, "corpus")
-if not os.path.isdir(os.path.join(corpus, "mail")):
-    os.makedirs(corpus, exist_ok=True)
-    subprocess.run(["tar", "--zstd", "-xf", os.path.abspath(args.corpus), "-C", corpus], check=True)
-mail = os.path.join(corpus, "mail")
-data = os.path.join(work, "live")
+args = arguments(queries=(int, 400), puts=(int, 200))
+mail = corpus(args.corpus)
+data = os.path.join(WORK, "live")
 shutil.rmtree(data, ignore_errors=True)
 
 QUERIES = [
@@ -55,11 +45,6 @@ QUERIES = [
     ("phrase", "q=%22natural+gas%22"),
     ("mailbox_newest", "q=meeting&user=kaminski-v&sort=newest"),
 ]
-
-
-def pct(xs, p):
-    xs = sorted(xs)
-    return xs[min(len(xs) - 1, round((len(xs) - 1) * p))]
 
 
 def ingest(table):

@@ -21,7 +21,6 @@ Usage: python3 bench/overlay.py [--corpus ../shared/corpus/mail.tar.zst] [--puts
    the limit: the search waits for an incremental reindex instead).
 Build first: cargo build --release -p rowsearch.
 """
-import argparse
 import http.client
 import json
 import os
@@ -30,26 +29,12 @@ import subprocess
 import sys
 import time
 
-ap = argparse.ArgumentParser()
-ap.add_argument("--corpus", default=os.path.join(os.path.dirname(__file__), "../../shared/corpus/mail.tar.zst"))
-ap.add_argument("--puts", type=int, default=200)
-ap.add_argument("--repeat", type=int, default=20)
-ap.add_argument("--bin", default=os.path.join(os.path.dirname(__file__), "../target/release/rowsearch"))
-args = ap.parse_args()
+from common import WORK, arguments, corpus, pct
 
-work = "/tmp/rowsearch-bench"
-corpus = os.path.join(work, "corpus")
-if not os.path.isdir(os.path.join(corpus, "mail")):
-    os.makedirs(corpus, exist_ok=True)
-    subprocess.run(["tar", "--zstd", "-xf", os.path.abspath(args.corpus), "-C", corpus], check=True)
-mail = os.path.join(corpus, "mail")
-data = os.path.join(work, "overlay")
+args = arguments(puts=(int, 200), repeat=(int, 20))
+mail = corpus(args.corpus)
+data = os.path.join(WORK, "overlay")
 shutil.rmtree(data, ignore_errors=True)
-
-
-def pct(xs, p):
-    xs = sorted(xs)
-    return xs[min(len(xs) - 1, round((len(xs) - 1) * p))]
 
 
 def run(*argv):
