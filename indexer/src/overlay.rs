@@ -104,7 +104,7 @@ impl Overlay {
 
     /// This overlay brought forward to `rtxn`'s snapshot: `tail` (read
     /// from its feed past [`Self::next_seq`]) added as a new layer, or,
-    /// past [`MAX_LAYERS`], every changed row in one layer again.
+    /// past 8 layers, every changed row in one layer again.
     ///
     /// # Errors
     /// As [`Self::build`].

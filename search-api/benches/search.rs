@@ -98,8 +98,13 @@ fn main() {
         for _ in 0..iterations {
             let t = Instant::now();
             let found = rs.searcher().search("mail", &request).unwrap();
-            let body =
-                rowsearch::json::SearchBody::new(&found, schema.row_key.as_ref(), false, Default::default());
+            let body = rowsearch::json::SearchBody::new(
+                &found,
+                schema.row_key.as_ref(),
+                false,
+                Default::default(),
+                Default::default(),
+            );
             let text = serde_json::to_vec(&body).expect("serialize");
             std::hint::black_box(text);
             with_json.push(t.elapsed().as_secs_f64() * 1e3);

@@ -112,13 +112,38 @@ pub fn key_json_in(key: &[u8], row_key: Option<&RowKeySchema>, encoding: Encodin
     out
 }
 
-/// The search response of API.md.
+/// How search hits are shown: as documents (the default) or as the
+/// HBase-shaped row of cells (`format=cells`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum HitFormat {
+    /// `document`: the search fields by name, partition, date, columns asked.
+    #[default]
+    Documents,
+    /// `row`: the row's cells as binary strings.
+    Cells,
+}
+
+impl HitFormat {
+    /// `documents` (or absent) or `cells`.
+    ///
+    /// # Errors
+    /// Any other name.
+    pub fn parse(name: Option<&str>) -> Result<HitFormat, String> {
+        match name {
+            None | Some("documents") => Ok(HitFormat::Documents),
+            Some("cells") => Ok(HitFormat::Cells),
+            Some(other) => Err(format!("format {other:?}: documents or cells")),
+        }
+    }
+}
+
+/// The search response of API.md (hits as documents).
 pub fn search_json(
     results: &crate::SearchResults,
     row_key: Option<&RowKeySchema>,
     highlights: bool,
 ) -> Value {
-    search_json_in(results, row_key, highlights, Encoding::Binary)
+    search_json_in(results, row_key, highlights, Encoding::Binary, HitFormat::Documents)
 }
 
 /// [`search_json`] with byte strings in `encoding`.
@@ -127,8 +152,10 @@ pub fn search_json_in(
     row_key: Option<&RowKeySchema>,
     highlights: bool,
     encoding: Encoding,
+    format: HitFormat,
 ) -> Value {
-    serde_json::to_value(SearchBody::new(results, row_key, highlights, encoding)).unwrap_or(Value::Null)
+    serde_json::to_value(SearchBody::new(results, row_key, highlights, encoding, format))
+        .unwrap_or(Value::Null)
 }
 
 /// The search response of API.md as a serializable view of the results:
@@ -146,13 +173,14 @@ pub struct SearchBody<'a> {
 }
 
 impl<'a> SearchBody<'a> {
-    /// The view of `results`, with byte strings in `encoding` and the
-    /// highlights when asked for.
+    /// The view of `results`, hits in `format`, byte strings (keys, and
+    /// cells) in `encoding`, and the highlights when asked for.
     pub fn new(
         results: &'a crate::SearchResults,
         row_key: Option<&RowKeySchema>,
         highlights: bool,
         encoding: Encoding,
+        format: HitFormat,
     ) -> SearchBody<'a> {
         let hits = results
             .hits
@@ -161,24 +189,33 @@ impl<'a> SearchBody<'a> {
                 let key = encoding.encode(&h.row.key);
                 let key_fields =
                     row_key.filter(|rk| !rk.fields.is_empty()).and_then(|rk| rk.decode_json(&h.row.key).ok());
-                let cells = h
-                    .row
-                    .cells
-                    .iter()
-                    .map(|c| {
-                        let mut column = Vec::with_capacity(c.family.len() + 1 + c.qualifier.len());
-                        column.extend_from_slice(c.family.as_bytes());
-                        column.push(b':');
-                        column.extend_from_slice(&c.qualifier);
-                        CellView {
-                            column: encoding.encode(&column),
-                            timestamp: c.timestamp,
-                            value: encoding.encode(&c.value),
-                        }
-                    })
-                    .collect();
+                let cells = || {
+                    h.row
+                        .cells
+                        .iter()
+                        .map(|c| {
+                            let mut column = Vec::with_capacity(c.family.len() + 1 + c.qualifier.len());
+                            column.extend_from_slice(c.family.as_bytes());
+                            column.push(b':');
+                            column.extend_from_slice(&c.qualifier);
+                            CellView {
+                                column: encoding.encode(&column),
+                                timestamp: c.timestamp,
+                                value: encoding.encode(&c.value),
+                            }
+                        })
+                        .collect()
+                };
+                let (row, document) = match format {
+                    HitFormat::Documents => (None, Some(&h.document)),
+                    HitFormat::Cells => (
+                        Some(RowView { key: key.clone(), key_fields: key_fields.clone(), cells: cells() }),
+                        None,
+                    ),
+                };
                 HitBody {
-                    row: RowView { key: key.clone(), key_fields: key_fields.clone(), cells },
+                    row,
+                    document,
                     key,
                     key_fields,
                     score: h.score,
@@ -208,7 +245,10 @@ struct HitBody<'a> {
     score: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     date_ms: Option<u64>,
-    row: RowView,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    document: Option<&'a crate::document::Document>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    row: Option<RowView>,
     #[serde(skip_serializing_if = "Option::is_none")]
     highlights: Option<&'a std::collections::BTreeMap<String, String>>,
 }
@@ -340,6 +380,7 @@ mod tests {
                 key: key.clone(),
                 cells: vec![cell(b"subject", b"gas \\ \x00\xff"), cell(b"\x01q", b"")],
             },
+            document: crate::document::Document::default(),
             score,
             date_ms,
             highlights: BTreeMap::from([("subject".to_owned(), "<em>gas</em>".to_owned())]),
@@ -359,10 +400,23 @@ mod tests {
             for row_key in [None, Some(&typed)] {
                 for highlights in [false, true] {
                     for encoding in [Encoding::Binary, Encoding::Base64, Encoding::Hex] {
-                        let body =
-                            serde_json::to_string(&SearchBody::new(&results, row_key, highlights, encoding));
+                        let body = SearchBody::new(&results, row_key, highlights, encoding, HitFormat::Cells);
                         let want = tree(&results, row_key, highlights, encoding).to_string();
-                        assert_eq!(body.unwrap(), want, "{row_key:?} {highlights} {encoding:?}");
+                        assert_eq!(
+                            serde_json::to_string(&body).unwrap(),
+                            want,
+                            "{row_key:?} {highlights} {encoding:?}"
+                        );
+                        // As documents: the same but `document` for `row`.
+                        let documents =
+                            SearchBody::new(&results, row_key, highlights, encoding, HitFormat::Documents);
+                        let mut want: Value = serde_json::from_str(&want).unwrap();
+                        for hit in want["hits"].as_array_mut().unwrap() {
+                            let hit = hit.as_object_mut().unwrap();
+                            hit.shift_remove("row");
+                            hit.insert("document".into(), json!({}));
+                        }
+                        assert_eq!(serde_json::to_value(&documents).unwrap(), want);
                     }
                 }
             }

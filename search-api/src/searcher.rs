@@ -15,6 +15,7 @@ use std::time::Instant;
 use rowsearch_indexer::{Generation, Overlay, Refresher, SortBy, TableIndex};
 use rowsearch_store::{Column, ErrorKind, ReadOptions, Row, RowKeySchema, Store};
 
+use crate::document::{Document, DocumentShape};
 use crate::{Error, Result};
 
 /// Most hits one search returns.
@@ -83,8 +84,11 @@ pub const DEFAULT_FRESHNESS_WAIT: std::time::Duration = std::time::Duration::fro
 /// One hit.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SearchHit {
-    /// The row.
+    /// The row (the columns asked for; every column when none was).
     pub row: Row,
+    /// The row as a document: search fields by name, partition, date, and
+    /// the other columns asked for (see [`crate::document`]).
+    pub document: Document,
     /// BM25 score (relevance order).
     pub score: Option<f64>,
     /// The row's date, ms (date order).
@@ -444,8 +448,9 @@ impl Searcher {
             .as_ref()
             .ok_or_else(|| Error::Store(ErrorKind::NotSearchable { table: table.to_owned() }.into()))?;
         let limit = request.limit.unwrap_or(DEFAULT_LIMIT);
-        if limit == 0 || limit > MAX_LIMIT {
-            return Err(Error::BadRequest(format!("limit must be 1..={MAX_LIMIT}, got {limit}")));
+        // limit 0: the total alone (and, with issue 23's facets, facets).
+        if limit > MAX_LIMIT {
+            return Err(Error::BadRequest(format!("limit must be 0..={MAX_LIMIT}, got {limit}")));
         }
         let index = self.index(table)?;
         // A cursor's page comes from the snapshot its walk began on (kept
@@ -495,14 +500,15 @@ impl Searcher {
             (None, None) => Vec::new(),
         };
         let parsed = generation.parse(&request.query, &partitions)?;
-        let found = generation.search_overlaid(
+        let mut found = generation.search_overlaid(
             &request.query,
             &*parsed,
             overlay.as_deref(),
             request.sort,
             offset,
-            limit,
+            limit.max(1),
         )?;
+        found.keys.truncate(limit);
         // An incremental reindex changes the hits under the same generation:
         // offsets would shift, so the walk restarts.
         if cursor.is_some_and(|c| c != found.commit) {
@@ -512,9 +518,14 @@ impl Searcher {
             });
         }
 
-        // The search fields' columns are read too when highlighting, and
-        // projected away afterwards.
+        // The columns documents are made of (search fields, date,
+        // partition) are read too, and projected away from the row
+        // afterwards.
+        let shape = DocumentShape { search, row_key: schema.row_key.as_ref(), columns: &request.columns };
         let mut read = ReadOptions { columns: request.columns.clone(), ..ReadOptions::default() };
+        if !read.columns.is_empty() {
+            read.columns.extend(shape.needed());
+        }
         let field_columns: Vec<(String, String, Vec<u8>)> = search
             .fields
             .iter()
@@ -523,11 +534,6 @@ impl Searcher {
                 Column::Family(_) => None,
             })
             .collect();
-        if request.highlight && !read.columns.is_empty() {
-            for (_, family, qualifier) in &field_columns {
-                read.columns.push(Column::Qualifier(family.clone(), qualifier.clone()));
-            }
-        }
         let keys: Vec<&[u8]> = found.keys.iter().map(|(k, _)| k.as_slice()).collect();
         let rtxn = self.store.begin_read()?;
         let rows = rtxn.multi_get(table, &keys, &read)?;
@@ -565,31 +571,33 @@ impl Searcher {
                         }
                     }
                 }
-                if !request.columns.is_empty() {
-                    row.cells.retain(|c| {
-                        request.columns.iter().any(|col| match col {
-                            Column::Family(f) => *f == *c.family,
-                            Column::Qualifier(f, q) => *f == *c.family && *q == c.qualifier,
-                        })
-                    });
-                }
+            }
+            let document = shape.document(&row, self.store.analyzer().map(|a| &**a));
+            if !request.columns.is_empty() {
+                row.cells.retain(|c| {
+                    request.columns.iter().any(|col| match col {
+                        Column::Family(f) => *f == *c.family,
+                        Column::Qualifier(f, q) => *f == *c.family && *q == c.qualifier,
+                    })
+                });
             }
             let (score, date_ms) = match request.sort {
                 SortBy::Relevance => (Some(value), None),
                 SortBy::Newest | SortBy::Oldest => (None, Some(value as u64)),
             };
-            hits.push(SearchHit { row, score, date_ms, highlights });
+            hits.push(SearchHit { row, document, score, date_ms, highlights });
         }
         self.dropped.fetch_add(dropped, Ordering::Relaxed);
         let next = offset.saturating_add(limit);
-        if next < found.total as usize {
+        let more = limit > 0 && next < found.total as usize;
+        if more {
             self.walks.keep(table, &fresh, found.commit);
         }
         Ok(SearchResults {
             total: found.total,
             took_ms: started.elapsed().as_secs_f64() * 1e3,
             hits,
-            next_cursor: (next < found.total as usize)
+            next_cursor: more
                 .then(|| format!("{CURSOR_PREFIX}{}.{:x}.{next}", generation.number, found.commit)),
             dropped,
             generation: generation.number,

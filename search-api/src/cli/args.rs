@@ -462,7 +462,19 @@ pub enum SearchCommand {
         /// Print the HTTP API's JSON response instead of lines.
         #[arg(long)]
         json: bool,
+        /// With --json: hits as documents, or as rows of cells.
+        #[arg(long, value_enum, default_value_t = HitFormatArg::Documents)]
+        format: HitFormatArg,
     },
+}
+
+/// `--format` values of `search --json`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum HitFormatArg {
+    /// Search fields by name, partition, date (API.md's default).
+    Documents,
+    /// The row's cells as binary strings (`format=cells`).
+    Cells,
 }
 
 /// `--sort` values.

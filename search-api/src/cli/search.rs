@@ -8,7 +8,7 @@ use anyhow::Result;
 use rowsearch::store::{Column, Store};
 use rowsearch::wire;
 
-use super::args::{Args, SearchCommand, SortArg};
+use super::args::{Args, HitFormatArg, SearchCommand, SortArg};
 use super::common::open;
 use super::progress::Progress;
 
@@ -42,7 +42,7 @@ pub(super) fn run(args: &Args, command: &SearchCommand, out: &mut impl Write) ->
                 return Ok(ExitCode::from(1));
             }
         }
-        SearchCommand::Search { query, table, user, sort, limit, offset, json } => {
+        SearchCommand::Search { query, table, user, sort, limit, offset, json, format } => {
             let store = std::sync::Arc::new(open(args)?);
             let searcher = rowsearch::Searcher::new(std::sync::Arc::clone(&store));
             let request = rowsearch::SearchRequest {
@@ -61,7 +61,18 @@ pub(super) fn run(args: &Args, command: &SearchCommand, out: &mut impl Write) ->
             let results = searcher.search(table, &request)?;
             let schema = store.schema(table)?;
             if *json {
-                writeln!(out, "{}", rowsearch::json::search_json(&results, schema.row_key.as_ref(), true))?;
+                let format = match format {
+                    HitFormatArg::Documents => rowsearch::json::HitFormat::Documents,
+                    HitFormatArg::Cells => rowsearch::json::HitFormat::Cells,
+                };
+                let body = rowsearch::json::search_json_in(
+                    &results,
+                    schema.row_key.as_ref(),
+                    true,
+                    rowsearch::json::Encoding::Binary,
+                    format,
+                );
+                writeln!(out, "{body}")?;
             } else {
                 let fields: Vec<String> =
                     schema.search.iter().flat_map(|s| s.fields.iter().map(|f| f.column.clone())).collect();

@@ -310,12 +310,17 @@ fn param(route: &RouteSpec, name: &str, limits: &Limits) -> Value {
         "prefix_fields" => (text.clone(), "JSON object of the leading fields of a typed row key", false),
         "key_fields" => (text.clone(), "JSON object of every field of the table's typed row key", true),
         "reverse" | "keys_only" | "rows" | "highlight" => (boolean, "true or false", false),
+        "format" => (
+            json!({"type": "string", "enum": ["documents", "cells"]}),
+            "hits as documents (default) or as rows of cells",
+            false,
+        ),
         "filter" => {
             (json!({"type": "string", "maxLength": limits.max_filter_bytes}), "HBase filter language", false)
         }
         "limit" if route.name == "search" => (
-            json!({"type": "integer", "minimum": 1, "maximum": crate::searcher::MAX_LIMIT}),
-            "hits per page (default 10)",
+            json!({"type": "integer", "minimum": 0, "maximum": crate::searcher::MAX_LIMIT}),
+            "hits per page (default 10; 0: the total alone)",
             false,
         ),
         "limit" if route.name == "scan" || route.name == "count" || route.name == "index_lookup" => (

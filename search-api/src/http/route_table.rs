@@ -203,6 +203,7 @@ pub const ROUTES: &[RouteSpec] = &[
             "consistency",
             "min_seq",
             "encoding",
+            "format",
         ],
     ),
     route(

@@ -1,6 +1,7 @@
 //! The HTTP API through the real binary on 127.0.0.1, port 0.
 
 mod disk;
+mod documents;
 mod freshness;
 mod hostile;
 mod keys;
@@ -181,7 +182,10 @@ fn http_every_endpoint_answers_its_success_path() {
     assert!(total > 3);
     for hit in first["hits"].as_array().unwrap() {
         assert_eq!(hit["key_fields"]["user"], "cash-m");
-        assert!(hit["row"]["cells"].as_array().unwrap().iter().all(|c| c["column"] == "m:subject"), "{hit}");
+        // A document: the search fields, partition and date, and the
+        // column asked for (already a search field: once).
+        let doc = hit["document"].as_object().unwrap();
+        assert!(doc.contains_key("subject") && doc["user"] == "cash-m" && doc.contains_key("date"), "{hit}");
         let marked =
             hit["highlights"].as_object().unwrap().values().any(|v| v.as_str().unwrap().contains("<em>"));
         assert!(marked, "{hit}");

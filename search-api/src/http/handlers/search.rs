@@ -23,6 +23,7 @@ pub(crate) fn search(st: &State, access: &Access, table: &str, p: &Params) -> An
         Some("oldest") => SortBy::Oldest,
         Some(s) => return Err(ApiError::bad_request(format!("sort {s:?}: relevance, newest or oldest"))),
     };
+    let format = crate::json::HitFormat::parse(p.get("format")).map_err(ApiError::bad_request)?;
     let query = p.get("q").unwrap_or_default();
     if query.trim().is_empty() {
         return Err(Refusal::InvalidQuery("q is empty".into()).into());
@@ -49,8 +50,13 @@ pub(crate) fn search(st: &State, access: &Access, table: &str, p: &Params) -> An
     };
     let results = st.searcher.search(table, &request)?;
     st.metrics.stale(results.dropped);
-    let body =
-        crate::json::SearchBody::new(&results, results.row_key.as_ref(), request.highlight, p.encoding()?);
+    let body = crate::json::SearchBody::new(
+        &results,
+        results.row_key.as_ref(),
+        request.highlight,
+        p.encoding()?,
+        format,
+    );
     Ok(warp::reply::with_status(warp::reply::json(&body), StatusCode::OK).into_response())
 }
 

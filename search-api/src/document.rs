@@ -1,0 +1,221 @@
+//! A search hit as a document (API.md, "Search"): the table's search
+//! fields by their names, the partition and the date, and the other
+//! columns a search asked for under `family:qualifier`, each value plain
+//! text (bytes that are not UTF-8 kept as bytes, shown as
+//! `{"base64": ...}` in JSON).
+//!
+//! The one owner of that shape: the HTTP answer, the CLI's `search --json`
+//! and the library ([`crate::SearchHit::document`]) all take it from here.
+
+use rowsearch_store::{Analyzer, Column, Row, RowKeySchema, SearchSchema};
+use serde::ser::{Serialize, SerializeMap, Serializer};
+
+/// The name of the date in a document.
+pub const DATE: &str = "date";
+
+/// One value of a document.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DocValue {
+    /// Valid UTF-8 (as stored, control characters included).
+    Text(String),
+    /// Bytes that are not UTF-8.
+    Bytes(Vec<u8>),
+}
+
+impl DocValue {
+    /// The value of stored bytes.
+    pub fn of(bytes: &[u8]) -> DocValue {
+        match std::str::from_utf8(bytes) {
+            Ok(text) => DocValue::Text(text.to_owned()),
+            Err(_) => DocValue::Bytes(bytes.to_vec()),
+        }
+    }
+
+    /// The text, when the value is text.
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            DocValue::Text(text) => Some(text),
+            DocValue::Bytes(_) => None,
+        }
+    }
+}
+
+impl Serialize for DocValue {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            DocValue::Text(text) => serializer.serialize_str(text),
+            DocValue::Bytes(bytes) => {
+                use base64::Engine as _;
+                let mut map = serializer.serialize_map(Some(1))?;
+                map.serialize_entry("base64", &base64::engine::general_purpose::STANDARD.encode(bytes))?;
+                map.end()
+            }
+        }
+    }
+}
+
+/// A hit's document: named values in order (search fields, partition,
+/// date, other columns). A value the row does not have is absent.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Document {
+    fields: Vec<(String, DocValue)>,
+}
+
+impl Document {
+    /// The value named `name`.
+    pub fn get(&self, name: &str) -> Option<&DocValue> {
+        self.fields.iter().find(|(n, _)| n == name).map(|(_, v)| v)
+    }
+
+    /// The text named `name`, when it is text.
+    pub fn text(&self, name: &str) -> Option<&str> {
+        self.get(name).and_then(DocValue::as_str)
+    }
+
+    /// The values in order.
+    pub fn fields(&self) -> impl Iterator<Item = (&str, &DocValue)> {
+        self.fields.iter().map(|(n, v)| (n.as_str(), v))
+    }
+
+    fn push(&mut self, name: &str, value: DocValue) {
+        if self.get(name).is_none() {
+            self.fields.push((name.to_owned(), value));
+        }
+    }
+}
+
+impl Serialize for Document {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(self.fields.len()))?;
+        for (name, value) in &self.fields {
+            map.serialize_entry(name, value)?;
+        }
+        map.end()
+    }
+}
+
+/// What a table's documents are made of: its search section and row key,
+/// and the columns a search asked for.
+#[derive(Debug, Clone)]
+pub(crate) struct DocumentShape<'a> {
+    pub search: &'a SearchSchema,
+    pub row_key: Option<&'a RowKeySchema>,
+    /// The columns asked for (empty: none beyond the search fields).
+    pub columns: &'a [Column],
+}
+
+impl DocumentShape<'_> {
+    /// The columns a row must be read with to make its document (besides
+    /// the ones asked for).
+    pub fn needed(&self) -> Vec<Column> {
+        let mut out: Vec<Column> =
+            self.search.fields.iter().map(|f| Column::parse(f.column.as_bytes())).collect();
+        out.extend(self.search.date_column.iter().map(|c| Column::parse(c.as_bytes())));
+        out.extend(
+            self.search.partition.iter().filter(|p| p.contains(':')).map(|c| Column::parse(c.as_bytes())),
+        );
+        out
+    }
+
+    /// `row`'s document (`row` read with at least [`Self::needed`] and the
+    /// columns asked for).
+    pub fn document(&self, row: &Row, analyzer: Option<&dyn Analyzer>) -> Document {
+        let mut doc = Document::default();
+        let value = |column: &str| match Column::parse(column.as_bytes()) {
+            Column::Qualifier(family, qualifier) => row.value(&family, &qualifier),
+            Column::Family(_) => None,
+        };
+        for field in &self.search.fields {
+            if let Some(v) = value(&field.column) {
+                doc.push(&field.name, DocValue::of(v));
+            }
+        }
+        if let Some(partition) = &self.search.partition {
+            if partition.contains(':') {
+                if let Some(v) = value(partition) {
+                    doc.push(partition, DocValue::of(v));
+                }
+            } else if let Some(v) = self.key_field(&row.key, partition) {
+                doc.push(partition, v);
+            }
+        }
+        if let Some(date) = self.search.date_column.as_deref().and_then(value) {
+            let ms = analyzer.and_then(|a| a.date_ms(date));
+            let rfc3339 = ms
+                .and_then(|ms| i64::try_from(ms).ok())
+                .and_then(|ms| jiff::Timestamp::from_millisecond(ms).ok())
+                .map(|t| t.strftime("%Y-%m-%dT%H:%M:%SZ").to_string());
+            doc.push(DATE, rfc3339.map_or_else(|| DocValue::of(date), DocValue::Text));
+        }
+        for column in self.columns {
+            for cell in &row.cells {
+                let wanted = match column {
+                    Column::Family(f) => *f == *cell.family,
+                    Column::Qualifier(f, q) => *f == *cell.family && *q == cell.qualifier,
+                };
+                if wanted {
+                    let mut name = format!("{}:", cell.family);
+                    name.push_str(&String::from_utf8_lossy(&cell.qualifier));
+                    doc.push(&name, DocValue::of(&cell.value));
+                }
+            }
+        }
+        doc
+    }
+
+    /// A field of the typed row key, as text (strings as they are,
+    /// numbers written out).
+    fn key_field(&self, key: &[u8], name: &str) -> Option<DocValue> {
+        let fields = self.row_key?.decode_json(key).ok()?;
+        match fields.get(name)? {
+            serde_json::Value::String(s) => Some(DocValue::Text(s.clone())),
+            other => Some(DocValue::Text(other.to_string())),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use rowsearch_store::Cell;
+
+    use super::*;
+
+    fn cell(family: &str, qualifier: &[u8], value: &[u8]) -> Cell {
+        Cell { family: family.into(), qualifier: qualifier.to_vec(), timestamp: 1, value: value.to_vec() }
+    }
+
+    /// Bodies with CR, LF and tabs come back as JSON text with JSON's own
+    /// escapes; bytes that are not UTF-8 as base64; the date in RFC 3339;
+    /// the partition from the typed key; asked-for columns by
+    /// `family:qualifier`; missing values absent.
+    #[test]
+    fn documents_are_plain_json() {
+        let schema = rowsearch_indexer::mail_schema();
+        let search = schema.search.as_ref().unwrap();
+        let rk = schema.row_key.as_ref().unwrap();
+        let key = rk.encode_json(&serde_json::json!({"user": "ann", "date": 5, "id": 7})).unwrap();
+        let row = Row {
+            key,
+            cells: vec![
+                cell("b", b"text", b"Line one\r\nLine\ttwo"),
+                cell("m", b"date", b"2001-05-14T16:39:00-07:00"),
+                cell("m", b"folder", b"inbox"),
+                cell("m", b"from", b"ann@x.com"),
+                cell("m", b"subject", b"caf\xe9 \xff"),
+            ],
+        };
+        let columns = [Column::Qualifier("m".into(), b"folder".to_vec())];
+        let shape = DocumentShape { search, row_key: Some(rk), columns: &columns };
+        let analyzer = rowsearch_indexer::TextAnalyzer;
+        let doc = shape.document(&row, Some(&analyzer));
+        let json = serde_json::to_string(&doc).unwrap();
+        assert_eq!(
+            json,
+            r#"{"subject":{"base64":"Y2Fm6SD/"},"body":"Line one\r\nLine\ttwo","from":"ann@x.com","user":"ann","date":"2001-05-14T23:39:00Z","m:folder":"inbox"}"#
+        );
+        assert_eq!(doc.text("body"), Some("Line one\r\nLine\ttwo"));
+        assert_eq!(doc.get("to"), None);
+        let needed = shape.needed();
+        assert!(needed.contains(&Column::Qualifier("m".into(), b"date".to_vec())), "{needed:?}");
+    }
+}

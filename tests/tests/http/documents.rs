@@ -1,0 +1,74 @@
+//! Search hits as documents (issue 23): the search fields by name, the
+//! partition, the date in RFC 3339 and the columns asked for, as plain
+//! JSON text; `format=cells` keeps the HBase-shaped row.
+
+use serde_json::{Value, json};
+
+use super::{enc, mail_server, put};
+use rowsearch_tests::stdout;
+
+#[test]
+fn http_hits_are_documents_with_plain_text_values() {
+    let (t, s) = mail_server();
+    let key_fields = enc(r#"{"user":"doc-d","date":990000000000,"id":1}"#);
+    // A body with CR, LF and a tab; a subject that is not UTF-8 (binary
+    // string escape \xe9 is the byte 0xE9).
+    let row = json!({"cells": [
+        {"column": "m:subject", "value": "numbat caf\\xe9"},
+        {"column": "b:text", "value": "Line one\r\nLine\ttwo numbat"},
+        {"column": "m:from", "value": "ann@example.com"},
+        {"column": "m:folder", "value": "inbox"},
+        {"column": "m:date", "value": "2001-05-14T16:39:00-07:00"},
+    ]});
+    let (status, v) = put(&s, &format!("/tables/mail/rows?key_fields={key_fields}"), &row);
+    assert!(status == 200 || status == 201, "{status} {v}");
+
+    let (status, v) = s.get_json("/tables/mail/search?q=numbat&columns=m:folder");
+    assert_eq!(status, 200, "{v}");
+    let hit = &v["hits"][0];
+    assert!(hit.get("row").is_none(), "no cells by default: {hit}");
+    let doc = &hit["document"];
+    assert_eq!(doc["body"], "Line one\r\nLine\ttwo numbat", "{doc}");
+    assert_eq!(doc["subject"], json!({"base64": "bnVtYmF0IGNhZuk="}), "{doc}");
+    assert_eq!(doc["from"], "ann@example.com");
+    assert_eq!(doc["user"], "doc-d");
+    assert_eq!(doc["date"], "2001-05-14T23:39:00Z");
+    assert_eq!(doc["m:folder"], "inbox", "a column asked for: {doc}");
+    assert!(doc.get("to").is_none(), "a value the row lacks is absent: {doc}");
+    // The raw JSON text has JSON's escapes, not binary-string ones.
+    let (_, raw) = s.request("GET", "/tables/mail/search?q=numbat", None);
+    assert!(raw.contains(r#""body":"Line one\r\nLine\ttwo numbat""#), "{raw}");
+
+    // format=cells: the row as before, binary strings, only the columns
+    // asked for.
+    let (status, v) = s.get_json("/tables/mail/search?q=numbat&format=cells&columns=m:subject");
+    assert_eq!(status, 200, "{v}");
+    let hit = &v["hits"][0];
+    assert!(hit.get("document").is_none(), "{hit}");
+    assert_eq!(
+        hit["row"]["cells"],
+        json!([{"column": "m:subject", "timestamp": hit["row"]["cells"][0]["timestamp"], "value": "numbat caf\\xe9"}])
+    );
+    let (status, v) = s.get_json("/tables/mail/search?q=numbat&format=html");
+    assert_eq!((status, v["error"]["code"].as_str()), (400, Some("bad_request")), "{v}");
+
+    // limit=0: the total alone (no hits, no cursor).
+    let (_, all) = s.get_json("/tables/mail/search?q=enron&limit=5");
+    let (status, v) = s.get_json("/tables/mail/search?q=enron&limit=0");
+    assert_eq!(status, 200, "{v}");
+    assert_eq!(
+        (v["total"].clone(), v["hits"].as_array().map(Vec::len)),
+        (all["total"].clone(), Some(0)),
+        "{v}"
+    );
+    assert!(all["total"].as_u64().unwrap() > 5 && v["next_cursor"].is_null(), "{v}");
+
+    // The CLI prints the same documents, and cells when asked.
+    drop(s);
+    let out = t.run(&["search", "numbat", "--json"]);
+    let v: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(v["hits"][0]["document"]["body"], "Line one\r\nLine\ttwo numbat", "{v}");
+    let out = t.run(&["search", "numbat", "--json", "--format", "cells"]);
+    let v: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert!(v["hits"][0]["row"]["cells"].is_array(), "{v}");
+}
