@@ -2,6 +2,7 @@
 //! per area.
 
 mod ingest;
+mod overlay;
 mod refresh;
 mod reindex;
 mod reindex_prop;
