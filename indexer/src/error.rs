@@ -59,6 +59,8 @@ pub enum Error {
         query: String,
         /// What is wrong with it.
         reason: String,
+        /// The byte where it goes wrong, when known.
+        position: Option<usize>,
     },
     /// tantivy failed.
     #[error("index of table {table:?}: {op}: {source}")]
@@ -166,7 +168,7 @@ impl Error {
             Error::Schema { table: "t".into(), reason: "x".into() },
             Error::NoIndex { table: "t".into() },
             Error::Busy { table: "t".into() },
-            Error::Query { query: "q".into(), reason: "x".into() },
+            Error::Query { query: "q".into(), reason: "x".into(), position: None },
             Error::Tantivy {
                 table: "t".into(),
                 op: "x",

@@ -32,6 +32,7 @@ pub mod generation;
 mod ingest;
 pub mod mail;
 mod overlay;
+pub mod query;
 pub mod reader;
 mod refresh;
 mod verify;

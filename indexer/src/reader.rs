@@ -12,7 +12,7 @@ use std::time::SystemTime;
 
 use rowsearch_store::{Analyzer, Store};
 use tantivy::collector::{Count, TopDocs};
-use tantivy::query::{Bm25StatisticsProvider, BooleanQuery, Occur, Query, QueryParser, TermQuery};
+use tantivy::query::{Bm25StatisticsProvider, BooleanQuery, Occur, Query, TermQuery};
 use tantivy::schema::IndexRecordOption;
 use tantivy::{Index, IndexReader, Order, ReloadPolicy, Term};
 
@@ -35,6 +35,8 @@ pub struct Generation {
     pub schema: DocSchema,
     /// The id of the table it was built for (`Store::table_id`).
     pub table_id: u64,
+    /// The analyzer queries' words go through.
+    analyzer: Arc<dyn Analyzer>,
     /// The feed sequence it had absorbed up to (exclusive) when opened:
     /// its reader reflects at least the writes before it (read before the
     /// reader, so a commit in between can only make the reader newer).
@@ -111,7 +113,7 @@ impl Generation {
         let table = dir.table();
         let path = dir.generation_path(number);
         let index = Index::open_in_dir(&path).map_err(tantivy_err(table, "open index"))?;
-        register_analyzer(&index, analyzer);
+        register_analyzer(&index, Arc::clone(&analyzer));
         let schema = DocSchema::from_index(table, &index)?;
         let absorbed = indexed_next_seq(table, &index)?;
         let reader = index
@@ -121,7 +123,7 @@ impl Generation {
             .map_err(tantivy_err(table, "open reader"))?;
         let meta_stamp = stamp(&path.join("meta.json")).unwrap_or(Stamp { modified: None, len: 0, inode: 0 });
         let table_id = indexed_table_id(table, &index)?;
-        Ok(Generation { number, index, reader, schema, table_id, absorbed, meta_stamp })
+        Ok(Generation { number, index, reader, schema, table_id, analyzer, absorbed, meta_stamp })
     }
 
     /// The feed sequence this generation has absorbed up to (exclusive).
@@ -140,11 +142,11 @@ impl Generation {
     /// `Query` when it does not parse.
     pub fn parse(&self, query: &str, partitions: &[&[u8]]) -> Result<Box<dyn Query>> {
         check_query_shape(query)?;
-        let mut parser = QueryParser::for_index(&self.index, vec![self.schema.all]);
-        parser.set_conjunction_by_default();
-        let parsed = parser
-            .parse_query(query)
-            .map_err(|e| Error::Query { query: query.to_owned(), reason: e.to_string() })?;
+        let parsed = crate::query::parse(query, &self.schema, &*self.analyzer).map_err(|e| Error::Query {
+            query: query.to_owned(),
+            reason: e.reason,
+            position: Some(e.position),
+        })?;
         let term = |p: &[u8]| -> Box<dyn Query> {
             Box::new(TermQuery::new(
                 Term::from_field_bytes(self.schema.partition, p),
@@ -337,10 +339,10 @@ fn commit_id(searcher: &tantivy::Searcher) -> u64 {
 fn search_err(table: &str, query: &str, e: tantivy::TantivyError) -> Error {
     match e {
         tantivy::TantivyError::SchemaError(reason) | tantivy::TantivyError::InvalidArgument(reason) => {
-            Error::Query { query: query.to_owned(), reason }
+            Error::Query { query: query.to_owned(), reason, position: None }
         }
         tantivy::TantivyError::FieldNotFound(field) => {
-            Error::Query { query: query.to_owned(), reason: format!("no field {field:?}") }
+            Error::Query { query: query.to_owned(), reason: format!("no field {field:?}"), position: None }
         }
         source => Error::Tantivy { table: table.to_owned(), op: "search", source },
     }
@@ -424,7 +426,8 @@ pub const MAX_QUERY_DEPTH: usize = 32;
 /// Refuses a query too long or nested too deep, before anything recurses
 /// over it; the reason names the byte where it goes wrong.
 fn check_query_shape(query: &str) -> Result<()> {
-    let refuse = |reason: String| Error::Query { query: query.chars().take(80).collect(), reason };
+    let refuse =
+        |reason: String| Error::Query { query: query.chars().take(80).collect(), reason, position: None };
     if query.len() > MAX_QUERY_BYTES {
         return Err(refuse(format!("the query is {} bytes, at most {MAX_QUERY_BYTES}", query.len())));
     }

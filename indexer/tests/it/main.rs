@@ -3,6 +3,7 @@
 
 mod ingest;
 mod overlay;
+mod query;
 mod refresh;
 mod reindex;
 mod reindex_prop;

@@ -23,11 +23,13 @@ pub struct ApiError {
     pub code: &'static str,
     /// What went wrong, for people.
     pub message: String,
+    /// For a query that does not parse: the byte where it goes wrong.
+    pub position: Option<usize>,
 }
 
 impl ApiError {
     fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> ApiError {
-        ApiError { status, code, message: message.into() }
+        ApiError { status, code, message: message.into(), position: None }
     }
 
     /// 400 `bad_request`.
@@ -210,7 +212,10 @@ impl From<Refusal> for ApiError {
 
 impl Reply for ApiError {
     fn into_response(self) -> Response {
-        let body = json!({"error": {"code": self.code, "message": self.message}});
+        let mut body = json!({"error": {"code": self.code, "message": self.message}});
+        if let Some(position) = self.position {
+            body["error"]["position"] = json!(position);
+        }
         warp::reply::with_status(warp::reply::json(&body), self.status).into_response()
     }
 }
@@ -270,7 +275,11 @@ impl From<Error> for ApiError {
             Error::Forbidden(_) => (StatusCode::FORBIDDEN, "forbidden"),
             Error::NotFresh { .. } => (StatusCode::SERVICE_UNAVAILABLE, "timeout"),
         };
-        ApiError::new(status, code, e.to_string())
+        let position = match &e {
+            Error::Indexer(IndexerError::Query { position, .. }) => *position,
+            _ => None,
+        };
+        ApiError { position, ..ApiError::new(status, code, e.to_string()) }
     }
 }
 

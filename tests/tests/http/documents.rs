@@ -72,3 +72,25 @@ fn http_hits_are_documents_with_plain_text_values() {
     let v: Value = serde_json::from_str(&stdout(&out)).unwrap();
     assert!(v["hits"][0]["row"]["cells"].is_array(), "{v}");
 }
+
+/// The query language over HTTP: prefixes and fuzzy words find what the
+/// exact word finds (and more), a query that does not parse is a 400 with
+/// the byte where, and an unsupported form is a 400, never a silent zero.
+#[test]
+fn http_prefixes_typos_and_query_errors() {
+    let (_t, s) = mail_server();
+    let total = |q: &str| {
+        let (status, v) = s.get_json(&format!("/tables/mail/search?q={}&limit=0", enc(q)));
+        assert_eq!(status, 200, "{q}: {v}");
+        v["total"].as_u64().unwrap()
+    };
+    let exact = total("enron");
+    assert!(exact > 100);
+    assert!(total("enro*") >= exact && total("enrn~1") >= exact && total("body:enrn~1") > 0);
+    assert_eq!(total("date:2001-01"), total("date:[2001-01-01 TO 2001-01-31]"));
+    for (q, position) in [("gas)", 3), ("subject:(gas)", 8), ("gas~3", 3), ("e*", 0), ("nope:gas", 0)] {
+        let (status, v) = s.get_json(&format!("/tables/mail/search?q={}", enc(q)));
+        assert_eq!((status, v["error"]["code"].as_str()), (400, Some("invalid_query")), "{q}: {v}");
+        assert_eq!(v["error"]["position"].as_u64(), Some(position), "{q}: {v}");
+    }
+}

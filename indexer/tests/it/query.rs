@@ -1,0 +1,164 @@
+//! The query language against a brute force over the fixture mail: every
+//! row's terms (per field) from its keyword cells, prefixes and fuzzy
+//! terms matched here independently (the edit distance computed in this
+//! file), every date form against the rows' dates, and errors with the
+//! byte where they are.
+
+use std::collections::BTreeSet;
+
+use rowsearch_indexer::store::{Scan, Store};
+use rowsearch_indexer::{IngestOptions, ReindexOptions, SortBy, TableIndex, ingest, open_store, reindex};
+
+/// Per row: its key, date (ms) and (field, term) pairs.
+type Rows = Vec<(Vec<u8>, u64, Vec<(String, String)>)>;
+
+fn fixture_store() -> (tempfile::TempDir, Store, Rows) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open_store(dir.path()).unwrap();
+    let mail = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/mail/maildir");
+    ingest(&store, &[mail], &IngestOptions::default(), &mut |_| {}).unwrap();
+    reindex(&store, "mail", &ReindexOptions::default(), &mut |_| {}).unwrap();
+    let keys = store.scan("mail", &Scan { keys_only: true, ..Scan::new() }).unwrap().rows;
+    let rtxn = store.begin_read().unwrap();
+    let rows = keys
+        .into_iter()
+        .map(|row| {
+            let cells = rtxn.row_keyword_cells("mail", &row.key).unwrap();
+            let date = cells.first().map_or(0, |c| c.date_ms);
+            (row.key, date, cells.into_iter().map(|c| (c.field, c.term)).collect())
+        })
+        .collect();
+    drop(rtxn);
+    (dir, store, rows)
+}
+
+fn found(index: &TableIndex, query: &str) -> BTreeSet<Vec<u8>> {
+    let generation = index.generation().unwrap();
+    let hits = generation.search_keys(query, None, SortBy::Newest, 0, 10_000).unwrap();
+    assert_eq!(hits.total as usize, hits.keys.len(), "{query}");
+    hits.keys.into_iter().map(|(k, _)| k).collect()
+}
+
+fn brute(rows: &Rows, field: Option<&str>, matches: impl Fn(&str) -> bool) -> BTreeSet<Vec<u8>> {
+    rows.iter()
+        .filter(|(_, _, terms)| terms.iter().any(|(f, t)| field.is_none_or(|want| want == f) && matches(t)))
+        .map(|(k, _, _)| k.clone())
+        .collect()
+}
+
+/// Optimal string alignment distance (insert, delete, substitute, swap of
+/// two adjacent characters), over characters.
+fn edits(a: &str, b: &str) -> usize {
+    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+    for (i, row) in d.iter_mut().enumerate() {
+        row[0] = i;
+    }
+    for (j, cell) in d[0].iter_mut().enumerate() {
+        *cell = j;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            d[i][j] = (d[i - 1][j] + 1).min(d[i][j - 1] + 1).min(d[i - 1][j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                d[i][j] = d[i][j].min(d[i - 2][j - 2] + 1);
+            }
+        }
+    }
+    d[a.len()][b.len()]
+}
+
+#[test]
+fn prefixes_fuzzy_terms_and_dates_equal_a_brute_force() {
+    let (_dir, store, rows) = fixture_store();
+    let index = TableIndex::open(&store, "mail").unwrap();
+    assert!(rows.len() > 300);
+
+    for (field, prefix) in
+        [(None, "enr"), (None, "gas"), (None, "mee"), (Some("subject"), "pri"), (Some("from"), "ka")]
+    {
+        let query = match field {
+            Some(f) => format!("{f}:{prefix}*"),
+            None => format!("{prefix}*"),
+        };
+        let want = brute(&rows, field, |t| t.starts_with(prefix));
+        assert!(!want.is_empty(), "{query}");
+        assert_eq!(found(&index, &query), want, "{query}");
+    }
+
+    for (field, word, n) in [
+        (None, "enrn", 1),
+        (None, "meetign", 1),
+        (None, "powr", 2),
+        (Some("body"), "gsa", 1),
+        (None, "xqzv", 2),
+    ] {
+        let query = match field {
+            Some(f) => format!("{f}:{word}~{n}"),
+            None => format!("{word}~{n}"),
+        };
+        let want = brute(&rows, field, |t| edits(t, word) <= n);
+        assert_eq!(found(&index, &query), want, "{query}");
+    }
+    // A fuzzy word ANDed with an exact one, and NOT.
+    let want: BTreeSet<_> = brute(&rows, None, |t| edits(t, "enrn") <= 1)
+        .intersection(&brute(&rows, None, |t| t == "gas"))
+        .cloned()
+        .collect();
+    assert_eq!(found(&index, "enrn~1 gas"), want);
+
+    // Every date form of January 2001 gives the same rows as the dates.
+    let (from, to) = (978_307_200_000u64, 980_985_600_000u64);
+    let want: BTreeSet<_> =
+        rows.iter().filter(|(_, d, _)| (from..to).contains(d)).map(|(k, _, _)| k.clone()).collect();
+    assert!(!want.is_empty());
+    for query in [
+        "date:2001-01",
+        "date:[2001-01-01 TO 2001-01-31]",
+        "date:[2001-01-01 TO 2001-02-01}",
+        "date:2001-01-01..2001-01-31",
+        "date:>=2001-01-01 date:<2001-02-01",
+        "date:[2001-01-01T00:00:00Z TO 2001-02-01T00:00:00Z}",
+        "date:{2000-12-31 TO 2001-01-31]",
+        "date:>2000-12 date:<=2001-01",
+    ] {
+        assert_eq!(found(&index, query), want, "{query}");
+    }
+    let year: BTreeSet<_> = rows
+        .iter()
+        .filter(|(_, d, _)| (978_307_200_000..1_009_843_200_000).contains(d))
+        .map(|(k, _, _)| k.clone())
+        .collect();
+    assert_eq!(found(&index, "date:2001"), year);
+}
+
+#[test]
+fn queries_that_do_not_parse_say_where() {
+    let (_dir, store, _rows) = fixture_store();
+    let index = TableIndex::open(&store, "mail").unwrap();
+    let generation = index.generation().unwrap();
+    for (query, position, says) in [
+        ("gas)", 3, "unexpected"),
+        ("(gas power", 0, "not closed"),
+        ("subject:(gas)", 8, "not supported"),
+        ("gas nofield:x", 4, "no field \"nofield\""),
+        ("\"natural gas", 0, "quote"),
+        ("e*", 0, "at least 2"),
+        ("gas~3", 3, "at most 2 edits"),
+        ("gas~x", 3, "needs a number"),
+        ("date:2001-13", 5, "not a date"),
+        ("date:[2001 2002]", 5, "TO"),
+        ("gas - power", 4, "negation"),
+        ("gas OR", 6, "missing"),
+        ("", 0, "empty"),
+    ] {
+        match generation.parse(query, &[]) {
+            Err(rowsearch_indexer::Error::Query { position: Some(at), reason, .. }) => {
+                assert_eq!(at, position, "{query}: {reason}");
+                assert!(reason.contains(says), "{query}: {reason}");
+            }
+            other => panic!("{query}: {other:?}"),
+        }
+    }
+}
