@@ -55,7 +55,36 @@ pub struct QueryError {
 /// # Errors
 /// [`QueryError`] with the byte where the query goes wrong.
 pub fn parse(text: &str, schema: &DocSchema, analyzer: &dyn Analyzer) -> Result<Box<dyn Query>, QueryError> {
-    let mut parser = Parser { text, at: 0, schema, analyzer, depth: 0 };
+    parse_with(text, schema, analyzer, &ParseOptions::default())
+}
+
+/// How a query is read beyond its text.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ParseOptions {
+    /// Tolerate typos in plain words as Meilisearch does by default
+    /// (`typos=auto`): a word of [`ONE_TYPO_CHARS`] characters or more
+    /// also matches terms one edit away, of [`TWO_TYPOS_CHARS`] or more two;
+    /// the exact word scores above its variants (its BM25 plus the
+    /// variants' constant score), so exact matches rank first.
+    pub typos: bool,
+}
+
+/// Shortest word `typos=auto` allows one edit in.
+pub const ONE_TYPO_CHARS: usize = 5;
+/// Shortest word `typos=auto` allows two edits in.
+pub const TWO_TYPOS_CHARS: usize = 9;
+
+/// [`parse`] with `options`.
+///
+/// # Errors
+/// As [`parse`].
+pub fn parse_with(
+    text: &str,
+    schema: &DocSchema,
+    analyzer: &dyn Analyzer,
+    options: &ParseOptions,
+) -> Result<Box<dyn Query>, QueryError> {
+    let mut parser = Parser { text, at: 0, schema, analyzer, depth: 0, typos: options.typos };
     parser.skip_space();
     if parser.at == text.len() {
         return Err(parser.error("the query is empty"));
@@ -74,6 +103,7 @@ struct Parser<'a> {
     schema: &'a DocSchema,
     analyzer: &'a dyn Analyzer,
     depth: usize,
+    typos: bool,
 }
 
 /// A clause and how it joins its neighbours.
@@ -313,7 +343,22 @@ impl<'a> Parser<'a> {
         }
         if terms.len() == 1 {
             let term = Term::from_field_text(field, &terms[0].0);
-            return Ok(Some(Box::new(TermQuery::new(term, IndexRecordOption::WithFreqs))));
+            let exact = Box::new(TermQuery::new(term.clone(), IndexRecordOption::WithFreqs));
+            let chars = terms[0].0.chars().count();
+            let typos = match chars {
+                _ if !self.typos || phrase => 0,
+                n if n >= TWO_TYPOS_CHARS => 2,
+                n if n >= ONE_TYPO_CHARS => 1,
+                _ => 0,
+            };
+            if typos == 0 {
+                return Ok(Some(exact));
+            }
+            let variants = Box::new(FuzzyTermQuery::new(term, typos, true));
+            return Ok(Some(Box::new(BooleanQuery::new(vec![
+                (Occur::Should, exact),
+                (Occur::Should, variants),
+            ]))));
         }
         let words = terms.into_iter().map(|(t, p)| (p, Term::from_field_text(field, &t))).collect();
         let mut query = PhraseQuery::new_with_offset(words);

@@ -141,12 +141,24 @@ impl Generation {
     /// # Errors
     /// `Query` when it does not parse.
     pub fn parse(&self, query: &str, partitions: &[&[u8]]) -> Result<Box<dyn Query>> {
+        self.parse_with(query, partitions, &crate::query::ParseOptions::default())
+    }
+
+    /// [`Self::parse`] with `options` (typo tolerance).
+    ///
+    /// # Errors
+    /// `Query` when it does not parse.
+    pub fn parse_with(
+        &self,
+        query: &str,
+        partitions: &[&[u8]],
+        options: &crate::query::ParseOptions,
+    ) -> Result<Box<dyn Query>> {
         check_query_shape(query)?;
-        let parsed = crate::query::parse(query, &self.schema, &*self.analyzer).map_err(|e| Error::Query {
-            query: query.to_owned(),
-            reason: e.reason,
-            position: Some(e.position),
-        })?;
+        let parsed =
+            crate::query::parse_with(query, &self.schema, &*self.analyzer, options).map_err(|e| {
+                Error::Query { query: query.to_owned(), reason: e.reason, position: Some(e.position) }
+            })?;
         let term = |p: &[u8]| -> Box<dyn Query> {
             Box::new(TermQuery::new(
                 Term::from_field_bytes(self.schema.partition, p),

@@ -53,6 +53,9 @@ pub struct SearchRequest {
     pub columns: Vec<Column>,
     /// Add snippets of the search fields with the matching words marked.
     pub highlight: bool,
+    /// Tolerate typos in plain words (`typos=auto`; see
+    /// [`rowsearch_indexer::query::ParseOptions`]).
+    pub typos: bool,
     /// Which writes the answer reflects (default: every write committed
     /// before the search began).
     pub consistency: Consistency,
@@ -499,7 +502,8 @@ impl Searcher {
             (None, Some(scope)) => scope.iter().map(Vec::as_slice).collect(),
             (None, None) => Vec::new(),
         };
-        let parsed = generation.parse(&request.query, &partitions)?;
+        let options = rowsearch_indexer::query::ParseOptions { typos: request.typos };
+        let parsed = generation.parse_with(&request.query, &partitions, &options)?;
         let mut found = generation.search_overlaid(
             &request.query,
             &*parsed,

@@ -162,3 +162,35 @@ fn queries_that_do_not_parse_say_where() {
         }
     }
 }
+
+/// `typos=auto`: words of 5+ characters match terms one edit away, 9+ two,
+/// shorter ones only exactly (a brute force over the rows' terms); exact
+/// matches rank above the variants.
+#[test]
+fn typos_auto_follows_meilisearchs_rules_and_ranks_exact_matches_first() {
+    let (_dir, store, rows) = fixture_store();
+    let index = TableIndex::open(&store, "mail").unwrap();
+    let generation = index.generation().unwrap();
+    let options = rowsearch_indexer::query::ParseOptions { typos: true };
+    let search = |q: &str, sort| {
+        let parsed = generation.parse_with(q, &[], &options).unwrap();
+        generation.search_parsed(q, &*parsed, sort, 0, 10_000).unwrap()
+    };
+    for word in ["enrn", "meetign", "enron", "conferance", "informatoin", "gas"] {
+        let n = match word.chars().count() {
+            c if c >= 9 => 2,
+            c if c >= 5 => 1,
+            _ => 0,
+        };
+        let want = brute(&rows, None, |t| edits(t, word) <= n);
+        let got: BTreeSet<Vec<u8>> = search(word, SortBy::Newest).keys.into_iter().map(|(k, _)| k).collect();
+        assert_eq!(got, want, "{word} ({n} edits)");
+    }
+    // Ranking: every row holding the exact word comes before every row
+    // holding only a variant.
+    let exact = brute(&rows, None, |t| t == "meeting");
+    let hits = search("meeting", SortBy::Relevance).keys;
+    assert!(hits.len() > exact.len(), "variants matched too");
+    let first: BTreeSet<Vec<u8>> = hits.iter().take(exact.len()).map(|(k, _)| k.clone()).collect();
+    assert_eq!(first, exact, "exact matches first");
+}

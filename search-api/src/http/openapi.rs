@@ -310,6 +310,11 @@ fn param(route: &RouteSpec, name: &str, limits: &Limits) -> Value {
         "prefix_fields" => (text.clone(), "JSON object of the leading fields of a typed row key", false),
         "key_fields" => (text.clone(), "JSON object of every field of the table's typed row key", true),
         "reverse" | "keys_only" | "rows" | "highlight" => (boolean, "true or false", false),
+        "typos" => (
+            json!({"type": "string", "enum": ["off", "auto"]}),
+            "auto: words of 5+ characters match one edit away, 9+ two (exact matches first)",
+            false,
+        ),
         "format" => (
             json!({"type": "string", "enum": ["documents", "cells"]}),
             "hits as documents (default) or as rows of cells",

@@ -204,6 +204,7 @@ pub const ROUTES: &[RouteSpec] = &[
             "min_seq",
             "encoding",
             "format",
+            "typos",
         ],
     ),
     route(

@@ -88,6 +88,11 @@ fn http_prefixes_typos_and_query_errors() {
     assert!(exact > 100);
     assert!(total("enro*") >= exact && total("enrn~1") >= exact && total("body:enrn~1") > 0);
     assert_eq!(total("date:2001-01"), total("date:[2001-01-01 TO 2001-01-31]"));
+    // typos=auto: a misspelt word of 5+ characters finds what the word does.
+    let (_, v) = s.get_json("/tables/mail/search?q=meetign&typos=auto&limit=0");
+    assert!(total("meetign") == 0 && v["total"].as_u64().unwrap() >= total("meeting"), "{v}");
+    let (status, v) = s.get_json("/tables/mail/search?q=gas&typos=sometimes");
+    assert_eq!(status, 400, "{v}");
     for (q, position) in [("gas)", 3), ("subject:(gas)", 8), ("gas~3", 3), ("e*", 0), ("nope:gas", 0)] {
         let (status, v) = s.get_json(&format!("/tables/mail/search?q={}", enc(q)));
         assert_eq!((status, v["error"]["code"].as_str()), (400, Some("invalid_query")), "{q}: {v}");

@@ -38,6 +38,11 @@ pub(crate) fn search(st: &State, access: &Access, table: &str, p: &Params) -> An
         cursor: p.get("cursor").map(str::to_owned),
         columns: columns_of(p.encoding()?, &p.all("columns"))?,
         highlight: p.flag("highlight")?,
+        typos: match p.get("typos") {
+            None | Some("off") => false,
+            Some("auto") => true,
+            Some(t) => return Err(ApiError::bad_request(format!("typos {t:?}: auto or off"))),
+        },
         consistency: match p.get("consistency") {
             None | Some("snapshot") => Consistency::Snapshot,
             Some("eventual") => Consistency::Eventual,
