@@ -462,6 +462,10 @@ pub enum SearchCommand {
         /// Print the HTTP API's JSON response instead of lines.
         #[arg(long)]
         json: bool,
+        /// Tolerate typos in plain words (API.md's `typos=auto`: 5+
+        /// characters one edit, 9+ two; exact matches first).
+        #[arg(long)]
+        typos: bool,
         /// With --json: hits as documents, or as rows of cells.
         #[arg(long, value_enum, default_value_t = HitFormatArg::Documents)]
         format: HitFormatArg,

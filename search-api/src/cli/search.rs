@@ -42,7 +42,7 @@ pub(super) fn run(args: &Args, command: &SearchCommand, out: &mut impl Write) ->
                 return Ok(ExitCode::from(1));
             }
         }
-        SearchCommand::Search { query, table, user, sort, limit, offset, json, format } => {
+        SearchCommand::Search { query, table, user, sort, limit, offset, json, format, typos } => {
             let store = std::sync::Arc::new(open(args)?);
             let searcher = rowsearch::Searcher::new(std::sync::Arc::clone(&store));
             let request = rowsearch::SearchRequest {
@@ -56,6 +56,7 @@ pub(super) fn run(args: &Args, command: &SearchCommand, out: &mut impl Write) ->
                 limit: Some(*limit),
                 offset: *offset,
                 highlight: *json,
+                typos: *typos,
                 ..Default::default()
             };
             let results = searcher.search(table, &request)?;

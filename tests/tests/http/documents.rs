@@ -68,7 +68,7 @@ fn http_hits_are_documents_with_plain_text_values() {
     let out = t.run(&["search", "numbat", "--json"]);
     let v: Value = serde_json::from_str(&stdout(&out)).unwrap();
     assert_eq!(v["hits"][0]["document"]["body"], "Line one\r\nLine\ttwo numbat", "{v}");
-    let out = t.run(&["search", "numbat", "--json", "--format", "cells"]);
+    let out = t.run(&["search", "numbta", "--typos", "--json", "--format", "cells"]);
     let v: Value = serde_json::from_str(&stdout(&out)).unwrap();
     assert!(v["hits"][0]["row"]["cells"].is_array(), "{v}");
 }
