@@ -12,13 +12,32 @@
 //!   shares the position of its first part. This applies in every field, so
 //!   an address quoted in a body is found as well as one in `from`.
 //!
+//! A keyword field's value is one term, whole: trimmed, lowercased and cut
+//! to [`MAX_KEYWORD_BYTES`] (`Sent Items` is the term `sent items`).
+//!
 //! Dates (the table's date column) are read as milliseconds since the epoch
 //! (decimal digits) or as RFC 3339 (`2001-05-14T16:39:00-07:00`).
 
-use rowsearch_store::{Analyzer, SearchField};
+use rowsearch_store::{Analyzer, FieldKind, SearchField};
 
 /// Longest term kept, in bytes (UTF-8).
 pub const MAX_TERM_BYTES: usize = 40;
+/// Longest keyword value kept whole, in bytes (UTF-8); a longer one is cut
+/// at the last character that fits.
+pub const MAX_KEYWORD_BYTES: usize = 100;
+
+/// A keyword field's one term: the value trimmed and lowercased, cut to
+/// [`MAX_KEYWORD_BYTES`]; `None` for a blank value.
+pub fn keyword_term(text: &str) -> Option<String> {
+    let mut lower = String::new();
+    lowercase_into(&mut lower, text.trim());
+    let mut end = lower.len().min(MAX_KEYWORD_BYTES);
+    while !lower.is_char_boundary(end) {
+        end -= 1;
+    }
+    lower.truncate(end);
+    (!lower.is_empty()).then_some(lower)
+}
 
 /// The default analyzer (see the module docs).
 #[derive(Debug, Clone, Copy, Default)]
@@ -159,8 +178,15 @@ pub fn highlight(text: &str, terms: &std::collections::HashSet<String>, width: u
 }
 
 impl Analyzer for TextAnalyzer {
-    fn terms(&self, _field: &SearchField, text: &str, sink: &mut dyn FnMut(&str, u32)) {
-        tokenize(text, sink);
+    fn terms(&self, field: &SearchField, text: &str, sink: &mut dyn FnMut(&str, u32)) {
+        match field.kind {
+            FieldKind::Text => tokenize(text, sink),
+            FieldKind::Keyword => {
+                if let Some(term) = keyword_term(text) {
+                    sink(&term, 0);
+                }
+            }
+        }
     }
 
     fn date_ms(&self, value: &[u8]) -> Option<u64> {
@@ -184,6 +210,21 @@ mod tests {
             lowercase_into(&mut out, &text);
             proptest::prop_assert_eq!(out, text.chars().flat_map(char::to_lowercase).collect::<String>());
         }
+    }
+
+    #[test]
+    fn keyword_fields_are_one_whole_term() {
+        let field = SearchField::keyword("folder", "m:folder");
+        let mut out = Vec::new();
+        TextAnalyzer.terms(&field, "  Sent_Items/Ärger \n", &mut |t, p| out.push((t.to_owned(), p)));
+        assert_eq!(out, vec![("sent_items/ärger".to_owned(), 0)]);
+        out.clear();
+        TextAnalyzer.terms(&field, " \t ", &mut |t, p| out.push((t.to_owned(), p)));
+        assert!(out.is_empty(), "a blank value has no term");
+        let long = "é".repeat(80);
+        let term = keyword_term(&long).unwrap();
+        assert_eq!(term.len(), MAX_KEYWORD_BYTES, "cut at a character edge");
+        assert!(long.starts_with(&term));
     }
 
     #[test]

@@ -13,12 +13,16 @@
 //! Fields: one text field per search field (named as in the schema), the
 //! catch-all `_all` holding every search field (so a bare term is one term
 //! lookup), `_key` (the row key: indexed for deletes by key, and the one
-//! stored value), `_partition` (indexed and fast, for scoping) and `date`
-//! (indexed and fast, milliseconds, for ranges and sorting).
+//! stored value), `_partition` (indexed and fast, for scoping and facets),
+//! `date` (indexed and fast, milliseconds, for ranges, sorting and the
+//! month and year facets), and for each search field declared `facet` a
+//! fast string column `_facet_<name>` of the values facets count (see
+//! [`CellDoc`]). A keyword field's text field names the tokenizer
+//! [`KEYWORD_TOKENIZER`], so an opened index knows its fields' kinds.
 
 use std::sync::Arc;
 
-use rowsearch_store::{Analyzer, KeywordCell, SearchField, SearchSchema};
+use rowsearch_store::{Analyzer, FieldKind, KeywordCell, SearchField, SearchSchema};
 use tantivy::schema::document::{ReferenceValue, ReferenceValueLeaf, Value};
 use tantivy::schema::{
     BytesOptions, DateOptions, DateTimePrecision, Field, IndexRecordOption, Schema, TextFieldIndexing,
@@ -28,8 +32,12 @@ use tantivy::tokenizer::{Token, TokenStream, Tokenizer};
 
 use crate::{Error, Result};
 
-/// The tokenizer name of every text field.
+/// The tokenizer name of every text field of a text search field.
 pub const TOKENIZER: &str = "rowsearch";
+/// The tokenizer name of a keyword search field's text field.
+pub const KEYWORD_TOKENIZER: &str = "rowsearch_keyword";
+/// The name of a search field's facet column is this and the field's name.
+pub const FACET_PREFIX: &str = "_facet_";
 /// The catch-all field.
 pub const ALL_FIELD: &str = "_all";
 /// The row key field.
@@ -50,6 +58,11 @@ pub struct DocSchema {
     pub fields: Vec<Field>,
     /// The search fields' names, in the same order.
     pub names: Vec<String>,
+    /// Their kinds, in the same order.
+    pub kinds: Vec<FieldKind>,
+    /// Their facet columns (`_facet_<name>`), in the same order; `None`
+    /// for a field without facets.
+    pub facets: Vec<Option<Field>>,
     /// `_all`.
     pub all: Field,
     /// `_key`.
@@ -67,13 +80,16 @@ impl DocSchema {
     /// `Schema` when a search field takes a reserved name (`_all`, `_key`,
     /// `_partition`, `date`).
     pub fn for_search(table: &str, search: &SearchSchema) -> Result<DocSchema> {
-        let text = TextOptions::default().set_indexing_options(
-            TextFieldIndexing::default()
-                .set_tokenizer(TOKENIZER)
-                .set_index_option(IndexRecordOption::WithFreqsAndPositions),
-        );
+        let text = |tokenizer: &str| {
+            TextOptions::default().set_indexing_options(
+                TextFieldIndexing::default()
+                    .set_tokenizer(tokenizer)
+                    .set_index_option(IndexRecordOption::WithFreqsAndPositions),
+            )
+        };
         let mut builder = Schema::builder();
         let mut fields = Vec::with_capacity(search.fields.len());
+        let mut facets = Vec::with_capacity(search.fields.len());
         for field in &search.fields {
             if [ALL_FIELD, KEY_FIELD, PARTITION_FIELD, DATE_FIELD].contains(&field.name.as_str()) {
                 return Err(Error::Schema {
@@ -81,9 +97,20 @@ impl DocSchema {
                     reason: format!("search field name {:?} is reserved by the index", field.name),
                 });
             }
-            fields.push(builder.add_text_field(&field.name, text.clone()));
+            let tokenizer = match field.kind {
+                FieldKind::Text => TOKENIZER,
+                FieldKind::Keyword => KEYWORD_TOKENIZER,
+            };
+            fields.push(builder.add_text_field(&field.name, text(tokenizer)));
+            // The values are whole already: the raw tokenizer keeps them so.
+            facets.push(field.facet.then(|| {
+                builder.add_text_field(
+                    &format!("{FACET_PREFIX}{}", field.name),
+                    TextOptions::default().set_fast("raw"),
+                )
+            }));
         }
-        let all = builder.add_text_field(ALL_FIELD, text);
+        let all = builder.add_text_field(ALL_FIELD, text(TOKENIZER));
         // The key is stored rather than fast: reading the keys of 10 random
         // hits takes 5 us stored against 17 us from a bytes fast column
         // (indexer/BENCHMARKS.md).
@@ -99,6 +126,8 @@ impl DocSchema {
             schema: builder.build(),
             fields,
             names: search.fields.iter().map(|f| f.name.clone()).collect(),
+            kinds: search.fields.iter().map(|f| f.kind).collect(),
+            facets,
             all,
             key,
             partition,
@@ -122,13 +151,30 @@ impl DocSchema {
             (get(ALL_FIELD)?, get(KEY_FIELD)?, get(PARTITION_FIELD)?, get(DATE_FIELD)?);
         let mut fields = Vec::new();
         let mut names = Vec::new();
+        let mut kinds = Vec::new();
         for (field, entry) in schema.fields() {
-            if field != all && matches!(entry.field_type(), tantivy::schema::FieldType::Str(_)) {
-                fields.push(field);
-                names.push(entry.name().to_owned());
+            let tantivy::schema::FieldType::Str(options) = entry.field_type() else { continue };
+            if field == all || entry.name().starts_with(FACET_PREFIX) {
+                continue;
             }
+            fields.push(field);
+            names.push(entry.name().to_owned());
+            let keyword = options.get_indexing_options().is_some_and(|i| i.tokenizer() == KEYWORD_TOKENIZER);
+            kinds.push(if keyword { FieldKind::Keyword } else { FieldKind::Text });
         }
-        Ok(DocSchema { table: table.to_owned(), schema, fields, names, all, key, partition, date })
+        let facets = names.iter().map(|n| schema.get_field(&format!("{FACET_PREFIX}{n}")).ok()).collect();
+        Ok(DocSchema {
+            table: table.to_owned(),
+            schema,
+            fields,
+            names,
+            kinds,
+            facets,
+            all,
+            key,
+            partition,
+            date,
+        })
     }
 
     /// The position of a search field by name.
@@ -297,9 +343,14 @@ pub struct AnalyzerTokenizer {
 }
 
 impl AnalyzerTokenizer {
-    /// Wraps `analyzer`.
+    /// Wraps `analyzer` (for text fields).
     pub fn new(analyzer: Arc<dyn Analyzer>) -> AnalyzerTokenizer {
         AnalyzerTokenizer { analyzer, field: SearchField::text("", "") }
+    }
+
+    /// Wraps `analyzer` for fields of `kind`.
+    pub fn of_kind(analyzer: Arc<dyn Analyzer>, kind: FieldKind) -> AnalyzerTokenizer {
+        AnalyzerTokenizer { analyzer, field: SearchField { kind, ..SearchField::text("", "") } }
     }
 }
 
@@ -351,10 +402,14 @@ impl TokenStream for VecTokenStream {
 /// Makes `index` read [`CellText`] values (for writing).
 pub fn register_cells(index: &tantivy::Index) {
     index.tokenizers().register(TOKENIZER, CellTokenizer);
+    index.tokenizers().register(KEYWORD_TOKENIZER, CellTokenizer);
 }
 
 /// Makes `index` analyse text with `analyzer` (for query parsing).
 pub fn register_analyzer(index: &tantivy::Index, analyzer: Arc<dyn Analyzer>) {
+    index
+        .tokenizers()
+        .register(KEYWORD_TOKENIZER, AnalyzerTokenizer::of_kind(Arc::clone(&analyzer), FieldKind::Keyword));
     index.tokenizers().register(TOKENIZER, AnalyzerTokenizer::new(analyzer));
 }
 
@@ -369,7 +424,11 @@ pub struct CellDoc {
     pub date_ms: u64,
     /// Per search field, its cells.
     pub texts: Vec<CellText>,
+    /// The terms of facet fields: (field index, term), each once.
+    pub facet_terms: Vec<(usize, String)>,
     fields: Vec<Field>,
+    /// Per search field, its facet column and kind.
+    facets: Vec<Option<(Field, FieldKind)>>,
     all: Field,
     key_field: Field,
     partition_field: Field,
@@ -384,7 +443,9 @@ impl CellDoc {
             partition: Vec::new(),
             date_ms: 0,
             texts: vec![CellText::default(); schema.fields.len()],
+            facet_terms: Vec::new(),
             fields: schema.fields.clone(),
+            facets: schema.facets.iter().zip(&schema.kinds).map(|(f, k)| f.map(|f| (f, *k))).collect(),
             all: schema.all,
             key_field: schema.key,
             partition_field: schema.partition,
@@ -408,9 +469,29 @@ impl CellDoc {
         for cell in cells {
             if let Some(field) = schema.field_index(&cell.field) {
                 doc.texts[field].push(&cell.term, cell.positions.iter().copied());
+                doc.add_facet_term(field, &cell.term);
             }
         }
         (!doc.is_empty()).then_some(doc)
+    }
+
+    /// Notes `term` of search field `field` (its index) for the field's
+    /// facet column, if it has one. A row's cells hold each term of a
+    /// field once.
+    pub fn add_facet_term(&mut self, field: usize, term: &str) {
+        if matches!(self.facets.get(field), Some(Some(_))) {
+            self.facet_terms.push((field, term.to_owned()));
+        }
+    }
+
+    /// The values field `field`'s facet counts for this row: a keyword
+    /// field's term; the email addresses among a text field's terms, or
+    /// all its terms when it has none.
+    pub fn facet_values(&self, field: usize) -> impl Iterator<Item = &str> {
+        let text = matches!(self.facets.get(field), Some(Some((_, FieldKind::Text))));
+        let mine = move || self.facet_terms.iter().filter(move |(f, _)| *f == field).map(|(_, t)| t.as_str());
+        let addresses = text && mine().any(|t| t.contains('@'));
+        mine().filter(move |t| !addresses || t.contains('@'))
     }
 }
 
@@ -458,6 +539,11 @@ impl tantivy::Document for CellDoc {
         for text in &self.texts {
             if !text.is_empty() {
                 out.push((self.all, CellValue::Text(text.as_str())));
+            }
+        }
+        for (i, facet) in self.facets.iter().enumerate() {
+            if let Some((column, _)) = facet {
+                out.extend(self.facet_values(i).map(|v| (*column, CellValue::Text(v))));
             }
         }
         out.into_iter()

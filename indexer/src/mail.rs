@@ -11,8 +11,9 @@ use rowsearch_store::{
 
 /// The schema `rowsearch ingest` creates for mail (API.md's example): key
 /// `user, date desc, id`; family `m` for headers and `b` for the body;
-/// indexes by sender; searchable subject, body, from and to, partitioned by
-/// user and dated by `m:date`.
+/// indexes by sender; searchable subject, body, from, to and folder (a
+/// keyword), partitioned by user and dated by `m:date`; facets on from and
+/// to (whole addresses) and folder.
 pub fn mail_schema() -> TableSchema {
     // The body family, most of a mail row's bytes, compressed (zstd).
     TableSchema::new([FamilySchema::new("m"), FamilySchema::new("b").compression(Compression::Zstd)])
@@ -28,8 +29,9 @@ pub fn mail_schema() -> TableSchema {
             SearchSchema::new([
                 SearchField::text("subject", "m:subject"),
                 SearchField::text("body", "b:text"),
-                SearchField::text("from", "m:from"),
-                SearchField::text("to", "m:to"),
+                SearchField::text("from", "m:from").facet(),
+                SearchField::text("to", "m:to").facet(),
+                SearchField::keyword("folder", "m:folder").facet(),
             ])
             .partition("user")
             .date_column("m:date"),

@@ -18,6 +18,7 @@ use tantivy::{Index, IndexReader, Order, ReloadPolicy, Term};
 
 use crate::doc::{DATE_FIELD, DocSchema, register_analyzer};
 use crate::error::tantivy_err;
+use crate::facets::{FacetCollector, FacetCounts, FacetSpec};
 use crate::generation::IndexDir;
 use crate::generation::{indexed_next_seq, indexed_table_id};
 use crate::overlay::{Combined, Overlay};
@@ -93,6 +94,8 @@ pub struct KeyHits {
     /// their deletes): the same in every process, and different after any
     /// commit, incremental ones included.
     pub commit: u64,
+    /// Per facet asked for, each value's number of matches (every match).
+    pub facets: FacetCounts,
 }
 
 /// A table's index as readers see it.
@@ -211,7 +214,7 @@ impl Generation {
         offset: usize,
         limit: usize,
     ) -> Result<KeyHits> {
-        self.search_overlaid(query_text, query, None, sort, offset, limit)
+        self.search_overlaid(query_text, query, None, &[], sort, offset, limit)
     }
 
     /// As [`Self::search_parsed`], over this generation with `overlay`
@@ -219,15 +222,18 @@ impl Generation {
     /// documents hidden, the overlay's documents matched instead, scored
     /// with the statistics of both, the two answers merged by score or
     /// date. [`KeyHits::commit`] then names the generation's commit and
-    /// the overlay together.
+    /// the overlay together. `facets` are counted over every match (see
+    /// [`crate::facets`]), the overlay's included.
     ///
     /// # Errors
     /// `Query`, `Tantivy`.
+    #[allow(clippy::too_many_arguments)]
     pub fn search_overlaid(
         &self,
         query_text: &str,
         query: &dyn Query,
         overlay: Option<&Overlay>,
+        facets: &[FacetSpec],
         sort: SortBy,
         offset: usize,
         limit: usize,
@@ -235,15 +241,16 @@ impl Generation {
         let searcher = self.reader.searcher();
         let mut commit = commit_id(&searcher);
         let limit = limit.max(1);
+        let counting = (!facets.is_empty()).then(|| FacetCollector::new(&self.schema, facets));
         let run =
             |on: &tantivy::Searcher, stats: &dyn Bm25StatisticsProvider, q: &dyn Query, offset, limit| {
-                top_docs(on, stats, q, sort, offset, limit)
+                top_docs(on, stats, q, counting.as_ref(), sort, offset, limit)
                     .map_err(|e| search_err(&self.schema.table, query_text, e))
             };
         let Some(overlay) = overlay else {
-            let (total, hits) = run(&searcher, &searcher, query, offset, limit)?;
+            let (total, hits, facets) = run(&searcher, &searcher, query, offset, limit)?;
             let keys = self.keys(&[&searcher], hits.into_iter().map(|(v, a)| (v, a, 0)))?;
-            return Ok(KeyHits { total: total as u64, keys, generation: self.number, commit });
+            return Ok(KeyHits { total: total as u64, keys, generation: self.number, commit, facets });
         };
         commit = xxhash_rust::xxh3::xxh3_64(
             format!("{commit:x}+{}:{}", overlay.from_seq, overlay.last_seq).as_bytes(),
@@ -264,17 +271,19 @@ impl Generation {
         runs.extend(overlay.segments().map(|(on, later)| (on, hiding(query, later))));
         if runs.len() == 1 {
             // Every changed row is gone (or has no terms): hidden only.
-            let (total, hits) = run(&searcher, &searcher, &*runs[0].1, offset, limit)?;
+            let (total, hits, facets) = run(&searcher, &searcher, &*runs[0].1, offset, limit)?;
             let keys = self.keys(&[&searcher], hits.into_iter().map(|(v, a)| (v, a, 0)))?;
-            return Ok(KeyHits { total: total as u64, keys, generation: self.number, commit });
+            return Ok(KeyHits { total: total as u64, keys, generation: self.number, commit, facets });
         }
         let stats = Combined { searchers: runs.iter().map(|(on, _)| *on).collect() };
         let window = offset.saturating_add(limit);
         let mut total = 0;
+        let mut counts = FacetCounts::new();
         let mut merged: Vec<(f64, tantivy::DocAddress, usize)> = Vec::new();
         for (i, (on, q)) in runs.iter().enumerate() {
-            let (n, hits) = run(on, &stats, &**q, 0, window)?;
+            let (n, hits, facets) = run(on, &stats, &**q, 0, window)?;
             total += n;
+            crate::facets::add(&mut counts, facets);
             merged.extend(hits.into_iter().map(|(v, a)| (v, a, i)));
         }
         // Each list is in the asked order; a stable sort merges them (the
@@ -286,7 +295,7 @@ impl Generation {
         merged.truncate(window);
         let searchers: Vec<&tantivy::Searcher> = runs.iter().map(|(on, _)| *on).collect();
         let keys = self.keys(&searchers, merged.into_iter().skip(offset))?;
-        Ok(KeyHits { total: total as u64, keys, generation: self.number, commit })
+        Ok(KeyHits { total: total as u64, keys, generation: self.number, commit, facets: counts })
     }
 
     /// The row keys of hits, each read from the searcher it names.
@@ -305,33 +314,36 @@ impl Generation {
 }
 
 /// The `offset..offset + limit` best documents of `query` on `searcher`
-/// in `sort`'s order, with their score or date (ms), and the number of
-/// matches; BM25 from `stats`.
+/// in `sort`'s order, with their score or date (ms), the number of
+/// matches, and the facets `facets` counts over them; BM25 from `stats`.
 fn top_docs(
     searcher: &tantivy::Searcher,
     stats: &dyn Bm25StatisticsProvider,
     query: &dyn Query,
+    facets: Option<&FacetCollector>,
     sort: SortBy,
     offset: usize,
     limit: usize,
-) -> tantivy::Result<(usize, Vec<(f64, tantivy::DocAddress)>)> {
+) -> tantivy::Result<(usize, Vec<(f64, tantivy::DocAddress)>, FacetCounts)> {
     Ok(match sort {
         SortBy::Relevance => {
             let top = TopDocs::with_limit(limit).and_offset(offset).order_by_score();
-            let (hits, total) = searcher.search_with_statistics_provider(query, &(top, Count), stats)?;
-            (total, hits.into_iter().map(|(s, a)| (f64::from(s), a)).collect())
+            let (hits, total, facets) =
+                searcher.search_with_statistics_provider(query, &(top, Count, facets.cloned()), stats)?;
+            (total, hits.into_iter().map(|(s, a)| (f64::from(s), a)).collect(), facets.unwrap_or_default())
         }
         SortBy::Newest | SortBy::Oldest => {
             let order = if sort == SortBy::Newest { Order::Desc } else { Order::Asc };
             let top = TopDocs::with_limit(limit)
                 .and_offset(offset)
                 .order_by_fast_field::<tantivy::DateTime>(DATE_FIELD, order);
-            let (hits, total) = searcher.search(query, &(top, Count))?;
+            let (hits, total, facets) = searcher.search(query, &(top, Count, facets.cloned()))?;
             (
                 total,
                 hits.into_iter()
                     .map(|(d, a)| (d.map_or(0.0, |d| d.into_timestamp_millis() as f64), a))
                     .collect(),
+                facets.unwrap_or_default(),
             )
         }
     })

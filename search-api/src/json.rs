@@ -170,6 +170,35 @@ pub struct SearchBody<'a> {
     next_cursor: &'a Option<String>,
     generation: u64,
     seq: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    facets: Option<FacetsView<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    did_you_mean: Option<&'a str>,
+}
+
+/// Facets as API.md's object of objects, in the order asked for and each
+/// facet's values most matches first.
+struct FacetsView<'a>(&'a [(String, Vec<(String, u64)>)]);
+
+impl Serialize for FacetsView<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        struct Values<'a>(&'a [(String, u64)]);
+        impl Serialize for Values<'_> {
+            fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                let mut map = serializer.serialize_map(Some(self.0.len()))?;
+                for (value, n) in self.0 {
+                    map.serialize_entry(value, n)?;
+                }
+                map.end()
+            }
+        }
+        let mut map = serializer.serialize_map(Some(self.0.len()))?;
+        for (name, values) in self.0 {
+            map.serialize_entry(name, &Values(values))?;
+        }
+        map.end()
+    }
 }
 
 impl<'a> SearchBody<'a> {
@@ -231,6 +260,8 @@ impl<'a> SearchBody<'a> {
             next_cursor: &results.next_cursor,
             generation: results.generation,
             seq: results.seq,
+            facets: (!results.facets.is_empty()).then_some(FacetsView(&results.facets)),
+            did_you_mean: results.did_you_mean.as_deref(),
         }
     }
 }

@@ -37,8 +37,9 @@ pub use facade::Rowsearch;
 pub use rowsearch_indexer as indexer;
 pub use rowsearch_store as store;
 pub use searcher::{
-    Consistency, DEFAULT_FRESHNESS_WAIT, DEFAULT_LIMIT, DEFAULT_OVERLAY_MAX_ROWS, Freshness, MAX_LIMIT,
-    MAX_RESULT_WINDOW, SearchHit, SearchRequest, SearchResults, Searcher,
+    Consistency, DEFAULT_FACET_LIMIT, DEFAULT_FRESHNESS_WAIT, DEFAULT_LIMIT, DEFAULT_OVERLAY_MAX_ROWS,
+    Freshness, MAX_FACET_LIMIT, MAX_LIMIT, MAX_RESULT_WINDOW, SearchHit, SearchRequest, SearchResults,
+    Searcher,
 };
 
 /// Binary strings (API.md, "Byte strings"), shared with the store's schema JSON.

@@ -61,6 +61,13 @@ pub struct SearchRequest {
     pub consistency: Consistency,
     /// Answer only once the index reflects this write (a feed `seq`).
     pub min_seq: Option<u64>,
+    /// Facets to count over every match: the partition's name, search
+    /// fields declared `facet`, `month`, `year` (see
+    /// [`rowsearch_indexer::facets`]).
+    pub facets: Vec<String>,
+    /// Values per facet, most matches first (default
+    /// [`DEFAULT_FACET_LIMIT`], at most [`MAX_FACET_LIMIT`]).
+    pub facet_limit: Option<usize>,
     /// How long the search may wait for the index to reflect the writes
     /// it must (default [`DEFAULT_FRESHNESS_WAIT`] from its start).
     pub deadline: Option<Instant>,
@@ -123,6 +130,12 @@ pub struct SearchResults {
     /// directly (the overlay: rows written since the index's last
     /// commit); 0 when the index was current.
     pub overlay_rows: u64,
+    /// Per facet asked for (in the order asked), its values with the most
+    /// matches and their counts, most first.
+    pub facets: Vec<(String, Vec<(String, u64)>)>,
+    /// For a search without hits and without typo tolerance: the query
+    /// with its words corrected, when that finds something.
+    pub did_you_mean: Option<String>,
 }
 
 /// How far a table's index is behind the store.
@@ -139,6 +152,11 @@ pub struct Freshness {
     /// or the store kept no time for it).
     pub lag_ms: u64,
 }
+
+/// Values per facet when the request does not say.
+pub const DEFAULT_FACET_LIMIT: usize = 10;
+/// Most values per facet a request may ask for.
+pub const MAX_FACET_LIMIT: usize = 1000;
 
 /// Most changed rows a snapshot search matches directly (an overlay built
 /// in memory for the search); past it, the search waits for the index to
@@ -504,10 +522,24 @@ impl Searcher {
         };
         let options = rowsearch_indexer::query::ParseOptions { typos: request.typos };
         let parsed = generation.parse_with(&request.query, &partitions, &options)?;
+        let facet_limit = request.facet_limit.unwrap_or(DEFAULT_FACET_LIMIT);
+        if !(1..=MAX_FACET_LIMIT).contains(&facet_limit) {
+            return Err(Error::BadRequest(format!(
+                "facet_limit must be 1..={MAX_FACET_LIMIT}, got {facet_limit}"
+            )));
+        }
+        let facets = rowsearch_indexer::facets::resolve(
+            &generation.schema,
+            search.partition.as_deref(),
+            search.date_column.is_some(),
+            &request.facets,
+        )
+        .map_err(Error::BadRequest)?;
         let mut found = generation.search_overlaid(
             &request.query,
             &*parsed,
             overlay.as_deref(),
+            &facets,
             request.sort,
             offset,
             limit.max(1),
@@ -608,6 +640,14 @@ impl Searcher {
             seq,
             row_key: schema.row_key.clone(),
             overlay_rows: overlay.as_ref().map_or(0, |o| o.rows().len() as u64),
+            facets: facets
+                .iter()
+                .zip(&found.facets)
+                .map(|(spec, counts)| {
+                    (spec.name.clone(), rowsearch_indexer::facets::top(counts, facet_limit))
+                })
+                .collect(),
+            did_you_mean: None,
         })
     }
 }

@@ -29,6 +29,9 @@ struct Grouper<'a> {
     rows: Vec<RowHead>,
     /// Row `r`'s text of field `f` at `r * fields + f`.
     texts: Vec<CellText>,
+    /// Row `r`'s facet terms (see `CellDoc::facet_terms`), kept only
+    /// while the schema has facet columns.
+    facet_terms: Vec<Vec<(usize, String)>>,
     /// The partition of the rows held (one at a time).
     partition: Vec<u8>,
     bytes: usize,
@@ -79,6 +82,7 @@ impl<'a> Grouper<'a> {
             slots: hashbrown::HashTable::new(),
             rows: Vec::new(),
             texts: Vec::new(),
+            facet_terms: Vec::new(),
             partition: Vec::new(),
             bytes: 0,
         }
@@ -114,12 +118,20 @@ impl<'a> Grouper<'a> {
         let before = text.len();
         text.push(cell.term, cell.positions());
         self.bytes += text.len() - before;
+        if self.schema.facets[cell.field_index].is_some() {
+            if self.facet_terms.len() <= row {
+                self.facet_terms.resize_with(row + 1, Vec::new);
+            }
+            self.facet_terms[row].push((cell.field_index, cell.term.to_owned()));
+            self.bytes += cell.term.len() + 32;
+        }
     }
 
     fn clear(&mut self) {
         self.slots.clear();
         self.rows.clear();
         self.texts.clear();
+        self.facet_terms.clear();
         self.bytes = 0;
     }
 
@@ -128,8 +140,10 @@ impl<'a> Grouper<'a> {
         let n = self.rows.len() as u64;
         self.slots.clear();
         let mut texts = self.texts.drain(..);
+        let mut facet_terms = self.facet_terms.drain(..);
         for row in self.rows.drain(..) {
             let mut doc = CellDoc::new(self.schema);
+            doc.facet_terms = facet_terms.next().unwrap_or_default();
             doc.key = row.key;
             doc.partition.clone_from(&self.partition);
             doc.date_ms = row.date_ms;

@@ -32,7 +32,7 @@ fn write(store: &Store, ids: std::ops::Range<u64>, subject: &str) {
 fn search(index: &TableIndex, overlay: Option<&Overlay>, query: &str) -> (u64, Vec<Vec<u8>>) {
     let generation = index.generation().unwrap();
     let parsed = generation.parse(query, &[]).unwrap();
-    let found = generation.search_overlaid(query, &*parsed, overlay, SortBy::Oldest, 0, 1000).unwrap();
+    let found = generation.search_overlaid(query, &*parsed, overlay, &[], SortBy::Oldest, 0, 1000).unwrap();
     (found.total, found.keys.into_iter().map(|(k, _)| k).collect())
 }
 

@@ -469,6 +469,13 @@ pub enum SearchCommand {
         /// With --json: hits as documents, or as rows of cells.
         #[arg(long, value_enum, default_value_t = HitFormatArg::Documents)]
         format: HitFormatArg,
+        /// Count these facets over every match (comma-separated: the
+        /// partition's name, fields declared facet, month, year).
+        #[arg(long, value_delimiter = ',')]
+        facets: Vec<String>,
+        /// Values per facet, most matches first.
+        #[arg(long, default_value_t = rowsearch::DEFAULT_FACET_LIMIT)]
+        facet_limit: usize,
     },
 }
 

@@ -42,7 +42,19 @@ pub(super) fn run(args: &Args, command: &SearchCommand, out: &mut impl Write) ->
                 return Ok(ExitCode::from(1));
             }
         }
-        SearchCommand::Search { query, table, user, sort, limit, offset, json, format, typos } => {
+        SearchCommand::Search {
+            query,
+            table,
+            user,
+            sort,
+            limit,
+            offset,
+            json,
+            format,
+            typos,
+            facets,
+            facet_limit,
+        } => {
             let store = std::sync::Arc::new(open(args)?);
             let searcher = rowsearch::Searcher::new(std::sync::Arc::clone(&store));
             let request = rowsearch::SearchRequest {
@@ -57,6 +69,8 @@ pub(super) fn run(args: &Args, command: &SearchCommand, out: &mut impl Write) ->
                 offset: *offset,
                 highlight: *json,
                 typos: *typos,
+                facets: facets.clone(),
+                facet_limit: Some(*facet_limit),
                 ..Default::default()
             };
             let results = searcher.search(table, &request)?;
@@ -98,6 +112,10 @@ pub(super) fn run(args: &Args, command: &SearchCommand, out: &mut impl Write) ->
                         .map(|v| String::from_utf8_lossy(v).chars().take(80).collect::<String>())
                         .unwrap_or_default();
                     writeln!(out, "{order}  {key}  {text}")?;
+                }
+                for (name, values) in &results.facets {
+                    let values: Vec<String> = values.iter().map(|(v, n)| format!("{v} ({n})")).collect();
+                    writeln!(out, "{name}: {}", values.join(", "))?;
                 }
                 let more = results
                     .next_cursor

@@ -315,6 +315,16 @@ fn param(route: &RouteSpec, name: &str, limits: &Limits) -> Value {
             "auto: words of 5+ characters match one edit away, 9+ two (exact matches first)",
             false,
         ),
+        "facets" => (
+            text.clone(),
+            "facets to count over every match, comma-separated: the partition's name, fields declared facet, month, year",
+            false,
+        ),
+        "facet_limit" => (
+            json!({"type": "integer", "minimum": 1, "maximum": crate::searcher::MAX_FACET_LIMIT}),
+            "values per facet, most matches first (default 10)",
+            false,
+        ),
         "format" => (
             json!({"type": "string", "enum": ["documents", "cells"]}),
             "hits as documents (default) or as rows of cells",

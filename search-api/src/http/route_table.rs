@@ -205,6 +205,8 @@ pub const ROUTES: &[RouteSpec] = &[
             "encoding",
             "format",
             "typos",
+            "facets",
+            "facet_limit",
         ],
     ),
     route(

@@ -51,6 +51,12 @@ pub struct SearchField {
     /// How the value is analysed.
     #[serde(rename = "type", default)]
     pub kind: FieldKind,
+    /// Whether searches may count its values (`facets=name`): a keyword
+    /// field's values, the whole email addresses of a text field (its words
+    /// when it holds no address). The index keeps them in a column of
+    /// their own.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub facet: bool,
 }
 
 /// How a search field's values are analysed.
@@ -60,12 +66,26 @@ pub enum FieldKind {
     /// Free text, split into terms by the analyzer.
     #[default]
     Text,
+    /// One term: the whole value (trimmed, lowercased), for names such as
+    /// a mail folder that are matched and counted whole.
+    Keyword,
 }
 
 impl SearchField {
     /// A text field over `column`.
     pub fn text(name: impl Into<String>, column: impl Into<String>) -> SearchField {
-        SearchField { column: column.into(), name: name.into(), kind: FieldKind::Text }
+        SearchField { column: column.into(), name: name.into(), kind: FieldKind::Text, facet: false }
+    }
+
+    /// A keyword field over `column` (the whole value is one term).
+    pub fn keyword(name: impl Into<String>, column: impl Into<String>) -> SearchField {
+        SearchField { kind: FieldKind::Keyword, ..SearchField::text(name, column) }
+    }
+
+    /// The same field with its values counted in facets.
+    pub fn facet(mut self) -> SearchField {
+        self.facet = true;
+        self
     }
 }
 
@@ -129,6 +149,13 @@ impl SearchSchema {
                 return Err(format!("search: field {:?} declared twice", field.name));
             }
             family_ok("field column", &field.column)?;
+            let date_facet = ["month", "year"].contains(&field.name.as_str()) && self.date_column.is_some();
+            if field.facet && (date_facet || self.partition.as_deref() == Some(&field.name)) {
+                return Err(format!(
+                    "search: facet field {:?} takes the name of the partition's or the date's facet",
+                    field.name
+                ));
+            }
         }
         if let Some(date) = &self.date_column {
             family_ok("date_column", date)?;

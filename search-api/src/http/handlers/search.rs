@@ -49,6 +49,15 @@ pub(crate) fn search(st: &State, access: &Access, table: &str, p: &Params) -> An
             Some(c) => return Err(ApiError::bad_request(format!("consistency {c:?}: snapshot or eventual"))),
         },
         min_seq: p.number("min_seq")?,
+        facets: p
+            .all("facets")
+            .iter()
+            .flat_map(|f| f.split(','))
+            .map(str::trim)
+            .filter(|f| !f.is_empty())
+            .map(str::to_owned)
+            .collect(),
+        facet_limit: p.number("facet_limit")?,
         // Inside the request's time limit, so a search that cannot be
         // brought current answers why rather than a bare timeout.
         deadline: Some(std::time::Instant::now() + st.limits.request_timeout.mul_f64(0.9)),
