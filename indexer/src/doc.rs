@@ -485,13 +485,15 @@ impl CellDoc {
     }
 
     /// The values field `field`'s facet counts for this row: a keyword
-    /// field's term; the email addresses among a text field's terms, or
-    /// all its terms when it has none.
+    /// field's term; the whole email addresses among a text field's terms
+    /// (its words are not counted: a row whose field holds no address
+    /// counts under no value, as a row without the column does).
     pub fn facet_values(&self, field: usize) -> impl Iterator<Item = &str> {
         let text = matches!(self.facets.get(field), Some(Some((_, FieldKind::Text))));
-        let mine = move || self.facet_terms.iter().filter(move |(f, _)| *f == field).map(|(_, t)| t.as_str());
-        let addresses = text && mine().any(|t| t.contains('@'));
-        mine().filter(move |t| !addresses || t.contains('@'))
+        self.facet_terms
+            .iter()
+            .filter(move |(f, t)| *f == field && (!text || t.contains('@')))
+            .map(|(_, t)| t.as_str())
     }
 }
 

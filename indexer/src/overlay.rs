@@ -25,7 +25,7 @@ use tantivy::tokenizer::TokenizerManager;
 use tantivy::{IndexBuilder, ReloadPolicy, Term};
 
 use crate::changes::TableChanges;
-use crate::doc::{CellDoc, CellTokenizer, DocSchema, TOKENIZER};
+use crate::doc::{CellDoc, CellTokenizer, DocSchema, KEYWORD_TOKENIZER, TOKENIZER};
 use crate::error::tantivy_err;
 use crate::{Error, Result};
 
@@ -218,6 +218,7 @@ fn index_in_memory<'a>(
     let table = schema.table.as_str();
     let tokenizers = TokenizerManager::default();
     tokenizers.register(TOKENIZER, CellTokenizer);
+    tokenizers.register(KEYWORD_TOKENIZER, CellTokenizer);
     let mut writer = IndexBuilder::new()
         .schema(schema.schema.clone())
         .tokenizers(tokenizers)

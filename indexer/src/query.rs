@@ -23,7 +23,7 @@
 
 use std::ops::Bound;
 
-use rowsearch_store::{Analyzer, SearchField};
+use rowsearch_store::{Analyzer, FieldKind, SearchField};
 use tantivy::Term;
 use tantivy::query::{
     AllQuery, BooleanQuery, EmptyQuery, FuzzyTermQuery, Occur, PhrasePrefixQuery, PhraseQuery, Query,
@@ -367,9 +367,16 @@ impl<'a> Parser<'a> {
     }
 
     /// `text`'s terms with their positions, as the analyzer makes them.
-    fn terms(&self, _field: Field, text: &str) -> Vec<(String, usize)> {
+    fn terms(&self, field: Field, text: &str) -> Vec<(String, usize)> {
         let mut out = Vec::new();
-        self.analyzer.terms(&SearchField::text("", ""), text, &mut |term, position| {
+        let kind = self
+            .schema
+            .fields
+            .iter()
+            .position(|f| *f == field)
+            .map_or(FieldKind::Text, |i| self.schema.kinds[i]);
+        let field = SearchField { kind, ..SearchField::text("", "") };
+        self.analyzer.terms(&field, text, &mut |term, position| {
             out.push((term.to_owned(), position as usize));
         });
         out

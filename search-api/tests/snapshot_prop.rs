@@ -13,6 +13,9 @@
 //! first), and with `Consistency::Eventual` (the index as it stands) the
 //! test fails at the first search after a write.
 //!
+//! Each search also counts the `user` and `folder` facets, which must
+//! equal counts over the matching rows of the model.
+//!
 //! Queries covered: one or two bare words (ANDed, any field), `a OR b`,
 //! `a -b`, `subject:a`, the phrase `subject:"a b"`, each optionally scoped
 //! to a partition, newest, oldest and relevance (compared as sets), and
@@ -30,6 +33,8 @@ use rowsearch::{Consistency, DEFAULT_OVERLAY_MAX_ROWS, SearchRequest, Searcher};
 
 const WORDS: [&str; 6] = ["gas", "power", "deal", "meeting", "quokka", "wombat"];
 const USERS: [&str; 3] = ["ann", "bob", "cyd"];
+/// A row's folder, by its id; counted in facets as the keyword lowercased.
+const FOLDERS: [&str; 3] = ["Inbox", "Sent Items", "deals"];
 
 #[derive(Debug, Clone)]
 enum Op {
@@ -148,6 +153,7 @@ fn put(writer: &Store, model: &mut Model, user: usize, id: u64, subject: &[usize
                 PutCell::new("m", "subject", text(subject)),
                 PutCell::new("b", "text", text(body)),
                 PutCell::new("m", "date", date_of(user, id).to_string()),
+                PutCell::new("m", "folder", FOLDERS[id as usize % FOLDERS.len()]),
             ],
         )
         .unwrap();
@@ -205,6 +211,8 @@ fn run(ops: &[Op], consistency: Consistency, overlay_max_rows: usize) -> Result<
                     sort,
                     limit: Some(100),
                     consistency,
+                    facets: vec!["user".into(), "folder".into()],
+                    facet_limit: Some(10),
                     ..SearchRequest::default()
                 };
                 let got = match searcher.search("mail", &request) {
@@ -222,6 +230,25 @@ fn run(ops: &[Op], consistency: Consistency, overlay_max_rows: usize) -> Result<
                 prop_assert_eq!(got.total, want.len() as u64, "total of {:?}", request);
                 prop_assert_eq!(keys, want, "hits of {:?}", request);
                 prop_assert_eq!(got.dropped, 0);
+                // Facets count every match, the overlay's included.
+                let mut users = BTreeMap::<String, u64>::new();
+                let mut folders = BTreeMap::<String, u64>::new();
+                for ((u, id), (subject, body)) in &model {
+                    if user.is_none_or(|want| want == *u) && query.matches(subject, body) {
+                        *users.entry(USERS[*u].to_owned()).or_default() += 1;
+                        let folder = FOLDERS[*id as usize % FOLDERS.len()].to_lowercase();
+                        *folders.entry(folder).or_default() += 1;
+                    }
+                }
+                let counted = |name: &str| -> BTreeMap<String, u64> {
+                    got.facets
+                        .iter()
+                        .find(|(n, _)| n == name)
+                        .map(|(_, v)| v.iter().cloned().collect())
+                        .unwrap_or_default()
+                };
+                prop_assert_eq!(counted("user"), users, "user facet of {:?}", request);
+                prop_assert_eq!(counted("folder"), folders, "folder facet of {:?}", request);
             }
             Op::Walk { user, query, sort, page, write } => {
                 let sort = [SortBy::Newest, SortBy::Oldest, SortBy::Relevance][*sort as usize];

@@ -52,9 +52,8 @@ pub struct SearchField {
     #[serde(rename = "type", default)]
     pub kind: FieldKind,
     /// Whether searches may count its values (`facets=name`): a keyword
-    /// field's values, the whole email addresses of a text field (its words
-    /// when it holds no address). The index keeps them in a column of
-    /// their own.
+    /// field's values, or the whole email addresses in a text field. The
+    /// index keeps them in a column of their own.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub facet: bool,
 }
