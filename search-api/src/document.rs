@@ -201,17 +201,18 @@ mod tests {
                 cell("m", b"date", b"2001-05-14T16:39:00-07:00"),
                 cell("m", b"folder", b"inbox"),
                 cell("m", b"from", b"ann@x.com"),
+                cell("m", b"path", b"ann/inbox/1."),
                 cell("m", b"subject", b"caf\xe9 \xff"),
             ],
         };
-        let columns = [Column::Qualifier("m".into(), b"folder".to_vec())];
+        let columns = [Column::Qualifier("m".into(), b"path".to_vec())];
         let shape = DocumentShape { search, row_key: Some(rk), columns: &columns };
         let analyzer = rowsearch_indexer::TextAnalyzer;
         let doc = shape.document(&row, Some(&analyzer));
         let json = serde_json::to_string(&doc).unwrap();
         assert_eq!(
             json,
-            r#"{"subject":{"base64":"Y2Fm6SD/"},"body":"Line one\r\nLine\ttwo","from":"ann@x.com","user":"ann","date":"2001-05-14T23:39:00Z","m:folder":"inbox"}"#
+            r#"{"subject":{"base64":"Y2Fm6SD/"},"body":"Line one\r\nLine\ttwo","from":"ann@x.com","folder":"inbox","user":"ann","date":"2001-05-14T23:39:00Z","m:path":"ann/inbox/1."}"#
         );
         assert_eq!(doc.text("body"), Some("Line one\r\nLine\ttwo"));
         assert_eq!(doc.get("to"), None);

@@ -427,6 +427,8 @@ mod tests {
                 seq: 41,
                 row_key: None,
                 overlay_rows: 0,
+                facets: Vec::new(),
+                did_you_mean: None,
             };
             for row_key in [None, Some(&typed)] {
                 for highlights in [false, true] {
@@ -452,5 +454,52 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Facets keep the order asked for, and each facet's values the order
+    /// counted (most first), not the keys' order; `did_you_mean` shows
+    /// only when there is one.
+    #[test]
+    fn facets_and_did_you_mean_in_order() {
+        let results = SearchResults {
+            total: 3,
+            took_ms: 0.5,
+            hits: Vec::new(),
+            next_cursor: None,
+            dropped: 0,
+            generation: 1,
+            seq: 2,
+            row_key: None,
+            overlay_rows: 0,
+            facets: vec![
+                ("month".into(), vec![("2001-05".into(), 2), ("2000-01".into(), 1)]),
+                ("from".into(), vec![("z@x.com".into(), 3), ("a@x.com".into(), 1)]),
+            ],
+            did_you_mean: Some("gas deal".into()),
+        };
+        let body = serde_json::to_string(&SearchBody::new(
+            &results,
+            None,
+            false,
+            Encoding::Binary,
+            HitFormat::Documents,
+        ))
+        .unwrap();
+        assert!(
+            body.ends_with(
+                r#""facets":{"month":{"2001-05":2,"2000-01":1},"from":{"z@x.com":3,"a@x.com":1}},"did_you_mean":"gas deal"}"#
+            ),
+            "{body}"
+        );
+        let plain = SearchResults { facets: Vec::new(), did_you_mean: None, ..results };
+        let body = serde_json::to_string(&SearchBody::new(
+            &plain,
+            None,
+            false,
+            Encoding::Binary,
+            HitFormat::Documents,
+        ))
+        .unwrap();
+        assert!(!body.contains("facets") && !body.contains("did_you_mean"), "{body}");
     }
 }
