@@ -313,6 +313,10 @@ impl Generation {
     }
 }
 
+/// The number of matches, the page of hits (score or date, address) and
+/// the facet counts.
+type Ranked = (usize, Vec<(f64, tantivy::DocAddress)>, FacetCounts);
+
 /// The `offset..offset + limit` best documents of `query` on `searcher`
 /// in `sort`'s order, with their score or date (ms), the number of
 /// matches, and the facets `facets` counts over them; BM25 from `stats`.
@@ -324,7 +328,7 @@ fn top_docs(
     sort: SortBy,
     offset: usize,
     limit: usize,
-) -> tantivy::Result<(usize, Vec<(f64, tantivy::DocAddress)>, FacetCounts)> {
+) -> tantivy::Result<Ranked> {
     Ok(match sort {
         SortBy::Relevance => {
             let top = TopDocs::with_limit(limit).and_offset(offset).order_by_score();
