@@ -36,6 +36,7 @@ mod overlay;
 pub mod query;
 pub mod reader;
 mod refresh;
+mod suggest;
 mod verify;
 
 use std::path::Path;

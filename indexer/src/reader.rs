@@ -162,20 +162,25 @@ impl Generation {
             crate::query::parse_with(query, &self.schema, &*self.analyzer, options).map_err(|e| {
                 Error::Query { query: query.to_owned(), reason: e.reason, position: Some(e.position) }
             })?;
+        Ok(self.scoped(parsed, partitions))
+    }
+
+    /// `query` confined to `partitions` (any of them) unless that is empty.
+    pub fn scoped(&self, query: Box<dyn Query>, partitions: &[&[u8]]) -> Box<dyn Query> {
         let term = |p: &[u8]| -> Box<dyn Query> {
             Box::new(TermQuery::new(
                 Term::from_field_bytes(self.schema.partition, p),
                 IndexRecordOption::Basic,
             ))
         };
-        Ok(match partitions {
-            [] => parsed,
-            [p] => Box::new(BooleanQuery::new(vec![(Occur::Must, parsed), (Occur::Must, term(p))])),
+        match partitions {
+            [] => query,
+            [p] => Box::new(BooleanQuery::new(vec![(Occur::Must, query), (Occur::Must, term(p))])),
             many => {
                 let any = BooleanQuery::new(many.iter().map(|p| (Occur::Should, term(p))).collect());
-                Box::new(BooleanQuery::new(vec![(Occur::Must, parsed), (Occur::Must, Box::new(any))]))
+                Box::new(BooleanQuery::new(vec![(Occur::Must, query), (Occur::Must, Box::new(any))]))
             }
-        })
+        }
     }
 
     /// Identifies the commit this generation's reader sees (as
@@ -255,20 +260,7 @@ impl Generation {
         commit = xxhash_rust::xxh3::xxh3_64(
             format!("{commit:x}+{}:{}", overlay.from_seq, overlay.last_seq).as_bytes(),
         );
-        let hiding = |q: &dyn Query, hide: Option<&dyn Query>| -> Box<dyn Query> {
-            match hide {
-                None => q.box_clone(),
-                Some(hide) => Box::new(BooleanQuery::new(vec![
-                    (Occur::Must, q.box_clone()),
-                    (Occur::MustNot, hide.box_clone()),
-                ])),
-            }
-        };
-        // The generation without the changed rows, then each layer without
-        // the rows of the later ones.
-        let mut runs: Vec<(&tantivy::Searcher, Box<dyn Query>)> =
-            vec![(&searcher, hiding(query, Some(overlay.hide())))];
-        runs.extend(overlay.segments().map(|(on, later)| (on, hiding(query, later))));
+        let runs = runs(&searcher, query, overlay);
         if runs.len() == 1 {
             // Every changed row is gone (or has no terms): hidden only.
             let (total, hits, facets) = run(&searcher, &searcher, &*runs[0].1, offset, limit)?;
@@ -311,6 +303,29 @@ impl Generation {
         }
         Ok(keys)
     }
+}
+
+/// Where a query runs when `overlay` is laid on a generation read by
+/// `searcher`: the generation without the overlay's rows, then each layer
+/// without the rows of the later ones.
+pub(crate) fn runs<'s>(
+    searcher: &'s tantivy::Searcher,
+    query: &dyn Query,
+    overlay: &'s Overlay,
+) -> Vec<(&'s tantivy::Searcher, Box<dyn Query>)> {
+    let hiding = |q: &dyn Query, hide: Option<&dyn Query>| -> Box<dyn Query> {
+        match hide {
+            None => q.box_clone(),
+            Some(hide) => Box::new(BooleanQuery::new(vec![
+                (Occur::Must, q.box_clone()),
+                (Occur::MustNot, hide.box_clone()),
+            ])),
+        }
+    };
+    let mut runs: Vec<(&tantivy::Searcher, Box<dyn Query>)> =
+        vec![(searcher, hiding(query, Some(overlay.hide())))];
+    runs.extend(overlay.segments().map(|(on, later)| (on, hiding(query, later))));
+    runs
 }
 
 /// The number of matches, the page of hits (score or date, address) and

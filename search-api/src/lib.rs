@@ -31,6 +31,7 @@ pub mod http;
 pub mod json;
 pub mod keys;
 mod searcher;
+pub mod suggest;
 
 pub use error::{Error, Result};
 pub use facade::Rowsearch;
@@ -41,6 +42,7 @@ pub use searcher::{
     Freshness, MAX_FACET_LIMIT, MAX_LIMIT, MAX_RESULT_WINDOW, SearchHit, SearchRequest, SearchResults,
     Searcher,
 };
+pub use suggest::{SuggestRequest, Suggestion, Suggestions};
 
 /// Binary strings (API.md, "Byte strings"), shared with the store's schema JSON.
 pub use rowsearch_store::binstr as wire;

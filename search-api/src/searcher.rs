@@ -180,7 +180,7 @@ pub struct Searcher {
 
 /// The index's generation a search answers from, the overlay laid on it
 /// (if any), and the last write the answer reflects.
-type Fresh = (Arc<Generation>, Option<Arc<Overlay>>, u64);
+pub(crate) type Fresh = (Arc<Generation>, Option<Arc<Overlay>>, u64);
 
 /// How long a cursor walk's snapshot is kept after its last page.
 pub const WALK_KEEP: std::time::Duration = std::time::Duration::from_secs(300);
@@ -276,7 +276,7 @@ impl Searcher {
     /// The generation to answer from, brought current as `request` asks
     /// (an overlay of the rows it lacks, or a wait for it to absorb them),
     /// and the last write (feed seq) the answer reflects.
-    fn fresh_generation(
+    pub(crate) fn fresh_generation(
         &self,
         index: &TableIndex,
         table: &str,
@@ -509,17 +509,7 @@ impl Searcher {
             )));
         }
         // Parsed once: for the search and, when highlighting, for its terms.
-        let partitions: Vec<&[u8]> = match (&request.partition, &request.scope) {
-            (Some(p), Some(scope)) if !scope.contains(p) => {
-                return Err(Error::Forbidden(format!(
-                    "this key may not search partition {:?}",
-                    String::from_utf8_lossy(p)
-                )));
-            }
-            (Some(p), _) => vec![p],
-            (None, Some(scope)) => scope.iter().map(Vec::as_slice).collect(),
-            (None, None) => Vec::new(),
-        };
+        let partitions = partitions_of(&request.partition, &request.scope)?;
         let options = rowsearch_indexer::query::ParseOptions { typos: request.typos };
         let parsed = generation.parse_with(&request.query, &partitions, &options)?;
         let facet_limit = request.facet_limit.unwrap_or(DEFAULT_FACET_LIMIT);
@@ -545,6 +535,11 @@ impl Searcher {
             limit.max(1),
         )?;
         found.keys.truncate(limit);
+        let did_you_mean = if found.total == 0 && !request.typos && cursor.is_none() {
+            crate::suggest::did_you_mean(generation, overlay.as_deref(), &request.query, &partitions)?
+        } else {
+            None
+        };
         // An incremental reindex changes the hits under the same generation:
         // offsets would shift, so the walk restarts.
         if cursor.is_some_and(|c| c != found.commit) {
@@ -647,9 +642,28 @@ impl Searcher {
                     (spec.name.clone(), rowsearch_indexer::facets::top(counts, facet_limit))
                 })
                 .collect(),
-            did_you_mean: None,
+            did_you_mean,
         })
     }
+}
+
+/// The partitions a request covers: the one asked for (which a key's
+/// confinement must include), else the confinement's, else all (empty).
+pub(crate) fn partitions_of<'r>(
+    partition: &'r Option<Vec<u8>>,
+    scope: &'r Option<Vec<Vec<u8>>>,
+) -> Result<Vec<&'r [u8]>> {
+    Ok(match (partition, scope) {
+        (Some(p), Some(scope)) if !scope.contains(p) => {
+            return Err(Error::Forbidden(format!(
+                "this key may not search partition {:?}",
+                String::from_utf8_lossy(p)
+            )));
+        }
+        (Some(p), _) => vec![p],
+        (None, Some(scope)) => scope.iter().map(Vec::as_slice).collect(),
+        (None, None) => Vec::new(),
+    })
 }
 
 /// `c1.<generation>.<commit hex>.<offset>`.

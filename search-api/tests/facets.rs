@@ -11,7 +11,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-use rowsearch::indexer::{IngestOptions, ReindexOptions, SortBy, ingest, open_store, reindex};
+mod common;
+
+use rowsearch::indexer::SortBy;
 use rowsearch::store::{PutCell, ReadOptions, Scan, Store};
 use rowsearch::{Error, SearchRequest, Searcher};
 
@@ -38,11 +40,7 @@ fn addresses(text: &str) -> BTreeSet<String> {
 }
 
 fn fixture() -> (tempfile::TempDir, Arc<Store>, Vec<Values>) {
-    let dir = tempfile::tempdir().unwrap();
-    let store = open_store(dir.path()).unwrap();
-    let mail = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/mail/maildir");
-    ingest(&store, &[mail], &IngestOptions::default(), &mut |_| {}).unwrap();
-    reindex(&store, "mail", &ReindexOptions::default(), &mut |_| {}).unwrap();
+    let (dir, store) = common::fixture_store();
     let rows = store.scan("mail", &Scan { read: ReadOptions::default(), ..Scan::new() }).unwrap().rows;
     let schema = store.schema("mail").unwrap();
     let row_key = schema.row_key.unwrap();
@@ -66,7 +64,7 @@ fn fixture() -> (tempfile::TempDir, Arc<Store>, Vec<Values>) {
             Values { key: row.key.clone(), by_facet }
         })
         .collect();
-    (dir, Arc::new(store), values)
+    (dir, store, values)
 }
 
 fn request(query: &str, facets: &[&str], limit: usize) -> SearchRequest {

@@ -169,6 +169,9 @@ fn shape(name: &str) -> (&'static str, Option<&'static str>, (u16, Option<&'stat
         "index_lookup" => ("look keys (or rows) up in an index", None, (200, Some("KeyPage"))),
         "index_intersect" => ("keys in every (or any) of several lookups", None, (200, Some("KeyPage"))),
         "search" => ("keyword search", None, (200, Some("SearchResults"))),
+        "suggest" => {
+            ("completions of the query's last word, most documents first", None, (200, Some("Suggestions")))
+        }
         "keywords" => {
             ("keys of a partition's rows holding every term, newest first", None, (200, Some("KeywordPage")))
         }
@@ -333,6 +336,11 @@ fn param(route: &RouteSpec, name: &str, limits: &Limits) -> Value {
         "filter" => {
             (json!({"type": "string", "maxLength": limits.max_filter_bytes}), "HBase filter language", false)
         }
+        "limit" if route.name == "suggest" => (
+            json!({"type": "integer", "minimum": 1, "maximum": crate::suggest::MAX_SUGGEST_LIMIT}),
+            "suggestions (default 5)",
+            false,
+        ),
         "limit" if route.name == "search" => (
             json!({"type": "integer", "minimum": 0, "maximum": crate::searcher::MAX_LIMIT}),
             "hits per page (default 10; 0: the total alone)",

@@ -210,6 +210,15 @@ pub const ROUTES: &[RouteSpec] = &[
         ],
     ),
     route(
+        "suggest",
+        Action::Search,
+        "GET",
+        "/tables/{table}/suggest",
+        "/tables/mail/suggest?q=enr",
+        None,
+        &["q", "user", "limit", "encoding"],
+    ),
+    route(
         "keywords",
         Action::Search,
         "GET",

@@ -301,6 +301,14 @@ pub fn routes(
         .and_then(|t: String, access: Access, st: Arc<State>, p: Params| {
             run(st, "search", access, move |st, access| search::search(st, access, &t, &p))
         });
+    let suggest = table()
+        .and(warp::path!("suggest"))
+        .and(warp::get())
+        .and(sa("suggest"))
+        .and(params(known("suggest")))
+        .and_then(|t: String, access: Access, st: Arc<State>, p: Params| {
+            run(st, "suggest", access, move |st, access| search::suggest(st, access, &t, &p))
+        });
     let keywords = table()
         .and(warp::path!("keywords"))
         .and(warp::get())
@@ -380,7 +388,8 @@ pub fn routes(
         .or(index_verify)
         .unify()
         .boxed();
-    let searches = search.or(keywords).unify().or(reindex).unify().or(job).unify().boxed();
+    let searches =
+        search.or(suggest).unify().or(keywords).unify().or(reindex).unify().or(job).unify().boxed();
     let all = service
         .or(tables)
         .unify()

@@ -99,3 +99,51 @@ fn http_prefixes_typos_and_query_errors() {
         assert_eq!(v["error"]["position"].as_u64(), Some(position), "{q}: {v}");
     }
 }
+
+/// Facets, suggestions and `did_you_mean` over HTTP, from the real binary:
+/// the shapes of API.md, facet counts that add up to the total for a
+/// one-value-per-row facet, and the errors for unknown names and
+/// parameters (confinement is tested on the library, tests/facets.rs and
+/// tests/suggest.rs of search-api).
+#[test]
+fn http_facets_suggestions_and_did_you_mean() {
+    let (_t, s) = mail_server();
+    let (status, v) =
+        s.get_json("/tables/mail/search?q=gas&limit=0&facets=user,folder,from,month&facet_limit=3");
+    assert_eq!(status, 200, "{v}");
+    assert!(v["hits"].as_array().unwrap().is_empty());
+    let names: Vec<&String> = v["facets"].as_object().unwrap().keys().collect();
+    assert_eq!(names, ["user", "folder", "from", "month"], "in the order asked");
+    let users = v["facets"]["user"].as_object().unwrap();
+    assert!(users.len() <= 3);
+    let counts: Vec<u64> = users.values().map(|n| n.as_u64().unwrap()).collect();
+    assert!(counts.windows(2).all(|w| w[0] >= w[1]), "most first: {counts:?}");
+    // Every row has one user: with a limit above the users, they add up.
+    let (_, v) = s.get_json("/tables/mail/search?q=gas&limit=0&facets=user,year&facet_limit=1000");
+    let total = v["total"].as_u64().unwrap();
+    for facet in ["user", "year"] {
+        let sum: u64 = v["facets"][facet].as_object().unwrap().values().map(|n| n.as_u64().unwrap()).sum();
+        assert_eq!(sum, total, "{facet}: {v}");
+    }
+    for (path, says) in [
+        ("/tables/mail/search?q=gas&facets=sender", "sender"),
+        ("/tables/mail/search?q=gas&facets=user&facet_limit=0", "facet_limit"),
+        ("/tables/mail/suggest?q=", "q"),
+        ("/tables/mail/suggest?q=en&limt=3", "limt"),
+    ] {
+        let (status, v) = s.get_json(path);
+        assert_eq!(status, 400, "{path}: {v}");
+        assert!(v["error"]["message"].as_str().unwrap().contains(says), "{path}: {v}");
+    }
+
+    let (status, v) = s.get_json("/tables/mail/suggest?q=gas%20enr&limit=3");
+    assert_eq!(status, 200, "{v}");
+    let suggestions = v["suggestions"].as_array().unwrap();
+    assert_eq!(suggestions[0]["text"], "gas enron", "{v}");
+    assert!(suggestions.len() <= 3 && suggestions[0]["docs"].as_u64().unwrap() > 100);
+
+    let (_, v) = s.get_json("/tables/mail/search?q=enrn&limit=0");
+    assert_eq!((v["total"].as_u64(), v["did_you_mean"].as_str()), (Some(0), Some("enron")), "{v}");
+    let (_, v) = s.get_json("/tables/mail/search?q=enron&limit=0");
+    assert!(v.get("did_you_mean").is_none(), "{v}");
+}

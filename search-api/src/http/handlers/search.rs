@@ -107,3 +107,19 @@ pub(crate) fn keywords(st: &State, access: &Access, t: &str, p: &Params) -> Answ
         .collect();
     ok(json!({"keys": keys, "next_cursor": page.next_cursor}))
 }
+
+/// `GET /tables/{t}/suggest?q=&user=&limit=`.
+pub(crate) fn suggest(st: &State, access: &Access, table: &str, p: &Params) -> Answer {
+    let query = p.get("q").unwrap_or_default();
+    if query.trim().is_empty() {
+        return Err(ApiError::bad_request("q is empty"));
+    }
+    let request = crate::SuggestRequest {
+        query: query.to_owned(),
+        partition: p.bytes("user")?,
+        scope: access.partitions().map(|ps| ps.iter().map(|p| p.as_bytes().to_vec()).collect()),
+        limit: p.number("limit")?,
+    };
+    let suggestions = st.searcher.suggest(table, &request)?;
+    ok(serde_json::to_value(&suggestions).unwrap_or(Value::Null))
+}

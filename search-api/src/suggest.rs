@@ -1,0 +1,228 @@
+//! Suggestions (`/tables/{t}/suggest`): the query's last word completed
+//! from the indexed terms, and `did_you_mean`: a query that finds nothing,
+//! its unknown words corrected.
+//!
+//! Both read the index's term dictionaries on the snapshot a search would
+//! answer from (the generation and the overlay of the rows written since),
+//! so a word written a moment ago is suggested. Without a partition or a
+//! confinement the documents shown are dictionary counts (a deleted row
+//! counts until its segment merges); within partitions each candidate is
+//! counted exactly, and a term none of them holds is never shown, so a
+//! confined key learns nothing of other partitions' words.
+
+use std::time::Instant;
+
+use rowsearch_indexer::tantivy::query::{Query, TermQuery};
+use rowsearch_indexer::tantivy::schema::IndexRecordOption;
+use rowsearch_indexer::tantivy::{self, Term};
+use rowsearch_indexer::{Generation, Overlay};
+use rowsearch_store::ErrorKind;
+
+use crate::searcher::{Fresh, partitions_of};
+use crate::{Error, Result, SearchRequest, Searcher};
+
+/// Suggestions per request when it does not say.
+pub const DEFAULT_SUGGEST_LIMIT: usize = 5;
+/// Most suggestions a request may ask for.
+pub const MAX_SUGGEST_LIMIT: usize = 50;
+/// Candidates counted exactly when the suggestions are confined to
+/// partitions: every term with the prefix when there are at most this
+/// many, else this many with the most documents overall (so a word
+/// frequent in the partition but rare overall can be missed for a short
+/// prefix; a longer one finds it).
+pub const SCOPED_CANDIDATES: usize = 256;
+
+/// What to complete.
+#[derive(Debug, Clone, Default)]
+pub struct SuggestRequest {
+    /// The text typed so far: its last word is completed.
+    pub query: String,
+    /// Only this partition's terms.
+    pub partition: Option<Vec<u8>>,
+    /// The partitions the caller may see (see [`SearchRequest::scope`]).
+    pub scope: Option<Vec<Vec<u8>>>,
+    /// Suggestions (default [`DEFAULT_SUGGEST_LIMIT`], at most
+    /// [`MAX_SUGGEST_LIMIT`]).
+    pub limit: Option<usize>,
+}
+
+/// One suggestion.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Suggestion {
+    /// The query with its last word completed.
+    pub text: String,
+    /// Documents holding the completed word (in the partitions asked for).
+    pub docs: u64,
+}
+
+/// Suggestions, most documents first.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Suggestions {
+    /// The suggestions.
+    pub suggestions: Vec<Suggestion>,
+    /// Wall time, ms.
+    pub took_ms: f64,
+    /// The answer reflects every write (feed seq) up to this one.
+    pub seq: u64,
+}
+
+/// Characters that open a word without being part of it.
+const OPENERS: &[char] = &['-', '+', '(', '"'];
+
+impl Searcher {
+    /// Completes `request.query`'s last word from `table`'s indexed terms
+    /// (a `field:` before it completes from that field).
+    ///
+    /// # Errors
+    /// As [`Searcher::search`]: `Store` (unknown or unsearchable table),
+    /// `Indexer`, `BadRequest` (an empty query, a limit out of range),
+    /// `Forbidden` (a partition outside the confinement).
+    pub fn suggest(&self, table: &str, request: &SuggestRequest) -> Result<Suggestions> {
+        let started = Instant::now();
+        let limit = request.limit.unwrap_or(DEFAULT_SUGGEST_LIMIT);
+        if !(1..=MAX_SUGGEST_LIMIT).contains(&limit) {
+            return Err(Error::BadRequest(format!("limit must be 1..={MAX_SUGGEST_LIMIT}, got {limit}")));
+        }
+        if request.query.trim().is_empty() {
+            return Err(Error::BadRequest("q is empty".into()));
+        }
+        let search = SearchRequest {
+            partition: request.partition.clone(),
+            scope: request.scope.clone(),
+            ..SearchRequest::default()
+        };
+        let partitions = partitions_of(&request.partition, &request.scope)?;
+        let (generation, overlay, seq) = self.snapshot(table, &search, started)?;
+        let done =
+            |suggestions| Suggestions { suggestions, took_ms: started.elapsed().as_secs_f64() * 1e3, seq };
+
+        // The last word, after what opens it and an optional `field:`.
+        let query = request.query.as_str();
+        let start = query.rfind(char::is_whitespace).map_or(0, |i| i + 1);
+        let mut word_at = start + query[start..].len() - query[start..].trim_start_matches(OPENERS).len();
+        let mut field = generation.schema.all;
+        if let Some((name, _)) = query[word_at..].split_once(':')
+            && let Some(i) = generation.schema.field_index(name)
+        {
+            field = generation.schema.fields[i];
+            word_at += name.len() + 1;
+        }
+        let word: String = query[word_at..].chars().flat_map(char::to_lowercase).collect();
+        if word.is_empty() {
+            return Ok(done(Vec::new()));
+        }
+        let mut candidates = generation.completions(field, &word, overlay.as_deref())?;
+        if !partitions.is_empty() {
+            candidates.truncate(SCOPED_CANDIDATES);
+            for (term, docs) in &mut candidates {
+                let q = term_query(field, term);
+                *docs = generation.count(&*generation.scoped(q, &partitions), overlay.as_deref())?;
+            }
+            candidates.retain(|(_, docs)| *docs > 0);
+            candidates.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        }
+        candidates.truncate(limit);
+        let head = &query[..word_at];
+        Ok(done(
+            candidates
+                .into_iter()
+                .map(|(term, docs)| Suggestion { text: format!("{head}{term}"), docs })
+                .collect(),
+        ))
+    }
+
+    /// The snapshot a search of `table` as `request` would answer from.
+    fn snapshot(&self, table: &str, request: &SearchRequest, started: Instant) -> Result<Fresh> {
+        let (schema, table_id) = {
+            let rtxn = self.store().begin_read()?;
+            (rtxn.schema(table)?, rtxn.table_id(table)?)
+        };
+        if schema.search.is_none() {
+            return Err(Error::Store(ErrorKind::NotSearchable { table: table.to_owned() }.into()));
+        }
+        let index = self.index(table)?;
+        let fresh = self.fresh_generation(&index, table, request, started)?;
+        if fresh.0.table_id != table_id {
+            return Err(Error::Indexer(rowsearch_indexer::Error::NoIndex { table: table.to_owned() }));
+        }
+        Ok(fresh)
+    }
+}
+
+fn term_query(field: tantivy::schema::Field, term: &str) -> Box<dyn Query> {
+    Box::new(TermQuery::new(Term::from_field_text(field, term), IndexRecordOption::Basic))
+}
+
+/// For a query that found nothing: the query with each plain word the
+/// index does not hold replaced by the held term nearest to it (one edit
+/// for words of 3 to 7 characters, two from 8; the one in most documents),
+/// when that query finds something in `partitions`. Words inside `field:`,
+/// with `*` or `~`, and operators are left as they are.
+pub(crate) fn did_you_mean(
+    generation: &Generation,
+    overlay: Option<&Overlay>,
+    query: &str,
+    partitions: &[&[u8]],
+) -> Result<Option<String>> {
+    let all = generation.schema.all;
+    let mut corrected = String::with_capacity(query.len());
+    let mut changed = false;
+    let mut last = 0;
+    for (at, token) in words(query) {
+        let word: String = token.chars().flat_map(char::to_lowercase).collect();
+        let chars = word.chars().count();
+        if chars < 3 || ["and", "or", "not"].contains(&word.as_str()) {
+            continue;
+        }
+        if generation.completions(all, &word, overlay)?.first().is_some_and(|(t, _)| *t == word) {
+            continue;
+        }
+        let edits = if chars >= 8 { 2 } else { 1 };
+        if let Some((term, _)) = generation.near_terms(all, &word, edits, overlay)?.into_iter().next() {
+            corrected.push_str(&query[last..at]);
+            corrected.push_str(&term);
+            last = at + token.len();
+            changed = true;
+        }
+    }
+    if !changed {
+        return Ok(None);
+    }
+    corrected.push_str(&query[last..]);
+    let Ok(parsed) = generation.parse(&corrected, partitions) else { return Ok(None) };
+    Ok((generation.count(&*parsed, overlay)? > 0).then_some(corrected))
+}
+
+/// The plain words of a query with their byte offsets: runs of letters and
+/// digits standing alone (not a `field:` name or value, not followed by
+/// `*` or `~`, not part of a date range).
+fn words(query: &str) -> Vec<(usize, &str)> {
+    let mut out = Vec::new();
+    let mut offset = 0;
+    for chunk in query.split_inclusive(char::is_whitespace) {
+        let token = chunk.trim_end();
+        let inner = token.trim_start_matches(OPENERS).trim_end_matches([')', '"']);
+        let at = offset + (token.len() - token.trim_start_matches(OPENERS).len());
+        if !inner.is_empty() && inner.chars().all(char::is_alphanumeric) {
+            out.push((at, inner));
+        }
+        offset += chunk.len();
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plain_words_are_picked_with_their_offsets() {
+        let q = "enrn AND (-meetign) subject:gas \"powr plant\" pri* date:2001 ga~1";
+        let got = words(q);
+        let texts: Vec<&str> = got.iter().map(|(_, w)| *w).collect();
+        assert_eq!(texts, ["enrn", "AND", "meetign", "powr", "plant"]);
+        for (at, w) in got {
+            assert_eq!(&q[at..at + w.len()], w);
+        }
+    }
+}

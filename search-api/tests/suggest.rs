@@ -1,0 +1,221 @@
+//! Suggestions and `did_you_mean` against a brute force over the fixture
+//! mail's keyword cells (each row's terms per field, read from the store,
+//! not the index): the completions of a word's start are the terms with
+//! that start, ranked by the rows holding them (ties by term), in any
+//! field or in one, in one partition or a key's confinement; a word
+//! written a moment ago is suggested at once; and a query that finds
+//! nothing is offered a correction (one or two edits, computed here) that
+//! finds something.
+
+mod common;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+use rowsearch::store::{PutCell, Scan, Store};
+use rowsearch::{Error, SearchRequest, Searcher, SuggestRequest};
+
+/// Per row: its partition and its (field, term) pairs.
+type Rows = Vec<(String, BTreeSet<(String, String)>)>;
+
+fn rows(store: &Store) -> Rows {
+    let keys = store.scan("mail", &Scan { keys_only: true, ..Scan::new() }).unwrap().rows;
+    let rtxn = store.begin_read().unwrap();
+    keys.iter()
+        .map(|row| {
+            let cells = rtxn.row_keyword_cells("mail", &row.key).unwrap();
+            let user =
+                cells.first().map(|c| String::from_utf8_lossy(&c.partition).into_owned()).unwrap_or_default();
+            (user, cells.into_iter().map(|c| (c.field, c.term)).collect())
+        })
+        .collect()
+}
+
+/// The `limit` terms starting with `prefix` (in `field`, or any), with
+/// the rows of `users` (all when empty) holding them, most first.
+fn brute(rows: &Rows, field: Option<&str>, prefix: &str, users: &[&str], limit: usize) -> Vec<(String, u64)> {
+    let mut docs: BTreeMap<String, u64> = BTreeMap::new();
+    for (user, terms) in rows {
+        if !users.is_empty() && !users.contains(&user.as_str()) {
+            continue;
+        }
+        let held: BTreeSet<&String> = terms
+            .iter()
+            .filter(|(f, t)| field.is_none_or(|want| want == f) && t.starts_with(prefix))
+            .map(|(_, t)| t)
+            .collect();
+        for term in held {
+            *docs.entry(term.clone()).or_default() += 1;
+        }
+    }
+    let mut out: Vec<(String, u64)> = docs.into_iter().collect();
+    out.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    out.truncate(limit);
+    out
+}
+
+fn suggest(
+    searcher: &Searcher,
+    query: &str,
+    user: Option<&str>,
+    scope: Option<&[&str]>,
+) -> Vec<(String, u64)> {
+    let request = SuggestRequest {
+        query: query.into(),
+        partition: user.map(|u| u.as_bytes().to_vec()),
+        scope: scope.map(|s| s.iter().map(|u| u.as_bytes().to_vec()).collect()),
+        limit: Some(20),
+    };
+    searcher.suggest("mail", &request).unwrap().suggestions.into_iter().map(|s| (s.text, s.docs)).collect()
+}
+
+fn with_head(head: &str, terms: Vec<(String, u64)>) -> Vec<(String, u64)> {
+    terms.into_iter().map(|(t, n)| (format!("{head}{t}"), n)).collect()
+}
+
+#[test]
+fn completions_equal_the_terms_of_the_rows() {
+    let (_dir, store) = common::fixture_store();
+    let searcher = Searcher::new(Arc::clone(&store));
+    let rows = rows(&store);
+    for prefix in ["e", "en", "gas", "me", "pri", "phillip.", "zz"] {
+        let want = brute(&rows, None, prefix, &[], 20);
+        assert_eq!(suggest(&searcher, prefix, None, None), want, "{prefix}");
+        // Upper case is read as typed words are, and the words before
+        // the last are kept.
+        let typed = format!("Gas -{}", prefix.to_uppercase());
+        assert_eq!(suggest(&searcher, &typed, None, None), with_head("Gas -", want), "{typed}");
+    }
+    assert!(!brute(&rows, None, "en", &[], 20).is_empty());
+    for (field, prefix) in [("subject", "re"), ("from", "k"), ("folder", "in")] {
+        let want = with_head(&format!("{field}:"), brute(&rows, Some(field), prefix, &[], 20));
+        assert!(!want.is_empty(), "{field}:{prefix}");
+        assert_eq!(suggest(&searcher, &format!("{field}:{prefix}"), None, None), want);
+    }
+    // One partition, and a key confined to two: counts within them, and
+    // no word of another partition. Exact when the prefix has at most
+    // SCOPED_CANDIDATES terms overall.
+    for prefix in ["gas", "mee", "pri", "wh"] {
+        assert!(brute(&rows, None, prefix, &[], 1000).len() <= rowsearch::suggest::SCOPED_CANDIDATES);
+        let want = brute(&rows, None, prefix, &["cash-m"], 20);
+        assert!(!want.is_empty());
+        assert_eq!(suggest(&searcher, prefix, Some("cash-m"), None), want, "{prefix} in cash-m");
+        let want = brute(&rows, None, prefix, &["cash-m", "gay-r"], 20);
+        assert_eq!(suggest(&searcher, prefix, None, Some(&["cash-m", "gay-r"])), want, "{prefix} confined");
+    }
+    // Past it, what is shown is still counted exactly within the scope.
+    assert!(brute(&rows, None, "e", &[], 1000).len() > rowsearch::suggest::SCOPED_CANDIDATES);
+    let in_scope = brute(&rows, None, "e", &["cash-m"], 100_000);
+    let got = suggest(&searcher, "e", Some("cash-m"), None);
+    assert!(!got.is_empty());
+    for (term, docs) in &got {
+        assert_eq!(in_scope.iter().find(|(t, _)| t == term).map(|(_, n)| *n), Some(*docs), "{term}");
+    }
+    let err = searcher
+        .suggest(
+            "mail",
+            &SuggestRequest {
+                query: "gas".into(),
+                partition: Some(b"gay-r".to_vec()),
+                scope: Some(vec![b"cash-m".to_vec()]),
+                limit: None,
+            },
+        )
+        .unwrap_err();
+    assert!(matches!(err, Error::Forbidden(_)), "{err:?}");
+    for bad in [
+        SuggestRequest { query: " ".into(), ..Default::default() },
+        SuggestRequest { query: "e".into(), limit: Some(0), ..Default::default() },
+    ] {
+        assert!(matches!(searcher.suggest("mail", &bad), Err(Error::BadRequest(_))), "{bad:?}");
+    }
+}
+
+#[test]
+fn a_new_word_is_suggested_at_once() {
+    let (_dir, store) = common::fixture_store();
+    let searcher = Searcher::new(Arc::clone(&store));
+    assert!(suggest(&searcher, "zyzzo", None, None).is_empty());
+    let rk = store.schema("mail").unwrap().row_key.unwrap();
+    for id in 1..=2u64 {
+        let key = rk
+            .encode_json(&serde_json::json!({"user": "zed", "date": 990_000_000_000u64, "id": id}))
+            .unwrap();
+        store
+            .put("mail", &key, vec![PutCell::new("m", "subject", format!("zyzzogeton{id} zyzzogeton"))])
+            .unwrap();
+    }
+    assert_eq!(
+        suggest(&searcher, "zyzzo", None, None),
+        [("zyzzogeton".to_owned(), 2), ("zyzzogeton1".to_owned(), 1), ("zyzzogeton2".to_owned(), 1)]
+    );
+    assert_eq!(suggest(&searcher, "zyzzo", Some("zed"), None).len(), 3);
+    assert!(suggest(&searcher, "zyzzo", Some("cash-m"), None).is_empty(), "not in cash-m");
+}
+
+/// Optimal string alignment distance, over characters.
+fn edits(a: &str, b: &str) -> usize {
+    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+    for (i, row) in d.iter_mut().enumerate() {
+        row[0] = i;
+    }
+    for (j, cell) in d[0].iter_mut().enumerate() {
+        *cell = j;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            d[i][j] = (d[i - 1][j] + 1).min(d[i][j - 1] + 1).min(d[i - 1][j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                d[i][j] = d[i][j].min(d[i - 2][j - 2] + 1);
+            }
+        }
+    }
+    d[a.len()][b.len()]
+}
+
+#[test]
+fn a_query_that_finds_nothing_is_offered_the_nearest_held_words() {
+    let (_dir, store) = common::fixture_store();
+    let searcher = Searcher::new(Arc::clone(&store));
+    let rows = rows(&store);
+    let search = |q: &str| {
+        searcher
+            .search("mail", &SearchRequest { query: q.into(), limit: Some(0), ..SearchRequest::default() })
+            .unwrap()
+    };
+    for (typo, max) in
+        [("enrn", 1), ("meetign", 1), ("prics", 1), ("powr", 1), ("trnsmision", 2), ("califrnai", 2)]
+    {
+        let got = search(typo);
+        assert_eq!(got.total, 0, "{typo} finds nothing");
+        // The brute force: the held term within `max` edits in most rows.
+        let mut best: Option<(u64, String)> = None;
+        let mut docs: BTreeMap<&str, u64> = BTreeMap::new();
+        for (_, terms) in &rows {
+            let held: BTreeSet<&str> = terms.iter().map(|(_, t)| t.as_str()).collect();
+            for t in held {
+                if edits(t, typo) <= max {
+                    *docs.entry(t).or_default() += 1;
+                }
+            }
+        }
+        for (t, n) in docs {
+            if best.as_ref().is_none_or(|(m, b)| n > *m || (n == *m && t < b.as_str())) {
+                best = Some((n, t.to_owned()));
+            }
+        }
+        let (_, want) = best.expect("the fixture holds a near word");
+        assert_eq!(got.did_you_mean.as_deref(), Some(want.as_str()), "{typo}");
+        assert!(search(&want).total > 0);
+    }
+    // Each unknown word of several is corrected, the rest kept as typed.
+    let got = search("Gas enrn -meetign");
+    let fixed = got.did_you_mean.expect("a correction");
+    assert!(fixed.starts_with("Gas ") && fixed.contains(" -"), "{fixed}");
+    assert!(search(&fixed).total > 0);
+    // None when something is found, or nothing near is held.
+    assert_eq!(search("enron").did_you_mean, None);
+    assert_eq!(search("qqqqzzzz").did_you_mean, None);
+}
