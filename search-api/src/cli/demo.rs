@@ -14,11 +14,8 @@ use super::args::Args;
 use super::common::create;
 use super::mail::ingest;
 use super::output::row_json;
+use super::sample::Sample;
 use super::search::reindex;
-
-/// The mail fixture of the repository (real Enron messages), found from the
-/// checkout this binary was built in.
-const DEMO_MAIL: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/fixtures/mail/maildir");
 
 /// The demo: everything the store can do, on a fresh table.
 pub(super) fn demo(args: &Args, rows: u32, out: &mut impl Write) -> Result<Store> {
@@ -128,11 +125,17 @@ regions (one per salt bucket):"
         "\nTry: rowsearch --data {} scan {table} --prefix-fields '{{\"user\":\"cash-m\"}}' --limit 2 \\\n       --filter \"ValueFilter(=, 'substring:MESSAGE 1')\"",
         args.data.display()
     )?;
-    // Real mail: the fixture bundled in the repository, into the mail table.
-    let fixture = std::path::Path::new(DEMO_MAIL);
-    if fixture.is_dir() {
-        let report = ingest(&store, &[fixture.to_owned()], &rowsearch::indexer::IngestOptions::default())?;
-        writeln!(out, "\nBundled sample mail ({DEMO_MAIL}):\n  {}", report.summary(3))?;
+    // Real mail: the sample this binary carries, into the mail table.
+    {
+        let sample = Sample::unpack()?;
+        let report = ingest(&store, &[sample.maildir()], &rowsearch::indexer::IngestOptions::default())?;
+        drop(sample);
+        writeln!(
+            out,
+            "\nSample mail (carried in this binary, {} KB compressed):\n  {}",
+            Sample::carried_bytes() / 1024,
+            report.summary(3)
+        )?;
         let query = rowsearch::store::KeywordQuery {
             partition: b"cash-m".to_vec(),
             terms: vec!["meeting".into(), "enron".into()],
@@ -179,8 +182,6 @@ regions (one per salt bucket):"
             "Try: rowsearch --data {} search 'gas deal' --user cash-m --sort newest",
             args.data.display()
         )?;
-    } else {
-        writeln!(out, "\n(no bundled mail at {DEMO_MAIL}: run the demo from a checkout to ingest it)")?;
     }
     Ok(store)
 }

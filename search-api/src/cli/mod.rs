@@ -12,6 +12,7 @@ mod keys;
 mod mail;
 mod output;
 mod progress;
+mod sample;
 mod search;
 mod serve;
 

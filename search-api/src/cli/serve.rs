@@ -118,6 +118,7 @@ pub(super) fn serve(
             let stdout = std::io::stdout();
             let mut out = stdout.lock();
             writeln!(out, "listening on http://{bound}")?;
+            writeln!(out, "search page: http://{bound}/")?;
             if demo {
                 writeln!(out, "Try:")?;
                 for example in demo_requests(bound) {

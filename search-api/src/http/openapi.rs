@@ -71,6 +71,9 @@ fn operation(route: &RouteSpec, limits: &Limits) -> Value {
         "index_put" => {
             responses.insert("200".into(), answer("the index exists alike and is ready", Some("IndexReady")));
         }
+        "page" | "page_script" | "page_style" => {
+            responses.insert("304".into(), answer("unchanged since the ETag in If-None-Match", None));
+        }
         _ => {}
     }
     for (status, why) in errors(route) {
@@ -125,6 +128,9 @@ fn answer(description: &str, schema: Option<&str>) -> Value {
         Some("Text") => {
             json!({"description": description, "content": {"text/plain": {"schema": {"type": "string"}}}})
         }
+        Some(media @ ("text/html" | "text/javascript" | "text/css")) => {
+            json!({"description": description, "content": {media: {"schema": {"type": "string"}}}})
+        }
         Some(s) => {
             json!({"description": description, "content": {"application/json": {"schema": reference(s)}}})
         }
@@ -134,6 +140,9 @@ fn answer(description: &str, schema: Option<&str>) -> Value {
 /// Summary, request body and success (status, answer) of each route.
 fn shape(name: &str) -> (&'static str, Option<&'static str>, (u16, Option<&'static str>)) {
     match name {
+        "page" => ("the search page (HTML)", None, (200, Some("text/html"))),
+        "page_script" => ("the search page's script", None, (200, Some("text/javascript"))),
+        "page_style" => ("the search page's style sheet", None, (200, Some("text/css"))),
         "health" => ("health: ok, degraded (why) or unhealthy (503)", None, (200, Some("Health"))),
         "metrics" => ("Prometheus metrics", None, (200, Some("Text"))),
         "openapi" => ("this document", None, (200, None)),
@@ -380,6 +389,8 @@ fn param(route: &RouteSpec, name: &str, limits: &Limits) -> Value {
             "INDEX:eq|prefix:VALUE, repeatable",
             true,
         ),
+        "q" if route.name == "page" => (text.clone(), "the query the page opens with", false),
+        "table" => (text.clone(), "the table the page opens on", false),
         "q" => (
             json!({"type": "string", "minLength": 1, "maxLength": 8192}),
             "the query: terms (ANDed), field:term, \"phrases\", date ranges",

@@ -48,6 +48,10 @@ const SCAN: &[&str] = &[
 
 /// Every route, in API.md's order.
 pub const ROUTES: &[RouteSpec] = &[
+    // The page's own state (what was searched) is in its address.
+    route("page", Action::Public, "GET", "/", "/?q=gas", None, &["table", "q", "sort"]),
+    route("page_script", Action::Public, "GET", "/page.js", "/page.js", None, &[]),
+    route("page_style", Action::Public, "GET", "/page.css", "/page.css", None, &[]),
     route("health", Action::Public, "GET", "/health", "/health", None, &[]),
     route("metrics", Action::Admin, "GET", "/metrics", "/metrics", None, &[]),
     route("openapi", Action::Any, "GET", "/openapi.json", "/openapi.json", None, &[]),

@@ -81,7 +81,7 @@ type Body = bytes::Bytes;
 pub fn routes(
     state: Arc<State>,
 ) -> impl warp::Filter<Extract = (Response,), Error = std::convert::Infallible> + Clone {
-    use handlers::{indexes, jobs, rows, scans, search, service, tables};
+    use handlers::{indexes, jobs, page, rows, scans, search, service, tables};
     let max_body = state.limits.max_body_bytes;
     let body_timeout = state.limits.body_read_timeout;
     let sa = move |name: &'static str| authed(Arc::clone(&state), name).and(with_state(Arc::clone(&state)));
@@ -104,6 +104,22 @@ pub fn routes(
         .and_then(|access: Access, st: Arc<State>| {
             run(st, "openapi", access, move |st, _| service::openapi(st))
         });
+
+    // The search page.
+    let page_file = |name: &'static str, asset: page::Asset| {
+        sa(name).and(no_params(known(name))).and(warp::header::headers_cloned()).and_then(
+            move |access: Access, st: Arc<State>, headers: warp::http::HeaderMap| {
+                run(st, name, access, move |_, _| page::serve(asset, &headers))
+            },
+        )
+    };
+    let page = warp::path::end()
+        .and(warp::get())
+        .and(page_file("page", page::INDEX))
+        .or(warp::path!("page.js").and(warp::get()).and(page_file("page_script", page::SCRIPT)))
+        .unify()
+        .or(warp::path!("page.css").and(warp::get()).and(page_file("page_style", page::STYLE)))
+        .unify();
 
     // Tables.
     let list_tables = warp::path!("tables")
@@ -357,7 +373,7 @@ pub fn routes(
         });
     let keys = keys_create.or(keys_list).unify().or(keys_delete).unify().boxed();
 
-    let service = health.or(metrics).unify().or(openapi).unify().boxed();
+    let service = page.or(health).unify().or(metrics).unify().or(openapi).unify().boxed();
     let tables = list_tables.or(put_table).unify().or(get_table).unify().or(delete_table).unify().boxed();
     let rows = put_row
         .or(get_row)

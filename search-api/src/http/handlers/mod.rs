@@ -6,6 +6,7 @@ mod confine;
 pub(super) mod indexes;
 pub(super) mod jobs;
 pub(super) mod keys;
+pub(crate) mod page;
 pub(super) mod rows;
 pub(super) mod scans;
 pub(super) mod search;

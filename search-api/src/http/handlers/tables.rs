@@ -1,6 +1,6 @@
 //! `/tables` and `/tables/{t}`: list, create, describe, drop.
 
-use rowsearch_store::{Scan, TableSchema};
+use rowsearch_store::{Scan, SearchSchema, TableSchema};
 use serde_json::{Value, json};
 use warp::Reply;
 use warp::http::StatusCode;
@@ -17,9 +17,27 @@ pub(crate) fn list(st: &State, access: &Access) -> Answer {
         .tables()?
         .into_iter()
         .filter(|name| access.may_touch(name))
-        .map(|name| json!({"name": name}))
+        .map(|name| {
+            let search = st.store().schema(&name).ok().and_then(|s| s.search).map(|s| search_summary(&s));
+            match search {
+                Some(search) => json!({"name": name, "search": search}),
+                None => json!({"name": name}),
+            }
+        })
         .collect();
     ok(json!({"tables": tables}))
+}
+
+/// What a client (the search page) needs to search a table: its search
+/// fields, the partition (`user=`) and the facets it can count.
+fn search_summary(search: &SearchSchema) -> Value {
+    let mut facets: Vec<&str> = search.partition.as_deref().into_iter().collect();
+    facets.extend(search.fields.iter().filter(|f| f.facet).map(|f| f.name.as_str()));
+    if search.date_column.is_some() {
+        facets.extend(["month", "year"]);
+    }
+    let fields: Vec<&str> = search.fields.iter().map(|f| f.name.as_str()).collect();
+    json!({"partition": search.partition, "fields": fields, "facets": facets})
 }
 
 /// `PUT /tables/{t}`: 201 when created, 200 when it exists alike.

@@ -1,0 +1,548 @@
+// rowsearch's search page: plain JavaScript over the server's own HTTP API
+// (API.md): GET /tables, /tables/{t}, /tables/{t}/search and /suggest.
+// No framework and no request to anything but this server.
+"use strict";
+
+const LIMIT = 10;
+const DEBOUNCE_MS = 120;
+const FRESHNESS_EVERY_MS = 5000;
+const KEY_STORAGE = "rowsearch.key";
+
+const $ = (id) => document.getElementById(id);
+const el = (tag, props = {}, ...children) => {
+  const node = Object.assign(document.createElement(tag), props);
+  for (const child of children) node.append(child);
+  return node;
+};
+
+const state = {
+  tables: [],      // [{name, search: {partition, fields, facets}}] of GET /tables
+  table: null,     // the chosen table's entry
+  offset: 0,
+  selected: [],    // [{facet, value, param|clause}] facet values clicked
+  hits: [],
+  total: 0,
+  searchSeq: 0,    // which search an answer belongs to (late answers are dropped)
+  searching: null, // AbortController of the search in flight
+  suggesting: null,
+  suggestion: -1,  // index of the highlighted suggestion
+  freshnessAt: 0,
+};
+
+// ---- HTTP ----------------------------------------------------------------
+
+class ApiError extends Error {
+  constructor(status, body) {
+    const error = (body && body.error) || {};
+    super(error.message || `HTTP ${status}`);
+    this.status = status;
+    this.code = error.code || "http_error";
+    this.position = error.position;
+  }
+}
+
+async function api(path, signal) {
+  const headers = { Accept: "application/json" };
+  const key = sessionStorage.getItem(KEY_STORAGE);
+  if (key) headers.Authorization = `Bearer ${key}`;
+  const response = await fetch(path, { headers, signal });
+  const body = await response.json().catch(() => null);
+  if (!response.ok) {
+    const error = new ApiError(response.status, body);
+    if (error.code === "missing_key" || error.code === "invalid_key") askForKey(error);
+    throw error;
+  }
+  return body;
+}
+
+function askForKey(error) {
+  $("key-button").hidden = false;
+  $("key-why").textContent = error.code === "invalid_key"
+    ? "That access key is not valid here. Enter another one."
+    : "This server needs an access key.";
+  if (!$("key-dialog").open) $("key-dialog").showModal();
+}
+
+// ---- tables and freshness ------------------------------------------------
+
+async function loadTables() {
+  const answer = await api("/tables");
+  state.tables = answer.tables.filter((t) => t.search);
+  const picker = $("table");
+  picker.replaceChildren(...state.tables.map((t) => el("option", { value: t.name, textContent: t.name })));
+  if (state.tables.length === 0) {
+    showEmpty("No searchable table yet: ingest mail (rowsearch ingest PATH) or create a table with a search section.");
+    return;
+  }
+  const wanted = new URLSearchParams(location.search).get("table");
+  const chosen = state.tables.find((t) => t.name === wanted) || state.tables.find((t) => t.name === "mail") || state.tables[0];
+  picker.value = chosen.name;
+  chooseTable(chosen.name);
+}
+
+function chooseTable(name) {
+  state.table = state.tables.find((t) => t.name === name) || null;
+  state.selected = [];
+  state.offset = 0;
+  state.freshnessAt = 0;
+  refreshFreshness();
+  scheduleSearch(0);
+}
+
+async function refreshFreshness(seq) {
+  const line = $("freshness");
+  if (seq !== undefined) line.dataset.seq = seq;
+  const now = Date.now();
+  if (!state.table || now - state.freshnessAt < FRESHNESS_EVERY_MS) return renderFreshness();
+  state.freshnessAt = now;
+  try {
+    const info = await api(`/tables/${encodeURIComponent(state.table.name)}`);
+    const f = info.freshness || {};
+    line.dataset.store = f.store_seq ?? "";
+    line.dataset.index = f.index_seq ?? "";
+    line.dataset.lag = f.lag_rows ?? "";
+  } catch (_) {
+    // A key that may search but not read the table's figures: the
+    // answers' own seq is all there is to show.
+  }
+  renderFreshness();
+}
+
+function renderFreshness() {
+  const d = $("freshness").dataset;
+  const parts = [];
+  if (d.store) parts.push(`store seq ${d.store}`);
+  if (d.index) parts.push(`index seq ${d.index}${d.lag ? ` (${d.lag} rows behind)` : ""}`);
+  if (d.seq) parts.push(`answers reflect seq ${d.seq}`);
+  $("freshness").textContent = parts.join(" · ");
+}
+
+// ---- the query -----------------------------------------------------------
+
+function typed() {
+  return $("q").value.trim();
+}
+
+// The query sent: what was typed, narrowed by the facet values clicked.
+// Returns [query, offset of the typed text in it].
+function composed() {
+  const clauses = state.selected.filter((s) => s.clause).map((s) => s.clause);
+  if (clauses.length === 0) return [typed(), 0];
+  return [`(${typed()}) ${clauses.join(" ")}`, 1];
+}
+
+function searchParams(extra) {
+  const params = new URLSearchParams();
+  const [q] = composed();
+  params.set("q", q);
+  const user = state.selected.find((s) => s.param === "user");
+  if (user) params.set("user", user.value);
+  for (const [k, v] of Object.entries(extra)) params.set(k, v);
+  return params;
+}
+
+let debounce = null;
+function scheduleSearch(delay = DEBOUNCE_MS) {
+  clearTimeout(debounce);
+  debounce = setTimeout(search, delay);
+}
+
+async function search() {
+  clearTimeout(debounce);
+  if (state.searching) state.searching.abort();
+  const mine = ++state.searchSeq;
+  syncLocation();
+  if (!state.table || typed() === "") {
+    state.searching = null;
+    renderNothing();
+    return;
+  }
+  const controller = new AbortController();
+  state.searching = controller;
+  const t = state.table;
+  const facets = facetNames(t);
+  const params = searchParams({
+    limit: LIMIT,
+    offset: state.offset,
+    sort: $("sort").value,
+    highlight: "true",
+    typos: $("typos").checked ? "auto" : "off",
+  });
+  if (facets.length) params.set("facets", facets.join(","));
+  try {
+    const answer = await api(`/tables/${encodeURIComponent(t.name)}/search?${params}`, controller.signal);
+    if (mine !== state.searchSeq) return;
+    renderAnswer(answer);
+    refreshFreshness(answer.seq);
+  } catch (error) {
+    if (error.name === "AbortError" || mine !== state.searchSeq) return;
+    renderError(error);
+  } finally {
+    if (state.searching === controller) state.searching = null;
+  }
+}
+
+function facetNames(t) {
+  // Mailbox (the partition), the month, then the fields declared facet.
+  const all = (t.search.facets || []).filter((f) => f !== "year");
+  const first = [t.search.partition, "month"].filter((f) => all.includes(f));
+  return [...first, ...all.filter((f) => !first.includes(f))];
+}
+
+function syncLocation() {
+  const params = new URLSearchParams();
+  if (state.table) params.set("table", state.table.name);
+  if (typed()) params.set("q", typed());
+  if ($("sort").value !== "relevance") params.set("sort", $("sort").value);
+  const url = params.toString() ? `?${params}` : location.pathname;
+  history.replaceState(null, "", url);
+}
+
+// ---- rendering -----------------------------------------------------------
+
+function renderNothing() {
+  $("summary").hidden = true;
+  $("did-you-mean").hidden = true;
+  $("error").hidden = true;
+  $("pager").hidden = true;
+  $("hits").replaceChildren();
+  $("facets").replaceChildren();
+  renderSelected();
+  showEmpty("");
+}
+
+function showEmpty(text) {
+  $("empty").textContent = text;
+  $("empty").hidden = text === "";
+}
+
+// Each answer shown (hits or an error) counts in <body data-answers> with
+// its time in data-answered-at (performance.now()): what a test or a
+// timing waits for.
+function answered() {
+  const data = document.body.dataset;
+  data.answers = String(Number(data.answers || 0) + 1);
+  data.answeredAt = performance.now().toFixed(1);
+}
+
+function renderAnswer(answer) {
+  answered();
+  state.total = answer.total;
+  state.hits = answer.hits;
+  $("error").hidden = true;
+  $("summary").hidden = false;
+  $("total").textContent = String(answer.total);
+  $("total-label").textContent = answer.total === 1 ? "match" : "matches";
+  $("took").textContent = `in ${answer.took_ms.toFixed(1)} ms`;
+  const dym = answer.did_you_mean;
+  $("did-you-mean").hidden = !dym;
+  if (dym) $("did-you-mean-link").textContent = dym;
+  $("hits").replaceChildren(...answer.hits.map(renderHit));
+  renderFacets(answer.facets || {});
+  renderSelected();
+  const pages = Math.max(1, Math.ceil(answer.total / LIMIT));
+  const page = Math.floor(state.offset / LIMIT) + 1;
+  $("pager").hidden = answer.total <= LIMIT;
+  $("page-of").textContent = `page ${page} of ${pages}`;
+  $("prev").disabled = state.offset === 0;
+  $("next").disabled = state.offset + LIMIT >= answer.total;
+  showEmpty(answer.total === 0 ? "Nothing matches." : "");
+}
+
+function text(value) {
+  if (value === undefined || value === null) return "";
+  if (typeof value === "object" && value.base64 !== undefined) return `(binary, ${atob(value.base64).length} bytes)`;
+  return String(value);
+}
+
+// A highlight of the API (`<em>` around matched words, the rest plain
+// text) as DOM nodes: never parsed as HTML, whatever the mail holds.
+function marked(snippet) {
+  const out = document.createDocumentFragment();
+  let inside = false;
+  for (const part of snippet.split(/(<em>|<\/em>)/)) {
+    if (part === "<em>") inside = true;
+    else if (part === "</em>") inside = false;
+    else if (part) out.append(inside ? el("mark", { textContent: part }) : document.createTextNode(part));
+  }
+  return out;
+}
+
+function when(rfc3339) {
+  const d = new Date(rfc3339);
+  return isNaN(d) ? "" : d.toISOString().slice(0, 16).replace("T", " ");
+}
+
+function renderHit(hit, i) {
+  const doc = hit.document || {};
+  const marks = hit.highlights || {};
+  const subject = el("div", { className: "subject" });
+  subject.append(marks.subject ? marked(marks.subject) : text(doc.subject) || "(no subject)");
+  const partition = state.table.search.partition;
+  const meta = el("div", { className: "meta",
+    textContent: [text(doc.from), when(doc.date), partition ? text(doc[partition]) : ""].filter(Boolean).join(" · ") });
+  const snippet = el("div", { className: "snippet" });
+  const other = Object.keys(marks).find((f) => f !== "subject");
+  if (other) snippet.append(marked(marks[other]));
+  else snippet.textContent = text(doc.body).slice(0, 240);
+  const item = el("li", { className: "hit", tabIndex: 0 }, subject, meta, snippet);
+  item.dataset.testid = "hit";
+  item.dataset.index = i;
+  item.addEventListener("click", () => openDocument(i));
+  item.addEventListener("keydown", (e) => {
+    if (e.key === "Enter") openDocument(i);
+    else if (e.key === "ArrowDown") { e.preventDefault(); focusHit(i + 1); }
+    else if (e.key === "ArrowUp") { e.preventDefault(); i === 0 ? $("q").focus() : focusHit(i - 1); }
+  });
+  return item;
+}
+
+function focusHit(i) {
+  const hits = $("hits").children;
+  if (hits[i]) hits[i].focus();
+}
+
+const FACET_TITLES = { month: "Month", year: "Year" };
+
+function facetTitle(name) {
+  if (name === state.table.search.partition) return "Mailbox";
+  return FACET_TITLES[name] || name.charAt(0).toUpperCase() + name.slice(1);
+}
+
+// What clicking value `value` of facet `name` adds to the search.
+function facetChoice(name, value) {
+  if (name === state.table.search.partition) return { facet: name, value, param: "user" };
+  if (name === "month" || name === "year") return { facet: name, value, clause: `date:${value}` };
+  if (value.includes('"')) return null; // no phrase can hold it
+  return { facet: name, value, clause: `${name}:"${value}"` };
+}
+
+function renderFacets(facets) {
+  const sections = [];
+  for (const name of Object.keys(facets)) {
+    // By count, most first (a JSON object's numeric keys do not keep order).
+    const values = Object.entries(facets[name]).sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1));
+    if (values.length === 0) continue;
+    const list = el("ul");
+    for (const [value, count] of values) {
+      const choice = facetChoice(name, value);
+      const pressed = state.selected.some((s) => s.facet === name && s.value === value);
+      const button = el("button", { type: "button", className: "facet", disabled: !choice },
+        el("span", { className: "value", textContent: value, title: value }),
+        el("span", { className: "count", textContent: ` ${count}` }));
+      button.dataset.testid = "facet-value";
+      button.dataset.facet = name;
+      button.setAttribute("aria-pressed", String(pressed));
+      button.addEventListener("click", () => toggleFacet(choice, pressed));
+      list.append(el("li", {}, button));
+    }
+    const section = el("section", {}, el("h3", { textContent: facetTitle(name) }), list);
+    section.dataset.facet = name;
+    sections.push(section);
+  }
+  $("facets").replaceChildren(...sections);
+}
+
+function toggleFacet(choice, pressed) {
+  state.selected = state.selected.filter((s) => s.facet !== choice.facet);
+  if (!pressed) state.selected.push(choice);
+  state.offset = 0;
+  search();
+}
+
+function renderSelected() {
+  $("selected").replaceChildren(...state.selected.map((s) => {
+    const chip = el("button", { type: "button", className: "chip", textContent: `${facetTitle(s.facet)}: ${s.value} ×`,
+      title: "remove this filter" });
+    chip.dataset.testid = "selected-facet";
+    chip.addEventListener("click", () => toggleFacet(s, true));
+    return chip;
+  }));
+}
+
+function renderError(error) {
+  answered();
+  state.hits = [];
+  $("summary").hidden = true;
+  $("did-you-mean").hidden = true;
+  $("pager").hidden = true;
+  $("hits").replaceChildren();
+  $("facets").replaceChildren();
+  showEmpty("");
+  $("error").hidden = false;
+  $("error").dataset.code = error.code;
+  $("error-message").textContent = error.message;
+  const [q, shift] = composed();
+  const at = typeof error.position === "number" ? error.position - shift : -1;
+  if (at >= 0 && at <= typed().length && q) {
+    $("error-where").textContent = `${typed()}\n${" ".repeat(at)}^ at character ${at + 1}`;
+  } else {
+    $("error-where").textContent = "";
+  }
+}
+
+// ---- the document view ---------------------------------------------------
+
+function openDocument(i) {
+  const hit = state.hits[i];
+  if (!hit) return;
+  const doc = hit.document || {};
+  $("doc-title").textContent = text(doc.subject) || "(no subject)";
+  const rows = [];
+  for (const [name, value] of Object.entries(doc)) {
+    if (name === "body") continue;
+    rows.push(el("tr", {}, el("th", { textContent: name }), el("td", { textContent: text(value) })));
+  }
+  rows.push(el("tr", {}, el("th", { textContent: "key" }), el("td", { textContent: JSON.stringify(hit.key_fields || hit.key) })));
+  $("doc-fields").replaceChildren(...rows);
+  $("doc-body").textContent = text(doc.body);
+  const dialog = $("document");
+  dialog.dataset.index = i;
+  dialog.showModal();
+  $("doc-close").focus();
+}
+
+// ---- suggestions ---------------------------------------------------------
+
+let suggestTimer = null;
+function scheduleSuggest() {
+  clearTimeout(suggestTimer);
+  suggestTimer = setTimeout(suggest, DEBOUNCE_MS);
+}
+
+async function suggest() {
+  if (state.suggesting) state.suggesting.abort();
+  const q = $("q").value;
+  if (!state.table || q.trim() === "" || /\s$/.test(q)) return hideSuggestions();
+  const controller = new AbortController();
+  state.suggesting = controller;
+  const params = new URLSearchParams({ q, limit: "6" });
+  const user = state.selected.find((s) => s.param === "user");
+  if (user) params.set("user", user.value);
+  try {
+    const answer = await api(`/tables/${encodeURIComponent(state.table.name)}/suggest?${params}`, controller.signal);
+    if ($("q").value !== q) return;
+    renderSuggestions(answer.suggestions.filter((s) => s.text !== q.trim()));
+  } catch (_) {
+    hideSuggestions(); // a word that cannot be completed: nothing to offer
+  }
+}
+
+function renderSuggestions(list) {
+  const box = $("suggestions");
+  state.suggestion = -1;
+  box.replaceChildren(...list.map((s, i) => {
+    const item = el("li", { role: "option", id: `suggestion-${i}` },
+      el("span", { textContent: s.text }), el("span", { className: "muted", textContent: String(s.docs) }));
+    item.dataset.text = s.text;
+    item.addEventListener("mousedown", (e) => { e.preventDefault(); acceptSuggestion(s.text); });
+    return item;
+  }));
+  box.hidden = list.length === 0;
+  $("q").setAttribute("aria-expanded", String(!box.hidden));
+}
+
+function hideSuggestions() {
+  clearTimeout(suggestTimer);
+  if (state.suggesting) state.suggesting.abort();
+  $("suggestions").hidden = true;
+  $("suggestions").replaceChildren();
+  state.suggestion = -1;
+  $("q").setAttribute("aria-expanded", "false");
+}
+
+function moveSuggestion(step) {
+  const items = [...$("suggestions").children];
+  if ($("suggestions").hidden || items.length === 0) return false;
+  state.suggestion = (state.suggestion + step + items.length + 1) % (items.length + 1) - 1;
+  items.forEach((item, i) => item.setAttribute("aria-selected", String(i === state.suggestion)));
+  const current = items[state.suggestion];
+  if (current) $("q").setAttribute("aria-activedescendant", current.id);
+  else $("q").removeAttribute("aria-activedescendant");
+  return true;
+}
+
+function acceptSuggestion(text) {
+  $("q").value = `${text} `;
+  hideSuggestions();
+  state.offset = 0;
+  search();
+  $("q").focus();
+}
+
+// ---- wiring --------------------------------------------------------------
+
+function wire() {
+  const q = $("q");
+  q.addEventListener("input", () => {
+    state.offset = 0;
+    scheduleSearch();
+    scheduleSuggest();
+  });
+  q.addEventListener("keydown", (e) => {
+    if (e.key === "ArrowDown") {
+      e.preventDefault();
+      if (!moveSuggestion(1)) focusHit(0);
+    } else if (e.key === "ArrowUp") {
+      e.preventDefault();
+      moveSuggestion(-1);
+    } else if (e.key === "Enter") {
+      e.preventDefault();
+      const chosen = $("suggestions").children[state.suggestion];
+      if (chosen) acceptSuggestion(chosen.dataset.text);
+      else { hideSuggestions(); state.offset = 0; search(); }
+    } else if (e.key === "Escape") {
+      e.preventDefault();
+      if (!$("suggestions").hidden) hideSuggestions();
+      else { q.value = ""; state.offset = 0; search(); }
+    }
+  });
+  q.addEventListener("blur", () => setTimeout(hideSuggestions, 100));
+  $("search-form").addEventListener("submit", (e) => e.preventDefault());
+  $("table").addEventListener("change", (e) => chooseTable(e.target.value));
+  $("sort").addEventListener("change", () => { state.offset = 0; search(); });
+  $("typos").addEventListener("change", () => { state.offset = 0; search(); });
+  $("prev").addEventListener("click", () => { state.offset = Math.max(0, state.offset - LIMIT); search(); });
+  $("next").addEventListener("click", () => { state.offset += LIMIT; search(); });
+  $("did-you-mean-link").addEventListener("click", (e) => {
+    e.preventDefault();
+    q.value = $("did-you-mean-link").textContent;
+    state.offset = 0;
+    search();
+  });
+  $("doc-close").addEventListener("click", () => $("document").close());
+  $("document").addEventListener("close", () => focusHit(Number($("document").dataset.index)));
+  $("key-button").addEventListener("click", () => $("key-dialog").showModal());
+  $("key-form").addEventListener("submit", () => {
+    const key = $("key-input").value.trim();
+    if (key) sessionStorage.setItem(KEY_STORAGE, key);
+    else sessionStorage.removeItem(KEY_STORAGE);
+    $("key-input").value = "";
+    start();
+  });
+  document.addEventListener("keydown", (e) => {
+    // "/" jumps to the search box, as on most search pages.
+    if (e.key === "/" && document.activeElement !== q && !document.querySelector("dialog[open]")) {
+      e.preventDefault();
+      q.focus();
+    }
+  });
+}
+
+async function start() {
+  try {
+    await loadTables();
+  } catch (error) {
+    if (error.code !== "missing_key" && error.code !== "invalid_key") renderError(error);
+  }
+}
+
+function restoreLocation() {
+  const params = new URLSearchParams(location.search);
+  if (params.get("q")) $("q").value = params.get("q");
+  if (["relevance", "newest", "oldest"].includes(params.get("sort"))) $("sort").value = params.get("sort");
+}
+
+wire();
+restoreLocation();
+start();
