@@ -19,10 +19,19 @@ pub(crate) fn list(st: &State, access: &Access) -> Answer {
         .filter(|name| access.may_touch(name))
         .map(|name| {
             let search = st.store().schema(&name).ok().and_then(|s| s.search).map(|s| search_summary(&s));
-            match search {
-                Some(search) => json!({"name": name, "search": search}),
-                None => json!({"name": name}),
+            let mut entry = json!({"name": name});
+            if let Some(search) = search {
+                // How current its index is, as GET /tables/{t} says it (a
+                // table's figures: not for a key confined to partitions).
+                if access.partitions().is_none()
+                    && let Some(f) = st.freshness(&name)
+                {
+                    entry["freshness"] = json!({"store_seq": f.store_seq, "index_seq": f.index_seq,
+                        "lag_rows": f.lag_rows, "lag_ms": f.lag_ms});
+                }
+                entry["search"] = search;
             }
+            entry
         })
         .collect();
     ok(json!({"tables": tables}))

@@ -96,14 +96,15 @@ async function refreshFreshness(seq) {
   if (!state.table || now - state.freshnessAt < FRESHNESS_EVERY_MS) return renderFreshness();
   state.freshnessAt = now;
   try {
-    const info = await api(`/tables/${encodeURIComponent(state.table.name)}`);
-    const f = info.freshness || {};
+    // GET /tables gives the sequences to a key that may see the whole
+    // table; to a key confined to partitions, the answers' seq is all.
+    const answer = await api("/tables");
+    const f = (answer.tables.find((t) => t.name === state.table.name) || {}).freshness || {};
     line.dataset.store = f.store_seq ?? "";
     line.dataset.index = f.index_seq ?? "";
     line.dataset.lag = f.lag_rows ?? "";
   } catch (_) {
-    // A key that may search but not read the table's figures: the
-    // answers' own seq is all there is to show.
+    // Shown again with the next answer.
   }
   renderFreshness();
 }
@@ -160,6 +161,7 @@ async function search() {
   const controller = new AbortController();
   state.searching = controller;
   const t = state.table;
+  const query = typed();
   const facets = facetNames(t);
   const params = searchParams({
     limit: LIMIT,
@@ -172,11 +174,11 @@ async function search() {
   try {
     const answer = await api(`/tables/${encodeURIComponent(t.name)}/search?${params}`, controller.signal);
     if (mine !== state.searchSeq) return;
-    renderAnswer(answer);
+    renderAnswer(answer, query);
     refreshFreshness(answer.seq);
   } catch (error) {
     if (error.name === "AbortError" || mine !== state.searchSeq) return;
-    renderError(error);
+    renderError(error, query);
   } finally {
     if (state.searching === controller) state.searching = null;
   }
@@ -216,17 +218,18 @@ function showEmpty(text) {
   $("empty").hidden = text === "";
 }
 
-// Each answer shown (hits or an error) counts in <body data-answers> with
-// its time in data-answered-at (performance.now()): what a test or a
-// timing waits for.
-function answered() {
+// Each answer shown (hits or an error) counts in <body data-answers>, with
+// the typed query it answers in data-answered-for and its time in
+// data-answered-at (performance.now()): what a test or a timing waits for.
+function answered(query) {
   const data = document.body.dataset;
+  data.answeredFor = query;
   data.answers = String(Number(data.answers || 0) + 1);
   data.answeredAt = performance.now().toFixed(1);
 }
 
-function renderAnswer(answer) {
-  answered();
+function renderAnswer(answer, query) {
+  answered(query);
   state.total = answer.total;
   state.hits = answer.hits;
   $("error").hidden = true;
@@ -290,7 +293,9 @@ function renderHit(hit, i) {
   item.dataset.index = i;
   item.addEventListener("click", () => openDocument(i));
   item.addEventListener("keydown", (e) => {
-    if (e.key === "Enter") openDocument(i);
+    // Enter's default would also press the document view's close button,
+    // which has the focus by then.
+    if (e.key === "Enter") { e.preventDefault(); openDocument(i); }
     else if (e.key === "ArrowDown") { e.preventDefault(); focusHit(i + 1); }
     else if (e.key === "ArrowUp") { e.preventDefault(); i === 0 ? $("q").focus() : focusHit(i - 1); }
   });
@@ -360,8 +365,8 @@ function renderSelected() {
   }));
 }
 
-function renderError(error) {
-  answered();
+function renderError(error, query) {
+  answered(query);
   state.hits = [];
   $("summary").hidden = true;
   $("did-you-mean").hidden = true;
@@ -454,7 +459,9 @@ function hideSuggestions() {
 function moveSuggestion(step) {
   const items = [...$("suggestions").children];
   if ($("suggestions").hidden || items.length === 0) return false;
-  state.suggestion = (state.suggestion + step + items.length + 1) % (items.length + 1) - 1;
+  // Positions -1 (the box itself) to length - 1, round and round.
+  const positions = items.length + 1;
+  state.suggestion = (state.suggestion + 1 + step + positions) % positions - 1;
   items.forEach((item, i) => item.setAttribute("aria-selected", String(i === state.suggestion)));
   const current = items[state.suggestion];
   if (current) $("q").setAttribute("aria-activedescendant", current.id);
@@ -497,7 +504,8 @@ function wire() {
       else { q.value = ""; state.offset = 0; search(); }
     }
   });
-  q.addEventListener("blur", () => setTimeout(hideSuggestions, 100));
+  // Leaving the box closes the list (after a click on it has landed).
+  q.addEventListener("blur", () => setTimeout(() => { if (document.activeElement !== q) hideSuggestions(); }, 100));
   $("search-form").addEventListener("submit", (e) => e.preventDefault());
   $("table").addEventListener("change", (e) => chooseTable(e.target.value));
   $("sort").addEventListener("change", () => { state.offset = 0; search(); });
@@ -533,7 +541,7 @@ async function start() {
   try {
     await loadTables();
   } catch (error) {
-    if (error.code !== "missing_key" && error.code !== "invalid_key") renderError(error);
+    if (error.code !== "missing_key" && error.code !== "invalid_key") renderError(error, "");
   }
 }
 
