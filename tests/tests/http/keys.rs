@@ -83,6 +83,14 @@ fn http_keys_are_confined_to_tables_and_partitions() {
     let (_, key) = make_key(&s, json!({"actions": ["search", "read", "write"], "partitions": ["cash-m"]}));
     let k = Some(key.as_str());
 
+    // The table list tells it how to search, not the table-wide figures
+    // (freshness), which the master key sees.
+    let (_, listed) = call(&s, "GET", "/tables", k, None);
+    assert_eq!(listed["tables"][0]["search"]["partition"], "user", "{listed}");
+    assert!(listed["tables"][0].get("freshness").is_none(), "{listed}");
+    let (_, listed) = call(&s, "GET", "/tables", Some(MASTER), None);
+    assert!(listed["tables"][0]["freshness"]["store_seq"].as_u64().is_some(), "{listed}");
+
     // Searches see that partition only: the total is the partition's, with
     // or without user=, and paging by cursor stays inside it.
     let (status, mine) = call(&s, "GET", "/tables/mail/search?q=enron&limit=3", k, None);

@@ -92,7 +92,17 @@ fn http_every_endpoint_answers_its_success_path() {
     let (status, err) = put(&s, "/tables/notes", &json!({"families": [{"name": "x"}]}));
     assert_eq!((status, err["error"]["code"].as_str()), (409, Some("schema_conflict")));
     let (_, tables) = s.get_json("/tables");
-    assert_eq!(tables["tables"], json!([{"name": "mail"}, {"name": "notes"}]));
+    let names: Vec<&str> =
+        tables["tables"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["mail", "notes"]);
+    // A searchable table says how to search it and how current it is.
+    assert_eq!(
+        tables["tables"][0]["search"],
+        json!({"partition": "user", "fields": ["subject", "body", "from", "to", "folder"],
+               "facets": ["user", "from", "to", "folder", "month", "year"]})
+    );
+    assert_eq!(tables["tables"][0]["freshness"]["lag_rows"], 0);
+    assert!(tables["tables"][1].get("search").is_none() && tables["tables"][1].get("freshness").is_none());
     let (status, info) = s.get_json("/tables/notes");
     assert_eq!(status, 200);
     assert_eq!(info["schema"]["families"][0]["name"], "n");
@@ -361,9 +371,14 @@ fn http_sigterm_shuts_down_cleanly() {
 fn demo_serves_and_its_printed_curl_commands_work() {
     let t = TestDir::new();
     let mut s = t.serve(&["demo", "--rows", "100"]);
-    let lines = s.read_lines(4);
-    assert_eq!(lines[0], "Try:");
-    for line in &lines[1..] {
+    let lines = s.read_lines(5);
+    // The page's address first, and the page is there.
+    assert_eq!(lines[0], format!("search page: http://{}/", s.addr));
+    let (status, page) = s.request("GET", "/", None);
+    assert_eq!(status, 200);
+    assert!(page.starts_with("<!doctype html>") && page.contains("data-testid=\"search-input\""), "{page}");
+    assert_eq!(lines[1], "Try:");
+    for line in &lines[2..] {
         let command = line.trim();
         assert!(command.starts_with("curl -s '"), "{command}");
         let out = std::process::Command::new("sh").arg("-c").arg(command).output().expect("run curl");

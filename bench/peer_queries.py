@@ -1,0 +1,131 @@
+#!/usr/bin/env python3
+"""48 ordinary searches on the full corpus, this build against an earlier
+one (default: the commit before issue 23), over HTTP, in one script.
+
+Usage: python3 bench/peer_queries.py [--before-rev REV] [--n 200] [--rounds 3]
+                                      [--extra '&format=cells']
+
+1. The earlier build: a git worktree of REV at /tmp/rowsearch-bench/before-REV,
+   built with cargo build --release when missing.
+2. Each build ingests the full corpus into its own store and reindexes it
+   fully (their schemas differ: the store of one is not read by the other).
+3. Both servers run at once (idle while the other is timed); per round and
+   side, each query --n times after 20 untimed, on one keep-alive
+   connection; p50 per query per round. Rounds alternate the sides. The
+   figure is each query's median p50 over the rounds, and the ratio
+   now/before (> 1: slower now).
+
+The queries are forms both builds take: terms, AND, phrases, field:term,
+OR and NOT, and a mailbox's newest; limit 10, subject and sender projected.
+"""
+import http.client
+import os
+import statistics
+import subprocess
+import sys
+import time
+import urllib.parse
+
+from common import HERE, WORK, arguments, corpus, pct
+
+args = arguments(before_rev=(str, "2992f88"), n=(int, 200), rounds=(int, 3), extra=(str, ""))
+
+TERMS = ["energy", "enron", "meeting", "gas", "power", "california", "contract", "price", "market", "deal",
+         "trading", "report"]
+ANDS = ["gas price", "power plant", "enron meeting", "natural gas", "california power", "contract deal",
+        "market price", "energy trading", "meeting tomorrow", "conference call", "credit risk", "gas storage"]
+PHRASES = ['"natural gas"', '"power plant"', '"conference call"', '"credit risk"', '"press release"',
+           '"price cap"', '"gas storage"', '"board meeting"']
+FIELDS = ["subject:meeting", "subject:gas", "subject:contract", "from:kaminski", "to:kaminski", "subject:report",
+          "subject:california", "body:deal"]
+BOOLEAN = ["gas OR power", "enron -meeting", "contract OR deal", "price NOT gas"]
+MAILBOX = [("meeting", "kaminski-v"), ("gas", "dasovich-j"), ("contract", "cash-m"), ("energy", "lay-k")]
+
+
+def queries():
+    out = [(q, f"q={urllib.parse.quote(q)}") for q in TERMS + ANDS + PHRASES + FIELDS + BOOLEAN]
+    out += [(f"{q} user={u} newest", f"q={q}&user={u}&sort=newest") for q, u in MAILBOX]
+    return [(name, f"/tables/mail/search?{qs}&limit=10&columns=m:subject,m:from{args.extra}") for name, qs in out]
+
+
+def before_binary():
+    tree = os.path.join(WORK, f"before-{args.before_rev}")
+    binary = os.path.join(tree, "target/release/rowsearch")
+    if not os.path.exists(binary):
+        if not os.path.isdir(tree):
+            subprocess.run(["git", "-C", os.path.join(HERE, ".."), "worktree", "add", "--detach", tree,
+                            args.before_rev], check=True)
+        subprocess.run(["cargo", "build", "--release", "-q", "-p", "rowsearch"], cwd=tree, check=True)
+    return binary
+
+
+def store(binary, name):
+    data = os.path.join(WORK, name)
+    if not os.path.isdir(data):
+        mail = corpus(args.corpus)
+        subprocess.run([binary, "--data", data + ".tmp", "ingest", mail], check=True, capture_output=True)
+        subprocess.run([binary, "--data", data + ".tmp", "reindex", "--full"], check=True, capture_output=True)
+        os.rename(data + ".tmp", data)
+    return data
+
+
+class Side:
+    def __init__(self, name, binary, data):
+        self.name = name
+        self.server = subprocess.Popen([binary, "--data", data, "serve", "--listen", "127.0.0.1:0",
+                                        "--refresh-ms", "0"], stdout=subprocess.PIPE, text=True)
+        line = self.server.stdout.readline().strip()
+        self.host, self.port = line.removeprefix("listening on http://").split(":")
+        self.conn = http.client.HTTPConnection(self.host, int(self.port))
+
+    def get(self, path):
+        for attempt in range(2):
+            try:
+                self.conn.request("GET", path)
+                r = self.conn.getresponse()
+                body = r.read()
+                if r.status != 200:
+                    sys.exit(f"{self.name} {path}: {r.status} {body[:300]}")
+                return body
+            except (http.client.RemoteDisconnected, ConnectionError):
+                # Closed while idle (the other side was being timed).
+                self.conn = http.client.HTTPConnection(self.host, int(self.port))
+        sys.exit(f"{self.name} {path}: connection lost twice")
+
+    def p50(self, path):
+        for _ in range(20):
+            self.get(path)
+        times = []
+        for _ in range(args.n):
+            t = time.perf_counter()
+            self.get(path)
+            times.append((time.perf_counter() - t) * 1e3)
+        return pct(times, 0.5)
+
+
+now_bin = args.bin
+before_bin = before_binary()
+sides = [Side("before", before_bin, store(before_bin, f"peer-before-{args.before_rev}")),
+         Side("now", now_bin, store(now_bin, "peer-now"))]
+qs = queries()
+assert len(qs) == 48, len(qs)
+p50s = {(s.name, name): [] for s in sides for name, _ in qs}
+for r in range(args.rounds):
+    order = sides if r % 2 == 0 else sides[::-1]
+    for side in order:
+        for name, path in qs:
+            p50s[(side.name, name)].append(side.p50(path))
+        print(f"round {r + 1}: {side.name} done", file=sys.stderr)
+print(f"{'query':36} {'before p50':>11} {'now p50':>9} {'now/before':>10}")
+ratios = []
+for name, _ in qs:
+    b = statistics.median(p50s[("before", name)])
+    n = statistics.median(p50s[("now", name)])
+    ratios.append(n / b)
+    print(f"{name:36} {b:8.3f} ms {n:6.3f} ms {n / b:9.2f}x")
+geo = statistics.geometric_mean(ratios)
+print(f"geometric mean of now/before: {geo:.3f}x; slower than 1.10x: "
+      f"{sum(r > 1.10 for r in ratios)} of 48; faster than 0.90x: {sum(r < 0.90 for r in ratios)} of 48")
+for side in sides:
+    side.server.terminate()
+    side.server.wait()
