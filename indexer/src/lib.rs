@@ -37,6 +37,7 @@ pub mod query;
 pub mod reader;
 mod refresh;
 mod suggest;
+pub use suggest::{CACHED_PREFIX_CHARS, CACHED_TERMS};
 mod verify;
 
 use std::path::Path;

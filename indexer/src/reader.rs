@@ -43,6 +43,9 @@ pub struct Generation {
     /// reader, so a commit in between can only make the reader newer).
     pub absorbed: u64,
     meta_stamp: Stamp,
+    /// The most frequent completions of short prefixes, per reader state
+    /// (see `suggest.rs`).
+    pub(crate) completion_cache: crate::suggest::CompletionCache,
 }
 
 impl std::fmt::Debug for Generation {
@@ -126,7 +129,17 @@ impl Generation {
             .map_err(tantivy_err(table, "open reader"))?;
         let meta_stamp = stamp(&path.join("meta.json")).unwrap_or(Stamp { modified: None, len: 0, inode: 0 });
         let table_id = indexed_table_id(table, &index)?;
-        Ok(Generation { number, index, reader, schema, table_id, analyzer, absorbed, meta_stamp })
+        Ok(Generation {
+            number,
+            index,
+            reader,
+            schema,
+            table_id,
+            analyzer,
+            absorbed,
+            meta_stamp,
+            completion_cache: crate::suggest::CompletionCache::default(),
+        })
     }
 
     /// The feed sequence this generation has absorbed up to (exclusive).

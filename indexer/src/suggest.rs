@@ -46,6 +46,80 @@ impl Generation {
         self.dictionary(field, &Pick::Prefix(prefix), overlay)
     }
 
+    /// The first `want` of [`Self::completions`], the same terms with the
+    /// same documents in the same order, for a short prefix (the first
+    /// keystrokes, where a prefix has tens of thousands of terms) from the
+    /// generation's [`CACHED_TERMS`] most frequent completions, kept per
+    /// reader state, with the overlay's layers added; read in full when
+    /// those cannot settle the answer.
+    ///
+    /// # Errors
+    /// `Tantivy`.
+    pub fn top_completions(
+        &self,
+        field: Field,
+        prefix: &str,
+        overlay: Option<&Overlay>,
+        want: usize,
+    ) -> Result<Vec<(String, u64)>> {
+        if prefix.chars().count() <= CACHED_PREFIX_CHARS
+            && let Some(top) = self.cached_completions(field, prefix, overlay, want)?
+        {
+            return Ok(top);
+        }
+        let mut all = self.completions(field, prefix, overlay)?;
+        all.truncate(want);
+        Ok(all)
+    }
+
+    /// [`Self::top_completions`] from the cache, or `None` when the terms
+    /// it does not hold could rank among the first `want`.
+    fn cached_completions(
+        &self,
+        field: Field,
+        prefix: &str,
+        overlay: Option<&Overlay>,
+        want: usize,
+    ) -> Result<Option<Vec<(String, u64)>>> {
+        let searcher = self.reader.searcher();
+        let key = (searcher.generation().generation_id(), field, prefix.to_owned());
+        let cached = self.completion_cache.get(&key);
+        let cached = match cached {
+            Some(c) => c,
+            None => {
+                let all = self.dictionary_of(&[&searcher], field, &Pick::Prefix(prefix))?;
+                let complete = all.len() <= CACHED_TERMS;
+                let cut = all.get(CACHED_TERMS).map_or(0, |(_, n)| *n);
+                let top: Vec<(String, u64)> = all.into_iter().take(CACHED_TERMS).collect();
+                self.completion_cache.put(key, Cached { top, complete, cut })
+            }
+        };
+        // The overlay's layers: few rows, read each time.
+        let layers: Vec<&Searcher> =
+            overlay.map(|o| o.segments().map(|(on, _)| on).collect()).unwrap_or_default();
+        let mut recent = if layers.is_empty() {
+            HashMap::new()
+        } else {
+            self.dictionary_of(&layers, field, &Pick::Prefix(prefix))?.into_iter().collect()
+        };
+        let mut merged: Vec<(String, u64)> =
+            cached.top.iter().map(|(term, n)| (term.clone(), n + recent.remove(term).unwrap_or(0))).collect();
+        // A term of the overlay outside the cached ones: exact when the
+        // cache holds every term (none in the generation), else it holds
+        // at most `cut` in the generation besides.
+        let mut unknown = 0;
+        if cached.complete {
+            merged.extend(recent);
+        } else {
+            unknown = recent.values().copied().max().unwrap_or(0);
+        }
+        merged.sort_unstable_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        merged.truncate(want);
+        let settled = cached.complete
+            || merged.len() == want && merged.last().is_some_and(|(_, n)| *n > cached.cut + unknown);
+        Ok(settled.then_some(merged))
+    }
+
     /// The terms of `field` within `edits` edits of `word` (not `word`
     /// itself), with their documents as [`Self::completions`] counts them,
     /// most first.
@@ -87,12 +161,23 @@ impl Generation {
         pick: &Pick<'_>,
         overlay: Option<&Overlay>,
     ) -> Result<Vec<(String, u64)>> {
-        let table = &self.schema.table;
         let searcher = self.reader.searcher();
         let mut searchers = vec![&searcher];
         if let Some(overlay) = overlay {
             searchers.extend(overlay.segments().map(|(on, _)| on));
         }
+        self.dictionary_of(&searchers, field, pick)
+    }
+
+    /// The terms `pick` selects in the segments of `searchers`, with their
+    /// documents summed, most first, ties by term.
+    fn dictionary_of(
+        &self,
+        searchers: &[&Searcher],
+        field: Field,
+        pick: &Pick<'_>,
+    ) -> Result<Vec<(String, u64)>> {
+        let table = &self.schema.table;
         let automaton = match pick {
             Pick::Near(word, edits) => Some(
                 FuzzyTermQuery::new(Term::from_field_text(field, word), *edits, true)
@@ -102,7 +187,7 @@ impl Generation {
             Pick::Prefix(_) => None,
         };
         let mut docs: HashMap<String, u64> = HashMap::new();
-        for on in searchers {
+        for on in searchers.iter().copied() {
             for segment in on.segment_readers() {
                 let index = segment.inverted_index(field).map_err(tantivy_err(table, "read terms"))?;
                 let terms = index.terms();
@@ -136,6 +221,50 @@ impl Generation {
         let mut out: Vec<(String, u64)> = docs.into_iter().collect();
         out.sort_unstable_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
         Ok(out)
+    }
+}
+
+/// Prefixes of at most this many characters are completed from the cache.
+pub const CACHED_PREFIX_CHARS: usize = 3;
+/// The completions of a prefix the cache keeps: the most frequent.
+pub const CACHED_TERMS: usize = 512;
+/// Prefixes the cache keeps at once (per generation); it starts again
+/// when full.
+const CACHED_PREFIXES: usize = 4096;
+
+/// A prefix's most frequent completions in one reader state of a
+/// generation.
+#[derive(Debug)]
+pub(crate) struct Cached {
+    /// Up to [`CACHED_TERMS`] terms with their documents, most first.
+    top: Vec<(String, u64)>,
+    /// Whether `top` is every term with the prefix.
+    complete: bool,
+    /// The documents of the most frequent term left out (0 when none).
+    cut: u64,
+}
+
+/// Per (reader state, field, prefix), its [`Cached`] completions. A commit
+/// gives the reader a new state, so an entry never outlives the terms it
+/// counted.
+#[derive(Debug, Default)]
+pub(crate) struct CompletionCache(std::sync::Mutex<HashMap<(u64, Field, String), std::sync::Arc<Cached>>>);
+
+impl CompletionCache {
+    fn get(&self, key: &(u64, Field, String)) -> Option<std::sync::Arc<Cached>> {
+        self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner).get(key).cloned()
+    }
+
+    fn put(&self, key: (u64, Field, String), cached: Cached) -> std::sync::Arc<Cached> {
+        let cached = std::sync::Arc::new(cached);
+        let mut map = self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        // Entries of an older reader state are never asked for again.
+        map.retain(|(state, _, _), _| *state == key.0);
+        if map.len() >= CACHED_PREFIXES {
+            map.clear();
+        }
+        map.insert(key, std::sync::Arc::clone(&cached));
+        cached
     }
 }
 

@@ -111,15 +111,26 @@ impl Searcher {
         if word.is_empty() {
             return Ok(done(Vec::new()));
         }
-        let mut candidates = generation.completions(field, &word, overlay.as_deref())?;
+        let want = if partitions.is_empty() { limit } else { SCOPED_CANDIDATES };
+        let mut candidates = generation.top_completions(field, &word, overlay.as_deref(), want)?;
         if !partitions.is_empty() {
-            candidates.truncate(SCOPED_CANDIDATES);
-            for (term, docs) in &mut candidates {
-                let q = term_query(field, term);
-                *docs = generation.count(&*generation.scoped(q, &partitions), overlay.as_deref())?;
+            // Most documents overall first. A term's documents in the
+            // partitions are at most its documents overall, so once those
+            // fall below the limit-th count so far, no later candidate can
+            // rank among the first `limit`.
+            let mut counted: Vec<(String, u64)> = Vec::with_capacity(limit + 1);
+            for (term, overall) in candidates {
+                if counted.len() >= limit && counted.get(limit - 1).is_some_and(|(_, n)| overall < *n) {
+                    break;
+                }
+                let q = term_query(field, &term);
+                let docs = generation.count(&*generation.scoped(q, &partitions), overlay.as_deref())?;
+                if docs > 0 {
+                    counted.push((term, docs));
+                    counted.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+                }
             }
-            candidates.retain(|(_, docs)| *docs > 0);
-            candidates.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+            candidates = counted;
         }
         candidates.truncate(limit);
         let head = &query[..word_at];
@@ -174,7 +185,7 @@ pub(crate) fn did_you_mean(
         if chars < 3 || ["and", "or", "not"].contains(&word.as_str()) {
             continue;
         }
-        if generation.completions(all, &word, overlay)?.first().is_some_and(|(t, _)| *t == word) {
+        if generation.completions(all, &word, overlay)?.iter().any(|(t, _)| *t == word) {
             continue;
         }
         let edits = if chars >= 8 { 2 } else { 1 };

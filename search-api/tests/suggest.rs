@@ -219,3 +219,58 @@ fn a_query_that_finds_nothing_is_offered_the_nearest_held_words() {
     assert_eq!(search("enron").did_you_mean, None);
     assert_eq!(search("qqqqzzzz").did_you_mean, None);
 }
+
+/// The first keystrokes are answered from the generation's cached most
+/// frequent completions plus the overlay: still every term of the rows
+/// with its exact documents, when a write adds a new word, and when it
+/// lifts a rare word (outside what the cache keeps) into the first 20.
+#[test]
+fn short_prefixes_from_the_cache_equal_the_terms_of_the_rows_across_writes() {
+    let (_dir, store) = common::fixture_store();
+    let searcher = Searcher::new(Arc::clone(&store));
+    let before = rows(&store);
+    // A one-letter prefix with more terms than the cache keeps.
+    let prefix = ["c", "s", "e", "p"]
+        .into_iter()
+        .find(|p| brute(&before, None, p, &[], usize::MAX).len() > rowsearch::indexer::CACHED_TERMS)
+        .expect("a prefix with more terms than the cache keeps");
+    let all = brute(&before, None, prefix, &[], usize::MAX);
+    let rare = all.last().unwrap().0.clone();
+    for round in 0..2 {
+        // Twice: computed, then from the cache.
+        assert_eq!(
+            suggest(&searcher, prefix, None, None),
+            brute(&before, None, prefix, &[], 20),
+            "round {round}"
+        );
+    }
+    // A prefix no term has yet: its cached completions are complete.
+    let fresh = format!("{prefix}qq");
+    assert!(suggest(&searcher, &fresh, None, None).is_empty());
+    let rk = store.schema("mail").unwrap().row_key.unwrap();
+    let put = |id: u64, subject: String| {
+        let key = rk
+            .encode_json(&serde_json::json!({"user": "zed", "date": 990_000_000_000u64, "id": id}))
+            .unwrap();
+        store.put("mail", &key, vec![PutCell::new("m", "subject", subject)]).unwrap();
+    };
+    // A new word, in more rows than the 20th completion has.
+    let twentieth = brute(&before, None, prefix, &[], 20).last().unwrap().1;
+    let new_word = format!("{prefix}qqxnewword");
+    for id in 0..=twentieth {
+        put(id, new_word.clone());
+    }
+    let rows_now = rows(&store);
+    let want = brute(&rows_now, None, prefix, &[], 20);
+    assert!(want.iter().any(|(t, _)| *t == new_word), "{want:?}");
+    assert_eq!(suggest(&searcher, prefix, None, None), want);
+    assert_eq!(suggest(&searcher, &fresh, None, None), [(new_word.clone(), twentieth + 1)]);
+    // The rare word, lifted past the new one.
+    for id in 1000..=1000 + twentieth + 2 {
+        put(id, rare.clone());
+    }
+    let rows_now = rows(&store);
+    let want = brute(&rows_now, None, prefix, &[], 20);
+    assert!(want.iter().any(|(t, _)| *t == rare), "{rare} in {want:?}");
+    assert_eq!(suggest(&searcher, prefix, None, None), want);
+}
