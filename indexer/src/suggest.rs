@@ -187,7 +187,7 @@ impl Generation {
             Pick::Prefix(_) => None,
         };
         let mut docs: HashMap<String, u64> = HashMap::new();
-        for on in searchers.iter().copied() {
+        for on in searchers {
             for segment in on.segment_readers() {
                 let index = segment.inverted_index(field).map_err(tantivy_err(table, "read terms"))?;
                 let terms = index.terms();
