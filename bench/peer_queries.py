@@ -3,7 +3,7 @@
 one (default: the commit before issue 23), over HTTP, in one script.
 
 Usage: python3 bench/peer_queries.py [--before-rev REV] [--n 200] [--rounds 3]
-                                      [--extra '&format=cells']
+                                      [--now_extra '&format=cells']
 
 1. The earlier build: a git worktree of REV at /tmp/rowsearch-bench/before-REV,
    built with cargo build --release when missing.
@@ -17,6 +17,10 @@ Usage: python3 bench/peer_queries.py [--before-rev REV] [--n 200] [--rounds 3]
 
 The queries are forms both builds take: terms, AND, phrases, field:term,
 OR and NOT, and a mailbox's newest; limit 10, subject and sender projected.
+--now_extra is appended to this build's requests only (the earlier build
+refuses parameters it does not know): '&format=cells' asks this build for
+the same answer as before (the projected cells), where the default document
+also carries every search field, the bodies included.
 """
 import http.client
 import os
@@ -28,7 +32,7 @@ import urllib.parse
 
 from common import HERE, WORK, arguments, corpus, pct
 
-args = arguments(before_rev=(str, "2992f88"), n=(int, 200), rounds=(int, 3), extra=(str, ""))
+args = arguments(before_rev=(str, "2992f88"), n=(int, 200), rounds=(int, 3), now_extra=(str, ""))
 
 TERMS = ["energy", "enron", "meeting", "gas", "power", "california", "contract", "price", "market", "deal",
          "trading", "report"]
@@ -45,7 +49,7 @@ MAILBOX = [("meeting", "kaminski-v"), ("gas", "dasovich-j"), ("contract", "cash-
 def queries():
     out = [(q, f"q={urllib.parse.quote(q)}") for q in TERMS + ANDS + PHRASES + FIELDS + BOOLEAN]
     out += [(f"{q} user={u} newest", f"q={q}&user={u}&sort=newest") for q, u in MAILBOX]
-    return [(name, f"/tables/mail/search?{qs}&limit=10&columns=m:subject,m:from{args.extra}") for name, qs in out]
+    return [(name, f"/tables/mail/search?{qs}&limit=10&columns=m:subject,m:from") for name, qs in out]
 
 
 def before_binary():
@@ -70,8 +74,9 @@ def store(binary, name):
 
 
 class Side:
-    def __init__(self, name, binary, data):
+    def __init__(self, name, binary, data, extra=""):
         self.name = name
+        self.extra = extra
         self.server = subprocess.Popen([binary, "--data", data, "serve", "--listen", "127.0.0.1:0",
                                         "--refresh-ms", "0"], stdout=subprocess.PIPE, text=True)
         line = self.server.stdout.readline().strip()
@@ -79,6 +84,7 @@ class Side:
         self.conn = http.client.HTTPConnection(self.host, int(self.port))
 
     def get(self, path):
+        path += self.extra
         for attempt in range(2):
             try:
                 self.conn.request("GET", path)
@@ -106,7 +112,7 @@ class Side:
 now_bin = args.bin
 before_bin = before_binary()
 sides = [Side("before", before_bin, store(before_bin, f"peer-before-{args.before_rev}")),
-         Side("now", now_bin, store(now_bin, "peer-now"))]
+         Side("now", now_bin, store(now_bin, "peer-now"), args.now_extra)]
 qs = queries()
 assert len(qs) == 48, len(qs)
 p50s = {(s.name, name): [] for s in sides for name, _ in qs}

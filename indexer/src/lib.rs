@@ -33,6 +33,7 @@ pub mod generation;
 mod ingest;
 pub mod mail;
 mod overlay;
+mod phrase_prefix;
 pub mod query;
 pub mod reader;
 mod refresh;

@@ -26,18 +26,16 @@ use std::ops::Bound;
 use rowsearch_store::{Analyzer, FieldKind, SearchField};
 use tantivy::Term;
 use tantivy::query::{
-    AllQuery, BooleanQuery, EmptyQuery, FuzzyTermQuery, Occur, PhrasePrefixQuery, PhraseQuery, Query,
-    RangeQuery, TermQuery,
+    AllQuery, BooleanQuery, EmptyQuery, FuzzyTermQuery, Occur, PhraseQuery, Query, RangeQuery, TermQuery,
 };
 use tantivy::schema::{Field, IndexRecordOption};
 
 use crate::doc::{DATE_FIELD, DocSchema};
+use crate::phrase_prefix::PhrasePrefix;
 
 /// Shortest word a prefix query takes (characters).
 pub const MIN_PREFIX_CHARS: usize = 2;
-/// Most completions of a phrase's last word a `"a b"*` tries (tantivy
-/// takes them in term order, 50 by default: too few for a short prefix).
-pub const MAX_PHRASE_EXPANSIONS: u32 = 1_000;
+pub use crate::phrase_prefix::MAX_COMPLETIONS as MAX_PHRASE_EXPANSIONS;
 /// Most edits a fuzzy term takes.
 pub const MAX_EDITS: u8 = 2;
 
@@ -325,11 +323,9 @@ impl<'a> Parser<'a> {
                 let term = Term::from_field_text(field, &terms[0].0);
                 return Ok(Some(Box::new(FuzzyTermQuery::new_prefix(term, 0, false))));
             }
-            let words = terms.into_iter().map(|(t, p)| (p, Term::from_field_text(field, &t))).collect();
-            let mut query = PhrasePrefixQuery::new_with_offset(words);
-            // The last word's completions tried, in term order.
-            query.set_max_expansions(MAX_PHRASE_EXPANSIONS);
-            return Ok(Some(Box::new(query)));
+            let mut words: Vec<_> =
+                terms.into_iter().map(|(t, p)| (p, Term::from_field_text(field, &t))).collect();
+            return Ok(words.pop().map(|last| Box::new(PhrasePrefix::new(words, last)) as Box<dyn Query>));
         }
         if let Some(n) = edits {
             if n > u32::from(MAX_EDITS) {

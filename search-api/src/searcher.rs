@@ -53,6 +53,10 @@ pub struct SearchRequest {
     pub columns: Vec<Column>,
     /// Add snippets of the search fields with the matching words marked.
     pub highlight: bool,
+    /// Leave [`SearchHit::document`] empty and read only `columns` (the
+    /// HBase-shaped answer, `format=cells`): the search fields a document
+    /// holds (mail bodies) are then not read unless `highlight` needs them.
+    pub rows_only: bool,
     /// Tolerate typos in plain words (`typos=auto`; see
     /// [`rowsearch_indexer::query::ParseOptions`]).
     pub typos: bool,
@@ -551,10 +555,10 @@ impl Searcher {
 
         // The columns documents are made of (search fields, date,
         // partition) are read too, and projected away from the row
-        // afterwards.
+        // afterwards; for rows alone, only when highlights need them.
         let shape = DocumentShape { search, row_key: schema.row_key.as_ref(), columns: &request.columns };
         let mut read = ReadOptions { columns: request.columns.clone(), ..ReadOptions::default() };
-        if !read.columns.is_empty() {
+        if !read.columns.is_empty() && (!request.rows_only || request.highlight) {
             read.columns.extend(shape.needed());
         }
         let field_columns: Vec<(String, String, Vec<u8>)> = search
@@ -603,7 +607,11 @@ impl Searcher {
                     }
                 }
             }
-            let document = shape.document(&row, self.store.analyzer().map(|a| &**a));
+            let document = if request.rows_only {
+                Document::default()
+            } else {
+                shape.document(&row, self.store.analyzer().map(|a| &**a))
+            };
             if !request.columns.is_empty() {
                 row.cells.retain(|c| {
                     request.columns.iter().any(|col| match col {

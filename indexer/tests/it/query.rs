@@ -1,16 +1,21 @@
 //! The query language against a brute force over the fixture mail: every
 //! row's terms (per field) from its keyword cells, prefixes and fuzzy
 //! terms matched here independently (the edit distance computed in this
-//! file), every date form against the rows' dates, and errors with the
-//! byte where they are.
+//! file), phrases ending in a prefix against the cells' positions, every
+//! date form against the rows' dates, and errors with the byte where they
+//! are.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
+
+use proptest::prelude::*;
+use proptest::sample::Index;
+use proptest::test_runner::{Config, TestCaseError, TestRunner};
 
 use rowsearch_indexer::store::{Scan, Store};
 use rowsearch_indexer::{IngestOptions, ReindexOptions, SortBy, TableIndex, ingest, open_store, reindex};
 
-/// Per row: its key, date (ms) and (field, term) pairs.
-type Rows = Vec<(Vec<u8>, u64, Vec<(String, String)>)>;
+/// Per row: its key, date (ms) and (field, term, positions).
+type Rows = Vec<(Vec<u8>, u64, Vec<(String, String, Vec<u32>)>)>;
 
 fn fixture_store() -> (tempfile::TempDir, Store, Rows) {
     let dir = tempfile::tempdir().unwrap();
@@ -25,7 +30,7 @@ fn fixture_store() -> (tempfile::TempDir, Store, Rows) {
         .map(|row| {
             let cells = rtxn.row_keyword_cells("mail", &row.key).unwrap();
             let date = cells.first().map_or(0, |c| c.date_ms);
-            (row.key, date, cells.into_iter().map(|c| (c.field, c.term)).collect())
+            (row.key, date, cells.into_iter().map(|c| (c.field, c.term, c.positions)).collect())
         })
         .collect();
     drop(rtxn);
@@ -41,7 +46,9 @@ fn found(index: &TableIndex, query: &str) -> BTreeSet<Vec<u8>> {
 
 fn brute(rows: &Rows, field: Option<&str>, matches: impl Fn(&str) -> bool) -> BTreeSet<Vec<u8>> {
     rows.iter()
-        .filter(|(_, _, terms)| terms.iter().any(|(f, t)| field.is_none_or(|want| want == f) && matches(t)))
+        .filter(|(_, _, terms)| {
+            terms.iter().any(|(f, t, _)| field.is_none_or(|want| want == f) && matches(t))
+        })
         .map(|(k, _, _)| k.clone())
         .collect()
 }
@@ -193,4 +200,96 @@ fn typos_auto_follows_meilisearchs_rules_and_ranks_exact_matches_first() {
     assert!(hits.len() > exact.len(), "variants matched too");
     let first: BTreeSet<Vec<u8>> = hits.iter().take(exact.len()).map(|(k, _)| k.clone()).collect();
     assert_eq!(first, exact, "exact matches first");
+}
+
+/// Rows with `words` in order in one field (`field`, or any) followed by a
+/// term starting with `prefix`, from the keyword cells' positions.
+fn brute_phrase_prefix(rows: &Rows, field: Option<&str>, words: &[&str], prefix: &str) -> BTreeSet<Vec<u8>> {
+    let mut out = BTreeSet::new();
+    for (key, _, cells) in rows {
+        // Per field: position -> terms there.
+        let mut at: BTreeMap<&str, BTreeMap<u32, Vec<&str>>> = BTreeMap::new();
+        for (f, t, positions) in cells {
+            for &p in positions {
+                at.entry(f.as_str()).or_default().entry(p).or_default().push(t.as_str());
+            }
+        }
+        let holds = |f: &str| {
+            let Some(positions) = at.get(f) else { return false };
+            positions.keys().any(|&start| {
+                let has = |i: usize, ok: &dyn Fn(&str) -> bool| {
+                    positions.get(&(start + i as u32)).is_some_and(|ts| ts.iter().any(|t| ok(t)))
+                };
+                words.iter().enumerate().all(|(i, w)| has(i, &|t| t == *w))
+                    && has(words.len(), &|t| t.starts_with(prefix))
+            })
+        };
+        if at.keys().any(|f| field.is_none_or(|want| want == *f) && holds(f)) {
+            out.insert(key.clone());
+        }
+    }
+    out
+}
+
+/// `"a b"*` and `field:"a b c"*` against the brute force: phrases taken
+/// from the rows (so most match), the last word cut to a prefix, or
+/// swapped for another row's word's prefix (so some do not); every
+/// completion of the prefix counts, however many there are.
+#[test]
+fn phrase_prefixes_equal_a_brute_force_over_positions() {
+    let (_dir, store, rows) = fixture_store();
+    let index = TableIndex::open(&store, "mail").unwrap();
+    let plain = |t: &str| t.len() >= 2 && t.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit());
+    let mut runner = TestRunner::new(Config { cases: 96, ..Config::default() });
+    let cases = (
+        any::<Index>(),
+        any::<Index>(),
+        1usize..=2,
+        2usize..=5,
+        any::<bool>(),
+        any::<bool>(),
+        any::<Index>(),
+    );
+    let checked = std::cell::Cell::new(0);
+    runner
+        .run(&cases, |(row, start, fixed, cut, scoped, swap, other)| {
+            let (_, _, cells) = &rows[row.index(rows.len())];
+            let field = cells[start.index(cells.len())].0.clone();
+            let mut line: BTreeMap<u32, &str> = BTreeMap::new();
+            for (_, t, positions) in cells.iter().filter(|(f, _, _)| *f == field) {
+                for &p in positions {
+                    line.insert(p, t);
+                }
+            }
+            // Runs of fixed + 1 consecutive plain words.
+            let starts: Vec<u32> = line
+                .keys()
+                .copied()
+                .filter(|&p| (0..=fixed as u32).all(|i| line.get(&(p + i)).is_some_and(|t| plain(t))))
+                .collect();
+            if starts.is_empty() {
+                return Ok(());
+            }
+            let p = starts[start.index(starts.len())];
+            let words: Vec<&str> = (0..fixed as u32).map(|i| line[&(p + i)]).collect();
+            let last = if swap {
+                let (_, _, cells) = &rows[other.index(rows.len())];
+                let t = &cells[other.index(cells.len())].1;
+                if !plain(t) {
+                    return Ok(());
+                }
+                t.as_str()
+            } else {
+                line[&(p + fixed as u32)]
+            };
+            let prefix = &last[..cut.min(last.len())];
+            let phrase = format!("\"{} {prefix}\"*", words.join(" "));
+            let query = if scoped { format!("{field}:{phrase}") } else { phrase };
+            let want = brute_phrase_prefix(&rows, scoped.then_some(field.as_str()), &words, prefix);
+            prop_assert_eq!(found(&index, &query), want, "{}", query);
+            checked.set(checked.get() + 1);
+            Ok::<(), TestCaseError>(())
+        })
+        .unwrap();
+    assert!(checked.get() > 48, "only {} phrases checked", checked.get());
 }

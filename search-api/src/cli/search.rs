@@ -68,6 +68,7 @@ pub(super) fn run(args: &Args, command: &SearchCommand, out: &mut impl Write) ->
                 limit: Some(*limit),
                 offset: *offset,
                 highlight: *json,
+                rows_only: *json && matches!(format, HitFormatArg::Cells),
                 typos: *typos,
                 facets: facets.clone(),
                 facet_limit: Some(*facet_limit),

@@ -49,6 +49,14 @@ fn http_hits_are_documents_with_plain_text_values() {
         hit["row"]["cells"],
         json!([{"column": "m:subject", "timestamp": hit["row"]["cells"][0]["timestamp"], "value": "numbat caf\\xe9"}])
     );
+    // Cells read only the columns asked for, but highlights still come
+    // from every search field.
+    let (status, v) =
+        s.get_json("/tables/mail/search?q=numbat&format=cells&columns=m:subject&highlight=true");
+    assert_eq!(status, 200, "{v}");
+    let hit = &v["hits"][0];
+    assert_eq!(hit["row"]["cells"].as_array().map(Vec::len), Some(1), "{hit}");
+    assert!(hit["highlights"]["body"].as_str().is_some_and(|b| b.contains("<em>numbat</em>")), "{hit}");
     let (status, v) = s.get_json("/tables/mail/search?q=numbat&format=html");
     assert_eq!((status, v["error"]["code"].as_str()), (400, Some("bad_request")), "{v}");
 

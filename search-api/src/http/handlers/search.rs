@@ -38,6 +38,7 @@ pub(crate) fn search(st: &State, access: &Access, table: &str, p: &Params) -> An
         cursor: p.get("cursor").map(str::to_owned),
         columns: columns_of(p.encoding()?, &p.all("columns"))?,
         highlight: p.flag("highlight")?,
+        rows_only: format == crate::json::HitFormat::Cells,
         typos: match p.get("typos") {
             None | Some("off") => false,
             Some("auto") => true,
