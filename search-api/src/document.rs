@@ -102,19 +102,69 @@ pub(crate) struct DocumentShape<'a> {
     pub row_key: Option<&'a RowKeySchema>,
     /// The columns asked for (empty: none beyond the search fields).
     pub columns: &'a [Column],
+    /// Only these names in the document (`fields=`): search fields, the
+    /// partition, `date`, `family:qualifier` columns; `None` for all.
+    pub fields: Option<&'a [String]>,
 }
 
 impl DocumentShape<'_> {
     /// The columns a row must be read with to make its document (besides
     /// the ones asked for).
     pub fn needed(&self) -> Vec<Column> {
-        let mut out: Vec<Column> =
-            self.search.fields.iter().map(|f| Column::parse(f.column.as_bytes())).collect();
-        out.extend(self.search.date_column.iter().map(|c| Column::parse(c.as_bytes())));
+        let mut out: Vec<Column> = self
+            .search
+            .fields
+            .iter()
+            .filter(|f| self.shows(&f.name))
+            .map(|f| Column::parse(f.column.as_bytes()))
+            .collect();
+        if self.shows(DATE) {
+            out.extend(self.search.date_column.iter().map(|c| Column::parse(c.as_bytes())));
+        }
         out.extend(
-            self.search.partition.iter().filter(|p| p.contains(':')).map(|c| Column::parse(c.as_bytes())),
+            self.search
+                .partition
+                .iter()
+                .filter(|p| p.contains(':') && self.shows(p))
+                .map(|c| Column::parse(c.as_bytes())),
+        );
+        out.extend(
+            self.fields
+                .unwrap_or_default()
+                .iter()
+                .filter(|f| f.contains(':'))
+                .map(|c| Column::parse(c.as_bytes())),
         );
         out
+    }
+
+    /// Whether the document holds `name`.
+    fn shows(&self, name: &str) -> bool {
+        self.fields.is_none_or(|fields| fields.iter().any(|f| f == name))
+    }
+
+    /// Checks `fields`: each must be a search field, the partition, `date`
+    /// (with a date column) or a `family:qualifier` column.
+    ///
+    /// # Errors
+    /// What is wrong, and the names a document can hold.
+    pub fn check_fields(&self) -> Result<(), String> {
+        let Some(fields) = self.fields else { return Ok(()) };
+        let mut known: Vec<&str> = self.search.fields.iter().map(|f| f.name.as_str()).collect();
+        known.extend(self.search.partition.as_deref());
+        if self.search.date_column.is_some() {
+            known.push(DATE);
+        }
+        for name in fields {
+            let column = matches!(Column::parse(name.as_bytes()), Column::Qualifier(f, q) if !f.is_empty() && !q.is_empty());
+            if !known.contains(&name.as_str()) && !column {
+                return Err(format!(
+                    "fields: {name:?} is not in this table's documents: {}, or a family:qualifier column",
+                    known.join(", ")
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// `row`'s document (`row` read with at least [`Self::needed`] and the
@@ -125,12 +175,12 @@ impl DocumentShape<'_> {
             Column::Qualifier(family, qualifier) => row.value(&family, &qualifier),
             Column::Family(_) => None,
         };
-        for field in &self.search.fields {
+        for field in self.search.fields.iter().filter(|f| self.shows(&f.name)) {
             if let Some(v) = value(&field.column) {
                 doc.push(&field.name, DocValue::of(v));
             }
         }
-        if let Some(partition) = &self.search.partition {
+        if let Some(partition) = self.search.partition.as_ref().filter(|p| self.shows(p)) {
             if partition.contains(':') {
                 if let Some(v) = value(partition) {
                     doc.push(partition, DocValue::of(v));
@@ -139,7 +189,7 @@ impl DocumentShape<'_> {
                 doc.push(partition, v);
             }
         }
-        if let Some(date) = self.search.date_column.as_deref().and_then(value) {
+        if let Some(date) = self.search.date_column.as_deref().filter(|_| self.shows(DATE)).and_then(value) {
             let ms = analyzer.and_then(|a| a.date_ms(date));
             let rfc3339 = ms
                 .and_then(|ms| i64::try_from(ms).ok())
@@ -147,7 +197,14 @@ impl DocumentShape<'_> {
                 .map(|t| t.strftime("%Y-%m-%dT%H:%M:%SZ").to_string());
             doc.push(DATE, rfc3339.map_or_else(|| DocValue::of(date), DocValue::Text));
         }
-        for column in self.columns {
+        let named: Vec<Column> = self
+            .fields
+            .unwrap_or_default()
+            .iter()
+            .filter(|f| f.contains(':'))
+            .map(|c| Column::parse(c.as_bytes()))
+            .collect();
+        for column in self.columns.iter().filter(|_| self.fields.is_none()).chain(&named) {
             for cell in &row.cells {
                 let wanted = match column {
                     Column::Family(f) => *f == *cell.family,
@@ -206,7 +263,7 @@ mod tests {
             ],
         };
         let columns = [Column::Qualifier("m".into(), b"path".to_vec())];
-        let shape = DocumentShape { search, row_key: Some(rk), columns: &columns };
+        let shape = DocumentShape { search, row_key: Some(rk), columns: &columns, fields: None };
         let analyzer = rowsearch_indexer::TextAnalyzer;
         let doc = shape.document(&row, Some(&analyzer));
         let json = serde_json::to_string(&doc).unwrap();

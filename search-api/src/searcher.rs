@@ -53,6 +53,11 @@ pub struct SearchRequest {
     pub columns: Vec<Column>,
     /// Add snippets of the search fields with the matching words marked.
     pub highlight: bool,
+    /// Only these names in each [`SearchHit::document`] (search fields,
+    /// the partition, `date`, `family:qualifier` columns), and only their
+    /// columns read (with `columns` and what `highlight` needs); `None` for
+    /// the whole document. `columns` then shape only [`SearchHit::row`].
+    pub fields: Option<Vec<String>>,
     /// Leave [`SearchHit::document`] empty and read only `columns` (the
     /// HBase-shaped answer, `format=cells`): the search fields a document
     /// holds (mail bodies) are then not read unless `highlight` needs them.
@@ -477,6 +482,13 @@ impl Searcher {
         if limit > MAX_LIMIT {
             return Err(Error::BadRequest(format!("limit must be 0..={MAX_LIMIT}, got {limit}")));
         }
+        let shape = DocumentShape {
+            search,
+            row_key: schema.row_key.as_ref(),
+            columns: &request.columns,
+            fields: request.fields.as_deref(),
+        };
+        shape.check_fields().map_err(Error::BadRequest)?;
         let index = self.index(table)?;
         // A cursor's page comes from the snapshot its walk began on (kept
         // here while the walk goes on), so refreshes in between neither
@@ -556,10 +568,19 @@ impl Searcher {
         // The columns documents are made of (search fields, date,
         // partition) are read too, and projected away from the row
         // afterwards; for rows alone, only when highlights need them.
-        let shape = DocumentShape { search, row_key: schema.row_key.as_ref(), columns: &request.columns };
         let mut read = ReadOptions { columns: request.columns.clone(), ..ReadOptions::default() };
-        if !read.columns.is_empty() && (!request.rows_only || request.highlight) {
+        if request.fields.is_some() && !request.rows_only {
+            // Only what the named fields (and highlights) need; never
+            // nothing, which would read every column.
             read.columns.extend(shape.needed());
+            if request.highlight {
+                read.columns.extend(search.fields.iter().map(|f| Column::parse(f.column.as_bytes())));
+            }
+            if read.columns.is_empty() {
+                read.columns.extend(search.fields.first().map(|f| Column::parse(f.column.as_bytes())));
+            }
+        } else if !read.columns.is_empty() && (!request.rows_only || request.highlight) {
+            read.columns.extend(DocumentShape { fields: None, ..shape.clone() }.needed());
         }
         let field_columns: Vec<(String, String, Vec<u8>)> = search
             .fields

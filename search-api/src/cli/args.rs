@@ -469,6 +469,10 @@ pub enum SearchCommand {
         /// With --json: hits as documents, or as rows of cells.
         #[arg(long, value_enum, default_value_t = HitFormatArg::Documents)]
         format: HitFormatArg,
+        /// With --json documents: only these names in each (search fields,
+        /// the partition, date, family:qualifier columns; comma-separated).
+        #[arg(long, value_delimiter = ',')]
+        fields: Vec<String>,
         /// Count these facets over every match (comma-separated: the
         /// partition's name, fields declared facet, month, year).
         #[arg(long, value_delimiter = ',')]

@@ -8,7 +8,7 @@ use anyhow::Result;
 use rowsearch::store::{Column, Store};
 use rowsearch::wire;
 
-use super::args::{Args, HitFormatArg, SearchCommand, SortArg};
+use super::args::{Args, HitFormatArg, SearchCommand, SortArg, UsageError};
 use super::common::open;
 use super::progress::Progress;
 
@@ -51,10 +51,18 @@ pub(super) fn run(args: &Args, command: &SearchCommand, out: &mut impl Write) ->
             offset,
             json,
             format,
+            fields,
             typos,
             facets,
             facet_limit,
         } => {
+            let documents = *json && matches!(format, HitFormatArg::Documents);
+            if !fields.is_empty() && !documents {
+                return Err(UsageError(
+                    "--fields shapes the documents of --json (not --format cells)".into(),
+                )
+                .into());
+            }
             let store = std::sync::Arc::new(open(args)?);
             let searcher = rowsearch::Searcher::new(std::sync::Arc::clone(&store));
             let request = rowsearch::SearchRequest {
@@ -69,6 +77,7 @@ pub(super) fn run(args: &Args, command: &SearchCommand, out: &mut impl Write) ->
                 offset: *offset,
                 highlight: *json,
                 rows_only: *json && matches!(format, HitFormatArg::Cells),
+                fields: (!fields.is_empty()).then(|| fields.clone()),
                 typos: *typos,
                 facets: facets.clone(),
                 facet_limit: Some(*facet_limit),

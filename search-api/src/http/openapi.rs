@@ -337,6 +337,12 @@ fn param(route: &RouteSpec, name: &str, limits: &Limits) -> Value {
             "values per facet, most matches first (default 10)",
             false,
         ),
+        "fields" => (
+            repeated(text.clone()),
+            "only these names in each document (search fields, the partition, date, family:qualifier columns), \
+             comma-separated and repeatable; only their columns are read",
+            false,
+        ),
         "format" => (
             json!({"type": "string", "enum": ["documents", "cells"]}),
             "hits as documents (default) or as rows of cells",

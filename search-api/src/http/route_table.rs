@@ -208,6 +208,7 @@ pub const ROUTES: &[RouteSpec] = &[
             "min_seq",
             "encoding",
             "format",
+            "fields",
             "typos",
             "facets",
             "facet_limit",

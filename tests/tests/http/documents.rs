@@ -39,6 +39,32 @@ fn http_hits_are_documents_with_plain_text_values() {
     let (_, raw) = s.request("GET", "/tables/mail/search?q=numbat", None);
     assert!(raw.contains(r#""body":"Line one\r\nLine\ttwo numbat""#), "{raw}");
 
+    // fields: only the names asked for (a column by family:qualifier too),
+    // highlights still from every search field; unknown names refused.
+    let (status, v) =
+        s.get_json("/tables/mail/search?q=numbat&fields=subject,user&fields=m:folder&highlight=true");
+    assert_eq!(status, 200, "{v}");
+    let hit = &v["hits"][0];
+    let names: Vec<&str> = hit["document"].as_object().unwrap().keys().map(String::as_str).collect();
+    assert_eq!(names, ["subject", "user", "m:folder"], "{hit}");
+    assert_eq!(hit["document"]["m:folder"], "inbox");
+    assert!(hit["highlights"]["body"].as_str().is_some_and(|b| b.contains("<em>numbat</em>")), "{hit}");
+    let (status, v) = s.get_json("/tables/mail/search?q=numbat&fields=date");
+    assert_eq!(
+        (status, v["hits"][0]["document"].clone()),
+        (200, json!({"date": "2001-05-14T23:39:00Z"})),
+        "{v}"
+    );
+    for bad in ["fields=subjet", "fields=subject,", "fields=subject&format=cells"] {
+        let (status, v) = s.get_json(&format!("/tables/mail/search?q=numbat&{bad}"));
+        assert_eq!((status, v["error"]["code"].as_str()), (400, Some("bad_request")), "{bad}: {v}");
+    }
+    let (_, v) = s.get_json("/tables/mail/search?q=numbat&fields=subjet");
+    assert!(
+        v["error"]["message"].as_str().unwrap().contains("subject, body, from, to, folder, user, date"),
+        "{v}"
+    );
+
     // format=cells: the row as before, binary strings, only the columns
     // asked for.
     let (status, v) = s.get_json("/tables/mail/search?q=numbat&format=cells&columns=m:subject");
@@ -76,6 +102,12 @@ fn http_hits_are_documents_with_plain_text_values() {
     let out = t.run(&["search", "numbat", "--json"]);
     let v: Value = serde_json::from_str(&stdout(&out)).unwrap();
     assert_eq!(v["hits"][0]["document"]["body"], "Line one\r\nLine\ttwo numbat", "{v}");
+    let out = t.run(&["search", "numbat", "--json", "--fields", "subject,from"]);
+    let v: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(
+        v["hits"][0]["document"],
+        json!({"subject": {"base64": "bnVtYmF0IGNhZuk="}, "from": "ann@example.com"})
+    );
     let out = t.run(&["search", "numbta", "--typos", "--json", "--format", "cells"]);
     let v: Value = serde_json::from_str(&stdout(&out)).unwrap();
     assert!(v["hits"][0]["row"]["cells"].is_array(), "{v}");

@@ -39,6 +39,18 @@ pub(crate) fn search(st: &State, access: &Access, table: &str, p: &Params) -> An
         columns: columns_of(p.encoding()?, &p.all("columns"))?,
         highlight: p.flag("highlight")?,
         rows_only: format == crate::json::HitFormat::Cells,
+        fields: {
+            let fields = p.all("fields");
+            if fields.is_empty() {
+                None
+            } else if format == crate::json::HitFormat::Cells {
+                return Err(ApiError::bad_request(
+                    "fields shapes documents; with format=cells, columns shapes rows",
+                ));
+            } else {
+                Some(fields.iter().flat_map(|f| f.split(',')).map(str::trim).map(str::to_owned).collect())
+            }
+        },
         typos: match p.get("typos") {
             None | Some("off") => false,
             Some("auto") => true,
