@@ -322,6 +322,9 @@ fn main() {
         mode: ReindexMode::Full,
         threads: THREADS,
         memory_budget_bytes: BUDGET,
+        // ROWSEARCH_BENCH_NO_MERGE=1: the segments as the threads made them
+        // (raw tantivy's side does not merge either).
+        merge: std::env::var_os("ROWSEARCH_BENCH_NO_MERGE").is_none(),
         ..ReindexOptions::default()
     };
     if std::env::var("ROWSEARCH_BENCH_ONLY").as_deref() == Ok("reindex") {

@@ -289,6 +289,11 @@ pub(super) fn full(
         Index::create_in_dir(&path, schema.schema.clone()).map_err(tantivy_err(table, "create index"))?;
     register_cells(&index);
     let mut writer = writer(table, &index, options)?;
+    if options.merge {
+        // The merge below takes every segment at once; a background merge
+        // started by the commit would hold some of them.
+        writer.set_merge_policy(Box::new(tantivy::merge_policy::NoMergePolicy));
+    }
 
     // The keyword rows are read in ranges of whole partitions cut where the
     // region splits cut the rows (one range per region for the mail table),
@@ -366,6 +371,16 @@ pub(super) fn full(
     }
     progress(&ReindexProgress { phase: "commit", done: 0, total: 1 });
     commit(table, &mut writer, next_seq, table_id)?;
+    // One segment per indexing thread (or buffer flush) otherwise: every
+    // term dictionary walk (prefixes, fuzzy words, suggestions) and every
+    // posting list is then read once instead of once per segment. The
+    // merge keeps the commit's payload.
+    let segments = index.searchable_segment_ids().map_err(tantivy_err(table, "list segments"))?;
+    if options.merge && segments.len() > 1 {
+        progress(&ReindexProgress { phase: "merge", done: 0, total: 1 });
+        writer.merge(&segments).wait().map_err(tantivy_err(table, "merge segments"))?;
+        progress(&ReindexProgress { phase: "merge", done: 1, total: 1 });
+    }
     writer.wait_merging_threads().map_err(tantivy_err(table, "merge segments"))?;
 
     let reader = index.reader().map_err(tantivy_err(table, "open reader"))?;

@@ -28,6 +28,13 @@ pub struct ReindexOptions {
     pub memory_budget_bytes: usize,
     /// Indexing threads (default: every core).
     pub threads: usize,
+    /// Merge a full build's segments (one per indexing thread, more when
+    /// the buffers flush) into one before it serves (default true): term
+    /// dictionary walks (prefixes, fuzzy words, suggestions) and posting
+    /// lists are then read once per search instead of once per segment.
+    /// On the full corpus the build takes ~1.5x as long and fuzzy `~2`
+    /// searches ~0.7x.
+    pub merge: bool,
     /// How long to wait for another reindex of the table (another
     /// process's, or the background refresher's) to let go of it before
     /// failing with `Busy` (default 30 s; zero: fail at once).
@@ -48,6 +55,7 @@ impl Default for ReindexOptions {
             mode: ReindexMode::Auto,
             memory_budget_bytes: DEFAULT_MEMORY_BUDGET_BYTES,
             threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            merge: true,
             lock_wait: std::time::Duration::from_secs(30),
             fail_at: None,
         }
@@ -58,7 +66,8 @@ impl Default for ReindexOptions {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ReindexProgress {
     /// `"cells"` (full: keyword cells read), `"rows"` (incremental: changed
-    /// rows applied) or `"commit"`.
+    /// rows applied), `"commit"` or `"merge"` (full: the segments merged
+    /// into one).
     pub phase: &'static str,
     /// Done so far.
     pub done: u64,

@@ -137,13 +137,23 @@ fn full_reindex_finds_exactly_what_the_keyword_rows_find() {
             "{report:?}"
         );
         assert_index_equals_keyword_rows(&store, &index, 0x5eed + threads as u64);
+        // The threads' segments merged into one, the commit's payload kept.
+        let generation = index.generation().unwrap();
+        assert_eq!(generation.reader.searcher().segment_readers().len(), 1, "{threads} threads");
+        assert_eq!(generation.next_seq().unwrap(), report.next_seq);
     }
+    // Unmerged: a segment per indexing thread that got documents (four
+    // threads: tantivy's own merge policy leaves fewer than eight alone).
+    let unmerged = ReindexOptions { threads: 4, merge: false, ..options(ReindexMode::Full) };
+    reindex(&store, "mail", &unmerged, &mut |_| {}).unwrap();
+    assert_index_equals_keyword_rows(&store, &index, 0x5eed + 9);
+    assert!(index.generation().unwrap().reader.searcher().segment_readers().len() > 1);
 
     // The same through a grouping budget so small that every partition is
     // read again in hash slices.
     let tiny = ReindexOptions { memory_budget_bytes: 1, ..options(ReindexMode::Full) };
     let report = reindex(&store, "mail", &tiny, &mut |_| {}).unwrap();
-    assert_eq!((report.generation, report.docs, report.removed_generations.clone()), (4, 347, vec![3]));
+    assert_eq!((report.generation, report.docs, report.removed_generations.clone()), (5, 347, vec![4]));
     assert_index_equals_keyword_rows(&store, &index, 0xbeef);
 }
 

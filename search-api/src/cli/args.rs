@@ -427,6 +427,10 @@ pub enum SearchCommand {
         /// Indexing threads (default: every core).
         #[arg(long)]
         threads: Option<usize>,
+        /// Leave a full build's segments unmerged (faster to build, slower
+        /// to search: each segment's terms are walked separately).
+        #[arg(long)]
+        no_merge: bool,
     },
     /// Check the store, its keyword rows and the search index against each
     /// other; exit status 1 on a mismatch (listed on stdout as JSON).

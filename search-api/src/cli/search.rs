@@ -15,7 +15,7 @@ use super::progress::Progress;
 /// Runs a search-index command.
 pub(super) fn run(args: &Args, command: &SearchCommand, out: &mut impl Write) -> Result<ExitCode> {
     match command {
-        SearchCommand::Reindex { table, full, incremental, memory_mb, threads } => {
+        SearchCommand::Reindex { table, full, incremental, memory_mb, threads, no_merge } => {
             let mode = match (full, incremental) {
                 (true, _) => rowsearch::indexer::ReindexMode::Full,
                 (_, true) => rowsearch::indexer::ReindexMode::Incremental,
@@ -24,6 +24,7 @@ pub(super) fn run(args: &Args, command: &SearchCommand, out: &mut impl Write) ->
             let mut options = rowsearch::indexer::ReindexOptions {
                 mode,
                 memory_budget_bytes: memory_mb.saturating_mul(1 << 20),
+                merge: !no_merge,
                 ..Default::default()
             };
             if let Some(t) = threads {
