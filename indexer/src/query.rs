@@ -61,16 +61,14 @@ pub fn parse(text: &str, schema: &DocSchema, analyzer: &dyn Analyzer) -> Result<
 pub struct ParseOptions {
     /// Tolerate typos in plain words as Meilisearch does by default
     /// (`typos=auto`): a word of [`ONE_TYPO_CHARS`] characters or more
-    /// also matches terms one edit away, of [`TWO_TYPOS_CHARS`] or more two;
+    /// also matches terms one typo away, of [`TWO_TYPOS_CHARS`] or more two,
+    /// a typo on the first character counting as two (`crate::typos`);
     /// the exact word scores above its variants (its BM25 plus the
     /// variants' constant score), so exact matches rank first.
     pub typos: bool,
 }
 
-/// Shortest word `typos=auto` allows one edit in.
-pub const ONE_TYPO_CHARS: usize = 5;
-/// Shortest word `typos=auto` allows two edits in.
-pub const TWO_TYPOS_CHARS: usize = 9;
+pub use crate::typos::{ONE_TYPO_CHARS, TWO_TYPOS_CHARS};
 
 /// [`parse`] with `options`.
 ///
@@ -341,16 +339,11 @@ impl<'a> Parser<'a> {
             let term = Term::from_field_text(field, &terms[0].0);
             let exact = Box::new(TermQuery::new(term.clone(), IndexRecordOption::WithFreqs));
             let chars = terms[0].0.chars().count();
-            let typos = match chars {
-                _ if !self.typos || phrase => 0,
-                n if n >= TWO_TYPOS_CHARS => 2,
-                n if n >= ONE_TYPO_CHARS => 1,
-                _ => 0,
-            };
+            let typos = if self.typos && !phrase { crate::typos::allowed(chars) } else { 0 };
             if typos == 0 {
                 return Ok(Some(exact));
             }
-            let variants = Box::new(FuzzyTermQuery::new(term, typos, true));
+            let variants = Box::new(crate::typos::TypoQuery::new(term, typos));
             return Ok(Some(Box::new(BooleanQuery::new(vec![
                 (Occur::Should, exact),
                 (Occur::Should, variants),

@@ -170,9 +170,10 @@ fn queries_that_do_not_parse_say_where() {
     }
 }
 
-/// `typos=auto`: words of 5+ characters match terms one edit away, 9+ two,
-/// shorter ones only exactly (a brute force over the rows' terms); exact
-/// matches rank above the variants.
+/// `typos=auto`: words of 5+ characters match terms one typo away, 9+ two,
+/// shorter ones only exactly, a typo on the first character counting as
+/// two (a brute force over the rows' terms); exact matches rank above the
+/// variants.
 #[test]
 fn typos_auto_follows_meilisearchs_rules_and_ranks_exact_matches_first() {
     let (_dir, store, rows) = fixture_store();
@@ -183,16 +184,28 @@ fn typos_auto_follows_meilisearchs_rules_and_ranks_exact_matches_first() {
         let parsed = generation.parse_with(q, &[], &options).unwrap();
         generation.search_parsed(q, &*parsed, sort, 0, 10_000).unwrap()
     };
-    for word in ["enrn", "meetign", "enron", "conferance", "informatoin", "gas"] {
+    // Misspelt at the start too: `neeting` and `eeting` are one edit from
+    // `meeting` but a first-character typo (two); `nformation` is one
+    // such typo from `information` and `xnformatino` two plus.
+    let words = ["enrn", "meetign", "enron", "conferance", "informatoin", "gas"];
+    let mut first_typo_mattered = 0;
+    for word in words.into_iter().chain(["neeting", "eeting", "nformation", "xnformatino", "onfirmation"]) {
         let n = match word.chars().count() {
             c if c >= 9 => 2,
             c if c >= 5 => 1,
             _ => 0,
         };
-        let want = brute(&rows, None, |t| edits(t, word) <= n);
+        let first = |t: &str| t.chars().next() == word.chars().next();
+        let want = brute(&rows, None, |t| {
+            let d = edits(t, word);
+            // A changed first character is one of the d edits and counts two.
+            if first(t) { d <= n } else { d < n }
+        });
         let got: BTreeSet<Vec<u8>> = search(word, SortBy::Newest).keys.into_iter().map(|(k, _)| k).collect();
-        assert_eq!(got, want, "{word} ({n} edits)");
+        assert_eq!(got, want, "{word} ({n} typos)");
+        first_typo_mattered += usize::from(brute(&rows, None, |t| edits(t, word) <= n) != want);
     }
+    assert!(first_typo_mattered >= 3, "only {first_typo_mattered} words tell the first-character rule apart");
     // Ranking: every row holding the exact word comes before every row
     // holding only a variant.
     let exact = brute(&rows, None, |t| t == "meeting");

@@ -467,7 +467,8 @@ pub enum SearchCommand {
         #[arg(long)]
         json: bool,
         /// Tolerate typos in plain words (API.md's `typos=auto`: 5+
-        /// characters one edit, 9+ two; exact matches first).
+        /// characters one typo, 9+ two, a typo on the first character
+        /// counting as two; exact matches first).
         #[arg(long)]
         typos: bool,
         /// With --json: hits as documents, or as rows of cells.

@@ -324,7 +324,7 @@ fn param(route: &RouteSpec, name: &str, limits: &Limits) -> Value {
         "reverse" | "keys_only" | "rows" | "highlight" => (boolean, "true or false", false),
         "typos" => (
             json!({"type": "string", "enum": ["off", "auto"]}),
-            "auto: words of 5+ characters match one edit away, 9+ two (exact matches first)",
+            "auto: words of 5+ characters match one typo away, 9+ two, a typo on the first character counting as two (exact matches first)",
             false,
         ),
         "facets" => (
