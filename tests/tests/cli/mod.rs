@@ -102,6 +102,32 @@ fn cli_demo_runs_and_is_rerunnable() {
     }
 }
 
+/// A binary copied elsewhere (its own directory, run from there, its own
+/// temporary directory) still has the sample mail: it carries it.
+#[test]
+fn cli_demo_from_a_copied_binary_loads_the_mail_it_carries() {
+    let t = TestDir::new();
+    let elsewhere = t.dir.path().join("elsewhere");
+    let tmp = t.dir.path().join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    let copy = elsewhere.join("rowsearch");
+    std::fs::copy(rowsearch_tests::bin(), &copy).unwrap();
+    let out = std::process::Command::new(&copy)
+        .current_dir(&elsewhere)
+        .env("TMPDIR", &tmp)
+        .args(["--data", "data", "demo", "--rows", "50", "--no-serve"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains("Sample mail (carried in this binary"), "{text}");
+    assert!(text.contains("347 files, 347 messages: 347 stored"), "{text}");
+    assert!(text.contains("matches in all mailboxes"), "{text}");
+    // The unpacked sample is gone once loaded.
+    assert_eq!(std::fs::read_dir(&tmp).unwrap().count(), 0);
+}
+
 #[test]
 fn cli_typed_keys_filters_and_regions() {
     let t = TestDir::new();
