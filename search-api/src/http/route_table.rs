@@ -276,6 +276,10 @@ pub fn allowed_methods(path: &str) -> Vec<&'static str> {
         })
         .map(|route| route.method)
         .collect();
+    // HEAD is answered wherever GET is (`server.rs`).
+    if methods.contains(&"GET") {
+        methods.push("HEAD");
+    }
     methods.sort_unstable();
     methods.dedup();
     methods

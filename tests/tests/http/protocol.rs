@@ -91,12 +91,45 @@ fn http_layer_errors_have_the_json_shape() {
         exchange(&s.addr, format!("PATCH /tables/t HTTP/1.1\r\n{host}Connection: close\r\n\r\n").as_bytes());
     let (status, code, head) = error_of(&response);
     assert_eq!((status, code.as_str()), (405, "method_not_allowed"));
-    assert!(head.contains("\r\nallow: delete, get, put"), "{head}");
+    assert!(head.contains("\r\nallow: delete, get, head, put"), "{head}");
     let response =
         exchange(&s.addr, format!("POST /health HTTP/1.1\r\n{host}Connection: close\r\n\r\n").as_bytes());
     let (status, _, head) = error_of(&response);
     assert_eq!(status, 405);
-    assert!(head.contains("\r\nallow: get"), "{head}");
+    assert!(head.contains("\r\nallow: get, head"), "{head}");
+}
+
+/// HEAD is answered wherever GET is: the same status and headers
+/// (`Content-Length` of the GET's body), no body; a path without GET is
+/// still a 405.
+#[test]
+fn http_head_answers_like_get_without_the_body() {
+    let t = TestDir::new();
+    let s = t.serve(&["serve", "--create"]);
+    for path in ["/", "/health", "/page.js", "/tables", "/tables/nope"] {
+        let get = exchange(
+            &s.addr,
+            format!("GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").as_bytes(),
+        );
+        let head = exchange(
+            &s.addr,
+            format!("HEAD {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").as_bytes(),
+        );
+        let split = |r: &[u8]| {
+            let at = r.windows(4).position(|w| w == b"\r\n\r\n").expect("a head") + 4;
+            (String::from_utf8_lossy(&r[..at]).to_ascii_lowercase(), r.len() - at)
+        };
+        let ((get_head, get_body), (head_head, head_body)) = (split(&get), split(&head));
+        assert_eq!(get_head.lines().next(), head_head.lines().next(), "{path}: same status");
+        assert!(get_body > 0 && head_body == 0, "{path}: GET body {get_body} bytes, HEAD body {head_body}");
+        let length = |h: &str| h.lines().find(|l| l.starts_with("content-length:")).map(str::to_owned);
+        if let Some(l) = length(&get_head) {
+            assert_eq!(length(&head_head), Some(l), "{path}");
+        }
+    }
+    let response =
+        exchange(&s.addr, b"HEAD /tables/t/mutate HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    assert!(response.starts_with(b"HTTP/1.1 405"), "{}", String::from_utf8_lossy(&response));
 }
 
 /// Chunked bodies are taken within the size limit, like sized ones.
