@@ -120,11 +120,12 @@ pub fn parse_date_ms(value: &[u8]) -> Option<u64> {
     u64::try_from(ts.as_millisecond()).ok()
 }
 
-/// A snippet of `text` around the first word whose analysed form is in
-/// `terms`, with every such word wrapped in `<em>` and `</em>`; `None` when
-/// no word matches. About `width` bytes of context, cut at word edges.
-/// Email addresses match by their parts.
-pub fn highlight(text: &str, terms: &std::collections::HashSet<String>, width: usize) -> Option<String> {
+/// A snippet of `text` around the first word whose analysed form
+/// (lowercased) `matches` (for a search: [`crate::expand::QueryWords`]),
+/// with every such word wrapped in `<em>` and `</em>`; `None` when no word
+/// matches. About `width` bytes of context, cut at word edges. Email
+/// addresses match by their parts.
+pub fn highlight(text: &str, matches: &dyn Fn(&str) -> bool, width: usize) -> Option<String> {
     // (start, end) of matching words, by byte offsets.
     let mut spans: Vec<(usize, usize)> = Vec::new();
     let mut start = None;
@@ -135,7 +136,7 @@ pub fn highlight(text: &str, terms: &std::collections::HashSet<String>, width: u
             (false, Some(s)) => {
                 lower.clear();
                 lower.extend(text[s..i].chars().flat_map(char::to_lowercase));
-                if terms.contains(&lower) {
+                if matches(&lower) {
                     spans.push((s, i));
                 }
                 start = None;
@@ -229,8 +230,7 @@ mod tests {
 
     #[test]
     fn highlight_marks_matching_words_in_a_window() {
-        let terms: std::collections::HashSet<String> =
-            ["gas", "deal"].iter().map(|s| s.to_string()).collect();
+        let terms = |w: &str| ["gas", "deal"].contains(&w);
         assert_eq!(
             highlight("The Gas deal is done; gas-fired.", &terms, 200).as_deref(),
             Some("The <em>Gas</em> <em>deal</em> is done; <em>gas</em>-fired.")

@@ -28,6 +28,7 @@ mod build;
 mod changes;
 pub mod doc;
 mod error;
+pub mod expand;
 pub mod facets;
 pub mod generation;
 mod ingest;

@@ -47,6 +47,11 @@ impl PhrasePrefix {
     pub(crate) fn new(words: Vec<(usize, Term)>, prefix: (usize, Term)) -> Self {
         Self { field: prefix.1.field(), words, prefix }
     }
+
+    /// The last word's prefix.
+    pub(crate) fn prefix(&self) -> &Term {
+        &self.prefix.1
+    }
 }
 
 impl Query for PhrasePrefix {

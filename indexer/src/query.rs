@@ -25,12 +25,11 @@ use std::ops::Bound;
 
 use rowsearch_store::{Analyzer, FieldKind, SearchField};
 use tantivy::Term;
-use tantivy::query::{
-    AllQuery, BooleanQuery, EmptyQuery, FuzzyTermQuery, Occur, PhraseQuery, Query, RangeQuery, TermQuery,
-};
+use tantivy::query::{AllQuery, BooleanQuery, EmptyQuery, Occur, PhraseQuery, Query, RangeQuery, TermQuery};
 use tantivy::schema::{Field, IndexRecordOption};
 
 use crate::doc::{DATE_FIELD, DocSchema};
+use crate::expand::{Expansion, WordQuery};
 use crate::phrase_prefix::PhrasePrefix;
 
 /// Shortest word a prefix query takes (characters).
@@ -319,7 +318,7 @@ impl<'a> Parser<'a> {
         if prefix {
             if terms.len() == 1 {
                 let term = Term::from_field_text(field, &terms[0].0);
-                return Ok(Some(Box::new(FuzzyTermQuery::new_prefix(term, 0, false))));
+                return Ok(Some(Box::new(WordQuery::new(term, Expansion::Prefix))));
             }
             let mut words: Vec<_> =
                 terms.into_iter().map(|(t, p)| (p, Term::from_field_text(field, &t))).collect();
@@ -333,7 +332,7 @@ impl<'a> Parser<'a> {
                 return Err(self.error_at(start, "~N takes one word; quote a phrase"));
             }
             let term = Term::from_field_text(field, &terms[0].0);
-            return Ok(Some(Box::new(FuzzyTermQuery::new(term, n as u8, true))));
+            return Ok(Some(Box::new(WordQuery::new(term, Expansion::Edits(n as u8)))));
         }
         if terms.len() == 1 {
             let term = Term::from_field_text(field, &terms[0].0);
@@ -343,7 +342,7 @@ impl<'a> Parser<'a> {
             if typos == 0 {
                 return Ok(Some(exact));
             }
-            let variants = Box::new(crate::typos::TypoQuery::new(term, typos));
+            let variants = Box::new(WordQuery::new(term, Expansion::Typos(typos)));
             return Ok(Some(Box::new(BooleanQuery::new(vec![
                 (Occur::Should, exact),
                 (Occur::Should, variants),

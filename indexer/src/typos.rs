@@ -48,7 +48,7 @@ impl TypoQuery {
         TypoQuery { term, typos }
     }
 
-    fn automaton(&self) -> tantivy::Result<FirstCharTypos> {
+    pub(crate) fn automaton(&self) -> tantivy::Result<FirstCharTypos> {
         let dfa = |edits: u8| FuzzyTermQuery::new(self.term.clone(), edits, true).automaton();
         let value = self.term.value();
         let first = value.as_str().and_then(|t| t.chars().next()).map(|c| c.to_string().into_bytes());
@@ -68,7 +68,7 @@ impl Query for TypoQuery {
 
 /// Terms within the `kept` automaton's edits that start with the word's
 /// first character, or within the `changed` automaton's that do not.
-struct FirstCharTypos {
+pub(crate) struct FirstCharTypos {
     /// The word's first character, UTF-8.
     first: Vec<u8>,
     /// The word at the full number of typos.
@@ -90,7 +90,7 @@ enum First {
 }
 
 #[derive(Debug, Clone)]
-struct State {
+pub(crate) struct State {
     first: First,
     /// Each automaton's state; `None` once it no longer matters.
     kept: Option<u32>,

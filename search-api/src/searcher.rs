@@ -7,7 +7,7 @@
 //! keys the store no longer has dropped and counted → column projection →
 //! highlights from the stored values, analysed like the index was.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -607,7 +607,7 @@ impl Searcher {
         }
         drop(rtxn);
 
-        let terms = if request.highlight { query_terms(&*parsed) } else { HashSet::new() };
+        let words = request.highlight.then(|| rowsearch_indexer::expand::QueryWords::of(&*parsed));
         let mut hits = Vec::with_capacity(resolved.len());
         let mut dropped = 0;
         for item in resolved {
@@ -616,13 +616,15 @@ impl Searcher {
                 continue;
             };
             let mut highlights = BTreeMap::new();
-            if request.highlight {
+            if let Some(words) = &words {
                 for (name, family, qualifier) in &field_columns {
                     if let Some(text) = row.value(family, qualifier) {
                         let text = String::from_utf8_lossy(text);
-                        if let Some(snippet) =
-                            rowsearch_indexer::analyzer::highlight(&text, &terms, SNIPPET_BYTES)
-                        {
+                        if let Some(snippet) = rowsearch_indexer::analyzer::highlight(
+                            &text,
+                            &|w| words.matches(w),
+                            SNIPPET_BYTES,
+                        ) {
                             highlights.insert(name.clone(), snippet);
                         }
                     }
@@ -710,17 +712,6 @@ fn parse_cursor(cursor: &str) -> Result<(u64, u64, usize)> {
         u64::from_str_radix(commit, 16).map_err(|_| bad())?,
         offset.parse().map_err(|_| bad())?,
     ))
-}
-
-/// The text terms a query looks for (for highlights).
-fn query_terms(parsed: &dyn rowsearch_indexer::tantivy::query::Query) -> HashSet<String> {
-    let mut terms = HashSet::new();
-    parsed.query_terms(&mut |term, _| {
-        if let Some(text) = term.value().as_str() {
-            terms.insert(text.to_owned());
-        }
-    });
-    terms
 }
 
 #[cfg(test)]

@@ -153,28 +153,6 @@ fn a_new_word_is_suggested_at_once() {
     assert!(suggest(&searcher, "zyzzo", Some("cash-m"), None).is_empty(), "not in cash-m");
 }
 
-/// Optimal string alignment distance, over characters.
-fn edits(a: &str, b: &str) -> usize {
-    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
-    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
-    for (i, row) in d.iter_mut().enumerate() {
-        row[0] = i;
-    }
-    for (j, cell) in d[0].iter_mut().enumerate() {
-        *cell = j;
-    }
-    for i in 1..=a.len() {
-        for j in 1..=b.len() {
-            let cost = usize::from(a[i - 1] != b[j - 1]);
-            d[i][j] = (d[i - 1][j] + 1).min(d[i][j - 1] + 1).min(d[i - 1][j - 1] + cost);
-            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
-                d[i][j] = d[i][j].min(d[i - 2][j - 2] + 1);
-            }
-        }
-    }
-    d[a.len()][b.len()]
-}
-
 #[test]
 fn a_query_that_finds_nothing_is_offered_the_nearest_held_words() {
     let (_dir, store) = common::fixture_store();
@@ -196,7 +174,7 @@ fn a_query_that_finds_nothing_is_offered_the_nearest_held_words() {
         for (_, terms) in &rows {
             let held: BTreeSet<&str> = terms.iter().map(|(_, t)| t.as_str()).collect();
             for t in held {
-                if edits(t, typo) <= max {
+                if common::edits(t, typo) <= max {
                     *docs.entry(t).or_default() += 1;
                 }
             }
