@@ -40,10 +40,17 @@ impl WordQuery {
 
 impl Query for WordQuery {
     fn weight(&self, scoring: EnableScoring<'_>) -> tantivy::Result<Box<dyn Weight>> {
+        let field = self.term.field();
         match self.expansion {
             Expansion::Prefix => FuzzyTermQuery::new_prefix(self.term.clone(), 0, false).weight(scoring),
-            Expansion::Edits(n) => FuzzyTermQuery::new(self.term.clone(), n, true).weight(scoring),
-            Expansion::Typos(n) => TypoQuery::new(self.term.clone(), n).weight(scoring),
+            Expansion::Edits(n) => {
+                let automaton = FuzzyTermQuery::new(self.term.clone(), n, true).automaton()?;
+                Ok(crate::term_walk::weight(field, automaton, scoring))
+            }
+            Expansion::Typos(n) => {
+                let automaton = TypoQuery::new(self.term.clone(), n).automaton()?;
+                Ok(crate::term_walk::weight(field, automaton, scoring))
+            }
         }
     }
 }

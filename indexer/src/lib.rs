@@ -39,6 +39,7 @@ pub mod query;
 pub mod reader;
 mod refresh;
 mod suggest;
+mod term_walk;
 mod typos;
 pub use suggest::{CACHED_PREFIX_CHARS, CACHED_TERMS};
 mod verify;

@@ -14,10 +14,8 @@
 //! the walk: with one typo allowed only the word's first character's
 //! branch of the dictionary is visited.
 
-use std::sync::Arc;
-
 use tantivy::Term;
-use tantivy::query::{AutomatonWeight, DfaWrapper, EnableScoring, FuzzyTermQuery, Query, Weight};
+use tantivy::query::{DfaWrapper, FuzzyTermQuery};
 use tantivy_fst::Automaton;
 
 /// Shortest word `typos=auto` allows one typo in.
@@ -57,12 +55,6 @@ impl TypoQuery {
             kept: dfa(self.typos)?,
             changed: if self.typos >= 2 { Some(dfa(self.typos - 1)?) } else { None },
         })
-    }
-}
-
-impl Query for TypoQuery {
-    fn weight(&self, _scoring: EnableScoring<'_>) -> tantivy::Result<Box<dyn Weight>> {
-        Ok(Box::new(AutomatonWeight::<FirstCharTypos>::new(self.term.field(), Arc::new(self.automaton()?))))
     }
 }
 
