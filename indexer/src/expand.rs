@@ -111,7 +111,8 @@ impl QueryWords {
     }
 }
 
-fn accepts<A: Automaton>(automaton: &A, word: &str) -> bool {
+/// Whether `automaton` accepts `word`'s bytes.
+pub(crate) fn accepts<A: Automaton>(automaton: &A, word: &str) -> bool {
     let mut state = automaton.start();
     for &b in word.as_bytes() {
         if !automaton.can_match(&state) {
