@@ -716,12 +716,14 @@ fn http_one_worker_serves_many_clients_in_turn() {
 #[test]
 fn http_idle_spin_is_set_from_the_command_line_and_counted() {
     let t = indexed_fixture();
-    // Three searches, one after another, on one worker; then the counts.
-    let searched = |idle_spin_us: &str| {
+    // Searches, one after another, on one worker; then the counts.
+    let searched = |idle_spin_us: &str, rounds: usize| {
         let s = t.serve(&["serve", "--create", "--workers", "1", "--idle-spin-us", idle_spin_us]);
-        for q in ["gas", "meeting", "price"] {
-            let (status, body) = s.get_json(&format!("/tables/mail/search?q={q}&limit=5"));
-            assert_eq!(status, 200, "{body}");
+        for _ in 0..rounds {
+            for q in ["gas", "meeting", "price"] {
+                let (status, body) = s.get_json(&format!("/tables/mail/search?q={q}&limit=5"));
+                assert_eq!(status, 200, "{body}");
+            }
         }
         let (_, text) = s.request("GET", "/metrics", None);
         let count = |taken: &str| {
@@ -736,11 +738,13 @@ fn http_idle_spin_is_set_from_the_command_line_and_counted() {
     // One worker that looks for work for a minute after each job: it never
     // sleeps, whatever the pauses between requests. The three searches, and
     // the metrics request itself once counted.
-    let (awake, woken) = searched("60000000");
+    let (awake, woken) = searched("60000000", 1);
     assert!(awake >= 3, "awake {awake}");
     assert_eq!(woken, 0);
     // Turned off: the worker sleeps as soon as it finds nothing queued,
-    // and each search comes only after the one before was answered.
-    let (_, woken) = searched("0");
+    // and each search comes only after the one before was answered. (A
+    // search can still find the worker not yet back at the queue when the
+    // machine is loaded and be counted awake; of 30, some are woken.)
+    let (_, woken) = searched("0", 10);
     assert!(woken >= 1, "woken {woken}");
 }
