@@ -7,3 +7,4 @@ mod query;
 mod refresh;
 mod reindex;
 mod reindex_prop;
+mod suggest;
