@@ -43,9 +43,10 @@ pub struct Generation {
     /// reader, so a commit in between can only make the reader newer).
     pub absorbed: u64,
     meta_stamp: Stamp,
-    /// The most frequent completions of short prefixes, per reader state
-    /// (see `suggest.rs`).
-    pub(crate) completion_cache: crate::suggest::CompletionCache,
+    /// The most frequent completions of short prefixes, per set of
+    /// segments and per segment (see `suggest.rs`); handed on when the
+    /// generation is reopened after a commit, as its old segments stay.
+    pub(crate) completion_cache: Arc<crate::suggest::CompletionCache>,
 }
 
 impl std::fmt::Debug for Generation {
@@ -115,7 +116,12 @@ impl std::fmt::Debug for TableIndex {
 }
 
 impl Generation {
-    fn open(dir: &IndexDir, number: u64, analyzer: Arc<dyn Analyzer>) -> Result<Generation> {
+    fn open(
+        dir: &IndexDir,
+        number: u64,
+        analyzer: Arc<dyn Analyzer>,
+        completion_cache: Arc<crate::suggest::CompletionCache>,
+    ) -> Result<Generation> {
         let table = dir.table();
         let path = dir.generation_path(number);
         let index = Index::open_in_dir(&path).map_err(tantivy_err(table, "open index"))?;
@@ -138,7 +144,7 @@ impl Generation {
             analyzer,
             absorbed,
             meta_stamp,
-            completion_cache: crate::suggest::CompletionCache::default(),
+            completion_cache,
         })
     }
 
@@ -459,7 +465,13 @@ impl TableIndex {
             let Some(number) = self.dir.current()? else {
                 return Err(Error::NoIndex { table: self.dir.table().to_owned() });
             };
-            match Generation::open(&self.dir, number, Arc::clone(&self.analyzer)) {
+            // The same generation after a commit: its segments' cached
+            // completions still hold.
+            let cache = match state.as_ref() {
+                Some((_, open)) if open.number == number => Arc::clone(&open.completion_cache),
+                _ => Arc::default(),
+            };
+            match Generation::open(&self.dir, number, Arc::clone(&self.analyzer), cache) {
                 Ok(generation) => {
                     let generation = Arc::new(generation);
                     *state = Some((pointer_stamp, Arc::clone(&generation)));

@@ -6,7 +6,9 @@
 
 use proptest::prelude::*;
 use rowsearch_indexer::store::{PutCell, Store};
-use rowsearch_indexer::{CACHED_TERMS, ReindexMode, ReindexOptions, TableIndex, mail_schema, open_store, reindex};
+use rowsearch_indexer::{
+    CACHED_TERMS, ReindexMode, ReindexOptions, TableIndex, mail_schema, open_store, reindex,
+};
 
 /// Words from a small alphabet behind `c`: thousands of distinct `c` terms.
 fn word(n: u32) -> String {
@@ -22,7 +24,8 @@ fn word(n: u32) -> String {
 
 fn put(store: &Store, id: u64, words: &[u32]) {
     let rk = store.schema("mail").unwrap().row_key.unwrap();
-    let key = rk.encode_json(&serde_json::json!({"user": "u", "date": 990_000_000_000u64 + id, "id": id})).unwrap();
+    let key =
+        rk.encode_json(&serde_json::json!({"user": "u", "date": 990_000_000_000u64 + id, "id": id})).unwrap();
     let subject: Vec<String> = words.iter().map(|&n| word(n)).collect();
     store.put("mail", &key, vec![PutCell::new("m", "subject", subject.join(" "))]).unwrap();
 }
@@ -30,7 +33,8 @@ fn put(store: &Store, id: u64, words: &[u32]) {
 /// How many segments the index's current generation has.
 fn segments(index: &TableIndex) -> usize {
     let current = index.dir().current().unwrap().unwrap();
-    let tantivy = rowsearch_indexer::tantivy::Index::open_in_dir(index.dir().generation_path(current)).unwrap();
+    let tantivy =
+        rowsearch_indexer::tantivy::Index::open_in_dir(index.dir().generation_path(current)).unwrap();
     tantivy.searchable_segment_ids().unwrap().len()
 }
 
@@ -141,13 +145,14 @@ fn a_term_no_segment_keeps_can_still_rank_first() {
         }
         rows(&[last]);
     }
-    let incremental = ReindexOptions { mode: ReindexMode::Incremental, threads: 1, ..ReindexOptions::default() };
+    let incremental =
+        ReindexOptions { mode: ReindexMode::Incremental, threads: 1, ..ReindexOptions::default() };
     reindex(&store, "mail", &incremental, &mut |_| {}).unwrap();
     let index = TableIndex::open(&store, "mail").unwrap();
     assert_eq!(segments(&index), 2);
     let generation = index.generation().unwrap();
     let field = generation.schema.fields[generation.schema.field_index("subject").unwrap()];
-    let want = vec![(word(last), 4), (word(kept), 3)];
+    let want = [(word(last), 4), (word(kept), 3)];
     assert_eq!(generation.completions(field, "c", None).unwrap()[..2], want[..]);
     for round in 0..2 {
         for n in 1..=2 {
