@@ -291,10 +291,17 @@ impl Generation {
                         }
                     }
                     (Pick::Near(..), Some(automaton)) => {
-                        let mut stream = terms.search(automaton).into_stream().map_err(read_err)?;
-                        while stream.advance() {
-                            add(stream.key(), stream.value().doc_freq);
-                        }
+                        crate::term_walk::accepted_terms(
+                            Some(on.index()),
+                            segment,
+                            field,
+                            automaton,
+                            &mut |key, info| {
+                                add(key, info.doc_freq);
+                                Ok(())
+                            },
+                        )
+                        .map_err(tantivy_err(table, "read terms"))?;
                     }
                     (Pick::Near(..), None) => {}
                 }

@@ -16,16 +16,14 @@
 //! u32 FST version | u32 dictionary type`. This module is the only reader
 //! of it. Anything unexpected there (another version or dictionary type, a
 //! segment without the file) falls back to tantivy's walk, which finds the
-//! same terms; `tests::the_walk_reads_the_dictionary_of_this_tantivy` fails
+//! same terms ([`accepted_terms`] chooses); `tests::the_walk_reads_the_dictionary_of_this_tantivy` fails
 //! when an upgrade of tantivy changes the layout.
 
 use std::path::PathBuf;
-use std::sync::Arc;
 
 use tantivy::directory::{CompositeFile, Directory, OwnedBytes};
-use tantivy::query::{
-    AutomatonWeight, BitSetDocSet, ConstScorer, EnableScoring, Explanation, Scorer, Weight,
-};
+use tantivy::postings::TermInfo;
+use tantivy::query::{BitSetDocSet, ConstScorer, EnableScoring, Explanation, Scorer, Weight};
 use tantivy::schema::{Field, IndexRecordOption};
 use tantivy::{BitSet, DocId, DocSet, HasLen, Index, Score, SegmentReader, TERMINATED, TantivyError};
 use tantivy_fst::Automaton;
@@ -40,28 +38,61 @@ const FOOTER_BYTES: usize = 16;
 
 /// A weight matching the documents holding any term of `field` that
 /// `automaton` accepts, each scoring the boost (as tantivy's
-/// `AutomatonWeight`, which it falls back to).
+/// `AutomatonWeight`).
 pub(crate) fn weight<A>(field: Field, automaton: A, scoring: EnableScoring<'_>) -> Box<dyn Weight>
 where
     A: Automaton + Send + Sync + 'static,
     A::State: Clone,
 {
-    let automaton = Arc::new(automaton);
-    Box::new(WalkWeight {
-        index: scoring.searcher().map(|s| s.index().clone()),
-        field,
-        fallback: AutomatonWeight::new(field, Arc::clone(&automaton)),
-        automaton,
-    })
+    Box::new(WalkWeight { index: scoring.searcher().map(|s| s.index().clone()), field, automaton })
 }
 
-struct WalkWeight<A: Automaton + Send + Sync + 'static> {
+/// Calls `found` with every term of `field` in `segment` that `automaton`
+/// accepts, and its term info, in term order: by [`walk`] when the
+/// segment's FST can be read from `index`'s files, else by tantivy's own
+/// walk (the same terms).
+///
+/// # Errors
+/// tantivy's, reading the dictionary.
+pub(crate) fn accepted_terms<A>(
+    index: Option<&Index>,
+    segment: &SegmentReader,
+    field: Field,
+    automaton: &A,
+    found: &mut dyn FnMut(&[u8], &TermInfo) -> tantivy::Result<()>,
+) -> tantivy::Result<()>
+where
+    A: Automaton,
+    A::State: Clone,
+{
+    let inverted_index = segment.inverted_index(field)?;
+    let terms = inverted_index.terms();
+    let Some(fst) = index.and_then(|index| term_fst(index, segment, field)) else {
+        let mut stream = terms.search(automaton).into_stream()?;
+        while stream.advance() {
+            found(stream.key(), stream.value())?;
+        }
+        return Ok(());
+    };
+    let mut outcome = Ok(());
+    walk(&fst, automaton, &mut |key| {
+        if outcome.is_ok() {
+            outcome = match terms.get(key) {
+                Ok(Some(info)) => found(key, &info),
+                Ok(None) => Err(TantivyError::InternalError("a term of the FST has no term info".into())),
+                Err(e) => Err(e.into()),
+            };
+        }
+    });
+    outcome
+}
+
+struct WalkWeight<A> {
     /// Where the segments' files are; `None` when the search has no
     /// searcher (tantivy's walk then).
     index: Option<Index>,
     field: Field,
-    automaton: Arc<A>,
-    fallback: AutomatonWeight<A>,
+    automaton: A,
 }
 
 impl<A> Weight for WalkWeight<A>
@@ -70,38 +101,22 @@ where
     A::State: Clone,
 {
     fn scorer(&self, reader: &SegmentReader, boost: Score) -> tantivy::Result<Box<dyn Scorer>> {
-        let Some(fst) = self.index.as_ref().and_then(|index| term_fst(index, reader, self.field)) else {
-            return self.fallback.scorer(reader, boost);
-        };
         let inverted_index = reader.inverted_index(self.field)?;
-        let terms = inverted_index.terms();
         let mut docs = BitSet::with_max_value(reader.max_doc());
-        let mut failed = None;
-        walk(&fst, &*self.automaton, &mut |key| {
-            if failed.is_some() {
-                return;
+        accepted_terms(self.index.as_ref(), reader, self.field, &self.automaton, &mut |_, info| {
+            let mut postings =
+                inverted_index.read_block_postings_from_terminfo(info, IndexRecordOption::Basic)?;
+            loop {
+                let block = postings.docs();
+                if block.is_empty() {
+                    return Ok(());
+                }
+                for &doc in block {
+                    docs.insert(doc);
+                }
+                postings.advance();
             }
-            let postings = terms.get(key).and_then(|info| {
-                let info = info.ok_or_else(|| std::io::Error::other("a term of the FST has no term info"))?;
-                inverted_index.read_block_postings_from_terminfo(&info, IndexRecordOption::Basic)
-            });
-            match postings {
-                Ok(mut postings) => loop {
-                    let block = postings.docs();
-                    if block.is_empty() {
-                        break;
-                    }
-                    for &doc in block {
-                        docs.insert(doc);
-                    }
-                    postings.advance();
-                },
-                Err(e) => failed = Some(e),
-            }
-        });
-        if let Some(e) = failed {
-            return Err(e.into());
-        }
+        })?;
         Ok(Box::new(ConstScorer::new(BitSetDocSet::from(docs), boost)))
     }
 
@@ -259,6 +274,11 @@ mod tests {
         let count: u32 = searcher.segment_readers().iter().map(|r| ours.count(r).unwrap()).sum();
         assert_eq!(count, 5, "gas, gaz, gas, was, gs");
         assert_eq!(searcher.search(&fuzzy, &Count).unwrap() as u32, count);
+        // Without a searcher to find the files by: tantivy's walk, the same.
+        let schema = index.schema();
+        let theirs = weight(field, fuzzy.automaton().unwrap(), EnableScoring::disabled_from_schema(&schema));
+        let fallback: u32 = searcher.segment_readers().iter().map(|r| theirs.count(r).unwrap()).sum();
+        assert_eq!(fallback, count);
         assert!(ours.explain(&searcher.segment_readers()[0], 0).is_ok());
         assert!(ours.explain(&searcher.segment_readers()[0], 3).is_err(), "glass is two edits away");
     }
