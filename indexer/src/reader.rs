@@ -124,6 +124,10 @@ impl Generation {
     ) -> Result<Generation> {
         let table = dir.table();
         let path = dir.generation_path(number);
+        // Before what it stamps is read: a commit after it only makes the
+        // next look reopen again (stamped after, a commit in between would
+        // have left the older reader serving until the next commit).
+        let meta_stamp = stamp(&path.join("meta.json")).unwrap_or(Stamp { modified: None, len: 0, inode: 0 });
         let index = Index::open_in_dir(&path).map_err(tantivy_err(table, "open index"))?;
         register_analyzer(&index, Arc::clone(&analyzer));
         let schema = DocSchema::from_index(table, &index)?;
@@ -133,7 +137,6 @@ impl Generation {
             .reload_policy(ReloadPolicy::Manual)
             .try_into()
             .map_err(tantivy_err(table, "open reader"))?;
-        let meta_stamp = stamp(&path.join("meta.json")).unwrap_or(Stamp { modified: None, len: 0, inode: 0 });
         let table_id = indexed_table_id(table, &index)?;
         Ok(Generation {
             number,
