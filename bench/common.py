@@ -27,6 +27,19 @@ def corpus(archive):
     return os.path.join(root, "mail")
 
 
+def build_at(rev):
+    """The release binary of git revision `rev`, from a worktree at
+    /tmp/rowsearch-bench/before-REV, built when missing."""
+    tree = os.path.join(WORK, f"before-{rev}")
+    binary = os.path.join(tree, "target/release/rowsearch")
+    if not os.path.exists(binary):
+        if not os.path.isdir(tree):
+            subprocess.run(["git", "-C", os.path.join(HERE, ".."), "worktree", "add", "--detach", tree, rev],
+                           check=True)
+        subprocess.run(["cargo", "build", "--release", "-q", "-p", "rowsearch"], cwd=tree, check=True)
+    return binary
+
+
 def pct(xs, p):
     """The p-th quantile of xs (nearest rank)."""
     xs = sorted(xs)

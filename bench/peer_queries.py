@@ -30,7 +30,7 @@ import sys
 import time
 import urllib.parse
 
-from common import HERE, WORK, arguments, corpus, pct
+from common import WORK, arguments, build_at, corpus, pct
 
 args = arguments(before_rev=(str, "2992f88"), n=(int, 200), rounds=(int, 3), now_extra=(str, ""))
 
@@ -53,14 +53,7 @@ def queries():
 
 
 def before_binary():
-    tree = os.path.join(WORK, f"before-{args.before_rev}")
-    binary = os.path.join(tree, "target/release/rowsearch")
-    if not os.path.exists(binary):
-        if not os.path.isdir(tree):
-            subprocess.run(["git", "-C", os.path.join(HERE, ".."), "worktree", "add", "--detach", tree,
-                            args.before_rev], check=True)
-        subprocess.run(["cargo", "build", "--release", "-q", "-p", "rowsearch"], cwd=tree, check=True)
-    return binary
+    return build_at(args.before_rev)
 
 
 def store(binary, name):

@@ -28,7 +28,7 @@ import sys
 import time
 import urllib.parse
 
-from common import HERE, WORK, arguments
+from common import WORK, arguments, build_at
 
 args = arguments(before_rev=(str, ""), rounds=(int, 20), blocks=(int, 2),
                  source=(str, os.path.join(WORK, "features")))
@@ -38,14 +38,7 @@ PREFIXES = ["e", "en", "s", "t", "co"]
 def before_binary():
     if not args.before_rev:
         sys.exit("--before_rev is needed")
-    tree = os.path.join(WORK, f"before-{args.before_rev}")
-    binary = os.path.join(tree, "target/release/rowsearch")
-    if not os.path.exists(binary):
-        if not os.path.isdir(tree):
-            subprocess.run(["git", "-C", os.path.join(HERE, ".."), "worktree", "add", "--detach", tree,
-                            args.before_rev], check=True)
-        subprocess.run(["cargo", "build", "--release", "-q", "-p", "rowsearch"], cwd=tree, check=True)
-    return binary
+    return build_at(args.before_rev)
 
 
 def data_copy():
