@@ -52,8 +52,9 @@ impl Generation {
     /// same documents in the same order, for a short prefix (the first
     /// keystrokes, where a prefix has tens of thousands of terms) from the
     /// generation's [`CACHED_TERMS`] most frequent completions, kept per
-    /// reader state, with the overlay's layers added; read in full when
-    /// those cannot settle the answer.
+    /// reader state (made from those kept per segment, so a commit reads
+    /// only the segments it added), with the overlay's layers added; read
+    /// in full when those cannot settle the answer.
     ///
     /// # Errors
     /// `Tantivy`.
@@ -317,12 +318,12 @@ impl Generation {
 pub const CACHED_PREFIX_CHARS: usize = 3;
 /// The completions of a prefix the cache keeps: the most frequent.
 pub const CACHED_TERMS: usize = 512;
-/// Prefixes the cache keeps at once (per generation); it starts again
-/// when full.
+/// Prefixes the cache keeps at once (per generation, for reader states
+/// and for segments each); it starts again when full.
 const CACHED_PREFIXES: usize = 4096;
 
 /// A prefix's most frequent completions in one reader state of a
-/// generation.
+/// generation (over all its segments).
 #[derive(Debug)]
 pub(crate) struct Cached {
     /// Up to [`CACHED_TERMS`] terms with their documents, most first.
