@@ -11,7 +11,7 @@ use tantivy::query::{BooleanQuery, DfaWrapper, EnableScoring, FuzzyTermQuery, Qu
 use tantivy_fst::Automaton;
 
 use crate::phrase_prefix::PhrasePrefix;
-use crate::typos::{FirstCharTypos, TypoQuery};
+use crate::typos::FirstCharTypos;
 
 /// What a [`WordQuery`]'s word stands for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -48,7 +48,7 @@ impl Query for WordQuery {
                 Ok(crate::term_walk::weight(field, automaton, scoring))
             }
             Expansion::Typos(n) => {
-                let automaton = TypoQuery::new(self.term.clone(), n).automaton()?;
+                let automaton = crate::typos::automaton(&self.term, n)?;
                 Ok(crate::term_walk::weight(field, automaton, scoring))
             }
         }
@@ -93,9 +93,7 @@ impl QueryWords {
                 Expansion::Edits(n) => {
                     self.edits.extend(FuzzyTermQuery::new(word.term.clone(), n, true).automaton().ok());
                 }
-                Expansion::Typos(n) => {
-                    self.typos.extend(TypoQuery::new(word.term.clone(), n).automaton().ok())
-                }
+                Expansion::Typos(n) => self.typos.extend(crate::typos::automaton(&word.term, n).ok()),
             }
         } else if let Some(phrase) = query.downcast_ref::<PhrasePrefix>() {
             self.prefixes.extend(phrase.prefix().value().as_str().map(str::to_owned));

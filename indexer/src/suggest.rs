@@ -16,6 +16,7 @@ use tantivy::collector::Count;
 use tantivy::index::SegmentId;
 use tantivy::query::{FuzzyTermQuery, Query};
 use tantivy::schema::Field;
+use tantivy::termdict::TermDictionary;
 use tantivy::{Searcher, Term};
 
 use crate::Result;
@@ -116,7 +117,7 @@ impl Generation {
         } else {
             unknown = recent.values().copied().max().unwrap_or(0);
         }
-        merged.sort_unstable_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        most_first(&mut merged);
         merged.truncate(want);
         let settled = cached.complete
             || merged.len() == want && merged.last().is_some_and(|(_, n)| *n > cached.cut + unknown);
@@ -165,7 +166,7 @@ impl Generation {
             }
         }
         let mut all: Vec<(String, u64)> = counts.into_iter().map(|(t, n)| (t.to_owned(), n)).collect();
-        all.sort_unstable_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        most_first(&mut all);
         // A term no segment kept has at most the sum of their cuts.
         let unkept: u64 = parts.iter().filter(|p| !p.complete).map(|p| p.cut).sum();
         let dropped = all.get(CACHED_TERMS).map(|(_, n)| *n);
@@ -186,20 +187,11 @@ impl Generation {
         prefix: &str,
     ) -> Result<Vec<(String, u64)>> {
         let table = &self.schema.table;
-        let read_err = |e: std::io::Error| tantivy_err(table, "read terms")(e.into());
         let index = segment.inverted_index(field).map_err(tantivy_err(table, "read terms"))?;
-        let mut range = index.terms().range().ge(prefix.as_bytes());
-        if let Some(end) = successor(prefix.as_bytes()) {
-            range = range.lt(end);
-        }
-        let mut stream = range.into_stream().map_err(read_err)?;
         let mut out = Vec::new();
-        while stream.advance() {
-            if let Ok(term) = std::str::from_utf8(stream.key()) {
-                out.push((term.to_owned(), u64::from(stream.value().doc_freq)));
-            }
-        }
-        out.sort_unstable_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        prefix_terms(index.terms(), prefix, &mut |term, n| out.push((term.to_owned(), u64::from(n))))
+            .map_err(|e| tantivy_err(table, "read terms")(e.into()))?;
+        most_first(&mut out);
         Ok(out)
     }
 
@@ -273,24 +265,10 @@ impl Generation {
         for on in searchers {
             for segment in on.segment_readers() {
                 let index = segment.inverted_index(field).map_err(tantivy_err(table, "read terms"))?;
-                let terms = index.terms();
-                let read_err = |e: std::io::Error| tantivy_err(table, "read terms")(e.into());
-                let mut add = |key: &[u8], n: u32| {
-                    if let Ok(term) = std::str::from_utf8(key) {
-                        *docs.entry(term.to_owned()).or_default() += u64::from(n);
-                    }
-                };
+                let mut add = |term: &str, n: u32| *docs.entry(term.to_owned()).or_default() += u64::from(n);
                 match (pick, &automaton) {
-                    (Pick::Prefix(prefix), _) => {
-                        let mut range = terms.range().ge(prefix.as_bytes());
-                        if let Some(end) = successor(prefix.as_bytes()) {
-                            range = range.lt(end);
-                        }
-                        let mut stream = range.into_stream().map_err(read_err)?;
-                        while stream.advance() {
-                            add(stream.key(), stream.value().doc_freq);
-                        }
-                    }
+                    (Pick::Prefix(prefix), _) => prefix_terms(index.terms(), prefix, &mut add)
+                        .map_err(|e| tantivy_err(table, "read terms")(e.into()))?,
                     (Pick::Near(..), Some(automaton)) => {
                         crate::term_walk::accepted_terms(
                             Some(on.index()),
@@ -298,7 +276,9 @@ impl Generation {
                             field,
                             automaton,
                             &mut |key, info| {
-                                add(key, info.doc_freq);
+                                if let Ok(term) = std::str::from_utf8(key) {
+                                    add(term, info.doc_freq);
+                                }
                                 Ok(())
                             },
                         )
@@ -309,9 +289,34 @@ impl Generation {
             }
         }
         let mut out: Vec<(String, u64)> = docs.into_iter().collect();
-        out.sort_unstable_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        most_first(&mut out);
         Ok(out)
     }
+}
+
+/// Calls `found` with each term of `terms` starting with `prefix` (text
+/// only) and its documents, in term order.
+fn prefix_terms(
+    terms: &TermDictionary,
+    prefix: &str,
+    found: &mut dyn FnMut(&str, u32),
+) -> std::io::Result<()> {
+    let mut range = terms.range().ge(prefix.as_bytes());
+    if let Some(end) = successor(prefix.as_bytes()) {
+        range = range.lt(end);
+    }
+    let mut stream = range.into_stream()?;
+    while stream.advance() {
+        if let Ok(term) = std::str::from_utf8(stream.key()) {
+            found(term, stream.value().doc_freq);
+        }
+    }
+    Ok(())
+}
+
+/// Most documents first, ties by term.
+fn most_first(terms: &mut [(String, u64)]) {
+    terms.sort_unstable_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
 }
 
 /// Prefixes of at most this many characters are completed from the cache.

@@ -299,7 +299,7 @@ mod tests {
             let term = Term::from_field_text(field, &word);
             let fuzzy = FuzzyTermQuery::new(term.clone(), edits, true).automaton().unwrap();
             prop_assert_eq!(walk_terms(&index, field, &fuzzy), tantivy_terms(&index, field, &fuzzy));
-            let typos = crate::typos::TypoQuery::new(term, edits).automaton().unwrap();
+            let typos = crate::typos::automaton(&term, edits).unwrap();
             prop_assert_eq!(walk_terms(&index, field, &typos), tantivy_terms(&index, field, &typos));
         }
     }

@@ -32,30 +32,20 @@ pub fn allowed(chars: usize) -> u8 {
     }
 }
 
-/// The terms of `term`'s field within `typos` typos of its text, a typo
-/// on the first character counting as two; every match scores the same.
-#[derive(Debug, Clone)]
-pub(crate) struct TypoQuery {
-    term: Term,
-    typos: u8,
-}
-
-impl TypoQuery {
-    /// `typos` is 1 or 2.
-    pub(crate) fn new(term: Term, typos: u8) -> TypoQuery {
-        TypoQuery { term, typos }
-    }
-
-    pub(crate) fn automaton(&self) -> tantivy::Result<FirstCharTypos> {
-        let dfa = |edits: u8| FuzzyTermQuery::new(self.term.clone(), edits, true).automaton();
-        let value = self.term.value();
-        let first = value.as_str().and_then(|t| t.chars().next()).map(|c| c.to_string().into_bytes());
-        Ok(FirstCharTypos {
-            first: first.unwrap_or_default(),
-            kept: dfa(self.typos)?,
-            changed: if self.typos >= 2 { Some(dfa(self.typos - 1)?) } else { None },
-        })
-    }
+/// The automaton accepting the terms within `typos` (1 or 2) typos of
+/// `term`'s text, a typo on the first character counting as two.
+///
+/// # Errors
+/// tantivy's, for a distance it has no automaton for.
+pub(crate) fn automaton(term: &Term, typos: u8) -> tantivy::Result<FirstCharTypos> {
+    let dfa = |edits: u8| FuzzyTermQuery::new(term.clone(), edits, true).automaton();
+    let value = term.value();
+    let first = value.as_str().and_then(|t| t.chars().next()).map(|c| c.to_string().into_bytes());
+    Ok(FirstCharTypos {
+        first: first.unwrap_or_default(),
+        kept: dfa(typos)?,
+        changed: if typos >= 2 { Some(dfa(typos - 1)?) } else { None },
+    })
 }
 
 /// Terms within the `kept` automaton's edits that start with the word's
@@ -145,7 +135,7 @@ mod tests {
     fn matches(word: &str, typos: u8, term: &str) -> bool {
         let mut schema = tantivy::schema::Schema::builder();
         let field = schema.add_text_field("f", tantivy::schema::TEXT);
-        let automaton = TypoQuery::new(Term::from_field_text(field, word), typos).automaton().unwrap();
+        let automaton = automaton(&Term::from_field_text(field, word), typos).unwrap();
         crate::expand::accepts(&automaton, term)
     }
 
