@@ -146,12 +146,15 @@ impl Refresher {
     /// `Io` when the thread cannot be started.
     pub fn start(store: Arc<Store>, options: RefreshOptions) -> Result<Refresher> {
         let path = store.path().to_owned();
+        // Without an interval nothing runs until a waiter asks: an
+        // eventual search answers from the index as it stands.
+        let first_round = options.interval.is_some();
         let shared = Arc::new(Shared {
             store,
             options,
             state: Mutex::new(State {
                 stop: false,
-                requested: true,
+                requested: first_round,
                 running: false,
                 status: RefreshStatus::default(),
             }),
