@@ -3,7 +3,7 @@
 one (default: the commit before issue 23), over HTTP, in one script.
 
 Usage: python3 bench/peer_queries.py [--before-rev REV] [--n 200] [--rounds 3]
-                                      [--now_extra '&format=cells']
+                                      [--now_extra '&format=cells'] [--now_data DIR]
 
 1. The earlier build: a git worktree of REV at /tmp/rowsearch-bench/before-REV,
    built with cargo build --release when missing.
@@ -20,7 +20,9 @@ OR and NOT, and a mailbox's newest; limit 10, subject and sender projected.
 --now_extra is appended to this build's requests only (the earlier build
 refuses parameters it does not know): '&format=cells' asks this build for
 the same answer as before (the projected cells), where the default document
-also carries every search field, the bodies included.
+also carries every search field, the bodies included. --now_data serves this
+build from a store prepared otherwise (e.g. the body family with another
+compression) instead of the one the script makes.
 """
 import http.client
 import os
@@ -32,7 +34,7 @@ import urllib.parse
 
 from common import WORK, arguments, build_at, corpus, pct
 
-args = arguments(before_rev=(str, "2992f88"), n=(int, 200), rounds=(int, 3), now_extra=(str, ""))
+args = arguments(before_rev=(str, "2992f88"), n=(int, 200), rounds=(int, 3), now_extra=(str, ""), now_data=(str, ""))
 
 TERMS = ["energy", "enron", "meeting", "gas", "power", "california", "contract", "price", "market", "deal",
          "trading", "report"]
@@ -105,7 +107,7 @@ class Side:
 now_bin = args.bin
 before_bin = before_binary()
 sides = [Side("before", before_bin, store(before_bin, f"peer-before-{args.before_rev}")),
-         Side("now", now_bin, store(now_bin, "peer-now"), args.now_extra)]
+         Side("now", now_bin, args.now_data or store(now_bin, "peer-now"), args.now_extra)]
 qs = queries()
 assert len(qs) == 48, len(qs)
 p50s = {(s.name, name): [] for s in sides for name, _ in qs}

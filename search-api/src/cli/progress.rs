@@ -43,8 +43,7 @@ impl Progress {
             self.bar.set_position(done);
             self.bar.set_message(detail.to_owned());
         } else if self.last_line.elapsed() >= self.every {
-            let sep = if detail.is_empty() { "" } else { ", " };
-            eprintln!("{}: {done}/{total} {}{sep}{detail}", self.label, self.unit);
+            eprintln!("{}", line(&self.label, self.unit, done, total, detail));
             self.last_line = Instant::now();
         }
     }
@@ -52,5 +51,35 @@ impl Progress {
     /// Clears the bar.
     pub(super) fn finish(self) {
         self.bar.finish_and_clear();
+    }
+}
+
+/// A progress line off a terminal: `reindex mail: 3211264/12138958 (26%),
+/// cells` (the unit after the counts when there is one).
+fn line(label: &str, unit: &str, done: u64, total: u64, detail: &str) -> String {
+    let mut out = format!("{label}: {done}/{total}");
+    if !unit.is_empty() {
+        out.push(' ');
+        out.push_str(unit);
+    }
+    if total > 0 {
+        out.push_str(&format!(" ({}%)", done.saturating_mul(100) / total));
+    }
+    if !detail.is_empty() {
+        out.push_str(", ");
+        out.push_str(detail);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::line;
+
+    #[test]
+    fn lines_name_the_unit_and_phase_without_stray_spaces() {
+        assert_eq!(line("reindex mail", "", 3, 12, "cells"), "reindex mail: 3/12 (25%), cells");
+        assert_eq!(line("ingest", "files", 5, 10, ""), "ingest: 5/10 files (50%)");
+        assert_eq!(line("ingest", "files", 0, 0, "4 stored"), "ingest: 0/0 files, 4 stored");
     }
 }
