@@ -62,8 +62,8 @@ fn line(label: &str, unit: &str, done: u64, total: u64, detail: &str) -> String 
         out.push(' ');
         out.push_str(unit);
     }
-    if total > 0 {
-        out.push_str(&format!(" ({}%)", done.saturating_mul(100) / total));
+    if let Some(percent) = done.saturating_mul(100).checked_div(total) {
+        out.push_str(&format!(" ({percent}%)"));
     }
     if !detail.is_empty() {
         out.push_str(", ");
