@@ -203,6 +203,14 @@ pub enum ErrorKind {
         /// The limit.
         max: usize,
     },
+    /// A key the store builds from the data (an index entry, a keyword
+    /// cell) is longer than LMDB's 511 bytes; nothing of the write was
+    /// stored.
+    #[error("{operation}: a key built from the data is longer than LMDB's 511-byte limit")]
+    KeyTooLarge {
+        /// What was being written.
+        operation: &'static str,
+    },
     /// A scan cursor token that this store did not produce.
     #[error("invalid scan cursor: {reason}")]
     InvalidCursor {
@@ -293,6 +301,7 @@ impl Error {
                 | ErrorKind::EmptyRowKey { .. }
                 | ErrorKind::RowKeyTooLong { .. }
                 | ErrorKind::QualifierTooLong { .. }
+                | ErrorKind::KeyTooLarge { .. }
                 | ErrorKind::InvalidCursor { .. }
         )
     }
@@ -329,6 +338,9 @@ impl Error {
     }
 
     pub(crate) fn lmdb(operation: &'static str, source: heed::Error) -> Error {
+        if let heed::Error::Mdb(heed::MdbError::BadValSize) = source {
+            return ErrorKind::KeyTooLarge { operation }.into();
+        }
         ErrorKind::Lmdb { operation, source }.into()
     }
 }
@@ -408,6 +420,7 @@ impl ErrorKind {
             ErrorKind::EmptyRowKey { table: "t".into() },
             ErrorKind::RowKeyTooLong { len: 999, max: 160, preview: "x".into() },
             ErrorKind::QualifierTooLong { family: "f".into(), len: 999, max: 80 },
+            ErrorKind::KeyTooLarge { operation: "x" },
             ErrorKind::InvalidCursor { reason: "x" },
             ErrorKind::Corrupted { db: "d".into(), key: "k".into(), detail: "x".into() },
             ErrorKind::MapFull { map_size_bytes: 1, reason: "x".into() },
@@ -448,6 +461,7 @@ fn listed(kind: &ErrorKind) {
         | ErrorKind::EmptyRowKey { .. }
         | ErrorKind::RowKeyTooLong { .. }
         | ErrorKind::QualifierTooLong { .. }
+        | ErrorKind::KeyTooLarge { .. }
         | ErrorKind::InvalidCursor { .. }
         | ErrorKind::Corrupted { .. }
         | ErrorKind::MapFull { .. }

@@ -19,7 +19,8 @@ use crate::keyword::{KeywordPage, KeywordQuery};
 use crate::read::{ReadOptions, ReadTxn, Scan, ScanPage};
 use crate::schema::{Analyzer, IndexSchema, TableSchema};
 use crate::secondary::{IndexPage, IndexQuery, IndexState, IndexVerifyReport};
-use crate::table::{Catalog, DbSource, Region, RegionStats, TableStats, Tables, open_table};
+use crate::table::{Catalog, DbSource, Region, RegionStats, TableHandle, TableStats, Tables, open_table};
+use crate::write::{BuildCursor, build_chunk};
 use crate::write::{Batch, CompactReport, Delete, IndexBuildStep, PreparedBatch, Writer};
 
 /// Default initial size of the memory map (it grows on demand).
@@ -163,6 +164,46 @@ impl std::fmt::Debug for UpgradeObserver {
     }
 }
 
+/// A secondary index an opening found broken and rebuilt from its table's
+/// rows, in the opening transaction: one whose main database held pending
+/// runs moved there as they were (by the format 3 to 4 upgrade of the
+/// build before the fix, which left every lookup of the index empty).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RepairedIndex {
+    /// The table.
+    pub table: String,
+    /// The index.
+    pub index: String,
+    /// The entries it holds after the rebuild.
+    pub entries: u64,
+}
+
+/// Rebuilds, in `wtxn`, every index of `handle` whose main database holds
+/// moved pending runs ([`crate::secondary`]'s `holds_moved_runs`); returns
+/// the handle and what was rebuilt.
+fn repair_moved_runs(
+    wtxn: &mut heed::RwTxn,
+    meta: &Meta,
+    handle: TableHandle,
+    now_ms: u64,
+) -> Result<(TableHandle, Vec<RepairedIndex>)> {
+    let mut repaired = Vec::new();
+    for index in &handle.indexes {
+        if !index.holds_moved_runs(wtxn)? {
+            continue;
+        }
+        index.clear(wtxn)?;
+        meta.delete_index_build(wtxn, &handle.name, &index.schema.name)?;
+        let mut cursor = Some(BuildCursor::default());
+        while let Some(at) = cursor {
+            cursor = build_chunk(wtxn, &handle, &index.schema.name, &at, INDEX_BUILD_STEP_ROWS, now_ms)?.1;
+        }
+        let entries = index.db.len(wtxn).map_err(|e| Error::lmdb("index repair", e))?;
+        repaired.push(RepairedIndex { table: handle.name.clone(), index: index.schema.name.clone(), entries });
+    }
+    Ok((handle, repaired))
+}
+
 /// An embedded wide-row store on LMDB. Share it between threads with `Arc`.
 ///
 /// ```
@@ -187,6 +228,7 @@ pub struct Store {
     max_dbs: u32,
     index_pending_runs: usize,
     upgraded_from: Option<String>,
+    repaired: Vec<RepairedIndex>,
 }
 
 impl Store {
@@ -213,6 +255,7 @@ impl Store {
         // Another `Store` of this process may share the environment.
         let writer = env.lock_writer()?;
         let dbi = env.lock_dbi();
+        let mut repaired = Vec::new();
         let (meta, feed, keys, tables, upgraded_from) = env.write_txn(|wtxn| {
             let (meta, upgraded_from) = Meta::open(&env, wtxn, dir)?;
             let feed =
@@ -221,14 +264,19 @@ impl Store {
                 Keys { db: env.create_db(wtxn, dbs::KEYS, options.max_dbs, "create keys")?, meta: meta.db };
             let version = meta.catalog_version(wtxn)?;
             let mut tables = BTreeMap::new();
+            repaired.clear();
             for (name, schema) in meta.schemas(wtxn)? {
                 let id = meta.table_id(wtxn, &name)?;
                 let handle =
                     open_table(&env, &meta, &mut DbSource::Create(wtxn), &name, id, schema, options.max_dbs)?;
                 if let Some(from) = &upgraded_from {
                     // Committed with the new format marker, or not at all.
-                    for index in &handle.indexes {
-                        index.absorb_unprefixed_pending(wtxn)?;
+                    // Versions 1 and 2 kept pending entries without a run id;
+                    // version 3's runs are already in this build's layout.
+                    if matches!(from.as_str(), "rowsearch-store/1" | "rowsearch-store/2") {
+                        for index in &handle.indexes {
+                            index.absorb_unprefixed_pending(wtxn)?;
+                        }
                     }
                     // Format 3 and before kept one keyword cell per entry.
                     if let Some(search) = &handle.search {
@@ -252,6 +300,15 @@ impl Store {
                         }
                     }
                 }
+                let handle = match repair_moved_runs(wtxn, &meta, handle, options.clock.now_ms())? {
+                    (handle, found) if found.is_empty() => handle,
+                    (handle, found) => {
+                        repaired.extend(found);
+                        // Opened again: a build the repair finished is done.
+                        let (id, schema) = (handle.id, handle.schema.clone());
+                        open_table(&env, &meta, &mut DbSource::Create(wtxn), &name, id, schema, options.max_dbs)?
+                    }
+                };
                 tables.insert(name, Arc::new(handle));
             }
             Ok((meta, feed, keys, Tables::new(version, tables), upgraded_from))
@@ -269,6 +326,7 @@ impl Store {
             max_dbs: options.max_dbs,
             index_pending_runs: options.index_pending_runs,
             upgraded_from,
+            repaired,
         })
     }
 
@@ -276,6 +334,12 @@ impl Store {
     /// from (`None`: it was current, or new).
     pub fn upgraded_from(&self) -> Option<&str> {
         self.upgraded_from.as_deref()
+    }
+
+    /// The indexes this handle's opening found broken and rebuilt from
+    /// their rows (see [`RepairedIndex`]); empty almost always.
+    pub fn repaired_indexes(&self) -> &[RepairedIndex] {
+        &self.repaired
     }
 
     /// The writer's view of this store, for one call.

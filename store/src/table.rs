@@ -374,6 +374,7 @@ pub(crate) fn open_table(
             db,
             pending,
             columns,
+            row_key: schema.row_key.clone(),
         });
     }
     let search = match &schema.search {

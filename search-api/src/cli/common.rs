@@ -56,7 +56,7 @@ pub(super) fn open(args: &Args) -> Result<Store> {
 pub(super) fn create(args: &Args) -> Result<Store> {
     let progress = Mutex::new(None::<Progress>);
     let abort_after = upgrade_fail_point();
-    rowsearch::indexer::store_builder()
+    let store = rowsearch::indexer::store_builder()
         .on_upgrade(move |p| {
             let Ok(mut slot) = progress.lock() else { return };
             if p.cells_done == 0 {
@@ -74,7 +74,15 @@ pub(super) fn create(args: &Args) -> Result<Store> {
             }
         })
         .open(&args.data)
-        .with_context(|| format!("opening store {}", args.data.display()))
+        .with_context(|| format!("opening store {}", args.data.display()))?;
+    for r in store.repaired_indexes() {
+        eprintln!(
+            "repaired index {}.{}: it held pending runs moved there by an earlier build's upgrade from \
+             rowsearch-store/3 (its lookups answered nothing); rebuilt from the rows, {} entries",
+            r.table, r.index, r.entries
+        );
+    }
+    Ok(store)
 }
 
 /// `ROWSEARCH_FAIL_UPGRADE_AFTER_CELLS`: for tests of an upgrade killed

@@ -232,6 +232,7 @@ pub fn store_status(e: &rowsearch_store::Error) -> (StatusCode, &'static str) {
         | ErrorKind::EmptyRowKey { .. }
         | ErrorKind::RowKeyTooLong { .. }
         | ErrorKind::QualifierTooLong { .. } => (S::UNPROCESSABLE_ENTITY, "invalid_key"),
+        ErrorKind::KeyTooLarge { .. } => (S::UNPROCESSABLE_ENTITY, "value_too_large"),
         ErrorKind::InvalidName { .. } => (S::BAD_REQUEST, "invalid_name"),
         ErrorKind::InvalidSchema { .. } => (S::UNPROCESSABLE_ENTITY, "invalid_schema"),
         ErrorKind::SchemaConflict { .. } => (S::CONFLICT, "schema_conflict"),
@@ -355,6 +356,7 @@ mod tests {
             (422, "invalid_key"),           // EmptyRowKey
             (422, "invalid_key"),           // RowKeyTooLong
             (422, "invalid_key"),           // QualifierTooLong
+            (422, "value_too_large"),       // KeyTooLarge
             (400, "invalid_cursor"),        // InvalidCursor
             (500, "internal"),              // Corrupted
             (500, "internal"),              // MapFull

@@ -7,6 +7,13 @@
 //!
 //! In the pending database a run id (u32 BE) comes before the key; that
 //! prefix belongs to `super::runs`.
+//!
+//! A value too long for LMDB's 511-byte keys (more than [`value_budget`]
+//! bytes once escaped, a budget that leaves room for the longest row key)
+//! is kept *cut*: `esc(its first bytes) 00 02 esc(xxh3-64 of the whole
+//! value, BE) 00 01`, so it sorts right after the value equal to its first
+//! bytes. Lookups widen their bounds to take in cut entries and check the
+//! row's full value (see `super::lookup`).
 
 use heed::RoTxn;
 
@@ -15,7 +22,90 @@ use super::query::IndexQuery;
 use crate::cell::PutCell;
 use crate::db::family::{newest_put, newest_stored};
 use crate::error::{Error, ErrorKind, Result};
-use crate::key::{self, push_escaped};
+use crate::key::{self, push_escaped, push_escaped_open};
+
+/// LMDB's longest key.
+const MAX_LMDB_KEY: usize = 511;
+/// What follows the first bytes of a cut value: `00 02`, then the hash.
+const CUT: [u8; 2] = [0x00, 0x02];
+/// The most bytes a cut value's hash takes escaped, with `CUT` and the
+/// terminator.
+const CUT_TAIL: usize = 2 + 16;
+
+/// The most bytes one value of an index of `columns` columns takes in an
+/// entry escaped (its terminator not counted), whatever the row key: the
+/// region, the longest row key escaped and every terminator leave the rest
+/// to the values, shared evenly. 185 bytes for one column, 91 for two.
+pub(crate) fn value_budget(columns: usize) -> usize {
+    let values = MAX_LMDB_KEY - 2 - (2 * key::MAX_ROW_KEY_BYTES + 2);
+    (values / columns.max(1)).saturating_sub(2)
+}
+
+/// The most escaped bytes of a value's first bytes, for values (and query
+/// bounds) longer than that: a cut value keeps its longest prefix within it.
+fn cut_budget(columns: usize) -> usize {
+    value_budget(columns).saturating_sub(CUT_TAIL)
+}
+
+fn escaped_len(bytes: &[u8]) -> usize {
+    bytes.len() + bytes.iter().filter(|&&b| b == 0).count()
+}
+
+/// The longest prefix of `bytes` whose escaped form fits `budget`.
+fn cut_prefix(bytes: &[u8], budget: usize) -> &[u8] {
+    let mut used = 0;
+    for (i, &b) in bytes.iter().enumerate() {
+        used += if b == 0 { 2 } else { 1 };
+        if used > budget {
+            return &bytes[..i];
+        }
+    }
+    bytes
+}
+
+/// Appends value `v` of an index of `columns` columns: escaped and
+/// terminated, or cut (module documentation) when too long.
+pub(crate) fn push_value(out: &mut Vec<u8>, v: &[u8], columns: usize) {
+    if escaped_len(v) <= value_budget(columns) {
+        push_escaped(out, v);
+    } else {
+        push_escaped_open(out, cut_prefix(v, cut_budget(columns)));
+        out.extend_from_slice(&CUT);
+        push_escaped(out, &xxhash_rust::xxh3::xxh3_64(v).to_be_bytes());
+    }
+}
+
+/// Whether a query bound on a column must be widened to its first bytes
+/// (`Some(them)`) because cut values may sort outside the exact bound.
+fn widened(bound: &[u8], columns: usize) -> Option<&[u8]> {
+    let budget = cut_budget(columns);
+    (escaped_len(bound) > budget).then(|| cut_prefix(bound, budget))
+}
+
+/// One value of an entry as stored: whole, or cut to its first bytes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum StoredValue {
+    Whole(Vec<u8>),
+    Cut(Vec<u8>),
+}
+
+/// Reads one value component: the value (or a cut value's first bytes)
+/// and the bytes taken.
+fn take_value(input: &[u8]) -> Option<(StoredValue, usize)> {
+    let mut at = 0;
+    loop {
+        at += input.get(at..)?.iter().position(|&b| b == 0)?;
+        match input.get(at + 1)? {
+            0x01 => return Some((StoredValue::Whole(key::unescape(&input[..at])), at + 2)),
+            0xFF => at += 2,
+            0x02 => {
+                let (hash, used) = key::take_component(&input[at + 2..])?;
+                return (hash.len() == 8).then(|| (StoredValue::Cut(key::unescape(&input[..at])), at + 2 + used));
+            }
+            _ => return None,
+        }
+    }
+}
 
 /// One index entry: its key and expiry.
 pub(crate) type Entry = (Vec<u8>, u64);
@@ -51,17 +141,19 @@ pub(crate) fn region_of(splits: &[Vec<u8>], stored: &[u8]) -> u16 {
 
 /// The key prefix of entries in `region` whose leading values are `eq`,
 /// after the `source` prefix (a run id, or nothing in the main database).
-pub(crate) fn eq_prefix(source: &[u8], region: u16, eq: &[Vec<u8>]) -> Vec<u8> {
+/// `columns`: the index's column count.
+pub(crate) fn eq_prefix(source: &[u8], region: u16, eq: &[Vec<u8>], columns: usize) -> Vec<u8> {
     let mut prefix = source.to_vec();
     prefix.extend_from_slice(&region.to_be_bytes());
     for v in eq {
-        push_escaped(&mut prefix, v);
+        push_value(&mut prefix, v, columns);
     }
     prefix
 }
 
-/// The row key at the end of an entry (after region and values).
-pub(crate) fn entry_row(db: &str, entry: &[u8], values: usize) -> Result<(Vec<Vec<u8>>, Vec<u8>)> {
+/// The values and row key of an entry (after the region), values as
+/// stored: a cut one holds only its first bytes.
+pub(crate) fn entry_parts(db: &str, entry: &[u8], values: usize) -> Result<(Vec<StoredValue>, Vec<u8>)> {
     let corrupted = || -> Error {
         ErrorKind::Corrupted {
             db: db.to_owned(),
@@ -71,41 +163,67 @@ pub(crate) fn entry_row(db: &str, entry: &[u8], values: usize) -> Result<(Vec<Ve
         .into()
     };
     let mut rest = entry.get(2..).ok_or_else(corrupted)?;
-    let mut parts = Vec::with_capacity(values + 1);
-    for _ in 0..=values {
-        let (part, used) = key::take_component(rest).ok_or_else(corrupted)?;
+    let mut parts = Vec::with_capacity(values);
+    for _ in 0..values {
+        let (part, used) = take_value(rest).ok_or_else(corrupted)?;
         parts.push(part);
         rest = &rest[used..];
     }
-    if !rest.is_empty() {
+    let (row, used) = key::take_component(rest).ok_or_else(corrupted)?;
+    if used != rest.len() {
         return Err(corrupted());
     }
-    let row = parts.pop().ok_or_else(corrupted)?;
     Ok((parts, row))
+}
+
+/// The row key at the end of an entry (after region and values), with the
+/// values as stored (a cut value's first bytes only).
+pub(crate) fn entry_row(db: &str, entry: &[u8], values: usize) -> Result<(Vec<Vec<u8>>, Vec<u8>)> {
+    let (parts, row) = entry_parts(db, entry, values)?;
+    let values = parts
+        .into_iter()
+        .map(|p| match p {
+            StoredValue::Whole(v) | StoredValue::Cut(v) => v,
+        })
+        .collect();
+    Ok((values, row))
 }
 
 /// Bounds (inclusive lower, exclusive upper) of a query in one region, on
 /// entry keys without the region prefix.
-pub(crate) fn query_bounds(query: &IndexQuery, after: Option<&[u8]>) -> (Vec<u8>, Option<Vec<u8>>) {
+/// A bound on a column long enough that cut values may sort outside it
+/// is widened to the bound's first bytes; the lookup then checks values.
+pub(crate) fn query_bounds(query: &IndexQuery, after: Option<&[u8]>, columns: usize) -> (Vec<u8>, Option<Vec<u8>>) {
     let mut base = Vec::new();
     for v in &query.eq {
-        push_escaped(&mut base, v);
+        push_value(&mut base, v, columns);
     }
     let (mut lo, mut hi) = if let Some(p) = &query.prefix {
         let mut lo = base.clone();
-        key::push_escaped_open(&mut lo, p);
+        push_escaped_open(&mut lo, widened(p, columns).unwrap_or(p));
         let hi = key::prefix_successor(&lo);
         (lo, hi)
     } else {
         let mut lo = base.clone();
         if let Some(s) = &query.start {
-            push_escaped(&mut lo, s);
+            match widened(s, columns) {
+                Some(first) => push_escaped_open(&mut lo, first),
+                None => push_escaped(&mut lo, s),
+            }
         }
         let hi = match &query.stop {
             Some(s) => {
                 let mut hi = base.clone();
-                push_escaped(&mut hi, s);
-                Some(hi)
+                match widened(s, columns) {
+                    Some(first) => {
+                        push_escaped_open(&mut hi, first);
+                        key::prefix_successor(&hi)
+                    }
+                    None => {
+                        push_escaped(&mut hi, s);
+                        Some(hi)
+                    }
+                }
             }
             None => key::prefix_successor(&base),
         };
@@ -128,6 +246,23 @@ pub(crate) fn query_bounds(query: &IndexQuery, after: Option<&[u8]>) -> (Vec<u8>
 }
 
 impl IndexHandle {
+    /// The full values of `row`'s indexed columns as `txn` has them (for
+    /// checking an entry whose values are cut); `None` when one is missing.
+    pub fn row_values(&self, txn: &RoTxn<'_>, row: &[u8]) -> Result<Option<Vec<Vec<u8>>>> {
+        let stored = match &self.row_key {
+            Some(rk) => rk.salt(row),
+            None => row.to_vec(),
+        };
+        let mut values = Vec::with_capacity(self.columns.len());
+        for (family, qualifier) in &self.columns {
+            match newest_stored(txn, family, &stored, qualifier)? {
+                Some((_, v)) => values.push(v.into_owned()),
+                None => return Ok(None),
+            }
+        }
+        Ok(Some(values))
+    }
+
     /// The entry of `row` (unsalted key; `stored` its stored key) in this
     /// index as the data in `txn` stands, or `None` when it lacks a column.
     pub fn entry(&self, txn: &RoTxn<'_>, row: &[u8], stored: &[u8], now_ms: u64) -> Result<Option<Entry>> {
@@ -157,7 +292,7 @@ impl IndexHandle {
             if let Some(ttl) = family.schema.ttl_ms() {
                 expiry = expiry.min(ts.saturating_add(ttl));
             }
-            push_escaped(&mut out, value);
+            push_value(&mut out, value, newest.len());
         }
         push_escaped(&mut out, row);
         Some((out, expiry))
@@ -189,13 +324,13 @@ mod tests {
     /// by the next.
     #[test]
     fn entry_bytes_are_pinned_and_decode() {
-        let mut entry = eq_prefix(&[], 3, &[b"ann".to_vec(), b"x\x00".to_vec()]);
+        let mut entry = eq_prefix(&[], 3, &[b"ann".to_vec(), b"x\x00".to_vec()], 2);
         push_escaped(&mut entry, b"row1");
         assert_eq!(entry, b"\x00\x03ann\x00\x01x\x00\xff\x00\x01row1\x00\x01");
         let (values, row) = entry_row("t/i", &entry, 2).unwrap();
         assert_eq!((values, row), (vec![b"ann".to_vec(), b"x\x00".to_vec()], b"row1".to_vec()));
         // A run prefix comes first; the region follows it.
-        assert_eq!(eq_prefix(&[0, 0, 0, 7], 1, &[]), [0, 0, 0, 7, 0, 1]);
+        assert_eq!(eq_prefix(&[0, 0, 0, 7], 1, &[], 1), [0, 0, 0, 7, 0, 1]);
         assert!(entry_row("t/i", &entry, 3).is_err());
         assert!(entry_row("t/i", b"\x00", 0).is_err());
     }
@@ -203,7 +338,7 @@ mod tests {
     #[test]
     fn entries_sort_by_region_then_values_then_row() {
         let entry = |region: u16, value: &[u8], row: &[u8]| {
-            let mut e = eq_prefix(&[], region, &[value.to_vec()]);
+            let mut e = eq_prefix(&[], region, &[value.to_vec()], 1);
             push_escaped(&mut e, row);
             e
         };

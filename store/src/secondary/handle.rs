@@ -23,4 +23,6 @@ pub(crate) struct IndexHandle {
     /// Its entries are still being built from the rows (writes maintain it
     /// meanwhile; lookups are refused until it is ready).
     pub building: bool,
+    /// The table's typed row key, for the stored key of a row (salted).
+    pub row_key: Option<crate::key::rowkey::RowKeySchema>,
 }

@@ -4,7 +4,7 @@
 use std::collections::BinaryHeap;
 use std::ops::Bound;
 
-use super::entry::{entry_expiry, entry_row, eq_prefix, query_bounds, region_bounds};
+use super::entry::{StoredValue, entry_expiry, entry_parts, eq_prefix, query_bounds, region_bounds};
 use super::handle::IndexHandle;
 use super::query::{IndexHit, IndexPage, IndexQuery};
 use crate::cursor;
@@ -68,7 +68,7 @@ pub(crate) fn lookup(
         None => None,
         Some(token) => Some(decode_cursor(token)?),
     };
-    let (lo, hi) = query_bounds(query, after.as_deref());
+    let (lo, hi) = query_bounds(query, after.as_deref(), columns);
     let regions: Vec<usize> = match query.region {
         Some(r) if r <= index.splits.len() => vec![r],
         Some(r) => {
@@ -120,13 +120,41 @@ pub(crate) fn lookup(
         if hits.len() == limit {
             return Ok(IndexPage { hits, next_cursor: last.map(|e: Vec<u8>| encode_cursor(&e)) });
         }
-        let (values, key) =
-            entry_row(&index.db_name, &[&[0, 0][..], &head.entry].concat(), index.columns.len())?;
-        hits.push(IndexHit { values, key });
+        let (parts, key) = entry_parts(&index.db_name, &[&[0, 0][..], &head.entry].concat(), columns)?;
         pull(head.source, &mut heap)?;
+        let values = if parts.iter().any(|p| matches!(p, StoredValue::Cut(_))) {
+            // Only the first bytes are in the entry: the row has the rest.
+            match index.row_values(txn, &key)? {
+                Some(values) => values,
+                None => continue,
+            }
+        } else {
+            parts
+                .into_iter()
+                .map(|p| match p {
+                    StoredValue::Whole(v) | StoredValue::Cut(v) => v,
+                })
+                .collect()
+        };
+        if !query_matches(query, &values) {
+            // A cut value's hash collided, or a widened bound took it in.
+            continue;
+        }
+        hits.push(IndexHit { values, key });
         last = Some(head.entry);
     }
     Ok(IndexPage { hits, next_cursor: None })
+}
+
+/// Whether full `values` (one per column) answer `query`.
+fn query_matches(query: &IndexQuery, values: &[Vec<u8>]) -> bool {
+    if query.eq.iter().zip(values).any(|(want, v)| want != v) {
+        return false;
+    }
+    let Some(v) = values.get(query.eq.len()) else { return true };
+    query.prefix.as_ref().is_none_or(|p| v.starts_with(p))
+        && query.start.as_ref().is_none_or(|s| v >= s)
+        && query.stop.as_ref().is_none_or(|s| v < s)
 }
 
 fn encode_cursor(entry: &[u8]) -> String {
@@ -146,7 +174,11 @@ pub(crate) fn key_stream<'t>(
     query: &IndexQuery,
     now_ms: u64,
 ) -> Result<KeyStream<'t>> {
-    let complete = query.eq.len() == index.columns.len() && query.prefix.is_none() && query.start.is_none();
+    let columns = index.columns.len();
+    // Values past the budget are cut in entries: their lookups check rows.
+    let whole = query.eq.iter().all(|v| v.len() * 2 <= super::entry::value_budget(columns));
+    let complete =
+        whole && query.eq.len() == columns && query.prefix.is_none() && query.start.is_none();
     if !complete {
         let page = lookup(txn, index, &IndexQuery { limit: None, cursor: None, ..query.clone() }, now_ms)?;
         let read = page.hits.len() as u64;
@@ -159,7 +191,7 @@ pub(crate) fn key_stream<'t>(
     for (db, source) in index.sources(txn)? {
         for region in 0..=index.splits.len() {
             let region = u16::try_from(region).unwrap_or(u16::MAX);
-            ranges.push((db, eq_prefix(&source, region, &query.eq)));
+            ranges.push((db, eq_prefix(&source, region, &query.eq, columns)));
         }
     }
     KeyStream::live(txn, &index.db_name, ranges, Tail::EscapedRow { expiry: entry_expiry }, now_ms)

@@ -216,6 +216,16 @@ impl IndexHandle {
         Ok(moved)
     }
 
+    /// Whether the main database holds entries of pending runs: keys that
+    /// start `00 00 00 00` (a run directory entry) cannot be entries (region
+    /// 0, then `00 00`, which no escaped value starts with). The format 3 to
+    /// 4 upgrade of the build before this one moved version 3's runs there
+    /// as they were, run ids and directory included, leaving lookups empty.
+    pub fn holds_moved_runs(&self, txn: &RoTxn<'_>) -> Result<bool> {
+        let mut iter = self.db.prefix_iter(txn, &DIRECTORY).map_err(|e| Error::lmdb("index read", e))?;
+        Ok(iter.next().transpose().map_err(|e| Error::lmdb("index read", e))?.is_some())
+    }
+
     /// Every entry still live at `now_ms`, sorted, each once.
     pub fn live_entries(&self, txn: &RoTxn<'_>, now_ms: u64) -> Result<Vec<Vec<u8>>> {
         let mut out = Vec::new();

@@ -9,6 +9,7 @@ mod filter_prop;
 mod filters;
 mod index;
 mod index_build;
+mod index_long_values_prop;
 mod keyword_blocks_prop;
 mod keyword_prop;
 mod model_prop;

@@ -1,8 +1,11 @@
 //! A store written by the previous on-disk format (`rowsearch-store/3`,
-//! one keyword cell per LMDB entry; `tests/fixtures/format3`) opens with
-//! this build: its keyword cells are rewritten as blocks in the opening
-//! transaction, lookups answer what the old build answered, and the store
-//! then reindexes and verifies clean.
+//! one keyword cell per LMDB entry; `tests/fixtures/format3` and
+//! `tests/fixtures/format3-sample`) opens with this build: its keyword cells
+//! are rewritten as blocks in the opening transaction, every index lookup,
+//! keyword lookup and search answers what the old build answered, `index
+//! verify` is clean, and the store then reindexes and verifies clean. A
+//! store the build before the fix upgraded (its index runs moved into the
+//! main index as they were) is repaired on open.
 
 use std::process::{Command, Stdio};
 use std::time::Duration;
@@ -21,6 +24,37 @@ fn format3_store() -> TestDir {
     let bytes = zstd::decode_all(packed.as_slice()).unwrap();
     std::fs::write(t.data().join("data.mdb"), bytes).unwrap();
     t
+}
+
+/// The indexes of the fixtures' tables.
+const INDEXES: [(&str, &str); 3] = [("mail", "by_from"), ("mail", "by_from_date"), ("notes", "by_tag")];
+
+/// `index verify` is clean for every index.
+fn assert_indexes_verify(t: &TestDir) {
+    for (table, index) in INDEXES {
+        let out = t.run(&["index", "verify", table, index]);
+        assert!(out.status.success(), "index verify {table} {index}: {} {}", stdout(&out), stderr(&out));
+        let report: serde_json::Value = serde_json::from_str(stdout(&out).trim()).unwrap();
+        assert_eq!(report["clean"], true, "{report}");
+        assert!(report["entries"].as_u64().unwrap() > 0, "{report}");
+    }
+}
+
+/// The small fixture's index lookups answer what the format 3 build did
+/// (its README: note1 is red, note2 blue; the mail index holds every
+/// message of the two mailboxes but the one deleted).
+fn assert_small_fixture_indexes(t: &TestDir) {
+    for (tag, key) in [("red", "note1"), ("blue", "note2")] {
+        let out = t.run(&["index", "lookup", "notes", "by_tag", "--eq", tag]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        assert_eq!(stdout(&out).trim(), format!(r#"{{"key":"{key}","values":["{tag}"]}}"#));
+    }
+    let out = t.run(&["index", "lookup", "mail", "by_from", "--prefix", "a"]);
+    assert!(out.status.success(), "a prefix lookup: {}", stderr(&out));
+    assert!(stdout(&out).contains("amanda.rybarski@enron.com"), "{}", stdout(&out));
+    let out = t.run(&["index", "lookup", "mail", "by_from"]);
+    assert_eq!(stdout(&out).lines().count(), 28, "{}", stdout(&out));
+    assert_indexes_verify(t);
 }
 
 /// Keyword cells of the fixture's mail table (what the upgrade reports).
@@ -51,6 +85,7 @@ fn assert_lookups_as_before(t: &TestDir) {
 fn cli_a_format_3_store_is_upgraded_on_open_and_answers_as_before() {
     let t = format3_store();
     assert_lookups_as_before(&t);
+    assert_small_fixture_indexes(&t);
     // The other table and its index came through too.
     let out = t.run(&["get", "notes", "note1"]);
     assert!(out.status.success(), "{}", stderr(&out));
@@ -105,6 +140,7 @@ fn cli_an_upgrade_killed_at_any_point_leaves_a_store_that_upgrades_again() {
         assert!(out.status.success(), "after an abort at {cells}: {}", stderr(&out));
         assert!(stdout(&out).contains("from rowsearch-store/3"), "nothing was committed: {}", stdout(&out));
         assert_lookups_as_before(&t);
+        assert_small_fixture_indexes(&t);
     }
     // At random moments: kill -9 of `upgrade` runs on one store, then the
     // store either still upgrades or is already upgraded, and answers as
@@ -132,8 +168,128 @@ fn cli_an_upgrade_killed_at_any_point_leaves_a_store_that_upgrades_again() {
     let out = t.run(&["upgrade"]);
     assert!(out.status.success(), "seed {seed}: {}", stderr(&out));
     assert_lookups_as_before(&t);
+    assert_small_fixture_indexes(&t);
     let out = t.run(&["reindex", "--full"]);
     assert!(out.status.success(), "seed {seed}: {}", stderr(&out));
     let out = t.run(&["verify"]);
     assert!(out.status.success(), "seed {seed}: verify: {} {}", stdout(&out), stderr(&out));
+}
+
+fn sample_fixture(name: &str) -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/format3-sample").join(name)
+}
+
+/// A test directory holding the sample mail as the format 3 build wrote
+/// it: the store and its search index directory.
+fn format3_sample_store() -> TestDir {
+    let t = TestDir::new();
+    std::fs::create_dir_all(t.data()).unwrap();
+    let packed = std::fs::read(sample_fixture("data.mdb.zst")).unwrap();
+    std::fs::write(t.data().join("data.mdb"), zstd::decode_all(packed.as_slice()).unwrap()).unwrap();
+    let tar = zstd::decode_all(std::fs::read(sample_fixture("index.tar.zst")).unwrap().as_slice()).unwrap();
+    let mut untar = Command::new("tar")
+        .arg("-x")
+        .arg("-C")
+        .arg(t.data())
+        .stdin(Stdio::piped())
+        .spawn()
+        .expect("tar runs");
+    std::io::Write::write_all(&mut untar.stdin.take().unwrap(), &tar).unwrap();
+    assert!(untar.wait().unwrap().success());
+    t
+}
+
+/// Every command of the sample fixture's `commands.txt` answers what the
+/// format 3 build answered (searches: total, keys and scores).
+fn assert_sample_as_before(t: &TestDir) {
+    let expected: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(sample_fixture("expected.json")).unwrap()).unwrap();
+    let expected = expected.as_array().unwrap();
+    assert!(expected.len() >= 15, "the fixture lists its commands");
+    for case in expected {
+        let args: Vec<&str> = case["args"].as_array().unwrap().iter().map(|a| a.as_str().unwrap()).collect();
+        let out = t.run(&args);
+        assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+        let want = case["stdout"].as_str().unwrap();
+        if args[0] == "search" {
+            let got: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+            let want: serde_json::Value = serde_json::from_str(want).unwrap();
+            assert_eq!(got["total"], want["total"], "{args:?}");
+            let hits = got["hits"].as_array().unwrap();
+            let want_hits = want["hits"].as_array().unwrap();
+            assert!(!want_hits.is_empty(), "{args:?} finds something");
+            let keys = |h: &[serde_json::Value]| h.iter().map(|h| h["key"].clone()).collect::<Vec<_>>();
+            assert_eq!(keys(hits), keys(want_hits), "{args:?}");
+            for (g, w) in hits.iter().zip(want_hits) {
+                if let (Some(g), Some(w)) = (g["score"].as_f64(), w["score"].as_f64()) {
+                    assert!((g - w).abs() < 1e-4, "{args:?}: score {g} against {w}");
+                }
+            }
+        } else {
+            assert!(!want.is_empty() || args.contains(&"--rows"), "{args:?} finds something");
+            assert_eq!(stdout(&out), want, "{args:?}");
+        }
+    }
+}
+
+#[test]
+fn cli_the_sample_mail_written_by_format_3_answers_every_lookup_and_search_as_before() {
+    let t = format3_sample_store();
+    let out = t.run(&["upgrade"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("from rowsearch-store/3"), "{}", stdout(&out));
+    assert_sample_as_before(&t);
+    assert_indexes_verify(&t);
+    let out = t.run(&["verify"]);
+    assert!(out.status.success(), "verify: {} {}", stdout(&out), stderr(&out));
+}
+
+#[test]
+fn cli_the_sample_mail_upgrade_killed_at_random_points_still_answers_as_before() {
+    let seed =
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as u64 | 1;
+    eprintln!("seed {seed}");
+    let mut rng = Rng(seed);
+    let t = format3_sample_store();
+    // Aborted at a random point of the conversion (77,017 keyword cells)...
+    upgrade_aborted_after(&t, rng.below(77_000) as u64);
+    // ...and killed at random moments.
+    for _ in 0..6 {
+        let mut child = Command::new(bin())
+            .arg("--data")
+            .arg(t.data())
+            .arg("upgrade")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_micros(rng.below(150_000) as u64));
+        child.kill().unwrap();
+        child.wait().unwrap();
+    }
+    let out = t.run(&["upgrade"]);
+    assert!(out.status.success(), "seed {seed}: {}", stderr(&out));
+    assert_sample_as_before(&t);
+    assert_indexes_verify(&t);
+}
+
+#[test]
+fn cli_a_store_upgraded_by_the_build_before_the_fix_has_its_indexes_repaired_on_open() {
+    // The small fixture as `rowsearch upgrade` of commit 82a1b56 left it:
+    // every index's runs moved into its main database as they were.
+    let t = TestDir::new();
+    std::fs::create_dir_all(t.data()).unwrap();
+    let packed = std::fs::read(fixture("upgraded-by-82a1b56.mdb.zst")).unwrap();
+    std::fs::write(t.data().join("data.mdb"), zstd::decode_all(packed.as_slice()).unwrap()).unwrap();
+    let out = t.run(&["index", "lookup", "notes", "by_tag", "--eq", "red"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    for index in ["mail.by_from", "mail.by_from_date", "notes.by_tag"] {
+        assert!(stderr(&out).contains(&format!("repaired index {index}:")), "said so: {}", stderr(&out));
+    }
+    assert_eq!(stdout(&out).trim(), r#"{"key":"note1","values":["red"]}"#);
+    assert_small_fixture_indexes(&t);
+    // Repaired once: the next open has nothing to say.
+    let out = t.run(&["index", "lookup", "notes", "by_tag", "--eq", "blue"]);
+    assert!(!stderr(&out).contains("repaired"), "{}", stderr(&out));
+    assert_lookups_as_before(&t);
 }
