@@ -273,6 +273,55 @@ fn cli_ingest_and_keywords() {
     assert_eq!(code(&t.run(&["keywords", "--user", "cash-m", "nosuchfield:x"])), 2);
 }
 
+/// A message ingest cannot store (its mailbox name makes a row key past
+/// the 160-byte limit) is skipped and named; the rest of its batch,
+/// including a message whose `From:` is 570 bytes long (once a whole batch
+/// lost to LMDB's key limit through the `by_from` index), is stored and
+/// found.
+#[test]
+fn cli_ingest_skips_and_names_a_message_it_cannot_store_and_keeps_its_batch() {
+    let t = TestDir::new();
+    let root = t.dir.path().join("mail");
+    let message = |from: &str, subject: &str| {
+        format!(
+            "From: {from}\r\nTo: someone@example.com\r\nSubject: {subject}\r\n\
+             Date: Mon, 14 May 2001 16:39:00 -0700\r\nMessage-ID: <{subject}@example.com>\r\n\r\nbody of {subject}\r\n"
+        )
+    };
+    let long_from = format!("{}@example.com", "x".repeat(558));
+    assert_eq!(long_from.len(), 570);
+    let ok = root.join("alice/inbox");
+    std::fs::create_dir_all(&ok).unwrap();
+    std::fs::write(ok.join("1."), message("bob@example.com", "plain")).unwrap();
+    std::fs::write(ok.join("2."), message(&long_from, "longfrom")).unwrap();
+    let user = "u".repeat(200);
+    let bad = root.join(&user).join("inbox");
+    std::fs::create_dir_all(&bad).unwrap();
+    std::fs::write(bad.join("1."), message("carol@example.com", "longuser")).unwrap();
+    let out = t.run(&["ingest", root.to_str().unwrap()]);
+    assert_eq!(code(&out), 0, "{} {}", stdout(&out), stderr(&out));
+    assert!(stdout(&out).contains("3 messages: 2 stored, 0 duplicates, 1 skipped"), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains(&format!("skipped {}", bad.join("1.").display()))
+            && stdout(&out).contains("row key too long"),
+        "the message is named with the reason: {}",
+        stdout(&out)
+    );
+    // The long sender is indexed and found, by equality and by prefix.
+    let out = t.run(&["index", "lookup", "mail", "by_from", "--eq", &long_from]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let hit: serde_json::Value = serde_json::from_str(stdout(&out).trim()).unwrap();
+    assert_eq!(hit["values"][0], long_from.as_str(), "the whole value comes back");
+    let out = t.run(&["index", "lookup", "mail", "by_from", "--prefix", &"x".repeat(300)]);
+    assert_eq!(stdout(&out).lines().count(), 1, "{}", stdout(&out));
+    let out = t.run(&["keywords", "--user", "alice", "longfrom"]);
+    assert_eq!(stdout(&out).lines().count(), 1, "{}", stdout(&out));
+    for index in ["by_from", "by_from_date"] {
+        let out = t.run(&["index", "verify", "mail", index]);
+        assert_eq!(code(&out), 0, "{}", stdout(&out));
+    }
+}
+
 #[test]
 fn cli_reindex_search_and_verify() {
     let t = TestDir::new();
