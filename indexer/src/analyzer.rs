@@ -124,8 +124,9 @@ pub fn parse_date_ms(value: &[u8]) -> Option<u64> {
 /// (lowercased) `matches` (for a search: [`crate::expand::QueryWords`]),
 /// with every such word wrapped in `<em>` and `</em>`; `None` when no word
 /// matches. About `width` bytes of context, cut at word edges. Email
-/// addresses match by their parts.
-pub fn highlight(text: &str, matches: &dyn Fn(&str) -> bool, width: usize) -> Option<String> {
+/// addresses match by their parts. With `escape`, `<`, `>` and `&` of the
+/// text are written as HTML entities, so the markers are the only markup.
+pub fn highlight(text: &str, matches: &dyn Fn(&str) -> bool, width: usize, escape: bool) -> Option<String> {
     // (start, end) of matching words, by byte offsets.
     let mut spans: Vec<(usize, usize)> = Vec::new();
     let mut start = None;
@@ -163,15 +164,29 @@ pub fn highlight(text: &str, matches: &dyn Fn(&str) -> bool, width: usize) -> Op
     if from > 0 {
         out.push('…');
     }
+    let push = |out: &mut String, piece: &str| {
+        if !escape {
+            out.push_str(piece);
+            return;
+        }
+        for c in piece.chars() {
+            match c {
+                '<' => out.push_str("&lt;"),
+                '>' => out.push_str("&gt;"),
+                '&' => out.push_str("&amp;"),
+                c => out.push(c),
+            }
+        }
+    };
     let mut at = from;
     for &(s, e) in spans.iter().filter(|&&(s, e)| s >= from && e <= to) {
-        out.push_str(&text[at..s]);
+        push(&mut out, &text[at..s]);
         out.push_str("<em>");
-        out.push_str(&text[s..e]);
+        push(&mut out, &text[s..e]);
         out.push_str("</em>");
         at = e;
     }
-    out.push_str(&text[at..to]);
+    push(&mut out, &text[at..to]);
     if to < text.len() {
         out.push('…');
     }
@@ -229,15 +244,31 @@ mod tests {
     }
 
     #[test]
+    fn highlight_escapes_the_text_so_the_markers_are_the_only_markup() {
+        let terms = |w: &str| ["click", "here"].contains(&w);
+        let text = "click <em>HERE</em> </em><script>x</script> & more";
+        assert_eq!(
+            highlight(text, &terms, 200, true).as_deref(),
+            Some(
+                "<em>click</em> &lt;em&gt;<em>HERE</em>&lt;/em&gt; &lt;/em&gt;&lt;script&gt;x&lt;/script&gt; &amp; more"
+            )
+        );
+        assert_eq!(
+            highlight(text, &terms, 200, false).as_deref(),
+            Some("<em>click</em> <em><em>HERE</em></em> </em><script>x</script> & more")
+        );
+    }
+
+    #[test]
     fn highlight_marks_matching_words_in_a_window() {
         let terms = |w: &str| ["gas", "deal"].contains(&w);
         assert_eq!(
-            highlight("The Gas deal is done; gas-fired.", &terms, 200).as_deref(),
+            highlight("The Gas deal is done; gas-fired.", &terms, 200, true).as_deref(),
             Some("The <em>Gas</em> <em>deal</em> is done; <em>gas</em>-fired.")
         );
-        assert_eq!(highlight("nothing here", &terms, 200), None);
+        assert_eq!(highlight("nothing here", &terms, 200, true), None);
         let long = format!("{} the gas {}", "word ".repeat(100), "tail ".repeat(100));
-        let snippet = highlight(&long, &terms, 60).unwrap();
+        let snippet = highlight(&long, &terms, 60, true).unwrap();
         assert!(
             snippet.starts_with('…') && snippet.ends_with('…') && snippet.contains("<em>gas</em>"),
             "{snippet}"
@@ -245,7 +276,7 @@ mod tests {
         assert!(snippet.len() < 90, "{snippet}");
         // Multi-byte text: cuts stay on character boundaries.
         let text = format!("{}gas{}", "é".repeat(80), "ü".repeat(80));
-        assert!(highlight(&format!("{text} gas"), &terms, 50).is_some());
+        assert!(highlight(&format!("{text} gas"), &terms, 50, true).is_some());
     }
 
     fn t(items: &[(&str, u32)]) -> Vec<(String, u32)> {

@@ -86,6 +86,23 @@ impl IndexDir {
         })
     }
 
+    /// Whether the pointer names a generation that is there (`Ok` too
+    /// before the first reindex).
+    ///
+    /// # Errors
+    /// `Corrupted` when the pointer does not name a generation or names
+    /// one whose directory (or its `meta.json`) is missing; `Io`.
+    pub fn check_pointer(&self) -> Result<()> {
+        let Some(n) = self.current()? else { return Ok(()) };
+        if !self.generation_path(n).join("meta.json").is_file() {
+            return Err(Error::Corrupted {
+                path: self.pointer_path(),
+                detail: format!("the pointer names {GEN_PREFIX}{n}, which is missing"),
+            });
+        }
+        Ok(())
+    }
+
     /// Every generation directory present, ascending.
     ///
     /// # Errors

@@ -483,6 +483,9 @@ impl TableIndex {
                 Err(e) => last_err = Some(e),
             }
         }
+        // A pointer to a generation that is not there is a damaged index,
+        // not a failure of the moment.
+        self.dir.check_pointer()?;
         Err(last_err.unwrap_or(Error::NoIndex { table: self.dir.table().to_owned() }))
     }
 }

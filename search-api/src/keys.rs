@@ -75,7 +75,16 @@ impl Access {
         }
     }
 
-    /// Whether it may touch `table`.
+    /// Whether it reaches every table (no `tables` limit): what `/metrics`,
+    /// whose figures name every table, needs besides `admin`.
+    pub fn every_table(&self) -> bool {
+        match self {
+            Access::Key(record) => record.tables.is_empty() || record.tables.iter().any(|t| t == "*"),
+            _ => true,
+        }
+    }
+
+    /// Whether it may touch table `table`.
     pub fn may_touch(&self, table: &str) -> bool {
         match self {
             Access::Key(record) => {

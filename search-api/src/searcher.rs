@@ -53,6 +53,10 @@ pub struct SearchRequest {
     pub columns: Vec<Column>,
     /// Add snippets of the search fields with the matching words marked.
     pub highlight: bool,
+    /// Highlights' text as stored; `false` (the default) escapes `<`, `>`
+    /// and `&` in it, so only the `<em>` markers are markup (text from
+    /// incoming mail is not to be trusted as HTML).
+    pub highlight_raw: bool,
     /// Only these names in each [`SearchHit::document`] (search fields,
     /// the partition, `date`, `family:qualifier` columns), and only their
     /// columns read (with `columns` and what `highlight` needs); `None` for
@@ -624,6 +628,7 @@ impl Searcher {
                             &text,
                             &|w| words.matches(w),
                             SNIPPET_BYTES,
+                            !request.highlight_raw,
                         ) {
                             highlights.insert(name.clone(), snippet);
                         }

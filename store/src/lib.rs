@@ -85,8 +85,8 @@ pub use schema::{
 };
 pub use secondary::{IndexHit, IndexPage, IndexQuery, IndexState, IndexTerm, IndexVerifyReport};
 pub use store::{
-    RepairedIndex,
-    DEFAULT_MAP_SIZE_BYTES, DEFAULT_MAX_DBS, INDEX_BUILD_STEP_ROWS, Store, StoreBuilder, UpgradeProgress,
+    DEFAULT_MAP_SIZE_BYTES, DEFAULT_MAX_DBS, INDEX_BUILD_STEP_ROWS, RepairedIndex, Store, StoreBuilder,
+    UpgradeProgress,
 };
 pub use stream::{KeyPage, SetOp};
 pub use table::{Region, RegionStats, TableStats};

@@ -20,8 +20,8 @@ use crate::read::{ReadOptions, ReadTxn, Scan, ScanPage};
 use crate::schema::{Analyzer, IndexSchema, TableSchema};
 use crate::secondary::{IndexPage, IndexQuery, IndexState, IndexVerifyReport};
 use crate::table::{Catalog, DbSource, Region, RegionStats, TableHandle, TableStats, Tables, open_table};
-use crate::write::{BuildCursor, build_chunk};
 use crate::write::{Batch, CompactReport, Delete, IndexBuildStep, PreparedBatch, Writer};
+use crate::write::{BuildCursor, build_chunk};
 
 /// Default initial size of the memory map (it grows on demand).
 pub const DEFAULT_MAP_SIZE_BYTES: usize = 1 << 30;
@@ -199,7 +199,11 @@ fn repair_moved_runs(
             cursor = build_chunk(wtxn, &handle, &index.schema.name, &at, INDEX_BUILD_STEP_ROWS, now_ms)?.1;
         }
         let entries = index.db.len(wtxn).map_err(|e| Error::lmdb("index repair", e))?;
-        repaired.push(RepairedIndex { table: handle.name.clone(), index: index.schema.name.clone(), entries });
+        repaired.push(RepairedIndex {
+            table: handle.name.clone(),
+            index: index.schema.name.clone(),
+            entries,
+        });
     }
     Ok((handle, repaired))
 }
@@ -306,7 +310,15 @@ impl Store {
                         repaired.extend(found);
                         // Opened again: a build the repair finished is done.
                         let (id, schema) = (handle.id, handle.schema.clone());
-                        open_table(&env, &meta, &mut DbSource::Create(wtxn), &name, id, schema, options.max_dbs)?
+                        open_table(
+                            &env,
+                            &meta,
+                            &mut DbSource::Create(wtxn),
+                            &name,
+                            id,
+                            schema,
+                            options.max_dbs,
+                        )?
                     }
                 };
                 tables.insert(name, Arc::new(handle));

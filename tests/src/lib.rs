@@ -246,3 +246,14 @@ impl Rng {
         (self.next_u64() % n as u64) as usize
     }
 }
+
+/// Sends `request` (a whole HTTP/1.1 request, as bytes) on a new
+/// connection to `addr`; (status, body) of the answer.
+pub fn send_raw(addr: &str, request: &[u8]) -> (u16, Vec<u8>) {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(addr).expect("connect");
+    stream.write_all(request).expect("write");
+    let mut response = Vec::new();
+    let _ = stream.read_to_end(&mut response);
+    parse_response(&response)
+}

@@ -180,6 +180,13 @@ pub enum ServeCommand {
         /// origin are refused with 403.
         #[arg(long)]
         allow_origin: Vec<String>,
+        /// A host name (`search.example.com`, or with its port) requests may
+        /// name in `Host` besides loopback names and addresses and the
+        /// address listened on; repeatable; `*` allows any (behind a proxy
+        /// that checks it). Other requests are refused with 403, which
+        /// stops DNS rebinding.
+        #[arg(long)]
+        allow_host: Vec<String>,
         /// Largest request body in bytes.
         #[arg(long, default_value_t = 64 << 20)]
         max_body: u64,

@@ -28,6 +28,7 @@ pub(super) fn run(args: &Args, command: &ServeCommand) -> Result<ExitCode> {
             create: create_store,
             master_key,
             allow_origin,
+            allow_host,
             max_body,
             timeout_ms,
             header_timeout_ms,
@@ -67,7 +68,9 @@ pub(super) fn run(args: &Args, command: &ServeCommand) -> Result<ExitCode> {
                      put a reverse proxy with TLS in front (README, \"Exposing the server\")"
                 );
             }
-            let access = rowsearch::http::AccessConfig { checker, allow_origins: allow_origin.clone() };
+            let hosts = rowsearch::http::HostRule { allowed: allow_host.clone(), local: None };
+            let access =
+                rowsearch::http::AccessConfig { checker, allow_origins: allow_origin.clone(), hosts };
             let refresh = rowsearch::indexer::RefreshOptions {
                 interval: (*refresh_ms > 0).then(|| std::time::Duration::from_millis(*refresh_ms)),
                 ..Default::default()
@@ -132,6 +135,9 @@ pub(super) fn serve(
         let overlay_max_rows = limits.overlay_max_rows;
         let mut state = rowsearch::http::State::new(std::sync::Arc::clone(&store), limits)?;
         state.access = access;
+        if !bound.ip().is_unspecified() {
+            state.access.hosts.local = Some(bound.ip());
+        }
         // Keeps every searchable table's index current, whoever writes.
         let refresher = std::sync::Arc::new(rowsearch::indexer::Refresher::start(
             std::sync::Arc::clone(&store),

@@ -110,6 +110,9 @@ pub enum Refusal {
     Forbidden(String),
     /// A browser request from another origin.
     ForeignOrigin(String),
+    /// A request naming a host the server does not answer for (DNS
+    /// rebinding; `gate.rs`).
+    ForeignHost(String),
     /// The path exists, not with this method.
     MethodNotAllowed {
         /// The method asked.
@@ -149,6 +152,7 @@ impl Refusal {
             Refusal::InvalidKey => (S::FORBIDDEN, "invalid_key"),
             Refusal::Forbidden(_) => (S::FORBIDDEN, "forbidden"),
             Refusal::ForeignOrigin(_) => (S::FORBIDDEN, "forbidden_origin"),
+            Refusal::ForeignHost(_) => (S::FORBIDDEN, "forbidden_host"),
             Refusal::MethodNotAllowed { .. } => (S::METHOD_NOT_ALLOWED, "method_not_allowed"),
             Refusal::BodyTimeout(_) => (S::REQUEST_TIMEOUT, "body_timeout"),
             Refusal::BodyTooLarge(_) => (S::PAYLOAD_TOO_LARGE, "body_too_large"),
@@ -174,6 +178,10 @@ impl Refusal {
                 "this server needs an access key: send Authorization: Bearer <key>".to_owned()
             }
             Refusal::InvalidKey => "the access key is not valid (unknown, deleted or expired)".to_owned(),
+            Refusal::ForeignHost(host) => format!(
+                "requests for host {host:?} are refused: the server answers for loopback names and \
+                 addresses, the address it listens on and those --allow-host names"
+            ),
             Refusal::ForeignOrigin(origin) => format!(
                 "requests from origin {origin:?} are refused; the server takes its own origin and those \
                  --allow-origin names"
@@ -210,9 +218,41 @@ impl From<Refusal> for ApiError {
     }
 }
 
+/// Data directories whose paths no answer shows ([`hide_paths_under`]).
+static HIDDEN: std::sync::RwLock<Vec<String>> = std::sync::RwLock::new(Vec::new());
+
+/// Keeps the absolute path of `dir` (as given and canonical) out of every
+/// error message, health reason and job error this process answers: it
+/// reads `<data>` instead. A server calls it for its store's directory.
+pub fn hide_paths_under(dir: &std::path::Path) {
+    let mut hidden = HIDDEN.write().unwrap_or_else(|e| e.into_inner());
+    let absolute = std::path::absolute(dir).ok();
+    let canonical = dir.canonicalize().ok();
+    for p in [Some(dir.to_path_buf()), absolute, canonical].into_iter().flatten() {
+        let s = p.display().to_string();
+        if s.len() > 1 && !hidden.contains(&s) {
+            hidden.push(s);
+        }
+    }
+    // Longest first, so a directory inside another is replaced whole.
+    hidden.sort_by_key(|s| std::cmp::Reverse(s.len()));
+}
+
+/// `message` with the hidden directories' paths replaced by `<data>`.
+pub fn scrub_paths(message: &str) -> String {
+    let hidden = HIDDEN.read().unwrap_or_else(|e| e.into_inner());
+    let mut out = message.to_owned();
+    for dir in hidden.iter() {
+        if out.contains(dir.as_str()) {
+            out = out.replace(dir.as_str(), "<data>");
+        }
+    }
+    out
+}
+
 impl Reply for ApiError {
     fn into_response(self) -> Response {
-        let mut body = json!({"error": {"code": self.code, "message": self.message}});
+        let mut body = json!({"error": {"code": self.code, "message": scrub_paths(&self.message)}});
         if let Some(position) = self.position {
             body["error"]["position"] = json!(position);
         }
@@ -259,6 +299,7 @@ pub fn indexer_status(e: &IndexerError) -> (StatusCode, &'static str) {
         IndexerError::NoIndex { .. } => (S::SERVICE_UNAVAILABLE, "index_not_ready"),
         IndexerError::Query { .. } => (S::BAD_REQUEST, "invalid_query"),
         IndexerError::Busy { .. } => (S::CONFLICT, "reindex_running"),
+        IndexerError::Corrupted { .. } => (S::SERVICE_UNAVAILABLE, "index_unavailable"),
         IndexerError::Schema { .. } => (S::UNPROCESSABLE_ENTITY, "not_searchable"),
         IndexerError::Input { .. } | IndexerError::TableMismatch { .. } => (S::BAD_REQUEST, "bad_request"),
         _ => (S::INTERNAL_SERVER_ERROR, "internal"),
@@ -385,7 +426,7 @@ mod tests {
             (400, "invalid_query"),     // Query
             (500, "internal"),          // Tantivy
             (500, "internal"),          // Check
-            (500, "internal"),          // Corrupted
+            (503, "index_unavailable"), // Corrupted
             (500, "internal"),          // Io
             (500, "internal"),          // FailPoint
             (500, "internal"),          // Report
@@ -443,6 +484,7 @@ mod tests {
             (Refusal::BodyTooLarge(1), (413, "body_too_large")),
             (Refusal::Timeout(30_000), (503, "timeout")),
             (Refusal::Internal("x".into()), (500, "internal")),
+            (Refusal::ForeignHost("x".into()), (403, "forbidden_host")),
         ];
         for (r, want) in refusals {
             match &r {
@@ -462,6 +504,7 @@ mod tests {
                 | Refusal::InvalidKey
                 | Refusal::Forbidden(_)
                 | Refusal::ForeignOrigin(_)
+                | Refusal::ForeignHost(_)
                 | Refusal::MethodNotAllowed { .. }
                 | Refusal::BodyTimeout(_)
                 | Refusal::BodyTooLarge(_)

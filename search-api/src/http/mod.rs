@@ -9,7 +9,8 @@
 //!
 //! Files: `server.rs` (accepting connections), `conn.rs` (a connection's
 //! idle timer and hyper's own error answers in the JSON shape),
-//! `route_table.rs` (every route: name, action, method, path, example,
+//! `gate.rs` (what every request passes before routing: Host, framing,
+//! HEAD), `route_table.rs` (every route: name, action, method, path, example,
 //! parameters), `routes.rs` (their warp filters), `auth.rs` (admitting a
 //! request), `params.rs` (every request parameter), `handlers/` (one file
 //! per resource), `error.rs` (every status and code), `state.rs`,
@@ -19,6 +20,7 @@
 mod auth;
 mod conn;
 mod error;
+mod gate;
 mod handlers;
 mod jobs;
 mod metrics;
@@ -31,6 +33,7 @@ mod server;
 mod state;
 
 pub use error::{ApiError, Refusal};
+pub use gate::HostRule;
 pub use jobs::{JobState, Jobs};
 pub use metrics::{Metrics, TableFigures};
 pub use openapi::document as openapi_document;

@@ -322,6 +322,11 @@ fn param(route: &RouteSpec, name: &str, limits: &Limits) -> Value {
         "prefix_fields" => (text.clone(), "JSON object of the leading fields of a typed row key", false),
         "key_fields" => (text.clone(), "JSON object of every field of the table's typed row key", true),
         "reverse" | "keys_only" | "rows" | "highlight" => (boolean, "true or false", false),
+        "highlight_encoder" => (
+            json!({"type": "string", "enum": ["html", "raw"]}),
+            "html (default): the text of highlights is HTML-escaped (<, >, &), only the <em> markers are markup; raw: the text as stored",
+            false,
+        ),
         "typos" => (
             json!({"type": "string", "enum": ["off", "auto"]}),
             "auto: words of 5+ characters match one typo away, 9+ two, a typo on the first character counting as two (exact matches first)",

@@ -204,6 +204,7 @@ pub const ROUTES: &[RouteSpec] = &[
             "cursor",
             "columns",
             "highlight",
+            "highlight_encoder",
             "consistency",
             "min_seq",
             "encoding",

@@ -93,10 +93,11 @@ pub fn routes(
         warp::path!("health").and(warp::get()).and(sa("health")).and(no_params(known("health"))).and_then(
             |access: Access, st: Arc<State>| run(st, "health", access, move |st, _| service::health(st)),
         );
-    let metrics =
-        warp::path!("metrics").and(warp::get()).and(sa("metrics")).and(no_params(known("metrics"))).and_then(
-            |access: Access, st: Arc<State>| run(st, "metrics", access, move |st, _| service::metrics(st)),
-        );
+    let metrics = warp::path!("metrics")
+        .and(warp::get())
+        .and(sa("metrics"))
+        .and(no_params(known("metrics")))
+        .and_then(|access: Access, st: Arc<State>| run(st, "metrics", access, service::metrics));
     let openapi = warp::path!("openapi.json")
         .and(warp::get())
         .and(sa("openapi"))

@@ -4,6 +4,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::conn::Conn;
+use super::gate::Gate;
 use super::routes;
 use super::state::State;
 
@@ -35,7 +36,7 @@ pub async fn serve(
     let idle = state.limits.request_timeout + state.limits.body_read_timeout + header_timeout;
     let slots = Arc::new(tokio::sync::Semaphore::new(state.limits.max_connections.max(1)));
     let shared = Arc::clone(&state);
-    let service = HeadAsGet(warp::service(routes::routes(state)));
+    let service = Gate { inner: warp::service(routes::routes(Arc::clone(&state))), state };
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
     let mut shutdown = std::pin::pin!(shutdown);
     loop {
@@ -81,32 +82,4 @@ pub async fn serve(
     }
     drop(listener);
     graceful.shutdown().await;
-}
-
-/// Answers HEAD as GET without the body, as HTTP requires of a server
-/// that answers GET (RFC 9110, 9.3.2): the request goes to the routes as a
-/// GET, and hyper, which knows the request was a HEAD, sends the headers
-/// (`Content-Length` included) and leaves the body out. Monitors and
-/// `curl -I` use HEAD.
-#[derive(Clone)]
-struct HeadAsGet<S>(S);
-
-impl<S, B> tower_service::Service<warp::http::Request<B>> for HeadAsGet<S>
-where
-    S: tower_service::Service<warp::http::Request<B>>,
-{
-    type Response = S::Response;
-    type Error = S::Error;
-    type Future = S::Future;
-
-    fn poll_ready(&mut self, cx: &mut std::task::Context<'_>) -> std::task::Poll<Result<(), S::Error>> {
-        self.0.poll_ready(cx)
-    }
-
-    fn call(&mut self, mut request: warp::http::Request<B>) -> S::Future {
-        if request.method() == warp::http::Method::HEAD {
-            *request.method_mut() = warp::http::Method::GET;
-        }
-        self.0.call(request)
-    }
 }

@@ -72,6 +72,8 @@ pub struct AccessConfig {
     pub checker: Option<crate::keys::Checker>,
     /// Origins (`scheme://host[:port]`) allowed besides the server's own.
     pub allow_origins: Vec<String>,
+    /// The hosts requests may name (`serve --allow-host`; `gate.rs`).
+    pub hosts: super::gate::HostRule,
 }
 
 /// What every request shares.
@@ -97,6 +99,7 @@ impl State {
     /// # Errors
     /// When the operating system refuses the worker threads.
     pub fn new(store: Arc<Store>, limits: Limits) -> std::io::Result<State> {
+        super::error::hide_paths_under(store.path());
         let metrics = Metrics::new();
         let work = pool::WorkPool::new(limits.workers, limits.idle_spin, metrics.taken())?;
         Ok(State {
@@ -147,6 +150,25 @@ impl State {
     /// For a searchable table with an index: how far its index is behind.
     pub fn freshness(&self, table: &str) -> Option<crate::searcher::Freshness> {
         self.searcher.freshness(table)
+    }
+
+    /// What is wrong with a searchable table's index, if anything (a
+    /// pointer naming no generation, or one that is missing): searches of
+    /// that table answer 503 `index_unavailable` until a full reindex.
+    pub fn index_trouble(&self) -> Option<String> {
+        for table in self.store().tables().ok()? {
+            let searchable = self.store().schema(&table).is_ok_and(|s| s.search.is_some());
+            if !searchable {
+                continue;
+            }
+            let dir = rowsearch_indexer::generation::IndexDir::new(self.store().path(), &table);
+            if let Err(e) = dir.check_pointer() {
+                return Some(format!(
+                    "the search index of table {table:?} is damaged ({e}): `rowsearch reindex --full --table {table}` rebuilds it"
+                ));
+            }
+        }
+        None
     }
 
     /// Figures of every table, for `/metrics`.

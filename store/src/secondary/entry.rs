@@ -100,7 +100,8 @@ fn take_value(input: &[u8]) -> Option<(StoredValue, usize)> {
             0xFF => at += 2,
             0x02 => {
                 let (hash, used) = key::take_component(&input[at + 2..])?;
-                return (hash.len() == 8).then(|| (StoredValue::Cut(key::unescape(&input[..at])), at + 2 + used));
+                return (hash.len() == 8)
+                    .then(|| (StoredValue::Cut(key::unescape(&input[..at])), at + 2 + used));
             }
             _ => return None,
         }
@@ -193,7 +194,11 @@ pub(crate) fn entry_row(db: &str, entry: &[u8], values: usize) -> Result<(Vec<Ve
 /// entry keys without the region prefix.
 /// A bound on a column long enough that cut values may sort outside it
 /// is widened to the bound's first bytes; the lookup then checks values.
-pub(crate) fn query_bounds(query: &IndexQuery, after: Option<&[u8]>, columns: usize) -> (Vec<u8>, Option<Vec<u8>>) {
+pub(crate) fn query_bounds(
+    query: &IndexQuery,
+    after: Option<&[u8]>,
+    columns: usize,
+) -> (Vec<u8>, Option<Vec<u8>>) {
     let mut base = Vec::new();
     for v in &query.eq {
         push_value(&mut base, v, columns);

@@ -177,8 +177,7 @@ pub(crate) fn key_stream<'t>(
     let columns = index.columns.len();
     // Values past the budget are cut in entries: their lookups check rows.
     let whole = query.eq.iter().all(|v| v.len() * 2 <= super::entry::value_budget(columns));
-    let complete =
-        whole && query.eq.len() == columns && query.prefix.is_none() && query.start.is_none();
+    let complete = whole && query.eq.len() == columns && query.prefix.is_none() && query.start.is_none();
     if !complete {
         let page = lookup(txn, index, &IndexQuery { limit: None, cursor: None, ..query.clone() }, now_ms)?;
         let read = page.hits.len() as u64;

@@ -12,5 +12,5 @@ mod row;
 pub use admin::{CompactReport, IndexBuildStep};
 pub use apply::PreparedBatch;
 pub(crate) use apply::Writer;
-pub(crate) use derived::{BuildCursor, build_chunk};
 pub use batch::{Batch, Delete, Mutation};
+pub(crate) use derived::{BuildCursor, build_chunk};

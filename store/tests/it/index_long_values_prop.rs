@@ -53,7 +53,11 @@ fn query(columns: usize) -> impl Strategy<Value = IndexQuery> {
 }
 
 /// The rows a lookup must find: (values, key), sorted.
-fn brute_force(rows: &[(Vec<u8>, Vec<Vec<u8>>)], q: &IndexQuery, columns: usize) -> Vec<(Vec<Vec<u8>>, Vec<u8>)> {
+fn brute_force(
+    rows: &[(Vec<u8>, Vec<Vec<u8>>)],
+    q: &IndexQuery,
+    columns: usize,
+) -> Vec<(Vec<Vec<u8>>, Vec<u8>)> {
     let mut out: Vec<_> = rows
         .iter()
         .filter(|(_, values)| {
@@ -135,7 +139,11 @@ fn a_mail_sized_from_of_any_length_is_indexed_and_found() {
         let from = format!("{}@example.com", "a".repeat(len));
         let key = format!("row{len}");
         store
-            .put("t", key.as_bytes(), vec![PutCell::new("m", "from", from.clone()), PutCell::new("m", "date", "2001")])
+            .put(
+                "t",
+                key.as_bytes(),
+                vec![PutCell::new("m", "from", from.clone()), PutCell::new("m", "date", "2001")],
+            )
             .unwrap();
         for index in ["by_from", "by_from_date"] {
             let q = IndexQuery { eq: vec![from.clone().into_bytes()], ..IndexQuery::default() };

@@ -7,28 +7,34 @@ use serde_json::{Value, json};
 
 use super::{enc, indexed_fixture};
 
-const MASTER: &str = "a-master-key-of-32-bytes-or-so!!";
+pub(super) const MASTER: &str = "a-master-key-of-32-bytes-or-so!!";
 
 /// A request with `key` (if any); (status, JSON body or Null).
-fn call(s: &Server, method: &str, path: &str, key: Option<&str>, body: Option<&str>) -> (u16, Value) {
+pub(super) fn call(
+    s: &Server,
+    method: &str,
+    path: &str,
+    key: Option<&str>,
+    body: Option<&str>,
+) -> (u16, Value) {
     let auth = key.map(|k| format!("Bearer {k}"));
     let headers: Vec<(&str, &str)> = auth.iter().map(|a| ("Authorization", a.as_str())).collect();
     let (status, bytes) = s.raw(method, path, &headers, body.map(str::as_bytes));
     (status, serde_json::from_slice(&bytes).unwrap_or(Value::Null))
 }
 
-fn code(v: &Value) -> &str {
+pub(super) fn code(v: &Value) -> &str {
     v["error"]["code"].as_str().unwrap_or("")
 }
 
 /// Makes a key with the master key; returns (uid, key).
-fn make_key(s: &Server, spec: Value) -> (String, String) {
+pub(super) fn make_key(s: &Server, spec: Value) -> (String, String) {
     let (status, made) = call(s, "POST", "/keys", Some(MASTER), Some(&spec.to_string()));
     assert_eq!(status, 201, "{made}");
     (made["uid"].as_str().unwrap().to_owned(), made["key"].as_str().unwrap().to_owned())
 }
 
-fn keyed_server() -> (TestDir, Server) {
+pub(super) fn keyed_server() -> (TestDir, Server) {
     let t = indexed_fixture();
     let s = t.serve(&["serve", "--master-key", MASTER]);
     (t, s)

@@ -3,6 +3,7 @@
 mod disk;
 mod documents;
 mod freshness;
+mod holes;
 mod hostile;
 mod keys;
 mod processes;

@@ -38,6 +38,11 @@ pub(crate) fn search(st: &State, access: &Access, table: &str, p: &Params) -> An
         cursor: p.get("cursor").map(str::to_owned),
         columns: columns_of(p.encoding()?, &p.all("columns"))?,
         highlight: p.flag("highlight")?,
+        highlight_raw: match p.get("highlight_encoder") {
+            None | Some("html") => false,
+            Some("raw") => true,
+            Some(e) => return Err(ApiError::bad_request(format!("highlight_encoder {e:?}: html or raw"))),
+        },
         rows_only: format == crate::json::HitFormat::Cells,
         fields: {
             let fields = p.all("fields");

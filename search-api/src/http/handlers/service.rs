@@ -4,7 +4,9 @@ use serde_json::json;
 use warp::Reply;
 
 use super::{Answer, json_reply, ok};
+use crate::http::error::{Refusal, scrub_paths};
 use crate::http::state::State;
+use crate::keys::Access;
 
 /// `GET /health`: 200 `ok`; 200 `degraded` with the reason when the last
 /// write failed at the storage level (a full disk) and none has succeeded
@@ -12,17 +14,33 @@ use crate::http::state::State;
 pub(crate) fn health(st: &State) -> Answer {
     let version = env!("CARGO_PKG_VERSION");
     match st.store().health() {
-        Ok(None) => ok(json!({"status": "ok", "version": version})),
-        Ok(Some(reason)) => ok(json!({"status": "degraded", "reason": reason, "version": version})),
+        Ok(None) => match st.index_trouble() {
+            None => ok(json!({"status": "ok", "version": version})),
+            Some(reason) => {
+                ok(json!({"status": "degraded", "reason": scrub_paths(&reason), "version": version}))
+            }
+        },
+        Ok(Some(reason)) => {
+            ok(json!({"status": "degraded", "reason": scrub_paths(&reason), "version": version}))
+        }
         Err(e) => Ok(json_reply(
-            &json!({"status": "unhealthy", "reason": e.to_string(), "version": version}),
+            &json!({"status": "unhealthy", "reason": scrub_paths(&e.to_string()), "version": version}),
             warp::http::StatusCode::SERVICE_UNAVAILABLE,
         )),
     }
 }
 
 /// `GET /metrics`: Prometheus text.
-pub(crate) fn metrics(st: &State) -> Answer {
+/// Its figures name every table (and count every partition), so it needs
+/// a key that reaches every table (partition-confined keys may not
+/// administer at all).
+pub(crate) fn metrics(st: &State, access: &Access) -> Answer {
+    if !access.every_table() {
+        return Err(Refusal::Forbidden(
+            "/metrics names every table: it needs a key without a tables limit".into(),
+        )
+        .into());
+    }
     let text = st.metrics.render(&st.table_figures());
     Ok(warp::reply::with_header(text, "content-type", "text/plain; version=0.0.4").into_response())
 }

@@ -258,15 +258,17 @@ function text(value) {
   return String(value);
 }
 
-// A highlight of the API (`<em>` around matched words, the rest plain
-// text) as DOM nodes: never parsed as HTML, whatever the mail holds.
+// A highlight of the API (`<em>` around matched words, the text between
+// HTML-escaped: `&lt;` `&gt;` `&amp;`) as DOM nodes: the markers become
+// marks, the text is unescaped and inserted as text, never parsed as HTML.
 function marked(snippet) {
   const out = document.createDocumentFragment();
+  const text = (s) => s.replace(/&(lt|gt|amp);/g, (_, e) => ({ lt: "<", gt: ">", amp: "&" })[e]);
   let inside = false;
   for (const part of snippet.split(/(<em>|<\/em>)/)) {
     if (part === "<em>") inside = true;
     else if (part === "</em>") inside = false;
-    else if (part) out.append(inside ? el("mark", { textContent: part }) : document.createTextNode(part));
+    else if (part) out.append(inside ? el("mark", { textContent: text(part) }) : document.createTextNode(text(part)));
   }
   return out;
 }

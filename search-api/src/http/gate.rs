@@ -1,0 +1,142 @@
+//! What every request passes before routing, whatever its route: HEAD
+//! answered as GET, and the checks that protect a server on loopback from
+//! pages elsewhere and requests that proxies may read otherwise.
+//!
+//! - **Host.** A page on `evil.example` whose name is re-pointed at
+//!   127.0.0.1 (DNS rebinding) reaches a loopback server with `Host:
+//!   evil.example`; its `Origin` then matches that Host, so the `Origin`
+//!   check alone lets it in. A request is refused (403 `forbidden_host`),
+//!   keyed or not, unless its host is a loopback name (`localhost`,
+//!   `*.localhost`) or address, the address the server listens on, or one
+//!   `serve --allow-host` lists (`*`: any), as Jupyter and Vite do.
+//! - **Two `Host` headers**: 400. (`Content-Length` with
+//!   `Transfer-Encoding` never reaches here: hyper drops the length, reads
+//!   the chunked body and closes the connection after answering, so no
+//!   second request can be smuggled on it.)
+
+use std::net::IpAddr;
+use std::sync::Arc;
+
+use futures_util::future::{Either, Ready, ready};
+use warp::Reply as _;
+use warp::http::{Request, header};
+
+use super::error::{ApiError, Refusal};
+use super::state::State;
+
+/// Which hosts a request may name.
+#[derive(Debug, Clone, Default)]
+pub struct HostRule {
+    /// Names (or `name:port`) allowed besides loopback; `*` allows any.
+    pub allowed: Vec<String>,
+    /// The address the server listens on (a request naming it is allowed).
+    pub local: Option<IpAddr>,
+}
+
+impl HostRule {
+    /// Whether a request whose host (from `Host` or the HTTP/2 authority)
+    /// is `host` may be served.
+    pub fn admits(&self, host: &str) -> bool {
+        let name = strip_port(host);
+        if name.eq_ignore_ascii_case("localhost") || name.to_ascii_lowercase().ends_with(".localhost") {
+            return true;
+        }
+        let bare = name.trim_start_matches('[').trim_end_matches(']');
+        if let Ok(ip) = bare.parse::<IpAddr>()
+            && (ip.is_loopback() || Some(ip) == self.local)
+        {
+            return true;
+        }
+        self.allowed.iter().any(|a| a == "*" || a.eq_ignore_ascii_case(host) || a.eq_ignore_ascii_case(name))
+    }
+}
+
+/// `host` without its `:port` (an IPv6 literal keeps its brackets).
+fn strip_port(host: &str) -> &str {
+    if host.starts_with('[') {
+        return host.find(']').map_or(host, |end| &host[..=end]);
+    }
+    match host.rsplit_once(':') {
+        Some((name, port)) if port.bytes().all(|b| b.is_ascii_digit()) => name,
+        _ => host,
+    }
+}
+
+/// Why a request is refused before routing, if it is.
+fn check<B>(request: &Request<B>, rule: &HostRule) -> Option<Refusal> {
+    let headers = request.headers();
+    if headers.get_all(header::HOST).iter().nth(1).is_some() {
+        return Some(Refusal::BadRequest("two Host headers".into()));
+    }
+    let host = match headers.get(header::HOST) {
+        Some(h) => Some(h.to_str().map_err(|_| ()).ok()?),
+        None => request.uri().authority().map(|a| a.as_str()),
+    };
+    // A request without any host (HTTP/1.0) comes from no browser.
+    let host = host?;
+    (!rule.admits(host)).then(|| Refusal::ForeignHost(host.to_owned()))
+}
+
+/// The service in front of the routes.
+#[derive(Clone)]
+pub(super) struct Gate<S> {
+    pub inner: S,
+    pub state: Arc<State>,
+}
+
+impl<S, B> tower_service::Service<Request<B>> for Gate<S>
+where
+    S: tower_service::Service<Request<B>, Response = warp::reply::Response>,
+{
+    type Response = warp::reply::Response;
+    type Error = S::Error;
+    type Future = Either<Ready<Result<warp::reply::Response, S::Error>>, S::Future>;
+
+    fn poll_ready(&mut self, cx: &mut std::task::Context<'_>) -> std::task::Poll<Result<(), S::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, mut request: Request<B>) -> Self::Future {
+        if let Some(refusal) = check(&request, &self.state.access.hosts) {
+            self.state.metrics.refused(refusal.status().1);
+            return Either::Left(ready(Ok(ApiError::from(refusal).into_response())));
+        }
+        // HEAD is answered as GET without the body, as HTTP requires of a
+        // server that answers GET (RFC 9110, 9.3.2): the routes see a GET,
+        // and hyper, which knows it was a HEAD, sends the headers
+        // (`Content-Length` included) and leaves the body out.
+        if request.method() == warp::http::Method::HEAD {
+            *request.method_mut() = warp::http::Method::GET;
+        }
+        Either::Right(self.inner.call(request))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn loopback_names_and_addresses_pass_and_others_need_listing() {
+        let rule = HostRule { allowed: vec!["search.example.com".into()], local: "10.1.2.3".parse().ok() };
+        for ok in [
+            "localhost",
+            "localhost:7311",
+            "app.localhost:80",
+            "127.0.0.1:7311",
+            "127.9.9.9",
+            "[::1]:7311",
+            "10.1.2.3:7311",
+            "search.example.com",
+            "SEARCH.example.com:443",
+        ] {
+            assert!(rule.admits(ok), "{ok}");
+        }
+        for refused in
+            ["evil.example", "evil.example:7311", "localhost.evil.example", "10.1.2.4", "[::2]", ""]
+        {
+            assert!(!rule.admits(refused), "{refused}");
+        }
+        assert!(HostRule { allowed: vec!["*".into()], local: None }.admits("anything.example"));
+    }
+}
