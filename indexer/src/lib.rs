@@ -38,6 +38,7 @@ mod phrase_prefix;
 pub mod query;
 pub mod reader;
 mod refresh;
+mod scoped_stats;
 mod suggest;
 mod term_walk;
 mod typos;

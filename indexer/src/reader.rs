@@ -22,6 +22,7 @@ use crate::facets::{FacetCollector, FacetCounts, FacetSpec};
 use crate::generation::IndexDir;
 use crate::generation::{indexed_next_seq, indexed_table_id};
 use crate::overlay::{Combined, Overlay};
+use crate::scoped_stats::ScopedStats;
 use crate::{Error, Result};
 
 /// One open generation.
@@ -265,7 +266,36 @@ impl Generation {
         offset: usize,
         limit: usize,
     ) -> Result<KeyHits> {
+        self.search_scoped(query_text, query, overlay, facets, &[], sort, offset, limit)
+    }
+
+    /// As [`Self::search_overlaid`], scoring with the BM25 statistics of
+    /// `stats_partitions` only (all documents when empty): what a search
+    /// by a key confined to them uses, so its scores do not depend on
+    /// other partitions (`scoped_stats.rs`).
+    ///
+    /// # Errors
+    /// `Query`, `Tantivy`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn search_scoped(
+        &self,
+        query_text: &str,
+        query: &dyn Query,
+        overlay: Option<&Overlay>,
+        facets: &[FacetSpec],
+        stats_partitions: &[&[u8]],
+        sort: SortBy,
+        offset: usize,
+        limit: usize,
+    ) -> Result<KeyHits> {
         let searcher = self.reader.searcher();
+        let scoped = (!stats_partitions.is_empty()).then(|| {
+            let filter = ScopedStats::filter(self.schema.partition, stats_partitions);
+            ScopedStats::new(match overlay {
+                Some(overlay) => runs(&searcher, &*filter, overlay),
+                None => vec![(&searcher, filter)],
+            })
+        });
         let mut commit = commit_id(&searcher);
         let limit = limit.max(1);
         let counting = (!facets.is_empty()).then(|| FacetCollector::new(&self.schema, facets));
@@ -275,7 +305,11 @@ impl Generation {
                     .map_err(|e| search_err(&self.schema.table, query_text, e))
             };
         let Some(overlay) = overlay else {
-            let (total, hits, facets) = run(&searcher, &searcher, query, offset, limit)?;
+            let stats: &dyn Bm25StatisticsProvider = match &scoped {
+                Some(s) => s,
+                None => &searcher,
+            };
+            let (total, hits, facets) = run(&searcher, stats, query, offset, limit)?;
             let keys = self.keys(&[&searcher], hits.into_iter().map(|(v, a)| (v, a, 0)))?;
             return Ok(KeyHits { total: total as u64, keys, generation: self.number, commit, facets });
         };
@@ -285,17 +319,25 @@ impl Generation {
         let runs = runs(&searcher, query, overlay);
         if runs.len() == 1 {
             // Every changed row is gone (or has no terms): hidden only.
-            let (total, hits, facets) = run(&searcher, &searcher, &*runs[0].1, offset, limit)?;
+            let stats: &dyn Bm25StatisticsProvider = match &scoped {
+                Some(s) => s,
+                None => &searcher,
+            };
+            let (total, hits, facets) = run(&searcher, stats, &*runs[0].1, offset, limit)?;
             let keys = self.keys(&[&searcher], hits.into_iter().map(|(v, a)| (v, a, 0)))?;
             return Ok(KeyHits { total: total as u64, keys, generation: self.number, commit, facets });
         }
-        let stats = Combined { searchers: runs.iter().map(|(on, _)| *on).collect() };
+        let combined = Combined { searchers: runs.iter().map(|(on, _)| *on).collect() };
+        let stats: &dyn Bm25StatisticsProvider = match &scoped {
+            Some(s) => s,
+            None => &combined,
+        };
         let window = offset.saturating_add(limit);
         let mut total = 0;
         let mut counts = FacetCounts::new();
         let mut merged: Vec<(f64, tantivy::DocAddress, usize)> = Vec::new();
         for (i, (on, q)) in runs.iter().enumerate() {
-            let (n, hits, facets) = run(on, &stats, &**q, 0, window)?;
+            let (n, hits, facets) = run(on, stats, &**q, 0, window)?;
             total += n;
             crate::facets::add(&mut counts, facets);
             merged.extend(hits.into_iter().map(|(v, a)| (v, a, i)));

@@ -9,6 +9,8 @@
 
 use std::sync::Arc;
 
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use rowsearch_store::{KeyRecord, Store};
 use serde::Deserialize;
 
@@ -236,6 +238,9 @@ pub struct Checker {
     cache: std::sync::RwLock<(u64, std::collections::HashMap<String, Arc<KeyRecord>>)>,
 }
 
+/// What a sealed cursor ([`Checker::seal_cursor`]) begins with.
+pub const SEALED_PREFIX: &str = "s1.";
+
 /// Shortest master key taken.
 pub const MIN_MASTER_KEY_BYTES: usize = 16;
 
@@ -280,6 +285,69 @@ impl Checker {
             return Err(Refused::Expired);
         }
         Ok(Access::Key(record))
+    }
+
+    /// `token` (a cursor this server made) sealed for the key `uid`: its
+    /// bytes encrypted and authenticated with keys derived from the
+    /// store's secret, bound to `uid`, so the caller learns nothing from it
+    /// (an index cursor holds the entry it stopped at, which may be
+    /// another partition's) and no other key can use it.
+    ///
+    /// `s1.` then URL-safe base64 of `nonce (16) ‖ ciphertext ‖ tag (16)`:
+    /// the ciphertext XORs the token with BLAKE3's keyed extendable output
+    /// for the nonce (BLAKE3 as a stream cipher), the tag is a keyed BLAKE3
+    /// hash of the uid, nonce and ciphertext (encrypt, then MAC).
+    ///
+    /// # Errors
+    /// `Internal` when the system has no randomness.
+    pub fn seal_cursor(&self, uid: &str, token: &str) -> Result<String> {
+        let nonce = random::<16>()?;
+        let mut bytes = token.as_bytes().to_vec();
+        self.keystream(&nonce, &mut bytes);
+        let tag = self.cursor_tag(uid, &nonce, &bytes);
+        let mut sealed = nonce.to_vec();
+        sealed.extend_from_slice(&bytes);
+        sealed.extend_from_slice(&tag);
+        Ok(format!("{SEALED_PREFIX}{}", URL_SAFE_NO_PAD.encode(sealed)))
+    }
+
+    /// The cursor [`Checker::seal_cursor`] sealed for `uid`; `None` for a
+    /// token that is not sealed, was sealed for another key, or was
+    /// changed.
+    pub fn open_cursor(&self, uid: &str, sealed: &str) -> Option<String> {
+        let bytes = URL_SAFE_NO_PAD.decode(sealed.strip_prefix(SEALED_PREFIX)?).ok()?;
+        if bytes.len() < 32 {
+            return None;
+        }
+        let (nonce, rest) = bytes.split_at(16);
+        let (body, tag) = rest.split_at(rest.len() - 16);
+        let nonce: [u8; 16] = nonce.try_into().ok()?;
+        // Constant-time comparison of the tags (as blake3::Hash does).
+        let want = self.cursor_tag(uid, &nonce, body);
+        let differ = want.iter().zip(tag).fold(0u8, |acc, (a, b)| acc | (a ^ b));
+        if differ != 0 {
+            return None;
+        }
+        let mut plain = body.to_vec();
+        self.keystream(&nonce, &mut plain);
+        String::from_utf8(plain).ok()
+    }
+
+    fn keystream(&self, nonce: &[u8; 16], bytes: &mut [u8]) {
+        let key = blake3::derive_key("rowsearch 2026 cursor encryption", &self.secret);
+        let mut stream = blake3::Hasher::new_keyed(&key).update(nonce).finalize_xof();
+        let mut pad = vec![0u8; bytes.len()];
+        stream.fill(&mut pad);
+        bytes.iter_mut().zip(pad).for_each(|(b, p)| *b ^= p);
+    }
+
+    fn cursor_tag(&self, uid: &str, nonce: &[u8; 16], body: &[u8]) -> [u8; 16] {
+        let key = blake3::derive_key("rowsearch 2026 cursor authentication", &self.secret);
+        let mut mac = blake3::Hasher::new_keyed(&key);
+        mac.update(&(uid.len() as u64).to_be_bytes()).update(uid.as_bytes()).update(nonce).update(body);
+        let mut tag = [0u8; 16];
+        tag.copy_from_slice(&mac.finalize().as_bytes()[..16]);
+        tag
     }
 
     fn record(&self, store: &Store, uid: &str) -> Option<Arc<KeyRecord>> {

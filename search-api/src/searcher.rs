@@ -545,11 +545,14 @@ impl Searcher {
             &request.facets,
         )
         .map_err(Error::BadRequest)?;
-        let mut found = generation.search_overlaid(
+        // A confined key's scores come from its partitions alone.
+        let stats_partitions: &[&[u8]] = if request.scope.is_some() { &partitions } else { &[] };
+        let mut found = generation.search_scoped(
             &request.query,
             &*parsed,
             overlay.as_deref(),
             &facets,
+            stats_partitions,
             request.sort,
             offset,
             limit.max(1),

@@ -168,7 +168,10 @@ fn term_query(field: tantivy::schema::Field, term: &str) -> Box<dyn Query> {
 /// index does not hold replaced by the held term nearest to it (one edit
 /// for words of 3 to 7 characters, two from 8; the one in most documents),
 /// when that query finds something in `partitions`. Words inside `field:`,
-/// with `*` or `~`, and operators are left as they are.
+/// with `*` or `~`, and operators are left as they are. Within partitions
+/// a word counts as held, and a correction is chosen, by the documents of
+/// those partitions alone (the one in most of them): words found only in
+/// other partitions are never proposed.
 pub(crate) fn did_you_mean(
     generation: &Generation,
     overlay: Option<&Overlay>,
@@ -185,11 +188,38 @@ pub(crate) fn did_you_mean(
         if chars < 3 || ["and", "or", "not"].contains(&word.as_str()) {
             continue;
         }
-        if generation.completions(all, &word, overlay)?.iter().any(|(t, _)| *t == word) {
+        let scoped_docs = |term: &str| -> Result<u64> {
+            Ok(generation.count(&*generation.scoped(term_query(all, term), partitions), overlay)?)
+        };
+        let held = if partitions.is_empty() {
+            generation.completions(all, &word, overlay)?.iter().any(|(t, _)| *t == word)
+        } else {
+            scoped_docs(&word)? > 0
+        };
+        if held {
             continue;
         }
         let edits = if chars >= 8 { 2 } else { 1 };
-        if let Some((term, _)) = generation.near_terms(all, &word, edits, overlay)?.into_iter().next() {
+        let near = generation.near_terms(all, &word, edits, overlay)?;
+        let best = if partitions.is_empty() {
+            near.into_iter().next().map(|(term, _)| term)
+        } else {
+            // Every candidate counted in the partitions: the order overall
+            // must not choose among them.
+            let mut best: Option<(u64, String)> = None;
+            for (term, _) in near {
+                let docs = scoped_docs(&term)?;
+                let better = match &best {
+                    None => docs > 0,
+                    Some((n, t)) => docs > *n || (docs == *n && term < *t),
+                };
+                if better {
+                    best = Some((docs, term));
+                }
+            }
+            best.map(|(_, term)| term)
+        };
+        if let Some(term) = best {
             corrected.push_str(&query[last..at]);
             corrected.push_str(&term);
             last = at + token.len();

@@ -2,10 +2,48 @@
 //! "Access keys"): what a handler checks before it answers, so a key
 //! confined to some partitions never sees or changes another's rows.
 
-use rowsearch_store::{ReadTxn, Store, TableSchema};
+use rowsearch_store::{ErrorKind, ReadTxn, Store, TableSchema};
 
 use crate::http::error::{ApiError, Refusal};
+use crate::http::state::State;
 use crate::keys::Access;
+
+/// A cursor to hand back: sealed for a key (encrypted and bound to it,
+/// [`crate::keys::Checker::seal_cursor`]), as made for the master key or
+/// a server without keys. An index cursor holds the entry a lookup
+/// stopped at, which for a confined key may be another partition's row.
+pub(super) fn seal_cursor(
+    st: &State,
+    access: &Access,
+    token: Option<String>,
+) -> Result<Option<String>, ApiError> {
+    match (access, &st.access.checker, token) {
+        (Access::Key(record), Some(checker), Some(token)) => {
+            Ok(Some(checker.seal_cursor(&record.uid, &token)?))
+        }
+        (_, _, token) => Ok(token),
+    }
+}
+
+/// The cursor a request gave, opened: a key's cursors must be the ones
+/// sealed for it (400 `invalid_cursor` otherwise, as for any cursor this
+/// server did not make).
+pub(super) fn open_cursor(
+    st: &State,
+    access: &Access,
+    token: Option<&str>,
+) -> Result<Option<String>, ApiError> {
+    let (Access::Key(record), Some(checker), Some(token)) = (access, &st.access.checker, token) else {
+        return Ok(token.map(str::to_owned));
+    };
+    match checker.open_cursor(&record.uid, token) {
+        Some(opened) => Ok(Some(opened)),
+        None => Err(rowsearch_store::Error::from(ErrorKind::InvalidCursor {
+            reason: "not a cursor this server made for this key",
+        })
+        .into()),
+    }
+}
 
 /// Refuses a confined key an answer that spans every partition (a table's
 /// figures, an index's verify report).

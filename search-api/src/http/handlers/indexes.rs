@@ -74,7 +74,8 @@ pub(crate) fn verify(st: &State, access: &Access, t: &str, index: &str) -> Answe
 
 /// `GET /tables/{t}/indexes/{index}`: keys, or rows with `rows=true`.
 pub(crate) fn lookup(st: &State, access: &Access, t: &str, index: &str, p: &Params) -> Answer {
-    let query = index_query(p, st.limits.max_scan_limit)?;
+    let mut query = index_query(p, st.limits.max_scan_limit)?;
+    query.cursor = confine::open_cursor(st, access, query.cursor.as_deref())?;
     let enc = p.encoding()?;
     let schema = st.store().schema(t)?;
     let rk = schema.row_key.as_ref();
@@ -101,7 +102,7 @@ pub(crate) fn lookup(st: &State, access: &Access, t: &str, index: &str, p: &Para
     };
     drop(rtxn);
     let name = if p.flag("rows")? { "rows" } else { "keys" };
-    ok(json!({name: out, "next_cursor": page.next_cursor}))
+    ok(json!({name: out, "next_cursor": confine::seal_cursor(st, access, page.next_cursor)?}))
 }
 
 /// `GET /tables/{t}/indexes:intersect`: `q=index:eq|prefix:value`, ANDed
@@ -132,7 +133,10 @@ pub(crate) fn combine(st: &State, access: &Access, t: &str, p: &Params) -> Answe
         Some("union") => SetOp::Union,
         Some(o) => return Err(ApiError::bad_request(format!("op {o:?}: intersect or union"))),
     };
-    let after = p.bytes("cursor")?;
+    let after = match confine::open_cursor(st, access, p.get("cursor"))? {
+        Some(token) => Some(binary(enc, "cursor", &token)?),
+        None => None,
+    };
     let limit = Some(p.number("limit")?.unwrap_or(100).min(st.limits.max_scan_limit));
     let schema = st.store().schema(t)?;
     let rtxn = st.store().begin_read()?;
@@ -148,5 +152,6 @@ pub(crate) fn combine(st: &State, access: &Access, t: &str, p: &Params) -> Answe
     }
     drop(rtxn);
     let keys: Vec<Value> = page.keys.iter().map(|k| key_json_in(k, schema.row_key.as_ref(), enc)).collect();
-    ok(json!({"keys": keys, "next_cursor": page.next_after.map(|k| enc.encode(&k))}))
+    let next = confine::seal_cursor(st, access, page.next_after.map(|k| enc.encode(&k)))?;
+    ok(json!({"keys": keys, "next_cursor": next}))
 }
