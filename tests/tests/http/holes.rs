@@ -137,3 +137,47 @@ fn http_a_damaged_index_pointer_is_503_and_health_says_so_without_paths() {
     }
     assert!(answers.iter().any(|a| a.contains("<data>")), "{answers:?}");
 }
+
+#[test]
+fn http_a_confined_keys_index_cursors_are_sealed_and_its_own() {
+    let (_t, s) = keyed_server();
+    let (_, ann) = make_key(&s, json!({"actions": ["read"], "partitions": ["badeer-r"]}));
+    let (_, other) = make_key(&s, json!({"actions": ["read"], "partitions": ["badeer-r"]}));
+    // The master key's walk: every entry, with plain cursors.
+    let walk = |key: &str| -> (Vec<Value>, Vec<String>) {
+        let (mut keys, mut cursors) = (Vec::new(), Vec::new());
+        let mut path = "/tables/mail/indexes/by_from?prefix=r&limit=2".to_owned();
+        for _ in 0..500 {
+            let (status, page) = call(&s, "GET", &path, Some(key), None);
+            assert_eq!(status, 200, "{page}");
+            keys.extend(page["keys"].as_array().unwrap().iter().cloned());
+            match page["next_cursor"].as_str() {
+                Some(c) => {
+                    cursors.push(c.to_owned());
+                    path = format!("/tables/mail/indexes/by_from?prefix=r&limit=2&cursor={}", enc(c));
+                }
+                None => break,
+            }
+        }
+        (keys, cursors)
+    };
+    let (all, plain) = walk(MASTER);
+    assert!(plain.iter().all(|c| c.starts_with("i1.")), "{plain:?}");
+    let (mine, sealed) = walk(&ann);
+    assert!(!mine.is_empty() && mine.len() < all.len(), "{} of {}", mine.len(), all.len());
+    assert!(mine.iter().all(|k| k["key_fields"]["user"] == "badeer-r"), "{mine:?}");
+    let want: Vec<&Value> = all.iter().filter(|k| k["key_fields"]["user"] == "badeer-r").collect();
+    assert_eq!(mine.iter().collect::<Vec<_>>(), want, "the walk finds each of its rows once");
+    assert!(!sealed.is_empty() && sealed.iter().all(|c| c.starts_with("s1.")), "{sealed:?}");
+    for c in &sealed {
+        assert!(!plain.contains(c) && !c.contains("i1."), "{c}");
+    }
+    // Another key, even with the same rights, cannot use it; nor can a
+    // plain cursor be given with a key.
+    let path = format!("/tables/mail/indexes/by_from?prefix=r&limit=2&cursor={}", enc(&sealed[0]));
+    let (status, body) = call(&s, "GET", &path, Some(&other), None);
+    assert_eq!((status, code(&body)), (400, "invalid_cursor"), "{body}");
+    let path = format!("/tables/mail/indexes/by_from?prefix=r&limit=2&cursor={}", enc(&plain[0]));
+    let (status, body) = call(&s, "GET", &path, Some(&ann), None);
+    assert_eq!((status, code(&body)), (400, "invalid_cursor"), "{body}");
+}
