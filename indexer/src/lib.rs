@@ -26,6 +26,7 @@
 pub mod analyzer;
 mod build;
 mod changes;
+mod completion_cache;
 pub mod doc;
 mod error;
 pub mod expand;
@@ -42,7 +43,7 @@ mod scoped_stats;
 mod suggest;
 mod term_walk;
 mod typos;
-pub use suggest::{CACHED_PREFIX_CHARS, CACHED_TERMS};
+pub use completion_cache::{CACHED_PREFIX_CHARS, CACHED_TERMS};
 mod verify;
 
 use std::path::Path;

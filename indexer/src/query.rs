@@ -32,6 +32,11 @@ use crate::doc::{DATE_FIELD, DocSchema};
 use crate::expand::{Expansion, WordQuery};
 use crate::phrase_prefix::PhrasePrefix;
 
+/// Deepest nesting of parentheses a query may have: the parser and the
+/// query tree recurse once per level, and a request must not be able to
+/// exhaust a worker's stack.
+pub const MAX_QUERY_DEPTH: usize = 32;
+
 /// Shortest word a prefix query takes (characters).
 pub const MIN_PREFIX_CHARS: usize = 2;
 pub use crate::phrase_prefix::MAX_COMPLETIONS as MAX_PHRASE_EXPANSIONS;
@@ -203,7 +208,7 @@ impl<'a> Parser<'a> {
         if self.rest().starts_with('(') {
             let open = self.at;
             self.depth += 1;
-            if self.depth > crate::reader::MAX_QUERY_DEPTH {
+            if self.depth > MAX_QUERY_DEPTH {
                 return Err(self.error("nesting too deep"));
             }
             self.at += 1;

@@ -47,7 +47,7 @@ pub struct Generation {
     /// The most frequent completions of short prefixes, per set of
     /// segments and per segment (see `suggest.rs`); handed on when the
     /// generation is reopened after a commit, as its old segments stay.
-    pub(crate) completion_cache: Arc<crate::suggest::CompletionCache>,
+    pub(crate) completion_cache: Arc<crate::completion_cache::CompletionCache>,
 }
 
 impl std::fmt::Debug for Generation {
@@ -121,7 +121,7 @@ impl Generation {
         dir: &IndexDir,
         number: u64,
         analyzer: Arc<dyn Analyzer>,
-        completion_cache: Arc<crate::suggest::CompletionCache>,
+        completion_cache: Arc<crate::completion_cache::CompletionCache>,
     ) -> Result<Generation> {
         let table = dir.table();
         let path = dir.generation_path(number);
@@ -534,10 +534,7 @@ impl TableIndex {
 
 /// Longest query accepted, in bytes.
 pub const MAX_QUERY_BYTES: usize = 8 << 10;
-/// Deepest nesting of parentheses a query may have: the parser and the
-/// query tree recurse once per level, and a request must not be able to
-/// exhaust a worker's stack.
-pub const MAX_QUERY_DEPTH: usize = 32;
+pub use crate::query::MAX_QUERY_DEPTH;
 
 /// Refuses a query too long or nested too deep, before anything recurses
 /// over it; the reason names the byte where it goes wrong.

@@ -10,7 +10,6 @@
 //! runs the term as a query instead.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, PoisonError};
 
 use tantivy::collector::Count;
 use tantivy::index::SegmentId;
@@ -20,6 +19,7 @@ use tantivy::termdict::TermDictionary;
 use tantivy::{Searcher, Term};
 
 use crate::Result;
+use crate::completion_cache::{CACHED_PREFIX_CHARS, CACHED_TERMS, Cached, SegmentTerms};
 use crate::error::tantivy_err;
 use crate::overlay::Overlay;
 use crate::reader::{Generation, runs};
@@ -317,104 +317,6 @@ fn prefix_terms(
 /// Most documents first, ties by term.
 fn most_first(terms: &mut [(String, u64)]) {
     terms.sort_unstable_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-}
-
-/// Prefixes of at most this many characters are completed from the cache.
-pub const CACHED_PREFIX_CHARS: usize = 3;
-/// The completions of a prefix the cache keeps: the most frequent.
-pub const CACHED_TERMS: usize = 512;
-/// Prefixes the cache keeps at once (per generation, for reader states
-/// and for segments each); it starts again when full.
-const CACHED_PREFIXES: usize = 4096;
-
-/// A prefix's most frequent completions in one reader state of a
-/// generation (over all its segments).
-#[derive(Debug)]
-pub(crate) struct Cached {
-    /// Up to [`CACHED_TERMS`] terms with their documents, most first.
-    top: Vec<(String, u64)>,
-    /// Whether `top` is every term with the prefix.
-    complete: bool,
-    /// The documents of the most frequent term left out (0 when none).
-    cut: u64,
-}
-
-type SegmentKey = (SegmentId, Field, String);
-/// A reader state by its segments (their dictionaries' counts include
-/// deleted documents, so deletes do not change them).
-type StateKey = (Vec<SegmentId>, Field, String);
-
-/// Per (reader state, field, prefix), its [`Cached`] completions, and per
-/// (segment, field, prefix) the segment's [`SegmentTerms`] they were made
-/// from. A state is named by its segments, so its entry never outlives
-/// the terms it counted; a segment's terms never change, so its entries
-/// serve every state holding it: a commit reads only the segments it
-/// added (`e` took 4-47 ms after each commit when every segment was read
-/// again).
-#[derive(Debug, Default)]
-pub(crate) struct CompletionCache {
-    states: Mutex<HashMap<StateKey, Arc<Cached>>>,
-    segments: Mutex<HashMap<SegmentKey, Arc<SegmentTerms>>>,
-}
-
-impl CompletionCache {
-    fn get(&self, key: &StateKey) -> Option<Arc<Cached>> {
-        self.states.lock().unwrap_or_else(PoisonError::into_inner).get(key).cloned()
-    }
-
-    fn put(&self, key: StateKey, cached: Cached) -> Arc<Cached> {
-        let cached = Arc::new(cached);
-        let mut map = self.states.lock().unwrap_or_else(PoisonError::into_inner);
-        // Entries of an older reader state are never asked for again.
-        map.retain(|(state, _, _), _| *state == key.0);
-        if map.len() >= CACHED_PREFIXES {
-            map.clear();
-        }
-        map.insert(key, Arc::clone(&cached));
-        cached
-    }
-
-    fn segment(&self, key: &SegmentKey) -> Option<Arc<SegmentTerms>> {
-        self.segments.lock().unwrap_or_else(PoisonError::into_inner).get(key).cloned()
-    }
-
-    /// Keeps `terms` for `key`, dropping the entries of segments no longer
-    /// among `live` (merged away).
-    fn put_segment(
-        &self,
-        key: SegmentKey,
-        live: &[tantivy::SegmentReader],
-        terms: SegmentTerms,
-    ) -> Arc<SegmentTerms> {
-        let terms = Arc::new(terms);
-        let mut map = self.segments.lock().unwrap_or_else(PoisonError::into_inner);
-        map.retain(|(segment, _, _), _| live.iter().any(|r| r.segment_id() == *segment));
-        if map.len() >= CACHED_PREFIXES {
-            map.clear();
-        }
-        map.insert(key, Arc::clone(&terms));
-        terms
-    }
-}
-
-/// A prefix's most frequent completions in one segment.
-#[derive(Debug)]
-pub(crate) struct SegmentTerms {
-    /// Up to [`CACHED_TERMS`] terms with their documents in the segment.
-    top: HashMap<String, u64>,
-    /// Whether `top` is every term with the prefix in the segment.
-    complete: bool,
-    /// The documents of the most frequent term left out (0 when none).
-    cut: u64,
-}
-
-impl SegmentTerms {
-    /// From every completion in the segment, most first.
-    fn of(all: Vec<(String, u64)>) -> SegmentTerms {
-        let complete = all.len() <= CACHED_TERMS;
-        let cut = all.get(CACHED_TERMS).map_or(0, |(_, n)| *n);
-        SegmentTerms { top: all.into_iter().take(CACHED_TERMS).collect(), complete, cut }
-    }
 }
 
 /// The smallest byte string after every string starting with `prefix`;

@@ -10,7 +10,7 @@
 //! Files: `server.rs` (accepting connections), `conn.rs` (a connection's
 //! idle timer and hyper's own error answers in the JSON shape),
 //! `gate.rs` (what every request passes before routing: Host, framing,
-//! HEAD), `route_table.rs` (every route: name, action, method, path, example,
+//! HEAD), `hosts.rs` (the hosts a request may name), `route_table.rs` (every route: name, action, method, path, example,
 //! parameters), `routes.rs` (their warp filters), `auth.rs` (admitting a
 //! request), `params.rs` (every request parameter), `handlers/` (one file
 //! per resource), `error.rs` (every status and code), `state.rs`,
@@ -22,6 +22,7 @@ mod conn;
 mod error;
 mod gate;
 mod handlers;
+mod hosts;
 mod jobs;
 mod metrics;
 mod openapi;
@@ -33,7 +34,7 @@ mod server;
 mod state;
 
 pub use error::{ApiError, Refusal};
-pub use gate::HostRule;
+pub use hosts::HostRule;
 pub use jobs::{JobState, Jobs};
 pub use metrics::{Metrics, TableFigures};
 pub use openapi::document as openapi_document;

@@ -73,7 +73,7 @@ pub struct AccessConfig {
     /// Origins (`scheme://host[:port]`) allowed besides the server's own.
     pub allow_origins: Vec<String>,
     /// The hosts requests may name (`serve --allow-host`; `gate.rs`).
-    pub hosts: super::gate::HostRule,
+    pub hosts: super::hosts::HostRule,
 }
 
 /// What every request shares.
