@@ -3,6 +3,7 @@ extracted once under /tmp/rowsearch-bench, and percentiles."""
 import argparse
 import os
 import subprocess
+import urllib.parse
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 WORK = "/tmp/rowsearch-bench"
@@ -44,3 +45,23 @@ def pct(xs, p):
     """The p-th quantile of xs (nearest rank)."""
     xs = sorted(xs)
     return xs[min(len(xs) - 1, round((len(xs) - 1) * p))]
+
+
+TERMS = ["energy", "enron", "meeting", "gas", "power", "california", "contract", "price", "market", "deal",
+         "trading", "report"]
+ANDS = ["gas price", "power plant", "enron meeting", "natural gas", "california power", "contract deal",
+        "market price", "energy trading", "meeting tomorrow", "conference call", "credit risk", "gas storage"]
+PHRASES = ['"natural gas"', '"power plant"', '"conference call"', '"credit risk"', '"press release"',
+           '"price cap"', '"gas storage"', '"board meeting"']
+FIELDS = ["subject:meeting", "subject:gas", "subject:contract", "from:kaminski", "to:kaminski", "subject:report",
+          "subject:california", "body:deal"]
+BOOLEAN = ["gas OR power", "enron -meeting", "contract OR deal", "price NOT gas"]
+MAILBOX = [("meeting", "kaminski-v"), ("gas", "dasovich-j"), ("contract", "cash-m"), ("energy", "lay-k")]
+
+
+def peer_queries():
+    """The 48 ordinary searches (name, path): terms, AND, phrases, field:term,
+    OR and NOT, and a mailbox's newest; limit 10, subject and sender."""
+    out = [(q, f"q={urllib.parse.quote(q)}") for q in TERMS + ANDS + PHRASES + FIELDS + BOOLEAN]
+    out += [(f"{q} user={u} newest", f"q={q}&user={u}&sort=newest") for q, u in MAILBOX]
+    return [(name, f"/tables/mail/search?{qs}&limit=10&columns=m:subject,m:from") for name, qs in out]

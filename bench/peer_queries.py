@@ -30,29 +30,10 @@ import statistics
 import subprocess
 import sys
 import time
-import urllib.parse
 
-from common import WORK, arguments, build_at, corpus, pct
+from common import WORK, arguments, build_at, corpus, pct, peer_queries as queries
 
 args = arguments(before_rev=(str, "2992f88"), n=(int, 200), rounds=(int, 3), now_extra=(str, ""), now_data=(str, ""))
-
-TERMS = ["energy", "enron", "meeting", "gas", "power", "california", "contract", "price", "market", "deal",
-         "trading", "report"]
-ANDS = ["gas price", "power plant", "enron meeting", "natural gas", "california power", "contract deal",
-        "market price", "energy trading", "meeting tomorrow", "conference call", "credit risk", "gas storage"]
-PHRASES = ['"natural gas"', '"power plant"', '"conference call"', '"credit risk"', '"press release"',
-           '"price cap"', '"gas storage"', '"board meeting"']
-FIELDS = ["subject:meeting", "subject:gas", "subject:contract", "from:kaminski", "to:kaminski", "subject:report",
-          "subject:california", "body:deal"]
-BOOLEAN = ["gas OR power", "enron -meeting", "contract OR deal", "price NOT gas"]
-MAILBOX = [("meeting", "kaminski-v"), ("gas", "dasovich-j"), ("contract", "cash-m"), ("energy", "lay-k")]
-
-
-def queries():
-    out = [(q, f"q={urllib.parse.quote(q)}") for q in TERMS + ANDS + PHRASES + FIELDS + BOOLEAN]
-    out += [(f"{q} user={u} newest", f"q={q}&user={u}&sort=newest") for q, u in MAILBOX]
-    return [(name, f"/tables/mail/search?{qs}&limit=10&columns=m:subject,m:from") for name, qs in out]
-
 
 def before_binary():
     return build_at(args.before_rev)

@@ -1,0 +1,114 @@
+#!/usr/bin/env python3
+"""What confinement inside the scope costs a search (issue 35): the 48 peer
+queries over HTTP, without a key and with a key confined to one mailbox,
+this build against an earlier one (default: the build before issue 35),
+on one store, in one script.
+
+Usage: python3 bench/confined_search.py [--before-rev REV] [--n 200] [--rounds 3]
+                                         [--mailbox kaminski-v]
+
+The store is the full corpus ingested and reindexed by this build (both
+builds read format 4). Four servers run on it at once, each idle while
+another is timed: before and now, each open (no master key) and keyed (a
+master key; searched with a key made for `search` and confined to
+--mailbox). Open: the peer queries as they are. Confined: the same queries
+by the confined key, `user=` dropped (the key's mailbox is the scope). Per
+round and server, each query --n times after 20 untimed on one keep-alive
+connection; the figure is each query's median p50 over the rounds. Printed:
+the four p50s per query, now/before for each, and their geometric means.
+Now, a confined search scores with its mailbox's statistics
+(indexer/src/scoped_stats.rs), where before it used the whole index's.
+"""
+import http.client
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import time
+
+from common import WORK, arguments, build_at, corpus, pct, peer_queries
+
+args = arguments(before_rev=(str, "82a1b56"), n=(int, 200), rounds=(int, 3), mailbox=(str, "kaminski-v"))
+MASTER = "bench-master-key-0123456789abcdef"
+
+
+def store():
+    data = os.path.join(WORK, "confined-now")
+    if not os.path.isdir(data):
+        mail = corpus(args.corpus)
+        subprocess.run([args.bin, "--data", data + ".tmp", "ingest", mail], check=True, capture_output=True)
+        subprocess.run([args.bin, "--data", data + ".tmp", "reindex", "--full"], check=True, capture_output=True)
+        os.rename(data + ".tmp", data)
+    return data
+
+
+class Side:
+    def __init__(self, name, binary, data, key=None):
+        self.name = name
+        extra = ["--master-key", MASTER] if key else []
+        self.headers = {"Authorization": f"Bearer {key}"} if key else {}
+        self.server = subprocess.Popen([binary, "--data", data, "serve", "--listen", "127.0.0.1:0",
+                                        "--refresh-ms", "0", *extra],
+                                       stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        line = self.server.stdout.readline().strip()
+        self.host, self.port = line.removeprefix("listening on http://").split(":")
+        self.conn = http.client.HTTPConnection(self.host, int(self.port))
+
+    def get(self, path):
+        for _ in range(2):
+            try:
+                self.conn.request("GET", path, headers=self.headers)
+                r = self.conn.getresponse()
+                body = r.read()
+                if r.status != 200:
+                    sys.exit(f"{self.name} {path}: {r.status} {body[:300]}")
+                return body
+            except (http.client.RemoteDisconnected, ConnectionError):
+                self.conn = http.client.HTTPConnection(self.host, int(self.port))
+        sys.exit(f"{self.name} {path}: connection lost twice")
+
+    def p50(self, path):
+        for _ in range(20):
+            self.get(path)
+        times = []
+        for _ in range(args.n):
+            t = time.perf_counter()
+            self.get(path)
+            times.append((time.perf_counter() - t) * 1e3)
+        return pct(times, 0.5)
+
+
+data = store()
+key = json.loads(subprocess.run([args.bin, "--data", data, "keys", "create", "--actions", "search",
+                                 "--partitions", args.mailbox], check=True, capture_output=True,
+                                text=True).stdout)["key"]
+before_bin = build_at(args.before_rev)
+sides = [Side("before open", before_bin, data), Side("before confined", before_bin, data, key),
+         Side("now open", args.bin, data), Side("now confined", args.bin, data, key)]
+qs = peer_queries()
+confined_qs = [(name, re.sub(r"&user=[^&]*", "", path)) for name, path in qs]
+p50s = {(s.name, name): [] for s in sides for name, _ in qs}
+for r in range(args.rounds):
+    order = sides if r % 2 == 0 else sides[::-1]
+    for side in order:
+        for (name, path), (_, confined) in zip(qs, confined_qs):
+            p50s[(side.name, name)].append(side.p50(confined if "confined" in side.name else path))
+        print(f"round {r + 1}: {side.name} done", file=sys.stderr)
+med = {k: statistics.median(v) for k, v in p50s.items()}
+print(f"confined to {args.mailbox}; before = {args.before_rev}; p50 in ms, median of {args.rounds} rounds")
+print(f"{'query':34} {'bef open':>8} {'bef conf':>8} {'now open':>8} {'now conf':>8} {'open n/b':>8} {'conf n/b':>8}")
+open_r, conf_r, cost_r = [], [], []
+for name, _ in qs:
+    bo, bc, no, nc = (med[(s, name)] for s in ["before open", "before confined", "now open", "now confined"])
+    open_r.append(no / bo)
+    conf_r.append(nc / bc)
+    cost_r.append(nc / no)
+    print(f"{name:34} {bo:8.3f} {bc:8.3f} {no:8.3f} {nc:8.3f} {no / bo:7.2f}x {nc / bc:7.2f}x")
+g = statistics.geometric_mean
+print(f"geometric means: open now/before {g(open_r):.3f}x, confined now/before {g(conf_r):.3f}x, "
+      f"confined/open now {g(cost_r):.3f}x")
+for side in sides:
+    side.server.terminate()
+    side.server.wait()
