@@ -19,9 +19,16 @@ use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::time::{Instant, Sleep};
 
-/// A connection's socket, with the idle timer and error bodies.
+use super::framing::Framing;
+
+/// A connection's socket, with the idle timer, error bodies and request
+/// framing checked (`framing.rs`).
 pub(super) struct Conn<S> {
     inner: S,
+    framing: Framing,
+    /// Bytes read and let through by `framing`, not yet handed to hyper.
+    ready: Vec<u8>,
+    taken: usize,
     idle: Duration,
     timer: Pin<Box<Sleep>>,
     /// A rewritten answer still to be written, and how much of it is.
@@ -31,7 +38,16 @@ pub(super) struct Conn<S> {
 
 impl<S> Conn<S> {
     pub(super) fn new(inner: S, idle: Duration) -> Conn<S> {
-        Conn { inner, idle, timer: Box::pin(tokio::time::sleep(idle)), pending: Vec::new(), written: 0 }
+        Conn {
+            inner,
+            framing: Framing::new(),
+            ready: Vec::new(),
+            taken: 0,
+            idle,
+            timer: Box::pin(tokio::time::sleep(idle)),
+            pending: Vec::new(),
+            written: 0,
+        }
     }
 
     fn touch(&mut self) {
@@ -66,14 +82,37 @@ impl<S: AsyncWrite + Unpin> Conn<S> {
 impl<S: AsyncRead + Unpin> AsyncRead for Conn<S> {
     fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
         let this = self.get_mut();
-        match Pin::new(&mut this.inner).poll_read(cx, buf) {
-            Poll::Ready(result) => {
-                this.touch();
-                Poll::Ready(result)
+        loop {
+            if this.taken < this.ready.len() {
+                let n = buf.remaining().min(this.ready.len() - this.taken);
+                buf.put_slice(&this.ready[this.taken..this.taken + n]);
+                this.taken += n;
+                if this.taken == this.ready.len() {
+                    this.ready.clear();
+                    this.taken = 0;
+                }
+                return Poll::Ready(Ok(()));
             }
-            Poll::Pending => {
-                this.poll_idle(cx)?;
-                Poll::Pending
+            let mut chunk = [0u8; 8192];
+            let mut read = ReadBuf::new(&mut chunk);
+            match Pin::new(&mut this.inner).poll_read(cx, &mut read) {
+                Poll::Ready(Ok(())) => {
+                    this.touch();
+                    if read.filled().is_empty() {
+                        // The end: what is held goes as it is, then the end.
+                        this.framing.flush(&mut this.ready);
+                        if this.ready.is_empty() {
+                            return Poll::Ready(Ok(()));
+                        }
+                    } else {
+                        this.framing.feed(read.filled(), &mut this.ready);
+                    }
+                }
+                Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
+                Poll::Pending => {
+                    this.poll_idle(cx)?;
+                    return Poll::Pending;
+                }
             }
         }
     }
@@ -126,7 +165,11 @@ fn with_error_body(buf: &[u8]) -> Option<(usize, Vec<u8>)> {
         return None;
     }
     let (code, message) = match status {
-        400 => ("bad_request", "the request is not valid HTTP/1.1 (request line, header or framing)"),
+        400 => (
+            "bad_request",
+            "the request is not valid HTTP/1.1 (request line, header or framing; Content-Length and \
+             Transfer-Encoding together are refused)",
+        ),
         413 => ("body_too_large", "the request body is larger than the server takes"),
         414 => ("uri_too_long", "the request line is longer than the server takes"),
         431 => ("headers_too_large", "the request headers are larger than the server takes"),

@@ -9,7 +9,8 @@
 //!
 //! Files: `server.rs` (accepting connections), `conn.rs` (a connection's
 //! idle timer and hyper's own error answers in the JSON shape),
-//! `gate.rs` (what every request passes before routing: Host, framing,
+//! `framing.rs` (request heads with both Content-Length and
+//! Transfer-Encoding refused), `gate.rs` (what every request passes before routing: Host, framing,
 //! HEAD), `hosts.rs` (the hosts a request may name), `route_table.rs` (every route: name, action, method, path, example,
 //! parameters), `routes.rs` (their warp filters), `auth.rs` (admitting a
 //! request), `params.rs` (every request parameter), `handlers/` (one file
@@ -20,6 +21,7 @@
 mod auth;
 mod conn;
 mod error;
+mod framing;
 mod gate;
 mod handlers;
 mod hosts;

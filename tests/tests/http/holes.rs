@@ -54,6 +54,40 @@ fn http_requests_naming_another_host_are_refused_keyed_or_not() {
 }
 
 #[test]
+fn http_content_length_with_transfer_encoding_is_400_and_nothing_after_it_is_read() {
+    let (_t, s) = mail_server();
+    let addr = &s.addr;
+    // A proxy framing by the length would pass the smuggled PUT on.
+    for order in
+        ["Content-Length: 4\r\nTransfer-Encoding: chunked", "Transfer-Encoding: chunked\r\nContent-Length: 4"]
+    {
+        let smuggle = format!(
+            "POST /tables/mail/scan HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n{order}\r\n\r\n\
+             0\r\n\r\nPUT /tables/mail/rows/smuggled HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
+             Content-Length: 2\r\n\r\n{{}}"
+        );
+        let (status, body) = send_raw(addr, smuggle.as_bytes());
+        let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+        assert_eq!((status, code(&body)), (400, "bad_request"), "{order}: {body}");
+        assert!(body["error"]["message"].as_str().unwrap().contains("Transfer-Encoding"), "{body}");
+    }
+    let (status, _) = s.get_json("/tables/mail/rows/smuggled");
+    assert_eq!(status, 404, "nothing was written");
+    // One or the other is served, also several on one connection.
+    let chunked = format!(
+        "POST /tables/mail/scan HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
+         Transfer-Encoding: chunked\r\n\r\nd\r\n{{\"limit\":\"1\"}}\r\n0\r\n\r\n\
+         POST /tables/mail/scan HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
+         Content-Length: 13\r\nConnection: close\r\n\r\n{{\"limit\":\"1\"}}"
+    );
+    let mut stream = std::net::TcpStream::connect(addr).unwrap();
+    std::io::Write::write_all(&mut stream, chunked.as_bytes()).unwrap();
+    let mut answers = String::new();
+    std::io::Read::read_to_string(&mut stream, &mut answers).unwrap();
+    assert_eq!(answers.matches("HTTP/1.1 200").count(), 2, "{answers}");
+}
+
+#[test]
 fn http_two_host_headers_are_400() {
     let (_t, s) = mail_server();
     let addr = &s.addr;
