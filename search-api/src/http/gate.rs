@@ -10,9 +10,8 @@
 //!   `*.localhost`) or address, the address the server listens on, or one
 //!   `serve --allow-host` lists (`*`: any), as Jupyter and Vite do.
 //! - **Two `Host` headers**: 400. (`Content-Length` with
-//!   `Transfer-Encoding` never reaches here: hyper drops the length, reads
-//!   the chunked body and closes the connection after answering, so no
-//!   second request can be smuggled on it.)
+//!   `Transfer-Encoding` never reaches here: `framing.rs` has hyper refuse
+//!   it.)
 
 use std::sync::Arc;
 
