@@ -382,6 +382,11 @@ impl<'a> Parser<'a> {
             let term = |ms: i64| {
                 Term::from_field_date(self.schema.date, tantivy::DateTime::from_timestamp_millis(ms))
             };
+            if matches!((&lower, &upper), (Bound::Unbounded, Bound::Unbounded)) {
+                // `date:[* TO *]`, `date:..`: every date, so every document
+                // (tantivy's range query needs a bound to know its field).
+                return Box::new(AllQuery);
+            }
             Box::new(RangeQuery::new(lower.map(term), upper.map(term)))
         };
         if let Some(close) = match self.rest().chars().next() {

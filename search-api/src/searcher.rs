@@ -298,6 +298,17 @@ impl Searcher {
     ) -> Result<Fresh> {
         let deadline = request.deadline.unwrap_or(started + DEFAULT_FRESHNESS_WAIT);
         let wanted = request.min_seq.map_or(0, |s| s.saturating_add(1));
+        // A write that has not happened yet is not waited for: a 400 at
+        // once, not a worker held until the time limit.
+        if let Some(seq) = request.min_seq {
+            let next = self.store.next_seq()?;
+            if seq >= next {
+                return Err(Error::BadRequest(format!(
+                    "min_seq {seq} is past the store's last write (seq {})",
+                    next.saturating_sub(1)
+                )));
+            }
+        }
         // Read before the generation is taken (see `reflected`).
         let mut reflected = self.reflected(table);
         let mut generation = match index.generation() {

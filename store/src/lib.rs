@@ -80,8 +80,8 @@ pub use key::{MAX_QUALIFIER_BYTES, MAX_ROW_KEY_BYTES, prefix_successor};
 pub use keyword::{KeywordCell, KeywordCellRef, KeywordHit, KeywordPage, KeywordQuery, Positions};
 pub use read::{ALL_VERSIONS, ReadOptions, ReadTxn, Scan, ScanCursor, ScanIter, ScanPage};
 pub use schema::{
-    Analyzer, Column, Compression, FamilySchema, FieldKind, IndexSchema, MAX_FAMILY_NAME_BYTES,
-    MAX_SEARCH_FIELDS, MAX_TABLE_NAME_BYTES, SearchField, SearchSchema, TableSchema,
+    Analyzer, Column, Compression, FamilySchema, FieldKind, IndexSchema, MAX_FAMILIES, MAX_FAMILY_NAME_BYTES,
+    MAX_INDEXES, MAX_SEARCH_FIELDS, MAX_TABLE_NAME_BYTES, SearchField, SearchSchema, TableSchema,
 };
 pub use secondary::{IndexHit, IndexPage, IndexQuery, IndexState, IndexTerm, IndexVerifyReport};
 pub use store::{

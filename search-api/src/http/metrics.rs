@@ -57,6 +57,8 @@ pub struct Metrics {
     index_seq: Family<TableLabels, Gauge>,
     index_lag_rows: Family<TableLabels, Gauge>,
     index_lag_seconds: Family<TableLabels, Gauge<f64, AtomicU64>>,
+    work_running: Gauge,
+    work_queued: Gauge,
 }
 
 /// One table's figures at scrape time.
@@ -104,6 +106,18 @@ impl Metrics {
         let index_seq = Family::<TableLabels, Gauge>::default();
         let index_lag_rows = Family::<TableLabels, Gauge>::default();
         let index_lag_seconds = Family::<TableLabels, Gauge<f64, AtomicU64>>::default();
+        let work_running = Gauge::default();
+        let work_queued = Gauge::default();
+        registry.register(
+            "work_running",
+            "requests' jobs running on the work pool now",
+            work_running.clone(),
+        );
+        registry.register(
+            "work_queued",
+            "requests' jobs waiting for a work pool thread now",
+            work_queued.clone(),
+        );
         registry.register("http_requests", "HTTP requests by route and status", requests.clone());
         registry.register("http_request_seconds", "HTTP request latency by route", latency.clone());
         registry.register("search_stale_hits_dropped", "search hits whose row was gone", stale_hits.clone());
@@ -167,6 +181,8 @@ impl Metrics {
             index_seq,
             index_lag_rows,
             index_lag_seconds,
+            work_running,
+            work_queued,
         }
     }
 
@@ -201,9 +217,12 @@ impl Metrics {
         super::pool::Taken { awake, woken }
     }
 
-    /// The text exposition, with table figures read just now.
-    pub fn render(&self, tables: &[TableFigures]) -> String {
+    /// The text exposition, with table figures and the work pool's load
+    /// read just now.
+    pub fn render(&self, tables: &[TableFigures], work: super::pool::PoolLoad) -> String {
         let gauge = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
+        self.work_running.set(gauge(work.running as u64));
+        self.work_queued.set(gauge(work.queued as u64));
         for t in tables {
             let labels = TableLabels { table: t.table.clone() };
             self.store_bytes.get_or_create(&labels).set(gauge(t.bytes));

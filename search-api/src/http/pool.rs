@@ -19,7 +19,7 @@
 
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, Sender, TryRecvError, unbounded};
@@ -31,9 +31,29 @@ type Job = Box<dyn FnOnce() + Send + 'static>;
 #[derive(Debug)]
 pub struct WorkPool {
     queue: Sender<Job>,
+    threads: usize,
+    load: Arc<Load>,
     /// Whether a worker is spinning (at most one is), for tests to watch.
     #[cfg(test)]
     spinner: Arc<AtomicBool>,
+}
+
+/// How busy the pool is: jobs waiting and running.
+#[derive(Debug, Default)]
+struct Load {
+    queued: AtomicUsize,
+    running: AtomicUsize,
+}
+
+/// How busy the pool is, as `/health` and `/metrics` say.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct PoolLoad {
+    /// Worker threads.
+    pub threads: usize,
+    /// Jobs running now.
+    pub running: usize,
+    /// Jobs waiting for a thread.
+    pub queued: usize,
 }
 
 /// Jobs run, by how their worker took them.
@@ -83,6 +103,8 @@ impl WorkPool {
         }
         Ok(WorkPool {
             queue: tx,
+            threads,
+            load: Arc::default(),
             #[cfg(test)]
             spinner,
         })
@@ -105,7 +127,11 @@ impl WorkPool {
         F: FnOnce() -> T + Send + 'static,
     {
         let (tx, rx) = tokio::sync::oneshot::channel();
+        let load = Arc::clone(&self.load);
+        load.queued.fetch_add(1, Ordering::Relaxed);
         let boxed: Job = Box::new(move || {
+            load.queued.fetch_sub(1, Ordering::Relaxed);
+            load.running.fetch_add(1, Ordering::Relaxed);
             let result = std::panic::catch_unwind(AssertUnwindSafe(job)).map_err(|panic| {
                 let message = panic
                     .downcast_ref::<&str>()
@@ -114,12 +140,22 @@ impl WorkPool {
                     .unwrap_or_else(|| "a request's work panicked".to_owned());
                 JobFailed::Panicked(message)
             });
+            load.running.fetch_sub(1, Ordering::Relaxed);
             // The requester may have gone (timeout): nothing to tell.
             let _ = tx.send(result);
         });
         match self.queue.send(boxed) {
             Ok(()) => Ok(rx),
             Err(_) => Err(JobFailed::PoolGone),
+        }
+    }
+
+    /// How busy it is now.
+    pub fn load(&self) -> PoolLoad {
+        PoolLoad {
+            threads: self.threads,
+            running: self.load.running.load(Ordering::Relaxed),
+            queued: self.load.queued.load(Ordering::Relaxed),
         }
     }
 

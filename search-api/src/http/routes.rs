@@ -69,6 +69,32 @@ where
     Ok(response)
 }
 
+/// Runs a service route's `work` beside the work pool (on tokio's
+/// blocking threads), so `/health` and `/metrics` answer while every worker
+/// is busy and the queue is long.
+async fn run_beside<F>(
+    state: Arc<State>,
+    route: &'static str,
+    access: Access,
+    work: F,
+) -> Result<Response, std::convert::Infallible>
+where
+    F: FnOnce(&State, &Access) -> Answer + Send + 'static,
+{
+    let started = Instant::now();
+    let limit = state.limits.request_timeout;
+    let worker = Arc::clone(&state);
+    let task = tokio::task::spawn_blocking(move || work(&worker, &access));
+    let response = match tokio::time::timeout(limit, task).await {
+        Ok(Ok(Ok(response))) => response,
+        Ok(Ok(Err(error))) => error.without_path(state.store().path()).into_response(),
+        Ok(Err(join)) => ApiError::from(Refusal::Internal(join.to_string())).into_response(),
+        Err(_) => ApiError::from(Refusal::Timeout(limit.as_millis())).into_response(),
+    };
+    state.metrics.observe(route, response.status().as_u16(), started.elapsed().as_secs_f64());
+    Ok(response)
+}
+
 fn with_state(
     state: Arc<State>,
 ) -> impl warp::Filter<Extract = (Arc<State>,), Error = std::convert::Infallible> + Clone {
@@ -91,13 +117,15 @@ pub fn routes(
     // Service.
     let health =
         warp::path!("health").and(warp::get()).and(sa("health")).and(no_params(known("health"))).and_then(
-            |access: Access, st: Arc<State>| run(st, "health", access, move |st, _| service::health(st)),
+            |access: Access, st: Arc<State>| {
+                run_beside(st, "health", access, move |st, _| service::health(st))
+            },
         );
     let metrics = warp::path!("metrics")
         .and(warp::get())
         .and(sa("metrics"))
         .and(no_params(known("metrics")))
-        .and_then(|access: Access, st: Arc<State>| run(st, "metrics", access, service::metrics));
+        .and_then(|access: Access, st: Arc<State>| run_beside(st, "metrics", access, service::metrics));
     let openapi = warp::path!("openapi.json")
         .and(warp::get())
         .and(sa("openapi"))

@@ -10,6 +10,12 @@ use super::search::SearchSchema;
 use crate::error::{ErrorKind, Result};
 use crate::key::rowkey::RowKeySchema;
 
+/// Most column families a table may have: each is an LMDB database taken
+/// from the store's shared budget ([`crate::DEFAULT_MAX_DBS`]).
+pub const MAX_FAMILIES: usize = 32;
+/// Most secondary indexes a table may have (each takes two databases).
+pub const MAX_INDEXES: usize = 16;
+
 /// A table's schema. Serialised as the JSON of API.md.
 ///
 /// ```
@@ -95,7 +101,8 @@ impl TableSchema {
         self.families.iter().find(|f| f.name == name)
     }
 
-    /// Checks names and settings.
+    /// Checks names and settings (at most [`MAX_FAMILIES`] families and
+    /// [`MAX_INDEXES`] indexes).
     ///
     /// # Errors
     /// `InvalidName` for a bad table or family name, `InvalidSchema` for no
@@ -106,6 +113,22 @@ impl TableSchema {
         let invalid = |reason: String| ErrorKind::InvalidSchema { table: table.to_owned(), reason };
         if self.families.is_empty() {
             return Err(invalid("a table needs at least one family".into()).into());
+        }
+        // Each family and index takes LMDB databases from the store's
+        // shared budget: one table may not take most of it.
+        if self.families.len() > MAX_FAMILIES {
+            return Err(invalid(format!(
+                "{} families; a table has at most {MAX_FAMILIES} (HBase advises a few)",
+                self.families.len()
+            ))
+            .into());
+        }
+        if self.indexes.len() > MAX_INDEXES {
+            return Err(invalid(format!(
+                "{} indexes; a table has at most {MAX_INDEXES}",
+                self.indexes.len()
+            ))
+            .into());
         }
         for (i, family) in self.families.iter().enumerate() {
             validate_name("family", &family.name, MAX_FAMILY_NAME_BYTES)?;

@@ -33,11 +33,12 @@ const CUT: [u8; 2] = [0x00, 0x02];
 const CUT_TAIL: usize = 2 + 16;
 
 /// The most bytes one value of an index of `columns` columns takes in an
-/// entry escaped (its terminator not counted), whatever the row key: the
-/// region, the longest row key escaped and every terminator leave the rest
-/// to the values, shared evenly. 185 bytes for one column, 91 for two.
+/// entry escaped (its terminator not counted), whatever the row key: a
+/// pending run's id, the region, the longest row key escaped and every
+/// terminator leave the rest to the values, shared evenly. 181 bytes for
+/// one column, 89 for two.
 pub(crate) fn value_budget(columns: usize) -> usize {
-    let values = MAX_LMDB_KEY - 2 - (2 * key::MAX_ROW_KEY_BYTES + 2);
+    let values = MAX_LMDB_KEY - 4 - 2 - (2 * key::MAX_ROW_KEY_BYTES + 2);
     (values / columns.max(1)).saturating_sub(2)
 }
 

@@ -443,3 +443,21 @@ fn version_2_pending_entries_are_moved_into_the_index_on_open() {
     drop(store);
     assert_eq!(set_format_marker(dir.path(), "rowsearch-store/3"), "rowsearch-store/4", "marked version 4");
 }
+
+#[test]
+fn a_table_takes_at_most_its_share_of_families_and_indexes() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    let families = |n: usize| (0..n).map(|i| FamilySchema::new(format!("f{i}"))).collect::<Vec<_>>();
+    let err = store.create_table("wide", &TableSchema::new(families(1000))).unwrap_err();
+    assert!(matches!(err.kind(), ErrorKind::InvalidSchema { .. }), "{err}");
+    assert!(err.to_string().contains("at most 32"), "{err}");
+    assert!(store.tables().unwrap().is_empty(), "nothing was created");
+    store.create_table("ok", &TableSchema::new(families(rowsearch_store::MAX_FAMILIES))).unwrap();
+    let mut schema = TableSchema::new([FamilySchema::new("m")]);
+    for i in 0..=rowsearch_store::MAX_INDEXES {
+        schema = schema.index(IndexSchema::new(format!("i{i}"), ["m:x"]));
+    }
+    let err = store.create_table("indexed", &schema).unwrap_err();
+    assert!(err.to_string().contains("at most 16"), "{err}");
+}

@@ -13,18 +13,19 @@ use crate::keys::Access;
 /// since; 503 `unhealthy` with the reason when the store cannot serve.
 pub(crate) fn health(st: &State) -> Answer {
     let version = env!("CARGO_PKG_VERSION");
+    let work = st.work.load();
     match st.store().health() {
         Ok(None) => match st.index_trouble() {
-            None => ok(json!({"status": "ok", "version": version})),
-            Some(reason) => {
-                ok(json!({"status": "degraded", "reason": scrub_paths(&reason), "version": version}))
-            }
+            None => ok(json!({"status": "ok", "version": version, "work": work})),
+            Some(reason) => ok(
+                json!({"status": "degraded", "reason": scrub_paths(&reason), "version": version, "work": work}),
+            ),
         },
-        Ok(Some(reason)) => {
-            ok(json!({"status": "degraded", "reason": scrub_paths(&reason), "version": version}))
-        }
+        Ok(Some(reason)) => ok(
+            json!({"status": "degraded", "reason": scrub_paths(&reason), "version": version, "work": work}),
+        ),
         Err(e) => Ok(json_reply(
-            &json!({"status": "unhealthy", "reason": scrub_paths(&e.to_string()), "version": version}),
+            &json!({"status": "unhealthy", "reason": scrub_paths(&e.to_string()), "version": version, "work": work}),
             warp::http::StatusCode::SERVICE_UNAVAILABLE,
         )),
     }
@@ -41,7 +42,7 @@ pub(crate) fn metrics(st: &State, access: &Access) -> Answer {
         )
         .into());
     }
-    let text = st.metrics.render(&st.table_figures());
+    let text = st.metrics.render(&st.table_figures(), st.work.load());
     Ok(warp::reply::with_header(text, "content-type", "text/plain; version=0.0.4").into_response())
 }
 
