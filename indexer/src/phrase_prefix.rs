@@ -52,6 +52,11 @@ impl PhrasePrefix {
     pub(crate) fn prefix(&self) -> &Term {
         &self.prefix.1
     }
+
+    /// Its words, the prefix included.
+    pub(crate) fn words(&self) -> usize {
+        self.words.len() + 1
+    }
 }
 
 impl Query for PhrasePrefix {

@@ -70,9 +70,44 @@ pub struct ParseOptions {
     /// the exact word scores above its variants (its BM25 plus the
     /// variants' constant score), so exact matches rank first.
     pub typos: bool,
+    /// Most expansion units a query may use (0: [`DEFAULT_MAX_EXPANSIONS`]):
+    /// a prefix, a fuzzy word or a word with typo variants counts 1, a
+    /// phrase prefix [`PHRASE_PREFIX_UNITS`] (each completion of its last
+    /// word is a phrase to find). Past it the query is refused, not run.
+    pub max_expansions: usize,
+    /// Most leaf clauses (terms, phrases' words, expanding words, dates) a
+    /// query may have (0: [`DEFAULT_MAX_CLAUSES`]).
+    pub max_clauses: usize,
 }
 
+/// Default most expansion units of a query ([`ParseOptions::max_expansions`]).
+pub const DEFAULT_MAX_EXPANSIONS: usize = 32;
+/// What a phrase prefix (`"a b"*`) counts against the expansion budget.
+pub const PHRASE_PREFIX_UNITS: usize = 4;
+/// Default most leaf clauses of a query ([`ParseOptions::max_clauses`]),
+/// Elasticsearch's `max_clause_count`.
+pub const DEFAULT_MAX_CLAUSES: usize = 1024;
+
 pub use crate::typos::{ONE_TYPO_CHARS, TWO_TYPOS_CHARS};
+
+/// What a parsed query costs: (expansion units, leaf clauses).
+fn cost(query: &dyn Query) -> (usize, usize) {
+    if let Some(boolean) = query.downcast_ref::<BooleanQuery>() {
+        return boolean.clauses().iter().fold((0, 0), |(e, c), (_, q)| {
+            let (qe, qc) = cost(q.as_ref());
+            (e + qe, c + qc)
+        });
+    }
+    if query.downcast_ref::<WordQuery>().is_some() {
+        return (1, 1);
+    }
+    if let Some(phrase) = query.downcast_ref::<PhrasePrefix>() {
+        return (PHRASE_PREFIX_UNITS, phrase.words());
+    }
+    let mut terms = 0;
+    query.query_terms(&mut |_, _| terms += 1);
+    (0, terms.max(1))
+}
 
 /// [`parse`] with `options`.
 ///
@@ -94,7 +129,27 @@ pub fn parse_with(
     if parser.at < text.len() {
         return Err(parser.error(&format!("unexpected {:?}", parser.rest().chars().next().unwrap_or(' '))));
     }
-    Ok(query.unwrap_or_else(|| Box::new(EmptyQuery)))
+    let query = query.unwrap_or_else(|| Box::new(EmptyQuery));
+    let (expansions, clauses) = cost(&*query);
+    let max_expansions =
+        if options.max_expansions == 0 { DEFAULT_MAX_EXPANSIONS } else { options.max_expansions };
+    let max_clauses = if options.max_clauses == 0 { DEFAULT_MAX_CLAUSES } else { options.max_clauses };
+    if expansions > max_expansions {
+        return Err(parser.error_at(
+            0,
+            &format!(
+                "the query expands words worth {expansions} units (a prefix, fuzzy word or typo-tolerant \
+                 word 1, a phrase prefix {PHRASE_PREFIX_UNITS}); at most {max_expansions} (serve --max-expansions)"
+            ),
+        ));
+    }
+    if clauses > max_clauses {
+        return Err(parser.error_at(
+            0,
+            &format!("the query has {clauses} clauses; at most {max_clauses} (serve --max-clauses)"),
+        ));
+    }
+    Ok(query)
 }
 
 struct Parser<'a> {

@@ -57,6 +57,11 @@ pub struct SearchRequest {
     /// and `&` in it, so only the `<em>` markers are markup (text from
     /// incoming mail is not to be trusted as HTML).
     pub highlight_raw: bool,
+    /// The query's expansion budget (0: the default;
+    /// [`rowsearch_indexer::query::ParseOptions::max_expansions`]).
+    pub max_expansions: usize,
+    /// The query's clause budget (0: the default).
+    pub max_clauses: usize,
     /// Only these names in each [`SearchHit::document`] (search fields,
     /// the partition, `date`, `family:qualifier` columns), and only their
     /// columns read (with `columns` and what `highlight` needs); `None` for
@@ -541,7 +546,11 @@ impl Searcher {
         }
         // Parsed once: for the search and, when highlighting, for its terms.
         let partitions = partitions_of(&request.partition, &request.scope)?;
-        let options = rowsearch_indexer::query::ParseOptions { typos: request.typos };
+        let options = rowsearch_indexer::query::ParseOptions {
+            typos: request.typos,
+            max_expansions: request.max_expansions,
+            max_clauses: request.max_clauses,
+        };
         let parsed = generation.parse_with(&request.query, &partitions, &options)?;
         let facet_limit = request.facet_limit.unwrap_or(DEFAULT_FACET_LIMIT);
         if !(1..=MAX_FACET_LIMIT).contains(&facet_limit) {

@@ -184,7 +184,7 @@ fn typos_auto_follows_meilisearchs_rules_and_ranks_exact_matches_first() {
     let (_dir, store, rows) = fixture_store();
     let index = TableIndex::open(&store, "mail").unwrap();
     let generation = index.generation().unwrap();
-    let options = rowsearch_indexer::query::ParseOptions { typos: true };
+    let options = rowsearch_indexer::query::ParseOptions { typos: true, ..Default::default() };
     let search = |q: &str, sort| {
         let parsed = generation.parse_with(q, &[], &options).unwrap();
         generation.search_parsed(q, &*parsed, sort, 0, 10_000).unwrap()

@@ -205,6 +205,15 @@ pub enum ServeCommand {
         /// more until one closes.
         #[arg(long, default_value_t = 1024, value_parser = clap::value_parser!(u64).range(1..))]
         max_connections: u64,
+        /// A search query's expansion budget: a prefix, a fuzzy word or a
+        /// typo-tolerant word counts 1, a phrase prefix 4; a query past it
+        /// is refused with 400 before it runs.
+        #[arg(long, default_value_t = rowsearch::indexer::query::DEFAULT_MAX_EXPANSIONS, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+        max_expansions: usize,
+        /// Most leaf clauses (terms, phrase words, expanding words) of a
+        /// search query; past it 400.
+        #[arg(long, default_value_t = rowsearch::indexer::query::DEFAULT_MAX_CLAUSES, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+        max_clauses: usize,
         /// Most requests doing store or index work at once; the others
         /// wait in arrival order (default: the number of cores).
         #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]

@@ -34,6 +34,8 @@ pub(super) fn run(args: &Args, command: &ServeCommand) -> Result<ExitCode> {
             header_timeout_ms,
             body_timeout_ms,
             max_connections,
+            max_expansions,
+            max_clauses,
             workers,
             idle_spin_us,
             refresh_ms,
@@ -49,6 +51,8 @@ pub(super) fn run(args: &Args, command: &ServeCommand) -> Result<ExitCode> {
                 workers: workers.map_or(defaults.workers, |w| usize::try_from(w).unwrap_or(usize::MAX)),
                 idle_spin: std::time::Duration::from_micros(*idle_spin_us),
                 overlay_max_rows: *overlay_max_rows,
+                max_expansions: *max_expansions,
+                max_clauses: *max_clauses,
                 ..defaults
             };
             if master_key.is_none() {

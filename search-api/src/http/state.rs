@@ -45,6 +45,11 @@ pub struct Limits {
     /// Most rows written since the index's last commit that a snapshot
     /// search matches directly (see [`crate::Searcher::with_overlay_max_rows`]).
     pub overlay_max_rows: usize,
+    /// A search query's expansion budget (default 32 units: a prefix,
+    /// fuzzy word or typo-tolerant word 1, a phrase prefix 4): past it 400.
+    pub max_expansions: usize,
+    /// A search query's most leaf clauses (default 1,024): past it 400.
+    pub max_clauses: usize,
 }
 
 impl Default for Limits {
@@ -59,6 +64,8 @@ impl Default for Limits {
             max_connections: 1024,
             workers: std::thread::available_parallelism().map_or(2, usize::from),
             idle_spin: Duration::from_micros(500),
+            max_expansions: rowsearch_indexer::query::DEFAULT_MAX_EXPANSIONS,
+            max_clauses: rowsearch_indexer::query::DEFAULT_MAX_CLAUSES,
             overlay_max_rows: crate::searcher::DEFAULT_OVERLAY_MAX_ROWS,
         }
     }

@@ -38,6 +38,8 @@ pub(crate) fn search(st: &State, access: &Access, table: &str, p: &Params) -> An
         cursor: p.get("cursor").map(str::to_owned),
         columns: columns_of(p.encoding()?, &p.all("columns"))?,
         highlight: p.flag("highlight")?,
+        max_expansions: st.limits.max_expansions,
+        max_clauses: st.limits.max_clauses,
         highlight_raw: match p.get("highlight_encoder") {
             None | Some("html") => false,
             Some("raw") => true,
