@@ -205,6 +205,10 @@ pub enum ServeCommand {
         /// more until one closes.
         #[arg(long, default_value_t = 1024, value_parser = clap::value_parser!(u64).range(1..))]
         max_connections: u64,
+        /// Most connections one client (address) may hold open at once;
+        /// past it a new connection from it is closed at once.
+        #[arg(long, default_value_t = 256, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+        max_connections_per_client: usize,
         /// A search query's expansion budget: a prefix, a fuzzy word or a
         /// typo-tolerant word counts 1, a phrase prefix 4; a query past it
         /// is refused with 400 before it runs.

@@ -25,7 +25,8 @@ use crate::keys::Access;
 /// runs) and answered 503 `timeout`; a read already running is abandoned to
 /// finish on its own and answered the same. A write already running is
 /// waited for: its answer is what it did, never a 503 for a write that was
-/// (or will be) applied.
+/// (or will be) applied. A request whose client has gone (hyper drops its
+/// future) is dropped from the queue too, unless it is a write.
 async fn run<F>(
     state: Arc<State>,
     route: &'static str,
@@ -42,6 +43,9 @@ where
     let limit = state.limits.request_timeout;
     let writes = ROUTES.iter().any(|r| r.name == route && r.method != "GET" && r.name != "scan");
     let phase = Arc::new(AtomicU8::new(QUEUED));
+    // The client gone: this future is dropped, and a read still queued
+    // with it (a write keeps its place: the client may retry it).
+    let _left = (!writes).then(|| DropQueued(Arc::clone(&phase)));
     let worker = Arc::clone(&state);
     let worker_phase = Arc::clone(&phase);
     let task = state.work.run(move || {
@@ -93,6 +97,17 @@ where
     };
     state.metrics.observe(route, response.status().as_u16(), started.elapsed().as_secs_f64());
     Ok(response)
+}
+
+/// Marks its request's queued work dropped when the request's future is
+/// dropped (a finished request's work has left the queue already).
+struct DropQueued(Arc<AtomicU8>);
+
+impl Drop for DropQueued {
+    fn drop(&mut self) {
+        // QUEUED (0) -> DROPPED (2); RUNNING and DROPPED stay as they are.
+        let _ = self.0.compare_exchange(0, 2, Ordering::AcqRel, Ordering::Acquire);
+    }
 }
 
 fn with_state(

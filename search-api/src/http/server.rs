@@ -1,12 +1,51 @@
 //! Accepting connections: hyper with the warp routes as the service.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::net::IpAddr;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use super::conn::Conn;
 use super::gate::Gate;
 use super::routes;
 use super::state::State;
+
+/// One of a client's connections, counted while it lives.
+struct ClientSlot {
+    clients: Arc<Mutex<HashMap<IpAddr, usize>>>,
+    ip: IpAddr,
+}
+
+impl ClientSlot {
+    /// A slot for a connection from `ip`, if it has fewer than `max` open.
+    fn take(clients: &Arc<Mutex<HashMap<IpAddr, usize>>>, ip: IpAddr, max: usize) -> Option<ClientSlot> {
+        let mut open = clients.lock().unwrap_or_else(|e| e.into_inner());
+        let n = open.entry(ip).or_default();
+        if *n >= max.max(1) {
+            return None;
+        }
+        *n += 1;
+        Some(ClientSlot { clients: Arc::clone(clients), ip })
+    }
+}
+
+impl Drop for ClientSlot {
+    fn drop(&mut self) {
+        let mut open = self.clients.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(n) = open.get_mut(&self.ip) {
+            *n -= 1;
+            if *n == 0 {
+                open.remove(&self.ip);
+            }
+        }
+    }
+}
+
+/// Most concurrent HTTP/2 streams (requests) on one connection.
+pub const H2_MAX_STREAMS: u32 = 16;
+/// Most bytes of an answer hyper buffers per HTTP/2 stream beyond what the
+/// client's flow-control window takes.
+const H2_SEND_BUFFER: usize = 64 << 10;
 
 /// Serves the API on `listener` until `shutdown` completes, then stops
 /// accepting and finishes the requests in flight.
@@ -35,6 +74,7 @@ pub async fn serve(
     // than any request may run, so only idle and stalled ones are closed.
     let idle = state.limits.request_timeout + state.limits.body_read_timeout + header_timeout;
     let slots = Arc::new(tokio::sync::Semaphore::new(state.limits.max_connections.max(1)));
+    let clients: Arc<Mutex<HashMap<IpAddr, usize>>> = Arc::default();
     let shared = Arc::clone(&state);
     let service = Gate { inner: warp::service(routes::routes(Arc::clone(&state))), state };
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
@@ -47,9 +87,9 @@ pub async fn serve(
             },
             () = &mut shutdown => break,
         };
-        let stream = tokio::select! {
+        let (stream, peer) = tokio::select! {
             accepted = listener.accept() => match accepted {
-                Ok((stream, _)) => stream,
+                Ok(accepted) => accepted,
                 Err(e) => {
                     // Out of file descriptors and the like: wait, go on.
                     eprintln!("accept failed: {e}");
@@ -59,12 +99,22 @@ pub async fn serve(
             },
             () = &mut shutdown => break,
         };
+        // One client (address) holds at most its share of the connections,
+        // so a flood from one leaves room for the others' requests.
+        let Some(client_slot) =
+            ClientSlot::take(&clients, peer.ip(), shared.limits.max_connections_per_client)
+        else {
+            shared.metrics.refused("per_client_connections");
+            drop(stream);
+            continue;
+        };
         let service = hyper_util::service::TowerToHyperService::new(service.clone());
         let watcher = graceful.watcher();
         let state = Arc::clone(&shared);
         tokio::spawn(async move {
             // Held while the connection lives.
             let _slot = slot;
+            let _client_slot = client_slot;
             // A client that sends nothing is closed like one that stops
             // half-way through its headers.
             let mut first = [0u8; 1];
@@ -74,6 +124,16 @@ pub async fn serve(
             }
             let mut builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
             builder.http1().timer(TokioTimer::new()).header_read_timeout(header_timeout);
+            // An HTTP/2 client holds at most this many answers at once on a
+            // connection (each answer is in memory until sent; a client that
+            // opens 200 streams and never reads held 2.3 GB on 3 of them).
+            builder
+                .http2()
+                .timer(TokioTimer::new())
+                .max_concurrent_streams(H2_MAX_STREAMS)
+                .max_send_buf_size(H2_SEND_BUFFER)
+                .keep_alive_interval(header_timeout)
+                .keep_alive_timeout(header_timeout);
             let connection =
                 builder.serve_connection_with_upgrades(TokioIo::new(Conn::new(stream, idle)), service);
             // A connection that ends badly (reset, timed out) concerns only it.

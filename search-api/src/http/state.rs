@@ -32,6 +32,10 @@ pub struct Limits {
     /// Most connections open at once (default 1,024): past it the server
     /// accepts no more until one closes.
     pub max_connections: usize,
+    /// Most connections one client (address) may hold open at once
+    /// (default 256, a quarter of the total): past it a new connection is
+    /// closed at once, so one client cannot take every slot.
+    pub max_connections_per_client: usize,
     /// Threads doing the store and index work of requests (default: the
     /// number of cores). Requests beyond them wait their turn in arrival
     /// order: on a busy server a request then runs without sharing its
@@ -62,6 +66,7 @@ impl Default for Limits {
             header_read_timeout: Duration::from_secs(10),
             body_read_timeout: Duration::from_secs(30),
             max_connections: 1024,
+            max_connections_per_client: 256,
             workers: std::thread::available_parallelism().map_or(2, usize::from),
             idle_spin: Duration::from_micros(500),
             max_expansions: rowsearch_indexer::query::DEFAULT_MAX_EXPANSIONS,

@@ -61,3 +61,57 @@ fn http_open_date_ranges_match_everything_and_health_reports_the_work_pool() {
     assert!(health["work"]["threads"].as_u64().unwrap() >= 1, "{health}");
     assert_eq!(health["work"]["queued"].as_u64(), Some(0), "{health}");
 }
+
+/// A GET of `/health` from a socket bound to `from` (another loopback
+/// address is another client); (status, body), or `None` when the server
+/// closed the connection without answering.
+fn health_from(from: &str, addr: &str) -> Option<u16> {
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    runtime.block_on(async {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let socket = tokio::net::TcpSocket::new_v4().unwrap();
+        socket.bind(format!("{from}:0").parse().unwrap()).unwrap();
+        let mut stream = socket.connect(addr.parse().unwrap()).await.ok()?;
+        let request = format!("GET /health HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
+        stream.write_all(request.as_bytes()).await.ok()?;
+        let mut answer = Vec::new();
+        let _ = stream.read_to_end(&mut answer).await;
+        let text = String::from_utf8_lossy(&answer);
+        text.split(' ').nth(1).and_then(|s| s.parse().ok())
+    })
+}
+
+#[test]
+fn http_one_client_holds_at_most_its_share_of_the_connections() {
+    let t = indexed_fixture();
+    let s = t.serve(&["serve", "--max-connections", "16", "--max-connections-per-client", "4"]);
+    // Four idle connections from 127.0.0.1, each answered once (so the
+    // server has counted them), then held open.
+    let mut held = Vec::new();
+    for _ in 0..4 {
+        let mut c = std::net::TcpStream::connect(&s.addr).unwrap();
+        let request = format!("GET /health HTTP/1.1\r\nHost: {}\r\n\r\n", s.addr);
+        std::io::Write::write_all(&mut c, request.as_bytes()).unwrap();
+        let mut first = [0u8; 12];
+        std::io::Read::read_exact(&mut c, &mut first).unwrap();
+        assert_eq!(&first, b"HTTP/1.1 200");
+        held.push(c);
+    }
+    // A fifth from the same address is closed unanswered...
+    assert_eq!(health_from("127.0.0.1", &s.addr), None, "the fifth connection of one client");
+    // ...while another client is served.
+    assert_eq!(health_from("127.0.0.2", &s.addr), Some(200), "another client");
+    drop(held);
+    // Its connections closed, the first client is served again (the
+    // server notices the closes as it reads them).
+    let served = (0..200).any(|_| {
+        let answered = health_from("127.0.0.1", &s.addr) == Some(200);
+        if !answered {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        answered
+    });
+    assert!(served, "served again once its connections closed");
+    let (_, metrics) = s.request("GET", "/metrics", None);
+    assert!(metrics.contains("reason=\"per_client_connections\""), "counted");
+}
