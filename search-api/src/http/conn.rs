@@ -29,6 +29,8 @@ pub(super) struct Conn<S> {
     /// Bytes read and let through by `framing`, not yet handed to hyper.
     ready: Vec<u8>,
     taken: usize,
+    /// The connection was answered 431 by this layer.
+    refused: bool,
     idle: Duration,
     timer: Pin<Box<Sleep>>,
     /// A rewritten answer still to be written, and how much of it is.
@@ -43,6 +45,7 @@ impl<S> Conn<S> {
             framing: Framing::new(),
             ready: Vec::new(),
             taken: 0,
+            refused: false,
             idle,
             timer: Box::pin(tokio::time::sleep(idle)),
             pending: Vec::new(),
@@ -79,10 +82,21 @@ impl<S: AsyncWrite + Unpin> Conn<S> {
     }
 }
 
-impl<S: AsyncRead + Unpin> AsyncRead for Conn<S> {
+impl<S: AsyncRead + AsyncWrite + Unpin> AsyncRead for Conn<S> {
     fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
         let this = self.get_mut();
         loop {
+            if this.framing.too_large {
+                // Answered here (hyper has read nothing of this head), then
+                // the end for hyper: it closes the connection.
+                if !this.refused {
+                    this.refused = true;
+                    this.pending = headers_too_large();
+                    this.written = 0;
+                }
+                ready!(this.poll_pending(cx))?;
+                return Poll::Ready(Ok(()));
+            }
             if this.taken < this.ready.len() {
                 let n = buf.remaining().min(this.ready.len() - this.taken);
                 buf.put_slice(&this.ready[this.taken..this.taken + n]);
@@ -147,6 +161,19 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for Conn<S> {
         ready!(this.poll_pending(cx))?;
         Pin::new(&mut this.inner).poll_shutdown(cx)
     }
+}
+
+/// The answer to a request head past `framing::MAX_HEAD`.
+fn headers_too_large() -> Vec<u8> {
+    let body = serde_json::json!({"error": {"code": "headers_too_large",
+        "message": "the request headers are larger than the server takes"}})
+    .to_string();
+    format!(
+        "HTTP/1.1 431 Request Header Fields Too Large\r\nconnection: close\r\ncontent-type: application/json\r\n\
+         content-length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .into_bytes()
 }
 
 /// When `buf` starts with an answer hyper made on its own (a 4xx head

@@ -11,12 +11,14 @@
 //! (given the JSON body by `conn.rs`) and closes the connection. Bodies
 //! are followed by their framing (a length, or chunks up to the last one
 //! and its trailers) to find where the next head starts; anything this
-//! does not follow (an upgrade, HTTP/2, a malformed chunk, a head past
-//! 1 MiB, which hyper refuses anyway) ends the tracking and the bytes pass
-//! as they are.
+//! does not follow (an upgrade, HTTP/2, a malformed chunk) ends the
+//! tracking and the bytes pass as they are. A head past [`MAX_HEAD`] is
+//! answered 431 by `conn.rs`.
 
-/// Longest head held (hyper's own limit is lower).
-const MAX_HEAD: usize = 1 << 20;
+/// Longest request head taken: past it the connection is answered 431 and
+/// closed (by `conn.rs`). hyper's own limit (about 400 KB) held only for
+/// heads that arrived in pieces; a held head comes whole.
+pub(super) const MAX_HEAD: usize = 256 << 10;
 
 #[derive(Debug)]
 enum State {
@@ -45,11 +47,13 @@ pub(super) struct Framing {
     /// trickling a head is closed as before); it cannot be part of a
     /// header's name.
     sent: usize,
+    /// A head grew past [`MAX_HEAD`]: nothing more goes to hyper.
+    pub(super) too_large: bool,
 }
 
 impl Framing {
     pub(super) fn new() -> Framing {
-        Framing { state: State::Head, held: Vec::new(), sent: 0 }
+        Framing { state: State::Head, held: Vec::new(), sent: 0, too_large: false }
     }
 
     /// Takes bytes read from the client; appends to `out` what may go to
@@ -88,7 +92,12 @@ impl Framing {
                         }
                         self.held.extend_from_slice(input);
                         if self.held.len() > MAX_HEAD {
-                            self.give_up(out);
+                            if matches!(self.state, State::Head) {
+                                self.too_large = true;
+                                self.held.clear();
+                            } else {
+                                self.give_up(out);
+                            }
                         }
                         return;
                     };
@@ -111,6 +120,7 @@ impl Framing {
     }
 
     fn give_up(&mut self, out: &mut Vec<u8>) {
+        // Chunk-size and trailer lines past the limit: hyper judges them.
         self.flush(out);
         self.state = State::Off;
     }

@@ -537,7 +537,7 @@ fn http_a_slow_client_does_not_hold_up_the_others() {
         assert_eq!(s.get_json("/tables/mail/search?q=gas&limit=1").0, 200);
     }
     // The slow one still gets its answer when it finishes.
-    slow.write_all(b"s HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").unwrap();
+    slow.write_all(b"s HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n").unwrap();
     let mut response = Vec::new();
     std::io::Read::read_to_end(&mut slow, &mut response).unwrap();
     assert_eq!(rowsearch_tests::parse_response(&response).0, 200);
@@ -549,7 +549,7 @@ fn http_a_client_that_never_finishes_its_headers_is_disconnected() {
     let t = TestDir::new();
     let s = t.serve(&["serve", "--create", "--header-timeout-ms", "300"]);
     let mut stalled = std::net::TcpStream::connect(&s.addr).unwrap();
-    stalled.write_all(b"GET /health HTTP/1.1\r\nHost: x\r\n").unwrap();
+    stalled.write_all(b"GET /health HTTP/1.1\r\nHost: localhost\r\n").unwrap();
     // The read ends when the server closes the connection; the socket's own
     // timeout only bounds a failing test.
     stalled.set_read_timeout(Some(std::time::Duration::from_secs(20))).unwrap();

@@ -109,11 +109,11 @@ fn http_head_answers_like_get_without_the_body() {
     for path in ["/", "/health", "/page.js", "/tables", "/tables/nope"] {
         let get = exchange(
             &s.addr,
-            format!("GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").as_bytes(),
+            format!("GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n").as_bytes(),
         );
         let head = exchange(
             &s.addr,
-            format!("HEAD {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").as_bytes(),
+            format!("HEAD {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n").as_bytes(),
         );
         let split = |r: &[u8]| {
             let at = r.windows(4).position(|w| w == b"\r\n\r\n").expect("a head") + 4;
@@ -128,7 +128,7 @@ fn http_head_answers_like_get_without_the_body() {
         }
     }
     let response =
-        exchange(&s.addr, b"HEAD /tables/t/mutate HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+        exchange(&s.addr, b"HEAD /tables/t/mutate HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n");
     assert!(response.starts_with(b"HTTP/1.1 405"), "{}", String::from_utf8_lossy(&response));
 }
 
