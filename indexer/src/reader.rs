@@ -48,6 +48,8 @@ pub struct Generation {
     /// segments and per segment (see `suggest.rs`); handed on when the
     /// generation is reopened after a commit, as its old segments stay.
     pub(crate) completion_cache: Arc<crate::completion_cache::CompletionCache>,
+    /// Partitions' BM25 statistics counted for confined searches.
+    scoped_cache: crate::scoped_stats::ScopedCache,
 }
 
 impl std::fmt::Debug for Generation {
@@ -149,6 +151,7 @@ impl Generation {
             absorbed,
             meta_stamp,
             completion_cache,
+            scoped_cache: crate::scoped_stats::ScopedCache::default(),
         })
     }
 
@@ -291,10 +294,15 @@ impl Generation {
         let searcher = self.reader.searcher();
         let scoped = (!stats_partitions.is_empty()).then(|| {
             let filter = ScopedStats::filter(self.schema.partition, stats_partitions);
-            ScopedStats::new(match overlay {
-                Some(overlay) => runs(&searcher, &*filter, overlay),
-                None => vec![(&searcher, filter)],
-            })
+            let writes = overlay.map_or((0, 0), |o| (o.from_seq, o.last_seq));
+            let counts = self.scoped_cache.counts(commit_id(&searcher), writes, stats_partitions);
+            ScopedStats::new(
+                match overlay {
+                    Some(overlay) => runs(&searcher, &*filter, overlay),
+                    None => vec![(&searcher, filter)],
+                },
+                counts,
+            )
         });
         let mut commit = commit_id(&searcher);
         let limit = limit.max(1);

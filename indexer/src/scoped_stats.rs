@@ -7,10 +7,13 @@
 //! often a word is used elsewhere.
 //!
 //! Tokens are summed from the field norms tantivy keeps per document
-//! (exact up to 40 tokens, then rounded as BM25 itself rounds them).
+//! (exact up to 40 tokens, then rounded as BM25 itself rounds them). What
+//! is counted is kept per generation ([`ScopedCache`]) for the reader state,
+//! overlay and partitions it was counted on, so the searches after the
+//! first on the same state count nothing again.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use tantivy::collector::Count;
 use tantivy::query::{
@@ -19,19 +22,59 @@ use tantivy::query::{
 use tantivy::schema::{Field, IndexRecordOption};
 use tantivy::{DocSet, Searcher, TERMINATED, Term};
 
+/// The figures counted for one set of partitions on one point in time
+/// (a reader state and an overlay), kept for the searches that follow:
+/// they change only when the index or the overlay does.
+#[derive(Debug, Default)]
+pub(crate) struct ScopedCounts {
+    tokens: Mutex<HashMap<Field, u64>>,
+    docs: Mutex<Option<u64>>,
+    doc_freqs: Mutex<HashMap<Term, u64>>,
+}
+
+/// Terms whose document counts a [`ScopedCounts`] keeps at most.
+const CACHED_DOC_FREQS: usize = 4096;
+
+/// The [`ScopedCounts`] of a generation's reader states, by (commit, the
+/// overlay's writes, partitions); it starts again when full.
+#[derive(Debug, Default)]
+pub(crate) struct ScopedCache {
+    counts: Mutex<HashMap<ScopeKey, Arc<ScopedCounts>>>,
+}
+
+/// A reader state's commit id, the overlay's first and last writes (0, 0
+/// without one) and the partitions, sorted.
+type ScopeKey = (u64, u64, u64, Vec<Vec<u8>>);
+
+/// States and partition sets kept at once.
+const CACHED_SCOPES: usize = 256;
+
+impl ScopedCache {
+    pub fn counts(&self, commit: u64, overlay: (u64, u64), partitions: &[&[u8]]) -> Arc<ScopedCounts> {
+        let mut parts: Vec<Vec<u8>> = partitions.iter().map(|p| p.to_vec()).collect();
+        parts.sort();
+        let key = (commit, overlay.0, overlay.1, parts);
+        let mut map = self.counts.lock().unwrap_or_else(|e| e.into_inner());
+        if map.len() >= CACHED_SCOPES && !map.contains_key(&key) {
+            map.clear();
+        }
+        Arc::clone(map.entry(key).or_default())
+    }
+}
+
 /// Statistics over the documents `runs` select: each run a searcher and
 /// the query picking the partitions' visible documents on it.
 pub(crate) struct ScopedStats<'a> {
     runs: Vec<(&'a Searcher, Box<dyn Query>)>,
-    tokens: Mutex<HashMap<Field, u64>>,
-    docs: Mutex<Option<u64>>,
+    counts: Arc<ScopedCounts>,
 }
 
 impl<'a> ScopedStats<'a> {
     /// Over `runs` (from `reader::runs` of the partitions' filter, or the
-    /// generation's searcher with that filter alone).
-    pub fn new(runs: Vec<(&'a Searcher, Box<dyn Query>)>) -> ScopedStats<'a> {
-        ScopedStats { runs, tokens: Mutex::default(), docs: Mutex::default() }
+    /// generation's searcher with that filter alone), remembering what it
+    /// counts in `counts` (from [`ScopedCache::counts`] for the same runs).
+    pub fn new(runs: Vec<(&'a Searcher, Box<dyn Query>)>, counts: Arc<ScopedCounts>) -> ScopedStats<'a> {
+        ScopedStats { runs, counts }
     }
 
     /// The partitions' filter: any of their `_partition` terms.
@@ -68,7 +111,7 @@ impl<'a> ScopedStats<'a> {
 
 impl Bm25StatisticsProvider for ScopedStats<'_> {
     fn total_num_tokens(&self, field: Field) -> tantivy::Result<u64> {
-        if let Some(n) = self.tokens.lock().unwrap_or_else(|e| e.into_inner()).get(&field) {
+        if let Some(n) = self.counts.tokens.lock().unwrap_or_else(|e| e.into_inner()).get(&field) {
             return Ok(*n);
         }
         let mut total = 0u64;
@@ -87,12 +130,12 @@ impl Bm25StatisticsProvider for ScopedStats<'_> {
                 }
             }
         }
-        self.tokens.lock().unwrap_or_else(|e| e.into_inner()).insert(field, total);
+        self.counts.tokens.lock().unwrap_or_else(|e| e.into_inner()).insert(field, total);
         Ok(total)
     }
 
     fn total_num_docs(&self) -> tantivy::Result<u64> {
-        let mut docs = self.docs.lock().unwrap_or_else(|e| e.into_inner());
+        let mut docs = self.counts.docs.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(n) = *docs {
             return Ok(n);
         }
@@ -102,6 +145,15 @@ impl Bm25StatisticsProvider for ScopedStats<'_> {
     }
 
     fn doc_freq(&self, term: &Term) -> tantivy::Result<u64> {
-        self.count(Some(&TermQuery::new(term.clone(), IndexRecordOption::Basic)))
+        if let Some(n) = self.counts.doc_freqs.lock().unwrap_or_else(|e| e.into_inner()).get(term) {
+            return Ok(*n);
+        }
+        let n = self.count(Some(&TermQuery::new(term.clone(), IndexRecordOption::Basic)))?;
+        let mut freqs = self.counts.doc_freqs.lock().unwrap_or_else(|e| e.into_inner());
+        if freqs.len() >= CACHED_DOC_FREQS {
+            freqs.clear();
+        }
+        freqs.insert(term.clone(), n);
+        Ok(n)
     }
 }

@@ -169,12 +169,18 @@ impl Framing {
 
 /// Where `pattern` ends in `held ‖ input`, as an offset into `input`.
 fn find(held: &[u8], input: &[u8], pattern: &[u8]) -> Option<usize> {
-    // Only the last bytes of `held` can start a match across the seam.
+    // A match across the seam: the last bytes of `held`, the first of
+    // `input` (a few bytes copied), then within `input` alone.
     let keep = held.len().min(pattern.len() - 1);
-    let mut window = held[held.len() - keep..].to_vec();
-    window.extend_from_slice(input);
-    let at = window.windows(pattern.len()).position(|w| w == pattern)?;
-    Some(at + pattern.len() - keep)
+    if keep > 0 {
+        let mut seam = held[held.len() - keep..].to_vec();
+        seam.extend_from_slice(&input[..input.len().min(pattern.len() - 1)]);
+        if let Some(at) = seam.windows(pattern.len()).position(|w| w == pattern) {
+            return Some(at + pattern.len() - keep);
+        }
+    }
+    let at = input.windows(pattern.len()).position(|w| w == pattern)?;
+    Some(at + pattern.len())
 }
 
 /// The framing of the body after request head `head` (request line and
