@@ -209,6 +209,11 @@ pub enum ServeCommand {
         /// past it a new connection from it is closed at once.
         #[arg(long, default_value_t = 256, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
         max_connections_per_client: usize,
+        /// Most bytes of request bodies held at once, server-wide, from the
+        /// moment one is read until its request is done; a body that does
+        /// not fit within its read time is refused 503 unread.
+        #[arg(long, default_value_t = 256 << 20, value_parser = clap::value_parser!(u64).range(1..))]
+        max_bodies_bytes: u64,
         /// A search query's expansion budget: a prefix, a fuzzy word or a
         /// typo-tolerant word counts 1, a phrase prefix 4; a query past it
         /// is refused with 400 before it runs.

@@ -122,6 +122,8 @@ pub enum Refusal {
     },
     /// The request body did not arrive within the time limit (in ms).
     BodyTimeout(u128),
+    /// The server holds its budget of request bodies in flight (bytes).
+    BodiesBusy(u64),
     /// The request body is larger than the limit (in bytes).
     BodyTooLarge(u64),
     /// The request outlived the time limit (in ms).
@@ -155,6 +157,7 @@ impl Refusal {
             Refusal::ForeignHost(_) => (S::FORBIDDEN, "forbidden_host"),
             Refusal::MethodNotAllowed { .. } => (S::METHOD_NOT_ALLOWED, "method_not_allowed"),
             Refusal::BodyTimeout(_) => (S::REQUEST_TIMEOUT, "body_timeout"),
+            Refusal::BodiesBusy(_) => (S::SERVICE_UNAVAILABLE, "busy"),
             Refusal::BodyTooLarge(_) => (S::PAYLOAD_TOO_LARGE, "body_too_large"),
             Refusal::Timeout(_) => (S::SERVICE_UNAVAILABLE, "timeout"),
             Refusal::Internal(_) => (S::INTERNAL_SERVER_ERROR, "internal"),
@@ -205,6 +208,10 @@ impl Refusal {
                 format!("{method} is not allowed on this path; it takes {}", allow.join(", "))
             }
             Refusal::BodyTimeout(ms) => format!("the request body did not arrive within {ms} ms"),
+            Refusal::BodiesBusy(bytes) => format!(
+                "the server holds its budget of request bodies in flight ({bytes} bytes, serve \
+                 --max-bodies-bytes) and this one did not fit in time: retry"
+            ),
             Refusal::BodyTooLarge(max) => format!("the request body is larger than {max} bytes"),
             Refusal::Timeout(ms) => format!("request took longer than {ms} ms"),
         }
@@ -485,6 +492,7 @@ mod tests {
             (Refusal::Timeout(30_000), (503, "timeout")),
             (Refusal::Internal("x".into()), (500, "internal")),
             (Refusal::ForeignHost("x".into()), (403, "forbidden_host")),
+            (Refusal::BodiesBusy(1), (503, "busy")),
         ];
         for (r, want) in refusals {
             match &r {
@@ -507,6 +515,7 @@ mod tests {
                 | Refusal::ForeignHost(_)
                 | Refusal::MethodNotAllowed { .. }
                 | Refusal::BodyTimeout(_)
+                | Refusal::BodiesBusy(_)
                 | Refusal::BodyTooLarge(_)
                 | Refusal::Timeout(_)
                 | Refusal::Internal(_) => {}

@@ -272,9 +272,31 @@ fn is_json(content_type: &str) -> bool {
 /// server on loopback), within the size limit (413 past it, read no
 /// further: a `Content-Length` over it is refused before reading, a
 /// chunked body as soon as it passes it) and the time limit (408).
+/// What a request body is read within: its own limit, the time it may
+/// take, and the server-wide budget of bodies in flight (KiB permits).
+#[derive(Clone)]
+pub(super) struct BodyRules {
+    pub max: u64,
+    pub timeout: std::time::Duration,
+    pub budget: std::sync::Arc<tokio::sync::Semaphore>,
+    pub budget_bytes: u64,
+}
+
+/// A body's bytes with its share of the budget, given back when the last
+/// handle on the bytes is dropped (the request is done with them).
+struct Budgeted {
+    bytes: bytes::Bytes,
+    _share: tokio::sync::OwnedSemaphorePermit,
+}
+
+impl AsRef<[u8]> for Budgeted {
+    fn as_ref(&self) -> &[u8] {
+        &self.bytes
+    }
+}
+
 pub(super) fn body(
-    max: u64,
-    timeout: std::time::Duration,
+    rules: BodyRules,
 ) -> impl warp::Filter<Extract = (bytes::Bytes,), Error = warp::Rejection> + Clone {
     use warp::Filter as _;
     warp::header::optional::<String>("content-type")
@@ -289,21 +311,39 @@ pub(super) fn body(
         .untuple_one()
         .and(warp::header::optional::<u64>("content-length"))
         .and(warp::body::stream())
-        .and_then(move |length: Option<u64>, stream| read_body(length, stream, max, timeout))
+        .and_then(move |length: Option<u64>, stream| read_body(length, stream, rules.clone()))
 }
 
-/// Reads a body within `max` bytes and `timeout`.
+/// Reads a body within `rules`: its share of the budget of bodies in
+/// flight is taken before a byte is read (the whole length when known,
+/// else chunk by chunk), waiting up to half the body's time; a body that
+/// cannot have it is refused 503 `busy` unread.
 async fn read_body<B: bytes::Buf>(
     length: Option<u64>,
     stream: impl futures_util::Stream<Item = Result<B, warp::Error>>,
-    max: u64,
-    timeout: std::time::Duration,
+    rules: BodyRules,
 ) -> Result<bytes::Bytes, warp::Rejection> {
     use futures_util::StreamExt as _;
+    let (max, timeout) = (rules.max, rules.timeout);
     let refuse = |refusal: Refusal| warp::reject::custom(Rejected(refusal.into()));
     if length.is_some_and(|l| l > max) {
         return Err(refuse(Refusal::BodyTooLarge(max)));
     }
+    let kib = |bytes: u64| u32::try_from(bytes.div_ceil(1024)).unwrap_or(u32::MAX);
+    let take = |bytes: u64| {
+        let budget = std::sync::Arc::clone(&rules.budget);
+        let busy = rules.budget_bytes;
+        async move {
+            // Half the body's time: a body that waited it all would not
+            // arrive in time anyway.
+            match tokio::time::timeout(timeout / 2, budget.acquire_many_owned(kib(bytes))).await {
+                Ok(Ok(share)) => Ok(share),
+                _ => Err(refuse(Refusal::BodiesBusy(busy))),
+            }
+        }
+    };
+    let mut share = take(length.unwrap_or(0)).await?;
+    let mut granted = u64::from(kib(length.unwrap_or(0))) * 1024;
     let read = async move {
         let mut stream = std::pin::pin!(stream);
         let mut body = bytes::BytesMut::new();
@@ -312,6 +352,14 @@ async fn read_body<B: bytes::Buf>(
             if body.len() as u64 + chunk.remaining() as u64 > max {
                 return Err(refuse(Refusal::BodyTooLarge(max)));
             }
+            let need = body.len() as u64 + chunk.remaining() as u64;
+            if need > granted {
+                // A body of no stated length (chunked): its share grows
+                // with it, at least 64 KiB at a time.
+                let more = (need - granted).max(64 << 10);
+                share.merge(take(more).await?);
+                granted += u64::from(kib(more)) * 1024;
+            }
             while chunk.has_remaining() {
                 let part = chunk.chunk();
                 let n = part.len();
@@ -319,7 +367,7 @@ async fn read_body<B: bytes::Buf>(
                 chunk.advance(n);
             }
         }
-        Ok(body.freeze())
+        Ok(bytes::Bytes::from_owner(Budgeted { bytes: body.freeze(), _share: share }))
     };
     match tokio::time::timeout(timeout, read).await {
         Ok(result) => result,

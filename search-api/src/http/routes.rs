@@ -123,8 +123,12 @@ pub fn routes(
     state: Arc<State>,
 ) -> impl warp::Filter<Extract = (Response,), Error = std::convert::Infallible> + Clone {
     use handlers::{indexes, jobs, page, rows, scans, search, service, tables};
-    let max_body = state.limits.max_body_bytes;
-    let body_timeout = state.limits.body_read_timeout;
+    let body_rules = super::params::BodyRules {
+        max: state.limits.max_body_bytes,
+        timeout: state.limits.body_read_timeout,
+        budget: Arc::clone(&state.bodies),
+        budget_bytes: state.limits.max_bodies_bytes,
+    };
     let sa = move |name: &'static str| authed(Arc::clone(&state), name).and(with_state(Arc::clone(&state)));
     let table = || warp::path("tables").and(warp::path::param::<String>());
     let row = || table().and(warp::path("rows")).and(warp::path::param::<String>()).and(warp::path::end());
@@ -176,7 +180,7 @@ pub fn routes(
         .and(warp::put())
         .and(sa("tables_put"))
         .and(no_params(known("tables_put")))
-        .and(body(max_body, body_timeout))
+        .and(body(body_rules.clone()))
         .and_then(|t: String, access: Access, st: Arc<State>, b: Body| {
             run(st, "tables_put", access, move |st, _| tables::put(st, &t, &b))
         });
@@ -202,7 +206,7 @@ pub fn routes(
         .and(warp::put())
         .and(sa("rows_put"))
         .and(params(known("rows_put")))
-        .and(body(max_body, body_timeout))
+        .and(body(body_rules.clone()))
         .and_then(|t: String, key: String, access: Access, st: Arc<State>, p: Params, b: Body| {
             run(st, "rows_put", access, move |st, access| {
                 rows::put(st, access, &t, &RowAt::Path(key), &p, &b)
@@ -226,7 +230,7 @@ pub fn routes(
         .and(warp::put())
         .and(sa("rows_put_fields"))
         .and(params(known("rows_put_fields")))
-        .and(body(max_body, body_timeout))
+        .and(body(body_rules.clone()))
         .and_then(|t: String, access: Access, st: Arc<State>, p: Params, b: Body| {
             run(st, "rows_put_fields", access, move |st, access| {
                 rows::put(st, access, &t, &RowAt::Fields, &p, &b)
@@ -255,7 +259,7 @@ pub fn routes(
         .and(warp::post())
         .and(sa("mutate"))
         .and(params(known("mutate")))
-        .and(body(max_body, body_timeout))
+        .and(body(body_rules.clone()))
         .and_then(|t: String, access: Access, st: Arc<State>, p: Params, b: Body| {
             run(st, "mutate", access, move |st, access| rows::mutate(st, access, &t, &p, b))
         });
@@ -274,7 +278,7 @@ pub fn routes(
         .and(warp::post())
         .and(sa("scan"))
         .and(no_params(&[]))
-        .and(body(max_body, body_timeout))
+        .and(body(body_rules.clone()))
         .and_then(|t: String, access: Access, st: Arc<State>, b: Body| {
             run(st, "scan", access, move |st, access| {
                 scans::scan(st, access, &t, &params_from_json(&b, known("scan"))?, false)
@@ -305,7 +309,7 @@ pub fn routes(
         .and(warp::put())
         .and(sa("index_put"))
         .and(no_params(known("index_put")))
-        .and(body(max_body, body_timeout))
+        .and(body(body_rules.clone()))
         .and_then(|t: String, index: String, access: Access, st: Arc<State>, b: Body| {
             run(st, "index_put", access, move |st, _| indexes::put(st, &t, &index, &b))
         });
@@ -397,7 +401,7 @@ pub fn routes(
         .and(warp::post())
         .and(sa("keys_create"))
         .and(no_params(known("keys_create")))
-        .and(body(max_body, body_timeout))
+        .and(body(body_rules.clone()))
         .and_then(|access: Access, st: Arc<State>, b: Body| {
             run(st, "keys_create", access, move |st, _| handlers::keys::create(st, &b))
         });

@@ -36,6 +36,11 @@ pub struct Limits {
     /// (default 256, a quarter of the total): past it a new connection is
     /// closed at once, so one client cannot take every slot.
     pub max_connections_per_client: usize,
+    /// Most bytes of request bodies held at once, server-wide, from the
+    /// moment one starts to be read until its request is done (default
+    /// 256 MiB): a body that does not fit waits, then is refused 503
+    /// `busy` before it is read.
+    pub max_bodies_bytes: u64,
     /// Threads doing the store and index work of requests (default: the
     /// number of cores). Requests beyond them wait their turn in arrival
     /// order: on a busy server a request then runs without sharing its
@@ -67,6 +72,7 @@ impl Default for Limits {
             body_read_timeout: Duration::from_secs(30),
             max_connections: 1024,
             max_connections_per_client: 256,
+            max_bodies_bytes: 256 << 20,
             workers: std::thread::available_parallelism().map_or(2, usize::from),
             idle_spin: Duration::from_micros(500),
             max_expansions: rowsearch_indexer::query::DEFAULT_MAX_EXPANSIONS,
@@ -103,6 +109,9 @@ pub struct State {
     pub(crate) work: pool::WorkPool,
     /// Who may call (keys, origins).
     pub access: AccessConfig,
+    /// The budget of request bodies in flight, in KiB
+    /// ([`Limits::max_bodies_bytes`]).
+    pub(crate) bodies: Arc<tokio::sync::Semaphore>,
 }
 
 impl State {
@@ -112,6 +121,11 @@ impl State {
     /// When the operating system refuses the worker threads.
     pub fn new(store: Arc<Store>, limits: Limits) -> std::io::Result<State> {
         super::error::hide_paths_under(store.path());
+        let bodies = Arc::new(tokio::sync::Semaphore::new(
+            usize::try_from(limits.max_bodies_bytes.div_ceil(1024))
+                .unwrap_or(usize::MAX)
+                .min(tokio::sync::Semaphore::MAX_PERMITS),
+        ));
         let metrics = Metrics::new();
         let work = pool::WorkPool::new(limits.workers, limits.idle_spin, metrics.taken())?;
         Ok(State {
@@ -120,6 +134,7 @@ impl State {
             metrics,
             limits,
             work,
+            bodies,
             access: AccessConfig::default(),
         })
     }

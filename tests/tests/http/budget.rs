@@ -115,3 +115,47 @@ fn http_one_client_holds_at_most_its_share_of_the_connections() {
     let (_, metrics) = s.request("GET", "/metrics", None);
     assert!(metrics.contains("reason=\"per_client_connections\""), "counted");
 }
+
+/// Request bodies in flight share a server-wide budget taken before a body
+/// is read: a body that does not fit waits its read time and is refused
+/// 503 `busy` unread; the budget comes back when the request holding it is
+/// gone.
+#[test]
+fn http_bodies_in_flight_share_a_budget_taken_before_reading() {
+    use std::io::Write as _;
+    let t = rowsearch_tests::TestDir::new();
+    let out = t.run(&["create-table", "t", "--schema", r#"{"families":[{"name":"f"}]}"#]);
+    assert!(out.status.success(), "{}", rowsearch_tests::stderr(&out));
+    // A body waits half its read time (2 s) for the budget.
+    let s = t.serve(&["serve", "--max-bodies-bytes", "1000000", "--body-timeout-ms", "4000"]);
+    let mutate = |n: usize| {
+        let mutations: Vec<Value> = (0..n)
+            .map(|i| serde_json::json!({"put": {"key": format!("r{i:07}"), "cells": [{"column": "f:q", "value": "v"}]}}))
+            .collect();
+        serde_json::json!({"mutations": mutations}).to_string()
+    };
+    let big = mutate(5000);
+    assert!(big.len() > 200_000 && big.len() < 400_000, "{}", big.len());
+    // A client that announces 900 KB and sends a little: it holds 900 KB of
+    // the budget while its body arrives.
+    let mut slow = std::net::TcpStream::connect(&s.addr).unwrap();
+    let head = format!(
+        "POST /tables/t/mutate HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nContent-Length: 900000\r\n\r\n{{",
+        s.addr
+    );
+    slow.write_all(head.as_bytes()).unwrap();
+    // Until the slow body holds its share (it is read on the server's
+    // time), another big body does not fit: 503 busy, not read.
+    let refused = (0..5).find_map(|_| {
+        let (status, text) = s.request("POST", "/tables/t/mutate", Some(&big));
+        (status == 503).then_some(text)
+    });
+    let text = refused.expect("a body past the budget refused");
+    assert!(text.contains("\"busy\"") && text.contains("--max-bodies-bytes"), "{text}");
+    // Small requests go on.
+    assert_eq!(s.get_json("/tables/t").0, 200);
+    // The slow client gone, its share comes back.
+    drop(slow);
+    let served = (0..100).any(|_| s.request("POST", "/tables/t/mutate", Some(&big)).0 == 200);
+    assert!(served, "the budget came back");
+}
