@@ -1,8 +1,11 @@
 """What the corpus benches share: their common arguments, the corpus
 extracted once under /tmp/rowsearch-bench, and percentiles."""
 import argparse
+import http.client
 import os
 import subprocess
+import sys
+import time
 import urllib.parse
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -65,3 +68,50 @@ def peer_queries():
     out = [(q, f"q={urllib.parse.quote(q)}") for q in TERMS + ANDS + PHRASES + FIELDS + BOOLEAN]
     out += [(f"{q} user={u} newest", f"q={q}&user={u}&sort=newest") for q, u in MAILBOX]
     return [(name, f"/tables/mail/search?{qs}&limit=10&columns=m:subject,m:from") for name, qs in out]
+
+
+class Server:
+    """A rowsearch server on 127.0.0.1:0 over `data` (no background
+    refresh), asked GETs on one keep-alive connection: `extra` appended to
+    every path, `headers` sent with every request, `serve_args` added."""
+
+    def __init__(self, name, binary, data, extra="", headers=None, serve_args=()):
+        self.name = name
+        self.extra = extra
+        self.headers = headers or {}
+        self.server = subprocess.Popen([binary, "--data", data, "serve", "--listen", "127.0.0.1:0",
+                                        "--refresh-ms", "0", *serve_args],
+                                       stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        line = self.server.stdout.readline().strip()
+        self.host, self.port = line.removeprefix("listening on http://").split(":")
+        self.conn = http.client.HTTPConnection(self.host, int(self.port))
+
+    def get(self, path):
+        path += self.extra
+        for _ in range(2):
+            try:
+                self.conn.request("GET", path, headers=self.headers)
+                r = self.conn.getresponse()
+                body = r.read()
+                if r.status != 200:
+                    sys.exit(f"{self.name} {path}: {r.status} {body[:300]}")
+                return body
+            except (http.client.RemoteDisconnected, ConnectionError):
+                # Closed while idle (another server was being timed).
+                self.conn = http.client.HTTPConnection(self.host, int(self.port))
+        sys.exit(f"{self.name} {path}: connection lost twice")
+
+    def p50(self, path, n):
+        """The median of `n` timed GETs of `path` (ms), after 20 untimed."""
+        for _ in range(20):
+            self.get(path)
+        times = []
+        for _ in range(n):
+            t = time.perf_counter()
+            self.get(path)
+            times.append((time.perf_counter() - t) * 1e3)
+        return pct(times, 0.5)
+
+    def stop(self):
+        self.server.terminate()
+        self.server.wait()

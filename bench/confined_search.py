@@ -19,16 +19,14 @@ the four p50s per query, now/before for each, and their geometric means.
 Now, a confined search scores with its mailbox's statistics
 (indexer/src/scoped_stats.rs), where before it used the whole index's.
 """
-import http.client
 import json
 import os
 import re
 import statistics
 import subprocess
 import sys
-import time
 
-from common import WORK, arguments, build_at, corpus, pct, peer_queries
+from common import WORK, Server, arguments, build_at, corpus, peer_queries
 
 args = arguments(before_rev=(str, "82a1b56"), n=(int, 200), rounds=(int, 3), mailbox=(str, "kaminski-v"))
 MASTER = "bench-master-key-0123456789abcdef"
@@ -44,49 +42,15 @@ def store():
     return data
 
 
-class Side:
-    def __init__(self, name, binary, data, key=None):
-        self.name = name
-        extra = ["--master-key", MASTER] if key else []
-        self.headers = {"Authorization": f"Bearer {key}"} if key else {}
-        self.server = subprocess.Popen([binary, "--data", data, "serve", "--listen", "127.0.0.1:0",
-                                        "--refresh-ms", "0", *extra],
-                                       stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-        line = self.server.stdout.readline().strip()
-        self.host, self.port = line.removeprefix("listening on http://").split(":")
-        self.conn = http.client.HTTPConnection(self.host, int(self.port))
-
-    def get(self, path):
-        for _ in range(2):
-            try:
-                self.conn.request("GET", path, headers=self.headers)
-                r = self.conn.getresponse()
-                body = r.read()
-                if r.status != 200:
-                    sys.exit(f"{self.name} {path}: {r.status} {body[:300]}")
-                return body
-            except (http.client.RemoteDisconnected, ConnectionError):
-                self.conn = http.client.HTTPConnection(self.host, int(self.port))
-        sys.exit(f"{self.name} {path}: connection lost twice")
-
-    def p50(self, path):
-        for _ in range(20):
-            self.get(path)
-        times = []
-        for _ in range(args.n):
-            t = time.perf_counter()
-            self.get(path)
-            times.append((time.perf_counter() - t) * 1e3)
-        return pct(times, 0.5)
-
-
 data = store()
 key = json.loads(subprocess.run([args.bin, "--data", data, "keys", "create", "--actions", "search",
                                  "--partitions", args.mailbox], check=True, capture_output=True,
                                 text=True).stdout)["key"]
 before_bin = build_at(args.before_rev)
-sides = [Side("before open", before_bin, data), Side("before confined", before_bin, data, key),
-         Side("now open", args.bin, data), Side("now confined", args.bin, data, key)]
+auth = {"Authorization": f"Bearer {key}"}
+keyed = ["--master-key", MASTER]
+sides = [Server("before open", before_bin, data), Server("before confined", before_bin, data, "", auth, keyed),
+         Server("now open", args.bin, data), Server("now confined", args.bin, data, "", auth, keyed)]
 qs = peer_queries()
 confined_qs = [(name, re.sub(r"&user=[^&]*", "", path)) for name, path in qs]
 p50s = {(s.name, name): [] for s in sides for name, _ in qs}
@@ -94,7 +58,7 @@ for r in range(args.rounds):
     order = sides if r % 2 == 0 else sides[::-1]
     for side in order:
         for (name, path), (_, confined) in zip(qs, confined_qs):
-            p50s[(side.name, name)].append(side.p50(confined if "confined" in side.name else path))
+            p50s[(side.name, name)].append(side.p50(confined if "confined" in side.name else path, args.n))
         print(f"round {r + 1}: {side.name} done", file=sys.stderr)
 med = {k: statistics.median(v) for k, v in p50s.items()}
 print(f"confined to {args.mailbox}; before = {args.before_rev}; p50 in ms, median of {args.rounds} rounds")
@@ -110,5 +74,4 @@ g = statistics.geometric_mean
 print(f"geometric means: open now/before {g(open_r):.3f}x, confined now/before {g(conf_r):.3f}x, "
       f"confined/open now {g(cost_r):.3f}x")
 for side in sides:
-    side.server.terminate()
-    side.server.wait()
+    side.stop()

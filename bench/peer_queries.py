@@ -24,14 +24,12 @@ also carries every search field, the bodies included. --now_data serves this
 build from a store prepared otherwise (e.g. the body family with another
 compression) instead of the one the script makes.
 """
-import http.client
 import os
 import statistics
 import subprocess
 import sys
-import time
 
-from common import WORK, arguments, build_at, corpus, pct, peer_queries as queries
+from common import WORK, Server, arguments, build_at, corpus, peer_queries as queries
 
 args = arguments(before_rev=(str, "2992f88"), n=(int, 200), rounds=(int, 3), now_extra=(str, ""), now_data=(str, ""))
 
@@ -49,46 +47,10 @@ def store(binary, name):
     return data
 
 
-class Side:
-    def __init__(self, name, binary, data, extra=""):
-        self.name = name
-        self.extra = extra
-        self.server = subprocess.Popen([binary, "--data", data, "serve", "--listen", "127.0.0.1:0",
-                                        "--refresh-ms", "0"], stdout=subprocess.PIPE, text=True)
-        line = self.server.stdout.readline().strip()
-        self.host, self.port = line.removeprefix("listening on http://").split(":")
-        self.conn = http.client.HTTPConnection(self.host, int(self.port))
-
-    def get(self, path):
-        path += self.extra
-        for attempt in range(2):
-            try:
-                self.conn.request("GET", path)
-                r = self.conn.getresponse()
-                body = r.read()
-                if r.status != 200:
-                    sys.exit(f"{self.name} {path}: {r.status} {body[:300]}")
-                return body
-            except (http.client.RemoteDisconnected, ConnectionError):
-                # Closed while idle (the other side was being timed).
-                self.conn = http.client.HTTPConnection(self.host, int(self.port))
-        sys.exit(f"{self.name} {path}: connection lost twice")
-
-    def p50(self, path):
-        for _ in range(20):
-            self.get(path)
-        times = []
-        for _ in range(args.n):
-            t = time.perf_counter()
-            self.get(path)
-            times.append((time.perf_counter() - t) * 1e3)
-        return pct(times, 0.5)
-
-
 now_bin = args.bin
 before_bin = before_binary()
-sides = [Side("before", before_bin, store(before_bin, f"peer-before-{args.before_rev}")),
-         Side("now", now_bin, args.now_data or store(now_bin, "peer-now"), args.now_extra)]
+sides = [Server("before", before_bin, store(before_bin, f"peer-before-{args.before_rev}")),
+         Server("now", now_bin, args.now_data or store(now_bin, "peer-now"), args.now_extra)]
 qs = queries()
 assert len(qs) == 48, len(qs)
 p50s = {(s.name, name): [] for s in sides for name, _ in qs}
@@ -96,7 +58,7 @@ for r in range(args.rounds):
     order = sides if r % 2 == 0 else sides[::-1]
     for side in order:
         for name, path in qs:
-            p50s[(side.name, name)].append(side.p50(path))
+            p50s[(side.name, name)].append(side.p50(path, args.n))
         print(f"round {r + 1}: {side.name} done", file=sys.stderr)
 print(f"{'query':36} {'before p50':>11} {'now p50':>9} {'now/before':>10}")
 ratios = []
@@ -109,5 +71,4 @@ geo = statistics.geometric_mean(ratios)
 print(f"geometric mean of now/before: {geo:.3f}x; slower than 1.10x: "
       f"{sum(r > 1.10 for r in ratios)} of 48; faster than 0.90x: {sum(r < 0.90 for r in ratios)} of 48")
 for side in sides:
-    side.server.terminate()
-    side.server.wait()
+    side.stop()

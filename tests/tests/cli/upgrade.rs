@@ -128,6 +128,25 @@ fn upgrade_aborted_after(t: &TestDir, cells: u64) {
     assert!(stderr(&out).contains("upgrading the store"), "{}", stderr(&out));
 }
 
+/// Runs `rowsearch upgrade` `times` times, each killed (kill -9) at a
+/// random moment up to `max_us` after it starts: before, during or after
+/// the upgrade; whichever, what the caller checks next must hold.
+fn kill_upgrades(t: &TestDir, rng: &mut Rng, times: usize, max_us: usize) {
+    for _ in 0..times {
+        let mut child = Command::new(bin())
+            .arg("--data")
+            .arg(t.data())
+            .arg("upgrade")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_micros(rng.below(max_us) as u64));
+        child.kill().unwrap();
+        child.wait().unwrap();
+    }
+}
+
 #[test]
 fn cli_an_upgrade_killed_at_any_point_leaves_a_store_that_upgrades_again() {
     // At fixed points: the first progress report, mid-table, and after
@@ -150,21 +169,7 @@ fn cli_an_upgrade_killed_at_any_point_leaves_a_store_that_upgrades_again() {
     eprintln!("seed {seed}");
     let mut rng = Rng(seed);
     let t = format3_store();
-    for _ in 0..12 {
-        let mut child = Command::new(bin())
-            .arg("--data")
-            .arg(t.data())
-            .arg("upgrade")
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        // A random moment: the kill may land before, during or after the
-        // upgrade; whichever, what follows must hold.
-        std::thread::sleep(Duration::from_micros(rng.below(40_000) as u64));
-        child.kill().unwrap();
-        child.wait().unwrap();
-    }
+    kill_upgrades(&t, &mut rng, 12, 40_000);
     let out = t.run(&["upgrade"]);
     assert!(out.status.success(), "seed {seed}: {}", stderr(&out));
     assert_lookups_as_before(&t);
@@ -254,19 +259,7 @@ fn cli_the_sample_mail_upgrade_killed_at_random_points_still_answers_as_before()
     // Aborted at a random point of the conversion (77,017 keyword cells)...
     upgrade_aborted_after(&t, rng.below(77_000) as u64);
     // ...and killed at random moments.
-    for _ in 0..6 {
-        let mut child = Command::new(bin())
-            .arg("--data")
-            .arg(t.data())
-            .arg("upgrade")
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        std::thread::sleep(Duration::from_micros(rng.below(150_000) as u64));
-        child.kill().unwrap();
-        child.wait().unwrap();
-    }
+    kill_upgrades(&t, &mut rng, 6, 150_000);
     let out = t.run(&["upgrade"]);
     assert!(out.status.success(), "seed {seed}: {}", stderr(&out));
     assert_sample_as_before(&t);
