@@ -28,6 +28,9 @@ pub const DEFAULT_LIMIT: usize = 10;
 pub const MAX_RESULT_WINDOW: usize = 10_000;
 /// Bytes of context in a highlight snippet.
 const SNIPPET_BYTES: usize = 160;
+/// Most bytes of a field's text a highlight looks through (Elasticsearch's
+/// `max_analyzed_offset`): a word only past it is not marked.
+pub const MAX_HIGHLIGHT_TEXT_BYTES: usize = 1 << 20;
 const CURSOR_PREFIX: &str = "c1.";
 
 /// One search.
@@ -646,7 +649,7 @@ impl Searcher {
             if let Some(words) = &words {
                 for (name, family, qualifier) in &field_columns {
                     if let Some(text) = row.value(family, qualifier) {
-                        let text = String::from_utf8_lossy(text);
+                        let text = String::from_utf8_lossy(&text[..text.len().min(MAX_HIGHLIGHT_TEXT_BYTES)]);
                         if let Some(snippet) = rowsearch_indexer::analyzer::highlight(
                             &text,
                             &|w| words.matches(w),

@@ -34,6 +34,14 @@ fn http_queries_past_the_expansion_or_clause_budget_are_400_naming_both_figures(
     assert_eq!(status, 200, "{v}");
     assert!(v["total"].as_u64().unwrap() > 0);
 
+    // Index set operations have their budget too.
+    let terms: Vec<String> = (0..17).map(|i| format!("q=by_from:prefix:{i}")).collect();
+    let (status, v) = s.get_json(&format!("/tables/mail/indexes:intersect?{}", terms.join("&")));
+    assert_eq!(status, 400, "{v}");
+    assert!(v["error"]["message"].as_str().unwrap().contains("17 lookups combined; at most 16"), "{v}");
+    let (status, v) = s.get_json(&format!("/tables/mail/indexes:intersect?{}", terms[..16].join("&")));
+    assert_eq!(status, 200, "{v}");
+
     // The operator sets the budgets.
     let t = indexed_fixture();
     let s = t.serve(&["serve", "--max-expansions", "2", "--max-clauses", "3"]);

@@ -105,6 +105,10 @@ pub(crate) fn lookup(st: &State, access: &Access, t: &str, index: &str, p: &Para
     ok(json!({name: out, "next_cursor": confine::seal_cursor(st, access, page.next_cursor)?}))
 }
 
+/// Most lookups one intersection or union combines (each is a sorted
+/// stream read in step with the others).
+pub const MAX_INDEX_TERMS: usize = 16;
+
 /// `GET /tables/{t}/indexes:intersect`: `q=index:eq|prefix:value`, ANDed
 /// (or ORed with `op=union`).
 pub(crate) fn combine(st: &State, access: &Access, t: &str, p: &Params) -> Answer {
@@ -127,6 +131,12 @@ pub(crate) fn combine(st: &State, access: &Access, t: &str, p: &Params) -> Answe
     }
     if terms.is_empty() {
         return Err(ApiError::bad_request("give at least one q=index:eq:value"));
+    }
+    if terms.len() > MAX_INDEX_TERMS {
+        return Err(ApiError::bad_request(format!(
+            "{} lookups combined; at most {MAX_INDEX_TERMS}",
+            terms.len()
+        )));
     }
     let op = match p.get("op") {
         None | Some("intersect") => SetOp::Intersect,
