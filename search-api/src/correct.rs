@@ -9,6 +9,9 @@ use rowsearch_indexer::{Generation, Overlay};
 
 use crate::Result;
 
+/// Near terms of a word counted within partitions for `did_you_mean`.
+const SCOPED_NEAR_TERMS: usize = 256;
+
 /// Characters that open a word without being part of it.
 pub(crate) const OPENERS: &[char] = &['-', '+', '(', '"'];
 
@@ -56,10 +59,12 @@ pub(crate) fn did_you_mean(
         let best = if partitions.is_empty() {
             near.into_iter().next().map(|(term, _)| term)
         } else {
-            // Every candidate counted in the partitions: the order overall
-            // must not choose among them.
+            // Each candidate counted in the partitions: the order overall
+            // must not choose among them. At most the first
+            // `SCOPED_NEAR_TERMS` by documents overall are counted (bounded
+            // work; a word one or two edits away rarely has more).
             let mut best: Option<(u64, String)> = None;
-            for (term, _) in near {
+            for (term, _) in near.into_iter().take(SCOPED_NEAR_TERMS) {
                 let docs = scoped_docs(&term)?;
                 let better = match &best {
                     None => docs > 0,
