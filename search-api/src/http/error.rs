@@ -40,16 +40,25 @@ impl ApiError {
     /// The error with the data directory's path written as `<data>`: a
     /// client has no business knowing where the server keeps its files.
     pub fn without_path(mut self, data: &std::path::Path) -> ApiError {
-        let mut paths = vec![data.to_path_buf()];
-        paths.extend(data.canonicalize().ok());
-        for path in paths {
-            let text = path.to_string_lossy();
-            if !text.is_empty() && self.message.contains(&*text) {
-                self.message = self.message.replace(&*text, "<data>");
-            }
-        }
+        self.message = hide_data_path(&self.message, data);
         self
     }
+}
+
+/// `text` with the data directory's path (as given, absolute and
+/// canonical) written as `<data>`: what every error message, health reason
+/// and job error shows instead.
+pub(crate) fn hide_data_path(text: &str, data: &std::path::Path) -> String {
+    let mut out = text.to_owned();
+    let paths = [Some(data.to_path_buf()), std::path::absolute(data).ok(), data.canonicalize().ok()];
+    for path in paths.into_iter().flatten() {
+        let path = path.to_string_lossy();
+        // The root would turn every slash into `<data>`.
+        if path.len() > 1 && out.contains(&*path) {
+            out = out.replace(&*path, "<data>");
+        }
+    }
+    out
 }
 
 /// What the HTTP layer itself refuses or reports (the libraries' errors
@@ -225,41 +234,9 @@ impl From<Refusal> for ApiError {
     }
 }
 
-/// Data directories whose paths no answer shows ([`hide_paths_under`]).
-static HIDDEN: std::sync::RwLock<Vec<String>> = std::sync::RwLock::new(Vec::new());
-
-/// Keeps the absolute path of `dir` (as given and canonical) out of every
-/// error message, health reason and job error this process answers: it
-/// reads `<data>` instead. A server calls it for its store's directory.
-pub fn hide_paths_under(dir: &std::path::Path) {
-    let mut hidden = HIDDEN.write().unwrap_or_else(|e| e.into_inner());
-    let absolute = std::path::absolute(dir).ok();
-    let canonical = dir.canonicalize().ok();
-    for p in [Some(dir.to_path_buf()), absolute, canonical].into_iter().flatten() {
-        let s = p.display().to_string();
-        if s.len() > 1 && !hidden.contains(&s) {
-            hidden.push(s);
-        }
-    }
-    // Longest first, so a directory inside another is replaced whole.
-    hidden.sort_by_key(|s| std::cmp::Reverse(s.len()));
-}
-
-/// `message` with the hidden directories' paths replaced by `<data>`.
-pub fn scrub_paths(message: &str) -> String {
-    let hidden = HIDDEN.read().unwrap_or_else(|e| e.into_inner());
-    let mut out = message.to_owned();
-    for dir in hidden.iter() {
-        if out.contains(dir.as_str()) {
-            out = out.replace(dir.as_str(), "<data>");
-        }
-    }
-    out
-}
-
 impl Reply for ApiError {
     fn into_response(self) -> Response {
-        let mut body = json!({"error": {"code": self.code, "message": scrub_paths(&self.message)}});
+        let mut body = json!({"error": {"code": self.code, "message": self.message}});
         if let Some(position) = self.position {
             body["error"]["position"] = json!(position);
         }

@@ -66,17 +66,11 @@ impl Framing {
                     return;
                 }
                 State::Body(n) => {
-                    let take = usize::try_from(n).unwrap_or(usize::MAX).min(input.len());
-                    out.extend_from_slice(&input[..take]);
-                    input = &input[take..];
-                    let left = n - take as u64;
+                    let left = pass(n, &mut input, out);
                     self.state = if left == 0 { State::Head } else { State::Body(left) };
                 }
                 State::ChunkData(n) => {
-                    let take = usize::try_from(n).unwrap_or(usize::MAX).min(input.len());
-                    out.extend_from_slice(&input[..take]);
-                    input = &input[take..];
-                    let left = n - take as u64;
+                    let left = pass(n, &mut input, out);
                     // The data's CRLF is read as an empty size line.
                     self.state = if left == 0 { State::ChunkSize } else { State::ChunkData(left) };
                 }
@@ -167,6 +161,15 @@ impl Framing {
     }
 }
 
+/// Passes up to `n` bytes of `input` to `out` (and off `input`); returns
+/// how many of the `n` are still to come.
+fn pass(n: u64, input: &mut &[u8], out: &mut Vec<u8>) -> u64 {
+    let take = usize::try_from(n).unwrap_or(usize::MAX).min(input.len());
+    out.extend_from_slice(&input[..take]);
+    *input = &input[take..];
+    n - take as u64
+}
+
 /// Where `pattern` ends in `held ‖ input`, as an offset into `input`.
 fn find(held: &[u8], input: &[u8], pattern: &[u8]) -> Option<usize> {
     // A match across the seam: the last bytes of `held`, the first of
@@ -216,21 +219,18 @@ fn head_framing(head: &mut [u8]) -> State {
         // hyper refuses the head and closes: nothing after it is read.
         return State::Off;
     }
-    if upgrade {
+    if upgrade || (te_name_at.is_some() && !chunked) {
+        // An upgrade, or a transfer coding hyper refuses: not followed.
         return State::Off;
     }
-    match (chunked, length) {
-        (true, _) => State::ChunkSize,
-        (false, Some(u64::MAX)) | (false, None) if te_name_at.is_some() => State::Off,
-        (false, Some(n)) if n != u64::MAX => {
-            if n == 0 {
-                State::Head
-            } else {
-                State::Body(n)
-            }
-        }
-        (false, Some(_)) => State::Off,
-        (false, None) => State::Head,
+    if chunked {
+        return State::ChunkSize;
+    }
+    match length {
+        None | Some(0) => State::Head,
+        // A length that does not parse: hyper refuses it.
+        Some(u64::MAX) => State::Off,
+        Some(n) => State::Body(n),
     }
 }
 

@@ -136,7 +136,7 @@ impl Jobs {
                 }),
                 Err(e) => set(&mut |s| {
                     s.state = "failed";
-                    s.error = Some(super::error::scrub_paths(&e));
+                    s.error = Some(e.clone());
                 }),
             }
         });

@@ -63,14 +63,25 @@ where
             if !dropped && writes { Some(task.await) } else { None }
         }
     };
+    Ok(answer(&state, route, started, outcome.map(|o| o.map_err(|failed| failed.to_string()))))
+}
+
+/// A request's answer from what its work gave (`None`: the time limit
+/// passed; `Err`: the work failed), counted under `route`.
+fn answer(
+    state: &State,
+    route: &'static str,
+    started: Instant,
+    outcome: Option<Result<Answer, String>>,
+) -> Response {
     let response = match outcome {
         Some(Ok(Ok(response))) => response,
         Some(Ok(Err(error))) => error.without_path(state.store().path()).into_response(),
-        Some(Err(join)) => ApiError::from(Refusal::Internal(join.to_string())).into_response(),
-        None => ApiError::from(Refusal::Timeout(limit.as_millis())).into_response(),
+        Some(Err(failed)) => ApiError::from(Refusal::Internal(failed)).into_response(),
+        None => ApiError::from(Refusal::Timeout(state.limits.request_timeout.as_millis())).into_response(),
     };
     state.metrics.observe(route, response.status().as_u16(), started.elapsed().as_secs_f64());
-    Ok(response)
+    response
 }
 
 /// Runs a service route's `work` beside the work pool (on tokio's
@@ -89,14 +100,8 @@ where
     let limit = state.limits.request_timeout;
     let worker = Arc::clone(&state);
     let task = tokio::task::spawn_blocking(move || work(&worker, &access));
-    let response = match tokio::time::timeout(limit, task).await {
-        Ok(Ok(Ok(response))) => response,
-        Ok(Ok(Err(error))) => error.without_path(state.store().path()).into_response(),
-        Ok(Err(join)) => ApiError::from(Refusal::Internal(join.to_string())).into_response(),
-        Err(_) => ApiError::from(Refusal::Timeout(limit.as_millis())).into_response(),
-    };
-    state.metrics.observe(route, response.status().as_u16(), started.elapsed().as_secs_f64());
-    Ok(response)
+    let outcome = tokio::time::timeout(limit, task).await.ok().map(|o| o.map_err(|join| join.to_string()));
+    Ok(answer(&state, route, started, outcome))
 }
 
 /// Marks its request's queued work dropped when the request's future is

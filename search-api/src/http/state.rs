@@ -120,7 +120,6 @@ impl State {
     /// # Errors
     /// When the operating system refuses the worker threads.
     pub fn new(store: Arc<Store>, limits: Limits) -> std::io::Result<State> {
-        super::error::hide_paths_under(store.path());
         let bodies = Arc::new(tokio::sync::Semaphore::new(
             usize::try_from(limits.max_bodies_bytes.div_ceil(1024))
                 .unwrap_or(usize::MAX)

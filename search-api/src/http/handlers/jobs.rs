@@ -8,7 +8,7 @@ use serde_json::json;
 use warp::http::StatusCode;
 
 use super::{Answer, json_reply, ok};
-use crate::http::error::{ApiError, Refusal};
+use crate::http::error::{ApiError, Refusal, hide_data_path};
 use crate::http::params::Params;
 use crate::http::state::State;
 
@@ -33,7 +33,10 @@ pub(crate) fn reindex(st: &State, t: &str, p: &Params) -> Answer {
 /// `GET /jobs/{id}`.
 pub(crate) fn get(st: &State, id: &str) -> Answer {
     match st.jobs.get(id) {
-        Some(job) => ok(serde_json::to_value(job).unwrap_or_default()),
+        Some(mut job) => {
+            job.error = job.error.map(|e| hide_data_path(&e, st.store().path()));
+            ok(serde_json::to_value(job).unwrap_or_default())
+        }
         None => Err(Refusal::JobNotFound(id.to_owned()).into()),
     }
 }

@@ -4,7 +4,7 @@ use serde_json::json;
 use warp::Reply;
 
 use super::{Answer, json_reply, ok};
-use crate::http::error::{Refusal, scrub_paths};
+use crate::http::error::{Refusal, hide_data_path};
 use crate::http::state::State;
 use crate::keys::Access;
 
@@ -14,18 +14,19 @@ use crate::keys::Access;
 pub(crate) fn health(st: &State) -> Answer {
     let version = env!("CARGO_PKG_VERSION");
     let work = st.work.load();
+    let no_path = |reason: &str| hide_data_path(reason, st.store().path());
     match st.store().health() {
         Ok(None) => match st.index_trouble() {
             None => ok(json!({"status": "ok", "version": version, "work": work})),
             Some(reason) => ok(
-                json!({"status": "degraded", "reason": scrub_paths(&reason), "version": version, "work": work}),
+                json!({"status": "degraded", "reason": no_path(&reason), "version": version, "work": work}),
             ),
         },
-        Ok(Some(reason)) => ok(
-            json!({"status": "degraded", "reason": scrub_paths(&reason), "version": version, "work": work}),
-        ),
+        Ok(Some(reason)) => {
+            ok(json!({"status": "degraded", "reason": no_path(&reason), "version": version, "work": work}))
+        }
         Err(e) => Ok(json_reply(
-            &json!({"status": "unhealthy", "reason": scrub_paths(&e.to_string()), "version": version, "work": work}),
+            &json!({"status": "unhealthy", "reason": no_path(&e.to_string()), "version": version, "work": work}),
             warp::http::StatusCode::SERVICE_UNAVAILABLE,
         )),
     }
