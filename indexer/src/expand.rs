@@ -30,28 +30,33 @@ pub(crate) enum Expansion {
 pub(crate) struct WordQuery {
     term: Term,
     expansion: Expansion,
+    /// Looked at before each segment's walk of the terms.
+    cancel: rowsearch_store::Cancel,
 }
 
 impl WordQuery {
-    pub(crate) fn new(term: Term, expansion: Expansion) -> WordQuery {
-        WordQuery { term, expansion }
+    pub(crate) fn new(term: Term, expansion: Expansion, cancel: &rowsearch_store::Cancel) -> WordQuery {
+        WordQuery { term, expansion, cancel: cancel.clone() }
     }
 }
 
 impl Query for WordQuery {
     fn weight(&self, scoring: EnableScoring<'_>) -> tantivy::Result<Box<dyn Weight>> {
+        // Building an automaton (distance 2 above all) is work too.
+        crate::cancellable::check(&self.cancel)?;
         let field = self.term.field();
-        match self.expansion {
-            Expansion::Prefix => FuzzyTermQuery::new_prefix(self.term.clone(), 0, false).weight(scoring),
+        let weight = match self.expansion {
+            Expansion::Prefix => FuzzyTermQuery::new_prefix(self.term.clone(), 0, false).weight(scoring)?,
             Expansion::Edits(n) => {
                 let automaton = FuzzyTermQuery::new(self.term.clone(), n, true).automaton()?;
-                Ok(crate::term_walk::weight(field, automaton, scoring))
+                crate::term_walk::weight(field, automaton, scoring)
             }
             Expansion::Typos(n) => {
                 let automaton = crate::typos::automaton(&self.term, n)?;
-                Ok(crate::term_walk::weight(field, automaton, scoring))
+                crate::term_walk::weight(field, automaton, scoring)
             }
-        }
+        };
+        Ok(crate::cancellable::weight(weight, &self.cancel))
     }
 }
 
@@ -80,7 +85,9 @@ impl QueryWords {
     }
 
     fn collect(&mut self, query: &dyn Query) {
-        if let Some(boolean) = query.downcast_ref::<BooleanQuery>() {
+        if let Some(inner) = crate::cancellable::inner(query) {
+            self.collect(inner);
+        } else if let Some(boolean) = query.downcast_ref::<BooleanQuery>() {
             for (_, clause) in boolean.clauses() {
                 self.collect(clause.as_ref());
             }

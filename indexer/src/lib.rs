@@ -25,6 +25,7 @@
 
 pub mod analyzer;
 mod build;
+mod cancellable;
 mod changes;
 mod completion_cache;
 pub mod doc;

@@ -32,6 +32,8 @@ pub(crate) struct PhrasePrefix {
     field: Field,
     words: Vec<(usize, Term)>,
     prefix: (usize, Term),
+    /// Looked at before each segment and between completions.
+    cancel: rowsearch_store::Cancel,
 }
 
 impl fmt::Debug for PhrasePrefix {
@@ -44,8 +46,12 @@ impl PhrasePrefix {
     /// `words` (position, term) in order, of `prefix`'s field, and the
     /// prefix after them. With no words it matches nothing (the parser
     /// makes a lone prefix a prefix query).
-    pub(crate) fn new(words: Vec<(usize, Term)>, prefix: (usize, Term)) -> Self {
-        Self { field: prefix.1.field(), words, prefix }
+    pub(crate) fn new(
+        words: Vec<(usize, Term)>,
+        prefix: (usize, Term),
+        cancel: &rowsearch_store::Cancel,
+    ) -> Self {
+        Self { field: prefix.1.field(), words, prefix, cancel: cancel.clone() }
     }
 
     /// The last word's prefix.
@@ -61,6 +67,7 @@ impl PhrasePrefix {
 
 impl Query for PhrasePrefix {
     fn weight(&self, scoring: EnableScoring<'_>) -> tantivy::Result<Box<dyn Weight>> {
+        crate::cancellable::check(&self.cancel)?;
         let has_positions = scoring
             .schema()
             .get_field_entry(self.field)
@@ -107,6 +114,7 @@ struct Anchors {
 impl PhrasePrefixWeight {
     /// Documents with their phrase counts, in document order.
     fn matches(&self, reader: &SegmentReader) -> tantivy::Result<Vec<(DocId, u32)>> {
+        crate::cancellable::check(&self.query.cancel)?;
         let index = reader.inverted_index(self.query.field)?;
         let Some(anchors) = self.anchors(&index)? else { return Ok(Vec::new()) };
         if anchors.docs.is_empty() {
@@ -137,6 +145,7 @@ impl PhrasePrefixWeight {
             if open.is_empty() {
                 break;
             }
+            crate::cancellable::check(&self.query.cancel)?;
             // Documents only: most completions share none with the open
             // anchors, and their positions are opened when one does.
             let mut postings = index.read_postings_from_terminfo(info, IndexRecordOption::Basic)?;

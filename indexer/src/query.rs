@@ -61,7 +61,7 @@ pub fn parse(text: &str, schema: &DocSchema, analyzer: &dyn Analyzer) -> Result<
 }
 
 /// How a query is read beyond its text.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ParseOptions {
     /// Tolerate typos in plain words as Meilisearch does by default
     /// (`typos=auto`): a word of [`ONE_TYPO_CHARS`] characters or more
@@ -78,6 +78,10 @@ pub struct ParseOptions {
     /// Most leaf clauses (terms, phrases' words, expanding words, dates) a
     /// query may have (0: [`DEFAULT_MAX_CLAUSES`]).
     pub max_clauses: usize,
+    /// The search stops with `Cancelled` once this fires, looked at before
+    /// each segment and each expanding word's walk of a segment's terms
+    /// (`crate::cancellable`). The default never fires.
+    pub cancel: rowsearch_store::Cancel,
 }
 
 /// Default most expansion units of a query ([`ParseOptions::max_expansions`]).
@@ -119,7 +123,8 @@ pub fn parse_with(
     analyzer: &dyn Analyzer,
     options: &ParseOptions,
 ) -> Result<Box<dyn Query>, QueryError> {
-    let mut parser = Parser { text, at: 0, schema, analyzer, depth: 0, typos: options.typos };
+    let mut parser =
+        Parser { text, at: 0, schema, analyzer, depth: 0, typos: options.typos, cancel: &options.cancel };
     parser.skip_space();
     if parser.at == text.len() {
         return Err(parser.error("the query is empty"));
@@ -149,7 +154,7 @@ pub fn parse_with(
             &format!("the query has {clauses} clauses; at most {max_clauses} (serve --max-clauses)"),
         ));
     }
-    Ok(query)
+    Ok(crate::cancellable::query(query, &options.cancel))
 }
 
 struct Parser<'a> {
@@ -159,6 +164,7 @@ struct Parser<'a> {
     analyzer: &'a dyn Analyzer,
     depth: usize,
     typos: bool,
+    cancel: &'a rowsearch_store::Cancel,
 }
 
 /// A clause and how it joins its neighbours.
@@ -378,11 +384,13 @@ impl<'a> Parser<'a> {
         if prefix {
             if terms.len() == 1 {
                 let term = Term::from_field_text(field, &terms[0].0);
-                return Ok(Some(Box::new(WordQuery::new(term, Expansion::Prefix))));
+                return Ok(Some(Box::new(WordQuery::new(term, Expansion::Prefix, self.cancel))));
             }
             let mut words: Vec<_> =
                 terms.into_iter().map(|(t, p)| (p, Term::from_field_text(field, &t))).collect();
-            return Ok(words.pop().map(|last| Box::new(PhrasePrefix::new(words, last)) as Box<dyn Query>));
+            return Ok(words
+                .pop()
+                .map(|last| Box::new(PhrasePrefix::new(words, last, self.cancel)) as Box<dyn Query>));
         }
         if let Some(n) = edits {
             if n > u32::from(MAX_EDITS) {
@@ -392,7 +400,7 @@ impl<'a> Parser<'a> {
                 return Err(self.error_at(start, "~N takes one word; quote a phrase"));
             }
             let term = Term::from_field_text(field, &terms[0].0);
-            return Ok(Some(Box::new(WordQuery::new(term, Expansion::Edits(n as u8)))));
+            return Ok(Some(Box::new(WordQuery::new(term, Expansion::Edits(n as u8), self.cancel))));
         }
         if terms.len() == 1 {
             let term = Term::from_field_text(field, &terms[0].0);
@@ -402,7 +410,7 @@ impl<'a> Parser<'a> {
             if typos == 0 {
                 return Ok(Some(exact));
             }
-            let variants = Box::new(WordQuery::new(term, Expansion::Typos(typos)));
+            let variants = Box::new(WordQuery::new(term, Expansion::Typos(typos), self.cancel));
             return Ok(Some(Box::new(BooleanQuery::new(vec![
                 (Occur::Should, exact),
                 (Occur::Should, variants),

@@ -452,6 +452,9 @@ fn commit_id(searcher: &tantivy::Searcher) -> u64 {
 /// A search failure: the query's fault (a field it cannot be used on, such
 /// as `subject:*` on a field without a fast column) or the index's.
 fn search_err(table: &str, query: &str, e: tantivy::TantivyError) -> Error {
+    if let Some(reason) = crate::cancellable::reason_of(&e) {
+        return Error::Store(rowsearch_store::ErrorKind::Cancelled { reason }.into());
+    }
     match e {
         tantivy::TantivyError::SchemaError(reason) | tantivy::TantivyError::InvalidArgument(reason) => {
             Error::Query { query: query.to_owned(), reason, position: None }

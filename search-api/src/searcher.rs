@@ -65,6 +65,9 @@ pub struct SearchRequest {
     pub max_expansions: usize,
     /// The query's clause budget (0: the default).
     pub max_clauses: usize,
+    /// The search stops with `Cancelled` once this fires (between
+    /// segments, expanding words and rows); the default never fires.
+    pub cancel: rowsearch_store::Cancel,
     /// Only these names in each [`SearchHit::document`] (search fields,
     /// the partition, `date`, `family:qualifier` columns), and only their
     /// columns read (with `columns` and what `highlight` needs); `None` for
@@ -553,6 +556,7 @@ impl Searcher {
             typos: request.typos,
             max_expansions: request.max_expansions,
             max_clauses: request.max_clauses,
+            cancel: request.cancel.clone(),
         };
         let parsed = generation.parse_with(&request.query, &partitions, &options)?;
         let facet_limit = request.facet_limit.unwrap_or(DEFAULT_FACET_LIMIT);
@@ -620,6 +624,7 @@ impl Searcher {
                 Column::Family(_) => None,
             })
             .collect();
+        request.cancel.check()?;
         let keys: Vec<&[u8]> = found.keys.iter().map(|(k, _)| k.as_slice()).collect();
         let rtxn = self.store.begin_read()?;
         let rows = rtxn.multi_get(table, &keys, &read)?;
@@ -640,7 +645,10 @@ impl Searcher {
         let words = request.highlight.then(|| rowsearch_indexer::expand::QueryWords::of(&*parsed));
         let mut hits = Vec::with_capacity(resolved.len());
         let mut dropped = 0;
-        for item in resolved {
+        for (n, item) in resolved.into_iter().enumerate() {
+            if n % 64 == 63 {
+                request.cancel.check()?;
+            }
             let Some((mut row, value)) = item else {
                 dropped += 1;
                 continue;

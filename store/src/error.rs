@@ -211,6 +211,12 @@ pub enum ErrorKind {
         /// What was being written.
         operation: &'static str,
     },
+    /// The work was cancelled before it ended ([`crate::Cancel`]).
+    #[error("cancelled: {reason}")]
+    Cancelled {
+        /// Why.
+        reason: crate::CancelReason,
+    },
     /// A scan cursor token that this store did not produce.
     #[error("invalid scan cursor: {reason}")]
     InvalidCursor {
@@ -422,6 +428,7 @@ impl ErrorKind {
             ErrorKind::QualifierTooLong { family: "f".into(), len: 999, max: 80 },
             ErrorKind::KeyTooLarge { operation: "x" },
             ErrorKind::InvalidCursor { reason: "x" },
+            ErrorKind::Cancelled { reason: crate::CancelReason::TimeLimit },
             ErrorKind::Corrupted { db: "d".into(), key: "k".into(), detail: "x".into() },
             ErrorKind::MapFull { map_size_bytes: 1, reason: "x".into() },
             ErrorKind::TooManyDatabases { max_dbs: 1 },
@@ -463,6 +470,7 @@ fn listed(kind: &ErrorKind) {
         | ErrorKind::QualifierTooLong { .. }
         | ErrorKind::KeyTooLarge { .. }
         | ErrorKind::InvalidCursor { .. }
+        | ErrorKind::Cancelled { .. }
         | ErrorKind::Corrupted { .. }
         | ErrorKind::MapFull { .. }
         | ErrorKind::TooManyDatabases { .. }

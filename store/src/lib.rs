@@ -49,6 +49,7 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 
 pub mod binstr;
+mod cancel;
 mod cell;
 mod clock;
 mod cursor;
@@ -65,6 +66,7 @@ mod stream;
 mod table;
 mod write;
 
+pub use cancel::{Cancel, CancelReason};
 pub use cell::{Cell, PutCell, Row};
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use db::FORMAT;

@@ -168,6 +168,28 @@ impl Server {
     pub fn pid(&self) -> u32 {
         self.child.id()
     }
+
+    /// CPU seconds the server has used so far (user + system, from
+    /// `/proc/PID/stat`, in clock ticks of 1/100 s).
+    pub fn cpu_seconds(&self) -> f64 {
+        let stat = std::fs::read_to_string(format!("/proc/{}/stat", self.pid())).expect("read /proc stat");
+        // Fields after the command name (which may hold spaces), from 3.
+        let fields: Vec<&str> = stat.rsplit_once(')').expect("stat format").1.split_whitespace().collect();
+        let ticks = |i: usize| fields[i].parse::<f64>().expect("stat number");
+        (ticks(11) + ticks(12)) / 100.0
+    }
+
+    /// A status line of the server's `/proc/PID/status` in kB (`VmRSS`,
+    /// `VmHWM`).
+    pub fn memory_kb(&self, line: &str) -> u64 {
+        let status =
+            std::fs::read_to_string(format!("/proc/{}/status", self.pid())).expect("read /proc status");
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(line)?.strip_prefix(':'))
+            .and_then(|v| v.split_whitespace().next()?.parse().ok())
+            .unwrap_or_else(|| panic!("no {line} in /proc status"))
+    }
 }
 
 impl Drop for Server {

@@ -270,6 +270,7 @@ pub fn store_status(e: &rowsearch_store::Error) -> (StatusCode, &'static str) {
         ErrorKind::DiskFull { .. } => (S::INSUFFICIENT_STORAGE, "disk_full"),
         ErrorKind::TooManyDatabases { .. } => (S::UNPROCESSABLE_ENTITY, "too_many_families"),
         ErrorKind::Poisoned => (S::SERVICE_UNAVAILABLE, "store_unavailable"),
+        ErrorKind::Cancelled { .. } => (S::SERVICE_UNAVAILABLE, "timeout"),
         _ if e.is_user_error() => (S::BAD_REQUEST, "bad_request"),
         _ => (S::INTERNAL_SERVER_ERROR, "internal"),
     }
@@ -383,6 +384,7 @@ mod tests {
             (422, "invalid_key"),           // QualifierTooLong
             (422, "value_too_large"),       // KeyTooLarge
             (400, "invalid_cursor"),        // InvalidCursor
+            (503, "timeout"),               // Cancelled
             (500, "internal"),              // Corrupted
             (500, "internal"),              // MapFull
             (422, "too_many_families"),     // TooManyDatabases

@@ -18,14 +18,14 @@ use super::params::{Params, Rejected, body, no_params, params, params_from_json,
 use super::route_table::{ROUTES, allowed_methods, known};
 use super::state::State;
 use crate::keys::Access;
+use rowsearch_store::{Cancel, CancelReason};
 /// Runs `work` on the work pool (in arrival order) within the request time
 /// limit (waiting included), and counts the request under `route`.
 ///
 /// At the limit, a request still waiting for a worker is dropped (it never
-/// runs) and answered 503 `timeout`; a read already running is abandoned to
-/// finish on its own and answered the same. A write already running is
-/// waited for: its answer is what it did, never a 503 for a write that was
-/// (or will be) applied. A request whose client has gone (hyper drops its
+/// runs) and answered 503 `timeout`. A write already running is waited
+/// for: its answer is what it did, never a 503 for a write that was (or
+/// will be) applied. A request whose client has gone (hyper drops its
 /// future) is dropped from the queue too, unless it is a write.
 async fn run<F>(
     state: Arc<State>,
@@ -36,6 +36,23 @@ async fn run<F>(
 where
     F: FnOnce(&State, &Access) -> Answer + Send + 'static,
 {
+    run_cancellable(state, route, access, move |st, access, _| work(st, access)).await
+}
+
+/// [`run`] for work that stops when its request is over: a read's
+/// [`Cancel`] fires at the time limit and when its client has gone (its
+/// future dropped), and the work, looking at it between segments, words
+/// and rows, ends within moments instead of running on for nobody. A
+/// write's never fires.
+async fn run_cancellable<F>(
+    state: Arc<State>,
+    route: &'static str,
+    access: Access,
+    work: F,
+) -> Result<Response, std::convert::Infallible>
+where
+    F: FnOnce(&State, &Access, &Cancel) -> Answer + Send + 'static,
+{
     const QUEUED: u8 = 0;
     const RUNNING: u8 = 1;
     const DROPPED: u8 = 2;
@@ -43,16 +60,17 @@ where
     let limit = state.limits.request_timeout;
     let writes = ROUTES.iter().any(|r| r.name == route && r.method != "GET" && r.name != "scan");
     let phase = Arc::new(AtomicU8::new(QUEUED));
-    // The client gone: this future is dropped, and a read still queued
-    // with it (a write keeps its place: the client may retry it).
-    let _left = (!writes).then(|| DropQueued(Arc::clone(&phase)));
+    let cancel = if writes { Cancel::never() } else { Cancel::new(started.checked_add(limit)) };
+    // The client gone: this future is dropped, and a read with it, queued
+    // or running (a write keeps its place: the client may retry it).
+    let _left = (!writes).then(|| Abandon { phase: Arc::clone(&phase), cancel: cancel.clone() });
     let worker = Arc::clone(&state);
     let worker_phase = Arc::clone(&phase);
     let task = state.work.run(move || {
         if worker_phase.compare_exchange(QUEUED, RUNNING, Ordering::AcqRel, Ordering::Acquire).is_err() {
             return Err(ApiError::from(Refusal::Timeout(limit.as_millis())));
         }
-        work(&worker, &access)
+        work(&worker, &access, &cancel)
     });
     let mut task = std::pin::pin!(task);
     let outcome = match tokio::time::timeout(limit, &mut task).await {
@@ -104,14 +122,19 @@ where
     Ok(answer(&state, route, started, outcome))
 }
 
-/// Marks its request's queued work dropped when the request's future is
-/// dropped (a finished request's work has left the queue already).
-struct DropQueued(Arc<AtomicU8>);
+/// When a read's request future is dropped (its client gone, or its
+/// answer given): marks its queued work dropped and cancels its running
+/// work (a finished request's work has ended already).
+struct Abandon {
+    phase: Arc<AtomicU8>,
+    cancel: Cancel,
+}
 
-impl Drop for DropQueued {
+impl Drop for Abandon {
     fn drop(&mut self) {
         // QUEUED (0) -> DROPPED (2); RUNNING and DROPPED stay as they are.
-        let _ = self.0.compare_exchange(0, 2, Ordering::AcqRel, Ordering::Acquire);
+        let _ = self.phase.compare_exchange(0, 2, Ordering::AcqRel, Ordering::Acquire);
+        self.cancel.cancel(CancelReason::Abandoned);
     }
 }
 
@@ -276,7 +299,9 @@ pub fn routes(
         .and(sa("scan"))
         .and(params(known("scan")))
         .and_then(|t: String, access: Access, st: Arc<State>, p: Params| {
-            run(st, "scan", access, move |st, access| scans::scan(st, access, &t, &p, false))
+            run_cancellable(st, "scan", access, move |st, access, cancel| {
+                scans::scan(st, access, &t, &p, false, cancel)
+            })
         });
     let scan_post = table()
         .and(warp::path!("scan"))
@@ -285,8 +310,8 @@ pub fn routes(
         .and(no_params(&[]))
         .and(body(body_rules.clone()))
         .and_then(|t: String, access: Access, st: Arc<State>, b: Body| {
-            run(st, "scan", access, move |st, access| {
-                scans::scan(st, access, &t, &params_from_json(&b, known("scan"))?, false)
+            run_cancellable(st, "scan", access, move |st, access, cancel| {
+                scans::scan(st, access, &t, &params_from_json(&b, known("scan"))?, false, cancel)
             })
         });
     let count = table()
@@ -295,7 +320,9 @@ pub fn routes(
         .and(sa("count"))
         .and(params(known("count")))
         .and_then(|t: String, access: Access, st: Arc<State>, p: Params| {
-            run(st, "count", access, move |st, access| scans::scan(st, access, &t, &p, true))
+            run_cancellable(st, "count", access, move |st, access, cancel| {
+                scans::scan(st, access, &t, &p, true, cancel)
+            })
         });
 
     // Secondary indexes.
@@ -368,7 +395,9 @@ pub fn routes(
         .and(sa("search"))
         .and(params(known("search")))
         .and_then(|t: String, access: Access, st: Arc<State>, p: Params| {
-            run(st, "search", access, move |st, access| search::search(st, access, &t, &p))
+            run_cancellable(st, "search", access, move |st, access, cancel| {
+                search::search(st, access, &t, &p, cancel)
+            })
         });
     let suggest = table()
         .and(warp::path!("suggest"))

@@ -379,7 +379,13 @@ pub struct ScanIter<'t> {
     /// A row read ahead by `has_more`.
     peeked: Option<Sourced<'t>>,
     finished: bool,
+    /// Looked at every [`CANCEL_EVERY`] rows walked.
+    cancel: crate::Cancel,
+    walked: usize,
 }
+
+/// Rows walked between looks at a scan's [`crate::Cancel`].
+const CANCEL_EVERY: usize = 256;
 
 impl std::fmt::Debug for ScanIter<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -439,7 +445,16 @@ impl<'t> ScanIter<'t> {
             last_key: None,
             peeked: None,
             finished: false,
+            cancel: crate::Cancel::never(),
+            walked: 0,
         })
+    }
+
+    /// Makes the scan give up with `Cancelled` once `cancel` fires, looked
+    /// at every few hundred rows it walks (those its filter rejects too).
+    pub fn cancel_on(mut self, cancel: crate::Cancel) -> Self {
+        self.cancel = cancel;
+        self
     }
 
     /// The cursor resuming after the last row returned so far.
@@ -494,6 +509,10 @@ impl<'t> ScanIter<'t> {
             if self.filter.as_ref().is_some_and(FilterRun::done) {
                 return Ok(None);
             }
+            self.walked += 1;
+            if self.walked.is_multiple_of(CANCEL_EVERY) {
+                self.cancel.check()?;
+            }
             let Some((row, esc)) = self.next_source_row()? else { return Ok(None) };
             let Some(run) = self.filter.as_mut() else { return Ok(Some((row, esc))) };
             let verdict = run.eval(&row.key, &row.cells);
@@ -535,7 +554,10 @@ impl<'t> ScanIter<'t> {
 impl ScanIter<'_> {
     /// Runs the scan up to its limit; `next_cursor` is set when more rows
     /// follow.
-    pub(crate) fn into_page(self) -> Result<ScanPage> {
+    ///
+    /// # Errors
+    /// As [`crate::ReadTxn::scan`], and `Cancelled` (see [`Self::cancel_on`]).
+    pub fn into_page(self) -> Result<ScanPage> {
         let mut iter = self;
         let limit = iter.limit.take();
         let mut rows = Vec::new();

@@ -468,11 +468,19 @@ impl<'s> ReadTxn<'s> {
     /// # Errors
     /// As [`ReadTxn::scan`].
     pub fn count(&self, table: &str, scan: &Scan) -> Result<u64> {
+        self.count_until(table, scan, &crate::Cancel::never())
+    }
+
+    /// [`Self::count`] that gives up with `Cancelled` once `cancel` fires.
+    ///
+    /// # Errors
+    /// As [`ReadTxn::scan`], and `Cancelled`.
+    pub fn count_until(&self, table: &str, scan: &Scan, cancel: &crate::Cancel) -> Result<u64> {
         let mut scan = scan.clone();
         scan.limit = None;
         scan.keys_only = true;
         let mut n = 0;
-        for row in self.scan(table, &scan)? {
+        for row in self.scan(table, &scan)?.cancel_on(cancel.clone()) {
             row?;
             n += 1;
         }

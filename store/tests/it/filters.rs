@@ -379,3 +379,31 @@ fn integer_arguments_past_java_int_and_long_are_refused_at_their_position() {
         assert!(Filter::parse(input).is_ok(), "{input}");
     }
 }
+
+/// A scan whose filter rejects every row walks them all inside one call:
+/// a fired [`rowsearch_store::Cancel`] stops it with `Cancelled`, an
+/// unfired one changes nothing, and a count stops the same way.
+#[test]
+fn a_cancelled_scan_stops_even_where_its_filter_rejects_every_row() {
+    use rowsearch_store::{Cancel, CancelReason};
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    store.create_table("t", &TableSchema::new([FamilySchema::new("a")])).unwrap();
+    let mut batch = Batch::new();
+    for i in 0..2000 {
+        batch.put("t", format!("r{i:05}"), vec![PutCell::new("a", "c", format!("v{i}"))]);
+    }
+    store.apply(&batch).unwrap();
+    let rejecting = Scan::new().filter(Filter::parse("ValueFilter(=, 'binary:none')").unwrap());
+    let txn = store.begin_read().unwrap();
+    let live = Cancel::new(None);
+    assert_eq!(txn.scan("t", &rejecting).unwrap().cancel_on(live.clone()).into_page().unwrap().rows.len(), 0);
+    assert_eq!(txn.count_until("t", &Scan::new(), &live).unwrap(), 2000);
+    live.cancel(CancelReason::Abandoned);
+    let err = txn.scan("t", &rejecting).unwrap().cancel_on(live.clone()).into_page().unwrap_err();
+    assert!(matches!(err.kind(), ErrorKind::Cancelled { reason: CancelReason::Abandoned }), "{err}");
+    let err = txn.count_until("t", &Scan::new(), &Cancel::new(Some(std::time::Instant::now()))).unwrap_err();
+    assert!(matches!(err.kind(), ErrorKind::Cancelled { reason: CancelReason::TimeLimit }), "{err}");
+    // Without a cancel (the CLI's scans) nothing changes.
+    assert_eq!(txn.count("t", &Scan::new()).unwrap(), 2000);
+}

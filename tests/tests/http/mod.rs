@@ -1,6 +1,7 @@
 //! The HTTP API through the real binary on 127.0.0.1, port 0.
 
 mod budget;
+mod cancel;
 mod disk;
 mod documents;
 mod freshness;

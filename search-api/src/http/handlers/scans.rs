@@ -1,6 +1,6 @@
 //! `/tables/{t}/scan` (GET and POST) and `/tables/{t}/count`.
 
-use rowsearch_store::{Filter, Scan, ScanCursor};
+use rowsearch_store::{Cancel, Filter, Scan, ScanCursor};
 use serde_json::{Value, json};
 
 use super::{Answer, confine, ok};
@@ -11,7 +11,14 @@ use crate::json::row_json_in;
 use crate::keys::Access;
 
 /// A scan page, or with `count` the number of rows the scan selects.
-pub(crate) fn scan(st: &State, access: &Access, table: &str, p: &Params, count: bool) -> Answer {
+pub(crate) fn scan(
+    st: &State,
+    access: &Access,
+    table: &str,
+    p: &Params,
+    count: bool,
+    cancel: &Cancel,
+) -> Answer {
     let schema = st.store().schema(table)?;
     let prefix = match p.get("prefix_fields") {
         Some(json) => {
@@ -53,11 +60,11 @@ pub(crate) fn scan(st: &State, access: &Access, table: &str, p: &Params, count: 
         filter,
         region: p.number("region")?,
     };
-    if count {
-        return ok(json!({"count": st.store().count(table, &scan)?}));
-    }
     let rtxn = st.store().begin_read()?;
-    let page = rtxn.scan_page(table, &scan)?;
+    if count {
+        return ok(json!({"count": rtxn.count_until(table, &scan, cancel)?}));
+    }
+    let page = rtxn.scan(table, &scan)?.cancel_on(cancel.clone()).into_page()?;
     drop(rtxn);
     let enc = p.encoding()?;
     let rows: Vec<Value> = page.rows.iter().map(|r| row_json_in(r, schema.row_key.as_ref(), enc)).collect();

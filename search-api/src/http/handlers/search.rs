@@ -14,9 +14,10 @@ use crate::http::state::State;
 use crate::json::key_json_in;
 use crate::keys::Access;
 use crate::{Consistency, SearchRequest};
+use rowsearch_store::Cancel;
 
 /// `GET /tables/{t}/search`.
-pub(crate) fn search(st: &State, access: &Access, table: &str, p: &Params) -> Answer {
+pub(crate) fn search(st: &State, access: &Access, table: &str, p: &Params, cancel: &Cancel) -> Answer {
     let sort = match p.get("sort") {
         None | Some("relevance") => SortBy::Relevance,
         Some("newest") => SortBy::Newest,
@@ -40,6 +41,7 @@ pub(crate) fn search(st: &State, access: &Access, table: &str, p: &Params) -> An
         highlight: p.flag("highlight")?,
         max_expansions: st.limits.max_expansions,
         max_clauses: st.limits.max_clauses,
+        cancel: cancel.clone(),
         highlight_raw: match p.get("highlight_encoder") {
             None | Some("html") => false,
             Some("raw") => true,
