@@ -214,6 +214,12 @@ pub enum ServeCommand {
         /// not fit within its read time is refused 503 unread.
         #[arg(long, default_value_t = 256 << 20, value_parser = clap::value_parser!(u64).range(1..))]
         max_bodies_bytes: u64,
+        /// Most bytes of answers waiting to be sent to their clients, held
+        /// at once, server-wide; a read's answer over 64 KiB that does not
+        /// fit is refused 503 `busy` (a client that never reads cannot
+        /// hold more).
+        #[arg(long, default_value_t = 256 << 20, value_parser = clap::value_parser!(u64).range(1..))]
+        max_answers_bytes: u64,
         /// A search query's expansion budget: a prefix, a fuzzy word or a
         /// typo-tolerant word counts 1, a phrase prefix 4; a query past it
         /// is refused with 400 before it runs.

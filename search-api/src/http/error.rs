@@ -133,6 +133,8 @@ pub enum Refusal {
     BodyTimeout(u128),
     /// The server holds its budget of request bodies in flight (bytes).
     BodiesBusy(u64),
+    /// Answers waiting to be sent hold the server's budget (bytes).
+    AnswersBusy(u64),
     /// The request body is larger than the limit (in bytes).
     BodyTooLarge(u64),
     /// The request outlived the time limit (in ms).
@@ -166,7 +168,7 @@ impl Refusal {
             Refusal::ForeignHost(_) => (S::FORBIDDEN, "forbidden_host"),
             Refusal::MethodNotAllowed { .. } => (S::METHOD_NOT_ALLOWED, "method_not_allowed"),
             Refusal::BodyTimeout(_) => (S::REQUEST_TIMEOUT, "body_timeout"),
-            Refusal::BodiesBusy(_) => (S::SERVICE_UNAVAILABLE, "busy"),
+            Refusal::BodiesBusy(_) | Refusal::AnswersBusy(_) => (S::SERVICE_UNAVAILABLE, "busy"),
             Refusal::BodyTooLarge(_) => (S::PAYLOAD_TOO_LARGE, "body_too_large"),
             Refusal::Timeout(_) => (S::SERVICE_UNAVAILABLE, "timeout"),
             Refusal::Internal(_) => (S::INTERNAL_SERVER_ERROR, "internal"),
@@ -217,6 +219,10 @@ impl Refusal {
                 format!("{method} is not allowed on this path; it takes {}", allow.join(", "))
             }
             Refusal::BodyTimeout(ms) => format!("the request body did not arrive within {ms} ms"),
+            Refusal::AnswersBusy(bytes) => format!(
+                "answers waiting to be sent to their clients hold the server's budget ({bytes} bytes, \
+                 serve --max-answers-bytes): retry"
+            ),
             Refusal::BodiesBusy(bytes) => format!(
                 "the server holds its budget of request bodies in flight ({bytes} bytes, serve \
                  --max-bodies-bytes) and this one did not fit in time: retry"
@@ -472,6 +478,7 @@ mod tests {
             (Refusal::Internal("x".into()), (500, "internal")),
             (Refusal::ForeignHost("x".into()), (403, "forbidden_host")),
             (Refusal::BodiesBusy(1), (503, "busy")),
+            (Refusal::AnswersBusy(1), (503, "busy")),
         ];
         for (r, want) in refusals {
             match &r {
@@ -495,6 +502,7 @@ mod tests {
                 | Refusal::MethodNotAllowed { .. }
                 | Refusal::BodyTimeout(_)
                 | Refusal::BodiesBusy(_)
+                | Refusal::AnswersBusy(_)
                 | Refusal::BodyTooLarge(_)
                 | Refusal::Timeout(_)
                 | Refusal::Internal(_) => {}

@@ -18,6 +18,7 @@
 //! `pool.rs`, `jobs.rs`, `metrics.rs`, `openapi.rs` (the OpenAPI document,
 //! from the route table).
 
+mod answers;
 mod auth;
 mod conn;
 mod error;

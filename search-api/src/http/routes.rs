@@ -81,7 +81,8 @@ where
             if !dropped && writes { Some(task.await) } else { None }
         }
     };
-    Ok(answer(&state, route, started, outcome.map(|o| o.map_err(|failed| failed.to_string()))))
+    let response = answer(&state, route, started, outcome.map(|o| o.map_err(|failed| failed.to_string())));
+    Ok(super::answers::held(response, &state.answers, state.limits.max_answers_bytes, writes).await)
 }
 
 /// A request's answer from what its work gave (`None`: the time limit

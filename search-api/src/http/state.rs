@@ -41,6 +41,10 @@ pub struct Limits {
     /// 256 MiB): a body that does not fit waits, then is refused 503
     /// `busy` before it is read.
     pub max_bodies_bytes: u64,
+    /// Most bytes of answers waiting to be sent, server-wide (default 256
+    /// MiB): an answer over 64 KiB that does not fit is replaced by a 503
+    /// `busy` (`answers.rs`).
+    pub max_answers_bytes: u64,
     /// Threads doing the store and index work of requests (default: the
     /// number of cores). Requests beyond them wait their turn in arrival
     /// order: on a busy server a request then runs without sharing its
@@ -73,6 +77,7 @@ impl Default for Limits {
             max_connections: 1024,
             max_connections_per_client: 256,
             max_bodies_bytes: 256 << 20,
+            max_answers_bytes: 256 << 20,
             workers: std::thread::available_parallelism().map_or(2, usize::from),
             idle_spin: Duration::from_micros(500),
             max_expansions: rowsearch_indexer::query::DEFAULT_MAX_EXPANSIONS,
@@ -112,6 +117,9 @@ pub struct State {
     /// The budget of request bodies in flight, in KiB
     /// ([`Limits::max_bodies_bytes`]).
     pub(crate) bodies: Arc<tokio::sync::Semaphore>,
+    /// The budget of answers waiting to be sent, in KiB
+    /// ([`Limits::max_answers_bytes`]).
+    pub(crate) answers: Arc<tokio::sync::Semaphore>,
 }
 
 impl State {
@@ -125,6 +133,7 @@ impl State {
                 .unwrap_or(usize::MAX)
                 .min(tokio::sync::Semaphore::MAX_PERMITS),
         ));
+        let answers = super::answers::budget(limits.max_answers_bytes);
         let metrics = Metrics::new();
         let work = pool::WorkPool::new(limits.workers, limits.idle_spin, metrics.taken())?;
         Ok(State {
@@ -134,6 +143,7 @@ impl State {
             limits,
             work,
             bodies,
+            answers,
             access: AccessConfig::default(),
         })
     }

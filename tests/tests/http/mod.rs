@@ -1,5 +1,6 @@
 //! The HTTP API through the real binary on 127.0.0.1, port 0.
 
+mod answers;
 mod budget;
 mod cancel;
 mod disk;
