@@ -192,17 +192,21 @@ pub(super) fn index_query(p: &Params, max_limit: usize) -> Result<IndexQuery, Ap
 /// A field the body's type does not have is a 400 `unknown_parameter`
 /// naming it, like an unknown query parameter.
 pub(super) fn parse_json<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
-    serde_json::from_slice(body).map_err(|e| {
-        let message = e.to_string();
-        match message.strip_prefix("unknown field `").and_then(|rest| rest.split_once('`')) {
-            Some((field, rest)) => Refusal::UnknownField {
-                field: field.to_owned(),
-                detail: rest.trim_start_matches(", ").to_owned(),
-            }
-            .into(),
-            None => ApiError::bad_request(format!("request body: {message}")),
+    serde_json::from_slice(body).map_err(json_error)
+}
+
+/// A request body's JSON error as the API says it (an unknown field is
+/// `unknown_parameter`).
+pub(super) fn json_error(e: serde_json::Error) -> ApiError {
+    let message = e.to_string();
+    match message.strip_prefix("unknown field `").and_then(|rest| rest.split_once('`')) {
+        Some((field, rest)) => Refusal::UnknownField {
+            field: field.to_owned(),
+            detail: rest.trim_start_matches(", ").to_owned(),
         }
-    })
+        .into(),
+        None => ApiError::bad_request(format!("request body: {message}")),
+    }
 }
 
 /// A scan's JSON body as query parameters (`columns` may be a list); its

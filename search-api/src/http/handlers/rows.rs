@@ -75,20 +75,28 @@ pub(crate) fn delete(st: &State, access: &Access, t: &str, at: &RowAt, p: &Param
 /// data at a time, not four.
 pub(crate) fn mutate(st: &State, access: &Access, t: &str, p: &Params, raw: bytes::Bytes) -> Answer {
     let enc = p.encoding()?;
-    let body: MutateRequest = parse_json(&raw)?;
-    drop(raw);
-    let schema = st.store().schema(t)?;
-    let key_of = |key: &Option<String>, fields: &Option<Value>| -> Result<Vec<u8>, ApiError> {
+    // Read when a mutation first names its row by fields: a body that
+    // does not parse is a 400 before the table is looked at.
+    let mut schema = None;
+    let mut key_of = |key: &Option<String>, fields: &Option<Value>| -> Result<Vec<u8>, ApiError> {
         match (key, fields) {
             (Some(key), None) => binary(enc, "key", key),
-            (None, Some(fields)) => Ok(key_from_fields(&schema, t, &fields.to_string())?),
+            (None, Some(fields)) => {
+                let schema = match &mut schema {
+                    Some(schema) => schema,
+                    None => schema.insert(st.store().schema(t)?),
+                };
+                Ok(key_from_fields(schema, t, &fields.to_string())?)
+            }
             _ => Err(ApiError::bad_request(
                 "each mutation names its row by key or by key_fields (one of them)",
             )),
         }
     };
     let mut batch = Batch::new();
-    for m in body.mutations {
+    // Each mutation goes into the batch as it is read: the request's
+    // mutations are never all held twice (as parsed and as a batch).
+    let mut add = |m: MutationRequest| -> Result<(), ApiError> {
         match (m.put, m.delete) {
             (Some(put), None) => {
                 batch.put(t, key_of(&put.key, &put.key_fields)?, put.row.cells(enc)?);
@@ -104,7 +112,10 @@ pub(crate) fn mutate(st: &State, access: &Access, t: &str, p: &Params, raw: byte
                 return Err(ApiError::bad_request("each mutation is {\"put\": ...} or {\"delete\": ...}"));
             }
         }
-    }
+        Ok(())
+    };
+    stream::mutations(&raw, &mut add)?;
+    drop(raw);
     if access.partitions().is_some() {
         let rtxn = st.store().begin_read()?;
         for m in &batch.mutations {
@@ -154,12 +165,6 @@ impl RowRequest {
 
 #[derive(Debug, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
-struct MutateRequest {
-    mutations: Vec<MutationRequest>,
-}
-
-#[derive(Debug, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
 struct MutationRequest {
     put: Option<PutRequest>,
     delete: Option<DeleteRequest>,
@@ -198,4 +203,92 @@ fn deletes(columns: &[Column], up_to: Option<u64>) -> Vec<Delete> {
             }
         })
         .collect()
+}
+
+/// `{"mutations":[...]}` read one mutation at a time.
+mod stream {
+    use std::fmt;
+
+    use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
+
+    use super::MutationRequest;
+    use crate::http::error::ApiError;
+    use crate::http::params::json_error;
+
+    type Each<'f> = &'f mut dyn FnMut(MutationRequest) -> Result<(), ApiError>;
+
+    /// Hands each mutation of `body` to `each` as it is read; the first
+    /// error (the body's, or one `each` returns) ends it.
+    pub(super) fn mutations(body: &[u8], each: Each<'_>) -> Result<(), ApiError> {
+        let mut failed = None;
+        let mut de = serde_json::Deserializer::from_slice(body);
+        let read = Body { each, failed: &mut failed }.deserialize(&mut de).and_then(|()| de.end());
+        match (failed, read) {
+            (Some(e), _) => Err(e),
+            (None, read) => read.map_err(json_error),
+        }
+    }
+
+    /// The body object: exactly one field, `mutations`.
+    struct Body<'f, 'e> {
+        each: Each<'f>,
+        failed: &'e mut Option<ApiError>,
+    }
+
+    impl<'de> DeserializeSeed<'de> for Body<'_, '_> {
+        type Value = ();
+        fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+            d.deserialize_map(self)
+        }
+    }
+
+    impl<'de> Visitor<'de> for Body<'_, '_> {
+        type Value = ();
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("an object with \"mutations\"")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+            let mut list = Some(List { each: self.each, failed: self.failed });
+            while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+                if key != "mutations" {
+                    return Err(de::Error::unknown_field(&key, &["mutations"]));
+                }
+                let Some(list) = list.take() else { return Err(de::Error::duplicate_field("mutations")) };
+                map.next_value_seed(list)?;
+            }
+            match list {
+                Some(_) => Err(de::Error::missing_field("mutations")),
+                None => Ok(()),
+            }
+        }
+    }
+
+    /// The `mutations` array.
+    struct List<'f, 'e> {
+        each: Each<'f>,
+        failed: &'e mut Option<ApiError>,
+    }
+
+    impl<'de> DeserializeSeed<'de> for List<'_, '_> {
+        type Value = ();
+        fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+            d.deserialize_seq(self)
+        }
+    }
+
+    impl<'de> Visitor<'de> for List<'_, '_> {
+        type Value = ();
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("a list of mutations")
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+            while let Some(m) = seq.next_element::<MutationRequest>()? {
+                if let Err(e) = (self.each)(m) {
+                    *self.failed = Some(e);
+                    return Err(de::Error::custom("stopped"));
+                }
+            }
+            Ok(())
+        }
+    }
 }
