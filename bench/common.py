@@ -103,6 +103,10 @@ class Server:
 
     def p50(self, path, n):
         """The median of `n` timed GETs of `path` (ms), after 20 untimed."""
+        return pct(self.times(path, n), 0.5)
+
+    def times(self, path, n):
+        """`n` timed GETs of `path` (ms), after 20 untimed."""
         for _ in range(20):
             self.get(path)
         times = []
@@ -110,7 +114,7 @@ class Server:
             t = time.perf_counter()
             self.get(path)
             times.append((time.perf_counter() - t) * 1e3)
-        return pct(times, 0.5)
+        return times
 
     def stop(self):
         self.server.terminate()
