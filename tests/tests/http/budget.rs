@@ -167,3 +167,25 @@ fn http_bodies_in_flight_share_a_budget_taken_before_reading() {
     let served = (0..100).any(|_| s.request("POST", "/tables/t/mutate", Some(&big)).0 == 200);
     assert!(served, "the budget came back");
 }
+
+/// A highlight looks through the first 1 MiB of a field's text: a word
+/// only past it is found by the search but not marked; one before it is.
+#[test]
+fn http_a_highlight_marks_words_within_the_first_mib_of_a_field() {
+    let (_t, s) = mail_server();
+    let text = format!("quokka {} zebrafinch", "filler ".repeat(160_000));
+    assert!(text.len() > 1 << 20);
+    let body = serde_json::json!({"cells": [{"column": "b:text", "value": text}]}).to_string();
+    let key = enc(r#"{"user":"zed-z","date":990000000000,"id":1}"#);
+    let (status, answer) = s.request("PUT", &format!("/tables/mail/rows?key_fields={key}"), Some(&body));
+    assert_eq!(status, 200, "{answer}");
+    let highlight = |q: &str| {
+        let (status, v) = s.get_json(&format!("/tables/mail/search?q={q}&highlight=true&format=cells"));
+        assert_eq!(status, 200, "{v}");
+        assert_eq!(v["total"].as_u64(), Some(1), "{q}: found");
+        v["hits"][0]["highlights"]["body"].as_str().map(str::to_owned)
+    };
+    let early = highlight("quokka").expect("a highlight of the early word");
+    assert!(early.contains("<em>quokka</em>"), "{early}");
+    assert_eq!(highlight("zebrafinch"), None, "past the first MiB: not marked");
+}
