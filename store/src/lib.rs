@@ -92,4 +92,4 @@ pub use store::{
 };
 pub use stream::{KeyPage, SetOp};
 pub use table::{Region, RegionStats, TableStats};
-pub use write::{Batch, CompactReport, Delete, IndexBuildStep, Mutation, PreparedBatch};
+pub use write::{Batch, CompactReport, Delete, IndexBuildStep, Mutation, PreparedBatch, Produce};

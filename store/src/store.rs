@@ -527,6 +527,41 @@ impl Store {
         self.writer().apply(batch, &[])
     }
 
+    /// Writes the batches `produce` hands to its sink, in order, in one
+    /// transaction: all or nothing, as [`Store::apply`] of their
+    /// concatenation writes, except that a row touched by two of them gets
+    /// a feed entry (and a count in [`CommitInfo::rows`]) for each. A
+    /// caller that reads a large request into batches of a few thousand
+    /// mutations writes it atomically without ever holding it all as one
+    /// batch (HTTP's `mutate`). `produce` is called again, from the
+    /// start, when the transaction must run again (the map grew, another
+    /// process changed the catalog): it must hand the same batches each
+    /// time. An error it returns (wrap a caller's own with
+    /// [`Error::callback`]) aborts the transaction.
+    ///
+    /// ```
+    /// use rowsearch_store::{Batch, FamilySchema, PutCell, Scan, Store, TableSchema};
+    /// let dir = tempfile::tempdir()?;
+    /// let store = Store::open(dir.path())?;
+    /// store.create_table("t", &TableSchema::new([FamilySchema::new("f")]))?;
+    /// let info = store.apply_each(&mut |sink| {
+    ///     for part in 0..3 {
+    ///         let mut batch = Batch::new();
+    ///         batch.put("t", format!("r{part}"), vec![PutCell::new("f", "q", "v")]);
+    ///         sink(batch)?;
+    ///     }
+    ///     Ok(())
+    /// })?;
+    /// assert_eq!((info.rows, store.scan("t", &Scan::new())?.rows.len()), (3, 3));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`Store::apply`], and what `produce` returns.
+    pub fn apply_each(&self, produce: &mut crate::write::Produce<'_>) -> Result<CommitInfo> {
+        self.writer().apply_each(produce)
+    }
+
     /// Does the part of writing `batch` that needs no transaction, in the
     /// calling thread and without the writer lock: the keyword cells of
     /// each row the batch creates from its puts (tokenizing the searchable

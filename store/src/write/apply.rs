@@ -5,6 +5,8 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
+use heed::RwTxn;
+
 use super::batch::{Batch, Delete, Mutation};
 use super::derived::{index_entries, keyword_entries, rows_exist, update_indexes};
 use super::row::{delete_row, put_row};
@@ -21,6 +23,10 @@ use crate::table::{Catalog, TableHandle, Tables};
 /// A row's keyword cells computed ahead, with the table handle they were
 /// computed for.
 type Ahead = (Arc<TableHandle>, KeywordCells);
+
+/// What [`crate::Store::apply_each`] calls: it hands each batch to the sink
+/// it is given, in order.
+pub type Produce<'p> = dyn FnMut(&mut dyn FnMut(Batch) -> Result<()>) -> Result<()> + 'p;
 
 /// A batch with the keyword cells of the rows it creates computed ahead
 /// ([`crate::Store::prepare`]).
@@ -138,6 +144,62 @@ impl Writer<'_> {
         keywords: &[Option<Ahead>],
     ) -> Result<Option<CommitInfo>> {
         let now_ms = self.clock.now_ms();
+        self.env.write_txn(|wtxn| {
+            if self.catalog.version_in(wtxn)? != tables.version {
+                return Ok(None);
+            }
+            self.write_batch(wtxn, handles, batch, keywords, now_ms).map(Some)
+        })
+    }
+
+    /// Writes the batches `produce` hands its sink, in order, in one
+    /// transaction ([`crate::Store::apply_each`]).
+    pub fn apply_each(&self, produce: &mut Produce<'_>) -> Result<CommitInfo> {
+        let _writer = self.env.lock_writer()?;
+        let mut tables = self.catalog.current();
+        loop {
+            let now_ms = self.clock.now_ms();
+            let outcome = self.env.write_txn(|wtxn| {
+                if self.catalog.version_in(wtxn)? != tables.version {
+                    return Ok(None);
+                }
+                let mut info = CommitInfo { first_seq: None, last_seq: None, rows: 0 };
+                produce(&mut |batch: Batch| {
+                    let handles = self.check_batch(&tables, &batch)?;
+                    let got = self.write_batch(wtxn, &handles, &batch, &[], now_ms)?;
+                    info.first_seq = info.first_seq.or(got.first_seq);
+                    info.last_seq = got.last_seq.or(info.last_seq);
+                    info.rows += got.rows;
+                    Ok(())
+                })?;
+                Ok(Some(info))
+            });
+            match outcome {
+                Ok(Some(info)) => return Ok(info),
+                Ok(None) => tables = self.catalog.refresh(self.env)?,
+                Err(err) => {
+                    // Perhaps a table or family another process created:
+                    // run again against the newest catalog.
+                    let fresh = self.catalog.refresh(self.env)?;
+                    if fresh.version == tables.version {
+                        return Err(err);
+                    }
+                    tables = fresh;
+                }
+            }
+        }
+    }
+
+    /// Writes `batch` with `handles` in `wtxn`: its cells, the index
+    /// entries and keyword cells of its rows, and its feed entries.
+    fn write_batch(
+        &self,
+        wtxn: &mut RwTxn,
+        handles: &BTreeMap<String, Arc<TableHandle>>,
+        batch: &Batch,
+        keywords: &[Option<Ahead>],
+        now_ms: u64,
+    ) -> Result<CommitInfo> {
         let touched = touched_rows(batch);
         // Rows of indexed or searchable tables: their entries and keyword
         // cells before and after the batch.
@@ -191,51 +253,46 @@ impl Writer<'_> {
             } else {
                 Vec::new()
             };
-        self.env.write_txn(|wtxn| {
-            if self.catalog.version_in(wtxn)? != tables.version {
-                return Ok(None);
+        let existed = rows_exist(wtxn, &indexed)?;
+        let before = index_entries(wtxn, &indexed, &existed, None, now_ms)?;
+        let keywords_before = keyword_entries(self.catalog, wtxn, &indexed, &existed, None, &[], now_ms)?;
+        let mut buf = Vec::with_capacity(256);
+        let mut handle = None::<&Arc<TableHandle>>;
+        // With one mutation per row, the i-th mutation of a derived
+        // table is row `indexed[i]`, whose existence is known.
+        let bulk = touched.len() == batch.mutations.len();
+        let mut derived = 0;
+        for mutation in &batch.mutations {
+            let h = match handle {
+                Some(h) if h.name == mutation.table() => h,
+                _ => &handles[mutation.table()],
+            };
+            handle = Some(h);
+            let new_row = if h.is_derived() {
+                derived += 1;
+                bulk && !existed[derived - 1]
+            } else {
+                false
+            };
+            let row = h.stored_key(mutation.row());
+            match mutation {
+                Mutation::Put { cells, .. } => put_row(wtxn, h, &row, cells, new_row, now_ms, &mut buf)?,
+                Mutation::Delete { what, .. } => delete_row(wtxn, h, &row, what)?,
             }
-            let existed = rows_exist(wtxn, &indexed)?;
-            let before = index_entries(wtxn, &indexed, &existed, None, now_ms)?;
-            let keywords_before = keyword_entries(self.catalog, wtxn, &indexed, &existed, None, &[], now_ms)?;
-            let mut buf = Vec::with_capacity(256);
-            let mut handle = None::<&Arc<TableHandle>>;
-            // With one mutation per row, the i-th mutation of a derived
-            // table is row `indexed[i]`, whose existence is known.
-            let bulk = touched.len() == batch.mutations.len();
-            let mut derived = 0;
-            for mutation in &batch.mutations {
-                let h = match handle {
-                    Some(h) if h.name == mutation.table() => h,
-                    _ => &handles[mutation.table()],
-                };
-                handle = Some(h);
-                let new_row = if h.is_derived() {
-                    derived += 1;
-                    bulk && !existed[derived - 1]
-                } else {
-                    false
-                };
-                let row = h.stored_key(mutation.row());
-                match mutation {
-                    Mutation::Put { cells, .. } => put_row(wtxn, h, &row, cells, new_row, now_ms, &mut buf)?,
-                    Mutation::Delete { what, .. } => delete_row(wtxn, h, &row, what)?,
-                }
-            }
-            let after = index_entries(wtxn, &indexed, &existed, Some(&puts_only), now_ms)?;
-            update_indexes(wtxn, &indexed, &before, &after, self.index_pending_runs)?;
-            let keywords_after =
-                keyword_entries(self.catalog, wtxn, &indexed, &existed, Some(&puts_only), &ahead, now_ms)?;
-            crate::keyword::update(
-                wtxn,
-                indexed
-                    .iter()
-                    .zip(&keywords_before)
-                    .zip(&keywords_after)
-                    .filter_map(|(((t, _), b), a)| t.search.as_ref().map(|s| (s, &**b, &**a))),
-            )?;
-            self.feed.append(wtxn, &touched, now_ms).map(Some)
-        })
+        }
+        let after = index_entries(wtxn, &indexed, &existed, Some(&puts_only), now_ms)?;
+        update_indexes(wtxn, &indexed, &before, &after, self.index_pending_runs)?;
+        let keywords_after =
+            keyword_entries(self.catalog, wtxn, &indexed, &existed, Some(&puts_only), &ahead, now_ms)?;
+        crate::keyword::update(
+            wtxn,
+            indexed
+                .iter()
+                .zip(&keywords_before)
+                .zip(&keywords_after)
+                .filter_map(|(((t, _), b), a)| t.search.as_ref().map(|s| (s, &**b, &**a))),
+        )?;
+        self.feed.append(wtxn, &touched, now_ms)
     }
 
     /// Validates a batch before any write and resolves its tables.

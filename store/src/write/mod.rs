@@ -10,7 +10,7 @@ mod derived;
 mod row;
 
 pub use admin::{CompactReport, IndexBuildStep};
-pub use apply::PreparedBatch;
 pub(crate) use apply::Writer;
+pub use apply::{PreparedBatch, Produce};
 pub use batch::{Batch, Delete, Mutation};
 pub(crate) use derived::{BuildCursor, build_chunk};

@@ -4,6 +4,7 @@
 mod common;
 
 mod api;
+mod apply_each_prop;
 mod filter_fuzz;
 mod filter_prop;
 mod filters;

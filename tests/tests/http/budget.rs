@@ -189,3 +189,39 @@ fn http_a_highlight_marks_words_within_the_first_mib_of_a_field() {
     assert!(early.contains("<em>quokka</em>"), "{early}");
     assert_eq!(highlight("zebrafinch"), None, "past the first MiB: not marked");
 }
+
+/// A `mutate` is read and written in parts of a few thousand mutations,
+/// all in one transaction: one that fails at its last mutation writes none
+/// of the ones before it, in earlier parts; one that succeeds writes every
+/// row and answers the feed position of the last.
+#[test]
+fn http_a_large_mutate_is_all_or_nothing_across_its_parts() {
+    let t = rowsearch_tests::TestDir::new();
+    let out = t.run(&["create-table", "t", "--schema", r#"{"families":[{"name":"f"}]}"#]);
+    assert!(out.status.success(), "{}", rowsearch_tests::stderr(&out));
+    let s = t.serve(&["serve"]);
+    let puts = |n: usize| -> Vec<Value> {
+        (0..n)
+            .map(|i| serde_json::json!({"put": {"key": format!("r{i:06}"), "cells": [{"column": "f:q", "value": "v"}]}}))
+            .collect()
+    };
+    let mut bad = puts(10_000);
+    bad.push(serde_json::json!({"put": {"key": "last", "cells": [{"column": "nofamily:q", "value": "v"}]}}));
+    let (status, text) =
+        s.request("POST", "/tables/t/mutate", Some(&serde_json::json!({"mutations": bad}).to_string()));
+    assert_eq!(status, 422, "{text}");
+    let (_, count) = s.get_json("/tables/t/count");
+    assert_eq!(count["count"], 0, "nothing of the earlier parts was written");
+    let (status, v) = {
+        let (status, text) = s.request(
+            "POST",
+            "/tables/t/mutate",
+            Some(&serde_json::json!({"mutations": puts(10_000)}).to_string()),
+        );
+        (status, serde_json::from_str::<Value>(&text).unwrap())
+    };
+    assert_eq!((status, v["rows"].as_u64()), (200, Some(10_000)), "{v}");
+    let (_, count) = s.get_json("/tables/t/count");
+    assert_eq!(count["count"], 10_000);
+    assert_eq!(v["seq"].as_u64(), Some(10_000), "the last row's feed position: {v}");
+}

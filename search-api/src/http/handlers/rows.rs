@@ -73,6 +73,9 @@ pub(crate) fn delete(st: &State, access: &Access, t: &str, at: &RowAt, p: &Param
 /// The raw body is let go once parsed, and each mutation's strings once
 /// decoded into the batch: a large batch holds about two copies of its
 /// data at a time, not four.
+/// Mutations of a `mutate` body written per batch (see [`mutate`]).
+const MUTATE_CHUNK: usize = 4096;
+
 pub(crate) fn mutate(st: &State, access: &Access, t: &str, p: &Params, raw: bytes::Bytes) -> Answer {
     let enc = p.encoding()?;
     // Read when a mutation first names its row by fields: a body that
@@ -93,36 +96,56 @@ pub(crate) fn mutate(st: &State, access: &Access, t: &str, p: &Params, raw: byte
             )),
         }
     };
-    let mut batch = Batch::new();
-    // Each mutation goes into the batch as it is read: the request's
-    // mutations are never all held twice (as parsed and as a batch).
-    let mut add = |m: MutationRequest| -> Result<(), ApiError> {
-        match (m.put, m.delete) {
-            (Some(put), None) => {
-                batch.put(t, key_of(&put.key, &put.key_fields)?, put.row.cells(enc)?);
-            }
-            (None, Some(del)) => {
-                let key = key_of(&del.key, &del.key_fields)?;
-                let columns: Vec<&str> = del.columns.iter().map(String::as_str).collect();
-                for what in deletes(&columns_of(enc, &columns)?, del.timestamp) {
-                    batch.delete(t, key.clone(), what);
+    // The body is read into batches of MUTATE_CHUNK mutations, each
+    // written as it is read, all in one transaction (all or nothing): the
+    // request's mutations are never all held at once, as parsed or as a
+    // batch. A failure of ours (a bad mutation, a row outside the key's
+    // partitions) is kept here and ends the transaction.
+    let mut failed: Option<ApiError> = None;
+    let written = st.store().apply_each(&mut |sink| {
+        let mut batch = Batch::new();
+        let mut flush = |batch: &mut Batch| -> Result<(), ApiError> {
+            if access.partitions().is_some() {
+                let rtxn = st.store().begin_read()?;
+                for m in &batch.mutations {
+                    confine::may_write(access, &rtxn, t, m.row())?;
                 }
             }
-            _ => {
-                return Err(ApiError::bad_request("each mutation is {\"put\": ...} or {\"delete\": ...}"));
+            Ok(sink(std::mem::take(batch))?)
+        };
+        let mut add = |m: MutationRequest| -> Result<(), ApiError> {
+            match (m.put, m.delete) {
+                (Some(put), None) => {
+                    batch.put(t, key_of(&put.key, &put.key_fields)?, put.row.cells(enc)?);
+                }
+                (None, Some(del)) => {
+                    let key = key_of(&del.key, &del.key_fields)?;
+                    let columns: Vec<&str> = del.columns.iter().map(String::as_str).collect();
+                    for what in deletes(&columns_of(enc, &columns)?, del.timestamp) {
+                        batch.delete(t, key.clone(), what);
+                    }
+                }
+                _ => {
+                    return Err(ApiError::bad_request(
+                        "each mutation is {\"put\": ...} or {\"delete\": ...}",
+                    ));
+                }
             }
-        }
-        Ok(())
+            if batch.len() >= MUTATE_CHUNK {
+                flush(&mut batch)?;
+            }
+            Ok(())
+        };
+        let read = stream::mutations(&raw, &mut add).and_then(|()| flush(&mut batch));
+        read.map_err(|e| {
+            failed = Some(e);
+            rowsearch_store::Error::callback("the request's mutations were refused")
+        })
+    });
+    let info = match (failed, written) {
+        (Some(e), _) => return Err(e),
+        (None, written) => written?,
     };
-    stream::mutations(&raw, &mut add)?;
-    drop(raw);
-    if access.partitions().is_some() {
-        let rtxn = st.store().begin_read()?;
-        for m in &batch.mutations {
-            confine::may_write(access, &rtxn, t, m.row())?;
-        }
-    }
-    let info = st.store().apply(&batch)?;
     ok(json!({"rows": info.rows, "seq": info.last_seq}))
 }
 
