@@ -22,6 +22,8 @@ the server used, and what the clients got.
   build refuses the search at its default budget (400); a third run gives
   this build `--max-expansions 100000 --max-clauses 100000` so the search
   runs and the client's leaving is what stops it.
+- budget: the issue's expensive searches and the most expensive ones the
+  default budgets let in, one after another: status, seconds, VmHWM.
 - uploads: --uploads concurrent 64 MiB mutate bodies.
 - mutate: one mutate of --puts small puts (75 MB for 920,000).
 HTTP/2 clients with a shut window are measured by tests/tests/http/answers.rs
@@ -39,7 +41,7 @@ import urllib.request
 
 from common import WORK, arguments, build_at, corpus
 
-args = arguments(before_rev=(str, "82a1b56"), only=(str, "unread,leave,uploads,mutate"), unread=(int, 200),
+args = arguments(before_rev=(str, "82a1b56"), only=(str, "unread,leave,budget,uploads,mutate"), unread=(int, 200),
                  searches=(int, 10), uploads=(int, 24), puts=(int, 920000))
 
 
@@ -137,9 +139,13 @@ def leave(server):
     failed = [0, 0]
     stop = threading.Event()
 
+    took = []
+
     def probe():
         while not stop.is_set():
+            t = time.perf_counter()
             status, _ = get(server.url("/health"), timeout=1)
+            took.append((time.perf_counter() - t) * 1e3)
             failed[0] += status != 200
             failed[1] += 1
             time.sleep(0.1)
@@ -169,7 +175,30 @@ def leave(server):
     return dict(what=f"{args.searches} searches of 1,638 fuzzy words, clients gone after 1 s",
                 rss=server.status("VmRSS"), hwm=server.status("VmHWM"), cpu=server.cpu() - cpu0,
                 got=answers, health_failed=f"{failed[0]}/{failed[1]}",
+                health_ms_max=round(max(took), 1), health_ms_p50=round(sorted(took)[len(took) // 2], 1),
                 idle_after_s=round(time.time() - started - 1.0, 1))
+
+
+def budget(server):
+    """The issue's expensive searches, and the most expensive ones within
+    the default budgets: status, seconds, and VmHWM after each."""
+    queries = [
+        ("800 phrase prefixes", " ".join(['"the co"*'] * 800)),
+        ("1,638 fuzzy words", " ".join(["ab~2"] * 1638)),
+        ("2,048 prefixes", " ".join(["th*"] * 2048)),
+        ("8 phrase prefixes (budget 32)", " ".join(['"the co"*'] * 8)),
+        ("32 fuzzy words ~2 (budget)", " ".join([f"{w}~2" for w in ["energy", "meeting", "market", "report"] * 8])),
+        ("32 prefixes (budget)", " ".join(["t*", "a*", "c*", "s*"] * 8)),
+        ("32 typo words, typos=auto", " ".join(["meetign", "enrgy", "contrct", "pwer"] * 8)),
+        ("date:[* TO *]", "date:[* TO *]"),
+    ]
+    out = {}
+    for name, q in queries:
+        extra = "&typos=auto" if "typos" in name else ""
+        t = time.perf_counter()
+        status, body = get(server.url(f"/tables/mail/search?limit=10&q={urllib.parse.quote(q)}{extra}"))
+        out[name] = dict(status=status, s=round(time.perf_counter() - t, 3), hwm=round(server.status("VmHWM")))
+    return dict(what="the searches alone, one after another", queries=out)
 
 
 def uploads(server):
@@ -209,7 +238,7 @@ def mutate(server):
 
 data = store()
 before_bin = build_at(args.before_rev)
-attacks = {"unread": unread, "leave": leave, "uploads": uploads, "mutate": mutate}
+attacks = {"unread": unread, "leave": leave, "budget": budget, "uploads": uploads, "mutate": mutate}
 print(f"machine: {os.cpu_count()} cores; store {data}; before {args.before_rev}")
 for name in args.only.split(","):
     sides = [("before", before_bin, ()), ("now", args.bin, ())]

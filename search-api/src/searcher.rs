@@ -65,6 +65,11 @@ pub struct SearchRequest {
     pub max_expansions: usize,
     /// The query's clause budget (0: the default).
     pub max_clauses: usize,
+    /// Most hits a page may hold (0: [`MAX_LIMIT`]).
+    pub max_limit: usize,
+    /// Most bytes of a field's text a highlight looks through (0:
+    /// [`MAX_HIGHLIGHT_TEXT_BYTES`]).
+    pub max_highlight_bytes: usize,
     /// The search stops with `Cancelled` once this fires (between
     /// segments, expanding words and rows); the default never fires.
     pub cancel: rowsearch_store::Cancel,
@@ -505,8 +510,9 @@ impl Searcher {
             .ok_or_else(|| Error::Store(ErrorKind::NotSearchable { table: table.to_owned() }.into()))?;
         let limit = request.limit.unwrap_or(DEFAULT_LIMIT);
         // limit 0: the total alone (and, with issue 23's facets, facets).
-        if limit > MAX_LIMIT {
-            return Err(Error::BadRequest(format!("limit must be 0..={MAX_LIMIT}, got {limit}")));
+        let max_limit = if request.max_limit == 0 { MAX_LIMIT } else { request.max_limit };
+        if limit > max_limit {
+            return Err(Error::BadRequest(format!("limit must be 0..={max_limit}, got {limit}")));
         }
         let shape = DocumentShape {
             search,
@@ -643,6 +649,11 @@ impl Searcher {
         drop(rtxn);
 
         let words = request.highlight.then(|| rowsearch_indexer::expand::QueryWords::of(&*parsed));
+        let highlight_bytes = if request.max_highlight_bytes == 0 {
+            MAX_HIGHLIGHT_TEXT_BYTES
+        } else {
+            request.max_highlight_bytes
+        };
         let mut hits = Vec::with_capacity(resolved.len());
         let mut dropped = 0;
         for (n, item) in resolved.into_iter().enumerate() {
@@ -657,7 +668,7 @@ impl Searcher {
             if let Some(words) = &words {
                 for (name, family, qualifier) in &field_columns {
                     if let Some(text) = row.value(family, qualifier) {
-                        let text = String::from_utf8_lossy(&text[..text.len().min(MAX_HIGHLIGHT_TEXT_BYTES)]);
+                        let text = String::from_utf8_lossy(&text[..text.len().min(highlight_bytes)]);
                         if let Some(snippet) = rowsearch_indexer::analyzer::highlight(
                             &text,
                             &|w| words.matches(w),

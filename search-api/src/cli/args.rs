@@ -144,6 +144,8 @@ pub enum Command {
 }
 
 /// Running the demo and the HTTP server.
+// Parsed once per process: `serve`'s many options need no box.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 pub enum ServeCommand {
     /// The whole product on sample data: store tour, the bundled mail
@@ -229,6 +231,20 @@ pub enum ServeCommand {
         /// search query; past it 400.
         #[arg(long, default_value_t = rowsearch::indexer::query::DEFAULT_MAX_CLAUSES, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
         max_clauses: usize,
+        /// Most hits a search answers per page (`limit`); past it 400.
+        #[arg(long, default_value_t = rowsearch::MAX_LIMIT, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+        max_search_limit: usize,
+        /// Most rows a scan, count page or index lookup answers (`limit`);
+        /// past it 400.
+        #[arg(long, default_value_t = 10_000, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+        max_scan_limit: usize,
+        /// Most index lookups one `indexes:intersect` combines; past it 400.
+        #[arg(long, default_value_t = rowsearch::http::MAX_INDEX_TERMS, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+        max_lookups: usize,
+        /// Most bytes of a field's text a highlight looks through (a word
+        /// only past them is not marked).
+        #[arg(long, default_value_t = rowsearch::MAX_HIGHLIGHT_TEXT_BYTES, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+        max_highlight_bytes: usize,
         /// Most requests doing store or index work at once; the others
         /// wait in arrival order (default: the number of cores).
         #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]

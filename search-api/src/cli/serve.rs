@@ -39,6 +39,10 @@ pub(super) fn run(args: &Args, command: &ServeCommand) -> Result<ExitCode> {
             max_answers_bytes,
             max_expansions,
             max_clauses,
+            max_search_limit,
+            max_scan_limit,
+            max_lookups,
+            max_highlight_bytes,
             workers,
             idle_spin_us,
             refresh_ms,
@@ -59,6 +63,10 @@ pub(super) fn run(args: &Args, command: &ServeCommand) -> Result<ExitCode> {
                 overlay_max_rows: *overlay_max_rows,
                 max_expansions: *max_expansions,
                 max_clauses: *max_clauses,
+                max_search_limit: *max_search_limit,
+                max_scan_limit: *max_scan_limit,
+                max_lookups: *max_lookups,
+                max_highlight_bytes: *max_highlight_bytes,
                 ..defaults
             };
             if master_key.is_none() {

@@ -37,6 +37,7 @@ mod server;
 mod state;
 
 pub use error::{ApiError, Refusal};
+pub use handlers::indexes::MAX_INDEX_TERMS;
 pub use hosts::HostRule;
 pub use jobs::{JobState, Jobs};
 pub use metrics::{Metrics, TableFigures};

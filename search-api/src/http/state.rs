@@ -63,6 +63,13 @@ pub struct Limits {
     pub max_expansions: usize,
     /// A search query's most leaf clauses (default 1,024): past it 400.
     pub max_clauses: usize,
+    /// Most hits a search page holds (default [`crate::MAX_LIMIT`]).
+    pub max_search_limit: usize,
+    /// Most lookups an `indexes:intersect` combines (default 16).
+    pub max_lookups: usize,
+    /// Most bytes of a field's text a highlight looks through (default
+    /// [`crate::MAX_HIGHLIGHT_TEXT_BYTES`]).
+    pub max_highlight_bytes: usize,
 }
 
 impl Default for Limits {
@@ -82,6 +89,9 @@ impl Default for Limits {
             idle_spin: Duration::from_micros(500),
             max_expansions: rowsearch_indexer::query::DEFAULT_MAX_EXPANSIONS,
             max_clauses: rowsearch_indexer::query::DEFAULT_MAX_CLAUSES,
+            max_search_limit: crate::searcher::MAX_LIMIT,
+            max_lookups: super::handlers::indexes::MAX_INDEX_TERMS,
+            max_highlight_bytes: crate::searcher::MAX_HIGHLIGHT_TEXT_BYTES,
             overlay_max_rows: crate::searcher::DEFAULT_OVERLAY_MAX_ROWS,
         }
     }

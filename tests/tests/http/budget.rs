@@ -51,6 +51,46 @@ fn http_queries_past_the_expansion_or_clause_budget_are_400_naming_both_figures(
     assert!(status == 400 && v["error"]["message"].as_str().unwrap().contains("at most 2"), "{v}");
     let (status, v) = search(&s, "gas power enron meeting");
     assert!(status == 400 && v["error"]["message"].as_str().unwrap().contains("at most 3"), "{v}");
+
+    // And the other budgets: lookups combined, hits and rows per page,
+    // highlight text.
+    let s = t.serve(&[
+        "serve",
+        "--max-lookups",
+        "2",
+        "--max-search-limit",
+        "5",
+        "--max-scan-limit",
+        "3",
+        "--max-highlight-bytes",
+        "8",
+    ]);
+    let refused = |path: &str, figure: &str| {
+        let (status, v) = s.get_json(path);
+        let message = v["error"]["message"].as_str().unwrap_or_default().to_owned();
+        assert!(status == 400 && message.contains(figure), "{path}: {v}");
+    };
+    refused(
+        &format!("/tables/mail/indexes:intersect?{}", terms[..3].join("&")),
+        "at most 2 (serve --max-lookups)",
+    );
+    refused("/tables/mail/search?q=gas&limit=6", "limit must be 0..=5");
+    refused("/tables/mail/scan?limit=4", "at most 3 (serve --max-scan-limit)");
+    assert_eq!(s.get_json(&format!("/tables/mail/indexes:intersect?{}", terms[..2].join("&"))).0, 200);
+    assert_eq!(s.get_json("/tables/mail/search?q=gas&limit=5").0, 200);
+    assert_eq!(s.get_json("/tables/mail/scan?limit=3").0, 200);
+    // A subject whose "meeting" starts past its 8th byte is not marked.
+    let (_, v) = s.get_json("/tables/mail/search?q=subject:meeting&highlight=true&limit=5");
+    let late: Vec<&Value> = v["hits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|h| h["document"]["subject"].as_str().unwrap().to_lowercase().find("meeting") > Some(1))
+        .collect();
+    assert!(!late.is_empty(), "a subject with the word past its start: {v}");
+    for hit in late {
+        assert!(hit["highlights"]["subject"].is_null(), "marked past the 8th byte: {hit}");
+    }
 }
 
 #[test]

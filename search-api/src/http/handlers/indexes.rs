@@ -132,10 +132,11 @@ pub(crate) fn combine(st: &State, access: &Access, t: &str, p: &Params) -> Answe
     if terms.is_empty() {
         return Err(ApiError::bad_request("give at least one q=index:eq:value"));
     }
-    if terms.len() > MAX_INDEX_TERMS {
+    if terms.len() > st.limits.max_lookups {
         return Err(ApiError::bad_request(format!(
-            "{} lookups combined; at most {MAX_INDEX_TERMS}",
-            terms.len()
+            "{} lookups combined; at most {} (serve --max-lookups)",
+            terms.len(),
+            st.limits.max_lookups
         )));
     }
     let op = match p.get("op") {

@@ -45,7 +45,10 @@ pub(crate) fn scan(
     };
     let limit = p.number::<usize>("limit")?;
     if limit.is_some_and(|l| l > st.limits.max_scan_limit) {
-        return Err(ApiError::bad_request(format!("limit is at most {}", st.limits.max_scan_limit)));
+        return Err(ApiError::bad_request(format!(
+            "limit is at most {} (serve --max-scan-limit)",
+            st.limits.max_scan_limit
+        )));
     }
     let scan = Scan {
         start: p.bytes("start")?,

@@ -42,6 +42,8 @@ pub(crate) fn search(st: &State, access: &Access, table: &str, p: &Params, cance
         max_expansions: st.limits.max_expansions,
         max_clauses: st.limits.max_clauses,
         cancel: cancel.clone(),
+        max_limit: st.limits.max_search_limit,
+        max_highlight_bytes: st.limits.max_highlight_bytes,
         highlight_raw: match p.get("highlight_encoder") {
             None | Some("html") => false,
             Some("raw") => true,
