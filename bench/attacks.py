@@ -39,20 +39,12 @@ import urllib.error
 import urllib.parse
 import urllib.request
 
-from common import WORK, arguments, build_at, corpus
+from common import WORK, arguments, build_at, corpus_store
 
 args = arguments(before_rev=(str, "82a1b56"), only=(str, "unread,leave,budget,uploads,mutate"), unread=(int, 200),
                  searches=(int, 10), uploads=(int, 24), puts=(int, 920000))
 
 
-def store():
-    data = os.path.join(WORK, "confined-now")
-    if not os.path.isdir(data):
-        mail = corpus(args.corpus)
-        subprocess.run([args.bin, "--data", data + ".tmp", "ingest", mail], check=True, capture_output=True)
-        subprocess.run([args.bin, "--data", data + ".tmp", "reindex", "--full"], check=True, capture_output=True)
-        os.rename(data + ".tmp", data)
-    return data
 
 
 class Proc:
@@ -236,7 +228,7 @@ def mutate(server):
                 seconds=round(time.time() - started, 1), got={status: 1}, answer=answer[:80].decode(errors="replace"))
 
 
-data = store()
+data = corpus_store(args)
 before_bin = build_at(args.before_rev)
 attacks = {"unread": unread, "leave": leave, "budget": budget, "uploads": uploads, "mutate": mutate}
 print(f"machine: {os.cpu_count()} cores; store {data}; before {args.before_rev}")

@@ -31,6 +31,18 @@ def corpus(archive):
     return os.path.join(root, "mail")
 
 
+def corpus_store(args):
+    """The full corpus ingested and fully reindexed by `args.bin`, made
+    once at /tmp/rowsearch-bench/confined-now: its path."""
+    data = os.path.join(WORK, "confined-now")
+    if not os.path.isdir(data):
+        mail = corpus(args.corpus)
+        subprocess.run([args.bin, "--data", data + ".tmp", "ingest", mail], check=True, capture_output=True)
+        subprocess.run([args.bin, "--data", data + ".tmp", "reindex", "--full"], check=True, capture_output=True)
+        os.rename(data + ".tmp", data)
+    return data
+
+
 def build_at(rev):
     """The release binary of git revision `rev`, from a worktree at
     /tmp/rowsearch-bench/before-REV, built when missing."""

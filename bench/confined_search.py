@@ -20,29 +20,20 @@ Now, a confined search scores with its mailbox's statistics
 (indexer/src/scoped_stats.rs), where before it used the whole index's.
 """
 import json
-import os
 import re
 import statistics
 import subprocess
 import sys
 
-from common import WORK, Server, arguments, build_at, corpus, peer_queries
+from common import Server, arguments, build_at, corpus_store, peer_queries
 
 args = arguments(before_rev=(str, "82a1b56"), n=(int, 200), rounds=(int, 3), mailbox=(str, "kaminski-v"))
 MASTER = "bench-master-key-0123456789abcdef"
 
 
-def store():
-    data = os.path.join(WORK, "confined-now")
-    if not os.path.isdir(data):
-        mail = corpus(args.corpus)
-        subprocess.run([args.bin, "--data", data + ".tmp", "ingest", mail], check=True, capture_output=True)
-        subprocess.run([args.bin, "--data", data + ".tmp", "reindex", "--full"], check=True, capture_output=True)
-        os.rename(data + ".tmp", data)
-    return data
 
 
-data = store()
+data = corpus_store(args)
 key = json.loads(subprocess.run([args.bin, "--data", data, "keys", "create", "--actions", "search",
                                  "--partitions", args.mailbox], check=True, capture_output=True,
                                 text=True).stdout)["key"]

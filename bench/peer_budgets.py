@@ -13,26 +13,16 @@ untimed on one keep-alive connection. The figure is each query's median
 p50 and p99 over the rounds; printed per query, with now/before, and the
 geometric means of the ratios.
 """
-import os
 import statistics
-import subprocess
 
-from common import WORK, Server, arguments, build_at, corpus, pct, peer_queries
+from common import Server, arguments, build_at, corpus_store, pct, peer_queries
 
 args = arguments(before_rev=(str, "82a1b56"), n=(int, 300), rounds=(int, 3))
 
 
-def store():
-    data = os.path.join(WORK, "confined-now")
-    if not os.path.isdir(data):
-        mail = corpus(args.corpus)
-        subprocess.run([args.bin, "--data", data + ".tmp", "ingest", mail], check=True, capture_output=True)
-        subprocess.run([args.bin, "--data", data + ".tmp", "reindex", "--full"], check=True, capture_output=True)
-        os.rename(data + ".tmp", data)
-    return data
 
 
-data = store()
+data = corpus_store(args)
 sides = [Server("before", build_at(args.before_rev), data), Server("now", args.bin, data)]
 qs = peer_queries()
 figures = {(s.name, q): ([], []) for s in sides for q, _ in qs}

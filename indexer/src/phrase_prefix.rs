@@ -122,7 +122,7 @@ impl PhrasePrefixWeight {
         }
         let prefix = self.query.prefix.1.serialized_value_bytes();
         let mut range = index.terms().range().ge(prefix);
-        if let Some(end) = prefix_end(prefix) {
+        if let Some(end) = rowsearch_store::prefix_successor(prefix) {
             range = range.lt(end);
         }
         let mut stream = range.into_stream()?;
@@ -338,28 +338,9 @@ fn sorted_intersection_count(a: &[u32], b: &[u32]) -> u32 {
     n
 }
 
-/// The first key after every key starting with `prefix`.
-fn prefix_end(prefix: &[u8]) -> Option<Vec<u8>> {
-    let mut end = prefix.to_vec();
-    while let Some(last) = end.pop() {
-        if last < u8::MAX {
-            end.push(last + 1);
-            return Some(end);
-        }
-    }
-    None
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn prefix_end_is_the_first_key_past_the_prefix() {
-        assert_eq!(prefix_end(b"ga"), Some(b"gb".to_vec()));
-        assert_eq!(prefix_end(b"g\xff"), Some(b"h".to_vec()));
-        assert_eq!(prefix_end(b"\xff\xff"), None);
-    }
 
     #[test]
     fn gallop_finds_the_first_document_not_below() {

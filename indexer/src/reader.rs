@@ -163,7 +163,7 @@ impl Generation {
         indexed_next_seq(&self.schema.table, &self.index)
     }
 
-    /// Parses `query` (tantivy syntax over the search fields; bare terms
+    /// Parses `query` (rowsearch's query language, `crate::query`; bare terms
     /// match any field and are ANDed), scoped to `partitions` (any of
     /// them) unless that is empty.
     ///

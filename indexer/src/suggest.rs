@@ -302,7 +302,7 @@ fn prefix_terms(
     found: &mut dyn FnMut(&str, u32),
 ) -> std::io::Result<()> {
     let mut range = terms.range().ge(prefix.as_bytes());
-    if let Some(end) = successor(prefix.as_bytes()) {
+    if let Some(end) = rowsearch_store::prefix_successor(prefix.as_bytes()) {
         range = range.lt(end);
     }
     let mut stream = range.into_stream()?;
@@ -317,30 +317,4 @@ fn prefix_terms(
 /// Most documents first, ties by term.
 fn most_first(terms: &mut [(String, u64)]) {
     terms.sort_unstable_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-}
-
-/// The smallest byte string after every string starting with `prefix`;
-/// `None` when there is none (all `0xff`).
-fn successor(prefix: &[u8]) -> Option<Vec<u8>> {
-    let mut end = prefix.to_vec();
-    while let Some(last) = end.pop() {
-        if last < u8::MAX {
-            end.push(last + 1);
-            return Some(end);
-        }
-    }
-    None
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn successor_bounds_every_extension() {
-        assert_eq!(successor(b"enr"), Some(b"ens".to_vec()));
-        assert_eq!(successor(b"a\xff"), Some(b"b".to_vec()));
-        assert_eq!(successor(b"\xff\xff"), None);
-        assert_eq!(successor(b""), None);
-    }
 }

@@ -27,9 +27,6 @@ pub enum Error {
         /// The serving one.
         serving: u64,
     },
-    /// A row, job or other object that does not exist.
-    #[error("{0}")]
-    NotFound(String),
     /// The caller may not see or do this (a partition its key is not
     /// confined to).
     #[error("{0}")]
@@ -57,9 +54,7 @@ impl Error {
         match self {
             Error::Store(e) => e.is_user_error(),
             Error::Indexer(e) => e.is_usage(),
-            Error::BadRequest(_) | Error::StaleCursor { .. } | Error::NotFound(_) | Error::Forbidden(_) => {
-                true
-            }
+            Error::BadRequest(_) | Error::StaleCursor { .. } | Error::Forbidden(_) => true,
             Error::NotFresh { .. } => false,
         }
     }

@@ -36,7 +36,7 @@ const CURSOR_PREFIX: &str = "c1.";
 /// One search.
 #[derive(Debug, Clone, Default)]
 pub struct SearchRequest {
-    /// tantivy's query syntax over the search field names.
+    /// The query, in rowsearch's query language (API.md; `rowsearch_indexer::query`).
     pub query: String,
     /// Only this partition (mailbox).
     pub partition: Option<Vec<u8>>,

@@ -13,23 +13,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::time::Instant;
 
-/// Why work was cancelled.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CancelReason {
-    /// The request's time limit passed.
-    TimeLimit,
-    /// Whoever asked for the work has gone (an HTTP client disconnected).
-    Abandoned,
-}
-
-impl std::fmt::Display for CancelReason {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            CancelReason::TimeLimit => "the request's time limit passed",
-            CancelReason::Abandoned => "the client has gone",
-        })
-    }
-}
+use crate::error::CancelReason;
 
 /// A cancellation signal shared by a request and its work. Clones share
 /// it. The default never fires.

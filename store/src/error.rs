@@ -211,11 +211,11 @@ pub enum ErrorKind {
         /// What was being written.
         operation: &'static str,
     },
-    /// The work was cancelled before it ended ([`crate::Cancel`]).
+    /// The work was cancelled before it ended (`Cancel`, `cancel.rs`).
     #[error("cancelled: {reason}")]
     Cancelled {
         /// Why.
-        reason: crate::CancelReason,
+        reason: CancelReason,
     },
     /// A scan cursor token that this store did not produce.
     #[error("invalid scan cursor: {reason}")]
@@ -271,6 +271,24 @@ pub enum ErrorKind {
         /// The caller's error.
         source: Box<dyn std::error::Error + Send + Sync>,
     },
+}
+
+/// Why work was cancelled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CancelReason {
+    /// The request's time limit passed.
+    TimeLimit,
+    /// Whoever asked for the work has gone (an HTTP client disconnected).
+    Abandoned,
+}
+
+impl std::fmt::Display for CancelReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            CancelReason::TimeLimit => "the request's time limit passed",
+            CancelReason::Abandoned => "the client has gone",
+        })
+    }
 }
 
 impl Error {
@@ -428,7 +446,7 @@ impl ErrorKind {
             ErrorKind::QualifierTooLong { family: "f".into(), len: 999, max: 80 },
             ErrorKind::KeyTooLarge { operation: "x" },
             ErrorKind::InvalidCursor { reason: "x" },
-            ErrorKind::Cancelled { reason: crate::CancelReason::TimeLimit },
+            ErrorKind::Cancelled { reason: CancelReason::TimeLimit },
             ErrorKind::Corrupted { db: "d".into(), key: "k".into(), detail: "x".into() },
             ErrorKind::MapFull { map_size_bytes: 1, reason: "x".into() },
             ErrorKind::TooManyDatabases { max_dbs: 1 },

@@ -66,13 +66,13 @@ mod stream;
 mod table;
 mod write;
 
-pub use cancel::{Cancel, CancelReason};
+pub use cancel::Cancel;
 pub use cell::{Cell, PutCell, Row};
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use db::FORMAT;
 pub use db::feed::{CommitInfo, FeedEntry};
 pub use db::keys::KeyRecord;
-pub use error::{Error, ErrorKind, Result};
+pub use error::{CancelReason, Error, ErrorKind, Result};
 pub use filter::lang::{MAX_FILTER_BYTES, MAX_FILTER_DEPTH};
 pub use filter::{Comparator, CompareOp, Filter, ListOp, RegexComparator};
 pub use key::rowkey::{

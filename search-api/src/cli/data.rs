@@ -10,7 +10,7 @@ use rowsearch::store::{Batch, Column, Delete, Filter, PutCell, Scan, ScanCursor,
 
 use super::args::{Args, DataCommand, UsageError};
 use super::common::{bytes, create, open, read_options};
-use super::output::row_json;
+use rowsearch::json::row_json;
 
 /// Runs a data command.
 pub(super) fn run(args: &Args, command: &DataCommand, out: &mut impl Write) -> Result<ExitCode> {

@@ -13,9 +13,9 @@ use rowsearch::store::{
 use super::args::Args;
 use super::common::create;
 use super::mail::ingest;
-use super::output::row_json;
 use super::sample::Sample;
 use super::search::reindex;
+use rowsearch::json::row_json;
 
 /// The demo: everything the store can do, on a fresh table.
 pub(super) fn demo(args: &Args, rows: u32, out: &mut impl Write) -> Result<Store> {

@@ -10,8 +10,8 @@ use rowsearch::wire;
 
 use super::args::{Args, IndexCommand};
 use super::common::{bytes, open};
-use super::output::row_json;
 use super::progress::Progress;
+use rowsearch::json::row_json;
 
 /// A build of an index, reporting (done, total) to the callback.
 type IndexBuild<'a> = dyn Fn(&mut dyn FnMut(u64, u64)) -> rowsearch::store::Result<()> + 'a;

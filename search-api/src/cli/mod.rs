@@ -10,7 +10,6 @@ mod demo;
 mod index;
 mod keys;
 mod mail;
-mod output;
 mod progress;
 mod sample;
 mod search;

@@ -304,7 +304,6 @@ impl From<Error> for ApiError {
             Error::Indexer(e) => indexer_status(e),
             Error::BadRequest(_) => (StatusCode::BAD_REQUEST, "bad_request"),
             Error::StaleCursor { .. } => (StatusCode::CONFLICT, "stale_cursor"),
-            Error::NotFound(_) => (StatusCode::NOT_FOUND, "not_found"),
             Error::Forbidden(_) => (StatusCode::FORBIDDEN, "forbidden"),
             Error::NotFresh { .. } => (StatusCode::SERVICE_UNAVAILABLE, "timeout"),
         };
@@ -433,7 +432,6 @@ mod tests {
         let facade = [
             (Error::BadRequest("x".into()), (400, "bad_request")),
             (Error::StaleCursor { cursor_generation: 1, serving: 2 }, (409, "stale_cursor")),
-            (Error::NotFound("x".into()), (404, "not_found")),
             (Error::Forbidden("x".into()), (403, "forbidden")),
             (Error::NotFresh { table: "t".into(), wanted: 2, reflects: 1 }, (503, "timeout")),
         ];
@@ -443,7 +441,6 @@ mod tests {
                 Error::Store(_) | Error::Indexer(_) => unreachable!(),
                 Error::BadRequest(_)
                 | Error::StaleCursor { .. }
-                | Error::NotFound(_)
                 | Error::Forbidden(_)
                 | Error::NotFresh { .. } => {}
             }

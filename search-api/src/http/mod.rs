@@ -37,11 +37,10 @@ mod server;
 mod state;
 
 pub use error::{ApiError, Refusal};
-pub use handlers::indexes::MAX_INDEX_TERMS;
 pub use hosts::HostRule;
 pub use jobs::{JobState, Jobs};
 pub use metrics::{Metrics, TableFigures};
 pub use openapi::document as openapi_document;
 pub use route_table::{ROUTES, RouteSpec, allowed_methods};
 pub use server::serve;
-pub use state::{AccessConfig, Limits, State};
+pub use state::{AccessConfig, Limits, MAX_INDEX_TERMS, State};

@@ -206,7 +206,7 @@ fn errors(route: &RouteSpec) -> Vec<(u16, &'static str)> {
     ];
     let has_table = route.path.contains("{table}");
     let has_body = route.example_body.is_some();
-    let writes = route.method != "GET" && route.name != "scan";
+    let writes = route.mutates;
     if route.action != crate::keys::Action::Public {
         out.push((401, "no access key (the server has a master key)"));
         out.push((403, "the key is not valid or may not do this; or a foreign Origin"));

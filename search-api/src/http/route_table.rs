@@ -24,6 +24,23 @@ pub struct RouteSpec {
     pub example_body: Option<&'static str>,
     /// The query parameters it takes (for `POST .../scan`, its body's fields).
     pub params: &'static [&'static str],
+    /// Whether it writes: a write, once it runs, is waited for past the
+    /// time limit and never cancelled (`routes.rs`); a read stops when its
+    /// request is over. Every method but GET writes unless the route says
+    /// otherwise ([`RouteSpec::reading`]).
+    pub mutates: bool,
+}
+
+impl RouteSpec {
+    /// The same route, one that only reads (a POST whose body is a query).
+    const fn reading(self) -> RouteSpec {
+        RouteSpec { mutates: false, ..self }
+    }
+
+    /// Whether the route called `name` writes (routes of one name agree).
+    pub(super) fn mutates(name: &str) -> bool {
+        ROUTES.iter().any(|r| r.name == name && r.mutates)
+    }
 }
 
 const READ: &[&str] = &["columns", "versions", "min_ts", "max_ts", "encoding"];
@@ -131,7 +148,8 @@ pub const ROUTES: &[RouteSpec] = &[
         "/tables/mail/scan",
         Some(r#"{"limit":"1"}"#),
         SCAN,
-    ),
+    )
+    .reading(),
     route("count", Action::Read, "GET", "/tables/{table}/count", "/tables/mail/count?limit=1", None, SCAN),
     route("indexes_list", Action::Read, "GET", "/tables/{table}/indexes", "/tables/mail/indexes", None, &[]),
     route(
@@ -257,7 +275,8 @@ const fn route(
     example_body: Option<&'static str>,
     params: &'static [&'static str],
 ) -> RouteSpec {
-    RouteSpec { name, action, method, path, example, example_body, params }
+    let mutates = !matches!(method.as_bytes(), b"GET");
+    RouteSpec { name, action, method, path, example, example_body, params, mutates }
 }
 
 /// The parameters route `name` takes, from [`ROUTES`].

@@ -15,7 +15,7 @@ use super::error::{ApiError, Refusal, recover};
 use super::handlers::rows::RowAt;
 use super::handlers::{self, Answer};
 use super::params::{Params, Rejected, body, no_params, params, params_from_json, params_with_bytes};
-use super::route_table::{ROUTES, allowed_methods, known};
+use super::route_table::{RouteSpec, allowed_methods, known};
 use super::state::State;
 use crate::keys::Access;
 use rowsearch_store::{Cancel, CancelReason};
@@ -58,7 +58,7 @@ where
     const DROPPED: u8 = 2;
     let started = Instant::now();
     let limit = state.limits.request_timeout;
-    let writes = ROUTES.iter().any(|r| r.name == route && r.method != "GET" && r.name != "scan");
+    let writes = RouteSpec::mutates(route);
     let phase = Arc::new(AtomicU8::new(QUEUED));
     let cancel = if writes { Cancel::never() } else { Cancel::new(started.checked_add(limit)) };
     // The client gone: this future is dropped, and a read with it, queued

@@ -72,6 +72,10 @@ pub struct Limits {
     pub max_highlight_bytes: usize,
 }
 
+/// Default most lookups one intersection or union combines (each is a
+/// sorted stream read in step with the others; [`Limits::max_lookups`]).
+pub const MAX_INDEX_TERMS: usize = 16;
+
 impl Default for Limits {
     fn default() -> Self {
         Limits {
@@ -90,7 +94,7 @@ impl Default for Limits {
             max_expansions: rowsearch_indexer::query::DEFAULT_MAX_EXPANSIONS,
             max_clauses: rowsearch_indexer::query::DEFAULT_MAX_CLAUSES,
             max_search_limit: crate::searcher::MAX_LIMIT,
-            max_lookups: super::handlers::indexes::MAX_INDEX_TERMS,
+            max_lookups: MAX_INDEX_TERMS,
             max_highlight_bytes: crate::searcher::MAX_HIGHLIGHT_TEXT_BYTES,
             overlay_max_rows: crate::searcher::DEFAULT_OVERLAY_MAX_ROWS,
         }

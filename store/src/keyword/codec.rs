@@ -62,26 +62,28 @@ pub(crate) fn push_varint(out: &mut Vec<u8>, n: u32) {
     super::block::push_varint(out, u64::from(n));
 }
 
+/// Reads one position delta: a LEB128 number of at most 5 bytes that
+/// fits a `u32`.
+#[inline]
+fn take_delta(bytes: &mut &[u8]) -> Option<u32> {
+    let mut n = 0u32;
+    for shift in (0..35).step_by(7) {
+        let (&b, rest) = bytes.split_first()?;
+        *bytes = rest;
+        n |= u32::from(b & 0x7F).checked_shl(shift)?;
+        if b & 0x80 == 0 {
+            return Some(n);
+        }
+    }
+    None
+}
+
 /// How many positions a keyword cell's value holds; `None` when the bytes
 /// are not LEB128 deltas (each at most 5 bytes) summing to a `u32`.
 pub(crate) fn count_positions(mut bytes: &[u8]) -> Option<usize> {
     let (mut count, mut last) = (0usize, 0u32);
     while !bytes.is_empty() {
-        let mut n = 0u32;
-        let mut shift = 0;
-        loop {
-            let (&b, rest) = bytes.split_first()?;
-            bytes = rest;
-            n |= u32::from(b & 0x7F).checked_shl(shift)?;
-            if b & 0x80 == 0 {
-                break;
-            }
-            shift += 7;
-            if shift > 28 {
-                return None;
-            }
-        }
-        last = last.checked_add(n)?;
+        last = last.checked_add(take_delta(&mut bytes)?)?;
         count += 1;
     }
     Some(count)
@@ -158,21 +160,12 @@ impl Iterator for Positions<'_> {
 
     #[inline]
     fn next(&mut self) -> Option<u32> {
-        // The bytes were checked when the cell was read: `left` deltas,
-        // each a LEB128 number of at most 5 bytes, summing without overflow.
-        let mut n = 0u32;
-        let mut shift = 0;
-        while let Some((&b, rest)) = self.bytes.split_first() {
-            self.bytes = rest;
-            n |= u32::from(b & 0x7F).checked_shl(shift).unwrap_or(0);
-            if b & 0x80 == 0 {
-                self.left = self.left.saturating_sub(1);
-                self.last = self.last.saturating_add(n);
-                return Some(self.last);
-            }
-            shift += 7;
-        }
-        None
+        // The bytes were checked when the cell was read (`count_positions`):
+        // `left` deltas summing without overflow.
+        let n = take_delta(&mut self.bytes)?;
+        self.left = self.left.saturating_sub(1);
+        self.last = self.last.saturating_add(n);
+        Some(self.last)
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {

@@ -105,10 +105,6 @@ pub(crate) fn lookup(st: &State, access: &Access, t: &str, index: &str, p: &Para
     ok(json!({name: out, "next_cursor": confine::seal_cursor(st, access, page.next_cursor)?}))
 }
 
-/// Most lookups one intersection or union combines (each is a sorted
-/// stream read in step with the others).
-pub const MAX_INDEX_TERMS: usize = 16;
-
 /// `GET /tables/{t}/indexes:intersect`: `q=index:eq|prefix:value`, ANDed
 /// (or ORed with `op=union`).
 pub(crate) fn combine(st: &State, access: &Access, t: &str, p: &Params) -> Answer {
