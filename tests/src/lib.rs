@@ -5,8 +5,12 @@ use std::path::PathBuf;
 use std::process::{Command, Output};
 use std::sync::OnceLock;
 
-/// The `rowsearch` binary: `$ROWSEARCH_BIN`, else built once with cargo and
-/// found next to this test executable's target directory.
+/// The `rowsearch` binary: `$ROWSEARCH_BIN`, else the workspace's, built
+/// with the feature set of the workspace's test build (`--workspace
+/// --tests`): within `cargo test --workspace` it is built already and this
+/// is a no-op, where `cargo build -p rowsearch` alone resolves features for
+/// that one package and builds tantivy and more a second time (about five
+/// minutes on 2 cores on a fresh clone).
 pub fn bin() -> PathBuf {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
     BIN.get_or_init(|| {
@@ -18,12 +22,12 @@ pub fn bin() -> PathBuf {
         let profile_dir = exe.parent().and_then(|p| p.parent()).expect("target/<profile>");
         let release = profile_dir.file_name().is_some_and(|n| n == "release");
         let mut cargo = Command::new(env!("CARGO"));
-        cargo.args(["build", "-q", "-p", "rowsearch", "--bin", "rowsearch"]);
+        cargo.args(["build", "-q", "--workspace", "--bins", "--tests"]);
         if release {
             cargo.arg("--release");
         }
         let status = cargo.status().expect("run cargo build");
-        assert!(status.success(), "cargo build -p rowsearch failed");
+        assert!(status.success(), "cargo build --workspace --bins --tests failed");
         profile_dir.join("rowsearch")
     })
     .clone()
