@@ -27,7 +27,7 @@ pub struct RouteSpec {
     /// Whether it writes: a write, once it runs, is waited for past the
     /// time limit and never cancelled (`routes.rs`); a read stops when its
     /// request is over. Every method but GET writes unless the route says
-    /// otherwise ([`RouteSpec::reading`]).
+    /// otherwise (the POST of a scan only reads).
     pub mutates: bool,
 }
 
