@@ -4,7 +4,7 @@
 //! variants, a phrase prefix's words), judged here by the test's own rules,
 //! and every hit has a marked word.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

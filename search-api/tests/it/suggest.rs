@@ -7,7 +7,7 @@
 //! nothing is offered a correction (one or two edits, computed here) that
 //! finds something.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;

@@ -17,7 +17,6 @@ pub fn fixture_store() -> (tempfile::TempDir, Arc<Store>) {
 }
 
 /// Optimal string alignment distance, over characters.
-#[allow(dead_code)] // not every test binary uses it
 pub fn edits(a: &str, b: &str) -> usize {
     let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
     let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];

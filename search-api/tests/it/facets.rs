@@ -11,7 +11,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-mod common;
+use crate::common;
 
 use rowsearch::indexer::SortBy;
 use rowsearch::store::{PutCell, ReadOptions, Scan, Store};

@@ -1,0 +1,10 @@
+//! The facade's integration tests: one test binary (one link), one module
+//! per area.
+
+mod common;
+
+mod confinement_prop;
+mod facets;
+mod highlights;
+mod snapshot_prop;
+mod suggest;
