@@ -567,3 +567,58 @@ impl<'a> Parser<'a> {
         Ok((ms(from)?, ms(to)?))
     }
 }
+
+/// Longest query accepted, in bytes.
+pub const MAX_QUERY_BYTES: usize = 8 << 10;
+
+/// Refuses a query too long or nested too deep, before anything recurses
+/// over it; the reason names the byte where it goes wrong.
+pub(crate) fn check_shape(query: &str) -> crate::Result<()> {
+    let refuse = |reason: String| crate::Error::Query {
+        query: query.chars().take(80).collect(),
+        reason,
+        position: None,
+    };
+    if query.len() > MAX_QUERY_BYTES {
+        return Err(refuse(format!("the query is {} bytes, at most {MAX_QUERY_BYTES}", query.len())));
+    }
+    let (mut depth, mut quoted, mut escaped) = (0usize, false, false);
+    for (at, b) in query.bytes().enumerate() {
+        match b {
+            _ if escaped => escaped = false,
+            b'\\' => escaped = true,
+            b'"' => quoted = !quoted,
+            b'(' | b'[' | b'{' if !quoted => {
+                depth += 1;
+                if depth > MAX_QUERY_DEPTH {
+                    return Err(refuse(format!("nesting deeper than {MAX_QUERY_DEPTH} levels at byte {at}")));
+                }
+            }
+            b')' | b']' | b'}' if !quoted => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod shape_tests {
+    use super::*;
+
+    #[test]
+    fn deep_or_long_queries_are_refused_with_where() {
+        let deep = format!("{}gas{}", "(".repeat(MAX_QUERY_DEPTH + 1), ")".repeat(MAX_QUERY_DEPTH + 1));
+        match check_shape(&deep) {
+            Err(crate::Error::Query { reason, .. }) => {
+                assert!(reason.contains(&format!("byte {MAX_QUERY_DEPTH}")), "{reason}")
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(check_shape(&"-(".repeat(3000)).is_err());
+        assert!(check_shape(&"a ".repeat(MAX_QUERY_BYTES)).is_err());
+        let fine = format!("{}gas{}", "(".repeat(MAX_QUERY_DEPTH), ")".repeat(MAX_QUERY_DEPTH));
+        assert!(check_shape(&fine).is_ok());
+        // Parentheses inside a phrase do not nest.
+        assert!(check_shape(&format!("\"{}\"", "(".repeat(100))).is_ok());
+    }
+}
