@@ -340,6 +340,12 @@ impl Error {
         )
     }
 
+    /// Stored bytes that do not decode: `key` of database `db` (shown as a
+    /// preview), and what is wrong with them.
+    pub(crate) fn corrupted(db: &str, key: &[u8], detail: impl Into<String>) -> Error {
+        ErrorKind::Corrupted { db: db.to_owned(), key: preview(key), detail: detail.into() }.into()
+    }
+
     /// Wraps a caller's own error so that a callback can stop an iteration
     /// with it (for example [`crate::ReadTxn::for_each_keyword_cell`]).
     pub fn callback(source: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> Error {

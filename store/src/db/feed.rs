@@ -66,10 +66,7 @@ fn encode_value(out: &mut Vec<u8>, table: &str, row: &[u8]) {
 }
 
 fn decode(k: &[u8], v: &[u8]) -> Result<FeedEntry> {
-    let corrupted = |detail: &str| -> Error {
-        ErrorKind::Corrupted { db: FEED.to_owned(), key: crate::error::preview(k), detail: detail.to_owned() }
-            .into()
-    };
+    let corrupted = |detail: &str| Error::corrupted(FEED, k, detail);
     let seq = u64::from_be_bytes(k.try_into().map_err(|_| corrupted("sequence is not 8 bytes"))?);
     let len_bytes: [u8; 2] =
         v.get(..2).and_then(|b| b.try_into().ok()).ok_or_else(|| corrupted("short entry"))?;
@@ -142,11 +139,7 @@ impl Feed {
         let mut iter = self.meta.rev_range(txn, &range).map_err(|e| Error::lmdb("read feed time", e))?;
         let Some(item) = iter.next() else { return Ok(None) };
         let (k, v) = item.map_err(|e| Error::lmdb("read feed time", e))?;
-        let ms: [u8; 8] = v.try_into().map_err(|_| ErrorKind::Corrupted {
-            db: META.to_owned(),
-            key: crate::error::preview(k),
-            detail: "feed time is not 8 bytes".to_owned(),
-        })?;
+        let ms: [u8; 8] = v.try_into().map_err(|_| Error::corrupted(META, k, "feed time is not 8 bytes"))?;
         Ok(Some(u64::from_be_bytes(ms)))
     }
 

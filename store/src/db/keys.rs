@@ -48,7 +48,7 @@ pub(crate) struct Keys {
 }
 
 fn corrupted(key: &[u8], detail: String) -> Error {
-    ErrorKind::Corrupted { db: super::KEYS.to_owned(), key: crate::error::preview(key), detail }.into()
+    Error::corrupted(super::KEYS, key, detail)
 }
 
 impl Keys {

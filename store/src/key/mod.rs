@@ -85,11 +85,6 @@ pub(crate) fn check_qualifier(family: &str, qualifier: &[u8]) -> Result<()> {
     Ok(())
 }
 
-fn corrupted_key(db: &str, key: &[u8], detail: &str) -> Error {
-    ErrorKind::Corrupted { db: db.to_owned(), key: crate::error::preview(key), detail: detail.to_owned() }
-        .into()
-}
-
 /// A decoded cell key.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct CellKey {
@@ -152,7 +147,7 @@ fn find_terminator(input: &[u8]) -> Option<usize> {
 
 impl<'a> RawCellKey<'a> {
     pub fn split(db: &str, key: &'a [u8]) -> Result<RawCellKey<'a>> {
-        let corrupted = |detail: &str| corrupted_key(db, key, detail);
+        let corrupted = |detail: &str| Error::corrupted(db, key, detail);
         let r = find_terminator(key).ok_or_else(|| corrupted("bad row component"))?;
         let rest = &key[r + 2..];
         let q = find_terminator(rest).ok_or_else(|| corrupted("bad qualifier component"))?;

@@ -29,7 +29,7 @@
 //! about that size, and a block that shrinks below a quarter of it takes in
 //! the block after it.
 
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, Result};
 
 /// The value size blocks aim at (bytes). Chosen by measurement
 /// (store/BENCHMARKS.md, "Keyword blocks"): well under half an LMDB page,
@@ -232,9 +232,8 @@ impl<'a> BlockReader<'a> {
     }
 }
 
-pub(crate) fn corrupted(db: &str, key: &[u8], detail: &str) -> Error {
-    ErrorKind::Corrupted { db: db.to_owned(), key: crate::error::preview(key), detail: detail.to_owned() }
-        .into()
+fn corrupted(db: &str, key: &[u8], detail: &str) -> Error {
+    Error::corrupted(db, key, detail)
 }
 
 /// Owned versions of one column, in one buffer: what a write decodes,

@@ -14,7 +14,7 @@
 //! after the term, `!date ‖ row key` (a *version tail*), sorts newest
 //! first and then by key, and is what lookups merge.
 
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, Result};
 use crate::key::{self, push_escaped};
 use crate::schema::SearchField;
 
@@ -177,14 +177,8 @@ impl ExactSizeIterator for Positions<'_> {}
 
 /// The date (ms) and row key of a version tail.
 pub(crate) fn split_tail<'t>(db: &str, tail: &'t [u8]) -> Result<(u64, &'t [u8])> {
-    let (date, key) = tail.split_first_chunk::<8>().ok_or_else(|| -> Error {
-        ErrorKind::Corrupted {
-            db: db.to_owned(),
-            key: crate::error::preview(tail),
-            detail: "short keyword cell".into(),
-        }
-        .into()
-    })?;
+    let (date, key) =
+        tail.split_first_chunk::<8>().ok_or_else(|| Error::corrupted(db, tail, "short keyword cell"))?;
     Ok((!u64::from_be_bytes(*date), key))
 }
 
@@ -207,7 +201,7 @@ pub(crate) fn decode_column<'a>(
     partition: &'a mut Vec<u8>,
     term: &'a mut Vec<u8>,
 ) -> Result<Column<'a>> {
-    let corrupted = |detail: &str| super::block::corrupted(db_name, k, detail);
+    let corrupted = |detail: &str| Error::corrupted(db_name, k, detail);
     let (partition, used) =
         key::take_component_ref(k, partition).ok_or_else(|| corrupted("bad partition"))?;
     let rest = &k[used..];
@@ -229,7 +223,7 @@ pub(crate) fn cell_ref<'a>(
     tail: &'a [u8],
     positions: &'a [u8],
 ) -> Result<KeywordCellRef<'a>> {
-    let corrupted = |detail: &str| super::block::corrupted(db_name, k, detail);
+    let corrupted = |detail: &str| Error::corrupted(db_name, k, detail);
     let (date, row) = tail.split_first_chunk::<8>().ok_or_else(|| corrupted("short keyword cell"))?;
     let position_count = count_positions(positions).ok_or_else(|| corrupted("bad positions"))?;
     Ok(KeywordCellRef {

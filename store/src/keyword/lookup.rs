@@ -214,14 +214,8 @@ pub(crate) fn partition_splits(
         };
         let (k, _) = item.map_err(|e| Error::lmdb("keyword read", e))?;
         let mut partition = Vec::new();
-        key::take_component_into(k, &mut partition).ok_or_else(|| -> Error {
-            ErrorKind::Corrupted {
-                db: search.db_name.clone(),
-                key: crate::error::preview(k),
-                detail: "bad partition".into(),
-            }
-            .into()
-        })?;
+        key::take_component_into(k, &mut partition)
+            .ok_or_else(|| Error::corrupted(&search.db_name, k, "bad partition"))?;
         if out.last() != Some(&partition) {
             out.push(partition);
         }

@@ -5,7 +5,7 @@ use heed::RwTxn;
 use super::batch::Delete;
 use crate::cell::PutCell;
 use crate::db::family::FamilyHandle;
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, Result};
 use crate::key::{self, CellKey};
 use crate::table::TableHandle;
 
@@ -65,11 +65,9 @@ fn purge_column(wtxn: &mut RwTxn, family: &FamilyHandle, prefix: &[u8], now_ms: 
     let mut dead = Vec::new();
     for item in family.db.prefix_iter(wtxn, prefix).map_err(|e| Error::lmdb("purge versions", e))? {
         let (k, _) = item.map_err(|e| Error::lmdb("purge versions", e))?;
-        let ts_bytes: [u8; 8] = k[prefix.len()..].try_into().map_err(|_| ErrorKind::Corrupted {
-            db: family.db_name.clone(),
-            key: crate::error::preview(k),
-            detail: "bad timestamp length".into(),
-        })?;
+        let ts_bytes: [u8; 8] = k[prefix.len()..]
+            .try_into()
+            .map_err(|_| Error::corrupted(&family.db_name, k, "bad timestamp length"))?;
         let ts = !u64::from_be_bytes(ts_bytes);
         if kept < max && family.schema.is_live(ts, now_ms) {
             kept += 1;
