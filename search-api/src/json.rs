@@ -79,23 +79,37 @@ pub fn row_json(row: &Row, row_key: Option<&RowKeySchema>) -> Value {
 
 /// [`row_json`] with byte strings in `encoding`.
 pub fn row_json_in(row: &Row, row_key: Option<&RowKeySchema>, encoding: Encoding) -> Value {
-    let cells: Vec<Value> = row
-        .cells
+    let view = RowView {
+        key: encoding.encode(&row.key),
+        key_fields: key_fields(&row.key, row_key),
+        cells: cell_views(&row.cells, encoding),
+    };
+    // Strings and numbers only: nothing in it can fail to serialize.
+    serde_json::to_value(view).unwrap_or(Value::Null)
+}
+
+/// A typed key's fields (`None` for a key without fields, or bytes that
+/// are not one of its keys).
+fn key_fields(key: &[u8], row_key: Option<&RowKeySchema>) -> Option<Value> {
+    row_key.filter(|rk| !rk.fields.is_empty()).and_then(|rk| rk.decode_json(key).ok())
+}
+
+/// Cells as API.md shows them: `family:qualifier`, timestamp, value.
+fn cell_views(cells: &[rowsearch_store::Cell], encoding: Encoding) -> Vec<CellView> {
+    cells
         .iter()
         .map(|c| {
-            let mut column = c.family.as_bytes().to_vec();
+            let mut column = Vec::with_capacity(c.family.len() + 1 + c.qualifier.len());
+            column.extend_from_slice(c.family.as_bytes());
             column.push(b':');
             column.extend_from_slice(&c.qualifier);
-            json!({
-                "column": encoding.encode(&column),
-                "timestamp": c.timestamp,
-                "value": encoding.encode(&c.value),
-            })
+            CellView {
+                column: encoding.encode(&column),
+                timestamp: c.timestamp,
+                value: encoding.encode(&c.value),
+            }
         })
-        .collect();
-    let mut out = key_json_in(&row.key, row_key, encoding);
-    out["cells"] = Value::Array(cells);
-    out
+        .collect()
 }
 
 /// `{"key": ..., "key_fields": ...}` (the fields only for a typed key).
@@ -106,7 +120,7 @@ pub fn key_json(key: &[u8], row_key: Option<&RowKeySchema>) -> Value {
 /// [`key_json`] with the key in `encoding`.
 pub fn key_json_in(key: &[u8], row_key: Option<&RowKeySchema>, encoding: Encoding) -> Value {
     let mut out = json!({ "key": encoding.encode(key) });
-    if let Some(fields) = row_key.filter(|rk| !rk.fields.is_empty()).and_then(|rk| rk.decode_json(key).ok()) {
+    if let Some(fields) = key_fields(key, row_key) {
         out["key_fields"] = fields;
     }
     out
@@ -216,29 +230,15 @@ impl<'a> SearchBody<'a> {
             .iter()
             .map(|h| {
                 let key = encoding.encode(&h.row.key);
-                let key_fields =
-                    row_key.filter(|rk| !rk.fields.is_empty()).and_then(|rk| rk.decode_json(&h.row.key).ok());
-                let cells = || {
-                    h.row
-                        .cells
-                        .iter()
-                        .map(|c| {
-                            let mut column = Vec::with_capacity(c.family.len() + 1 + c.qualifier.len());
-                            column.extend_from_slice(c.family.as_bytes());
-                            column.push(b':');
-                            column.extend_from_slice(&c.qualifier);
-                            CellView {
-                                column: encoding.encode(&column),
-                                timestamp: c.timestamp,
-                                value: encoding.encode(&c.value),
-                            }
-                        })
-                        .collect()
-                };
+                let key_fields = key_fields(&h.row.key, row_key);
                 let (row, document) = match format {
                     HitFormat::Documents => (None, Some(&h.document)),
                     HitFormat::Cells => (
-                        Some(RowView { key: key.clone(), key_fields: key_fields.clone(), cells: cells() }),
+                        Some(RowView {
+                            key: key.clone(),
+                            key_fields: key_fields.clone(),
+                            cells: cell_views(&h.row.cells, encoding),
+                        }),
                         None,
                     ),
                 };
