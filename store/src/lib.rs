@@ -64,6 +64,7 @@ mod secondary;
 mod store;
 mod stream;
 mod table;
+mod upgrade;
 mod write;
 
 pub use cancel::Cancel;

@@ -275,34 +275,18 @@ impl Store {
                     open_table(&env, &meta, &mut DbSource::Create(wtxn), &name, id, schema, options.max_dbs)?;
                 if let Some(from) = &upgraded_from {
                     // Committed with the new format marker, or not at all.
-                    // Versions 1 and 2 kept pending entries without a run id;
-                    // version 3's runs are already in this build's layout.
-                    if matches!(from.as_str(), "rowsearch-store/1" | "rowsearch-store/2") {
-                        for index in &handle.indexes {
-                            index.absorb_unprefixed_pending(wtxn)?;
+                    let report = |cells_done, cells_total| {
+                        if let Some(observer) = &options.on_upgrade.0 {
+                            observer(&UpgradeProgress {
+                                from,
+                                to: crate::db::FORMAT,
+                                table: &name,
+                                cells_done,
+                                cells_total,
+                            });
                         }
-                    }
-                    // Format 3 and before kept one keyword cell per entry.
-                    if let Some(search) = &handle.search {
-                        let old: Option<crate::db::BytesDb> = env
-                            .raw()
-                            .open_database(wtxn, Some(&crate::db::keyword_cells_db_v3(&name)))
-                            .map_err(|e| Error::lmdb("open keyword cells", e))?;
-                        if let Some(old) = old {
-                            let report = |cells_done, cells_total| {
-                                if let Some(observer) = &options.on_upgrade.0 {
-                                    observer(&UpgradeProgress {
-                                        from,
-                                        to: crate::db::FORMAT,
-                                        table: &name,
-                                        cells_done,
-                                        cells_total,
-                                    });
-                                }
-                            };
-                            crate::keyword::convert_cells(wtxn, search, &old, report)?;
-                        }
-                    }
+                    };
+                    crate::upgrade::table(&env, wtxn, &handle, from, report)?;
                 }
                 let handle = match repair_moved_runs(wtxn, &meta, handle, options.clock.now_ms())? {
                     (handle, found) if found.is_empty() => handle,
