@@ -362,7 +362,7 @@ fn param(route: &RouteSpec, name: &str, limits: &Limits) -> Value {
             false,
         ),
         "limit" if route.name == "search" => (
-            json!({"type": "integer", "minimum": 0, "maximum": crate::searcher::MAX_LIMIT}),
+            json!({"type": "integer", "minimum": 0, "maximum": limits.max_search_limit}),
             "hits per page (default 10; 0: the total alone)",
             false,
         ),
@@ -403,7 +403,7 @@ fn param(route: &RouteSpec, name: &str, limits: &Limits) -> Value {
         "q" if route.name == "page" => (text.clone(), "the query the page opens with", false),
         "table" => (text.clone(), "the table the page opens on", false),
         "q" => (
-            json!({"type": "string", "minLength": 1, "maxLength": 8192}),
+            json!({"type": "string", "minLength": 1, "maxLength": rowsearch_indexer::query::MAX_QUERY_BYTES}),
             "the query: terms (ANDed), field:term, \"phrases\", date ranges",
             true,
         ),
