@@ -605,6 +605,48 @@ impl Searcher {
             });
         }
 
+        let (hits, dropped) = self.hits(table, request, &shape, &found.keys, &*parsed)?;
+        self.dropped.fetch_add(dropped, Ordering::Relaxed);
+        let next = offset.saturating_add(limit);
+        let more = limit > 0 && next < found.total as usize;
+        if more {
+            self.walks.keep(table, &fresh, found.commit);
+        }
+        Ok(SearchResults {
+            total: found.total,
+            took_ms: started.elapsed().as_secs_f64() * 1e3,
+            hits,
+            next_cursor: more
+                .then(|| format!("{CURSOR_PREFIX}{}.{:x}.{next}", generation.number, found.commit)),
+            dropped,
+            generation: generation.number,
+            seq,
+            row_key: schema.row_key.clone(),
+            overlay_rows: overlay.as_ref().map_or(0, |o| o.rows().len() as u64),
+            facets: facets
+                .iter()
+                .zip(&found.facets)
+                .map(|(spec, counts)| {
+                    (spec.name.clone(), rowsearch_indexer::facets::top(counts, facet_limit))
+                })
+                .collect(),
+            did_you_mean,
+        })
+    }
+
+    /// The hits of the keys a search found (with their scores or dates),
+    /// their rows read in one snapshot: shaped as `shape` says, with
+    /// highlights when asked; a key whose row is gone is left out and
+    /// counted (the second value).
+    fn hits(
+        &self,
+        table: &str,
+        request: &SearchRequest,
+        shape: &DocumentShape<'_>,
+        keys_found: &[(Vec<u8>, f64)],
+        parsed: &dyn rowsearch_indexer::tantivy::query::Query,
+    ) -> Result<(Vec<SearchHit>, u64)> {
+        let search = shape.search;
         // The columns documents are made of (search fields, date,
         // partition) are read too, and projected away from the row
         // afterwards; for rows alone, only when highlights need them.
@@ -631,13 +673,13 @@ impl Searcher {
             })
             .collect();
         request.cancel.check()?;
-        let keys: Vec<&[u8]> = found.keys.iter().map(|(k, _)| k.as_slice()).collect();
+        let keys: Vec<&[u8]> = keys_found.iter().map(|(k, _)| k.as_slice()).collect();
         let rtxn = self.store.begin_read()?;
         let rows = rtxn.multi_get(table, &keys, &read)?;
         // A row without any selected column still exists: only rows the
         // store lacks altogether are stale.
         let mut resolved = Vec::with_capacity(rows.len());
-        for (row, (key, value)) in rows.into_iter().zip(&found.keys) {
+        for (row, (key, value)) in rows.into_iter().zip(keys_found) {
             match row {
                 Some(row) => resolved.push(Some((row, *value))),
                 None if rtxn.get(table, key, &ReadOptions::default())?.is_some() => {
@@ -648,7 +690,7 @@ impl Searcher {
         }
         drop(rtxn);
 
-        let words = request.highlight.then(|| rowsearch_indexer::expand::QueryWords::of(&*parsed));
+        let words = request.highlight.then(|| rowsearch_indexer::expand::QueryWords::of(parsed));
         let highlight_bytes = if request.max_highlight_bytes == 0 {
             MAX_HIGHLIGHT_TEXT_BYTES
         } else {
@@ -699,32 +741,7 @@ impl Searcher {
             };
             hits.push(SearchHit { row, document, score, date_ms, highlights });
         }
-        self.dropped.fetch_add(dropped, Ordering::Relaxed);
-        let next = offset.saturating_add(limit);
-        let more = limit > 0 && next < found.total as usize;
-        if more {
-            self.walks.keep(table, &fresh, found.commit);
-        }
-        Ok(SearchResults {
-            total: found.total,
-            took_ms: started.elapsed().as_secs_f64() * 1e3,
-            hits,
-            next_cursor: more
-                .then(|| format!("{CURSOR_PREFIX}{}.{:x}.{next}", generation.number, found.commit)),
-            dropped,
-            generation: generation.number,
-            seq,
-            row_key: schema.row_key.clone(),
-            overlay_rows: overlay.as_ref().map_or(0, |o| o.rows().len() as u64),
-            facets: facets
-                .iter()
-                .zip(&found.facets)
-                .map(|(spec, counts)| {
-                    (spec.name.clone(), rowsearch_indexer::facets::top(counts, facet_limit))
-                })
-                .collect(),
-            did_you_mean,
-        })
+        Ok((hits, dropped))
     }
 }
 
