@@ -28,6 +28,7 @@ mod build;
 mod cancellable;
 mod changes;
 mod completion_cache;
+pub mod correct;
 pub mod doc;
 mod error;
 pub mod expand;

@@ -24,7 +24,6 @@
 #![warn(missing_docs)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 
-mod correct;
 pub mod document;
 mod error;
 mod facade;

@@ -592,7 +592,12 @@ impl Searcher {
         )?;
         found.keys.truncate(limit);
         let did_you_mean = if found.total == 0 && !request.typos && cursor.is_none() {
-            crate::correct::did_you_mean(generation, overlay.as_deref(), &request.query, &partitions)?
+            rowsearch_indexer::correct::did_you_mean(
+                generation,
+                overlay.as_deref(),
+                &request.query,
+                &partitions,
+            )?
         } else {
             None
         };

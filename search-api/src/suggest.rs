@@ -14,9 +14,9 @@ use std::time::Instant;
 
 use rowsearch_store::ErrorKind;
 
-use crate::correct::{OPENERS, term_query};
 use crate::searcher::{Fresh, partitions_of};
 use crate::{Error, Result, SearchRequest, Searcher};
+use rowsearch_indexer::correct::OPENERS;
 
 /// Suggestions per request when it does not say.
 pub const DEFAULT_SUGGEST_LIMIT: usize = 5;
@@ -117,8 +117,7 @@ impl Searcher {
                 if counted.len() >= limit && counted.get(limit - 1).is_some_and(|(_, n)| overall < *n) {
                     break;
                 }
-                let q = term_query(field, &term);
-                let docs = generation.count(&*generation.scoped(q, &partitions), overlay.as_deref())?;
+                let docs = generation.count_term(field, &term, &partitions, overlay.as_deref())?;
                 if docs > 0 {
                     counted.push((term, docs));
                     counted.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));

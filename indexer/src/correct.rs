@@ -2,21 +2,37 @@
 //! by the nearest held ones (within a key's partitions, by their
 //! documents alone).
 
-use rowsearch_indexer::tantivy::query::{Query, TermQuery};
-use rowsearch_indexer::tantivy::schema::IndexRecordOption;
-use rowsearch_indexer::tantivy::{self, Term};
-use rowsearch_indexer::{Generation, Overlay};
+use tantivy::Term;
+use tantivy::query::{Query, TermQuery};
+use tantivy::schema::IndexRecordOption;
 
-use crate::Result;
+use crate::{Generation, Overlay, Result};
 
 /// Near terms of a word counted within partitions for `did_you_mean`.
 const SCOPED_NEAR_TERMS: usize = 256;
 
 /// Characters that open a word without being part of it.
-pub(crate) const OPENERS: &[char] = &['-', '+', '(', '"'];
+pub const OPENERS: &[char] = &['-', '+', '(', '"'];
 
-pub(crate) fn term_query(field: tantivy::schema::Field, term: &str) -> Box<dyn Query> {
+fn term_query(field: tantivy::schema::Field, term: &str) -> Box<dyn Query> {
     Box::new(TermQuery::new(Term::from_field_text(field, term), IndexRecordOption::Basic))
+}
+
+impl Generation {
+    /// Documents holding `term` in `field`, within `partitions` (all when
+    /// empty), `overlay` laid on this generation.
+    ///
+    /// # Errors
+    /// `Tantivy`.
+    pub fn count_term(
+        &self,
+        field: tantivy::schema::Field,
+        term: &str,
+        partitions: &[&[u8]],
+        overlay: Option<&Overlay>,
+    ) -> Result<u64> {
+        self.count(&*self.scoped(term_query(field, term), partitions), overlay)
+    }
 }
 
 /// For a query that found nothing: the query with each plain word the
@@ -27,7 +43,7 @@ pub(crate) fn term_query(field: tantivy::schema::Field, term: &str) -> Box<dyn Q
 /// a word counts as held, and a correction is chosen, by the documents of
 /// those partitions alone (the one in most of them): words found only in
 /// other partitions are never proposed.
-pub(crate) fn did_you_mean(
+pub fn did_you_mean(
     generation: &Generation,
     overlay: Option<&Overlay>,
     query: &str,
@@ -43,9 +59,7 @@ pub(crate) fn did_you_mean(
         if chars < 3 || ["and", "or", "not"].contains(&word.as_str()) {
             continue;
         }
-        let scoped_docs = |term: &str| -> Result<u64> {
-            Ok(generation.count(&*generation.scoped(term_query(all, term), partitions), overlay)?)
-        };
+        let scoped_docs = |term: &str| generation.count_term(all, term, partitions, overlay);
         let held = if partitions.is_empty() {
             generation.completions(all, &word, overlay)?.iter().any(|(t, _)| *t == word)
         } else {
