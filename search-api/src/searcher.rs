@@ -610,7 +610,8 @@ impl Searcher {
             });
         }
 
-        let (hits, dropped) = self.hits(table, request, &shape, &found.keys, &*parsed)?;
+        let words = request.highlight.then(|| rowsearch_indexer::expand::QueryWords::of(&*parsed));
+        let (hits, dropped) = self.hits(table, request, &shape, &found.keys, words.as_ref())?;
         self.dropped.fetch_add(dropped, Ordering::Relaxed);
         let next = offset.saturating_add(limit);
         let more = limit > 0 && next < found.total as usize;
@@ -641,7 +642,7 @@ impl Searcher {
 
     /// The hits of the keys a search found (with their scores or dates),
     /// their rows read in one snapshot: shaped as `shape` says, with
-    /// highlights when asked; a key whose row is gone is left out and
+    /// highlights of `words` when given; a key whose row is gone is left out and
     /// counted (the second value).
     fn hits(
         &self,
@@ -649,7 +650,7 @@ impl Searcher {
         request: &SearchRequest,
         shape: &DocumentShape<'_>,
         keys_found: &[(Vec<u8>, f64)],
-        parsed: &dyn rowsearch_indexer::tantivy::query::Query,
+        words: Option<&rowsearch_indexer::expand::QueryWords>,
     ) -> Result<(Vec<SearchHit>, u64)> {
         let search = shape.search;
         // The columns documents are made of (search fields, date,
@@ -695,7 +696,6 @@ impl Searcher {
         }
         drop(rtxn);
 
-        let words = request.highlight.then(|| rowsearch_indexer::expand::QueryWords::of(parsed));
         let highlight_bytes = if request.max_highlight_bytes == 0 {
             MAX_HIGHLIGHT_TEXT_BYTES
         } else {
@@ -712,7 +712,7 @@ impl Searcher {
                 continue;
             };
             let mut highlights = BTreeMap::new();
-            if let Some(words) = &words {
+            if let Some(words) = words {
                 for (name, family, qualifier) in &field_columns {
                     if let Some(text) = row.value(family, qualifier) {
                         let text = String::from_utf8_lossy(&text[..text.len().min(highlight_bytes)]);
