@@ -2,11 +2,11 @@
 //! names after the sequence the generation absorbed. Read by incremental
 //! builds and by `verify`.
 
+use std::collections::HashMap;
+
 use rowsearch_store::{ReadTxn, Store};
-use tantivy::Index;
 
 use crate::Result;
-use crate::error::tantivy_err;
 use crate::generation::{IndexDir, indexed_next_seq};
 
 const FEED_CHUNK: usize = 50_000;
@@ -56,6 +56,7 @@ impl TableChanges {
 /// # Errors
 /// `Store`.
 pub fn changes_in(rtxn: &ReadTxn<'_>, table: &str, from_seq: u64) -> Result<TableChanges> {
+    crate::io_counts::feed_read();
     let mut changes = TableChanges { next_seq: from_seq, ..TableChanges::default() };
     loop {
         let chunk = rtxn.feed_since(changes.next_seq, FEED_CHUNK)?;
@@ -87,6 +88,48 @@ pub fn pending_changes(store: &Store, table: &str, from_seq: u64) -> Result<(usi
     Ok((rows.len(), next_seq))
 }
 
+/// One read of the change feed for every table (a refresh round's): per
+/// table, the rows named and the sequence of each naming.
+#[derive(Debug, Default)]
+pub(crate) struct FeedRead {
+    /// The sequence after the last entry read.
+    pub next_seq: u64,
+    named: HashMap<String, Vec<(u64, Vec<u8>)>>,
+}
+
+impl FeedRead {
+    /// Reads the feed of `rtxn`'s snapshot from `from_seq` on.
+    pub fn read(rtxn: &ReadTxn<'_>, from_seq: u64) -> Result<FeedRead> {
+        crate::io_counts::feed_read();
+        let mut read = FeedRead { next_seq: from_seq, named: HashMap::new() };
+        loop {
+            let chunk = rtxn.feed_since(read.next_seq, FEED_CHUNK)?;
+            let Some(last) = chunk.last() else { break };
+            read.next_seq = last.seq + 1;
+            for entry in chunk {
+                read.named.entry(entry.table).or_default().push((entry.seq, entry.row));
+            }
+        }
+        Ok(read)
+    }
+
+    /// The distinct rows of `table` named from `from_seq` on, sorted (as
+    /// [`changes_in`] from that sequence would read them).
+    pub fn rows_since(&self, table: &str, from_seq: u64) -> Vec<Vec<u8>> {
+        let mut rows: Vec<Vec<u8>> = self
+            .named
+            .get(table)
+            .into_iter()
+            .flatten()
+            .filter(|(seq, _)| *seq >= from_seq)
+            .map(|(_, row)| row.clone())
+            .collect();
+        rows.sort_unstable();
+        rows.dedup();
+        rows
+    }
+}
+
 /// Trims the change feed up to what every indexed table has absorbed.
 pub(crate) fn trim_feed(store: &Store) -> Result<u64> {
     let mut lowest: Option<u64> = None;
@@ -97,7 +140,7 @@ pub(crate) fn trim_feed(store: &Store) -> Result<u64> {
         }
         let dir = IndexDir::new(store.path(), &table);
         let Some(n) = dir.current()? else { continue };
-        let index = Index::open_in_dir(dir.generation_path(n)).map_err(tantivy_err(&table, "open index"))?;
+        let index = dir.open_index(n)?;
         let next = indexed_next_seq(&table, &index)?;
         lowest = Some(lowest.map_or(next, |l| l.min(next)));
     }

@@ -98,6 +98,39 @@ pub enum Error {
         /// The underlying error.
         source: std::io::Error,
     },
+    /// A search cursor from a snapshot that no longer serves.
+    #[error(
+        "cursor is from index generation {cursor_generation}, and the index has changed since \
+         (generation {serving} serves): restart the walk without a cursor"
+    )]
+    StaleCursor {
+        /// The generation the cursor was made on.
+        cursor_generation: u64,
+        /// The serving one.
+        serving: u64,
+    },
+    /// The index did not reflect the writes a search must see within the
+    /// request's time limit.
+    #[error(
+        "the index of table {table:?} did not reflect write {wanted} within the time limit \
+         (it reflects writes up to {reflects}); try again, or ask with consistency=eventual"
+    )]
+    NotFresh {
+        /// The table.
+        table: String,
+        /// The write (feed seq) the answer had to reflect.
+        wanted: u64,
+        /// The last write the index reflected.
+        reflects: u64,
+    },
+    /// A search asked to reflect a write that has not happened yet.
+    #[error("min_seq {min_seq} is past the store's last write (seq {last})")]
+    FutureSeq {
+        /// The sequence asked for.
+        min_seq: u64,
+        /// The store's last write.
+        last: u64,
+    },
     /// A planned failure (tests only).
     #[error("failpoint {0:?} reached")]
     FailPoint(FailPoint),
@@ -121,13 +154,16 @@ impl Error {
             | Error::Schema { .. }
             | Error::NoIndex { .. }
             | Error::Busy { .. }
-            | Error::Query { .. } => true,
+            | Error::Query { .. }
+            | Error::StaleCursor { .. }
+            | Error::FutureSeq { .. } => true,
             Error::Store(e) => e.is_user_error(),
             Error::Report { .. }
             | Error::Tantivy { .. }
             | Error::Check { .. }
             | Error::Corrupted { .. }
             | Error::Io { .. }
+            | Error::NotFresh { .. }
             | Error::FailPoint(_) => false,
         }
     }
@@ -177,6 +213,9 @@ impl Error {
             Error::Check { table: "t".into(), generation: 1, detail: "x".into() },
             Error::Corrupted { path: path.clone(), detail: "x".into() },
             Error::Io { path: path.clone(), source: io() },
+            Error::StaleCursor { cursor_generation: 1, serving: 2 },
+            Error::NotFresh { table: "t".into(), wanted: 2, reflects: 1 },
+            Error::FutureSeq { min_seq: 9, last: 8 },
             Error::FailPoint(FailPoint::BeforeCommit),
             Error::Report { path, source: io() },
         ];
@@ -193,6 +232,9 @@ impl Error {
                 | Error::Check { .. }
                 | Error::Corrupted { .. }
                 | Error::Io { .. }
+                | Error::StaleCursor { .. }
+                | Error::NotFresh { .. }
+                | Error::FutureSeq { .. }
                 | Error::FailPoint(_)
                 | Error::Report { .. } => {}
             }

@@ -191,6 +191,16 @@ impl IndexDir {
         }
     }
 
+    /// Opens generation `n`'s tantivy index (counted, see `io_counts`).
+    ///
+    /// # Errors
+    /// `Tantivy`.
+    pub(crate) fn open_index(&self, n: u64) -> Result<Index> {
+        crate::io_counts::index_opened();
+        Index::open_in_dir(self.generation_path(n))
+            .map_err(crate::error::tantivy_err(self.table(), "open index"))
+    }
+
     /// Bytes of the files under generation `n`.
     ///
     /// # Errors

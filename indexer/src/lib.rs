@@ -35,6 +35,8 @@ pub mod expand;
 pub mod facets;
 pub mod generation;
 mod ingest;
+mod io_counts;
+mod live;
 pub mod mail;
 mod overlay;
 mod phrase_prefix;
@@ -42,6 +44,7 @@ pub mod query;
 pub mod reader;
 mod refresh;
 mod scoped_stats;
+mod snapshot;
 mod suggest;
 mod term_walk;
 mod typos;
@@ -60,11 +63,15 @@ pub use error::{Error, FailPoint, Result};
 pub use ingest::{
     DEFAULT_MAX_MESSAGE_BYTES, Format, IngestOptions, IngestProgress, IngestReport, Skipped, ingest,
 };
+pub use live::{
+    Consistency, DEFAULT_OVERLAY_MAX_ROWS, Freshness, LiveIndex, LiveIndexes, Snapshot, WALK_KEEP, Want,
+};
 pub use mail::{MailMessage, mail_schema, parse_message};
 pub use overlay::Overlay;
 pub use reader::{Generation, KeyHits, SortBy, TableIndex};
 pub use refresh::{EARLY_ROUND_WRITES, RefreshOptions, RefreshStatus, Refresher};
 pub use rowsearch_store as store;
+pub use snapshot::{Completions, ParsedQuery, SCOPED_CANDIDATES};
 pub use tantivy;
 pub use verify::{Mismatches, VerifyOptions, VerifyReport, verify};
 

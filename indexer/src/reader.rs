@@ -119,11 +119,14 @@ impl std::fmt::Debug for TableIndex {
 }
 
 impl Generation {
+    /// Opens generation `number`; `open` is the same generation as opened
+    /// before a commit, whose tantivy index is reused (only its reader and
+    /// commit are read anew) and whose segments' cached completions hold.
     fn open(
         dir: &IndexDir,
         number: u64,
         analyzer: Arc<dyn Analyzer>,
-        completion_cache: Arc<crate::completion_cache::CompletionCache>,
+        open: Option<&Generation>,
     ) -> Result<Generation> {
         let table = dir.table();
         let path = dir.generation_path(number);
@@ -131,8 +134,14 @@ impl Generation {
         // next look reopen again (stamped after, a commit in between would
         // have left the older reader serving until the next commit).
         let meta_stamp = stamp(&path.join("meta.json")).unwrap_or(Stamp { modified: None, len: 0, inode: 0 });
-        let index = Index::open_in_dir(&path).map_err(tantivy_err(table, "open index"))?;
-        register_analyzer(&index, Arc::clone(&analyzer));
+        let (index, completion_cache) = match open {
+            Some(open) => (open.index.clone(), Arc::clone(&open.completion_cache)),
+            None => {
+                let index = dir.open_index(number)?;
+                register_analyzer(&index, Arc::clone(&analyzer));
+                (index, Arc::default())
+            }
+        };
         let schema = DocSchema::from_index(table, &index)?;
         let absorbed = indexed_next_seq(table, &index)?;
         let reader = index
@@ -521,13 +530,9 @@ impl TableIndex {
             let Some(number) = self.dir.current()? else {
                 return Err(Error::NoIndex { table: self.dir.table().to_owned() });
             };
-            // The same generation after a commit: its segments' cached
-            // completions still hold.
-            let cache = match state.as_ref() {
-                Some((_, open)) if open.number == number => Arc::clone(&open.completion_cache),
-                _ => Arc::default(),
-            };
-            match Generation::open(&self.dir, number, Arc::clone(&self.analyzer), cache) {
+            // The same generation after a commit: its index is reused.
+            let open = state.as_ref().map(|(_, open)| &**open).filter(|open| open.number == number);
+            match Generation::open(&self.dir, number, Arc::clone(&self.analyzer), open) {
                 Ok(generation) => {
                     let generation = Arc::new(generation);
                     *state = Some((pointer_stamp, Arc::clone(&generation)));

@@ -7,21 +7,27 @@
 //! incremental reindex. Writes come from anyone: this process, the CLI,
 //! another program on the same store; the change feed names them all.
 //!
-//! Waiters ([`Refresher::wait_absorbed`]) ask for a round at once and wake
-//! when one ends, so a search that must reflect a write does not wait for
-//! the next tick; and a round comes early once [`EARLY_ROUND_WRITES`]
+//! Waiters ([`LiveIndexes::wait_absorbed`]) ask for a round at once and
+//! wake when one ends, so a search that must reflect a write does not wait
+//! for the next tick; and a round comes early once [`EARLY_ROUND_WRITES`]
 //! writes have come since the last one began.
+//!
+//! A round reads what each table's index absorbed from its [`LiveIndex`]
+//! (the generation searches use, opened once), reads the change feed once
+//! for every table, hands each changed table's rows to its incremental
+//! reindex, records what each index then reflects in its live index, and
+//! trims the feed once. Its index opens and feed reads are counted in the
+//! status.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use rowsearch_store::Store;
-
-use crate::build::{ReindexMode, ReindexOptions, reindex};
-use crate::changes::changed_rows;
-use crate::generation::IndexDir;
+use crate::build::{Changed, ReindexMode, ReindexOptions, reindex, reindex_changed};
+use crate::changes::FeedRead;
+use crate::live::{LiveIndex, LiveIndexes};
+use crate::reader::Generation;
 use crate::{Error, Result};
 
 /// Feed entries of other tables after which a table's index records the
@@ -98,157 +104,131 @@ pub struct RefreshStatus {
     /// The last round's error, if it had one (a round with an error goes
     /// on with the other tables; the next round tries again).
     pub last_error: Option<String>,
-}
-
-struct State {
-    stop: bool,
-    /// A round was asked for since the last one started.
-    requested: bool,
-    /// A round is running.
-    running: bool,
-    status: RefreshStatus,
-}
-
-struct Shared {
-    store: Arc<Store>,
-    options: RefreshOptions,
-    state: Mutex<State>,
-    /// Signalled to start a round (or stop).
-    wake: Condvar,
-    /// Signalled when a round ends.
-    done: Condvar,
-}
-
-impl Shared {
-    fn lock(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
-    }
+    /// Index generations opened by rounds (a commit's reload of a
+    /// generation the live index holds is not an open).
+    pub index_opens: u64,
+    /// Reads of the change feed by rounds.
+    pub feed_reads: u64,
 }
 
 /// Keeps every searchable table's index current from the change feed, on
 /// its own thread; stopped when dropped.
 pub struct Refresher {
-    shared: Arc<Shared>,
+    live: Arc<LiveIndexes>,
+    options: RefreshOptions,
     thread: Option<JoinHandle<()>>,
 }
 
 impl std::fmt::Debug for Refresher {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Refresher").field("interval", &self.shared.options.interval).finish_non_exhaustive()
+        f.debug_struct("Refresher").field("interval", &self.options.interval).finish_non_exhaustive()
     }
 }
 
 impl Refresher {
-    /// Starts the refresher's thread; with an interval the first round runs
-    /// at once, without one only when a waiter asks.
+    /// Starts the refresher's thread on `live`'s store and indexes; with
+    /// an interval the first round runs at once, without one only when a
+    /// waiter asks. Searches through `live` wait on it from then on.
     ///
     /// # Errors
     /// `Io` when the thread cannot be started.
-    pub fn start(store: Arc<Store>, options: RefreshOptions) -> Result<Refresher> {
-        let path = store.path().to_owned();
-        // Without an interval nothing runs until a waiter asks: an
-        // eventual search answers from the index as it stands.
-        let first_round = options.interval.is_some();
-        let shared = Arc::new(Shared {
-            store,
-            options,
-            state: Mutex::new(State {
-                stop: false,
-                requested: first_round,
-                running: false,
-                status: RefreshStatus::default(),
-            }),
-            wake: Condvar::new(),
-            done: Condvar::new(),
-        });
-        let worker = Arc::clone(&shared);
+    pub fn start(live: Arc<LiveIndexes>, options: RefreshOptions) -> Result<Refresher> {
+        let path = live.store().path().to_owned();
+        {
+            let mut state = live.rounds().lock();
+            state.attached = true;
+            state.stop = false;
+            // Without an interval nothing runs until a waiter asks: an
+            // eventual search answers from the index as it stands.
+            state.requested = options.interval.is_some();
+        }
+        let worker = Arc::clone(&live);
+        let worker_options = options.clone();
         let thread = std::thread::Builder::new()
             .name("rowsearch-refresh".into())
-            .spawn(move || run(&worker))
+            .spawn(move || run(&worker, &worker_options))
             .map_err(|source| Error::Io { path, source })?;
-        Ok(Refresher { shared, thread: Some(thread) })
+        Ok(Refresher { live, options, thread: Some(thread) })
+    }
+
+    /// The live indexes it keeps current.
+    pub fn live(&self) -> &Arc<LiveIndexes> {
+        &self.live
     }
 
     /// The feed sequence `table`'s index reflected (exclusive) as of the
     /// last round, if a round has seen the table. A reader that takes the
     /// index's generation after asking sees at least that much.
     pub fn absorbed(&self, table: &str) -> Option<u64> {
-        self.shared.lock().status.absorbed.get(table).copied()
+        self.live.current(table).ok()?.absorbed()
     }
 
     /// What it has done so far.
     pub fn status(&self) -> RefreshStatus {
-        self.shared.lock().status.clone()
+        let state = self.live.rounds().lock();
+        RefreshStatus {
+            rounds: state.rounds,
+            reindexes: state.reindexes,
+            absorbed: self.live.absorbed(),
+            last_error: state.last_error.clone(),
+            index_opens: state.index_opens,
+            feed_reads: state.feed_reads,
+        }
     }
 
     /// Waits until `table`'s index has absorbed the change feed up to
     /// `next_seq` (exclusive), asking for rounds meanwhile; false when
-    /// `deadline` passes first.
+    /// `deadline` passes first (see [`LiveIndexes::wait_absorbed`]).
     pub fn wait_absorbed(&self, table: &str, next_seq: u64, deadline: Instant) -> bool {
-        let mut state = self.shared.lock();
-        loop {
-            if state.status.absorbed.get(table).is_some_and(|&n| n >= next_seq) {
-                return true;
-            }
-            if state.stop {
-                return false;
-            }
-            // The round that answers must start after this call: one in
-            // progress may have read the feed before the write.
-            let after = state.status.rounds + 1 + u64::from(state.running);
-            state.requested = true;
-            self.shared.wake.notify_all();
-            while state.status.rounds < after && !state.stop {
-                let now = Instant::now();
-                if now >= deadline {
-                    return false;
-                }
-                state = match self.shared.done.wait_timeout(state, deadline - now) {
-                    Ok((s, _)) => s,
-                    Err(e) => e.into_inner().0,
-                };
-            }
+        match self.live.current(table) {
+            Ok(live) => self.live.wait_absorbed(&live, next_seq, deadline),
+            Err(_) => false,
         }
     }
 }
 
 impl Drop for Refresher {
     fn drop(&mut self) {
-        self.shared.lock().stop = true;
-        self.shared.wake.notify_all();
-        self.shared.done.notify_all();
+        {
+            let mut state = self.live.rounds().lock();
+            state.stop = true;
+            state.attached = false;
+        }
+        self.live.rounds().wake.notify_all();
+        self.live.rounds().done.notify_all();
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();
         }
     }
 }
 
-fn run(shared: &Shared) {
-    lower_priority(shared.options.nice);
+fn run(live: &LiveIndexes, options: &RefreshOptions) {
+    lower_priority(options.nice);
+    let rounds = live.rounds();
     // The store's sequence when the last round began: a round comes early
     // once this many writes (from anyone) have come since.
     let mut seq_at_round = 0;
     loop {
         {
-            let mut state = shared.lock();
+            let mut state = rounds.lock();
             let started = Instant::now();
             while !state.requested && !state.stop {
-                state = match shared.options.interval {
+                state = match options.interval {
                     Some(every) => {
                         let Some(left) = every.checked_sub(started.elapsed()) else { break };
-                        if shared
-                            .store
+                        if live
+                            .store()
                             .next_seq()
                             .is_ok_and(|n| n.saturating_sub(seq_at_round) >= EARLY_ROUND_WRITES)
                         {
                             break;
                         }
-                        match shared.wake.wait_timeout(state, left.min(PEEK_EVERY)) {
+                        match rounds.wake.wait_timeout(state, left.min(PEEK_EVERY)) {
                             Ok((s, _)) => s,
                             Err(e) => e.into_inner().0,
                         }
                     }
-                    None => match shared.wake.wait(state) {
+                    None => match rounds.wake.wait(state) {
                         Ok(s) => s,
                         Err(e) => e.into_inner(),
                     },
@@ -260,80 +240,118 @@ fn run(shared: &Shared) {
             state.requested = false;
             state.running = true;
         }
-        seq_at_round = shared.store.next_seq().unwrap_or(seq_at_round);
-        let (absorbed, reindexes, error) = round(shared);
-        let mut state = shared.lock();
+        seq_at_round = live.store().next_seq().unwrap_or(seq_at_round);
+        let (opens, reads) = crate::io_counts::counts();
+        let (reindexes, error) = round(live, &options.reindex);
+        let (opens_after, reads_after) = crate::io_counts::counts();
+        let mut state = rounds.lock();
         state.running = false;
-        state.status.rounds += 1;
-        state.status.reindexes += reindexes;
-        state.status.absorbed.extend(absorbed);
-        state.status.last_error = error;
+        state.rounds += 1;
+        state.reindexes += reindexes;
+        state.index_opens += opens_after - opens;
+        state.feed_reads += reads_after - reads;
+        state.last_error = error;
         drop(state);
-        shared.done.notify_all();
+        rounds.done.notify_all();
     }
 }
 
-/// One pass over the searchable tables: (table, absorbed sequence) of each
-/// brought current, reindexes run, the first error.
-fn round(shared: &Shared) -> (Vec<(String, u64)>, u64, Option<String>) {
-    let store = &shared.store;
-    let mut absorbed = Vec::new();
+/// One pass over the searchable tables (see the module docs): reindexes
+/// run, and the first error.
+fn round(live: &LiveIndexes, options: &ReindexOptions) -> (u64, Option<String>) {
     let mut reindexes = 0;
     let mut error = None;
-    let tables = match store.tables() {
-        Ok(t) => t,
-        Err(e) => return (absorbed, 0, Some(e.to_string())),
+    let mut fail = |table: &str, e: Error| {
+        // Another reindex of the table runs (a job, the CLI): it brings
+        // the index current itself; the next round looks again.
+        if !matches!(e, Error::Busy { .. }) {
+            error.get_or_insert_with(|| format!("table {table}: {e}"));
+        }
     };
-    for table in tables {
-        match refresh_table(store, &table, &shared.options.reindex) {
-            Ok((next_seq, ran)) => {
-                absorbed.push((table, next_seq));
-                reindexes += u64::from(ran);
-            }
-            // Another reindex of the table runs (a job, the CLI): it brings
-            // the index current itself; the next round looks again.
-            Err(Error::Busy { .. }) => {}
-            Err(e) => {
-                error.get_or_insert_with(|| format!("table {table}: {e}"));
+    // Each searchable table's live index, with its serving generation
+    // (none before the first build).
+    let mut tables: Vec<(Arc<LiveIndex>, Option<Arc<Generation>>)> = Vec::new();
+    match searchable(live) {
+        Ok(found) => {
+            for table in found {
+                match table.generation() {
+                    Ok(generation) => tables.push((table, Some(generation))),
+                    Err(Error::NoIndex { .. }) => tables.push((table, None)),
+                    Err(e) => fail(table.table(), e),
+                }
             }
         }
+        Err(e) => return (0, Some(e.to_string())),
     }
-    (absorbed, reindexes, error)
+    // One read of the feed, from the oldest of what the indexes absorbed.
+    let from = tables.iter().filter_map(|(_, g)| g.as_ref().map(|g| g.absorbed)).min();
+    let feed = match from
+        .map(|from| live.store().begin_read().map_err(Error::from).and_then(|r| FeedRead::read(&r, from)))
+    {
+        Some(Ok(feed)) => Some(feed),
+        Some(Err(e)) => return (0, Some(e.to_string())),
+        None => None,
+    };
+    for (table, generation) in &tables {
+        match refresh_table(live, table, generation.as_deref(), feed.as_ref(), options) {
+            Ok((next_seq, ran)) => {
+                table.set_absorbed(next_seq);
+                reindexes += u64::from(ran);
+            }
+            Err(e) => fail(table.table(), e),
+        }
+    }
+    // The feed is trimmed once, up to what every index has committed.
+    let committed = tables.iter().filter_map(|(table, _)| table.generation().ok().map(|g| g.absorbed)).min();
+    if let Some(next) = committed
+        && next > 1
+        && let Err(e) = live.store().trim_feed(next - 1)
+    {
+        error.get_or_insert_with(|| format!("trimming the change feed: {e}"));
+    }
+    (reindexes, error)
 }
 
-/// Brings one table's index current if it is searchable: the sequence it
-/// then reflects, and whether a reindex ran.
-fn refresh_table(store: &Store, table: &str, options: &ReindexOptions) -> Result<(u64, bool)> {
-    let schema = store.schema(table)?;
-    if schema.search.is_none() {
-        return Ok((store.next_seq()?, false));
+/// The live indexes of the store's searchable tables.
+fn searchable(live: &LiveIndexes) -> Result<Vec<Arc<LiveIndex>>> {
+    let store = live.store();
+    let mut found = Vec::new();
+    for table in store.tables()? {
+        let rtxn = store.begin_read()?;
+        let (Ok(schema), Ok(table_id)) = (rtxn.schema(&table), rtxn.table_id(&table)) else { continue };
+        drop(rtxn);
+        if schema.search.is_some() {
+            found.push(live.table(&table, table_id)?);
+        }
     }
-    let dir = IndexDir::new(store.path(), table);
-    let Some(serving) = index_next_seq(&dir, table)? else {
-        let report = reindex(
-            store,
-            table,
-            &ReindexOptions { mode: ReindexMode::Full, ..options.clone() },
-            &mut |_| {},
-        )?;
+    Ok(found)
+}
+
+/// Brings one table's index current: the sequence it then reflects, and
+/// whether a reindex ran.
+fn refresh_table(
+    live: &LiveIndexes,
+    table: &LiveIndex,
+    generation: Option<&Generation>,
+    feed: Option<&FeedRead>,
+    options: &ReindexOptions,
+) -> Result<(u64, bool)> {
+    let store = live.store();
+    let name = table.table();
+    let (Some(generation), Some(feed)) = (generation, feed) else {
+        let options = ReindexOptions { mode: ReindexMode::Full, ..options.clone() };
+        let report = reindex(store, name, &options, &mut |_| {})?;
         return Ok((report.next_seq, true));
     };
-    let (changed, next_seq) = changed_rows(store, table, serving)?;
-    let foreign = next_seq.saturating_sub(serving) as usize;
+    let serving = generation.absorbed;
+    let changed = feed.rows_since(name, serving);
+    let foreign = feed.next_seq.saturating_sub(serving) as usize;
     if changed.is_empty() && foreign < MAX_FOREIGN_LAG {
         // Nothing of this table changed: its index reflects the store as
-        // of `next_seq` without a commit.
-        return Ok((next_seq, false));
+        // of the feed's end without a commit.
+        return Ok((feed.next_seq, false));
     }
-    let report =
-        reindex(store, table, &ReindexOptions { mode: ReindexMode::Auto, ..options.clone() }, &mut |_| {})?;
+    let changed = Changed { rows: changed, next_seq: feed.next_seq };
+    let report = reindex_changed(store, name, options, generation, changed)?;
     Ok((report.next_seq, true))
-}
-
-/// The serving generation's absorbed sequence, `None` without one.
-fn index_next_seq(dir: &IndexDir, table: &str) -> Result<Option<u64>> {
-    let Some(n) = dir.current()? else { return Ok(None) };
-    let index = tantivy::Index::open_in_dir(dir.generation_path(n))
-        .map_err(crate::error::tantivy_err(table, "open index"))?;
-    crate::generation::indexed_next_seq(table, &index).map(Some)
 }

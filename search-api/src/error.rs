@@ -16,35 +16,10 @@ pub enum Error {
     /// A request that is malformed (a bad parameter, a bad cursor).
     #[error("{0}")]
     BadRequest(String),
-    /// A search cursor from a generation that no longer serves.
-    #[error(
-        "cursor is from index generation {cursor_generation}, and the index has changed since \
-         (generation {serving} serves): restart the walk without a cursor"
-    )]
-    StaleCursor {
-        /// The generation the cursor was made on.
-        cursor_generation: u64,
-        /// The serving one.
-        serving: u64,
-    },
     /// The caller may not see or do this (a partition its key is not
     /// confined to).
     #[error("{0}")]
     Forbidden(String),
-    /// The index did not reflect the writes a search must see within the
-    /// request's time limit.
-    #[error(
-        "the index of table {table:?} did not reflect write {wanted} within the time limit \
-         (it reflects writes up to {reflects}); try again, or ask with consistency=eventual"
-    )]
-    NotFresh {
-        /// The table.
-        table: String,
-        /// The write (feed seq) the answer had to reflect.
-        wanted: u64,
-        /// The last write the index reflected.
-        reflects: u64,
-    },
 }
 
 impl Error {
@@ -54,8 +29,7 @@ impl Error {
         match self {
             Error::Store(e) => e.is_user_error(),
             Error::Indexer(e) => e.is_usage(),
-            Error::BadRequest(_) | Error::StaleCursor { .. } | Error::Forbidden(_) => true,
-            Error::NotFresh { .. } => false,
+            Error::BadRequest(_) | Error::Forbidden(_) => true,
         }
     }
 }

@@ -7,13 +7,14 @@
 //! keys the store no longer has dropped and counted → column projection →
 //! highlights from the stored values, analysed like the index was.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use rowsearch_indexer::{Generation, Overlay, Refresher, SortBy, TableIndex};
-use rowsearch_store::{Column, ErrorKind, ReadOptions, Row, RowKeySchema, Store};
+pub use rowsearch_indexer::{Consistency, DEFAULT_OVERLAY_MAX_ROWS, Freshness};
+use rowsearch_indexer::{LiveIndex, LiveIndexes, Refresher, Snapshot, SortBy, Want};
+use rowsearch_store::{Column, ErrorKind, ReadOptions, Row, RowKeySchema, RowSource, Store};
 
 use crate::document::{Document, DocumentShape};
 use crate::{Error, Result};
@@ -102,20 +103,6 @@ pub struct SearchRequest {
     pub deadline: Option<Instant>,
 }
 
-/// Which writes a search reflects.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum Consistency {
-    /// Every write committed before the search began, from any process:
-    /// when the index has not absorbed them yet, the search has the
-    /// refresher (or, without one, an incremental reindex of its own)
-    /// bring it current first.
-    #[default]
-    Snapshot,
-    /// The index as it stands (possibly behind the store), for the lowest
-    /// latency.
-    Eventual,
-}
-
 /// How long a search waits by default for its index to reflect the writes
 /// it must.
 pub const DEFAULT_FRESHNESS_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
@@ -167,134 +154,44 @@ pub struct SearchResults {
     pub did_you_mean: Option<String>,
 }
 
-/// How far a table's index is behind the store.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Freshness {
-    /// The store's last write (feed seq).
-    pub store_seq: u64,
-    /// The last write the index reflects.
-    pub index_seq: u64,
-    /// Rows of the table written since (what a snapshot search matches
-    /// directly, or waits for).
-    pub lag_rows: u64,
-    /// How long ago the oldest of them was written (ms; 0 when none is,
-    /// or the store kept no time for it).
-    pub lag_ms: u64,
-}
-
 /// Values per facet when the request does not say.
 pub const DEFAULT_FACET_LIMIT: usize = 10;
 /// Most values per facet a request may ask for.
 pub const MAX_FACET_LIMIT: usize = 1000;
 
-/// Most changed rows a snapshot search matches directly (an overlay built
-/// in memory for the search); past it, the search waits for the index to
-/// absorb them (the refresher, or an incremental reindex of its own).
-pub const DEFAULT_OVERLAY_MAX_ROWS: usize = 256;
-
 /// Searches tables' indexes and resolves the hits in the store. Share it
-/// between threads; it keeps each table's index open.
+/// between threads; each table's live index ([`LiveIndexes`]) decides
+/// which snapshot a search reads.
 #[derive(Debug)]
 pub struct Searcher {
     store: Arc<Store>,
-    indexes: Mutex<HashMap<String, Arc<TableIndex>>>,
+    live: Arc<LiveIndexes>,
     dropped: AtomicU64,
     refresher: Option<Arc<Refresher>>,
-    walks: Walks,
-    /// Per table, the last overlay built (reused while the feed names no
-    /// newer write of the table).
-    overlays: Mutex<HashMap<String, Arc<Overlay>>>,
-    overlay_max_rows: usize,
-}
-
-/// The index's generation a search answers from, the overlay laid on it
-/// (if any), and the last write the answer reflects.
-pub(crate) type Fresh = (Arc<Generation>, Option<Arc<Overlay>>, u64);
-
-/// How long a cursor walk's snapshot is kept after its last page.
-pub const WALK_KEEP: std::time::Duration = std::time::Duration::from_secs(300);
-/// Most walk snapshots kept at once (the least recently used goes first).
-const MAX_WALKS: usize = 64;
-
-/// The snapshots cursor walks are on: per (table, generation, commit), the
-/// generation as opened at that commit (its reader sees that commit and no
-/// other) and the last write it reflects.
-#[derive(Debug, Default)]
-struct Walks(Mutex<Vec<Walk>>);
-
-#[derive(Debug)]
-struct Walk {
-    table: String,
-    commit: u64,
-    generation: Arc<Generation>,
-    overlay: Option<Arc<Overlay>>,
-    seq: u64,
-    used: Instant,
-}
-
-impl Walks {
-    fn find(&self, table: &str, number: u64, commit: u64) -> Option<Fresh> {
-        let mut walks = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        walks.retain(|w| w.used.elapsed() < WALK_KEEP);
-        let walk = walks
-            .iter_mut()
-            .find(|w| w.table == table && w.generation.number == number && w.commit == commit)?;
-        walk.used = Instant::now();
-        Some((Arc::clone(&walk.generation), walk.overlay.clone(), walk.seq))
-    }
-
-    fn keep(&self, table: &str, fresh: &Fresh, commit: u64) {
-        let (generation, overlay, seq) = fresh;
-        let mut walks = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(w) = walks
-            .iter_mut()
-            .find(|w| w.table == table && w.generation.number == generation.number && w.commit == commit)
-        {
-            w.used = Instant::now();
-            return;
-        }
-        if walks.len() >= MAX_WALKS
-            && let Some(oldest) = walks.iter().enumerate().min_by_key(|(_, w)| w.used).map(|(i, _)| i)
-        {
-            walks.swap_remove(oldest);
-        }
-        walks.push(Walk {
-            table: table.to_owned(),
-            commit,
-            generation: Arc::clone(generation),
-            overlay: overlay.clone(),
-            seq: *seq,
-            used: Instant::now(),
-        });
-    }
 }
 
 impl Searcher {
-    /// A searcher over `store` (opened with the indexer's analyzer).
+    /// A searcher over `store` (opened with the indexer's analyzer), whose
+    /// snapshot searches bring an index current on their own thread.
     pub fn new(store: Arc<Store>) -> Searcher {
-        Searcher {
-            store,
-            indexes: Mutex::new(HashMap::new()),
-            dropped: AtomicU64::new(0),
-            refresher: None,
-            walks: Walks::default(),
-            overlays: Mutex::new(HashMap::new()),
-            overlay_max_rows: DEFAULT_OVERLAY_MAX_ROWS,
-        }
+        let live = Arc::new(LiveIndexes::new(Arc::clone(&store)));
+        Searcher { store, live, dropped: AtomicU64::new(0), refresher: None }
     }
 
     /// Sets the most changed rows a snapshot search matches directly
     /// (default [`DEFAULT_OVERLAY_MAX_ROWS`]; 0: every search after a write
-    /// to its table waits for the index to absorb it).
+    /// to its table waits for the index to absorb it). Before any search.
     pub fn with_overlay_max_rows(mut self, rows: usize) -> Searcher {
-        self.overlay_max_rows = rows;
+        self.live = Arc::new(LiveIndexes::with_overlay_max_rows(Arc::clone(&self.store), rows));
         self
     }
 
-    /// A searcher whose snapshot searches wait on `refresher` (which keeps
-    /// the same store's indexes current) instead of reindexing themselves.
-    pub fn with_refresher(store: Arc<Store>, refresher: Arc<Refresher>) -> Searcher {
-        Searcher { refresher: Some(refresher), ..Searcher::new(store) }
+    /// A searcher on the live indexes `refresher` keeps current: its
+    /// snapshot searches wait on it instead of reindexing themselves.
+    pub fn with_refresher(refresher: Arc<Refresher>) -> Searcher {
+        let live = Arc::clone(refresher.live());
+        let store = Arc::clone(live.store());
+        Searcher { store, live, dropped: AtomicU64::new(0), refresher: Some(refresher) }
     }
 
     /// The refresher, if it has one.
@@ -302,163 +199,15 @@ impl Searcher {
         self.refresher.as_ref()
     }
 
-    /// The generation to answer from, brought current as `request` asks
-    /// (an overlay of the rows it lacks, or a wait for it to absorb them),
-    /// and the last write (feed seq) the answer reflects.
-    pub(crate) fn fresh_generation(
-        &self,
-        index: &TableIndex,
-        table: &str,
-        request: &SearchRequest,
-        started: Instant,
-    ) -> Result<Fresh> {
-        let deadline = request.deadline.unwrap_or(started + DEFAULT_FRESHNESS_WAIT);
-        let wanted = request.min_seq.map_or(0, |s| s.saturating_add(1));
-        // A write that has not happened yet is not waited for: a 400 at
-        // once, not a worker held until the time limit.
-        if let Some(seq) = request.min_seq {
-            let next = self.store.next_seq()?;
-            if seq >= next {
-                return Err(Error::BadRequest(format!(
-                    "min_seq {seq} is past the store's last write (seq {})",
-                    next.saturating_sub(1)
-                )));
-            }
-        }
-        // Read before the generation is taken (see `reflected`).
-        let mut reflected = self.reflected(table);
-        let mut generation = match index.generation() {
-            // A searchable table's first index is built on the way (by the
-            // refresher, or here): no reindex command is needed.
-            Err(rowsearch_indexer::Error::NoIndex { .. }) if request.consistency == Consistency::Snapshot => {
-                self.catch_up(table, self.store.next_seq()?.max(wanted), 0, deadline)?;
-                index.generation()?
-            }
-            generation => generation?,
-        };
-        loop {
-            let from = reflected.max(generation.absorbed);
-            // Without min_seq, an eventual search takes the index as it is.
-            if request.consistency == Consistency::Eventual && wanted <= from {
-                return Ok((generation, None, from.saturating_sub(1)));
-            }
-            // What the index lacks: the rows of this table the feed names
-            // since it absorbed it. None (writes to other tables only):
-            // the index reflects the store as of the feed's end. A few:
-            // matched directly, in an overlay of this snapshot.
-            let rtxn = self.store.begin_read()?;
-            let changes = rowsearch_indexer::changes_in(&rtxn, table, from)?;
-            let next = changes.next_seq;
-            if next >= wanted {
-                if changes.rows.is_empty() {
-                    return Ok((generation, None, next.saturating_sub(1)));
-                }
-                if request.consistency == Consistency::Snapshot && changes.rows.len() <= self.overlay_max_rows
-                {
-                    let overlay = self.overlay(&rtxn, table, &generation, from, changes)?;
-                    return Ok((generation, Some(overlay), next.saturating_sub(1)));
-                }
-            }
-            drop(rtxn);
-            self.catch_up(table, next.max(wanted), from, deadline)?;
-            reflected = self.reflected(table);
-            generation = index.generation()?;
-        }
-    }
-
-    /// The overlay of `changes` (the rows of `table` written past `from`,
-    /// read in `rtxn`): the one last built when it covers the same writes;
-    /// that one with the rows written since added as a layer when it
-    /// covers a start of them; else a new one from `rtxn`'s snapshot.
-    fn overlay(
-        &self,
-        rtxn: &rowsearch_store::ReadTxn<'_>,
-        table: &str,
-        generation: &Generation,
-        from: u64,
-        changes: rowsearch_indexer::TableChanges,
-    ) -> Result<Arc<Overlay>> {
-        let cached = self.overlays.lock().unwrap_or_else(|e| e.into_inner()).get(table).cloned();
-        let overlay = match cached {
-            Some(o) if o.from_seq == from && o.last_seq == changes.last_seq => return Ok(o),
-            Some(o)
-                if o.from_seq == from && o.next_seq <= changes.next_seq && o.last_seq < changes.last_seq =>
-            {
-                let tail = rowsearch_indexer::changes_in(rtxn, table, o.next_seq)?;
-                Arc::new(o.extend(rtxn, &generation.schema, tail)?)
-            }
-            _ => Arc::new(Overlay::build(rtxn, &generation.schema, from, changes)?),
-        };
-        self.overlays
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(table.to_owned(), Arc::clone(&overlay));
-        Ok(overlay)
-    }
-
-    /// What the refresher knows `table`'s index reflects (feed sequence,
-    /// exclusive; 0 without a refresher): past the index's last commit
-    /// when only other tables were written since. Ask before taking the
-    /// generation, so the generation is at least that new.
-    fn reflected(&self, table: &str) -> u64 {
-        self.refresher.as_ref().and_then(|r| r.absorbed(table)).unwrap_or(0)
+    /// The live indexes.
+    pub fn live(&self) -> &Arc<LiveIndexes> {
+        &self.live
     }
 
     /// For a searchable table with an index: how far the index is behind
     /// the store.
     pub fn freshness(&self, table: &str) -> Option<Freshness> {
-        self.store.schema(table).ok()?.search.as_ref()?;
-        let reflected = self.reflected(table);
-        let generation = self.index(table).ok()?.generation().ok()?;
-        let known = reflected.max(generation.absorbed);
-        let rtxn = self.store.begin_read().ok()?;
-        let changes = rowsearch_indexer::changes_in(&rtxn, table, known).ok()?;
-        let lag = changes.rows.len() as u64;
-        let index_next = if lag == 0 { changes.next_seq } else { known };
-        Some(Freshness {
-            store_seq: changes.next_seq.saturating_sub(1),
-            index_seq: index_next.saturating_sub(1),
-            lag_rows: lag,
-            lag_ms: changes.age_ms(&rtxn).ok()?.unwrap_or(0),
-        })
-    }
-
-    /// Brings `table`'s index to the feed sequence `target` (exclusive):
-    /// through the refresher, or on this thread without one; `NotFresh`
-    /// (naming `reflects`, what the index had) past `deadline`.
-    fn catch_up(&self, table: &str, target: u64, reflects: u64, deadline: Instant) -> Result<()> {
-        let caught_up = match &self.refresher {
-            Some(refresher) => refresher.wait_absorbed(table, target, deadline),
-            None => self.reindex_inline(table, deadline)?,
-        };
-        if caught_up {
-            return Ok(());
-        }
-        Err(Error::NotFresh {
-            table: table.to_owned(),
-            wanted: target.saturating_sub(1),
-            reflects: reflects.saturating_sub(1),
-        })
-    }
-
-    /// Brings `table`'s index current on this thread (a searcher without a
-    /// refresher): incremental, or the first full build; false when another
-    /// reindex held it past `deadline`.
-    fn reindex_inline(&self, table: &str, deadline: Instant) -> Result<bool> {
-        let options = rowsearch_indexer::ReindexOptions {
-            mode: rowsearch_indexer::ReindexMode::Auto,
-            threads: 1,
-            memory_budget_bytes: 64 << 20,
-            // Another reindex of the table (it brings the index current
-            // too) is waited for within the search's own deadline.
-            lock_wait: deadline.saturating_duration_since(Instant::now()),
-            ..Default::default()
-        };
-        match rowsearch_indexer::reindex(&self.store, table, &options, &mut |_| {}) {
-            Ok(_) => Ok(true),
-            Err(rowsearch_indexer::Error::Busy { .. }) => Ok(false),
-            Err(e) => Err(e.into()),
-        }
+        self.live.freshness(table)
     }
 
     /// The store.
@@ -471,24 +220,39 @@ impl Searcher {
         self.dropped.load(Ordering::Relaxed)
     }
 
-    /// The index of `table`, opened once.
-    ///
-    /// # Errors
-    /// As [`TableIndex::open`].
-    pub fn index(&self, table: &str) -> Result<Arc<TableIndex>> {
-        let mut indexes = self.indexes.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(index) = indexes.get(table) {
-            return Ok(Arc::clone(index));
-        }
-        let index = Arc::new(TableIndex::open(&self.store, table)?);
-        indexes.insert(table.to_owned(), Arc::clone(&index));
-        Ok(index)
+    /// Forgets a table's live index (after the table is dropped).
+    pub fn forget(&self, table: &str) {
+        self.live.forget(table);
     }
 
-    /// Forgets a table's open index (after the table is dropped).
-    pub fn forget(&self, table: &str) {
-        self.indexes.lock().unwrap_or_else(|e| e.into_inner()).remove(table);
-        self.overlays.lock().unwrap_or_else(|e| e.into_inner()).remove(table);
+    /// The snapshot a search of `table` (whose store id is `table_id`)
+    /// as `request` asks answers from: a fresh one, or the one its
+    /// cursor's walk is on (with the offset and the commit the cursor
+    /// names).
+    pub(crate) fn snapshot(
+        &self,
+        table: &str,
+        table_id: u64,
+        request: &SearchRequest,
+        started: Instant,
+    ) -> Result<(Arc<LiveIndex>, Snapshot, usize, Option<u64>)> {
+        let live = self.live.table(table, table_id)?;
+        match &request.cursor {
+            None => {
+                let want = Want {
+                    consistency: request.consistency,
+                    min_seq: request.min_seq,
+                    deadline: request.deadline.unwrap_or(started + DEFAULT_FRESHNESS_WAIT),
+                };
+                let snapshot = self.live.snapshot(&live, &want)?;
+                Ok((live, snapshot, request.offset, None))
+            }
+            Some(cursor) => {
+                let (number, commit, offset) = parse_cursor(cursor)?;
+                let snapshot = self.live.resume(&live, number, commit)?;
+                Ok((live, snapshot, offset, Some(commit)))
+            }
+        }
     }
 
     /// Runs one search (see the module docs).
@@ -521,35 +285,10 @@ impl Searcher {
             fields: request.fields.as_deref(),
         };
         shape.check_fields().map_err(Error::BadRequest)?;
-        let index = self.index(table)?;
         // A cursor's page comes from the snapshot its walk began on (kept
-        // here while the walk goes on), so refreshes in between neither
-        // skip nor repeat a hit; a first page from a fresh snapshot.
-        let (fresh, offset, cursor) = match &request.cursor {
-            None => (self.fresh_generation(&index, table, request, started)?, request.offset, None),
-            Some(cursor) => {
-                let (cursor_generation, commit, offset) = parse_cursor(cursor)?;
-                match self.walks.find(table, cursor_generation, commit) {
-                    Some(fresh) => (fresh, offset, Some(commit)),
-                    None => {
-                        // Not kept here (another process, or expired): the
-                        // serving snapshot if it is that very one.
-                        let generation = index.generation()?;
-                        if generation.number != cursor_generation || generation.commit() != commit {
-                            return Err(Error::StaleCursor { cursor_generation, serving: generation.number });
-                        }
-                        let seq = generation.absorbed.saturating_sub(1);
-                        ((generation, None, seq), offset, Some(commit))
-                    }
-                }
-            }
-        };
-        let (generation, overlay, seq) = &fresh;
-        let seq = *seq;
-        if generation.table_id != table_id {
-            // Built for an earlier table of this name, dropped since.
-            return Err(Error::Indexer(rowsearch_indexer::Error::NoIndex { table: table.to_owned() }));
-        }
+        // while the walk goes on), so refreshes in between neither skip nor
+        // repeat a hit; a first page from a fresh snapshot.
+        let (live, snapshot, offset, cursor) = self.snapshot(table, table_id, request, started)?;
         if offset.checked_add(limit).is_none_or(|end| end > MAX_RESULT_WINDOW) {
             return Err(Error::BadRequest(format!(
                 "offset {offset} + limit {limit} goes past the {MAX_RESULT_WINDOW} hits a search pages through; \
@@ -564,7 +303,7 @@ impl Searcher {
             max_clauses: request.max_clauses,
             cancel: request.cancel.clone(),
         };
-        let parsed = generation.parse_with(&request.query, &partitions, &options)?;
+        let parsed = snapshot.parse(&request.query, &partitions, &options)?;
         let facet_limit = request.facet_limit.unwrap_or(DEFAULT_FACET_LIMIT);
         if !(1..=MAX_FACET_LIMIT).contains(&facet_limit) {
             return Err(Error::BadRequest(format!(
@@ -572,7 +311,7 @@ impl Searcher {
             )));
         }
         let facets = rowsearch_indexer::facets::resolve(
-            &generation.schema,
+            &snapshot.generation().schema,
             search.partition.as_deref(),
             search.date_column.is_some(),
             &request.facets,
@@ -580,55 +319,42 @@ impl Searcher {
         .map_err(Error::BadRequest)?;
         // A confined key's scores come from its partitions alone.
         let stats_partitions: &[&[u8]] = if request.scope.is_some() { &partitions } else { &[] };
-        let mut found = generation.search_scoped(
-            &request.query,
-            &*parsed,
-            overlay.as_deref(),
-            &facets,
-            stats_partitions,
-            request.sort,
-            offset,
-            limit.max(1),
-        )?;
+        let mut found =
+            snapshot.search(&parsed, &facets, stats_partitions, request.sort, offset, limit.max(1))?;
         found.keys.truncate(limit);
         let did_you_mean = if found.total == 0 && !request.typos && cursor.is_none() {
-            rowsearch_indexer::correct::did_you_mean(
-                generation,
-                overlay.as_deref(),
-                &request.query,
-                &partitions,
-            )?
+            snapshot.did_you_mean(&request.query, &partitions)?
         } else {
             None
         };
         // An incremental reindex changes the hits under the same generation:
         // offsets would shift, so the walk restarts.
         if cursor.is_some_and(|c| c != found.commit) {
-            return Err(Error::StaleCursor {
-                cursor_generation: generation.number,
-                serving: generation.number,
-            });
+            let number = snapshot.number();
+            return Err(
+                rowsearch_indexer::Error::StaleCursor { cursor_generation: number, serving: number }.into()
+            );
         }
 
-        let words = request.highlight.then(|| rowsearch_indexer::expand::QueryWords::of(&*parsed));
+        let words = request.highlight.then(|| parsed.words());
         let (hits, dropped) = self.hits(table, request, &shape, &found.keys, words.as_ref())?;
         self.dropped.fetch_add(dropped, Ordering::Relaxed);
         let next = offset.saturating_add(limit);
         let more = limit > 0 && next < found.total as usize;
         if more {
-            self.walks.keep(table, &fresh, found.commit);
+            live.keep_walk(&snapshot, found.commit);
         }
         Ok(SearchResults {
             total: found.total,
             took_ms: started.elapsed().as_secs_f64() * 1e3,
             hits,
             next_cursor: more
-                .then(|| format!("{CURSOR_PREFIX}{}.{:x}.{next}", generation.number, found.commit)),
+                .then(|| format!("{CURSOR_PREFIX}{}.{:x}.{next}", snapshot.number(), found.commit)),
             dropped,
-            generation: generation.number,
-            seq,
+            generation: snapshot.number(),
+            seq: snapshot.seq(),
             row_key: schema.row_key.clone(),
-            overlay_rows: overlay.as_ref().map_or(0, |o| o.rows().len() as u64),
+            overlay_rows: snapshot.overlay_rows(),
             facets: facets
                 .iter()
                 .zip(&found.facets)
@@ -680,21 +406,11 @@ impl Searcher {
             .collect();
         request.cancel.check()?;
         let keys: Vec<&[u8]> = keys_found.iter().map(|(k, _)| k.as_slice()).collect();
-        let rtxn = self.store.begin_read()?;
-        let rows = rtxn.multi_get(table, &keys, &read)?;
-        // A row without any selected column still exists: only rows the
-        // store lacks altogether are stale.
-        let mut resolved = Vec::with_capacity(rows.len());
-        for (row, (key, value)) in rows.into_iter().zip(keys_found) {
-            match row {
-                Some(row) => resolved.push(Some((row, *value))),
-                None if rtxn.get(table, key, &ReadOptions::default())?.is_some() => {
-                    resolved.push(Some((Row { key: key.clone(), cells: Vec::new() }, *value)));
-                }
-                None => resolved.push(None),
-            }
-        }
-        drop(rtxn);
+        // One read of the row source: a row without any selected column
+        // still exists; only rows it lacks altogether are stale.
+        let rows = RowSource::rows(&*self.store, table, &keys, &read)?;
+        let resolved: Vec<Option<(Row, f64)>> =
+            rows.into_iter().zip(keys_found).map(|(row, (_, value))| row.map(|row| (row, *value))).collect();
 
         let highlight_bytes = if request.max_highlight_bytes == 0 {
             MAX_HIGHLIGHT_TEXT_BYTES

@@ -14,20 +14,14 @@ use std::time::Instant;
 
 use rowsearch_store::ErrorKind;
 
-use crate::searcher::{Fresh, partitions_of};
+use crate::searcher::partitions_of;
 use crate::{Error, Result, SearchRequest, Searcher};
-use rowsearch_indexer::correct::OPENERS;
+pub use rowsearch_indexer::SCOPED_CANDIDATES;
 
 /// Suggestions per request when it does not say.
 pub const DEFAULT_SUGGEST_LIMIT: usize = 5;
 /// Most suggestions a request may ask for.
 pub const MAX_SUGGEST_LIMIT: usize = 50;
-/// Candidates counted exactly when the suggestions are confined to
-/// partitions: every term with the prefix when there are at most this
-/// many, else this many with the most documents overall (so a word
-/// frequent in the partition but rare overall can be missed for a short
-/// prefix; a longer one finds it).
-pub const SCOPED_CANDIDATES: usize = 256;
 
 /// What to complete.
 #[derive(Debug, Clone, Default)]
@@ -86,57 +80,6 @@ impl Searcher {
             ..SearchRequest::default()
         };
         let partitions = partitions_of(&request.partition, &request.scope)?;
-        let (generation, overlay, seq) = self.snapshot(table, &search, started)?;
-        let done =
-            |suggestions| Suggestions { suggestions, took_ms: started.elapsed().as_secs_f64() * 1e3, seq };
-
-        // The last word, after what opens it and an optional `field:`.
-        let query = request.query.as_str();
-        let start = query.rfind(char::is_whitespace).map_or(0, |i| i + 1);
-        let mut word_at = start + query[start..].len() - query[start..].trim_start_matches(OPENERS).len();
-        let mut field = generation.schema.all;
-        if let Some((name, _)) = query[word_at..].split_once(':')
-            && let Some(i) = generation.schema.field_index(name)
-        {
-            field = generation.schema.fields[i];
-            word_at += name.len() + 1;
-        }
-        let word: String = query[word_at..].chars().flat_map(char::to_lowercase).collect();
-        if word.is_empty() {
-            return Ok(done(Vec::new()));
-        }
-        let want = if partitions.is_empty() { limit } else { SCOPED_CANDIDATES };
-        let mut candidates = generation.top_completions(field, &word, overlay.as_deref(), want)?;
-        if !partitions.is_empty() {
-            // Most documents overall first. A term's documents in the
-            // partitions are at most its documents overall, so once those
-            // fall below the limit-th count so far, no later candidate can
-            // rank among the first `limit`.
-            let mut counted: Vec<(String, u64)> = Vec::with_capacity(limit + 1);
-            for (term, overall) in candidates {
-                if counted.len() >= limit && counted.get(limit - 1).is_some_and(|(_, n)| overall < *n) {
-                    break;
-                }
-                let docs = generation.count_term(field, &term, &partitions, overlay.as_deref())?;
-                if docs > 0 {
-                    counted.push((term, docs));
-                    counted.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-                }
-            }
-            candidates = counted;
-        }
-        candidates.truncate(limit);
-        let head = &query[..word_at];
-        Ok(done(
-            candidates
-                .into_iter()
-                .map(|(term, docs)| Suggestion { text: format!("{head}{term}"), docs })
-                .collect(),
-        ))
-    }
-
-    /// The snapshot a search of `table` as `request` would answer from.
-    fn snapshot(&self, table: &str, request: &SearchRequest, started: Instant) -> Result<Fresh> {
         let (schema, table_id) = {
             let rtxn = self.store().begin_read()?;
             (rtxn.schema(table)?, rtxn.table_id(table)?)
@@ -144,11 +87,16 @@ impl Searcher {
         if schema.search.is_none() {
             return Err(Error::Store(ErrorKind::NotSearchable { table: table.to_owned() }.into()));
         }
-        let index = self.index(table)?;
-        let fresh = self.fresh_generation(&index, table, request, started)?;
-        if fresh.0.table_id != table_id {
-            return Err(Error::Indexer(rowsearch_indexer::Error::NoIndex { table: table.to_owned() }));
-        }
-        Ok(fresh)
+        let (_, snapshot, _, _) = self.snapshot(table, table_id, &search, started)?;
+        let completed = snapshot.complete(&request.query, &partitions, limit)?;
+        Ok(Suggestions {
+            suggestions: completed
+                .terms
+                .into_iter()
+                .map(|(term, docs)| Suggestion { text: format!("{}{term}", completed.head), docs })
+                .collect(),
+            took_ms: started.elapsed().as_secs_f64() * 1e3,
+            seq: snapshot.seq(),
+        })
     }
 }

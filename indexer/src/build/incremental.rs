@@ -12,6 +12,15 @@ use crate::error::{FailPoint, tantivy_err};
 use crate::generation::indexed_next_seq;
 use crate::{Error, Result};
 
+/// The rows of a table the change feed names past what its serving
+/// generation absorbed, and the sequence after the feed's last entry read.
+pub(crate) struct Changed {
+    /// The distinct rows named, sorted.
+    pub rows: Vec<Vec<u8>>,
+    /// The sequence the commit records.
+    pub next_seq: u64,
+}
+
 #[allow(clippy::too_many_arguments)]
 pub(super) fn incremental(
     store: &Store,
@@ -19,6 +28,7 @@ pub(super) fn incremental(
     schema: &DocSchema,
     generation: u64,
     index: Index,
+    known: Option<Changed>,
     options: &ReindexOptions,
     progress: &mut dyn FnMut(&ReindexProgress),
 ) -> Result<ReindexReport> {
@@ -26,8 +36,15 @@ pub(super) fn incremental(
     let table_id = store.table_id(table)?;
     // Read the feed before the rows: the rows are then at least as new as
     // the feed entries, so nothing is missed (applying a newer state early
-    // is harmless: the next run applies it again).
-    let (changed, next_seq) = changed_rows(store, table, from_seq)?;
+    // is harmless: the next run applies it again). A refresh round read it
+    // already, before this.
+    let Changed { rows: changed, next_seq } = match known {
+        Some(known) => known,
+        None => {
+            let (rows, next_seq) = changed_rows(store, table, from_seq)?;
+            Changed { rows, next_seq }
+        }
+    };
 
     register_cells(&index);
     let mut writer = writer(table, &index, options)?;

@@ -25,19 +25,19 @@
 use std::time::Instant;
 
 use rowsearch_store::Store;
-use tantivy::Index;
 
 mod full;
 mod incremental;
 mod options;
 mod writer;
 
+pub(crate) use incremental::Changed;
 pub use options::{DEFAULT_MEMORY_BUDGET_BYTES, ReindexMode, ReindexOptions, ReindexProgress, ReindexReport};
 
 use crate::changes::trim_feed;
 use crate::doc::DocSchema;
-use crate::error::tantivy_err;
-use crate::generation::{IndexDir, indexed_table_id};
+use crate::generation::{IndexDir, indexed_next_seq, indexed_table_id};
+use crate::reader::Generation;
 use crate::{Error, Result};
 
 /// Reindexes `table`: see the module docs.
@@ -74,11 +74,7 @@ pub fn reindex(
     let current = dir.current()?;
 
     let serving = match current {
-        Some(n) => {
-            let index =
-                Index::open_in_dir(dir.generation_path(n)).map_err(tantivy_err(table, "open index"))?;
-            Some((n, index))
-        }
+        Some(n) => Some((n, dir.open_index(n)?)),
         None => None,
     };
     let same_table = match &serving {
@@ -107,13 +103,65 @@ pub fn reindex(
             // Leftovers of a killed or failed full build go here too.
             let removed = dir.remove_others(&lock, Some(n))?;
             let mut report =
-                incremental::incremental(store, table, &index_schema, n, index, options, progress)?;
+                incremental::incremental(store, table, &index_schema, n, index, None, options, progress)?;
             report.removed_generations = removed;
             report
         }
         _ => full::full(store, table, &index_schema, &dir, &lock, current, options, progress)?,
     };
     report.feed_trimmed = trim_feed(store)?;
+    report.index_bytes = dir.generation_bytes(report.generation)?;
+    report.seconds = started.elapsed().as_secs_f64();
+    Ok(report)
+}
+
+/// A refresh round's incremental reindex of `table`: the serving
+/// `generation` as its live index holds it open, and the rows the round's
+/// one read of the feed named past what it absorbed. No index is opened,
+/// the feed is not read again and not trimmed (the round trims it once).
+/// When the generation no longer serves as it was (another reindex
+/// committed or switched meanwhile, or the search section changed), this
+/// is an ordinary [`reindex`].
+///
+/// # Errors
+/// As [`reindex`].
+pub(crate) fn reindex_changed(
+    store: &Store,
+    table: &str,
+    options: &ReindexOptions,
+    generation: &Generation,
+    changed: Changed,
+) -> Result<ReindexReport> {
+    let started = Instant::now();
+    let fallback =
+        || reindex(store, table, &ReindexOptions { mode: ReindexMode::Auto, ..options.clone() }, &mut |_| {});
+    let schema = store.schema(table)?;
+    let Some(search) = schema.search.as_ref() else { return fallback() };
+    let index_schema = DocSchema::for_search(table, search)?;
+    if generation.index.schema() != index_schema.schema || generation.table_id != store.table_id(table)? {
+        return fallback();
+    }
+    let dir = IndexDir::new(store.path(), table);
+    // Another reindex running (Busy): it brings the index current itself.
+    let lock = dir.lock()?;
+    let n = generation.number;
+    if dir.current()? != Some(n) || indexed_next_seq(table, &generation.index)? != generation.absorbed {
+        drop(lock);
+        return fallback();
+    }
+    let removed = dir.remove_others(&lock, Some(n))?;
+    let noop = &mut |_: &ReindexProgress| {};
+    let mut report = incremental::incremental(
+        store,
+        table,
+        &index_schema,
+        n,
+        generation.index.clone(),
+        Some(changed),
+        options,
+        noop,
+    )?;
+    report.removed_generations = removed;
     report.index_bytes = dir.generation_bytes(report.generation)?;
     report.seconds = started.elapsed().as_secs_f64();
     Ok(report)

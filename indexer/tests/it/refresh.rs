@@ -6,7 +6,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use rowsearch_indexer::store::{Delete, PutCell, Store};
-use rowsearch_indexer::{RefreshOptions, Refresher, SortBy, TableIndex, mail_schema, open_store};
+use rowsearch_indexer::{
+    LiveIndexes, RefreshOptions, Refresher, SortBy, TableIndex, mail_schema, open_store,
+};
 
 fn keys(index: &TableIndex, query: &str) -> Vec<Vec<u8>> {
     let generation = index.generation().unwrap();
@@ -43,9 +45,8 @@ fn mail_store(interval: Option<Duration>) -> (tempfile::TempDir, Arc<Store>, Ref
     let dir = tempfile::tempdir().unwrap();
     let store = Arc::new(open_store(dir.path()).unwrap());
     store.create_table("mail", &mail_schema()).unwrap();
-    let refresher =
-        Refresher::start(Arc::clone(&store), RefreshOptions { interval, ..RefreshOptions::default() })
-            .unwrap();
+    let live = Arc::new(LiveIndexes::new(Arc::clone(&store)));
+    let refresher = Refresher::start(live, RefreshOptions { interval, ..RefreshOptions::default() }).unwrap();
     (dir, store, refresher)
 }
 
@@ -78,6 +79,40 @@ fn writes_from_another_handle_are_indexed_when_a_waiter_asks() {
     let status = refresher.status();
     assert!(status.reindexes >= 4, "{status:?}");
     assert_eq!(status.last_error, None);
+}
+
+/// A round reads what each index absorbed from the live index that holds
+/// it open, reads the change feed once for every table, and opens no
+/// index (a commit reloads the generation it holds): counted in its
+/// status. Before the live indexes, a round with one changed table of
+/// three opened 7 indexes (each table's to read what it absorbed, the
+/// changed one's to reindex it, each again to trim the feed) and read the
+/// feed 4 times.
+#[test]
+fn a_round_opens_no_index_and_reads_the_feed_once() {
+    let (dir, store, refresher) = mail_store(None);
+    for table in ["mail_b", "mail_c"] {
+        store.create_table(table, &mail_schema()).unwrap();
+    }
+    let deadline = || Instant::now() + Duration::from_secs(60);
+    // The first rounds build the three indexes and open them.
+    for table in ["mail", "mail_b", "mail_c"] {
+        assert!(refresher.wait_absorbed(table, store.next_seq().unwrap(), deadline()));
+    }
+    let index = TableIndex::open(&store, "mail").unwrap();
+    for round in 0..3 {
+        let before = refresher.status();
+        let other = open_store(dir.path()).unwrap();
+        let key = mail_row(&other, "ann", round, &format!("numbat{round} sighting"));
+        assert!(refresher.wait_absorbed("mail", other.next_seq().unwrap(), deadline()));
+        let after = refresher.status();
+        let rounds = after.rounds - before.rounds;
+        assert!(rounds >= 1, "{after:?}");
+        assert_eq!(after.last_error, None);
+        assert_eq!(after.index_opens - before.index_opens, 0, "index opens in {rounds} rounds: {after:?}");
+        assert_eq!(after.feed_reads - before.feed_reads, rounds, "feed reads in {rounds} rounds: {after:?}");
+        assert_eq!(keys(&index, &format!("numbat{round}")), vec![key]);
+    }
 }
 
 #[test]

@@ -157,12 +157,10 @@ pub(super) fn serve(
             state.access.hosts.local = Some(bound.ip());
         }
         // Keeps every searchable table's index current, whoever writes.
-        let refresher = std::sync::Arc::new(rowsearch::indexer::Refresher::start(
-            std::sync::Arc::clone(&store),
-            refresh,
-        )?);
-        state.searcher =
-            rowsearch::Searcher::with_refresher(store, refresher).with_overlay_max_rows(overlay_max_rows);
+        let live = rowsearch::indexer::LiveIndexes::with_overlay_max_rows(store, overlay_max_rows);
+        let refresher =
+            std::sync::Arc::new(rowsearch::indexer::Refresher::start(std::sync::Arc::new(live), refresh)?);
+        state.searcher = rowsearch::Searcher::with_refresher(refresher);
         let state = std::sync::Arc::new(state);
         for (table, index, job) in state.resume_index_builds() {
             eprintln!("resuming the build of index {index} of {table} as job {job}");

@@ -292,7 +292,11 @@ pub fn indexer_status(e: &IndexerError) -> (StatusCode, &'static str) {
         IndexerError::Busy { .. } => (S::CONFLICT, "reindex_running"),
         IndexerError::Corrupted { .. } => (S::SERVICE_UNAVAILABLE, "index_unavailable"),
         IndexerError::Schema { .. } => (S::UNPROCESSABLE_ENTITY, "not_searchable"),
-        IndexerError::Input { .. } | IndexerError::TableMismatch { .. } => (S::BAD_REQUEST, "bad_request"),
+        IndexerError::Input { .. } | IndexerError::TableMismatch { .. } | IndexerError::FutureSeq { .. } => {
+            (S::BAD_REQUEST, "bad_request")
+        }
+        IndexerError::StaleCursor { .. } => (S::CONFLICT, "stale_cursor"),
+        IndexerError::NotFresh { .. } => (S::SERVICE_UNAVAILABLE, "timeout"),
         _ => (S::INTERNAL_SERVER_ERROR, "internal"),
     }
 }
@@ -303,9 +307,7 @@ impl From<Error> for ApiError {
             Error::Store(e) => store_status(e),
             Error::Indexer(e) => indexer_status(e),
             Error::BadRequest(_) => (StatusCode::BAD_REQUEST, "bad_request"),
-            Error::StaleCursor { .. } => (StatusCode::CONFLICT, "stale_cursor"),
             Error::Forbidden(_) => (StatusCode::FORBIDDEN, "forbidden"),
-            Error::NotFresh { .. } => (StatusCode::SERVICE_UNAVAILABLE, "timeout"),
         };
         let position = match &e {
             Error::Indexer(IndexerError::Query { position, .. }) => *position,
@@ -419,6 +421,9 @@ mod tests {
             (500, "internal"),          // Check
             (503, "index_unavailable"), // Corrupted
             (500, "internal"),          // Io
+            (409, "stale_cursor"),      // StaleCursor
+            (503, "timeout"),           // NotFresh
+            (400, "bad_request"),       // FutureSeq
             (500, "internal"),          // FailPoint
             (500, "internal"),          // Report
         ];
@@ -431,18 +436,13 @@ mod tests {
 
         let facade = [
             (Error::BadRequest("x".into()), (400, "bad_request")),
-            (Error::StaleCursor { cursor_generation: 1, serving: 2 }, (409, "stale_cursor")),
             (Error::Forbidden("x".into()), (403, "forbidden")),
-            (Error::NotFresh { table: "t".into(), wanted: 2, reflects: 1 }, (503, "timeout")),
         ];
         for (e, want) in facade {
             // Store and Indexer wrap the kinds walked above.
             match &e {
                 Error::Store(_) | Error::Indexer(_) => unreachable!(),
-                Error::BadRequest(_)
-                | Error::StaleCursor { .. }
-                | Error::Forbidden(_)
-                | Error::NotFresh { .. } => {}
+                Error::BadRequest(_) | Error::Forbidden(_) => {}
             }
             let got = ApiError::from(e);
             assert_eq!((got.status.as_u16(), got.code), want);
