@@ -14,5 +14,6 @@ mod index_long_values_prop;
 mod keyword_blocks_prop;
 mod keyword_prop;
 mod model_prop;
+mod row_source_prop;
 mod rowkey_prop;
 mod shared_prop;
