@@ -382,7 +382,13 @@ impl Searcher {
         // The columns documents are made of (search fields, date,
         // partition) are read too, and projected away from the row
         // afterwards; for rows alone, only when highlights need them.
-        let mut read = ReadOptions { columns: request.columns.clone(), ..ReadOptions::default() };
+        // The columns a hit's row keeps: those asked for, and with rows
+        // alone (`format=cells`) the columns of the fields named.
+        let mut keep = request.columns.clone();
+        if request.rows_only && request.fields.is_some() {
+            keep.extend(shape.needed());
+        }
+        let mut read = ReadOptions { columns: keep.clone(), ..ReadOptions::default() };
         if request.fields.is_some() && !request.rows_only {
             // Only what the named fields (and highlights) need; never
             // nothing, which would read every column.
@@ -448,9 +454,9 @@ impl Searcher {
             } else {
                 shape.document(&row, self.store.analyzer().map(|a| &**a))
             };
-            if !request.columns.is_empty() {
+            if !keep.is_empty() {
                 row.cells.retain(|c| {
-                    request.columns.iter().any(|col| match col {
+                    keep.iter().any(|col| match col {
                         Column::Family(f) => *f == *c.family,
                         Column::Qualifier(f, q) => *f == *c.family && *q == c.qualifier,
                     })

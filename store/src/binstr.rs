@@ -64,8 +64,12 @@ pub fn decode(text: &str) -> Result<Vec<u8>, WireError> {
             Some(b'x') => {
                 let hex =
                     text.get(i + 2..i + 4).ok_or(WireError { position: i, reason: "short \\x escape" })?;
-                let b = u8::from_str_radix(hex, 16)
-                    .map_err(|_| WireError { position: i, reason: "\\x needs two hex digits" })?;
+                // Two hex digits, nothing else (`from_str_radix` alone
+                // would take a sign: `\\x+f`).
+                let b = Some(hex)
+                    .filter(|h| h.bytes().all(|c| c.is_ascii_hexdigit()))
+                    .and_then(|h| u8::from_str_radix(h, 16).ok())
+                    .ok_or(WireError { position: i, reason: "\\x needs two hex digits" })?;
                 out.push(b);
                 i += 4;
             }
@@ -122,5 +126,9 @@ mod tests {
         assert!(decode("\\x4").is_err());
         assert!(decode("\\xzz").is_err());
         assert!(decode("\\").is_err());
+        // Two hex digits exactly: no sign (u8::from_str_radix takes one).
+        assert!(decode("\\x+f").is_err());
+        assert!(decode("\\x-0").is_err());
+        assert_eq!(decode("\\x0F\\xa0").unwrap(), vec![0x0f, 0xa0]);
     }
 }

@@ -258,6 +258,10 @@ fn links(name: &str) -> Option<Value> {
             "PutIndex": json!({"operationId": "index_put", "parameters": {"table": "$request.path.table", "index": "i1"}}),
             "Intersect": link("index_intersect", &table),
             "Search": link("search", &table),
+            "Suggest": link("suggest", &table),
+            "PutRowByFields": link("rows_put_fields", &table),
+            "GetRowByFields": link("rows_get_fields", &table),
+            "DeleteRowByFields": link("rows_delete_fields", &table),
             "Keywords": link("keywords", &table),
             "Reindex": link("reindex", &table),
             "DeleteTable": link("tables_delete", &table),
@@ -285,11 +289,17 @@ fn links(name: &str) -> Option<Value> {
     })
 }
 
+/// A binary string (API.md, "Byte strings": UTF-8 as is, a doubled
+/// backslash for a backslash, backslash-x and two hex digits for any byte):
+/// what the server decodes, no more.
+const BINARY_STRING: &str = r"^([^\\]|\\\\|\\x[0-9A-Fa-f]{2})*$";
+
 /// One query parameter of `route`: type, limits, enum, repetition.
 fn param(route: &RouteSpec, name: &str, limits: &Limits) -> Value {
     let max_scan = limits.max_scan_limit;
     let boolean = json!({"type": "boolean"});
     let text = json!({"type": "string"});
+    let bytes = json!({"type": "string", "pattern": BINARY_STRING});
     let repeated = |item: Value| json!({"type": "array", "items": item});
     let (schema, description, required) = match name {
         "encoding" => (
@@ -298,7 +308,7 @@ fn param(route: &RouteSpec, name: &str, limits: &Limits) -> Value {
             false,
         ),
         "columns" => {
-            (repeated(text.clone()), "family or family:qualifier, comma-separated and repeatable", false)
+            (repeated(bytes.clone()), "family or family:qualifier, comma-separated and repeatable", false)
         }
         "versions" => (
             json!({"type": "string", "pattern": "^([1-9][0-9]{0,8}|all)$"}),
@@ -316,9 +326,9 @@ fn param(route: &RouteSpec, name: &str, limits: &Limits) -> Value {
             "delete only versions up to this timestamp (ms)",
             false,
         ),
-        "start" => (text.clone(), "first key, inclusive (the upper bound with reverse)", false),
-        "stop" => (text.clone(), "last key, exclusive (the lower bound with reverse)", false),
-        "prefix" => (text.clone(), "only keys with this prefix", false),
+        "start" => (bytes.clone(), "first key, inclusive (the upper bound with reverse)", false),
+        "stop" => (bytes.clone(), "last key, exclusive (the lower bound with reverse)", false),
+        "prefix" => (bytes.clone(), "only keys with this prefix", false),
         "prefix_fields" => (text.clone(), "JSON object of the leading fields of a typed row key", false),
         "key_fields" => (text.clone(), "JSON object of every field of the table's typed row key", true),
         "reverse" | "keys_only" | "rows" | "highlight" => (boolean, "true or false", false),
@@ -394,9 +404,10 @@ fn param(route: &RouteSpec, name: &str, limits: &Limits) -> Value {
             false,
         ),
         "region" => (json!({"type": "integer", "minimum": 0, "maximum": 65535}), "only this region", false),
-        "eq" => (repeated(text.clone()), "the value of each leading indexed column, in order", false),
+        "eq" => (repeated(bytes.clone()), "the value of each leading indexed column, in order", false),
         "q" if route.name == "index_intersect" => (
-            json!({"type": "array", "minItems": 1, "items": {"type": "string", "pattern": "^[^:]+:(eq|prefix):"}}),
+            json!({"type": "array", "minItems": 1, "items": {"type": "string",
+                "pattern": r"^[^:]+:(eq|prefix):([^\\]|\\\\|\\x[0-9A-Fa-f]{2})*$"}}),
             "INDEX:eq|prefix:VALUE, repeatable",
             true,
         ),
@@ -412,10 +423,12 @@ fn param(route: &RouteSpec, name: &str, limits: &Limits) -> Value {
             "keys in every lookup, or in any",
             false,
         ),
+        // The page's own state: it opens by relevance on what it does not know.
+        "sort" if route.name == "page" => (text.clone(), "relevance, newest or oldest", false),
         "sort" => {
             (json!({"type": "string", "enum": ["relevance", "newest", "oldest"]}), "order of the hits", false)
         }
-        "user" => (text.clone(), "the partition (mailbox)", route.name == "keywords"),
+        "user" => (bytes, "the partition (mailbox)", route.name == "keywords"),
         "terms" => (repeated(text), "terms, comma-separated and repeatable", false),
         "mode" => {
             (json!({"type": "string", "enum": ["auto", "full", "incremental"]}), "how to reindex", false)

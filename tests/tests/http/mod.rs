@@ -137,6 +137,12 @@ fn http_every_endpoint_answers_its_success_path() {
     assert_eq!((status, result["rows"].as_u64()), (200, Some(3)), "{result}");
     let (_, row) = s.get_json("/tables/notes/rows/a%00b");
     assert_eq!(row["cells"].as_array().unwrap().len(), 1, "text deleted, tag kept: {row}");
+    // No mutations: nothing written, and the table must exist all the same
+    // (it answered 200 for any name before).
+    let (status, result) = post(&s, "/tables/notes/mutate", &json!({"mutations": []}));
+    assert_eq!((status, result["rows"].as_u64()), (200, Some(0)), "{result}");
+    let (status, result) = post(&s, "/tables/nowhere/mutate", &json!({"mutations": []}));
+    assert_eq!((status, result["error"]["code"].as_str()), (404, Some("table_not_found")), "{result}");
 
     // The same bytes in base64 and hex (encoding= applies to the whole
     // request and response).

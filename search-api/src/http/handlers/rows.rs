@@ -146,6 +146,10 @@ pub(crate) fn mutate(st: &State, access: &Access, t: &str, p: &Params, raw: byte
         (Some(e), _) => return Err(e),
         (None, written) => written?,
     };
+    if info.rows == 0 {
+        // No mutation named the table: it must exist all the same.
+        st.store().table_id(t)?;
+    }
     ok(json!({"rows": info.rows, "seq": info.last_seq}))
 }
 

@@ -54,10 +54,6 @@ pub(crate) fn search(st: &State, access: &Access, table: &str, p: &Params, cance
             let fields = p.all("fields");
             if fields.is_empty() {
                 None
-            } else if format == crate::json::HitFormat::Cells {
-                return Err(ApiError::bad_request(
-                    "fields shapes documents; with format=cells, columns shapes rows",
-                ));
             } else {
                 Some(fields.iter().flat_map(|f| f.split(',')).map(str::trim).map(str::to_owned).collect())
             }
