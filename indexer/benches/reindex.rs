@@ -342,7 +342,7 @@ fn main() {
         let report = reindex(&store, "mail", &options, &mut |_| {}).unwrap();
         let our_cpu = cpu_seconds() - cpu;
         if std::env::var_os("ROWSEARCH_BENCH_TOKENS").is_some() {
-            let dir = rowsearch_indexer::generation::IndexDir::new(&store_dir, "mail");
+            let dir = rowsearch_indexer::IndexDir::new(&store_dir, "mail");
             let index = Index::open_in_dir(dir.generation_path(report.generation)).unwrap();
             println!("reindex tokens in _all: {}", tokens(&index, "_all"));
         }

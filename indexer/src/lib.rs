@@ -23,17 +23,20 @@
 #![warn(missing_docs)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 
-pub mod analyzer;
+mod analyzer;
 mod build;
 mod cancellable;
 mod changes;
 mod completion_cache;
-pub mod correct;
+mod correct;
+// The tantivy field set and documents from keyword cells: public for the
+// benches' raw-tantivy baseline (the same fields), not part of the API.
+#[doc(hidden)]
 pub mod doc;
 mod error;
-pub mod expand;
+mod expand;
 pub mod facets;
-pub mod generation;
+mod generation;
 mod ingest;
 mod io_counts;
 mod live;
@@ -41,7 +44,7 @@ pub mod mail;
 mod overlay;
 mod phrase_prefix;
 pub mod query;
-pub mod reader;
+mod reader;
 mod refresh;
 mod scoped_stats;
 mod snapshot;
@@ -54,12 +57,14 @@ mod verify;
 use std::path::Path;
 use std::sync::Arc;
 
-pub use analyzer::TextAnalyzer;
+pub use analyzer::{TextAnalyzer, highlight, parse_date_ms};
 pub use build::{
     DEFAULT_MEMORY_BUDGET_BYTES, ReindexMode, ReindexOptions, ReindexProgress, ReindexReport, reindex,
 };
 pub use changes::{TableChanges, changes_in, pending_changes};
 pub use error::{Error, FailPoint, Result};
+pub use expand::QueryWords;
+pub use generation::IndexDir;
 pub use ingest::{
     DEFAULT_MAX_MESSAGE_BYTES, Format, IngestOptions, IngestProgress, IngestReport, Skipped, ingest,
 };
@@ -72,7 +77,6 @@ pub use reader::{Generation, KeyHits, SortBy, TableIndex};
 pub use refresh::{EARLY_ROUND_WRITES, RefreshOptions, RefreshStatus, Refresher};
 pub use rowsearch_store as store;
 pub use snapshot::{Completions, ParsedQuery, SCOPED_CANDIDATES};
-pub use tantivy;
 pub use verify::{Mismatches, VerifyOptions, VerifyReport, verify};
 
 /// Drops a table: its rows, keyword rows and secondary indexes (in the

@@ -289,7 +289,7 @@ impl Generation {
     /// # Errors
     /// `Query`, `Tantivy`.
     #[allow(clippy::too_many_arguments)]
-    pub fn search_scoped(
+    pub(crate) fn search_scoped(
         &self,
         query_text: &str,
         query: &dyn Query,

@@ -89,7 +89,8 @@ impl Snapshot {
     }
 
     /// `query` with its unknown words corrected, when that finds something
-    /// in `partitions` (see [`crate::correct`]).
+    /// in `partitions`: each plain word the index does not hold replaced by
+    /// the nearest term it holds.
     ///
     /// # Errors
     /// As [`Self::search`].

@@ -376,7 +376,7 @@ impl Searcher {
         request: &SearchRequest,
         shape: &DocumentShape<'_>,
         keys_found: &[(Vec<u8>, f64)],
-        words: Option<&rowsearch_indexer::expand::QueryWords>,
+        words: Option<&rowsearch_indexer::QueryWords>,
     ) -> Result<(Vec<SearchHit>, u64)> {
         let search = shape.search;
         // The columns documents are made of (search fields, date,
@@ -438,7 +438,7 @@ impl Searcher {
                 for (name, family, qualifier) in &field_columns {
                     if let Some(text) = row.value(family, qualifier) {
                         let text = String::from_utf8_lossy(&text[..text.len().min(highlight_bytes)]);
-                        if let Some(snippet) = rowsearch_indexer::analyzer::highlight(
+                        if let Some(snippet) = rowsearch_indexer::highlight(
                             &text,
                             &|w| words.matches(w),
                             SNIPPET_BYTES,

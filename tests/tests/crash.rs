@@ -185,7 +185,7 @@ fn reindex_crashes(rng: &mut Rng, iterations: u32) -> u32 {
         }
     }
     let store = rowsearch::indexer::open_store(dir.path()).expect("reopen");
-    let dirs = rowsearch::indexer::generation::IndexDir::new(store.path(), "mail");
+    let dirs = rowsearch::indexer::IndexDir::new(store.path(), "mail");
     match rowsearch::indexer::reindex(&store, "mail", &Default::default(), &mut |_| {}) {
         Ok(report) if dirs.generations().map(|g| g == vec![report.generation]).unwrap_or(false) => {
             println!("reindex after the kills: generation {}, leftovers removed: ok", report.generation);

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use rowsearch_indexer::generation::IndexDir;
+use rowsearch_indexer::IndexDir;
 use rowsearch_indexer::store::{KeywordQuery, Store};
 use rowsearch_indexer::{
     FailPoint, IngestOptions, ReindexMode, ReindexOptions, SortBy, TableIndex, ingest, open_store, reindex,

@@ -33,8 +33,7 @@ fn put(store: &Store, id: u64, words: &[u32]) {
 /// How many segments the index's current generation has.
 fn segments(index: &TableIndex) -> usize {
     let current = index.dir().current().unwrap().unwrap();
-    let tantivy =
-        rowsearch_indexer::tantivy::Index::open_in_dir(index.dir().generation_path(current)).unwrap();
+    let tantivy = tantivy::Index::open_in_dir(index.dir().generation_path(current)).unwrap();
     tantivy.searchable_segment_ids().unwrap().len()
 }
 

@@ -147,36 +147,54 @@ fn with_state(
 
 type Body = bytes::Bytes;
 
-/// All routes, with the final recovery.
-pub fn routes(
-    state: Arc<State>,
-) -> impl warp::Filter<Extract = (Response,), Error = std::convert::Infallible> + Clone {
-    use handlers::{indexes, jobs, page, rows, scans, search, service, tables};
-    let body_rules = super::params::BodyRules {
-        max: state.limits.max_body_bytes,
-        timeout: state.limits.body_read_timeout,
-        budget: Arc::clone(&state.bodies),
-        budget_bytes: state.limits.max_bodies_bytes,
-    };
-    let sa = move |name: &'static str| authed(Arc::clone(&state), name).and(with_state(Arc::clone(&state)));
-    let table = || warp::path("tables").and(warp::path::param::<String>());
-    let row = || table().and(warp::path("rows")).and(warp::path::param::<String>()).and(warp::path::end());
+/// A route group's filters, boxed.
+type Routes = warp::filters::BoxedFilter<(Response,)>;
 
-    // Service.
-    let health =
-        warp::path!("health").and(warp::get()).and(sa("health")).and(no_params(known("health"))).and_then(
-            |access: Access, st: Arc<State>| {
-                run_beside(st, "health", access, move |st, _| service::health(st))
-            },
-        );
+/// What every route filter is made with: the state, and the rules of
+/// request bodies.
+struct Ctx {
+    state: Arc<State>,
+    body_rules: super::params::BodyRules,
+}
+
+impl Ctx {
+    /// A request of route `name` admitted (its key checked), with the state.
+    fn admit(
+        &self,
+        name: &'static str,
+    ) -> impl warp::Filter<Extract = (Access, Arc<State>), Error = warp::Rejection> + Clone + use<> {
+        authed(Arc::clone(&self.state), name).and(with_state(Arc::clone(&self.state)))
+    }
+
+    /// The request's body, within the body rules.
+    fn body(&self) -> impl warp::Filter<Extract = (Body,), Error = warp::Rejection> + Clone + use<> {
+        body(self.body_rules.clone())
+    }
+}
+
+/// `/tables/{table}`.
+fn table() -> impl warp::Filter<Extract = (String,), Error = warp::Rejection> + Clone {
+    warp::path("tables").and(warp::path::param::<String>())
+}
+
+/// The service (`/health`, `/metrics`, `/openapi.json`) and the search page.
+fn service_routes(c: &Ctx) -> Routes {
+    use handlers::{page, service};
+    let health = warp::path!("health")
+        .and(warp::get())
+        .and(c.admit("health"))
+        .and(no_params(known("health")))
+        .and_then(|access: Access, st: Arc<State>| {
+            run_beside(st, "health", access, move |st, _| service::health(st))
+        });
     let metrics = warp::path!("metrics")
         .and(warp::get())
-        .and(sa("metrics"))
+        .and(c.admit("metrics"))
         .and(no_params(known("metrics")))
         .and_then(|access: Access, st: Arc<State>| run_beside(st, "metrics", access, service::metrics));
     let openapi = warp::path!("openapi.json")
         .and(warp::get())
-        .and(sa("openapi"))
+        .and(c.admit("openapi"))
         .and(no_params(known("openapi")))
         .and_then(|access: Access, st: Arc<State>| {
             run(st, "openapi", access, move |st, _| service::openapi(st))
@@ -184,7 +202,7 @@ pub fn routes(
 
     // The search page.
     let page_file = |name: &'static str, asset: page::Asset| {
-        sa(name).and(no_params(known(name))).and(warp::header::headers_cloned()).and_then(
+        c.admit(name).and(no_params(known(name))).and(warp::header::headers_cloned()).and_then(
             move |access: Access, st: Arc<State>, headers: warp::http::HeaderMap| {
                 run(st, name, access, move |_, _| page::serve(asset, &headers))
             },
@@ -198,25 +216,30 @@ pub fn routes(
         .or(warp::path!("page.css").and(warp::get()).and(page_file("page_style", page::STYLE)))
         .unify();
 
-    // Tables.
+    page.or(health).unify().or(metrics).unify().or(openapi).unify().boxed()
+}
+
+/// Tables.
+fn table_routes(c: &Ctx) -> Routes {
+    use handlers::tables;
     let list_tables = warp::path!("tables")
         .and(warp::get())
-        .and(sa("tables_list"))
+        .and(c.admit("tables_list"))
         .and(no_params(known("tables_list")))
         .and_then(|access: Access, st: Arc<State>| run(st, "tables_list", access, tables::list));
     let put_table = table()
         .and(warp::path::end())
         .and(warp::put())
-        .and(sa("tables_put"))
+        .and(c.admit("tables_put"))
         .and(no_params(known("tables_put")))
-        .and(body(body_rules.clone()))
+        .and(c.body())
         .and_then(|t: String, access: Access, st: Arc<State>, b: Body| {
             run(st, "tables_put", access, move |st, _| tables::put(st, &t, &b))
         });
     let get_table = table()
         .and(warp::path::end())
         .and(warp::get())
-        .and(sa("tables_get"))
+        .and(c.admit("tables_get"))
         .and(no_params(known("tables_get")))
         .and_then(|t: String, access: Access, st: Arc<State>| {
             run(st, "tables_get", access, move |st, access| tables::get(st, access, &t))
@@ -224,30 +247,36 @@ pub fn routes(
     let delete_table = table()
         .and(warp::path::end())
         .and(warp::delete())
-        .and(sa("tables_delete"))
+        .and(c.admit("tables_delete"))
         .and(no_params(known("tables_delete")))
         .and_then(|t: String, access: Access, st: Arc<State>| {
             run(st, "tables_delete", access, move |st, _| tables::delete(st, &t))
         });
 
-    // Rows.
+    list_tables.or(put_table).unify().or(get_table).unify().or(delete_table).unify().boxed()
+}
+
+/// Rows: by key in the path, by `key_fields`, and `mutate`.
+fn row_routes(c: &Ctx) -> Routes {
+    use handlers::rows;
+    let row = || table().and(warp::path("rows")).and(warp::path::param::<String>()).and(warp::path::end());
     let put_row = row()
         .and(warp::put())
-        .and(sa("rows_put"))
+        .and(c.admit("rows_put"))
         .and(params(known("rows_put")))
-        .and(body(body_rules.clone()))
+        .and(c.body())
         .and_then(|t: String, key: String, access: Access, st: Arc<State>, p: Params, b: Body| {
             run(st, "rows_put", access, move |st, access| {
                 rows::put(st, access, &t, &RowAt::Path(key), &p, &b)
             })
         });
-    let get_row = row().and(warp::get()).and(sa("rows_get")).and(params(known("rows_get"))).and_then(
+    let get_row = row().and(warp::get()).and(c.admit("rows_get")).and(params(known("rows_get"))).and_then(
         |t: String, key: String, access: Access, st: Arc<State>, p: Params| {
             run(st, "rows_get", access, move |st, access| rows::get(st, access, &t, &RowAt::Path(key), &p))
         },
     );
     let delete_row =
-        row().and(warp::delete()).and(sa("rows_delete")).and(params(known("rows_delete"))).and_then(
+        row().and(warp::delete()).and(c.admit("rows_delete")).and(params(known("rows_delete"))).and_then(
             |t: String, key: String, access: Access, st: Arc<State>, p: Params| {
                 run(st, "rows_delete", access, move |st, access| {
                     rows::delete(st, access, &t, &RowAt::Path(key), &p)
@@ -257,9 +286,9 @@ pub fn routes(
     let by_fields = || table().and(warp::path("rows")).and(warp::path::end());
     let put_fields = by_fields()
         .and(warp::put())
-        .and(sa("rows_put_fields"))
+        .and(c.admit("rows_put_fields"))
         .and(params(known("rows_put_fields")))
-        .and(body(body_rules.clone()))
+        .and(c.body())
         .and_then(|t: String, access: Access, st: Arc<State>, p: Params, b: Body| {
             run(st, "rows_put_fields", access, move |st, access| {
                 rows::put(st, access, &t, &RowAt::Fields, &p, &b)
@@ -267,7 +296,7 @@ pub fn routes(
         });
     let get_fields = by_fields()
         .and(warp::get())
-        .and(sa("rows_get_fields"))
+        .and(c.admit("rows_get_fields"))
         .and(params(known("rows_get_fields")))
         .and_then(|t: String, access: Access, st: Arc<State>, p: Params| {
             run(st, "rows_get_fields", access, move |st, access| {
@@ -276,7 +305,7 @@ pub fn routes(
         });
     let delete_fields = by_fields()
         .and(warp::delete())
-        .and(sa("rows_delete_fields"))
+        .and(c.admit("rows_delete_fields"))
         .and(params(known("rows_delete_fields")))
         .and_then(|t: String, access: Access, st: Arc<State>, p: Params| {
             run(st, "rows_delete_fields", access, move |st, access| {
@@ -286,179 +315,14 @@ pub fn routes(
     let mutate = table()
         .and(warp::path!("mutate"))
         .and(warp::post())
-        .and(sa("mutate"))
+        .and(c.admit("mutate"))
         .and(params(known("mutate")))
-        .and(body(body_rules.clone()))
+        .and(c.body())
         .and_then(|t: String, access: Access, st: Arc<State>, p: Params, b: Body| {
             run(st, "mutate", access, move |st, access| rows::mutate(st, access, &t, &p, b))
         });
 
-    // Scans.
-    let scan_get = table()
-        .and(warp::path!("scan"))
-        .and(warp::get())
-        .and(sa("scan"))
-        .and(params(known("scan")))
-        .and_then(|t: String, access: Access, st: Arc<State>, p: Params| {
-            run_cancellable(st, "scan", access, move |st, access, cancel| {
-                scans::scan(st, access, &t, &p, false, cancel)
-            })
-        });
-    let scan_post = table()
-        .and(warp::path!("scan"))
-        .and(warp::post())
-        .and(sa("scan"))
-        .and(no_params(&[]))
-        .and(body(body_rules.clone()))
-        .and_then(|t: String, access: Access, st: Arc<State>, b: Body| {
-            run_cancellable(st, "scan", access, move |st, access, cancel| {
-                scans::scan(st, access, &t, &params_from_json(&b, known("scan"))?, false, cancel)
-            })
-        });
-    let count = table()
-        .and(warp::path!("count"))
-        .and(warp::get())
-        .and(sa("count"))
-        .and(params(known("count")))
-        .and_then(|t: String, access: Access, st: Arc<State>, p: Params| {
-            run_cancellable(st, "count", access, move |st, access, cancel| {
-                scans::scan(st, access, &t, &p, true, cancel)
-            })
-        });
-
-    // Secondary indexes.
-    let named_index = || table().and(warp::path("indexes")).and(warp::path::param::<String>());
-    let indexes_list = table()
-        .and(warp::path("indexes"))
-        .and(warp::path::end())
-        .and(warp::get())
-        .and(sa("indexes_list"))
-        .and(no_params(known("indexes_list")))
-        .and_then(|t: String, access: Access, st: Arc<State>| {
-            run(st, "indexes_list", access, move |st, access| indexes::list(st, access, &t))
-        });
-    let index_put = named_index()
-        .and(warp::path::end())
-        .and(warp::put())
-        .and(sa("index_put"))
-        .and(no_params(known("index_put")))
-        .and(body(body_rules.clone()))
-        .and_then(|t: String, index: String, access: Access, st: Arc<State>, b: Body| {
-            run(st, "index_put", access, move |st, _| indexes::put(st, &t, &index, &b))
-        });
-    let index_delete = named_index()
-        .and(warp::path::end())
-        .and(warp::delete())
-        .and(sa("index_delete"))
-        .and(no_params(known("index_delete")))
-        .and_then(|t: String, index: String, access: Access, st: Arc<State>| {
-            run(st, "index_delete", access, move |st, _| indexes::delete(st, &t, &index))
-        });
-    let index_rebuild = named_index()
-        .and(warp::path!("rebuild"))
-        .and(warp::post())
-        .and(sa("index_rebuild"))
-        .and(no_params(known("index_rebuild")))
-        .and_then(|t: String, index: String, access: Access, st: Arc<State>| {
-            run(st, "index_rebuild", access, move |st, _| indexes::rebuild(st, &t, &index))
-        });
-    let index_verify = named_index()
-        .and(warp::path!("verify"))
-        .and(warp::get())
-        .and(sa("index_verify"))
-        .and(no_params(known("index_verify")))
-        .and_then(|t: String, index: String, access: Access, st: Arc<State>| {
-            run(st, "index_verify", access, move |st, access| indexes::verify(st, access, &t, &index))
-        });
-    let index_lookup = table()
-        .and(warp::path("indexes"))
-        .and(warp::path::param::<String>())
-        .and(warp::path::end())
-        .and(warp::get())
-        .and(sa("index_lookup"))
-        .and(params(known("index_lookup")))
-        .and_then(|t: String, index: String, access: Access, st: Arc<State>, p: Params| {
-            run(st, "index_lookup", access, move |st, access| indexes::lookup(st, access, &t, &index, &p))
-        });
-    let intersect = table()
-        .and(warp::path!("indexes:intersect"))
-        .and(warp::get())
-        .and(sa("index_intersect"))
-        .and(params_with_bytes(known("index_intersect"), &["q"]))
-        .and_then(|t: String, access: Access, st: Arc<State>, p: Params| {
-            run(st, "index_intersect", access, move |st, access| indexes::combine(st, access, &t, &p))
-        });
-
-    // Search.
-    let search = table()
-        .and(warp::path!("search"))
-        .and(warp::get())
-        .and(sa("search"))
-        .and(params(known("search")))
-        .and_then(|t: String, access: Access, st: Arc<State>, p: Params| {
-            run_cancellable(st, "search", access, move |st, access, cancel| {
-                search::search(st, access, &t, &p, cancel)
-            })
-        });
-    let suggest = table()
-        .and(warp::path!("suggest"))
-        .and(warp::get())
-        .and(sa("suggest"))
-        .and(params(known("suggest")))
-        .and_then(|t: String, access: Access, st: Arc<State>, p: Params| {
-            run(st, "suggest", access, move |st, access| search::suggest(st, access, &t, &p))
-        });
-    let keywords = table()
-        .and(warp::path!("keywords"))
-        .and(warp::get())
-        .and(sa("keywords"))
-        .and(params(known("keywords")))
-        .and_then(|t: String, access: Access, st: Arc<State>, p: Params| {
-            run(st, "keywords", access, move |st, access| search::keywords(st, access, &t, &p))
-        });
-    let reindex = table()
-        .and(warp::path!("reindex"))
-        .and(warp::post())
-        .and(sa("reindex"))
-        .and(params(known("reindex")))
-        .and_then(|t: String, access: Access, st: Arc<State>, p: Params| {
-            run(st, "reindex", access, move |st, _| jobs::reindex(st, &t, &p))
-        });
-    let job =
-        warp::path!("jobs" / String).and(warp::get()).and(sa("jobs")).and(no_params(known("jobs"))).and_then(
-            |id: String, access: Access, st: Arc<State>| {
-                run(st, "jobs", access, move |st, _| jobs::get(st, &id))
-            },
-        );
-
-    // Access keys.
-    let keys_create = warp::path!("keys")
-        .and(warp::post())
-        .and(sa("keys_create"))
-        .and(no_params(known("keys_create")))
-        .and(body(body_rules.clone()))
-        .and_then(|access: Access, st: Arc<State>, b: Body| {
-            run(st, "keys_create", access, move |st, _| handlers::keys::create(st, &b))
-        });
-    let keys_list = warp::path!("keys")
-        .and(warp::get())
-        .and(sa("keys_list"))
-        .and(no_params(known("keys_list")))
-        .and_then(|access: Access, st: Arc<State>| {
-            run(st, "keys_list", access, move |st, _| handlers::keys::list(st))
-        });
-    let keys_delete = warp::path!("keys" / String)
-        .and(warp::delete())
-        .and(sa("keys_delete"))
-        .and(no_params(known("keys_delete")))
-        .and_then(|uid: String, access: Access, st: Arc<State>| {
-            run(st, "keys_delete", access, move |st, _| handlers::keys::delete(st, &uid))
-        });
-    let keys = keys_create.or(keys_list).unify().or(keys_delete).unify().boxed();
-
-    let service = page.or(health).unify().or(metrics).unify().or(openapi).unify().boxed();
-    let tables = list_tables.or(put_table).unify().or(get_table).unify().or(delete_table).unify().boxed();
-    let rows = put_row
+    put_row
         .or(get_row)
         .unify()
         .or(delete_row)
@@ -471,9 +335,113 @@ pub fn routes(
         .unify()
         .or(mutate)
         .unify()
-        .boxed();
-    let scans = scan_get.or(scan_post).unify().or(count).unify().boxed();
-    let indexes = intersect
+        .boxed()
+}
+
+/// Scans and counts.
+fn scan_routes(c: &Ctx) -> Routes {
+    use handlers::scans;
+    let scan_get = table()
+        .and(warp::path!("scan"))
+        .and(warp::get())
+        .and(c.admit("scan"))
+        .and(params(known("scan")))
+        .and_then(|t: String, access: Access, st: Arc<State>, p: Params| {
+            run_cancellable(st, "scan", access, move |st, access, cancel| {
+                scans::scan(st, access, &t, &p, false, cancel)
+            })
+        });
+    let scan_post = table()
+        .and(warp::path!("scan"))
+        .and(warp::post())
+        .and(c.admit("scan"))
+        .and(no_params(&[]))
+        .and(c.body())
+        .and_then(|t: String, access: Access, st: Arc<State>, b: Body| {
+            run_cancellable(st, "scan", access, move |st, access, cancel| {
+                scans::scan(st, access, &t, &params_from_json(&b, known("scan"))?, false, cancel)
+            })
+        });
+    let count = table()
+        .and(warp::path!("count"))
+        .and(warp::get())
+        .and(c.admit("count"))
+        .and(params(known("count")))
+        .and_then(|t: String, access: Access, st: Arc<State>, p: Params| {
+            run_cancellable(st, "count", access, move |st, access, cancel| {
+                scans::scan(st, access, &t, &p, true, cancel)
+            })
+        });
+
+    scan_get.or(scan_post).unify().or(count).unify().boxed()
+}
+
+/// Secondary indexes.
+fn index_routes(c: &Ctx) -> Routes {
+    use handlers::indexes;
+    let named_index = || table().and(warp::path("indexes")).and(warp::path::param::<String>());
+    let indexes_list = table()
+        .and(warp::path("indexes"))
+        .and(warp::path::end())
+        .and(warp::get())
+        .and(c.admit("indexes_list"))
+        .and(no_params(known("indexes_list")))
+        .and_then(|t: String, access: Access, st: Arc<State>| {
+            run(st, "indexes_list", access, move |st, access| indexes::list(st, access, &t))
+        });
+    let index_put = named_index()
+        .and(warp::path::end())
+        .and(warp::put())
+        .and(c.admit("index_put"))
+        .and(no_params(known("index_put")))
+        .and(c.body())
+        .and_then(|t: String, index: String, access: Access, st: Arc<State>, b: Body| {
+            run(st, "index_put", access, move |st, _| indexes::put(st, &t, &index, &b))
+        });
+    let index_delete = named_index()
+        .and(warp::path::end())
+        .and(warp::delete())
+        .and(c.admit("index_delete"))
+        .and(no_params(known("index_delete")))
+        .and_then(|t: String, index: String, access: Access, st: Arc<State>| {
+            run(st, "index_delete", access, move |st, _| indexes::delete(st, &t, &index))
+        });
+    let index_rebuild = named_index()
+        .and(warp::path!("rebuild"))
+        .and(warp::post())
+        .and(c.admit("index_rebuild"))
+        .and(no_params(known("index_rebuild")))
+        .and_then(|t: String, index: String, access: Access, st: Arc<State>| {
+            run(st, "index_rebuild", access, move |st, _| indexes::rebuild(st, &t, &index))
+        });
+    let index_verify = named_index()
+        .and(warp::path!("verify"))
+        .and(warp::get())
+        .and(c.admit("index_verify"))
+        .and(no_params(known("index_verify")))
+        .and_then(|t: String, index: String, access: Access, st: Arc<State>| {
+            run(st, "index_verify", access, move |st, access| indexes::verify(st, access, &t, &index))
+        });
+    let index_lookup = table()
+        .and(warp::path("indexes"))
+        .and(warp::path::param::<String>())
+        .and(warp::path::end())
+        .and(warp::get())
+        .and(c.admit("index_lookup"))
+        .and(params(known("index_lookup")))
+        .and_then(|t: String, index: String, access: Access, st: Arc<State>, p: Params| {
+            run(st, "index_lookup", access, move |st, access| indexes::lookup(st, access, &t, &index, &p))
+        });
+    let intersect = table()
+        .and(warp::path!("indexes:intersect"))
+        .and(warp::get())
+        .and(c.admit("index_intersect"))
+        .and(params_with_bytes(known("index_intersect"), &["q"]))
+        .and_then(|t: String, access: Access, st: Arc<State>, p: Params| {
+            run(st, "index_intersect", access, move |st, access| indexes::combine(st, access, &t, &p))
+        });
+
+    intersect
         .or(indexes_list)
         .unify()
         .or(index_lookup)
@@ -486,21 +454,107 @@ pub fn routes(
         .unify()
         .or(index_verify)
         .unify()
-        .boxed();
-    let searches =
-        search.or(suggest).unify().or(keywords).unify().or(reindex).unify().or(job).unify().boxed();
-    let all = service
-        .or(tables)
+        .boxed()
+}
+
+/// Search, suggest, keyword lookups, reindex jobs.
+fn search_routes(c: &Ctx) -> Routes {
+    use handlers::{jobs, search};
+    let search = table()
+        .and(warp::path!("search"))
+        .and(warp::get())
+        .and(c.admit("search"))
+        .and(params(known("search")))
+        .and_then(|t: String, access: Access, st: Arc<State>, p: Params| {
+            run_cancellable(st, "search", access, move |st, access, cancel| {
+                search::search(st, access, &t, &p, cancel)
+            })
+        });
+    let suggest = table()
+        .and(warp::path!("suggest"))
+        .and(warp::get())
+        .and(c.admit("suggest"))
+        .and(params(known("suggest")))
+        .and_then(|t: String, access: Access, st: Arc<State>, p: Params| {
+            run(st, "suggest", access, move |st, access| search::suggest(st, access, &t, &p))
+        });
+    let keywords = table()
+        .and(warp::path!("keywords"))
+        .and(warp::get())
+        .and(c.admit("keywords"))
+        .and(params(known("keywords")))
+        .and_then(|t: String, access: Access, st: Arc<State>, p: Params| {
+            run(st, "keywords", access, move |st, access| search::keywords(st, access, &t, &p))
+        });
+    let reindex = table()
+        .and(warp::path!("reindex"))
+        .and(warp::post())
+        .and(c.admit("reindex"))
+        .and(params(known("reindex")))
+        .and_then(|t: String, access: Access, st: Arc<State>, p: Params| {
+            run(st, "reindex", access, move |st, _| jobs::reindex(st, &t, &p))
+        });
+    let job = warp::path!("jobs" / String)
+        .and(warp::get())
+        .and(c.admit("jobs"))
+        .and(no_params(known("jobs")))
+        .and_then(|id: String, access: Access, st: Arc<State>| {
+            run(st, "jobs", access, move |st, _| jobs::get(st, &id))
+        });
+
+    search.or(suggest).unify().or(keywords).unify().or(reindex).unify().or(job).unify().boxed()
+}
+
+/// Access keys.
+fn key_routes(c: &Ctx) -> Routes {
+    let keys_create = warp::path!("keys")
+        .and(warp::post())
+        .and(c.admit("keys_create"))
+        .and(no_params(known("keys_create")))
+        .and(c.body())
+        .and_then(|access: Access, st: Arc<State>, b: Body| {
+            run(st, "keys_create", access, move |st, _| handlers::keys::create(st, &b))
+        });
+    let keys_list = warp::path!("keys")
+        .and(warp::get())
+        .and(c.admit("keys_list"))
+        .and(no_params(known("keys_list")))
+        .and_then(|access: Access, st: Arc<State>| {
+            run(st, "keys_list", access, move |st, _| handlers::keys::list(st))
+        });
+    let keys_delete = warp::path!("keys" / String)
+        .and(warp::delete())
+        .and(c.admit("keys_delete"))
+        .and(no_params(known("keys_delete")))
+        .and_then(|uid: String, access: Access, st: Arc<State>| {
+            run(st, "keys_delete", access, move |st, _| handlers::keys::delete(st, &uid))
+        });
+    keys_create.or(keys_list).unify().or(keys_delete).unify().boxed()
+}
+
+/// All routes, with the final recovery.
+pub fn routes(
+    state: Arc<State>,
+) -> impl warp::Filter<Extract = (Response,), Error = std::convert::Infallible> + Clone {
+    let body_rules = super::params::BodyRules {
+        max: state.limits.max_body_bytes,
+        timeout: state.limits.body_read_timeout,
+        budget: Arc::clone(&state.bodies),
+        budget_bytes: state.limits.max_bodies_bytes,
+    };
+    let c = Ctx { state, body_rules };
+    let all = service_routes(&c)
+        .or(table_routes(&c))
         .unify()
-        .or(rows)
+        .or(row_routes(&c))
         .unify()
-        .or(scans)
+        .or(scan_routes(&c))
         .unify()
-        .or(indexes)
+        .or(index_routes(&c))
         .unify()
-        .or(searches)
+        .or(search_routes(&c))
         .unify()
-        .or(keys)
+        .or(key_routes(&c))
         .unify()
         .recover(|r: warp::Rejection| async move {
             match r.find::<Rejected>() {

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::{Duration, UNIX_EPOCH};
 
-use rowsearch_indexer::generation::IndexDir;
+use rowsearch_indexer::IndexDir;
 use rowsearch_store::Store;
 
 use super::jobs::Jobs;
@@ -211,7 +211,7 @@ impl State {
             if !searchable {
                 continue;
             }
-            let dir = rowsearch_indexer::generation::IndexDir::new(self.store().path(), &table);
+            let dir = rowsearch_indexer::IndexDir::new(self.store().path(), &table);
             if let Err(e) = dir.check_pointer() {
                 return Some(format!(
                     "the search index of table {table:?} is damaged ({e}): `rowsearch reindex --full --table {table}` rebuilds it"

@@ -50,7 +50,7 @@ fn fixture() -> (tempfile::TempDir, Arc<Store>, Vec<Values>) {
             let text = |q: &[u8]| String::from_utf8_lossy(row.value("m", q).unwrap_or_default()).into_owned();
             let fields = row_key.decode_json(&row.key).unwrap();
             let user = fields["user"].as_str().unwrap().to_owned();
-            let date = rowsearch::indexer::analyzer::parse_date_ms(text(b"date").as_bytes()).unwrap_or(0);
+            let date = rowsearch::indexer::parse_date_ms(text(b"date").as_bytes()).unwrap_or(0);
             let day =
                 jiff::Timestamp::from_millisecond(date as i64).unwrap().to_zoned(jiff::tz::TimeZone::UTC);
             let folder = text(b"folder").trim().to_lowercase();

@@ -331,7 +331,7 @@ fn cli_reindex_search_and_verify() {
     let out = t.run(&["search", "enron"]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert!(!stdout(&out).is_empty());
-    let dir = rowsearch::indexer::generation::IndexDir::new(&t.data(), "mail");
+    let dir = rowsearch::indexer::IndexDir::new(&t.data(), "mail");
     assert_eq!(dir.current().unwrap(), Some(1), "the search built generation 1");
 
     let out = t.run(&["reindex", "--full"]);
@@ -380,8 +380,7 @@ fn cli_reindex_search_and_verify() {
 
     // Behind the index's back: one document deleted. verify says so: 1.
     {
-        use rowsearch::indexer::tantivy;
-        let dir = rowsearch::indexer::generation::IndexDir::new(&t.data(), "mail");
+        let dir = rowsearch::indexer::IndexDir::new(&t.data(), "mail");
         let index = tantivy::Index::open_in_dir(dir.generation_path(2)).unwrap();
         rowsearch::indexer::doc::register_cells(&index);
         let field = index.schema().get_field("_key").unwrap();
