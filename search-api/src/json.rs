@@ -334,17 +334,21 @@ pub fn index_state_json(state: &IndexState) -> Value {
 /// wrong type or an unknown field.
 pub fn key_from_fields(schema: &TableSchema, table: &str, fields: &str) -> crate::Result<Vec<u8>> {
     use crate::Error;
+    // Text that is not JSON is a bad request; JSON that does not fit this
+    // table's key (it has none, a field is missing or of another type) is
+    // well-formed but not valid for the table: 422 `invalid_key`.
+    let value: Value =
+        serde_json::from_str(fields).map_err(|e| Error::BadRequest(format!("key_fields: {e}")))?;
+    let unfit = |detail: String| Error::Store(rowsearch_store::ErrorKind::InvalidRowKey { detail }.into());
     let rk = schema
         .row_key
         .as_ref()
         .filter(|rk| !rk.fields.is_empty())
-        .ok_or_else(|| Error::BadRequest(format!("key_fields: table {table:?} has no typed row key")))?;
-    let value: Value =
-        serde_json::from_str(fields).map_err(|e| Error::BadRequest(format!("key_fields: {e}")))?;
+        .ok_or_else(|| unfit(format!("key_fields: table {table:?} has no typed row key")))?;
     let missing: Vec<&str> =
         rk.fields.iter().map(|f| f.name.as_str()).filter(|name| value.get(name).is_none()).collect();
     if !missing.is_empty() {
-        return Err(Error::BadRequest(format!("key_fields: missing {}", missing.join(", "))));
+        return Err(unfit(format!("key_fields: missing {}", missing.join(", "))));
     }
     Ok(rk.encode_json(&value)?)
 }

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use rowsearch_indexer::IndexDir;
-use rowsearch_indexer::store::{KeywordQuery, Store};
+use rowsearch_indexer::store::Store;
 use rowsearch_indexer::{
     FailPoint, IngestOptions, ReindexMode, ReindexOptions, SortBy, TableIndex, ingest, open_store, reindex,
 };
@@ -25,27 +25,6 @@ fn ingested() -> (tempfile::TempDir, Store) {
     let store = open_store(dir.path()).unwrap();
     ingest(&store, &[fixtures().join("maildir")], &IngestOptions::default(), &mut |_| {}).unwrap();
     (dir, store)
-}
-
-/// Every key the keyword rows give for `terms` in `user`'s mailbox, with
-/// dates, newest first.
-fn keyword_keys(store: &Store, user: &str, terms: &[String]) -> Vec<(u64, Vec<u8>)> {
-    let mut out = Vec::new();
-    let mut cursor = None;
-    loop {
-        let query = KeywordQuery {
-            partition: user.as_bytes().to_vec(),
-            terms: terms.to_vec(),
-            limit: Some(500),
-            cursor,
-        };
-        let page = store.keyword_lookup("mail", &query).unwrap();
-        out.extend(page.hits.into_iter().map(|h| (h.date_ms, h.key)));
-        match page.next_cursor {
-            Some(c) => cursor = Some(c),
-            None => return out,
-        }
-    }
 }
 
 /// A query string for terms: each quoted, so addresses and other terms
@@ -101,7 +80,7 @@ fn assert_index_equals_keyword_rows(store: &Store, index: &TableIndex, seed: u64
         if q % 2 == 1 {
             query.push(own[rng.below(own.len())].clone());
         }
-        let want = keyword_keys(store, user, &query);
+        let want = crate::keyword_keys(store, user, &query, 500);
         let (total, mut got) = index_keys(index, user, &query);
         assert_eq!(total, want.len() as u64, "{user} {query:?}");
         // Equal dates may come in either order from tantivy.

@@ -37,8 +37,8 @@ fn path_params(path: &str) -> Vec<Value> {
         .filter_map(|s| s.strip_prefix('{').and_then(|s| s.strip_suffix('}')))
         .map(|name| {
             let (description, schema) = match name {
-                "table" => ("table name", json!({"type": "string", "pattern": "^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$"})),
-                "index" => ("index name", json!({"type": "string", "pattern": "^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$"})),
+                "table" => ("table name", json!({"type": "string", "pattern": "^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,63}$"})),
+                "index" => ("index name", json!({"type": "string", "pattern": "^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,31}$"})),
                 "key" => ("row key: percent-encoded bytes", json!({"type": "string", "minLength": 1})),
                 "uid" => ("access key uid", json!({"type": "string"})),
                 _ => ("job id", json!({"type": "string"})),
@@ -85,12 +85,22 @@ fn operation(route: &RouteSpec, limits: &Limits) -> Value {
             .params
             .iter()
             .map(|name| {
-                let schema = param(route, name, limits)["schema"].clone();
-                // A number or flag may come as JSON or as its text.
-                let any = match schema["type"].as_str() {
-                    Some("integer" | "boolean") => json!({"oneOf": [schema, {"type": "string"}]}),
-                    _ => schema,
+                let declared = param(route, name, limits);
+                let mut schema = match declared.get("schema") {
+                    Some(schema) => schema.clone(),
+                    None => declared["content"]["application/json"]["schema"].clone(),
                 };
+                // The JSON type the body reads it as (`JsonKind`; the
+                // test below holds the two together); null is as if the
+                // field were absent.
+                if super::params::JsonKind::of(name) == super::params::JsonKind::Texts {
+                    let mut one = schema["items"].clone();
+                    one["nullable"] = json!(true);
+                    schema = json!({"anyOf": [one, schema]});
+                } else {
+                    schema["nullable"] = json!(true);
+                }
+                let any = schema;
                 ((*name).to_owned(), any)
             })
             .collect();
@@ -300,6 +310,7 @@ fn param(route: &RouteSpec, name: &str, limits: &Limits) -> Value {
     let boolean = json!({"type": "boolean"});
     let text = json!({"type": "string"});
     let bytes = json!({"type": "string", "pattern": BINARY_STRING});
+    let u64s = json!({"type": "integer", "minimum": 0, "maximum": u64::MAX});
     let repeated = |item: Value| json!({"type": "array", "items": item});
     let (schema, description, required) = match name {
         "encoding" => (
@@ -315,22 +326,18 @@ fn param(route: &RouteSpec, name: &str, limits: &Limits) -> Value {
             "versions per column: a number or all",
             false,
         ),
-        "min_ts" => {
-            (json!({"type": "integer", "minimum": 0}), "inclusive lower bound on timestamps (ms)", false)
-        }
-        "max_ts" => {
-            (json!({"type": "integer", "minimum": 0}), "exclusive upper bound on timestamps (ms)", false)
-        }
-        "timestamp" => (
-            json!({"type": "integer", "minimum": 0}),
-            "delete only versions up to this timestamp (ms)",
-            false,
-        ),
+        "min_ts" => (u64s.clone(), "inclusive lower bound on timestamps (ms)", false),
+        "max_ts" => (u64s.clone(), "exclusive upper bound on timestamps (ms)", false),
+        "timestamp" => (u64s.clone(), "delete only versions up to this timestamp (ms)", false),
         "start" => (bytes.clone(), "first key, inclusive (the upper bound with reverse)", false),
         "stop" => (bytes.clone(), "last key, exclusive (the lower bound with reverse)", false),
         "prefix" => (bytes.clone(), "only keys with this prefix", false),
-        "prefix_fields" => (text.clone(), "JSON object of the leading fields of a typed row key", false),
-        "key_fields" => (text.clone(), "JSON object of every field of the table's typed row key", true),
+        "prefix_fields" => {
+            (json!({"type": "object"}), "JSON object of the leading fields of a typed row key", false)
+        }
+        "key_fields" => {
+            (json!({"type": "object"}), "JSON object of every field of the table's typed row key", true)
+        }
         "reverse" | "keys_only" | "rows" | "highlight" => (boolean, "true or false", false),
         "highlight_encoder" => (
             json!({"type": "string", "enum": ["html", "raw"]}),
@@ -363,9 +370,11 @@ fn param(route: &RouteSpec, name: &str, limits: &Limits) -> Value {
             "hits as documents (default) or as rows of cells",
             false,
         ),
-        "filter" => {
-            (json!({"type": "string", "maxLength": limits.max_filter_bytes}), "HBase filter language", false)
-        }
+        "filter" => (
+            json!({"type": "string", "format": "hbase-filter", "maxLength": limits.max_filter_bytes}),
+            "HBase filter language",
+            false,
+        ),
         "limit" if route.name == "suggest" => (
             json!({"type": "integer", "minimum": 1, "maximum": crate::suggest::MAX_SUGGEST_LIMIT}),
             "suggestions (default 5)",
@@ -381,17 +390,13 @@ fn param(route: &RouteSpec, name: &str, limits: &Limits) -> Value {
             "most rows or keys (default 100)",
             false,
         ),
-        "limit" => (
-            json!({"type": "integer", "minimum": 0}),
-            "most keys (default 100; at most the scan limit)",
-            false,
-        ),
+        "limit" => (u64s.clone(), "most keys (default 100; more is taken as the scan limit)", false),
         "offset" if route.name == "search" => (
             json!({"type": "integer", "minimum": 0, "maximum": crate::searcher::MAX_RESULT_WINDOW - 1}),
             "hits to skip (offset + limit at most 10,000)",
             false,
         ),
-        "offset" => (json!({"type": "integer", "minimum": 0}), "rows to skip", false),
+        "offset" => (u64s.clone(), "rows to skip", false),
         "cursor" => (text.clone(), "resume after the page that returned this cursor", false),
         "consistency" => (
             json!({"type": "string", "enum": ["snapshot", "eventual"]}),
@@ -399,22 +404,29 @@ fn param(route: &RouteSpec, name: &str, limits: &Limits) -> Value {
             false,
         ),
         "min_seq" => (
-            json!({"type": "integer", "minimum": 0}),
+            u64s,
             "answer only once the index reflects this write's seq (waits within the time limit)",
             false,
         ),
         "region" => (json!({"type": "integer", "minimum": 0, "maximum": 65535}), "only this region", false),
         "eq" => (repeated(bytes.clone()), "the value of each leading indexed column, in order", false),
         "q" if route.name == "index_intersect" => (
-            json!({"type": "array", "minItems": 1, "items": {"type": "string",
+            json!({"type": "array", "minItems": 1, "maxItems": limits.max_lookups, "items": {"type": "string",
                 "pattern": r"^[^:]+:(eq|prefix):([^\\]|\\\\|\\x[0-9A-Fa-f]{2})*$"}}),
             "INDEX:eq|prefix:VALUE, repeatable",
             true,
         ),
         "q" if route.name == "page" => (text.clone(), "the query the page opens with", false),
         "table" => (text.clone(), "the table the page opens on", false),
+        "q" if route.name == "suggest" => (
+            json!({"type": "string", "minLength": 1, "maxLength": rowsearch_indexer::query::MAX_QUERY_BYTES,
+                "pattern": "\\S"}),
+            "the text typed so far: its last word is completed",
+            true,
+        ),
         "q" => (
-            json!({"type": "string", "minLength": 1, "maxLength": rowsearch_indexer::query::MAX_QUERY_BYTES}),
+            json!({"type": "string", "format": "rowsearch-query", "minLength": 1,
+                "maxLength": rowsearch_indexer::query::MAX_QUERY_BYTES, "pattern": "\\S"}),
             "the query: terms (ANDed), field:term, \"phrases\", date ranges",
             true,
         ),
@@ -436,6 +448,13 @@ fn param(route: &RouteSpec, name: &str, limits: &Limits) -> Value {
         _ => (json!({"type": "string"}), "", false),
     };
     let mut out = json!({"name": name, "in": "query", "required": required, "description": description, "schema": schema});
+    // A JSON object in the query string (`content`, not `schema`: the value
+    // is JSON text).
+    if matches!(name, "key_fields" | "prefix_fields") {
+        let object = out["schema"].take();
+        out.as_object_mut().map(|o| o.remove("schema"));
+        out["content"] = json!({"application/json": {"schema": object}});
+    }
     if out["schema"]["type"] == "array" {
         out["style"] = json!("form");
         out["explode"] = json!(true);
@@ -465,6 +484,25 @@ mod tests {
             assert!(op["responses"]["400"].is_object(), "{} {}", route.method, route.path);
             let ids = ROUTES.iter().filter(|r| operation_id(r) == operation_id(route)).count();
             assert_eq!(ids, 1, "operation id {} is not unique", operation_id(route));
+        }
+        // A body's fields have the JSON types the server reads them as.
+        use super::super::params::JsonKind;
+        let scan = ROUTES.iter().find(|r| params_in_body(r)).unwrap();
+        let body = &doc["paths"][scan.path]["post"]["requestBody"]["content"]["application/json"]["schema"];
+        for name in scan.params {
+            let field = &body["properties"][*name];
+            let kind = match JsonKind::of(name) {
+                JsonKind::Texts => field["anyOf"][1]["type"].as_str(),
+                _ => field["type"].as_str(),
+            };
+            let want = match JsonKind::of(name) {
+                JsonKind::Text => "string",
+                JsonKind::Texts => "array",
+                JsonKind::Integer => "integer",
+                JsonKind::Flag => "boolean",
+                JsonKind::Object => "object",
+            };
+            assert_eq!(kind, Some(want), "{name}: {field}");
         }
         // Every link names an operation that exists.
         let ids: Vec<String> = ROUTES.iter().map(operation_id).collect();

@@ -215,24 +215,67 @@ pub(super) fn params_from_json(body: &[u8], known: &'static [&'static str]) -> R
     let value: serde_json::Map<String, Value> = parse_json(body)?;
     let mut out = Vec::new();
     for (k, v) in value {
-        match v {
-            Value::String(s) => out.push((k, s)),
-            Value::Array(items) => {
+        let expected =
+            |what: &str, got: &Value| ApiError::bad_request(format!("{k}: expected {what}, got {got}"));
+        match (JsonKind::of(&k), v) {
+            // null: as if the field were absent.
+            (_, Value::Null) => {}
+            (JsonKind::Text, Value::String(s)) => out.push((k, s)),
+            (JsonKind::Texts, Value::String(s)) => out.push((k, s)),
+            (JsonKind::Texts, Value::Array(items)) => {
                 for item in items {
                     match item {
                         Value::String(s) => out.push((k.clone(), s)),
-                        other => {
-                            return Err(ApiError::bad_request(format!("{k}: expected strings, got {other}")));
-                        }
+                        other => return Err(expected("strings", &other)),
                     }
                 }
             }
-            Value::Null => {}
-            Value::Object(_) if k == "prefix_fields" => out.push((k, v.to_string())),
-            other => out.push((k, other.to_string())),
+            (JsonKind::Integer, Value::Number(n)) if n.is_u64() => out.push((k, n.to_string())),
+            (JsonKind::Flag, Value::Bool(b)) => out.push((k, b.to_string())),
+            (JsonKind::Object, v @ Value::Object(_)) => out.push((k, v.to_string())),
+            (kind, other) => return Err(expected(kind.what(), &other)),
         }
     }
     Params(out).only(known)
+}
+
+/// How a parameter is written in a JSON body (`POST .../scan`): its JSON
+/// type, which the OpenAPI document states too.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum JsonKind {
+    /// A string.
+    Text,
+    /// A string or an array of strings.
+    Texts,
+    /// A non-negative integer.
+    Integer,
+    /// `true` or `false`.
+    Flag,
+    /// A JSON object.
+    Object,
+}
+
+impl JsonKind {
+    /// The kind of the parameter called `name`.
+    pub(super) fn of(name: &str) -> JsonKind {
+        match name {
+            "limit" | "offset" | "min_ts" | "max_ts" | "region" => JsonKind::Integer,
+            "reverse" | "keys_only" => JsonKind::Flag,
+            "prefix_fields" => JsonKind::Object,
+            "columns" => JsonKind::Texts,
+            _ => JsonKind::Text,
+        }
+    }
+
+    fn what(self) -> &'static str {
+        match self {
+            JsonKind::Text => "a string",
+            JsonKind::Texts => "a string or an array of strings",
+            JsonKind::Integer => "a non-negative integer",
+            JsonKind::Flag => "true or false",
+            JsonKind::Object => "a JSON object",
+        }
+    }
 }
 
 /// The query string (empty when absent), parsed; every name must be one of

@@ -61,7 +61,10 @@ fn unread_scan(addr: &str) -> std::net::TcpStream {
 fn http_clients_that_never_read_hold_at_most_the_answer_budget() {
     let t = big_rows();
     let budget: u64 = 40_000_000;
-    let s = t.serve(&["serve", "--max-answers-bytes", &budget.to_string()]);
+    // The time limit is not what is tested: 24 answers of 16 MB built on
+    // two workers of a test build, on a loaded machine, may take longer
+    // than the default 30 s in all.
+    let s = t.serve(&["serve", "--max-answers-bytes", &budget.to_string(), "--timeout-ms", "300000"]);
     // One answer read whole: its size.
     let (status, one) = s.raw("GET", SCAN, &[], None);
     assert_eq!(status, 200);
@@ -125,7 +128,10 @@ fn http_clients_that_never_read_hold_at_most_the_answer_budget() {
 fn http2_streams_with_a_shut_window_hold_at_most_the_answer_budget() {
     let t = big_rows();
     let budget: u64 = 40_000_000;
-    let s = t.serve(&["serve", "--max-answers-bytes", &budget.to_string()]);
+    // The time limit is not what is tested: 24 answers of 16 MB built on
+    // two workers of a test build, on a loaded machine, may take longer
+    // than the default 30 s in all.
+    let s = t.serve(&["serve", "--max-answers-bytes", &budget.to_string(), "--timeout-ms", "300000"]);
     std::thread::scope(|scope| {
         for _ in 0..4 {
             scope.spawn(|| assert_eq!(s.raw("GET", SCAN, &[], None).0, 200));
