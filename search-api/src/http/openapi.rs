@@ -305,6 +305,58 @@ fn links(name: &str) -> Option<Value> {
 const BINARY_STRING: &str = r"^([^\\]|\\\\|\\x[0-9A-Fa-f]{2})*$";
 
 /// One query parameter of `route`: type, limits, enum, repetition.
+/// The search-only query parameters: type, limits, enum; `None` for
+/// another name.
+fn search_param(name: &str) -> Option<(Value, &'static str, bool)> {
+    let text = json!({"type": "string"});
+    let repeated = |item: Value| json!({"type": "array", "items": item});
+    let u64s = json!({"type": "integer", "minimum": 0, "maximum": u64::MAX});
+    Some(match name {
+        "highlight_encoder" => (
+            json!({"type": "string", "enum": ["html", "raw"]}),
+            "html (default): the text of highlights is HTML-escaped (<, >, &), only the <em> markers are markup; raw: the text as stored",
+            false,
+        ),
+        "typos" => (
+            json!({"type": "string", "enum": ["off", "auto"]}),
+            "auto: words of 5+ characters match one typo away, 9+ two, a typo on the first character counting as two (exact matches first)",
+            false,
+        ),
+        "facets" => (
+            text.clone(),
+            "facets to count over every match, comma-separated: the partition's name, fields declared facet, month, year",
+            false,
+        ),
+        "facet_limit" => (
+            json!({"type": "integer", "minimum": 1, "maximum": crate::searcher::MAX_FACET_LIMIT}),
+            "values per facet, most matches first (default 10)",
+            false,
+        ),
+        "fields" => (
+            repeated(text.clone()),
+            "only these names in each document (search fields, the partition, date, family:qualifier columns), \
+             comma-separated and repeatable; only their columns are read",
+            false,
+        ),
+        "format" => (
+            json!({"type": "string", "enum": ["documents", "cells"]}),
+            "hits as documents (default) or as rows of cells",
+            false,
+        ),
+        "consistency" => (
+            json!({"type": "string", "enum": ["snapshot", "eventual"]}),
+            "snapshot (default): reflect every write committed before the search; eventual: the index as it stands",
+            false,
+        ),
+        "min_seq" => (
+            u64s,
+            "answer only once the index reflects this write's seq (waits within the time limit)",
+            false,
+        ),
+        _ => return None,
+    })
+}
+
 fn param(route: &RouteSpec, name: &str, limits: &Limits) -> Value {
     let max_scan = limits.max_scan_limit;
     let boolean = json!({"type": "boolean"});
@@ -339,37 +391,6 @@ fn param(route: &RouteSpec, name: &str, limits: &Limits) -> Value {
             (json!({"type": "object"}), "JSON object of every field of the table's typed row key", true)
         }
         "reverse" | "keys_only" | "rows" | "highlight" => (boolean, "true or false", false),
-        "highlight_encoder" => (
-            json!({"type": "string", "enum": ["html", "raw"]}),
-            "html (default): the text of highlights is HTML-escaped (<, >, &), only the <em> markers are markup; raw: the text as stored",
-            false,
-        ),
-        "typos" => (
-            json!({"type": "string", "enum": ["off", "auto"]}),
-            "auto: words of 5+ characters match one typo away, 9+ two, a typo on the first character counting as two (exact matches first)",
-            false,
-        ),
-        "facets" => (
-            text.clone(),
-            "facets to count over every match, comma-separated: the partition's name, fields declared facet, month, year",
-            false,
-        ),
-        "facet_limit" => (
-            json!({"type": "integer", "minimum": 1, "maximum": crate::searcher::MAX_FACET_LIMIT}),
-            "values per facet, most matches first (default 10)",
-            false,
-        ),
-        "fields" => (
-            repeated(text.clone()),
-            "only these names in each document (search fields, the partition, date, family:qualifier columns), \
-             comma-separated and repeatable; only their columns are read",
-            false,
-        ),
-        "format" => (
-            json!({"type": "string", "enum": ["documents", "cells"]}),
-            "hits as documents (default) or as rows of cells",
-            false,
-        ),
         "filter" => (
             json!({"type": "string", "format": "hbase-filter", "maxLength": limits.max_filter_bytes}),
             "HBase filter language",
@@ -398,16 +419,6 @@ fn param(route: &RouteSpec, name: &str, limits: &Limits) -> Value {
         ),
         "offset" => (u64s.clone(), "rows to skip", false),
         "cursor" => (text.clone(), "resume after the page that returned this cursor", false),
-        "consistency" => (
-            json!({"type": "string", "enum": ["snapshot", "eventual"]}),
-            "snapshot (default): reflect every write committed before the search; eventual: the index as it stands",
-            false,
-        ),
-        "min_seq" => (
-            u64s,
-            "answer only once the index reflects this write's seq (waits within the time limit)",
-            false,
-        ),
         "region" => (json!({"type": "integer", "minimum": 0, "maximum": 65535}), "only this region", false),
         "eq" => (repeated(bytes.clone()), "the value of each leading indexed column, in order", false),
         "q" if route.name == "index_intersect" => (
@@ -445,7 +456,7 @@ fn param(route: &RouteSpec, name: &str, limits: &Limits) -> Value {
         "mode" => {
             (json!({"type": "string", "enum": ["auto", "full", "incremental"]}), "how to reindex", false)
         }
-        _ => (json!({"type": "string"}), "", false),
+        _ => search_param(name).unwrap_or((json!({"type": "string"}), "", false)),
     };
     let mut out = json!({"name": name, "in": "query", "required": required, "description": description, "schema": schema});
     // A JSON object in the query string (`content`, not `schema`: the value
