@@ -99,6 +99,10 @@ fn operation(route: &RouteSpec, limits: &Limits) -> Value {
                     schema = json!({"anyOf": [one, schema]});
                 } else {
                     schema["nullable"] = json!(true);
+                    // A nullable enum lists null (OpenAPI 3.0.3).
+                    if let Some(values) = schema["enum"].as_array_mut() {
+                        values.push(Value::Null);
+                    }
                 }
                 let any = schema;
                 ((*name).to_owned(), any)

@@ -24,8 +24,12 @@ pub(crate) fn scan(
         Some(json) => {
             let value: Value = serde_json::from_str(json)
                 .map_err(|e| ApiError::bad_request(format!("prefix_fields: {e}")))?;
+            // JSON that cannot fit this table's key: 422 `invalid_key`.
             let rk = schema.row_key.as_ref().filter(|rk| !rk.fields.is_empty()).ok_or_else(|| {
-                ApiError::bad_request(format!("prefix_fields: table {table:?} has no typed row key"))
+                let detail = format!("prefix_fields: table {table:?} has no typed row key");
+                ApiError::from(rowsearch_store::Error::from(rowsearch_store::ErrorKind::InvalidRowKey {
+                    detail,
+                }))
             })?;
             Some(rk.encode_json(&value)?)
         }
