@@ -93,15 +93,29 @@ fn operation(route: &RouteSpec, limits: &Limits) -> Value {
                 // The JSON type the body reads it as (`JsonKind`; the
                 // test below holds the two together); null is as if the
                 // field were absent.
-                if super::params::JsonKind::of(name) == super::params::JsonKind::Texts {
-                    let mut one = schema["items"].clone();
-                    one["nullable"] = json!(true);
-                    schema = json!({"anyOf": [one, schema]});
-                } else {
-                    schema["nullable"] = json!(true);
-                    // A nullable enum lists null (OpenAPI 3.0.3).
-                    if let Some(values) = schema["enum"].as_array_mut() {
-                        values.push(Value::Null);
+                use super::params::JsonKind;
+                match JsonKind::of(name) {
+                    JsonKind::Texts => {
+                        let mut one = schema["items"].clone();
+                        one["nullable"] = json!(true);
+                        schema = json!({"anyOf": [one, schema]});
+                    }
+                    // Its text too, as in a query string (a number of up
+                    // to four digits: every limit the server takes).
+                    JsonKind::Integer => {
+                        schema["nullable"] = json!(true);
+                        schema = json!({"anyOf": [schema, {"type": "string", "pattern": "^[0-9]{1,4}$"}]});
+                    }
+                    JsonKind::Flag => {
+                        schema["nullable"] = json!(true);
+                        schema = json!({"anyOf": [schema, {"type": "string", "enum": ["true", "false", "1", "0", ""]}]});
+                    }
+                    JsonKind::Text | JsonKind::Object => {
+                        schema["nullable"] = json!(true);
+                        // A nullable enum lists null (OpenAPI 3.0.3).
+                        if let Some(Value::Array(values)) = schema.get_mut("enum") {
+                            values.push(Value::Null);
+                        }
                     }
                 }
                 let any = schema;
@@ -508,6 +522,7 @@ mod tests {
             let field = &body["properties"][*name];
             let kind = match JsonKind::of(name) {
                 JsonKind::Texts => field["anyOf"][1]["type"].as_str(),
+                JsonKind::Integer | JsonKind::Flag => field["anyOf"][0]["type"].as_str(),
                 _ => field["type"].as_str(),
             };
             let want = match JsonKind::of(name) {

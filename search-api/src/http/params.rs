@@ -215,6 +215,11 @@ pub(super) fn params_from_json(body: &[u8], known: &'static [&'static str]) -> R
     let value: serde_json::Map<String, Value> = parse_json(body)?;
     let mut out = Vec::new();
     for (k, v) in value {
+        if !known.contains(&k.as_str()) {
+            // Refused by name below, whatever its value.
+            out.push((k, String::new()));
+            continue;
+        }
         let expected =
             |what: &str, got: &Value| ApiError::bad_request(format!("{k}: expected {what}, got {got}"));
         match (JsonKind::of(&k), v) {
@@ -232,6 +237,8 @@ pub(super) fn params_from_json(body: &[u8], known: &'static [&'static str]) -> R
             }
             (JsonKind::Integer, Value::Number(n)) if n.is_u64() => out.push((k, n.to_string())),
             (JsonKind::Flag, Value::Bool(b)) => out.push((k, b.to_string())),
+            // A number or a flag may come as its text, as in a query string.
+            (JsonKind::Integer | JsonKind::Flag, Value::String(s)) => out.push((k, s)),
             (JsonKind::Object, v @ Value::Object(_)) => out.push((k, v.to_string())),
             (kind, other) => return Err(expected(kind.what(), &other)),
         }
@@ -247,9 +254,9 @@ pub(super) enum JsonKind {
     Text,
     /// A string or an array of strings.
     Texts,
-    /// A non-negative integer.
+    /// A non-negative integer, or its decimal text.
     Integer,
-    /// `true` or `false`.
+    /// `true` or `false`, or their text.
     Flag,
     /// A JSON object.
     Object,
@@ -271,8 +278,8 @@ impl JsonKind {
         match self {
             JsonKind::Text => "a string",
             JsonKind::Texts => "a string or an array of strings",
-            JsonKind::Integer => "a non-negative integer",
-            JsonKind::Flag => "true or false",
+            JsonKind::Integer => "a non-negative integer or its text",
+            JsonKind::Flag => "true or false (or their text)",
             JsonKind::Object => "a JSON object",
         }
     }
