@@ -64,7 +64,13 @@ pub(crate) fn decode(token: &str) -> Result<(Kind, Vec<u8>), &'static str> {
     }
     let bytes = (0..hex.len())
         .step_by(2)
-        .map(|i| hex.get(i..i + 2).and_then(|h| u8::from_str_radix(h, 16).ok()).ok_or("cursor is not hex"))
+        .map(|i| {
+            // Lowercase hex digits, as written (no sign, no capitals).
+            hex.get(i..i + 2)
+                .filter(|h| h.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')))
+                .and_then(|h| u8::from_str_radix(h, 16).ok())
+                .ok_or("cursor is not lowercase hex")
+        })
         .collect::<Result<Vec<u8>, _>>()?;
     Ok((kind, bytes))
 }
@@ -107,7 +113,7 @@ mod tests {
 
     #[test]
     fn garbage_is_refused() {
-        for token in ["", "f1.", "f1.abc", "f1.zz", "x1.00", "f2.00", "F1.00", "f1.é0"] {
+        for token in ["", "f1.", "f1.abc", "f1.zz", "x1.00", "f2.00", "F1.00", "f1.é0", "f1.+f", "f1.AB"] {
             assert!(decode(token).is_err(), "{token:?}");
         }
     }

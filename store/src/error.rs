@@ -223,6 +223,13 @@ pub enum ErrorKind {
         /// Why it was rejected.
         reason: &'static str,
     },
+    /// A well-formed scan cursor that does not apply to this scan (it
+    /// comes from a scan in the other direction).
+    #[error("scan cursor does not apply: {reason}")]
+    CursorMismatch {
+        /// Why.
+        reason: &'static str,
+    },
     /// Bytes in the store that do not decode.
     #[error("corrupted data in database {db:?} at key {key}: {detail}")]
     Corrupted {
@@ -327,6 +334,7 @@ impl Error {
                 | ErrorKind::QualifierTooLong { .. }
                 | ErrorKind::KeyTooLarge { .. }
                 | ErrorKind::InvalidCursor { .. }
+                | ErrorKind::CursorMismatch { .. }
         )
     }
 
@@ -452,6 +460,7 @@ impl ErrorKind {
             ErrorKind::QualifierTooLong { family: "f".into(), len: 999, max: 80 },
             ErrorKind::KeyTooLarge { operation: "x" },
             ErrorKind::InvalidCursor { reason: "x" },
+            ErrorKind::CursorMismatch { reason: "x" },
             ErrorKind::Cancelled { reason: CancelReason::TimeLimit },
             ErrorKind::Corrupted { db: "d".into(), key: "k".into(), detail: "x".into() },
             ErrorKind::MapFull { map_size_bytes: 1, reason: "x".into() },
@@ -494,6 +503,7 @@ fn listed(kind: &ErrorKind) {
         | ErrorKind::QualifierTooLong { .. }
         | ErrorKind::KeyTooLarge { .. }
         | ErrorKind::InvalidCursor { .. }
+        | ErrorKind::CursorMismatch { .. }
         | ErrorKind::Cancelled { .. }
         | ErrorKind::Corrupted { .. }
         | ErrorKind::MapFull { .. }

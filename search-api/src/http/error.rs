@@ -270,6 +270,7 @@ pub fn store_status(e: &rowsearch_store::Error) -> (StatusCode, &'static str) {
         ErrorKind::IndexBuilding { .. } => (S::CONFLICT, "index_building"),
         ErrorKind::InvalidFilter { .. } => (S::BAD_REQUEST, "invalid_filter"),
         ErrorKind::InvalidCursor { .. } => (S::BAD_REQUEST, "invalid_cursor"),
+        ErrorKind::CursorMismatch { .. } => (S::UNPROCESSABLE_ENTITY, "invalid_cursor"),
         ErrorKind::InvalidIndexQuery { .. } => (S::BAD_REQUEST, "invalid_index_query"),
         ErrorKind::InvalidKeywordQuery { .. } => (S::BAD_REQUEST, "invalid_keyword_query"),
         ErrorKind::NotSearchable { .. } => (S::UNPROCESSABLE_ENTITY, "not_searchable"),
@@ -391,6 +392,7 @@ mod tests {
             (422, "invalid_key"),           // QualifierTooLong
             (422, "value_too_large"),       // KeyTooLarge
             (400, "invalid_cursor"),        // InvalidCursor
+            (422, "invalid_cursor"),        // CursorMismatch
             (503, "timeout"),               // Cancelled
             (500, "internal"),              // Corrupted
             (500, "internal"),              // MapFull

@@ -436,6 +436,13 @@ fn param(route: &RouteSpec, name: &str, limits: &Limits) -> Value {
             false,
         ),
         "offset" => (u64s.clone(), "rows to skip", false),
+        // A scan's cursor says where it resumes and nothing else: any
+        // well-formed one is a place to resume from.
+        "cursor" if route.name == "scan" || route.name == "count" => (
+            json!({"type": "string", "pattern": "^[fr]1\\.([0-9a-f]{2})+$"}),
+            "resume after the page that returned this cursor (f1. forward, r1. reverse)",
+            false,
+        ),
         "cursor" => (text.clone(), "resume after the page that returned this cursor", false),
         "region" => (json!({"type": "integer", "minimum": 0, "maximum": 65535}), "only this region", false),
         "eq" => (repeated(bytes.clone()), "the value of each leading indexed column, in order", false),

@@ -62,7 +62,7 @@ fn scan_range(scan: &Scan) -> Result<RowRange> {
         && cursor.reverse != scan.reverse
     {
         return Err(
-            ErrorKind::InvalidCursor { reason: "cursor comes from a scan in the other direction" }.into()
+            ErrorKind::CursorMismatch { reason: "cursor comes from a scan in the other direction" }.into()
         );
     }
     let mut range = RowRange::all();
