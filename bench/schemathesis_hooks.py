@@ -12,8 +12,16 @@ from hypothesis import strategies as st
 
 text = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789", min_size=1, max_size=8)
 quoted = text.map(lambda t: f"'{t}'")
-op = st.sampled_from(["=", "!=", "<", "<=", ">", ">="])
-comparator = st.builds(lambda kind, t: f"'{kind}:{t}'", st.sampled_from(["binary", "binaryprefix", "substring"]), text)
+# An operator and a comparator that go together: binary and binaryprefix
+# order, substring only tests for a match (= or !=).
+ordered = st.builds(
+    lambda o, kind, t: f"{o}, '{kind}:{t}'",
+    st.sampled_from(["=", "!=", "<", "<=", ">", ">="]),
+    st.sampled_from(["binary", "binaryprefix"]),
+    text,
+)
+matching = st.builds(lambda o, t: f"{o}, 'substring:{t}'", st.sampled_from(["=", "!="]), text)
+test = st.one_of(ordered, matching)
 
 simple = st.one_of(
     st.just("KeyOnlyFilter()"),
@@ -21,10 +29,10 @@ simple = st.one_of(
     quoted.map(lambda t: f"PrefixFilter({t})"),
     quoted.map(lambda t: f"ColumnPrefixFilter({t})"),
     st.integers(1, 50).map(lambda n: f"PageFilter({n})"),
-    st.builds(lambda o, c: f"RowFilter({o}, {c})", op, comparator),
-    st.builds(lambda o, c: f"ValueFilter({o}, {c})", op, comparator),
-    st.builds(lambda o, c: f"QualifierFilter({o}, {c})", op, comparator),
-    st.builds(lambda f, q, o, c: f"SingleColumnValueFilter({f}, {q}, {o}, {c})", quoted, quoted, op, comparator),
+    test.map(lambda t: f"RowFilter({t})"),
+    test.map(lambda t: f"ValueFilter({t})"),
+    test.map(lambda t: f"QualifierFilter({t})"),
+    st.builds(lambda f, q, t: f"SingleColumnValueFilter({f}, {q}, {t})", quoted, quoted, test),
 )
 hbase_filter = st.recursive(
     simple,
