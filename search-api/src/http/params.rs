@@ -59,6 +59,24 @@ impl Params {
         if unknown.is_empty() { Ok(self) } else { Err(Refusal::UnknownParameter { unknown, known }.into()) }
     }
 
+    /// The parameters, when each is given once, but for those that take a
+    /// list (`columns`, `eq`, `fields`, `terms`, and `repeatable`): a
+    /// second `min_ts` is a mistake, not a value to choose between.
+    fn once(self, repeatable: &[&str]) -> Result<Params, ApiError> {
+        const LISTS: &[&str] = &["columns", "eq", "fields", "terms"];
+        for (i, (name, _)) in self.0.iter().enumerate() {
+            if !LISTS.contains(&name.as_str())
+                && !repeatable.contains(&name.as_str())
+                && self.0[..i].iter().any(|(seen, _)| seen == name)
+            {
+                return Err(ApiError::bad_request(format!(
+                    "{name} is given more than once; it takes one value"
+                )));
+            }
+        }
+        Ok(self)
+    }
+
     /// The last value of `name`.
     pub(super) fn get(&self, name: &str) -> Option<&str> {
         self.0.iter().rev().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
@@ -301,7 +319,10 @@ pub(super) fn params_with_bytes(
 ) -> impl warp::Filter<Extract = (Params,), Error = warp::Rejection> + Clone {
     use warp::Filter as _;
     warp::query::raw().or(warp::any().map(String::new)).unify().and_then(move |raw: String| async move {
-        Params::parse(&raw, bytes).and_then(|p| p.only(known)).map_err(|e| warp::reject::custom(Rejected(e)))
+        Params::parse(&raw, bytes)
+            .and_then(|p| p.only(known))
+            .and_then(|p| p.once(bytes))
+            .map_err(|e| warp::reject::custom(Rejected(e)))
     })
 }
 
