@@ -315,16 +315,17 @@ fn round(live: &LiveIndexes, options: &ReindexOptions) -> (u64, Option<String>) 
 /// The live indexes of the store's searchable tables.
 fn searchable(live: &LiveIndexes) -> Result<Vec<Arc<LiveIndex>>> {
     let store = live.store();
-    let mut found = Vec::new();
+    // One snapshot for every table's schema and id.
+    let rtxn = store.begin_read()?;
+    let mut searchable = Vec::new();
     for table in store.tables()? {
-        let rtxn = store.begin_read()?;
         let (Ok(schema), Ok(table_id)) = (rtxn.schema(&table), rtxn.table_id(&table)) else { continue };
-        drop(rtxn);
         if schema.search.is_some() {
-            found.push(live.table(&table, table_id)?);
+            searchable.push((table, table_id));
         }
     }
-    Ok(found)
+    drop(rtxn);
+    searchable.into_iter().map(|(table, table_id)| live.table(&table, table_id)).collect()
 }
 
 /// Brings one table's index current: the sequence it then reflects, and

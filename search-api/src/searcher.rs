@@ -225,6 +225,17 @@ impl Searcher {
         self.live.forget(table);
     }
 
+    /// `table`'s schema and store id, read in one snapshot, when it has a
+    /// search section.
+    pub(crate) fn searchable(&self, table: &str) -> Result<(rowsearch_store::TableSchema, u64)> {
+        let rtxn = self.store.begin_read()?;
+        let (schema, table_id) = (rtxn.schema(table)?, rtxn.table_id(table)?);
+        if schema.search.is_none() {
+            return Err(not_searchable(table));
+        }
+        Ok((schema, table_id))
+    }
+
     /// The snapshot a search of `table` (whose store id is `table_id`)
     /// as `request` asks answers from: a fresh one, or the one its
     /// cursor's walk is on (with the offset and the commit the cursor
@@ -264,14 +275,8 @@ impl Searcher {
     /// malformed cursor), `StaleCursor`.
     pub fn search(&self, table: &str, request: &SearchRequest) -> Result<SearchResults> {
         let started = Instant::now();
-        let (schema, table_id) = {
-            let rtxn = self.store.begin_read()?;
-            (rtxn.schema(table)?, rtxn.table_id(table)?)
-        };
-        let search = schema
-            .search
-            .as_ref()
-            .ok_or_else(|| Error::Store(ErrorKind::NotSearchable { table: table.to_owned() }.into()))?;
+        let (schema, table_id) = self.searchable(table)?;
+        let search = schema.search.as_ref().ok_or_else(|| not_searchable(table))?;
         let limit = request.limit.unwrap_or(DEFAULT_LIMIT);
         // limit 0: the total alone (and, with issue 23's facets, facets).
         let max_limit = if request.max_limit == 0 { MAX_LIMIT } else { request.max_limit };
@@ -470,6 +475,10 @@ impl Searcher {
         }
         Ok((hits, dropped))
     }
+}
+
+fn not_searchable(table: &str) -> Error {
+    Error::Store(ErrorKind::NotSearchable { table: table.to_owned() }.into())
 }
 
 /// The partitions a request covers: the one asked for (which a key's

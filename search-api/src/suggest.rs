@@ -12,8 +12,6 @@
 
 use std::time::Instant;
 
-use rowsearch_store::ErrorKind;
-
 use crate::searcher::partitions_of;
 use crate::{Error, Result, SearchRequest, Searcher};
 pub use rowsearch_indexer::SCOPED_CANDIDATES;
@@ -80,13 +78,7 @@ impl Searcher {
             ..SearchRequest::default()
         };
         let partitions = partitions_of(&request.partition, &request.scope)?;
-        let (schema, table_id) = {
-            let rtxn = self.store().begin_read()?;
-            (rtxn.schema(table)?, rtxn.table_id(table)?)
-        };
-        if schema.search.is_none() {
-            return Err(Error::Store(ErrorKind::NotSearchable { table: table.to_owned() }.into()));
-        }
+        let (_, table_id) = self.searchable(table)?;
         let (_, snapshot, _, _) = self.snapshot(table, table_id, &search, started)?;
         let completed = snapshot.complete(&request.query, &partitions, limit)?;
         Ok(Suggestions {
