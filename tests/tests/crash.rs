@@ -14,6 +14,10 @@
 //! reindex must succeed and leave one generation.
 //!
 //! `ROWSEARCH_CRASH_SEED` replays a run.
+//!
+//! The child processes are this test binary itself, running the ignored
+//! test [`crash_child`] alone with `ROWSEARCH_CRASH_ROLE` set (one
+//! integration-test binary for the crate, no harness of its own).
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
@@ -22,6 +26,50 @@ use std::time::Duration;
 
 use rowsearch::store::{Batch, FamilySchema, PutCell, ReadOptions, Scan, Store, TableSchema};
 use rowsearch_tests::Rng;
+
+/// This test binary, to run `role` alone: the ignored test
+/// [`crash_child`], with its output not captured (each line it prints is a
+/// fact the parent reads; libtest's own lines are skipped by their form).
+fn child(role: &str, dir: &Path) -> Command {
+    let mut command = Command::new(std::env::current_exe().expect("current_exe"));
+    command
+        .args(["crash::crash_child", "--exact", "--ignored", "--nocapture", "--test-threads=1"])
+        .env("ROWSEARCH_CRASH_ROLE", role)
+        .env("ROWSEARCH_CRASH_DIR", dir)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit());
+    command
+}
+
+/// The number a child's line reports after `what` ("acked ", "switched
+/// "): libtest may start that line with its own "test crash::crash_child
+/// ... ".
+fn fact(line: &str, what: &str) -> Option<u64> {
+    line.rfind(what).and_then(|at| line[at + what.len()..].trim().parse().ok())
+}
+
+/// The child processes' entry: the writer or the reindexer, until killed.
+/// Run only by the two crash tests (ignored otherwise: it writes forever).
+#[test]
+#[ignore = "a child of the crash tests: runs until killed"]
+fn crash_child() {
+    let dir = std::env::var("ROWSEARCH_CRASH_DIR").expect("ROWSEARCH_CRASH_DIR: run by the crash tests only");
+    match std::env::var("ROWSEARCH_CRASH_ROLE").as_deref() {
+        Ok("writer") => writer(Path::new(&dir)),
+        Ok("reindexer") => reindexer(Path::new(&dir)),
+        role => panic!("ROWSEARCH_CRASH_ROLE {role:?}: run by the crash tests only"),
+    }
+}
+
+/// The run's seed: `ROWSEARCH_CRASH_SEED`, or the clock's.
+fn seed() -> u64 {
+    std::env::var("ROWSEARCH_CRASH_SEED").ok().and_then(|v| v.parse().ok()).unwrap_or_else(|| {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or(1)
+    }) | 1
+}
 
 const TABLE: &str = "crash";
 
@@ -135,23 +183,22 @@ fn reindex_crashes(rng: &mut Rng, iterations: u32) -> u32 {
         let store = rowsearch::indexer::open_store(dir.path()).expect("open");
         rowsearch::indexer::TableIndex::open(&store, "mail").expect("open index")
     };
-    let exe = std::env::current_exe().expect("current_exe");
     let mut failed = 0;
     for iteration in 1..=iterations {
-        let mut child = Command::new(&exe)
-            .env("ROWSEARCH_CRASH_ROLE", "reindexer")
-            .env("ROWSEARCH_CRASH_DIR", dir.path())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("spawn reindexer");
+        let mut child = child("reindexer", dir.path()).spawn().expect("spawn reindexer");
         let delay = Duration::from_micros(rng.next_u64() % (2 * build_time.as_micros() as u64 + 1));
         std::thread::sleep(delay);
         child.kill().expect("SIGKILL reindexer");
         let switched = child
             .stdout
             .take()
-            .map(|out| BufReader::new(out).lines().map_while(Result::ok).count())
+            .map(|out| {
+                BufReader::new(out)
+                    .lines()
+                    .map_while(Result::ok)
+                    .filter(|l| fact(l, "switched ").is_some())
+                    .count()
+            })
             .unwrap_or(0);
         let _ = child.wait();
         let store = rowsearch::indexer::open_store(dir.path()).expect("reopen");
@@ -203,63 +250,37 @@ fn reindex_crashes(rng: &mut Rng, iterations: u32) -> u32 {
     failed
 }
 
-fn main() {
-    match std::env::var("ROWSEARCH_CRASH_ROLE").as_deref() {
-        Ok("writer") => {
-            let dir = std::env::var("ROWSEARCH_CRASH_DIR").expect("ROWSEARCH_CRASH_DIR");
-            writer(Path::new(&dir));
-            return;
-        }
-        Ok("reindexer") => {
-            let dir = std::env::var("ROWSEARCH_CRASH_DIR").expect("ROWSEARCH_CRASH_DIR");
-            reindexer(Path::new(&dir));
-            return;
-        }
-        _ => {}
-    }
+/// kill -9 of a process committing batches loses no acknowledged batch and
+/// leaves no batch in part.
+#[test]
+fn kill_9_during_commits_loses_no_acknowledged_batch_and_leaves_none_in_part() {
     let iterations: u32 =
         std::env::var("ROWSEARCH_CRASH_ITERATIONS").ok().and_then(|v| v.parse().ok()).unwrap_or(20);
-    let seed: u64 =
-        std::env::var("ROWSEARCH_CRASH_SEED").ok().and_then(|v| v.parse().ok()).unwrap_or_else(|| {
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map(|d| d.as_nanos() as u64)
-                .unwrap_or(1)
-        }) | 1;
+    let seed = seed();
     println!("crash test: {iterations} iterations, ROWSEARCH_CRASH_SEED={seed}");
     let mut rng = Rng(seed);
     let dir = tempfile::tempdir().expect("tempdir");
-    let exe = std::env::current_exe().expect("current_exe");
     let (mut passed, mut failed) = (0, 0);
     let mut total_acked = 0u64;
     for iteration in 1..=iterations {
-        let mut child = Command::new(&exe)
-            .env("ROWSEARCH_CRASH_ROLE", "writer")
-            .env("ROWSEARCH_CRASH_DIR", dir.path())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("spawn writer");
+        let mut child = child("writer", dir.path()).spawn().expect("spawn writer");
         let stdout = child.stdout.take().expect("child stdout");
-        let mut lines = BufReader::new(stdout).lines();
+        let mut acks =
+            BufReader::new(stdout).lines().map_while(Result::ok).filter_map(|line| fact(&line, "acked "));
         let wait_for = 1 + rng.next_u64() % 40;
         let mut acked = 0;
         for _ in 0..wait_for {
-            match lines.next() {
-                Some(Ok(line)) => {
-                    acked = line.strip_prefix("acked ").and_then(|n| n.parse().ok()).expect("acked line");
-                }
-                _ => break,
+            match acks.next() {
+                Some(n) => acked = n,
+                None => break,
             }
         }
         // Kill at a random moment inside the next commits, not only between them.
         std::thread::sleep(Duration::from_micros(rng.next_u64() % 3000));
         child.kill().expect("SIGKILL writer");
         // Acks printed before the kill landed count too.
-        for line in lines.map_while(Result::ok) {
-            if let Some(n) = line.strip_prefix("acked ").and_then(|n| n.parse().ok()) {
-                acked = n;
-            }
+        if let Some(n) = acks.last() {
+            acked = n;
         }
         let _ = child.wait();
         total_acked = total_acked.max(acked);
@@ -275,11 +296,22 @@ fn main() {
         }
     }
     println!("crash: {passed} passed, {failed} failed");
-    let reindex_iterations: u32 =
+    assert!(total_acked > 0, "no writer ever acknowledged a batch");
+    assert_eq!(
+        failed, 0,
+        "{failed} of {iterations} kills lost or split a batch (ROWSEARCH_CRASH_SEED={seed})"
+    );
+}
+
+/// kill -9 of a reindex at any moment leaves the pointer on a whole
+/// generation that answers as before, and the next reindex cleans up.
+#[test]
+fn kill_9_during_reindex_leaves_a_whole_generation_serving() {
+    let iterations: u32 =
         std::env::var("ROWSEARCH_CRASH_REINDEX_ITERATIONS").ok().and_then(|v| v.parse().ok()).unwrap_or(10);
-    let reindex_failed = reindex_crashes(&mut rng, reindex_iterations);
-    println!("reindex crash: {} passed, {reindex_failed} failed", reindex_iterations + 1 - reindex_failed);
-    if failed > 0 || reindex_failed > 0 {
-        std::process::exit(1);
-    }
+    let seed = seed();
+    println!("reindex crash test: {iterations} kills, ROWSEARCH_CRASH_SEED={seed}");
+    let failed = reindex_crashes(&mut Rng(seed), iterations);
+    println!("reindex crash: {} passed, {failed} failed", iterations + 1 - failed);
+    assert_eq!(failed, 0, "{failed} reindex kills left the index broken (ROWSEARCH_CRASH_SEED={seed})");
 }

@@ -1,5 +1,8 @@
-//! End-to-end tests of the real `rowsearch` binary. One test binary, one
-//! module per area (link time).
+//! End-to-end tests of the real `rowsearch` binary, the kill -9 crash
+//! tests and the search page in a browser. One test binary for the crate,
+//! one module per area (link time).
 
+mod browser;
 mod cli;
+mod crash;
 mod http;
