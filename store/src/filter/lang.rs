@@ -646,12 +646,7 @@ impl Filter {
             }
             Filter::MultipleColumnPrefix(ps) => {
                 call(out, "MultipleColumnPrefixFilter");
-                for (i, p) in ps.iter().enumerate() {
-                    if i > 0 {
-                        out.extend_from_slice(b", ");
-                    }
-                    push_quoted(out, p);
-                }
+                push_joined(out, ps.iter().map(|p| p.as_slice()), push_quoted);
             }
             Filter::ColumnRange { min, min_inclusive, max, max_inclusive } => {
                 call(out, "ColumnRangeFilter");
@@ -684,20 +679,7 @@ impl Filter {
                     push_comparison(out, *op, comparator);
                 }
             }
-            Filter::List(op, filters) => {
-                if filters.is_empty() {
-                    // Passes every cell of every row, as an empty list does.
-                    out.extend_from_slice(b"ColumnPrefixFilter(''");
-                } else {
-                    out.push(b'(');
-                    for (i, f) in filters.iter().enumerate() {
-                        if i > 0 {
-                            out.extend_from_slice(if *op == ListOp::All { b" AND " } else { b" OR " });
-                        }
-                        f.write_language(out);
-                    }
-                }
-            }
+            Filter::List(op, filters) => write_list(*op, filters, out),
             Filter::Skip(inner) | Filter::WhileMatch(inner) => {
                 out.extend_from_slice(if matches!(self, Filter::Skip(_)) { b"SKIP " } else { b"WHILE " });
                 inner.write_language(out);
@@ -705,5 +687,33 @@ impl Filter {
             }
         }
         out.push(b')');
+    }
+}
+
+/// A list of filters, AND or OR, in parentheses (its closing one is the
+/// caller's); an empty list as the one filter that passes everything.
+fn write_list(op: ListOp, filters: &[Filter], out: &mut Vec<u8>) {
+    if filters.is_empty() {
+        // Passes every cell of every row, as an empty list does.
+        out.extend_from_slice(b"ColumnPrefixFilter(''");
+        return;
+    }
+    out.push(b'(');
+    let between: &[u8] = if op == ListOp::All { b" AND " } else { b" OR " };
+    for (i, f) in filters.iter().enumerate() {
+        if i > 0 {
+            out.extend_from_slice(between);
+        }
+        f.write_language(out);
+    }
+}
+
+/// Items written by `write`, comma-separated.
+fn push_joined<'a>(out: &mut Vec<u8>, items: impl Iterator<Item = &'a [u8]>, write: fn(&mut Vec<u8>, &[u8])) {
+    for (i, item) in items.enumerate() {
+        if i > 0 {
+            out.extend_from_slice(b", ");
+        }
+        write(out, item);
     }
 }

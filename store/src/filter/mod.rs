@@ -402,31 +402,18 @@ fn eval(
             exclude,
         } => {
             let is_target = |c: &Cell| &*c.family == family.as_str() && c.qualifier == *qualifier;
-            let mut versions = cells.iter().filter(|c| is_target(c));
-            let row = match versions.next() {
-                None => !filter_if_missing,
-                Some(newest) if *latest_version_only => comparator.matches(*op, &newest.value),
-                Some(newest) => {
-                    comparator.matches(*op, &newest.value)
-                        || versions.any(|c| comparator.matches(*op, &c.value))
-                }
-            };
             let mut v = if *exclude { per_cell(&|c| !is_target(c)) } else { Verdict::all(n, true) };
-            v.row = row;
+            v.row = single_column_value(
+                cells,
+                is_target,
+                *op,
+                comparator,
+                *filter_if_missing,
+                *latest_version_only,
+            );
             v
         }
-        Filter::ColumnCountGet { limit } => {
-            let limit = *limit as usize;
-            let mut keep = vec![false; n];
-            for (i, (column, first)) in columns(cells).enumerate() {
-                if column >= limit {
-                    state[me].done = true;
-                    break;
-                }
-                keep[i] = first;
-            }
-            Verdict::cells(keep)
-        }
+        Filter::ColumnCountGet { limit } => column_count_get(&mut state[me], *limit as usize, cells),
         Filter::ColumnPagination { limit, offset } => {
             let (lo, hi) = (*offset as usize, *offset as usize + *limit as usize);
             Verdict::cells(
@@ -444,18 +431,7 @@ fn eval(
             above && below
         }),
         Filter::Timestamps(stamps) => per_cell(&|c| stamps.contains(&c.timestamp)),
-        Filter::Page(size) => {
-            let st = &mut state[me];
-            if st.count >= *size {
-                st.done = true;
-                return Verdict::all(n, false);
-            }
-            st.count += 1;
-            if st.count >= *size {
-                st.done = true;
-            }
-            Verdict::all(n, true)
-        }
+        Filter::Page(size) => page(&mut state[me], *size, n),
         Filter::InclusiveStop(stop) => {
             let past = if reverse { key < stop.as_slice() } else { key > stop.as_slice() };
             if past {
@@ -464,92 +440,9 @@ fn eval(
             Verdict::all(n, !past)
         }
         Filter::DependentColumn { family, qualifier, drop_dependent_column, value } => {
-            let is_reference = |c: &Cell| &*c.family == family.as_str() && c.qualifier == *qualifier;
-            let stamps: Vec<u64> = cells
-                .iter()
-                .filter(|c| {
-                    is_reference(c) && value.as_ref().is_none_or(|(op, cmp)| cmp.matches(*op, &c.value))
-                })
-                .map(|c| c.timestamp)
-                .collect();
-            let keep = cells
-                .iter()
-                .map(|c| {
-                    if is_reference(c) {
-                        !drop_dependent_column
-                            && stamps.contains(&c.timestamp)
-                            && value.as_ref().is_none_or(|(op, cmp)| cmp.matches(*op, &c.value))
-                    } else {
-                        stamps.contains(&c.timestamp)
-                    }
-                })
-                .collect();
-            let mut v = Verdict::cells(keep);
-            v.row = !stamps.is_empty();
-            v
+            dependent_column(family, qualifier, *drop_dependent_column, value.as_ref(), cells)
         }
-        Filter::List(op, children) => {
-            let mut out = match op {
-                ListOp::All => Verdict::all(n, true),
-                ListOp::One => Verdict {
-                    row: children.is_empty(),
-                    keep: vec![children.is_empty(); n],
-                    ..Verdict::all(n, true)
-                },
-            };
-            for child in children {
-                // A row an earlier child of an AND rejected (whole, or by
-                // dropping every cell) does not reach the later ones, so a
-                // PageFilter after it does not count it.
-                if *op == ListOp::All && (!out.row || !out.keep.contains(&true)) {
-                    *id += node_count(child);
-                    continue;
-                }
-                // Nor does a cell an earlier child dropped: as in HBase's
-                // FilterListWithAND (HBASE-20565), later filters see only the
-                // cells every earlier one included, so the counting filters
-                // (ColumnPaginationFilter, ColumnCountGetFilter) count
-                // those alone.
-                let v = if *op == ListOp::All && out.keep.contains(&false) {
-                    let kept: Vec<usize> = (0..n).filter(|&i| out.keep[i]).collect();
-                    let subset: Vec<Cell> = kept.iter().map(|&i| cells[i].clone()).collect();
-                    let sub = eval(child, id, state, reverse, key, &subset);
-                    let mut full = Verdict {
-                        row: sub.row,
-                        keep: vec![false; n],
-                        strip: vec![false; n],
-                        len_as_value: sub.len_as_value,
-                    };
-                    for (j, &i) in kept.iter().enumerate() {
-                        full.keep[i] = sub.keep[j];
-                        full.strip[i] = sub.strip[j];
-                    }
-                    full
-                } else {
-                    eval(child, id, state, reverse, key, cells)
-                };
-                out.len_as_value |= v.len_as_value;
-                match op {
-                    ListOp::All => {
-                        out.row &= v.row;
-                        for i in 0..n {
-                            out.keep[i] &= v.keep[i];
-                            out.strip[i] |= v.strip[i];
-                        }
-                    }
-                    ListOp::One => {
-                        if v.row {
-                            out.row = true;
-                            for i in 0..n {
-                                out.keep[i] |= v.keep[i];
-                                out.strip[i] |= v.keep[i] && v.strip[i];
-                            }
-                        }
-                    }
-                }
-            }
-            out
-        }
+        Filter::List(op, children) => eval_list(*op, children, id, state, reverse, key, cells),
         Filter::Skip(inner) => {
             let v = eval(inner, id, state, reverse, key, cells);
             let row = !v.drops_anything();
@@ -564,6 +457,156 @@ fn eval(
             v
         }
     }
+}
+
+/// A [`Filter::Page`]: the first `size` rows it sees, then done.
+fn page(st: &mut NodeState, size: u64, n: usize) -> Verdict {
+    if st.count >= size {
+        st.done = true;
+        return Verdict::all(n, false);
+    }
+    st.count += 1;
+    if st.count >= size {
+        st.done = true;
+    }
+    Verdict::all(n, true)
+}
+
+/// A [`Filter::ColumnCountGet`]: the first version of the first `limit`
+/// columns; done (for the scan) once a row reaches the limit.
+fn column_count_get(st: &mut NodeState, limit: usize, cells: &[Cell]) -> Verdict {
+    let mut keep = vec![false; cells.len()];
+    for (i, (column, first)) in columns(cells).enumerate() {
+        if column >= limit {
+            st.done = true;
+            break;
+        }
+        keep[i] = first;
+    }
+    Verdict::cells(keep)
+}
+
+/// Whether a [`Filter::SingleColumnValue`] passes the row: on its target
+/// column's newest version, or any version, or when the column is missing.
+fn single_column_value(
+    cells: &[Cell],
+    is_target: impl Fn(&Cell) -> bool,
+    op: CompareOp,
+    comparator: &Comparator,
+    filter_if_missing: bool,
+    latest_version_only: bool,
+) -> bool {
+    let mut versions = cells.iter().filter(|c| is_target(c));
+    match versions.next() {
+        None => !filter_if_missing,
+        Some(newest) if latest_version_only => comparator.matches(op, &newest.value),
+        Some(newest) => {
+            comparator.matches(op, &newest.value) || versions.any(|c| comparator.matches(op, &c.value))
+        }
+    }
+}
+
+/// A [`Filter::List`]: its children in order, AND or OR.
+fn eval_list(
+    op: ListOp,
+    children: &[Filter],
+    id: &mut usize,
+    state: &mut [NodeState],
+    reverse: bool,
+    key: &[u8],
+    cells: &[Cell],
+) -> Verdict {
+    let n = cells.len();
+    let mut out = match op {
+        ListOp::All => Verdict::all(n, true),
+        ListOp::One => {
+            Verdict { row: children.is_empty(), keep: vec![children.is_empty(); n], ..Verdict::all(n, true) }
+        }
+    };
+    for child in children {
+        // A row an earlier child of an AND rejected (whole, or by
+        // dropping every cell) does not reach the later ones, so a
+        // PageFilter after it does not count it.
+        if op == ListOp::All && (!out.row || !out.keep.contains(&true)) {
+            *id += node_count(child);
+            continue;
+        }
+        // Nor does a cell an earlier child dropped: as in HBase's
+        // FilterListWithAND (HBASE-20565), later filters see only the
+        // cells every earlier one included, so the counting filters
+        // (ColumnPaginationFilter, ColumnCountGetFilter) count
+        // those alone.
+        let v = if op == ListOp::All && out.keep.contains(&false) {
+            let kept: Vec<usize> = (0..n).filter(|&i| out.keep[i]).collect();
+            let subset: Vec<Cell> = kept.iter().map(|&i| cells[i].clone()).collect();
+            let sub = eval(child, id, state, reverse, key, &subset);
+            let mut full = Verdict {
+                row: sub.row,
+                keep: vec![false; n],
+                strip: vec![false; n],
+                len_as_value: sub.len_as_value,
+            };
+            for (j, &i) in kept.iter().enumerate() {
+                full.keep[i] = sub.keep[j];
+                full.strip[i] = sub.strip[j];
+            }
+            full
+        } else {
+            eval(child, id, state, reverse, key, cells)
+        };
+        out.len_as_value |= v.len_as_value;
+        match op {
+            ListOp::All => {
+                out.row &= v.row;
+                for i in 0..n {
+                    out.keep[i] &= v.keep[i];
+                    out.strip[i] |= v.strip[i];
+                }
+            }
+            ListOp::One => {
+                if v.row {
+                    out.row = true;
+                    for i in 0..n {
+                        out.keep[i] |= v.keep[i];
+                        out.strip[i] |= v.keep[i] && v.strip[i];
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// A [`Filter::DependentColumn`]: the cells whose timestamps the reference
+/// column has (with a value passing `value`, if given).
+fn dependent_column(
+    family: &str,
+    qualifier: &[u8],
+    drop_dependent_column: bool,
+    value: Option<&(CompareOp, Comparator)>,
+    cells: &[Cell],
+) -> Verdict {
+    let is_reference = |c: &Cell| &*c.family == family && c.qualifier == qualifier;
+    let stamps: Vec<u64> = cells
+        .iter()
+        .filter(|c| is_reference(c) && value.is_none_or(|(op, cmp)| cmp.matches(*op, &c.value)))
+        .map(|c| c.timestamp)
+        .collect();
+    let keep = cells
+        .iter()
+        .map(|c| {
+            if is_reference(c) {
+                !drop_dependent_column
+                    && stamps.contains(&c.timestamp)
+                    && value.is_none_or(|(op, cmp)| cmp.matches(*op, &c.value))
+            } else {
+                stamps.contains(&c.timestamp)
+            }
+        })
+        .collect();
+    let mut v = Verdict::cells(keep);
+    v.row = !stamps.is_empty();
+    v
 }
 
 impl Filter {
