@@ -334,48 +334,7 @@ pub enum DataCommand {
         timestamp: Option<u64>,
     },
     /// Scan rows as JSON lines; prints the next cursor on stderr when the limit cut it short.
-    Scan {
-        /// Table name.
-        table: String,
-        /// First row, inclusive (the upper bound with --reverse).
-        #[arg(long)]
-        start: Option<String>,
-        /// Stop row, exclusive (the lower bound with --reverse).
-        #[arg(long)]
-        stop: Option<String>,
-        /// Only keys with this prefix.
-        #[arg(long)]
-        prefix: Option<String>,
-        /// Walk down.
-        #[arg(long)]
-        reverse: bool,
-        /// Most rows.
-        #[arg(long)]
-        limit: Option<usize>,
-        /// Rows to skip.
-        #[arg(long, default_value_t = 0)]
-        offset: usize,
-        /// Resume after a cursor printed by an earlier scan.
-        #[arg(long)]
-        cursor: Option<String>,
-        /// Cells without values.
-        #[arg(long)]
-        keys_only: bool,
-        /// Print only the number of rows.
-        #[arg(long)]
-        count: bool,
-        /// HBase filter language, e.g. "PrefixFilter('a') AND ValueFilter(=, 'binary:x')".
-        #[arg(long)]
-        filter: Option<String>,
-        /// Only this region (see `rowsearch regions`).
-        #[arg(long)]
-        region: Option<usize>,
-        /// For a typed row key: leading key fields as JSON, e.g. '{"user":"ann"}'.
-        #[arg(long, conflicts_with = "prefix")]
-        prefix_fields: Option<String>,
-        #[command(flatten)]
-        read: ReadArgs,
-    },
+    Scan(ScanArgs),
     /// A table's regions as JSON lines: key range, rows, cells, bytes.
     Regions {
         /// Table name.
@@ -603,4 +562,49 @@ pub fn exit_code_for(err: &anyhow::Error) -> ExitCode {
             })
     });
     ExitCode::from(if bad_input { 2 } else { 1 })
+}
+
+/// `rowsearch scan`'s arguments.
+#[derive(Debug, clap::Args)]
+pub struct ScanArgs {
+    /// Table name.
+    pub table: String,
+    /// First row, inclusive (the upper bound with --reverse).
+    #[arg(long)]
+    pub start: Option<String>,
+    /// Stop row, exclusive (the lower bound with --reverse).
+    #[arg(long)]
+    pub stop: Option<String>,
+    /// Only keys with this prefix.
+    #[arg(long)]
+    pub prefix: Option<String>,
+    /// Walk down.
+    #[arg(long)]
+    pub reverse: bool,
+    /// Most rows.
+    #[arg(long)]
+    pub limit: Option<usize>,
+    /// Rows to skip.
+    #[arg(long, default_value_t = 0)]
+    pub offset: usize,
+    /// Resume after a cursor printed by an earlier scan.
+    #[arg(long)]
+    pub cursor: Option<String>,
+    /// Cells without values.
+    #[arg(long)]
+    pub keys_only: bool,
+    /// Print only the number of rows.
+    #[arg(long)]
+    pub count: bool,
+    /// HBase filter language, e.g. "PrefixFilter('a') AND ValueFilter(=, 'binary:x')".
+    #[arg(long)]
+    pub filter: Option<String>,
+    /// Only this region (see `rowsearch regions`).
+    #[arg(long)]
+    pub region: Option<usize>,
+    /// For a typed row key: leading key fields as JSON, e.g. '{"user":"ann"}'.
+    #[arg(long, conflicts_with = "prefix")]
+    pub prefix_fields: Option<String>,
+    #[command(flatten)]
+    pub read: ReadArgs,
 }

@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 use rowsearch::store::{Batch, Column, Delete, Filter, PutCell, Scan, ScanCursor, TableSchema};
 
-use super::args::{Args, DataCommand, UsageError};
+use super::args::{Args, DataCommand, ScanArgs, UsageError};
 use super::common::{bytes, create, open, read_options};
 use rowsearch::json::row_json;
 
@@ -37,32 +37,7 @@ pub(super) fn run(args: &Args, command: &DataCommand, out: &mut impl Write) -> R
             writeln!(out, "dropped table {table}")?;
         }
         DataCommand::Put { table, key, cells, timestamp, key_fields } => {
-            let store = create(args)?;
-            // With --key-fields, the first positional is a cell.
-            let (key, cells): (Vec<u8>, Vec<&String>) = match key_fields {
-                Some(fields) => {
-                    (row_by_fields(&store, table, fields)?, std::iter::once(key).chain(cells).collect())
-                }
-                None => (bytes("key", key)?, cells.iter().collect()),
-            };
-            if cells.is_empty() {
-                return Err(UsageError("give at least one cell, family:qualifier=value".into()).into());
-            }
-            let cells = cells
-                .into_iter()
-                .map(|spec| {
-                    let (column, value) = spec.split_once('=').ok_or_else(|| {
-                        UsageError(format!("cell {spec:?}: expected family:qualifier=value"))
-                    })?;
-                    let column = Column::parse(&bytes("column", column)?);
-                    let Column::Qualifier(family, qualifier) = column else {
-                        return Err(UsageError(format!("cell {spec:?}: a put needs family:qualifier")).into());
-                    };
-                    Ok(PutCell { family, qualifier, timestamp: *timestamp, value: bytes("value", value)? })
-                })
-                .collect::<Result<Vec<_>>>()?;
-            let info = store.put(table, &key, cells)?;
-            writeln!(out, "ok (feed seq {})", info.last_seq.unwrap_or(0))?;
+            put(args, table, key, cells, *timestamp, key_fields.as_deref(), out)?
         }
         DataCommand::Get { table, key, read, key_fields } => {
             let store = open(args)?;
@@ -94,63 +69,7 @@ pub(super) fn run(args: &Args, command: &DataCommand, out: &mut impl Write) -> R
             let info = store.apply(&batch)?;
             writeln!(out, "ok (feed seq {})", info.last_seq.unwrap_or(0))?;
         }
-        DataCommand::Scan {
-            table,
-            start,
-            stop,
-            prefix,
-            reverse,
-            limit,
-            offset,
-            cursor,
-            keys_only,
-            count,
-            filter,
-            region,
-            prefix_fields,
-            read,
-        } => {
-            let store = open(args)?;
-            let schema = store.schema(table)?;
-            let prefix = match prefix_fields {
-                Some(json) => {
-                    let value: serde_json::Value = serde_json::from_str(json)
-                        .map_err(|e| UsageError(format!("--prefix-fields: not JSON: {e}")))?;
-                    let row_key =
-                        schema.row_key.as_ref().filter(|rk| !rk.fields.is_empty()).ok_or_else(|| {
-                            UsageError(format!("--prefix-fields: table {table:?} has no typed row key"))
-                        })?;
-                    Some(row_key.encode_json(&value)?)
-                }
-                None => prefix.as_deref().map(|s| bytes("--prefix", s)).transpose()?,
-            };
-            let scan = Scan {
-                start: start.as_deref().map(|s| bytes("--start", s)).transpose()?,
-                stop: stop.as_deref().map(|s| bytes("--stop", s)).transpose()?,
-                prefix,
-                reverse: *reverse,
-                read: read_options(read)?,
-                offset: *offset,
-                limit: *limit,
-                cursor: cursor.as_deref().map(ScanCursor::from_token).transpose()?,
-                keys_only: *keys_only,
-                filter: filter.as_deref().map(Filter::parse).transpose()?,
-                region: *region,
-            };
-            if *count {
-                writeln!(out, "{}", store.count(table, &scan)?)?;
-            } else {
-                let rtxn = store.begin_read()?;
-                let page = rtxn.scan_page(table, &scan)?;
-                drop(rtxn);
-                for row in &page.rows {
-                    writeln!(out, "{}", row_json(row, schema.row_key.as_ref()))?;
-                }
-                if let Some(next) = page.next_cursor {
-                    eprintln!("next cursor: {}", next.to_token());
-                }
-            }
-        }
+        DataCommand::Scan(scan) => scan_rows(args, scan, out)?,
         DataCommand::Regions { table, threads } => {
             for region in open(args)?.region_stats(table, *threads)? {
                 writeln!(out, "{}", serde_json::to_string(&region)?)?;
@@ -185,6 +104,104 @@ pub(super) fn run(args: &Args, command: &DataCommand, out: &mut impl Write) -> R
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `rowsearch put`: the cells into one row.
+fn put(
+    args: &Args,
+    table: &str,
+    key: &String,
+    cells: &[String],
+    timestamp: Option<u64>,
+    key_fields: Option<&str>,
+    out: &mut impl Write,
+) -> Result<()> {
+    let store = create(args)?;
+    // With --key-fields, the first positional is a cell.
+    let (key, cells): (Vec<u8>, Vec<&String>) = match key_fields {
+        Some(fields) => (row_by_fields(&store, table, fields)?, std::iter::once(key).chain(cells).collect()),
+        None => (bytes("key", key)?, cells.iter().collect()),
+    };
+    if cells.is_empty() {
+        return Err(UsageError("give at least one cell, family:qualifier=value".into()).into());
+    }
+    let cells = cells
+        .into_iter()
+        .map(|spec| {
+            let (column, value) = spec
+                .split_once('=')
+                .ok_or_else(|| UsageError(format!("cell {spec:?}: expected family:qualifier=value")))?;
+            let column = Column::parse(&bytes("column", column)?);
+            let Column::Qualifier(family, qualifier) = column else {
+                return Err(UsageError(format!("cell {spec:?}: a put needs family:qualifier")).into());
+            };
+            Ok(PutCell { family, qualifier, timestamp, value: bytes("value", value)? })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let info = store.put(table, &key, cells)?;
+    writeln!(out, "ok (feed seq {})", info.last_seq.unwrap_or(0))?;
+    Ok(())
+}
+
+/// `rowsearch scan`: rows as JSON lines (or their count), the next cursor
+/// on stderr.
+fn scan_rows(args: &Args, scan_args: &ScanArgs, out: &mut impl Write) -> Result<()> {
+    let ScanArgs {
+        table,
+        start,
+        stop,
+        prefix,
+        reverse,
+        limit,
+        offset,
+        cursor,
+        keys_only,
+        count,
+        filter,
+        region,
+        prefix_fields,
+        read,
+    } = scan_args;
+    let store = open(args)?;
+    let schema = store.schema(table)?;
+    let prefix = match prefix_fields {
+        Some(json) => {
+            let value: serde_json::Value = serde_json::from_str(json)
+                .map_err(|e| UsageError(format!("--prefix-fields: not JSON: {e}")))?;
+            let row_key = schema.row_key.as_ref().filter(|rk| !rk.fields.is_empty()).ok_or_else(|| {
+                UsageError(format!("--prefix-fields: table {table:?} has no typed row key"))
+            })?;
+            Some(row_key.encode_json(&value)?)
+        }
+        None => prefix.as_deref().map(|s| bytes("--prefix", s)).transpose()?,
+    };
+    let scan = Scan {
+        start: start.as_deref().map(|s| bytes("--start", s)).transpose()?,
+        stop: stop.as_deref().map(|s| bytes("--stop", s)).transpose()?,
+        prefix,
+        reverse: *reverse,
+        read: read_options(read)?,
+        offset: *offset,
+        limit: *limit,
+        cursor: cursor.as_deref().map(ScanCursor::from_token).transpose()?,
+        keys_only: *keys_only,
+        filter: filter.as_deref().map(Filter::parse).transpose()?,
+        region: *region,
+    };
+    if *count {
+        writeln!(out, "{}", store.count(table, &scan)?)?;
+    } else {
+        let rtxn = store.begin_read()?;
+        let page = rtxn.scan_page(table, &scan)?;
+        drop(rtxn);
+        for row in &page.rows {
+            writeln!(out, "{}", row_json(row, schema.row_key.as_ref()))?;
+        }
+        if let Some(next) = page.next_cursor {
+            eprintln!("next cursor: {}", next.to_token());
+        }
+    }
+    Ok(())
 }
 
 /// A row's key from KEY or `--key-fields` (clap makes it one of them).

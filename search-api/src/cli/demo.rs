@@ -125,63 +125,61 @@ regions (one per salt bucket):"
         "\nTry: rowsearch --data {} scan {table} --prefix-fields '{{\"user\":\"cash-m\"}}' --limit 2 \\\n       --filter \"ValueFilter(=, 'substring:MESSAGE 1')\"",
         args.data.display()
     )?;
-    // Real mail: the sample this binary carries, into the mail table.
-    {
-        let sample = Sample::unpack()?;
-        let report = ingest(&store, &[sample.maildir()], &rowsearch::indexer::IngestOptions::default())?;
-        drop(sample);
-        writeln!(
-            out,
-            "\nSample mail (carried in this binary, {} KB compressed):\n  {}",
-            Sample::carried_bytes() / 1024,
-            report.summary(3)
-        )?;
-        let query = rowsearch::store::KeywordQuery {
-            partition: b"cash-m".to_vec(),
-            terms: vec!["meeting".into(), "enron".into()],
-            limit: Some(3),
-            cursor: None,
-        };
-        let page = store.keyword_lookup("mail", &query)?;
-        writeln!(out, "newest 3 messages of cash-m holding 'meeting' and 'enron', from the keyword rows:")?;
-        let rk = store.schema("mail")?.row_key;
-        for hit in page.hits {
-            let row =
-                store.get("mail", &hit.key, &ReadOptions::default().column(Column::parse(b"m:subject")))?;
-            let subject = row.as_ref().and_then(|r| r.value("m", b"subject")).unwrap_or_default();
-            let fields = match &rk {
-                Some(rk) => rk.decode_json(&hit.key)?,
-                None => serde_json::Value::Null,
-            };
-            writeln!(out, "  {fields}  {}", String::from_utf8_lossy(subject))?;
-        }
-        writeln!(
-            out,
-            "Try: rowsearch --data {} keywords --user cash-m contract --limit 5",
-            args.data.display()
-        )?;
-        // The search index, built from those keyword rows.
-        let report = reindex(&store, "mail", &rowsearch::indexer::ReindexOptions::default())?;
-        writeln!(out, "\n{}", report.summary())?;
-        let index = rowsearch::indexer::TableIndex::open(&store, "mail")?;
-        let query = "\"natural gas\" price";
-        let hits =
-            index.generation()?.search_keys(query, None, rowsearch::indexer::SortBy::Relevance, 0, 3)?;
-        writeln!(out, "search {query:?}: {} matches in all mailboxes, best 3 by BM25:", hits.total)?;
-        for (key, score) in &hits.keys {
-            let row = store.get("mail", key, &ReadOptions::default().column(Column::parse(b"m:subject")))?;
-            let subject = row.as_ref().and_then(|r| r.value("m", b"subject")).unwrap_or_default();
-            let fields = match &rk {
-                Some(rk) => rk.decode_json(key)?,
-                None => serde_json::Value::Null,
-            };
-            writeln!(out, "  {score:5.2}  {fields}  {}", String::from_utf8_lossy(subject))?;
-        }
-        writeln!(
-            out,
-            "Try: rowsearch --data {} search 'gas deal' --user cash-m --sort newest",
-            args.data.display()
-        )?;
-    }
+    sample_mail(args, &store, out)?;
     Ok(store)
+}
+
+/// Real mail: the sample this binary carries, ingested into the mail
+/// table, looked up by keyword rows, indexed and searched.
+fn sample_mail(args: &Args, store: &Store, out: &mut impl Write) -> Result<()> {
+    let sample = Sample::unpack()?;
+    let report = ingest(store, &[sample.maildir()], &rowsearch::indexer::IngestOptions::default())?;
+    drop(sample);
+    writeln!(
+        out,
+        "\nSample mail (carried in this binary, {} KB compressed):\n  {}",
+        Sample::carried_bytes() / 1024,
+        report.summary(3)
+    )?;
+    let query = rowsearch::store::KeywordQuery {
+        partition: b"cash-m".to_vec(),
+        terms: vec!["meeting".into(), "enron".into()],
+        limit: Some(3),
+        cursor: None,
+    };
+    let page = store.keyword_lookup("mail", &query)?;
+    writeln!(out, "newest 3 messages of cash-m holding 'meeting' and 'enron', from the keyword rows:")?;
+    let rk = store.schema("mail")?.row_key;
+    for hit in page.hits {
+        let row = store.get("mail", &hit.key, &ReadOptions::default().column(Column::parse(b"m:subject")))?;
+        let subject = row.as_ref().and_then(|r| r.value("m", b"subject")).unwrap_or_default();
+        let fields = match &rk {
+            Some(rk) => rk.decode_json(&hit.key)?,
+            None => serde_json::Value::Null,
+        };
+        writeln!(out, "  {fields}  {}", String::from_utf8_lossy(subject))?;
+    }
+    writeln!(out, "Try: rowsearch --data {} keywords --user cash-m contract --limit 5", args.data.display())?;
+    // The search index, built from those keyword rows.
+    let report = reindex(store, "mail", &rowsearch::indexer::ReindexOptions::default())?;
+    writeln!(out, "\n{}", report.summary())?;
+    let index = rowsearch::indexer::TableIndex::open(store, "mail")?;
+    let query = "\"natural gas\" price";
+    let hits = index.generation()?.search_keys(query, None, rowsearch::indexer::SortBy::Relevance, 0, 3)?;
+    writeln!(out, "search {query:?}: {} matches in all mailboxes, best 3 by BM25:", hits.total)?;
+    for (key, score) in &hits.keys {
+        let row = store.get("mail", key, &ReadOptions::default().column(Column::parse(b"m:subject")))?;
+        let subject = row.as_ref().and_then(|r| r.value("m", b"subject")).unwrap_or_default();
+        let fields = match &rk {
+            Some(rk) => rk.decode_json(key)?,
+            None => serde_json::Value::Null,
+        };
+        writeln!(out, "  {score:5.2}  {fields}  {}", String::from_utf8_lossy(subject))?;
+    }
+    writeln!(
+        out,
+        "Try: rowsearch --data {} search 'gas deal' --user cash-m --sort newest",
+        args.data.display()
+    )?;
+    Ok(())
 }
