@@ -24,7 +24,7 @@ use tantivy::schema::IndexRecordOption;
 use tantivy::{DocId, DocSet, TERMINATED};
 
 use crate::error::tantivy_err;
-use crate::reader::{TableIndex, key_of};
+use crate::reader::{Generation, TableIndex, key_of};
 use crate::{Error, Result};
 
 /// Options of a verify run.
@@ -158,7 +158,6 @@ pub fn verify(store: &Store, table: &str, options: &VerifyOptions) -> Result<Ver
     let index = TableIndex::open(store, table)?;
     let generation = index.generation()?;
     let searcher = generation.reader.searcher();
-    let schema = &generation.schema;
     let max = options.max_listed;
     let mut report = VerifyReport {
         table: table.to_owned(),
@@ -224,6 +223,66 @@ pub fn verify(store: &Store, table: &str, options: &VerifyOptions) -> Result<Ver
     drop(rtxn);
 
     // The index: every live document's key, and the sampled documents.
+    let IndexSide { indexed, mut indexed_terms, mut all_terms } =
+        index_side(store, table, &generation, &sample_cells)?;
+    for key in &sample_keys {
+        if !indexed.contains_key(*key) {
+            continue; // reported as missing below
+        }
+        report.sampled += 1;
+        let want = &sample_cells[*key];
+        let got = indexed_terms.remove(*key).unwrap_or_default();
+        let want_all: BTreeSet<String> = want.keys().map(|(_, t)| t.clone()).collect();
+        let got_all = all_terms.remove(*key).unwrap_or_default();
+        if &got != want {
+            report.terms_differ.add(key, Some(first_difference(want, &got)), max);
+        } else if got_all != want_all {
+            report.terms_differ.add(key, Some("the _all field differs".into()), max);
+        }
+    }
+
+    let mut keys: Vec<(&Vec<u8>, &u32)> = indexed.iter().collect();
+    keys.sort();
+    for (key, &n) in keys {
+        if pending.contains(key) {
+            continue;
+        }
+        if n > 1 {
+            report.duplicates.add(key, Some(format!("{n} documents")), max);
+        }
+        if !rows.contains(key) {
+            report.stale.add(key, None, max);
+        }
+    }
+    let mut rows: Vec<Vec<u8>> = rows.into_iter().collect();
+    rows.sort();
+    for key in rows {
+        if !pending.contains(&key) && !indexed.contains_key(&key) {
+            report.missing.add(&key, None, max);
+        }
+    }
+    report.seconds = started.elapsed().as_secs_f64();
+    Ok(report)
+}
+
+/// What the index holds: how many live documents each key has, and the
+/// sampled keys' terms with positions (per field) and in `_all`.
+struct IndexSide {
+    indexed: HashMap<Vec<u8>, u32>,
+    indexed_terms: HashMap<Vec<u8>, Terms>,
+    all_terms: HashMap<Vec<u8>, BTreeSet<String>>,
+}
+
+/// Reads [`IndexSide`] from `generation`, walking every term of every
+/// field once per segment that holds a sampled document.
+fn index_side(
+    store: &Store,
+    table: &str,
+    generation: &Generation,
+    sample_cells: &HashMap<Vec<u8>, Terms>,
+) -> Result<IndexSide> {
+    let searcher = generation.reader.searcher();
+    let schema = &generation.schema;
     let mut indexed: HashMap<Vec<u8>, u32> = HashMap::new();
     let mut indexed_terms: HashMap<Vec<u8>, Terms> = HashMap::new();
     let mut all_terms: HashMap<Vec<u8>, BTreeSet<String>> = HashMap::new();
@@ -273,44 +332,7 @@ pub fn verify(store: &Store, table: &str, options: &VerifyOptions) -> Result<Ver
             }
         }
     }
-    for key in &sample_keys {
-        if !indexed.contains_key(*key) {
-            continue; // reported as missing below
-        }
-        report.sampled += 1;
-        let want = &sample_cells[*key];
-        let got = indexed_terms.remove(*key).unwrap_or_default();
-        let want_all: BTreeSet<String> = want.keys().map(|(_, t)| t.clone()).collect();
-        let got_all = all_terms.remove(*key).unwrap_or_default();
-        if &got != want {
-            report.terms_differ.add(key, Some(first_difference(want, &got)), max);
-        } else if got_all != want_all {
-            report.terms_differ.add(key, Some("the _all field differs".into()), max);
-        }
-    }
-
-    let mut keys: Vec<(&Vec<u8>, &u32)> = indexed.iter().collect();
-    keys.sort();
-    for (key, &n) in keys {
-        if pending.contains(key) {
-            continue;
-        }
-        if n > 1 {
-            report.duplicates.add(key, Some(format!("{n} documents")), max);
-        }
-        if !rows.contains(key) {
-            report.stale.add(key, None, max);
-        }
-    }
-    let mut rows: Vec<Vec<u8>> = rows.into_iter().collect();
-    rows.sort();
-    for key in rows {
-        if !pending.contains(&key) && !indexed.contains_key(&key) {
-            report.missing.add(&key, None, max);
-        }
-    }
-    report.seconds = started.elapsed().as_secs_f64();
-    Ok(report)
+    Ok(IndexSide { indexed, indexed_terms, all_terms })
 }
 
 fn first_difference(want: &Terms, got: &Terms) -> String {

@@ -301,19 +301,7 @@ pub(super) fn full(
     // records the oldest snapshot's feed sequence: changes the later
     // snapshots already saw are applied again by the next incremental
     // reindex, which is idempotent.
-    let (ranges, total) = {
-        let rtxn = store.begin_read()?;
-        let bounds = rtxn.keyword_partition_splits(table)?;
-        let total = rtxn.keyword_cell_count(table)?;
-        let mut ranges: Vec<PartitionRange> = Vec::with_capacity(bounds.len() + 1);
-        let mut from = None;
-        for b in bounds {
-            ranges.push((from, Some(b.clone())));
-            from = Some(b);
-        }
-        ranges.push((from, None));
-        (ranges, total)
-    };
+    let (ranges, total) = partition_ranges(store, table)?;
     let readers = ranges.len().min(options.threads.max(1));
     let shared = Readers {
         store,
@@ -326,43 +314,7 @@ pub(super) fn full(
         failed: AtomicBool::new(false),
         group_budget: (options.memory_budget_bytes / 4 / readers).max(1 << 20),
     };
-    let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
-    let results: Vec<Result<Option<(u64, u64)>>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..readers)
-            .map(|_| {
-                let (shared, done) = (&shared, done_tx.clone());
-                scope.spawn(move || {
-                    let result = shared.run();
-                    if result.is_err() {
-                        shared.failed.store(true, Ordering::Relaxed);
-                    }
-                    let _ = done.send(());
-                    result
-                })
-            })
-            .collect();
-        let mut finished = 0;
-        while finished < readers {
-            match done_rx.recv_timeout(std::time::Duration::from_millis(250)) {
-                Ok(()) => finished += 1,
-                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
-                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
-            }
-            let done = shared.cells_read.load(Ordering::Relaxed);
-            progress(&ReindexProgress { phase: "cells", done, total });
-        }
-        // A panicking reader is a bug: let it surface as one.
-        handles.into_iter().map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))).collect()
-    });
-    let (mut rows, mut next_seq) = (0u64, u64::MAX);
-    for result in results {
-        // Readers that stopped because another failed give `None`; the
-        // failure itself is an `Err`.
-        if let Some((r, seq)) = result? {
-            rows += r;
-            next_seq = next_seq.min(seq);
-        }
-    }
+    let (rows, next_seq) = shared.run_all(readers, total, progress)?;
     let cells_read = shared.cells_read.load(Ordering::Relaxed);
     progress(&ReindexProgress { phase: "cells", done: cells_read, total });
 
@@ -414,6 +366,73 @@ pub(super) fn full(
         index_bytes: 0,
         seconds: 0.0,
     })
+}
+
+/// The keyword rows in ranges of whole partitions, cut where the region
+/// splits cut the rows, and how many keyword cells there are in all.
+fn partition_ranges(store: &Store, table: &str) -> Result<(Vec<PartitionRange>, u64)> {
+    let rtxn = store.begin_read()?;
+    let bounds = rtxn.keyword_partition_splits(table)?;
+    let total = rtxn.keyword_cell_count(table)?;
+    let mut ranges: Vec<PartitionRange> = Vec::with_capacity(bounds.len() + 1);
+    let mut from = None;
+    for b in bounds {
+        ranges.push((from, Some(b.clone())));
+        from = Some(b);
+    }
+    ranges.push((from, None));
+    Ok((ranges, total))
+}
+
+impl Readers<'_> {
+    /// Runs `readers` readers over the ranges, reporting the cells read
+    /// every 250 ms; the rows added and the oldest snapshot's next feed
+    /// sequence.
+    fn run_all(
+        &self,
+        readers: usize,
+        total: u64,
+        progress: &mut dyn FnMut(&ReindexProgress),
+    ) -> Result<(u64, u64)> {
+        let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
+        let results: Vec<Result<Option<(u64, u64)>>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..readers)
+                .map(|_| {
+                    let done = done_tx.clone();
+                    scope.spawn(move || {
+                        let result = self.run();
+                        if result.is_err() {
+                            self.failed.store(true, Ordering::Relaxed);
+                        }
+                        let _ = done.send(());
+                        result
+                    })
+                })
+                .collect();
+            let mut finished = 0;
+            while finished < readers {
+                match done_rx.recv_timeout(std::time::Duration::from_millis(250)) {
+                    Ok(()) => finished += 1,
+                    Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+                    Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
+                }
+                let done = self.cells_read.load(Ordering::Relaxed);
+                progress(&ReindexProgress { phase: "cells", done, total });
+            }
+            // A panicking reader is a bug: let it surface as one.
+            handles.into_iter().map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))).collect()
+        });
+        let (mut rows, mut next_seq) = (0u64, u64::MAX);
+        for result in results {
+            // Readers that stopped because another failed give `None`; the
+            // failure itself is an `Err`.
+            if let Some((r, seq)) = result? {
+                rows += r;
+                next_seq = next_seq.min(seq);
+            }
+        }
+        Ok((rows, next_seq))
+    }
 }
 
 /// Groups and adds the rows of partition `p` whose key hashes to `residue`

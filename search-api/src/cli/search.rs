@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::Result;
-use rowsearch::store::{Column, Store};
+use rowsearch::store::{Column, Store, TableSchema};
 use rowsearch::wire;
 
 use super::args::{Args, HitFormatArg, SearchCommand, SortArg, UsageError};
@@ -100,49 +100,53 @@ pub(super) fn run(args: &Args, command: &SearchCommand, out: &mut impl Write) ->
                 );
                 writeln!(out, "{body}")?;
             } else {
-                let fields: Vec<String> =
-                    schema.search.iter().flat_map(|s| s.fields.iter().map(|f| f.column.clone())).collect();
-                for hit in &results.hits {
-                    let order = match (hit.score, hit.date_ms) {
-                        (Some(score), _) => format!("{score:6.2}"),
-                        (_, Some(ms)) => jiff::Timestamp::from_millisecond(ms as i64)
-                            .map_or_else(|_| ms.to_string(), |t| t.strftime("%Y-%m-%d %H:%M").to_string()),
-                        _ => String::new(),
-                    };
-                    let key = match &schema.row_key {
-                        Some(rk) if !rk.fields.is_empty() => rk.decode_json(&hit.row.key)?.to_string(),
-                        _ => wire::encode(&hit.row.key),
-                    };
-                    // The first search field with a value (the subject, for mail).
-                    let text = fields
-                        .iter()
-                        .find_map(|c| match Column::parse(c.as_bytes()) {
-                            Column::Qualifier(f, q) => hit.row.value(&f, &q),
-                            Column::Family(_) => None,
-                        })
-                        .map(|v| String::from_utf8_lossy(v).chars().take(80).collect::<String>())
-                        .unwrap_or_default();
-                    writeln!(out, "{order}  {key}  {text}")?;
-                }
-                for (name, values) in &results.facets {
-                    let values: Vec<String> = values.iter().map(|(v, n)| format!("{v} ({n})")).collect();
-                    writeln!(out, "{name}: {}", values.join(", "))?;
-                }
-                let more = results
-                    .next_cursor
-                    .as_ref()
-                    .map_or(String::new(), |_| " (more with --offset)".to_owned());
-                eprintln!(
-                    "{} matches, {} shown{more}; generation {}, {:.1} ms",
-                    results.total,
-                    results.hits.len(),
-                    results.generation,
-                    results.took_ms
-                );
+                print_hits(&results, &schema, out)?;
             }
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Hits as lines (score or date, key, the first search field's text),
+/// the facets, and the totals on stderr.
+fn print_hits(results: &rowsearch::SearchResults, schema: &TableSchema, out: &mut impl Write) -> Result<()> {
+    let fields: Vec<String> =
+        schema.search.iter().flat_map(|s| s.fields.iter().map(|f| f.column.clone())).collect();
+    for hit in &results.hits {
+        let order = match (hit.score, hit.date_ms) {
+            (Some(score), _) => format!("{score:6.2}"),
+            (_, Some(ms)) => jiff::Timestamp::from_millisecond(ms as i64)
+                .map_or_else(|_| ms.to_string(), |t| t.strftime("%Y-%m-%d %H:%M").to_string()),
+            _ => String::new(),
+        };
+        let key = match &schema.row_key {
+            Some(rk) if !rk.fields.is_empty() => rk.decode_json(&hit.row.key)?.to_string(),
+            _ => wire::encode(&hit.row.key),
+        };
+        // The first search field with a value (the subject, for mail).
+        let text = fields
+            .iter()
+            .find_map(|c| match Column::parse(c.as_bytes()) {
+                Column::Qualifier(f, q) => hit.row.value(&f, &q),
+                Column::Family(_) => None,
+            })
+            .map(|v| String::from_utf8_lossy(v).chars().take(80).collect::<String>())
+            .unwrap_or_default();
+        writeln!(out, "{order}  {key}  {text}")?;
+    }
+    for (name, values) in &results.facets {
+        let values: Vec<String> = values.iter().map(|(v, n)| format!("{v} ({n})")).collect();
+        writeln!(out, "{name}: {}", values.join(", "))?;
+    }
+    let more = results.next_cursor.as_ref().map_or(String::new(), |_| " (more with --offset)".to_owned());
+    eprintln!(
+        "{} matches, {} shown{more}; generation {}, {:.1} ms",
+        results.total,
+        results.hits.len(),
+        results.generation,
+        results.took_ms
+    );
+    Ok(())
 }
 
 /// Runs a reindex, reporting progress on stderr.
