@@ -74,7 +74,7 @@ pub enum Refusal {
         /// The names not taken, in the order given.
         unknown: Vec<String>,
         /// The names the endpoint takes.
-        known: &'static [&'static str],
+        known: Vec<&'static str>,
     },
     /// A field of a JSON body that the endpoint does not take.
     UnknownField {
@@ -454,7 +454,7 @@ mod tests {
             (Refusal::BadRequest("x".into()), (400, "bad_request")),
             (Refusal::InvalidQueryString("x".into()), (400, "invalid_query_string")),
             (
-                Refusal::UnknownParameter { unknown: vec!["limt".into()], known: &["limit"] },
+                Refusal::UnknownParameter { unknown: vec!["limt".into()], known: vec!["limit"] },
                 (400, "unknown_parameter"),
             ),
             (Refusal::UnknownField { field: "x".into(), detail: "y".into() }, (400, "unknown_parameter")),

@@ -29,6 +29,7 @@ mod hosts;
 mod jobs;
 mod metrics;
 mod openapi;
+mod param_spec;
 mod params;
 mod pool;
 mod route_table;

@@ -8,6 +8,7 @@
 
 use serde_json::{Map, Value, json};
 
+use super::param_spec::{Kind, Param};
 use super::route_table::{ROUTES, RouteSpec};
 use super::state::Limits;
 
@@ -58,7 +59,7 @@ fn operation(route: &RouteSpec, limits: &Limits) -> Value {
     let query: Vec<Value> = if params_in_body(route) {
         Vec::new()
     } else {
-        route.params.iter().map(|name| param(route, name, limits)).collect()
+        route.params.iter().map(|declared| param(declared, limits)).collect()
     };
     let mut op = json!({"operationId": operation_id(route), "summary": summary, "parameters": query});
     let mut responses = Map::new();
@@ -84,8 +85,8 @@ fn operation(route: &RouteSpec, limits: &Limits) -> Value {
         let properties: Map<String, Value> = route
             .params
             .iter()
-            .map(|name| {
-                let declared = param(route, name, limits);
+            .map(|declared_param| {
+                let declared = param(declared_param, limits);
                 let mut schema = match declared.get("schema") {
                     Some(schema) => schema.clone(),
                     None => declared["content"]["application/json"]["schema"].clone(),
@@ -94,7 +95,7 @@ fn operation(route: &RouteSpec, limits: &Limits) -> Value {
                 // test below holds the two together); null is as if the
                 // field were absent.
                 use super::params::JsonKind;
-                match JsonKind::of(name) {
+                match JsonKind::of(declared_param.kind) {
                     JsonKind::Texts => {
                         let mut one = schema["items"].clone();
                         one["nullable"] = json!(true);
@@ -119,7 +120,7 @@ fn operation(route: &RouteSpec, limits: &Limits) -> Value {
                     }
                 }
                 let any = schema;
-                ((*name).to_owned(), any)
+                (declared_param.name.to_owned(), any)
             })
             .collect();
         op["requestBody"] = json!({"required": true, "content": {"application/json": {"schema": {
@@ -322,178 +323,50 @@ fn links(name: &str) -> Option<Value> {
 /// what the server decodes, no more.
 const BINARY_STRING: &str = r"^([^\\]|\\\\|\\x[0-9A-Fa-f]{2})*$";
 
-/// One query parameter of `route`: type, limits, enum, repetition.
-/// The search-only query parameters: type, limits, enum; `None` for
-/// another name.
-fn search_param(name: &str) -> Option<(Value, &'static str, bool)> {
-    let text = json!({"type": "string"});
-    let repeated = |item: Value| json!({"type": "array", "items": item});
-    let u64s = json!({"type": "integer", "minimum": 0, "maximum": u64::MAX});
-    Some(match name {
-        "highlight_encoder" => (
-            json!({"type": "string", "enum": ["html", "raw"]}),
-            "html (default): the text of highlights is HTML-escaped (<, >, &), only the <em> markers are markup; raw: the text as stored",
-            false,
-        ),
-        "typos" => (
-            json!({"type": "string", "enum": ["off", "auto"]}),
-            "auto: words of 5+ characters match one typo away, 9+ two, a typo on the first character counting as two (exact matches first)",
-            false,
-        ),
-        "facets" => (
-            text.clone(),
-            "facets to count over every match, comma-separated: the partition's name, fields declared facet, month, year",
-            false,
-        ),
-        "facet_limit" => (
-            json!({"type": "integer", "minimum": 1, "maximum": crate::searcher::MAX_FACET_LIMIT}),
-            "values per facet, most matches first (default 10)",
-            false,
-        ),
-        "fields" => (
-            repeated(text.clone()),
-            "only these names in each document (search fields, the partition, date, family:qualifier columns), \
-             comma-separated and repeatable; only their columns are read",
-            false,
-        ),
-        "format" => (
-            json!({"type": "string", "enum": ["documents", "cells"]}),
-            "hits as documents (default) or as rows of cells",
-            false,
-        ),
-        "consistency" => (
-            json!({"type": "string", "enum": ["snapshot", "eventual"]}),
-            "snapshot (default): reflect every write committed before the search; eventual: the index as it stands",
-            false,
-        ),
-        "min_seq" => (
-            u64s,
-            "answer only once the index reflects this write's seq (waits within the time limit)",
-            false,
-        ),
-        _ => return None,
-    })
-}
-
-fn param(route: &RouteSpec, name: &str, limits: &Limits) -> Value {
-    let max_scan = limits.max_scan_limit;
-    let boolean = json!({"type": "boolean"});
-    let text = json!({"type": "string"});
+/// One declared query parameter: its schema from its kind (with the
+/// server's bounds), its description, whether it is required, repetition.
+fn param(declared: &Param, limits: &Limits) -> Value {
     let bytes = json!({"type": "string", "pattern": BINARY_STRING});
-    let u64s = json!({"type": "integer", "minimum": 0, "maximum": u64::MAX});
     let repeated = |item: Value| json!({"type": "array", "items": item});
-    let (schema, description, required) = match name {
-        "encoding" => (
-            json!({"type": "string", "enum": ["binary", "base64", "hex"]}),
-            "how every byte string of the request and the answer is written",
-            false,
-        ),
-        "columns" => {
-            (repeated(bytes.clone()), "family or family:qualifier, comma-separated and repeatable", false)
+    let query_text = |format: Option<&str>| {
+        let mut schema = json!({"type": "string", "minLength": 1,
+            "maxLength": rowsearch_indexer::query::MAX_QUERY_BYTES, "pattern": "\\S"});
+        if let Some(format) = format {
+            schema["format"] = json!(format);
         }
-        "versions" => (
-            json!({"type": "string", "pattern": "^([1-9][0-9]{0,8}|all)$"}),
-            "versions per column: a number or all",
-            false,
-        ),
-        "min_ts" => (u64s.clone(), "inclusive lower bound on timestamps (ms)", false),
-        "max_ts" => (u64s.clone(), "exclusive upper bound on timestamps (ms)", false),
-        "timestamp" => (u64s.clone(), "delete only versions up to this timestamp (ms)", false),
-        "start" => (bytes.clone(), "first key, inclusive (the upper bound with reverse)", false),
-        "stop" => (bytes.clone(), "last key, exclusive (the lower bound with reverse)", false),
-        "prefix" => (bytes.clone(), "only keys with this prefix", false),
-        "prefix_fields" => {
-            (json!({"type": "object"}), "JSON object of the leading fields of a typed row key", false)
-        }
-        "key_fields" => {
-            (json!({"type": "object"}), "JSON object of every field of the table's typed row key", true)
-        }
-        "reverse" | "keys_only" | "rows" | "highlight" => (boolean, "true or false", false),
-        "filter" => (
-            json!({"type": "string", "format": "hbase-filter", "maxLength": limits.max_filter_bytes}),
-            "HBase filter language",
-            false,
-        ),
-        "limit" if route.name == "suggest" => (
-            json!({"type": "integer", "minimum": 1, "maximum": crate::suggest::MAX_SUGGEST_LIMIT}),
-            "suggestions (default 5)",
-            false,
-        ),
-        "limit" if route.name == "search" => (
-            json!({"type": "integer", "minimum": 0, "maximum": limits.max_search_limit}),
-            "hits per page (default 10; 0: the total alone)",
-            false,
-        ),
-        "limit" if route.name == "scan" || route.name == "count" || route.name == "index_lookup" => (
-            json!({"type": "integer", "minimum": 0, "maximum": max_scan}),
-            "most rows or keys (default 100)",
-            false,
-        ),
-        "limit" => (u64s.clone(), "most keys (default 100; more is taken as the scan limit)", false),
-        "offset" if route.name == "search" => (
-            json!({"type": "integer", "minimum": 0, "maximum": crate::searcher::MAX_RESULT_WINDOW - 1}),
-            "hits to skip (offset + limit at most 10,000)",
-            false,
-        ),
-        "offset" => (u64s.clone(), "rows to skip", false),
-        // A scan's cursor says where it resumes and nothing else: any
-        // well-formed one is a place to resume from.
-        "cursor" if route.name == "scan" || route.name == "count" => (
-            json!({"type": "string", "pattern": "^[fr]1\\.([0-9a-f]{2})+$"}),
-            "resume after the page that returned this cursor (f1. forward, r1. reverse)",
-            false,
-        ),
-        "cursor" => (text.clone(), "resume after the page that returned this cursor", false),
-        "region" => (json!({"type": "integer", "minimum": 0, "maximum": 65535}), "only this region", false),
-        "eq" => (repeated(bytes.clone()), "the value of each leading indexed column, in order", false),
-        "q" if route.name == "index_intersect" => (
-            json!({"type": "array", "minItems": 1, "maxItems": limits.max_lookups, "items": {"type": "string",
-                "pattern": r"^[^:]+:(eq|prefix):([^\\]|\\\\|\\x[0-9A-Fa-f]{2})*$"}}),
-            "INDEX:eq|prefix:VALUE, repeatable",
-            true,
-        ),
-        "q" if route.name == "page" => (text.clone(), "the query the page opens with", false),
-        "table" => (text.clone(), "the table the page opens on", false),
-        "q" if route.name == "suggest" => (
-            json!({"type": "string", "minLength": 1, "maxLength": rowsearch_indexer::query::MAX_QUERY_BYTES,
-                "pattern": "\\S"}),
-            "the text typed so far: its last word is completed",
-            true,
-        ),
-        "q" => (
-            json!({"type": "string", "format": "rowsearch-query", "minLength": 1,
-                "maxLength": rowsearch_indexer::query::MAX_QUERY_BYTES, "pattern": "\\S"}),
-            "the query: terms (ANDed), field:term, \"phrases\", date ranges",
-            true,
-        ),
-        "op" => (
-            json!({"type": "string", "enum": ["intersect", "union"]}),
-            "keys in every lookup, or in any",
-            false,
-        ),
-        // The page's own state: it opens by relevance on what it does not know.
-        "sort" if route.name == "page" => (text.clone(), "relevance, newest or oldest", false),
-        "sort" => {
-            (json!({"type": "string", "enum": ["relevance", "newest", "oldest"]}), "order of the hits", false)
-        }
-        "user" => (bytes, "the partition (mailbox)", route.name == "keywords"),
-        "terms" => (repeated(text), "terms, comma-separated and repeatable", false),
-        "mode" => {
-            (json!({"type": "string", "enum": ["auto", "full", "incremental"]}), "how to reindex", false)
-        }
-        _ => search_param(name).unwrap_or((json!({"type": "string"}), "", false)),
+        schema
     };
-    let mut out = json!({"name": name, "in": "query", "required": required, "description": description, "schema": schema});
-    // A JSON object in the query string (`content`, not `schema`: the value
-    // is JSON text).
-    if matches!(name, "key_fields" | "prefix_fields") {
-        let object = out["schema"].take();
-        out.as_object_mut().map(|o| o.remove("schema"));
-        out["content"] = json!({"application/json": {"schema": object}});
-    }
-    if out["schema"]["type"] == "array" {
-        out["style"] = json!("form");
-        out["explode"] = json!(true);
+    let schema = match declared.kind {
+        Kind::Flag => json!({"type": "boolean"}),
+        Kind::Text => json!({"type": "string"}),
+        Kind::Query => query_text(Some("rowsearch-query")),
+        Kind::Typed => query_text(None),
+        Kind::Filter => {
+            json!({"type": "string", "format": "hbase-filter", "maxLength": limits.max_filter_bytes})
+        }
+        Kind::Bytes => bytes,
+        Kind::BytesList => repeated(bytes),
+        Kind::TextList => repeated(json!({"type": "string"})),
+        Kind::Lookups => json!({"type": "array", "minItems": 1, "maxItems": limits.max_lookups,
+            "items": {"type": "string", "pattern": r"^[^:]+:(eq|prefix):([^\\]|\\\\|\\x[0-9A-Fa-f]{2})*$"}}),
+        Kind::Choice(values) => json!({"type": "string", "enum": values}),
+        Kind::Integer { min, max } => json!({"type": "integer", "minimum": min, "maximum": max.of(limits)}),
+        Kind::Versions => json!({"type": "string", "pattern": "^([1-9][0-9]{0,8}|all)$"}),
+        Kind::Object => json!({"type": "object"}),
+        Kind::ScanCursor => json!({"type": "string", "pattern": "^[fr]1\\.([0-9a-f]{2})+$"}),
+    };
+    let mut out = json!({"name": declared.name, "in": "query", "required": declared.required,
+        "description": declared.about});
+    if declared.kind == Kind::Object {
+        // A JSON object in the query string (`content`, not `schema`: the
+        // value is JSON text).
+        out["content"] = json!({"application/json": {"schema": schema}});
+    } else {
+        if declared.kind.repeats() {
+            out["style"] = json!("form");
+            out["explode"] = json!(true);
+        }
+        out["schema"] = schema;
     }
     out
 }
@@ -512,11 +385,12 @@ mod tests {
             assert!(op.is_object(), "{} {} missing", route.method, route.path);
             let names: Vec<&str> = if params_in_body(route) {
                 let body = &op["requestBody"]["content"]["application/json"]["schema"]["properties"];
-                route.params.iter().copied().filter(|p| body[*p].is_object()).collect()
+                route.params.iter().map(|p| p.name).filter(|p| body[*p].is_object()).collect()
             } else {
                 op["parameters"].as_array().unwrap().iter().map(|p| p["name"].as_str().unwrap()).collect()
             };
-            assert_eq!(names, route.params, "{} {}", route.method, route.path);
+            let declared: Vec<&str> = route.params.iter().map(|p| p.name).collect();
+            assert_eq!(names, declared, "{} {}", route.method, route.path);
             assert!(op["responses"]["400"].is_object(), "{} {}", route.method, route.path);
             let ids = ROUTES.iter().filter(|r| operation_id(r) == operation_id(route)).count();
             assert_eq!(ids, 1, "operation id {} is not unique", operation_id(route));
@@ -525,14 +399,15 @@ mod tests {
         use super::super::params::JsonKind;
         let scan = ROUTES.iter().find(|r| params_in_body(r)).unwrap();
         let body = &doc["paths"][scan.path]["post"]["requestBody"]["content"]["application/json"]["schema"];
-        for name in scan.params {
-            let field = &body["properties"][*name];
-            let kind = match JsonKind::of(name) {
+        for declared in scan.params {
+            let name = declared.name;
+            let field = &body["properties"][name];
+            let kind = match JsonKind::of(declared.kind) {
                 JsonKind::Texts => field["anyOf"][1]["type"].as_str(),
                 JsonKind::Integer | JsonKind::Flag => field["anyOf"][0]["type"].as_str(),
                 _ => field["type"].as_str(),
             };
-            let want = match JsonKind::of(name) {
+            let want = match JsonKind::of(declared.kind) {
                 JsonKind::Text => "string",
                 JsonKind::Texts => "array",
                 JsonKind::Integer => "integer",

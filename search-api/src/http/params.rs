@@ -6,25 +6,31 @@ use rowsearch_store::{ALL_VERSIONS, Column, IndexQuery, ReadOptions};
 use serde_json::Value;
 
 use super::error::{ApiError, Refusal};
+use super::param_spec::{Kind, Param};
 use crate::json::Encoding;
 
-/// The query string as (name, value) pairs, decoded.
-#[derive(Debug, Default)]
-pub struct Params(Vec<(String, String)>);
+/// The declaration of `name` among `declared`.
+fn find(declared: &'static [Param], name: &str) -> Option<&'static Param> {
+    declared.iter().find(|p| p.name == name)
+}
 
-/// Parameters that are byte strings wherever they appear: their
-/// percent-encoded bytes are taken as bytes, UTF-8 or not (API.md, "Byte
-/// strings"). Every other parameter is text and must be UTF-8.
-const BYTE_PARAMS: &[&str] = &["start", "stop", "prefix", "eq", "columns", "user"];
+/// The query string as (name, value) pairs, decoded and checked against
+/// the route's declared parameters (`param_spec.rs`).
+#[derive(Debug, Default)]
+pub struct Params {
+    pairs: Vec<(String, String)>,
+    declared: &'static [Param],
+}
 
 impl Params {
     /// Parses a raw query string (`application/x-www-form-urlencoded`),
-    /// byte-exact: a byte parameter (in [`BYTE_PARAMS`] or `bytes`) keeps
+    /// byte-exact: a byte-string parameter ([`Kind::takes_bytes`]) keeps
     /// bytes that are not UTF-8 (written as `\xNN` in the binary-string
     /// text its decoder reads), a text parameter with them is refused,
-    /// never silently changed.
-    fn parse(raw: &str, bytes: &[&str]) -> Result<Params, ApiError> {
-        let mut out = Vec::new();
+    /// never silently changed. A name the route does not take keeps its
+    /// bytes too, to be refused by name.
+    fn parse(raw: &str, declared: &'static [Param]) -> Result<Params, ApiError> {
+        let mut pairs = Vec::new();
         for pair in raw.split('&').filter(|p| !p.is_empty()) {
             let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
             let name = String::from_utf8(form_decode(name)).map_err(|_| {
@@ -32,7 +38,7 @@ impl Params {
             })?;
             let value = match String::from_utf8(form_decode(value)) {
                 Ok(value) => value,
-                Err(e) if BYTE_PARAMS.contains(&name.as_str()) || bytes.contains(&name.as_str()) => {
+                Err(e) if find(declared, &name).is_none_or(|p| p.kind.takes_bytes()) => {
                     escape_non_utf8(e.as_bytes())
                 }
                 Err(_) => {
@@ -43,48 +49,55 @@ impl Params {
                     .into());
                 }
             };
-            out.push((name, value));
+            pairs.push((name, value));
         }
-        Ok(Params(out))
+        Ok(Params { pairs, declared })
     }
 
-    /// The parameters, when every name is one of `known`.
-    fn only(self, known: &'static [&'static str]) -> Result<Params, ApiError> {
+    /// The parameters, when every name is declared, each is given once but
+    /// for lists (a second `min_ts` is a mistake, not a value to choose
+    /// between), and each value has its kind's syntax.
+    fn checked(self) -> Result<Params, ApiError> {
         let mut unknown: Vec<String> = Vec::new();
-        for (name, _) in &self.0 {
-            if !known.contains(&name.as_str()) && !unknown.contains(name) {
+        for (name, _) in &self.pairs {
+            if find(self.declared, name).is_none() && !unknown.contains(name) {
                 unknown.push(name.clone());
             }
         }
-        if unknown.is_empty() { Ok(self) } else { Err(Refusal::UnknownParameter { unknown, known }.into()) }
-    }
-
-    /// The parameters, when each is given once, but for those that take a
-    /// list (`columns`, `eq`, `fields`, `terms`, and `repeatable`): a
-    /// second `min_ts` is a mistake, not a value to choose between.
-    fn once(self, repeatable: &[&str]) -> Result<Params, ApiError> {
-        const LISTS: &[&str] = &["columns", "eq", "fields", "terms"];
-        for (i, (name, _)) in self.0.iter().enumerate() {
-            if !LISTS.contains(&name.as_str())
-                && !repeatable.contains(&name.as_str())
-                && self.0[..i].iter().any(|(seen, _)| seen == name)
-            {
+        if !unknown.is_empty() {
+            let known = self.declared.iter().map(|p| p.name).collect();
+            return Err(Refusal::UnknownParameter { unknown, known }.into());
+        }
+        for (i, (name, value)) in self.pairs.iter().enumerate() {
+            let Some(param) = find(self.declared, name) else { continue };
+            if !param.kind.repeats() && self.pairs[..i].iter().any(|(seen, _)| seen == name) {
                 return Err(ApiError::bad_request(format!(
                     "{name} is given more than once; it takes one value"
                 )));
             }
+            param.kind.check(name, value).map_err(ApiError::bad_request)?;
         }
         Ok(self)
     }
 
+    /// The value of `name`, one of its declared [`Kind::Choice`] values;
+    /// the first when it is not given.
+    pub(super) fn choice(&self, name: &str) -> &str {
+        match (self.get(name), find(self.declared, name).map(|p| p.kind)) {
+            (Some(v), _) => v,
+            (None, Some(Kind::Choice(values))) => values.first().copied().unwrap_or_default(),
+            (None, _) => "",
+        }
+    }
+
     /// The last value of `name`.
     pub(super) fn get(&self, name: &str) -> Option<&str> {
-        self.0.iter().rev().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
+        self.pairs.iter().rev().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
     }
 
     /// Every value of `name`, in order.
     pub(super) fn all(&self, name: &str) -> Vec<&str> {
-        self.0.iter().filter(|(k, _)| k == name).map(|(_, v)| v.as_str()).collect()
+        self.pairs.iter().filter(|(k, _)| k == name).map(|(_, v)| v.as_str()).collect()
     }
 
     /// `name` as a number.
@@ -228,40 +241,40 @@ pub(super) fn json_error(e: serde_json::Error) -> ApiError {
 }
 
 /// A scan's JSON body as query parameters (`columns` may be a list); its
-/// fields must be among `known`.
-pub(super) fn params_from_json(body: &[u8], known: &'static [&'static str]) -> Result<Params, ApiError> {
+/// fields must be among `declared`, with their kinds' JSON types.
+pub(super) fn params_from_json(body: &[u8], declared: &'static [Param]) -> Result<Params, ApiError> {
     let value: serde_json::Map<String, Value> = parse_json(body)?;
-    let mut out = Vec::new();
+    let mut pairs = Vec::new();
     for (k, v) in value {
-        if !known.contains(&k.as_str()) {
+        let Some(param) = find(declared, &k) else {
             // Refused by name below, whatever its value.
-            out.push((k, String::new()));
+            pairs.push((k, String::new()));
             continue;
-        }
+        };
         let expected =
             |what: &str, got: &Value| ApiError::bad_request(format!("{k}: expected {what}, got {got}"));
-        match (JsonKind::of(&k), v) {
+        match (JsonKind::of(param.kind), v) {
             // null: as if the field were absent.
             (_, Value::Null) => {}
-            (JsonKind::Text, Value::String(s)) => out.push((k, s)),
-            (JsonKind::Texts, Value::String(s)) => out.push((k, s)),
+            (JsonKind::Text, Value::String(s)) => pairs.push((k, s)),
+            (JsonKind::Texts, Value::String(s)) => pairs.push((k, s)),
             (JsonKind::Texts, Value::Array(items)) => {
                 for item in items {
                     match item {
-                        Value::String(s) => out.push((k.clone(), s)),
+                        Value::String(s) => pairs.push((k.clone(), s)),
                         other => return Err(expected("strings", &other)),
                     }
                 }
             }
-            (JsonKind::Integer, Value::Number(n)) if n.is_u64() => out.push((k, n.to_string())),
-            (JsonKind::Flag, Value::Bool(b)) => out.push((k, b.to_string())),
+            (JsonKind::Integer, Value::Number(n)) if n.is_u64() => pairs.push((k, n.to_string())),
+            (JsonKind::Flag, Value::Bool(b)) => pairs.push((k, b.to_string())),
             // A number or a flag may come as its text, as in a query string.
-            (JsonKind::Integer | JsonKind::Flag, Value::String(s)) => out.push((k, s)),
-            (JsonKind::Object, v @ Value::Object(_)) => out.push((k, v.to_string())),
+            (JsonKind::Integer | JsonKind::Flag, Value::String(s)) => pairs.push((k, s)),
+            (JsonKind::Object, v @ Value::Object(_)) => pairs.push((k, v.to_string())),
             (kind, other) => return Err(expected(kind.what(), &other)),
         }
     }
-    Params(out).only(known)
+    Params { pairs, declared }.checked()
 }
 
 /// How a parameter is written in a JSON body (`POST .../scan`): its JSON
@@ -281,13 +294,13 @@ pub(super) enum JsonKind {
 }
 
 impl JsonKind {
-    /// The kind of the parameter called `name`.
-    pub(super) fn of(name: &str) -> JsonKind {
-        match name {
-            "limit" | "offset" | "min_ts" | "max_ts" | "region" => JsonKind::Integer,
-            "reverse" | "keys_only" => JsonKind::Flag,
-            "prefix_fields" => JsonKind::Object,
-            "columns" => JsonKind::Texts,
+    /// The JSON kind of a parameter of `kind`.
+    pub(super) fn of(kind: Kind) -> JsonKind {
+        match kind {
+            Kind::Integer { .. } => JsonKind::Integer,
+            Kind::Flag => JsonKind::Flag,
+            Kind::Object => JsonKind::Object,
+            Kind::BytesList | Kind::TextList | Kind::Lookups => JsonKind::Texts,
             _ => JsonKind::Text,
         }
     }
@@ -303,36 +316,25 @@ impl JsonKind {
     }
 }
 
-/// The query string (empty when absent), parsed; every name must be one of
-/// `known` (a misspelt `limt=1` must not scan the whole table).
+/// The query string (empty when absent), parsed and checked against the
+/// route's `declared` parameters (a misspelt `limt=1` must not scan the
+/// whole table).
 pub(super) fn params(
-    known: &'static [&'static str],
-) -> impl warp::Filter<Extract = (Params,), Error = warp::Rejection> + Clone {
-    params_with_bytes(known, &[])
-}
-
-/// As [`params`], with `bytes` byte-string parameters besides
-/// [`BYTE_PARAMS`] (a route's own, such as `indexes:intersect`'s `q`).
-pub(super) fn params_with_bytes(
-    known: &'static [&'static str],
-    bytes: &'static [&'static str],
+    declared: &'static [Param],
 ) -> impl warp::Filter<Extract = (Params,), Error = warp::Rejection> + Clone {
     use warp::Filter as _;
     warp::query::raw().or(warp::any().map(String::new)).unify().and_then(move |raw: String| async move {
-        Params::parse(&raw, bytes)
-            .and_then(|p| p.only(known))
-            .and_then(|p| p.once(bytes))
-            .map_err(|e| warp::reject::custom(Rejected(e)))
+        Params::parse(&raw, declared).and_then(Params::checked).map_err(|e| warp::reject::custom(Rejected(e)))
     })
 }
 
-/// A query string that must name none but `known` (routes that read none:
-/// any parameter is a mistake).
+/// A query string that must name none but `declared` (routes that read
+/// none: any parameter is a mistake).
 pub(super) fn no_params(
-    known: &'static [&'static str],
+    declared: &'static [Param],
 ) -> impl warp::Filter<Extract = (), Error = warp::Rejection> + Clone {
     use warp::Filter as _;
-    params(known).map(|_| ()).untuple_one()
+    params(declared).map(|_| ()).untuple_one()
 }
 
 /// Whether a `Content-Type` names JSON: `application/json`, parameters
@@ -459,20 +461,41 @@ impl warp::reject::Reject for Rejected {}
 mod tests {
     use super::*;
 
+    use crate::http::param_spec as spec;
+
+    const DECLARED: &[Param] = &[spec::START, spec::PREFIX, spec::QUERY, spec::EQ, spec::REVERSE];
+
     #[test]
     fn query_strings_are_byte_exact() {
-        let p = Params::parse("start=a%FFb&prefix=%00&q=caf%C3%A9+au+lait&eq=x%2By", &[]).unwrap();
+        let p = Params::parse("start=a%FFb&prefix=%00&q=caf%C3%A9+au+lait&eq=x%2By", DECLARED).unwrap();
         assert_eq!(p.get("start"), Some("a\\xffb"));
         assert_eq!(p.bytes("start").unwrap(), Some(b"a\xffb".to_vec()));
         assert_eq!(p.bytes("prefix").unwrap(), Some(vec![0]));
         assert_eq!(p.get("q"), Some("café au lait"));
         assert_eq!(p.bytes("eq").unwrap(), Some(b"x+y".to_vec()));
         // A text parameter with bytes that are not UTF-8 is refused.
-        let err = Params::parse("q=caf%E9", &[]).unwrap_err();
+        let err = Params::parse("q=caf%E9", DECLARED).unwrap_err();
         assert_eq!(err.code, "invalid_query_string");
         assert!(err.message.contains("q: its value is not UTF-8"), "{}", err.message);
         // Unless the route takes it as bytes.
-        assert_eq!(Params::parse("q=%E9", &["q"]).unwrap().get("q"), Some("\\xe9"));
+        assert_eq!(Params::parse("q=%E9", &[spec::LOOKUPS]).unwrap().get("q"), Some("\\xe9"));
+        // A name the route does not take is refused by name, whatever its bytes.
+        let err = Params::parse("limt=%E9", DECLARED).and_then(Params::checked).unwrap_err();
+        assert_eq!(err.code, "unknown_parameter");
+    }
+
+    /// The declarations decide what repeats and each value's syntax.
+    #[test]
+    fn values_are_checked_against_their_declarations() {
+        let checked = |raw| Params::parse(raw, DECLARED).and_then(Params::checked);
+        assert!(checked("eq=a&eq=b&reverse=1").is_ok());
+        assert!(checked("start=a&start=b").unwrap_err().message.contains("given more than once"));
+        assert!(checked("reverse=yes").unwrap_err().message.contains("expected true or false"));
+        let modes: &'static [Param] = &[spec::MODE];
+        let p = Params::parse("", modes).and_then(Params::checked).unwrap();
+        assert_eq!(p.choice("mode"), "auto");
+        let err = Params::parse("mode=fast", modes).and_then(Params::checked).unwrap_err();
+        assert_eq!(err.message, "mode \"fast\": auto, full or incremental");
     }
 
     #[test]

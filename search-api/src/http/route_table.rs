@@ -3,6 +3,7 @@
 //! A leaf: the filters (`routes.rs`), the access check (`auth.rs`) and the
 //! OpenAPI document (`openapi.rs`) all read it.
 
+use super::param_spec::{self as p, Param};
 use crate::keys::Action;
 
 /// One route of the table: what `/metrics` calls it, its method and path,
@@ -22,8 +23,9 @@ pub struct RouteSpec {
     pub example: &'static str,
     /// Its body, for routes that take one.
     pub example_body: Option<&'static str>,
-    /// The query parameters it takes (for `POST .../scan`, its body's fields).
-    pub params: &'static [&'static str],
+    /// The query parameters it takes (for `POST .../scan`, its body's
+    /// fields), declared in `param_spec.rs`.
+    pub params: &'static [Param],
     /// Whether it writes: a write, once it runs, is waited for past the
     /// time limit and never cancelled (`routes.rs`); a read stops when its
     /// request is over. Every method but GET writes unless the route says
@@ -43,30 +45,30 @@ impl RouteSpec {
     }
 }
 
-const READ: &[&str] = &["columns", "versions", "min_ts", "max_ts", "encoding"];
-const SCAN: &[&str] = &[
-    "start",
-    "stop",
-    "prefix",
-    "prefix_fields",
-    "reverse",
-    "columns",
-    "versions",
-    "min_ts",
-    "max_ts",
-    "filter",
-    "limit",
-    "offset",
-    "cursor",
-    "keys_only",
-    "region",
-    "encoding",
+const READ: &[Param] = &[p::COLUMNS, p::VERSIONS, p::MIN_TS, p::MAX_TS, p::ENCODING];
+const SCAN: &[Param] = &[
+    p::START,
+    p::STOP,
+    p::PREFIX,
+    p::PREFIX_FIELDS,
+    p::REVERSE,
+    p::COLUMNS,
+    p::VERSIONS,
+    p::MIN_TS,
+    p::MAX_TS,
+    p::FILTER,
+    p::SCAN_LIMIT,
+    p::OFFSET,
+    p::SCAN_CURSOR,
+    p::KEYS_ONLY,
+    p::REGION,
+    p::ENCODING,
 ];
 
 /// Every route, in API.md's order.
 pub const ROUTES: &[RouteSpec] = &[
     // The page's own state (what was searched) is in its address.
-    route("page", Action::Public, "GET", "/", "/?q=gas", None, &["table", "q", "sort"]),
+    route("page", Action::Public, "GET", "/", "/?q=gas", None, p::PAGE),
     route("page_script", Action::Public, "GET", "/page.js", "/page.js", None, &[]),
     route("page_style", Action::Public, "GET", "/page.css", "/page.css", None, &[]),
     route("health", Action::Public, "GET", "/health", "/health", None, &[]),
@@ -91,7 +93,7 @@ pub const ROUTES: &[RouteSpec] = &[
         "/tables/{table}/rows/{key}",
         "/tables/probe/rows/r",
         Some(r#"{"cells":[{"column":"f:q","value":"x"}]}"#),
-        &["encoding"],
+        &[p::ENCODING],
     ),
     route("rows_get", Action::Read, "GET", "/tables/{table}/rows/{key}", "/tables/probe/rows/r", None, READ),
     route(
@@ -101,7 +103,7 @@ pub const ROUTES: &[RouteSpec] = &[
         "/tables/{table}/rows/{key}",
         "/tables/probe/rows/r",
         None,
-        &["columns", "timestamp", "encoding"],
+        &[p::COLUMNS, p::TIMESTAMP, p::ENCODING],
     ),
     route(
         "rows_put_fields",
@@ -110,7 +112,7 @@ pub const ROUTES: &[RouteSpec] = &[
         "/tables/{table}/rows",
         "/tables/mail/rows?key_fields=%7B%22user%22%3A%22probe%22%2C%22date%22%3A1%2C%22id%22%3A1%7D",
         Some(r#"{"cells":[{"column":"m:subject","value":"x"}]}"#),
-        &["key_fields", "encoding"],
+        &[p::KEY_FIELDS, p::ENCODING],
     ),
     route(
         "rows_get_fields",
@@ -119,7 +121,7 @@ pub const ROUTES: &[RouteSpec] = &[
         "/tables/{table}/rows",
         "/tables/mail/rows?key_fields=%7B%22user%22%3A%22probe%22%2C%22date%22%3A1%2C%22id%22%3A1%7D",
         None,
-        &["key_fields", "columns", "versions", "min_ts", "max_ts", "encoding"],
+        &[p::KEY_FIELDS, p::COLUMNS, p::VERSIONS, p::MIN_TS, p::MAX_TS, p::ENCODING],
     ),
     route(
         "rows_delete_fields",
@@ -128,7 +130,7 @@ pub const ROUTES: &[RouteSpec] = &[
         "/tables/{table}/rows",
         "/tables/mail/rows?key_fields=%7B%22user%22%3A%22probe%22%2C%22date%22%3A1%2C%22id%22%3A1%7D",
         None,
-        &["key_fields", "columns", "timestamp", "encoding"],
+        &[p::KEY_FIELDS, p::COLUMNS, p::TIMESTAMP, p::ENCODING],
     ),
     route(
         "mutate",
@@ -137,7 +139,7 @@ pub const ROUTES: &[RouteSpec] = &[
         "/tables/{table}/mutate",
         "/tables/probe/mutate",
         Some(r#"{"mutations":[]}"#),
-        &["encoding"],
+        &[p::ENCODING],
     ),
     route("scan", Action::Read, "GET", "/tables/{table}/scan", "/tables/mail/scan?limit=1", None, SCAN),
     route(
@@ -195,7 +197,7 @@ pub const ROUTES: &[RouteSpec] = &[
         "/tables/{table}/indexes/{index}",
         "/tables/mail/indexes/by_from?eq=x",
         None,
-        &["eq", "prefix", "start", "stop", "limit", "cursor", "region", "rows", "encoding"],
+        &[p::EQ, p::PREFIX, p::START, p::STOP, p::SCAN_LIMIT, p::CURSOR, p::REGION, p::ROWS, p::ENCODING],
     ),
     route(
         "index_intersect",
@@ -204,7 +206,7 @@ pub const ROUTES: &[RouteSpec] = &[
         "/tables/{table}/indexes:intersect",
         "/tables/mail/indexes:intersect?q=by_from:eq:x",
         None,
-        &["q", "op", "cursor", "limit", "encoding"],
+        &[p::LOOKUPS, p::OP, p::CURSOR, p::KEYS_LIMIT, p::ENCODING],
     ),
     route(
         "search",
@@ -214,23 +216,23 @@ pub const ROUTES: &[RouteSpec] = &[
         "/tables/mail/search?q=gas",
         None,
         &[
-            "q",
-            "user",
-            "sort",
-            "limit",
-            "offset",
-            "cursor",
-            "columns",
-            "highlight",
-            "highlight_encoder",
-            "consistency",
-            "min_seq",
-            "encoding",
-            "format",
-            "fields",
-            "typos",
-            "facets",
-            "facet_limit",
+            p::QUERY,
+            p::USER,
+            p::SORT,
+            p::SEARCH_LIMIT,
+            p::SEARCH_OFFSET,
+            p::CURSOR,
+            p::COLUMNS,
+            p::HIGHLIGHT,
+            p::HIGHLIGHT_ENCODER,
+            p::CONSISTENCY,
+            p::MIN_SEQ,
+            p::ENCODING,
+            p::FORMAT,
+            p::FIELDS,
+            p::TYPOS,
+            p::FACETS,
+            p::FACET_LIMIT,
         ],
     ),
     route(
@@ -240,7 +242,7 @@ pub const ROUTES: &[RouteSpec] = &[
         "/tables/{table}/suggest",
         "/tables/mail/suggest?q=enr",
         None,
-        &["q", "user", "limit", "encoding"],
+        &[p::TYPED, p::USER, p::SUGGEST_LIMIT, p::ENCODING],
     ),
     route(
         "keywords",
@@ -249,7 +251,7 @@ pub const ROUTES: &[RouteSpec] = &[
         "/tables/{table}/keywords",
         "/tables/mail/keywords?user=cash-m&terms=gas",
         None,
-        &["user", "terms", "limit", "cursor", "encoding"],
+        &[p::USER_REQUIRED, p::TERMS, p::KEYS_LIMIT, p::CURSOR, p::ENCODING],
     ),
     route(
         "reindex",
@@ -258,7 +260,7 @@ pub const ROUTES: &[RouteSpec] = &[
         "/tables/{table}/reindex",
         "/tables/mail/reindex",
         None,
-        &["mode"],
+        &[p::MODE],
     ),
     route("keys_create", Action::Master, "POST", "/keys", "/keys", Some(r#"{"actions":["search"]}"#), &[]),
     route("keys_list", Action::Master, "GET", "/keys", "/keys", None, &[]),
@@ -273,14 +275,14 @@ const fn route(
     path: &'static str,
     example: &'static str,
     example_body: Option<&'static str>,
-    params: &'static [&'static str],
+    params: &'static [Param],
 ) -> RouteSpec {
     let mutates = !matches!(method.as_bytes(), b"GET");
     RouteSpec { name, action, method, path, example, example_body, params, mutates }
 }
 
 /// The parameters route `name` takes, from [`ROUTES`].
-pub(super) fn known(name: &str) -> &'static [&'static str] {
+pub(super) fn known(name: &str) -> &'static [Param] {
     ROUTES.iter().find(|r| r.name == name).map_or(&[], |r| r.params)
 }
 

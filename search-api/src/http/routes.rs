@@ -14,7 +14,7 @@ use super::auth::authed;
 use super::error::{ApiError, Refusal, recover};
 use super::handlers::rows::RowAt;
 use super::handlers::{self, Answer};
-use super::params::{Params, Rejected, body, no_params, params, params_from_json, params_with_bytes};
+use super::params::{Params, Rejected, body, no_params, params, params_from_json};
 use super::route_table::{RouteSpec, allowed_methods, known};
 use super::state::State;
 use crate::keys::Access;
@@ -436,7 +436,7 @@ fn index_routes(c: &Ctx) -> Routes {
         .and(warp::path!("indexes:intersect"))
         .and(warp::get())
         .and(c.admit("index_intersect"))
-        .and(params_with_bytes(known("index_intersect"), &["q"]))
+        .and(params(known("index_intersect")))
         .and_then(|t: String, access: Access, st: Arc<State>, p: Params| {
             run(st, "index_intersect", access, move |st, access| indexes::combine(st, access, &t, &p))
         });

@@ -135,11 +135,7 @@ pub(crate) fn combine(st: &State, access: &Access, t: &str, p: &Params) -> Answe
             st.limits.max_lookups
         )));
     }
-    let op = match p.get("op") {
-        None | Some("intersect") => SetOp::Intersect,
-        Some("union") => SetOp::Union,
-        Some(o) => return Err(ApiError::bad_request(format!("op {o:?}: intersect or union"))),
-    };
+    let op = if p.choice("op") == "union" { SetOp::Union } else { SetOp::Intersect };
     let after = match confine::open_cursor(st, access, p.get("cursor"))? {
         Some(token) => Some(binary(enc, "cursor", &token)?),
         None => None,

@@ -8,17 +8,16 @@ use serde_json::json;
 use warp::http::StatusCode;
 
 use super::{Answer, json_reply, ok};
-use crate::http::error::{ApiError, Refusal, hide_data_path};
+use crate::http::error::{Refusal, hide_data_path};
 use crate::http::params::Params;
 use crate::http::state::State;
 
 /// `POST /tables/{t}/reindex?mode=auto|full|incremental`: 202 with the job.
 pub(crate) fn reindex(st: &State, t: &str, p: &Params) -> Answer {
-    let mode = match p.get("mode") {
-        None | Some("auto") => ReindexMode::Auto,
-        Some("full") => ReindexMode::Full,
-        Some("incremental") => ReindexMode::Incremental,
-        Some(m) => return Err(ApiError::bad_request(format!("mode {m:?}: full or incremental"))),
+    let mode = match p.choice("mode") {
+        "full" => ReindexMode::Full,
+        "incremental" => ReindexMode::Incremental,
+        _ => ReindexMode::Auto,
     };
     let schema = st.store().schema(t)?;
     if schema.search.is_none() {

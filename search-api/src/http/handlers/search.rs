@@ -18,11 +18,11 @@ use rowsearch_store::Cancel;
 
 /// `GET /tables/{t}/search`.
 pub(crate) fn search(st: &State, access: &Access, table: &str, p: &Params, cancel: &Cancel) -> Answer {
-    let sort = match p.get("sort") {
-        None | Some("relevance") => SortBy::Relevance,
-        Some("newest") => SortBy::Newest,
-        Some("oldest") => SortBy::Oldest,
-        Some(s) => return Err(ApiError::bad_request(format!("sort {s:?}: relevance, newest or oldest"))),
+    // Each choice's values are declared (and checked) in param_spec.rs.
+    let sort = match p.choice("sort") {
+        "newest" => SortBy::Newest,
+        "oldest" => SortBy::Oldest,
+        _ => SortBy::Relevance,
     };
     let format = crate::json::HitFormat::parse(p.get("format")).map_err(ApiError::bad_request)?;
     let query = p.get("q").unwrap_or_default();
@@ -44,11 +44,7 @@ pub(crate) fn search(st: &State, access: &Access, table: &str, p: &Params, cance
         cancel: cancel.clone(),
         max_limit: st.limits.max_search_limit,
         max_highlight_bytes: st.limits.max_highlight_bytes,
-        highlight_raw: match p.get("highlight_encoder") {
-            None | Some("html") => false,
-            Some("raw") => true,
-            Some(e) => return Err(ApiError::bad_request(format!("highlight_encoder {e:?}: html or raw"))),
-        },
+        highlight_raw: p.choice("highlight_encoder") == "raw",
         rows_only: format == crate::json::HitFormat::Cells,
         fields: {
             let fields = p.all("fields");
@@ -58,15 +54,10 @@ pub(crate) fn search(st: &State, access: &Access, table: &str, p: &Params, cance
                 Some(fields.iter().flat_map(|f| f.split(',')).map(str::trim).map(str::to_owned).collect())
             }
         },
-        typos: match p.get("typos") {
-            None | Some("off") => false,
-            Some("auto") => true,
-            Some(t) => return Err(ApiError::bad_request(format!("typos {t:?}: auto or off"))),
-        },
-        consistency: match p.get("consistency") {
-            None | Some("snapshot") => Consistency::Snapshot,
-            Some("eventual") => Consistency::Eventual,
-            Some(c) => return Err(ApiError::bad_request(format!("consistency {c:?}: snapshot or eventual"))),
+        typos: p.choice("typos") == "auto",
+        consistency: match p.choice("consistency") {
+            "eventual" => Consistency::Eventual,
+            _ => Consistency::Snapshot,
         },
         min_seq: p.number("min_seq")?,
         facets: p
