@@ -271,49 +271,106 @@ fn errors(route: &RouteSpec) -> Vec<(u16, &'static str)> {
 /// The `links` of a route's success answer: what a client (or a stateful
 /// tester) does next with what it got.
 fn links(name: &str) -> Option<Value> {
-    let table = json!({"table": "$request.path.table"});
     let link =
-        |operation: &str, parameters: &Value| json!({"operationId": operation, "parameters": parameters});
+        |operation: &str, parameters: Value| json!({"operationId": operation, "parameters": parameters});
+    let listed = json!({"table": "$response.body#/tables/0/name"});
+    let listed_with = |extra: &str, value: &str| {
+        let mut parameters = listed.clone();
+        parameters[extra] = json!(value);
+        parameters
+    };
+    let table = json!({"table": "$request.path.table"});
+    let table_with = |extra: &str, value: &str| {
+        let mut parameters = table.clone();
+        parameters[extra] = json!(value);
+        parameters
+    };
     Some(match name {
+        // The hub: the tables there are, and from the first one every
+        // operation on a table; the service's own operations besides. A
+        // table is deleted only where one was made (tables_put's links).
+        "tables_list" => {
+            let mut links = Map::new();
+            for (operation, id) in [
+                ("GetTable", "tables_get"),
+                ("Mutate", "mutate"),
+                ("Scan", "scan_get"),
+                ("ScanBody", "scan_post"),
+                ("Count", "count"),
+                ("ListIndexes", "indexes_list"),
+                ("Intersect", "index_intersect"),
+                ("Search", "search"),
+                ("Suggest", "suggest"),
+                ("PutRowByFields", "rows_put_fields"),
+                ("GetRowByFields", "rows_get_fields"),
+                ("DeleteRowByFields", "rows_delete_fields"),
+                ("Keywords", "keywords"),
+                ("Reindex", "reindex"),
+            ] {
+                links.insert(operation.into(), link(id, listed.clone()));
+            }
+            for (operation, id, extra, value) in [
+                ("PutRow", "rows_put", "key", "r1"),
+                ("GetRow", "rows_get", "key", "r1"),
+                ("PutIndex", "index_put", "index", "i1"),
+                ("MakeTable", "tables_put", "table", "made"),
+                ("DropMadeTable", "tables_delete", "table", "made"),
+            ] {
+                let parameters = if extra == "key" || extra == "index" {
+                    listed_with(extra, value)
+                } else {
+                    json!({extra: value})
+                };
+                links.insert(operation.into(), link(id, parameters));
+            }
+            for (operation, id) in [
+                ("Health", "health"),
+                ("Metrics", "metrics"),
+                ("Document", "openapi"),
+                ("Page", "page"),
+                ("PageScript", "page_script"),
+                ("PageStyle", "page_style"),
+                ("ListKeys", "keys_list"),
+                ("MakeKey", "keys_create"),
+            ] {
+                links.insert(operation.into(), link(id, json!({})));
+            }
+            links.insert("DeleteKey".into(), link("keys_delete", json!({"uid": "none"})));
+            links.insert("GetJob".into(), link("jobs", json!({"id": "j1"})));
+            Value::Object(links)
+        }
         "tables_put" => json!({
-            "GetTable": link("tables_get", &table),
-            "PutRow": json!({"operationId": "rows_put", "parameters": {"table": "$request.path.table", "key": "r1"}}),
-            "GetRow": json!({"operationId": "rows_get", "parameters": {"table": "$request.path.table", "key": "r1"}}),
-            "Mutate": link("mutate", &table),
-            "Scan": link("scan_get", &table),
-            "ScanBody": link("scan_post", &table),
-            "Count": link("count", &table),
-            "ListIndexes": link("indexes_list", &table),
-            "PutIndex": json!({"operationId": "index_put", "parameters": {"table": "$request.path.table", "index": "i1"}}),
-            "Intersect": link("index_intersect", &table),
-            "Search": link("search", &table),
-            "Suggest": link("suggest", &table),
-            "PutRowByFields": link("rows_put_fields", &table),
-            "GetRowByFields": link("rows_get_fields", &table),
-            "DeleteRowByFields": link("rows_delete_fields", &table),
-            "Keywords": link("keywords", &table),
-            "Reindex": link("reindex", &table),
-            "DeleteTable": link("tables_delete", &table),
+            "GetTable": link("tables_get", table.clone()),
+            "PutRow": link("rows_put", table_with("key", "r1")),
+            "GetRow": link("rows_get", table_with("key", "r1")),
+            "Mutate": link("mutate", table.clone()),
+            "Scan": link("scan_get", table.clone()),
+            "Count": link("count", table.clone()),
+            "PutIndex": link("index_put", table_with("index", "i1")),
+            "Search": link("search", table.clone()),
+            "DeleteTable": link("tables_delete", table.clone()),
         }),
-        "indexes_list" => json!({
-            "Lookup": json!({"operationId": "index_lookup", "parameters": {"table": "$request.path.table", "index": "$response.body#/indexes/0/name"}}),
-            "Rebuild": json!({"operationId": "index_rebuild", "parameters": {"table": "$request.path.table", "index": "$response.body#/indexes/0/name"}}),
-            "Delete": json!({"operationId": "index_delete", "parameters": {"table": "$request.path.table", "index": "$response.body#/indexes/0/name"}}),
-        }),
-        "rows_put" => json!({
-            "GetRow": json!({"operationId": "rows_get", "parameters": {"table": "$request.path.table", "key": "$request.path.key"}}),
-            "DeleteRow": json!({"operationId": "rows_delete", "parameters": {"table": "$request.path.table", "key": "$request.path.key"}}),
-        }),
+        "indexes_list" => {
+            let first = json!({"table": "$request.path.table", "index": "$response.body#/indexes/0/name"});
+            json!({
+                "Lookup": link("index_lookup", first.clone()),
+                "Rebuild": link("index_rebuild", first.clone()),
+                "Verify": link("index_verify", first.clone()),
+                "Delete": link("index_delete", first),
+            })
+        }
+        "rows_put" => {
+            let row = json!({"table": "$request.path.table", "key": "$request.path.key"});
+            json!({"GetRow": link("rows_get", row.clone()), "DeleteRow": link("rows_delete", row)})
+        }
         "index_put" | "index_rebuild" => json!({
-            "GetJob": json!({"operationId": "jobs", "parameters": {"id": "$response.body#/job"}}),
-            "Verify": json!({"operationId": "index_verify", "parameters": {"table": "$request.path.table", "index": "$request.path.index"}}),
+            "GetJob": link("jobs", json!({"id": "$response.body#/job"})),
+            "Verify": link("index_verify", json!({"table": "$request.path.table", "index": "$request.path.index"})),
         }),
-        "reindex" => {
-            json!({"GetJob": json!({"operationId": "jobs", "parameters": {"id": "$response.body#/job"}})})
-        }
-        "scan" => {
-            json!({"NextPage": json!({"operationId": "scan_get", "parameters": {"table": "$request.path.table", "cursor": "$response.body#/next_cursor"}})})
-        }
+        "reindex" => json!({"GetJob": link("jobs", json!({"id": "$response.body#/job"}))}),
+        "keys_create" => json!({"DeleteKey": link("keys_delete", json!({"uid": "$response.body#/uid"}))}),
+        "scan" => json!({"NextPage": link("scan_get",
+            json!({"table": "$request.path.table", "cursor": "$response.body#/next_cursor"}))}),
         _ => return None,
     })
 }

@@ -68,14 +68,19 @@ impl Params {
             let known = self.declared.iter().map(|p| p.name).collect();
             return Err(Refusal::UnknownParameter { unknown, known }.into());
         }
-        for (i, (name, value)) in self.pairs.iter().enumerate() {
-            let Some(param) = find(self.declared, name) else { continue };
-            if !param.kind.repeats() && self.pairs[..i].iter().any(|(seen, _)| seen == name) {
+        // Repetition first: `min_ts=j&min_ts=5` is two values for one.
+        for (i, (name, _)) in self.pairs.iter().enumerate() {
+            let repeats = find(self.declared, name).is_some_and(|p| p.kind.repeats());
+            if !repeats && self.pairs[..i].iter().any(|(seen, _)| seen == name) {
                 return Err(ApiError::bad_request(format!(
                     "{name} is given more than once; it takes one value"
                 )));
             }
-            param.kind.check(name, value).map_err(ApiError::bad_request)?;
+        }
+        for (name, value) in &self.pairs {
+            if let Some(param) = find(self.declared, name) {
+                param.kind.check(name, value).map_err(ApiError::bad_request)?;
+            }
         }
         Ok(self)
     }
@@ -490,6 +495,7 @@ mod tests {
         let checked = |raw| Params::parse(raw, DECLARED).and_then(Params::checked);
         assert!(checked("eq=a&eq=b&reverse=1").is_ok());
         assert!(checked("start=a&start=b").unwrap_err().message.contains("given more than once"));
+        assert!(checked("reverse=j&reverse=1").unwrap_err().message.contains("given more than once"));
         assert!(checked("reverse=yes").unwrap_err().message.contains("expected true or false"));
         let modes: &'static [Param] = &[spec::MODE];
         let p = Params::parse("", modes).and_then(Params::checked).unwrap();
