@@ -350,20 +350,22 @@ fn links(name: &str) -> Option<Value> {
             "Search": link("search", table.clone()),
             "DeleteTable": link("tables_delete", table.clone()),
         }),
-        "indexes_list" => {
-            let first = json!({"table": "$request.path.table", "index": "$response.body#/indexes/0/name"});
-            json!({
-                "Lookup": link("index_lookup", first.clone()),
-                "Rebuild": link("index_rebuild", first.clone()),
-                "Verify": link("index_verify", first.clone()),
-                "Delete": link("index_delete", first),
-            })
-        }
         "rows_put" => {
             let row = json!({"table": "$request.path.table", "key": "$request.path.key"});
             json!({"GetRow": link("rows_get", row.clone()), "DeleteRow": link("rows_delete", row)})
         }
-        "index_put" | "index_rebuild" => json!({
+        // From the index just made (a table may have none to list).
+        "index_put" => {
+            let index = json!({"table": "$request.path.table", "index": "$request.path.index"});
+            json!({
+                "GetJob": link("jobs", json!({"id": "$response.body#/job"})),
+                "Verify": link("index_verify", index.clone()),
+                "Lookup": link("index_lookup", index.clone()),
+                "Rebuild": link("index_rebuild", index.clone()),
+                "Delete": link("index_delete", index),
+            })
+        }
+        "index_rebuild" => json!({
             "GetJob": link("jobs", json!({"id": "$response.body#/job"})),
             "Verify": link("index_verify", json!({"table": "$request.path.table", "index": "$request.path.index"})),
         }),
@@ -399,7 +401,7 @@ fn param(declared: &Param, limits: &Limits) -> Value {
         Kind::Query => query_text(Some("rowsearch-query")),
         Kind::Typed => query_text(None),
         Kind::Filter => {
-            json!({"type": "string", "format": "hbase-filter", "maxLength": limits.max_filter_bytes})
+            json!({"type": "string", "format": "hbase-filter", "minLength": 1, "maxLength": limits.max_filter_bytes})
         }
         Kind::Bytes => bytes,
         Kind::BytesList => repeated(bytes),

@@ -183,6 +183,9 @@ pub const SCAN_CURSOR: Param = param(
     "resume after the page that returned this cursor (f1. forward, r1. reverse)",
 );
 pub const CURSOR: Param = param("cursor", Kind::Text, "resume after the page that returned this cursor");
+/// A cursor that is a row key: a byte string in the request's encoding.
+pub const KEY_CURSOR: Param =
+    param("cursor", Kind::Bytes, "resume after this key (the next_cursor of the page before)");
 pub const REGION: Param =
     param("region", Kind::Integer { min: 0, max: Max::Fixed(65535) }, "only this region");
 pub const EQ: Param = param("eq", Kind::BytesList, "the value of each leading indexed column, in order");

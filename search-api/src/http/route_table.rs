@@ -206,7 +206,7 @@ pub const ROUTES: &[RouteSpec] = &[
         "/tables/{table}/indexes:intersect",
         "/tables/mail/indexes:intersect?q=by_from:eq:x",
         None,
-        &[p::LOOKUPS, p::OP, p::CURSOR, p::KEYS_LIMIT, p::ENCODING],
+        &[p::LOOKUPS, p::OP, p::KEY_CURSOR, p::KEYS_LIMIT, p::ENCODING],
     ),
     route(
         "search",
