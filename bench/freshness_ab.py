@@ -49,14 +49,23 @@ class Side:
         self.proc = subprocess.Popen([binary, "--data", self.data, "serve", "--listen", "127.0.0.1:0"],
                                      stdout=subprocess.PIPE, text=True)
         host, port = self.proc.stdout.readline().strip().removeprefix("listening on http://").split(":")
-        self.conn = http.client.HTTPConnection(host, int(port))
+        self.address = (host, int(port))
+        self.conn = http.client.HTTPConnection(*self.address)
         self.n = 0
 
     def call(self, method, path, body=None):
         headers = {"Content-Type": "application/json"} if body is not None else {}
-        self.conn.request(method, path, body=body, headers=headers)
-        r = self.conn.getresponse()
-        data = r.read()
+        for attempt in range(2):
+            try:
+                self.conn.request(method, path, body=body, headers=headers)
+                r = self.conn.getresponse()
+                data = r.read()
+                break
+            except (http.client.RemoteDisconnected, ConnectionError):
+                # The server closed an idle keep-alive connection: a new one.
+                self.conn = http.client.HTTPConnection(*self.address)
+                if attempt:
+                    raise
         if r.status >= 300:
             sys.exit(f"{self.name} {method} {path}: {r.status} {data[:300]}")
         return json.loads(data) if data else None
