@@ -166,6 +166,25 @@ impl Ctx {
         authed(Arc::clone(&self.state), name).and(with_state(Arc::clone(&self.state)))
     }
 
+    /// As [`Ctx::admit`], with the query parameters route `name` declares,
+    /// checked (the route table's).
+    fn taking(
+        &self,
+        name: &'static str,
+    ) -> impl warp::Filter<Extract = (Access, Arc<State>, Params), Error = warp::Rejection> + Clone + use<>
+    {
+        self.admit(name).and(params(known(name)))
+    }
+
+    /// As [`Ctx::admit`], for a route that declares no query parameter:
+    /// any is a 400.
+    fn taking_none(
+        &self,
+        name: &'static str,
+    ) -> impl warp::Filter<Extract = (Access, Arc<State>), Error = warp::Rejection> + Clone + use<> {
+        self.admit(name).and(no_params(known(name)))
+    }
+
     /// The request's body, within the body rules.
     fn body(&self) -> impl warp::Filter<Extract = (Body,), Error = warp::Rejection> + Clone + use<> {
         body(self.body_rules.clone())
@@ -180,29 +199,20 @@ fn table() -> impl warp::Filter<Extract = (String,), Error = warp::Rejection> + 
 /// The service (`/health`, `/metrics`, `/openapi.json`) and the search page.
 fn service_routes(c: &Ctx) -> Routes {
     use handlers::{page, service};
-    let health = warp::path!("health")
-        .and(warp::get())
-        .and(c.admit("health"))
-        .and(no_params(known("health")))
-        .and_then(|access: Access, st: Arc<State>| {
-            run_beside(st, "health", access, move |st, _| service::health(st))
-        });
+    let health = warp::path!("health").and(warp::get()).and(c.taking_none("health")).and_then(
+        |access: Access, st: Arc<State>| run_beside(st, "health", access, move |st, _| service::health(st)),
+    );
     let metrics = warp::path!("metrics")
         .and(warp::get())
-        .and(c.admit("metrics"))
-        .and(no_params(known("metrics")))
+        .and(c.taking_none("metrics"))
         .and_then(|access: Access, st: Arc<State>| run_beside(st, "metrics", access, service::metrics));
-    let openapi = warp::path!("openapi.json")
-        .and(warp::get())
-        .and(c.admit("openapi"))
-        .and(no_params(known("openapi")))
-        .and_then(|access: Access, st: Arc<State>| {
-            run(st, "openapi", access, move |st, _| service::openapi(st))
-        });
+    let openapi = warp::path!("openapi.json").and(warp::get()).and(c.taking_none("openapi")).and_then(
+        |access: Access, st: Arc<State>| run(st, "openapi", access, move |st, _| service::openapi(st)),
+    );
 
     // The search page.
     let page_file = |name: &'static str, asset: page::Asset| {
-        c.admit(name).and(no_params(known(name))).and(warp::header::headers_cloned()).and_then(
+        c.taking_none(name).and(warp::header::headers_cloned()).and_then(
             move |access: Access, st: Arc<State>, headers: warp::http::HeaderMap| {
                 run(st, name, access, move |_, _| page::serve(asset, &headers))
             },
@@ -224,34 +234,28 @@ fn table_routes(c: &Ctx) -> Routes {
     use handlers::tables;
     let list_tables = warp::path!("tables")
         .and(warp::get())
-        .and(c.admit("tables_list"))
-        .and(no_params(known("tables_list")))
+        .and(c.taking_none("tables_list"))
         .and_then(|access: Access, st: Arc<State>| run(st, "tables_list", access, tables::list));
     let put_table = table()
         .and(warp::path::end())
         .and(warp::put())
-        .and(c.admit("tables_put"))
-        .and(no_params(known("tables_put")))
+        .and(c.taking_none("tables_put"))
         .and(c.body())
         .and_then(|t: String, access: Access, st: Arc<State>, b: Body| {
             run(st, "tables_put", access, move |st, _| tables::put(st, &t, &b))
         });
-    let get_table = table()
-        .and(warp::path::end())
-        .and(warp::get())
-        .and(c.admit("tables_get"))
-        .and(no_params(known("tables_get")))
-        .and_then(|t: String, access: Access, st: Arc<State>| {
-            run(st, "tables_get", access, move |st, access| tables::get(st, access, &t))
-        });
-    let delete_table = table()
-        .and(warp::path::end())
-        .and(warp::delete())
-        .and(c.admit("tables_delete"))
-        .and(no_params(known("tables_delete")))
-        .and_then(|t: String, access: Access, st: Arc<State>| {
-            run(st, "tables_delete", access, move |st, _| tables::delete(st, &t))
-        });
+    let get_table =
+        table().and(warp::path::end()).and(warp::get()).and(c.taking_none("tables_get")).and_then(
+            |t: String, access: Access, st: Arc<State>| {
+                run(st, "tables_get", access, move |st, access| tables::get(st, access, &t))
+            },
+        );
+    let delete_table =
+        table().and(warp::path::end()).and(warp::delete()).and(c.taking_none("tables_delete")).and_then(
+            |t: String, access: Access, st: Arc<State>| {
+                run(st, "tables_delete", access, move |st, _| tables::delete(st, &t))
+            },
+        );
 
     list_tables.or(put_table).unify().or(get_table).unify().or(delete_table).unify().boxed()
 }
@@ -260,67 +264,53 @@ fn table_routes(c: &Ctx) -> Routes {
 fn row_routes(c: &Ctx) -> Routes {
     use handlers::rows;
     let row = || table().and(warp::path("rows")).and(warp::path::param::<String>()).and(warp::path::end());
-    let put_row = row()
-        .and(warp::put())
-        .and(c.admit("rows_put"))
-        .and(params(known("rows_put")))
-        .and(c.body())
-        .and_then(|t: String, key: String, access: Access, st: Arc<State>, p: Params, b: Body| {
+    let put_row = row().and(warp::put()).and(c.taking("rows_put")).and(c.body()).and_then(
+        |t: String, key: String, access: Access, st: Arc<State>, p: Params, b: Body| {
             run(st, "rows_put", access, move |st, access| {
                 rows::put(st, access, &t, &RowAt::Path(key), &p, &b)
             })
-        });
-    let get_row = row().and(warp::get()).and(c.admit("rows_get")).and(params(known("rows_get"))).and_then(
+        },
+    );
+    let get_row = row().and(warp::get()).and(c.taking("rows_get")).and_then(
         |t: String, key: String, access: Access, st: Arc<State>, p: Params| {
             run(st, "rows_get", access, move |st, access| rows::get(st, access, &t, &RowAt::Path(key), &p))
         },
     );
-    let delete_row =
-        row().and(warp::delete()).and(c.admit("rows_delete")).and(params(known("rows_delete"))).and_then(
-            |t: String, key: String, access: Access, st: Arc<State>, p: Params| {
-                run(st, "rows_delete", access, move |st, access| {
-                    rows::delete(st, access, &t, &RowAt::Path(key), &p)
-                })
-            },
-        );
+    let delete_row = row().and(warp::delete()).and(c.taking("rows_delete")).and_then(
+        |t: String, key: String, access: Access, st: Arc<State>, p: Params| {
+            run(st, "rows_delete", access, move |st, access| {
+                rows::delete(st, access, &t, &RowAt::Path(key), &p)
+            })
+        },
+    );
     let by_fields = || table().and(warp::path("rows")).and(warp::path::end());
-    let put_fields = by_fields()
-        .and(warp::put())
-        .and(c.admit("rows_put_fields"))
-        .and(params(known("rows_put_fields")))
-        .and(c.body())
-        .and_then(|t: String, access: Access, st: Arc<State>, p: Params, b: Body| {
+    let put_fields = by_fields().and(warp::put()).and(c.taking("rows_put_fields")).and(c.body()).and_then(
+        |t: String, access: Access, st: Arc<State>, p: Params, b: Body| {
             run(st, "rows_put_fields", access, move |st, access| {
                 rows::put(st, access, &t, &RowAt::Fields, &p, &b)
             })
-        });
-    let get_fields = by_fields()
-        .and(warp::get())
-        .and(c.admit("rows_get_fields"))
-        .and(params(known("rows_get_fields")))
-        .and_then(|t: String, access: Access, st: Arc<State>, p: Params| {
+        },
+    );
+    let get_fields = by_fields().and(warp::get()).and(c.taking("rows_get_fields")).and_then(
+        |t: String, access: Access, st: Arc<State>, p: Params| {
             run(st, "rows_get_fields", access, move |st, access| {
                 rows::get(st, access, &t, &RowAt::Fields, &p)
             })
-        });
-    let delete_fields = by_fields()
-        .and(warp::delete())
-        .and(c.admit("rows_delete_fields"))
-        .and(params(known("rows_delete_fields")))
-        .and_then(|t: String, access: Access, st: Arc<State>, p: Params| {
+        },
+    );
+    let delete_fields = by_fields().and(warp::delete()).and(c.taking("rows_delete_fields")).and_then(
+        |t: String, access: Access, st: Arc<State>, p: Params| {
             run(st, "rows_delete_fields", access, move |st, access| {
                 rows::delete(st, access, &t, &RowAt::Fields, &p)
             })
-        });
-    let mutate = table()
-        .and(warp::path!("mutate"))
-        .and(warp::post())
-        .and(c.admit("mutate"))
-        .and(params(known("mutate")))
-        .and(c.body())
-        .and_then(|t: String, access: Access, st: Arc<State>, p: Params, b: Body| {
-            run(st, "mutate", access, move |st, access| rows::mutate(st, access, &t, &p, b))
-        });
+        },
+    );
+    let mutate =
+        table().and(warp::path!("mutate")).and(warp::post()).and(c.taking("mutate")).and(c.body()).and_then(
+            |t: String, access: Access, st: Arc<State>, p: Params, b: Body| {
+                run(st, "mutate", access, move |st, access| rows::mutate(st, access, &t, &p, b))
+            },
+        );
 
     put_row
         .or(get_row)
@@ -341,16 +331,13 @@ fn row_routes(c: &Ctx) -> Routes {
 /// Scans and counts.
 fn scan_routes(c: &Ctx) -> Routes {
     use handlers::scans;
-    let scan_get = table()
-        .and(warp::path!("scan"))
-        .and(warp::get())
-        .and(c.admit("scan"))
-        .and(params(known("scan")))
-        .and_then(|t: String, access: Access, st: Arc<State>, p: Params| {
+    let scan_get = table().and(warp::path!("scan")).and(warp::get()).and(c.taking("scan")).and_then(
+        |t: String, access: Access, st: Arc<State>, p: Params| {
             run_cancellable(st, "scan", access, move |st, access, cancel| {
                 scans::scan(st, access, &t, &p, false, cancel)
             })
-        });
+        },
+    );
     let scan_post = table()
         .and(warp::path!("scan"))
         .and(warp::post())
@@ -362,16 +349,13 @@ fn scan_routes(c: &Ctx) -> Routes {
                 scans::scan(st, access, &t, &params_from_json(&b, known("scan"))?, false, cancel)
             })
         });
-    let count = table()
-        .and(warp::path!("count"))
-        .and(warp::get())
-        .and(c.admit("count"))
-        .and(params(known("count")))
-        .and_then(|t: String, access: Access, st: Arc<State>, p: Params| {
+    let count = table().and(warp::path!("count")).and(warp::get()).and(c.taking("count")).and_then(
+        |t: String, access: Access, st: Arc<State>, p: Params| {
             run_cancellable(st, "count", access, move |st, access, cancel| {
                 scans::scan(st, access, &t, &p, true, cancel)
             })
-        });
+        },
+    );
 
     scan_get.or(scan_post).unify().or(count).unify().boxed()
 }
@@ -384,41 +368,35 @@ fn index_routes(c: &Ctx) -> Routes {
         .and(warp::path("indexes"))
         .and(warp::path::end())
         .and(warp::get())
-        .and(c.admit("indexes_list"))
-        .and(no_params(known("indexes_list")))
+        .and(c.taking_none("indexes_list"))
         .and_then(|t: String, access: Access, st: Arc<State>| {
             run(st, "indexes_list", access, move |st, access| indexes::list(st, access, &t))
         });
     let index_put = named_index()
         .and(warp::path::end())
         .and(warp::put())
-        .and(c.admit("index_put"))
-        .and(no_params(known("index_put")))
+        .and(c.taking_none("index_put"))
         .and(c.body())
         .and_then(|t: String, index: String, access: Access, st: Arc<State>, b: Body| {
             run(st, "index_put", access, move |st, _| indexes::put(st, &t, &index, &b))
         });
-    let index_delete = named_index()
-        .and(warp::path::end())
-        .and(warp::delete())
-        .and(c.admit("index_delete"))
-        .and(no_params(known("index_delete")))
-        .and_then(|t: String, index: String, access: Access, st: Arc<State>| {
-            run(st, "index_delete", access, move |st, _| indexes::delete(st, &t, &index))
-        });
+    let index_delete =
+        named_index().and(warp::path::end()).and(warp::delete()).and(c.taking_none("index_delete")).and_then(
+            |t: String, index: String, access: Access, st: Arc<State>| {
+                run(st, "index_delete", access, move |st, _| indexes::delete(st, &t, &index))
+            },
+        );
     let index_rebuild = named_index()
         .and(warp::path!("rebuild"))
         .and(warp::post())
-        .and(c.admit("index_rebuild"))
-        .and(no_params(known("index_rebuild")))
+        .and(c.taking_none("index_rebuild"))
         .and_then(|t: String, index: String, access: Access, st: Arc<State>| {
             run(st, "index_rebuild", access, move |st, _| indexes::rebuild(st, &t, &index))
         });
     let index_verify = named_index()
         .and(warp::path!("verify"))
         .and(warp::get())
-        .and(c.admit("index_verify"))
-        .and(no_params(known("index_verify")))
+        .and(c.taking_none("index_verify"))
         .and_then(|t: String, index: String, access: Access, st: Arc<State>| {
             run(st, "index_verify", access, move |st, access| indexes::verify(st, access, &t, &index))
         });
@@ -427,16 +405,14 @@ fn index_routes(c: &Ctx) -> Routes {
         .and(warp::path::param::<String>())
         .and(warp::path::end())
         .and(warp::get())
-        .and(c.admit("index_lookup"))
-        .and(params(known("index_lookup")))
+        .and(c.taking("index_lookup"))
         .and_then(|t: String, index: String, access: Access, st: Arc<State>, p: Params| {
             run(st, "index_lookup", access, move |st, access| indexes::lookup(st, access, &t, &index, &p))
         });
     let intersect = table()
         .and(warp::path!("indexes:intersect"))
         .and(warp::get())
-        .and(c.admit("index_intersect"))
-        .and(params(known("index_intersect")))
+        .and(c.taking("index_intersect"))
         .and_then(|t: String, access: Access, st: Arc<State>, p: Params| {
             run(st, "index_intersect", access, move |st, access| indexes::combine(st, access, &t, &p))
         });
@@ -460,72 +436,49 @@ fn index_routes(c: &Ctx) -> Routes {
 /// Search, suggest, keyword lookups, reindex jobs.
 fn search_routes(c: &Ctx) -> Routes {
     use handlers::{jobs, search};
-    let search = table()
-        .and(warp::path!("search"))
-        .and(warp::get())
-        .and(c.admit("search"))
-        .and(params(known("search")))
-        .and_then(|t: String, access: Access, st: Arc<State>, p: Params| {
+    let search = table().and(warp::path!("search")).and(warp::get()).and(c.taking("search")).and_then(
+        |t: String, access: Access, st: Arc<State>, p: Params| {
             run_cancellable(st, "search", access, move |st, access, cancel| {
                 search::search(st, access, &t, &p, cancel)
             })
-        });
-    let suggest = table()
-        .and(warp::path!("suggest"))
-        .and(warp::get())
-        .and(c.admit("suggest"))
-        .and(params(known("suggest")))
-        .and_then(|t: String, access: Access, st: Arc<State>, p: Params| {
+        },
+    );
+    let suggest = table().and(warp::path!("suggest")).and(warp::get()).and(c.taking("suggest")).and_then(
+        |t: String, access: Access, st: Arc<State>, p: Params| {
             run(st, "suggest", access, move |st, access| search::suggest(st, access, &t, &p))
-        });
-    let keywords = table()
-        .and(warp::path!("keywords"))
-        .and(warp::get())
-        .and(c.admit("keywords"))
-        .and(params(known("keywords")))
-        .and_then(|t: String, access: Access, st: Arc<State>, p: Params| {
+        },
+    );
+    let keywords = table().and(warp::path!("keywords")).and(warp::get()).and(c.taking("keywords")).and_then(
+        |t: String, access: Access, st: Arc<State>, p: Params| {
             run(st, "keywords", access, move |st, access| search::keywords(st, access, &t, &p))
-        });
-    let reindex = table()
-        .and(warp::path!("reindex"))
-        .and(warp::post())
-        .and(c.admit("reindex"))
-        .and(params(known("reindex")))
-        .and_then(|t: String, access: Access, st: Arc<State>, p: Params| {
+        },
+    );
+    let reindex = table().and(warp::path!("reindex")).and(warp::post()).and(c.taking("reindex")).and_then(
+        |t: String, access: Access, st: Arc<State>, p: Params| {
             run(st, "reindex", access, move |st, _| jobs::reindex(st, &t, &p))
-        });
-    let job = warp::path!("jobs" / String)
-        .and(warp::get())
-        .and(c.admit("jobs"))
-        .and(no_params(known("jobs")))
-        .and_then(|id: String, access: Access, st: Arc<State>| {
-            run(st, "jobs", access, move |st, _| jobs::get(st, &id))
-        });
+        },
+    );
+    let job = warp::path!("jobs" / String).and(warp::get()).and(c.taking_none("jobs")).and_then(
+        |id: String, access: Access, st: Arc<State>| run(st, "jobs", access, move |st, _| jobs::get(st, &id)),
+    );
 
     search.or(suggest).unify().or(keywords).unify().or(reindex).unify().or(job).unify().boxed()
 }
 
 /// Access keys.
 fn key_routes(c: &Ctx) -> Routes {
-    let keys_create = warp::path!("keys")
-        .and(warp::post())
-        .and(c.admit("keys_create"))
-        .and(no_params(known("keys_create")))
-        .and(c.body())
-        .and_then(|access: Access, st: Arc<State>, b: Body| {
-            run(st, "keys_create", access, move |st, _| handlers::keys::create(st, &b))
-        });
-    let keys_list = warp::path!("keys")
-        .and(warp::get())
-        .and(c.admit("keys_list"))
-        .and(no_params(known("keys_list")))
-        .and_then(|access: Access, st: Arc<State>| {
-            run(st, "keys_list", access, move |st, _| handlers::keys::list(st))
-        });
+    let keys_create =
+        warp::path!("keys").and(warp::post()).and(c.taking_none("keys_create")).and(c.body()).and_then(
+            |access: Access, st: Arc<State>, b: Body| {
+                run(st, "keys_create", access, move |st, _| handlers::keys::create(st, &b))
+            },
+        );
+    let keys_list = warp::path!("keys").and(warp::get()).and(c.taking_none("keys_list")).and_then(
+        |access: Access, st: Arc<State>| run(st, "keys_list", access, move |st, _| handlers::keys::list(st)),
+    );
     let keys_delete = warp::path!("keys" / String)
         .and(warp::delete())
-        .and(c.admit("keys_delete"))
-        .and(no_params(known("keys_delete")))
+        .and(c.taking_none("keys_delete"))
         .and_then(|uid: String, access: Access, st: Arc<State>| {
             run(st, "keys_delete", access, move |st, _| handlers::keys::delete(st, &uid))
         });
