@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use rowsearch_store::{ReadTxn, Store};
+use rowsearch_store::{RowSource as _, RowView, Store};
 
 use crate::Result;
 use crate::generation::{IndexDir, indexed_next_seq};
@@ -14,7 +14,7 @@ const FEED_CHUNK: usize = 50_000;
 /// The distinct rows of `table` the change feed names from `from_seq` on,
 /// sorted, and the sequence after the last entry read.
 pub(crate) fn changed_rows(store: &Store, table: &str, from_seq: u64) -> Result<(Vec<Vec<u8>>, u64)> {
-    let changes = changes_in(&store.begin_read()?, table, from_seq)?;
+    let changes = changes_in(&*store.view()?, table, from_seq)?;
     Ok((changes.rows, changes.next_seq))
 }
 
@@ -42,7 +42,7 @@ impl TableChanges {
     ///
     /// # Errors
     /// `Store`.
-    pub fn age_ms(&self, rtxn: &ReadTxn<'_>) -> Result<Option<u64>> {
+    pub fn age_ms(&self, rtxn: &dyn RowView) -> Result<Option<u64>> {
         if self.first_seq == 0 {
             return Ok(None);
         }
@@ -55,7 +55,7 @@ impl TableChanges {
 ///
 /// # Errors
 /// `Store`.
-pub fn changes_in(rtxn: &ReadTxn<'_>, table: &str, from_seq: u64) -> Result<TableChanges> {
+pub fn changes_in(rtxn: &dyn RowView, table: &str, from_seq: u64) -> Result<TableChanges> {
     crate::io_counts::feed_read();
     let mut changes = TableChanges { next_seq: from_seq, ..TableChanges::default() };
     loop {
@@ -99,7 +99,7 @@ pub(crate) struct FeedRead {
 
 impl FeedRead {
     /// Reads the feed of `rtxn`'s snapshot from `from_seq` on.
-    pub fn read(rtxn: &ReadTxn<'_>, from_seq: u64) -> Result<FeedRead> {
+    pub fn read(rtxn: &dyn RowView, from_seq: u64) -> Result<FeedRead> {
         crate::io_counts::feed_read();
         let mut read = FeedRead { next_seq: from_seq, named: HashMap::new() };
         loop {

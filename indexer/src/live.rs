@@ -30,7 +30,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use rowsearch_store::{ReadTxn, Store};
+use rowsearch_store::{RowSource as _, RowView, Store};
 
 use crate::build::{ReindexMode, ReindexOptions, reindex};
 use crate::changes::{TableChanges, changes_in};
@@ -321,8 +321,9 @@ impl LiveIndexes {
             // since it absorbed it. None (writes to other tables only):
             // the index reflects the store as of the feed's end. A few:
             // matched directly, in an overlay of this snapshot.
-            let rtxn = store.begin_read()?;
-            let changes = changes_in(&rtxn, &live.table, from)?;
+            let view = store.view()?;
+            let rtxn = &*view;
+            let changes = changes_in(rtxn, &live.table, from)?;
             let next = changes.next_seq;
             if next >= wanted {
                 if changes.rows.is_empty() {
@@ -331,11 +332,11 @@ impl LiveIndexes {
                 if want.consistency == Consistency::Snapshot
                     && changes.rows.len() <= self.shared.overlay_max_rows
                 {
-                    let overlay = live.overlay(&rtxn, &generation, from, changes)?;
+                    let overlay = live.overlay(rtxn, &generation, from, changes)?;
                     return Ok(Snapshot { generation, overlay: Some(overlay), seq: next.saturating_sub(1) });
                 }
             }
-            drop(rtxn);
+            drop(view);
             self.catch_up(live, next.max(wanted), from, want.deadline)?;
             reflected = live.absorbed().unwrap_or(0);
             generation = live.index.generation()?;
@@ -373,15 +374,16 @@ impl LiveIndexes {
         let reflected = live.absorbed().unwrap_or(0);
         let generation = live.index.generation().ok()?;
         let known = reflected.max(generation.absorbed);
-        let rtxn = store.begin_read().ok()?;
-        let changes = changes_in(&rtxn, table, known).ok()?;
+        let view = store.view().ok()?;
+        let rtxn = &*view;
+        let changes = changes_in(rtxn, table, known).ok()?;
         let lag = changes.rows.len() as u64;
         let index_next = if lag == 0 { changes.next_seq } else { known };
         Some(Freshness {
             store_seq: changes.next_seq.saturating_sub(1),
             index_seq: index_next.saturating_sub(1),
             lag_rows: lag,
-            lag_ms: changes.age_ms(&rtxn).ok()?.unwrap_or(0),
+            lag_ms: changes.age_ms(rtxn).ok()?.unwrap_or(0),
         })
     }
 
@@ -523,7 +525,7 @@ impl LiveIndex {
     /// it covers a start of them; else a new one from `rtxn`'s snapshot.
     fn overlay(
         &self,
-        rtxn: &ReadTxn<'_>,
+        rtxn: &dyn RowView,
         generation: &Generation,
         from: u64,
         changes: TableChanges,

@@ -18,7 +18,7 @@
 
 use std::sync::Arc;
 
-use rowsearch_store::ReadTxn;
+use rowsearch_store::RowView;
 use tantivy::query::{Bm25StatisticsProvider, BooleanQuery, Occur, Query, TermQuery, TermSetQuery};
 use tantivy::schema::{Field, IndexRecordOption};
 use tantivy::tokenizer::TokenizerManager;
@@ -93,7 +93,7 @@ impl Overlay {
     /// # Errors
     /// `Store` (reading the rows), `Tantivy`.
     pub fn build(
-        rtxn: &ReadTxn<'_>,
+        rtxn: &dyn RowView,
         schema: &DocSchema,
         from_seq: u64,
         changes: TableChanges,
@@ -108,7 +108,7 @@ impl Overlay {
     ///
     /// # Errors
     /// As [`Self::build`].
-    pub fn extend(&self, rtxn: &ReadTxn<'_>, schema: &DocSchema, tail: TableChanges) -> Result<Overlay> {
+    pub fn extend(&self, rtxn: &dyn RowView, schema: &DocSchema, tail: TableChanges) -> Result<Overlay> {
         let last_seq = if tail.rows.is_empty() { self.last_seq } else { tail.last_seq };
         if self.layers.len() >= MAX_LAYERS {
             let mut rows = self.rows.clone();
@@ -182,7 +182,7 @@ impl Overlay {
 }
 
 impl Layer {
-    fn build(rtxn: &ReadTxn<'_>, schema: &DocSchema, rows: Vec<Vec<u8>>) -> Result<Layer> {
+    fn build(rtxn: &dyn RowView, schema: &DocSchema, rows: Vec<Vec<u8>>) -> Result<Layer> {
         let table = schema.table.as_str();
         let mut docs = Vec::new();
         for row in &rows {

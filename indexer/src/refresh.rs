@@ -24,6 +24,8 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use rowsearch_store::RowSource as _;
+
 use crate::build::{Changed, ReindexMode, ReindexOptions, reindex, reindex_changed};
 use crate::changes::FeedRead;
 use crate::live::{LiveIndex, LiveIndexes};
@@ -286,7 +288,7 @@ fn round(live: &LiveIndexes, options: &ReindexOptions) -> (u64, Option<String>) 
     // One read of the feed, from the oldest of what the indexes absorbed.
     let from = tables.iter().filter_map(|(_, g)| g.as_ref().map(|g| g.absorbed)).min();
     let feed = match from
-        .map(|from| live.store().begin_read().map_err(Error::from).and_then(|r| FeedRead::read(&r, from)))
+        .map(|from| live.store().view().map_err(Error::from).and_then(|r| FeedRead::read(&*r, from)))
     {
         Some(Ok(feed)) => Some(feed),
         Some(Err(e)) => return (0, Some(e.to_string())),
@@ -316,7 +318,8 @@ fn round(live: &LiveIndexes, options: &ReindexOptions) -> (u64, Option<String>) 
 fn searchable(live: &LiveIndexes) -> Result<Vec<Arc<LiveIndex>>> {
     let store = live.store();
     // One snapshot for every table's schema and id.
-    let rtxn = store.begin_read()?;
+    let view = store.view()?;
+    let rtxn = &*view;
     let mut searchable = Vec::new();
     for table in store.tables()? {
         let (Ok(schema), Ok(table_id)) = (rtxn.schema(&table), rtxn.table_id(&table)) else { continue };
@@ -324,7 +327,7 @@ fn searchable(live: &LiveIndexes) -> Result<Vec<Arc<LiveIndex>>> {
             searchable.push((table, table_id));
         }
     }
-    drop(rtxn);
+    drop(view);
     searchable.into_iter().map(|(table, table_id)| live.table(&table, table_id)).collect()
 }
 

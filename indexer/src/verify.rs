@@ -17,7 +17,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::time::Instant;
 
-use rowsearch_store::{ReadOptions, Store};
+use rowsearch_store::{ReadOptions, RowSource as _, Store};
 use serde::Serialize;
 use tantivy::postings::Postings;
 use tantivy::schema::IndexRecordOption;
@@ -169,9 +169,10 @@ pub fn verify(store: &Store, table: &str, options: &VerifyOptions) -> Result<Ver
     // Rows not yet absorbed.
     let index_next = generation.next_seq()?;
     let changes = {
-        let rtxn = store.begin_read()?;
-        let changes = crate::changes::changes_in(&rtxn, table, index_next)?;
-        report.lag_ms = changes.age_ms(&rtxn)?;
+        let view = store.view()?;
+        let rtxn = &*view;
+        let changes = crate::changes::changes_in(rtxn, table, index_next)?;
+        report.lag_ms = changes.age_ms(rtxn)?;
         changes
     };
     let store_next = changes.next_seq;
@@ -184,7 +185,8 @@ pub fn verify(store: &Store, table: &str, options: &VerifyOptions) -> Result<Ver
     let sampled = |key: &[u8]| xxhash_rust::xxh3::xxh3_64(key).is_multiple_of(modulus);
 
     // The keyword rows: every row, and the sampled rows' cells.
-    let rtxn = store.begin_read()?;
+    let view = store.view()?;
+    let rtxn = &*view;
     let mut rows: HashSet<Vec<u8>> = HashSet::new();
     let mut sample_cells: HashMap<Vec<u8>, Terms> = HashMap::new();
     rtxn.for_each_keyword_cell(table, None, &mut |cell| {
@@ -220,7 +222,7 @@ pub fn verify(store: &Store, table: &str, options: &VerifyOptions) -> Result<Ver
             report.cells_differ.add(key, Some(first_difference(&from_values, &sample_cells[*key])), max);
         }
     }
-    drop(rtxn);
+    drop(view);
 
     // The index: every live document's key, and the sampled documents.
     let IndexSide { indexed, mut indexed_terms, mut all_terms } =

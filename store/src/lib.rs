@@ -88,7 +88,7 @@ pub use schema::{
     MAX_INDEXES, MAX_SEARCH_FIELDS, MAX_TABLE_NAME_BYTES, SearchField, SearchSchema, TableSchema,
 };
 pub use secondary::{IndexHit, IndexPage, IndexQuery, IndexState, IndexTerm, IndexVerifyReport};
-pub use source::RowSource;
+pub use source::{RowSource, RowView};
 pub use store::{
     DEFAULT_MAP_SIZE_BYTES, DEFAULT_MAX_DBS, INDEX_BUILD_STEP_ROWS, RepairedIndex, Store, StoreBuilder,
     UpgradeProgress,

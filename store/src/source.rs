@@ -9,11 +9,20 @@
 //! absorbed yet, and where the next change will go). The store implements
 //! it with its full guarantees: one LMDB snapshot per call, a feed that
 //! names every committed row in commit order.
+//!
+//! What must be read together goes through a [`RowView`], one consistent
+//! view ([`RowSource::view`]): a build's keyword rows and the feed position
+//! it records, the overlay's changed rows and the feed tail that names
+//! them, verify's rows and index. The indexer reads rows through these two
+//! traits only; the store's view is an LMDB read transaction
+//! ([`ReadTxn`]). A source without multi-row snapshots (HBase) gives a
+//! view that reads as of one timestamp.
 
 use crate::Result;
 use crate::cell::Row;
 use crate::db::feed::FeedEntry;
-use crate::read::ReadOptions;
+use crate::keyword::{KeywordCell, KeywordCellRef};
+use crate::read::{ReadOptions, ReadTxn};
 use crate::schema::TableSchema;
 use crate::store::Store;
 use crate::table::Region;
@@ -59,6 +68,159 @@ pub trait RowSource: Send + Sync + std::fmt::Debug {
     /// # Errors
     /// The source's own failures.
     fn next_seq(&self) -> Result<u64>;
+
+    /// One consistent view of every table's rows, keyword rows and feed.
+    ///
+    /// # Errors
+    /// The source's own failures.
+    fn view(&self) -> Result<Box<dyn RowView + '_>>;
+}
+
+/// One consistent view of a source (see the module docs): every read
+/// through it sees the same point in time.
+pub trait RowView {
+    /// The table's schema.
+    ///
+    /// # Errors
+    /// `UnknownTable`; the source's own failures.
+    fn schema(&self, table: &str) -> Result<TableSchema>;
+
+    /// The table's id (as [`RowSource::table_id`]).
+    ///
+    /// # Errors
+    /// As [`Self::schema`].
+    fn table_id(&self, table: &str) -> Result<u64>;
+
+    /// The sequence the next change after this view will get.
+    ///
+    /// # Errors
+    /// The source's own failures.
+    fn next_seq(&self) -> Result<u64>;
+
+    /// Feed entries with `seq >= from_seq` in this view, at most `limit`.
+    ///
+    /// # Errors
+    /// The source's own failures.
+    fn feed_since(&self, from_seq: u64, limit: usize) -> Result<Vec<FeedEntry>>;
+
+    /// When the change with sequence `seq` was made (ms), if kept.
+    ///
+    /// # Errors
+    /// The source's own failures.
+    fn feed_time(&self, seq: u64) -> Result<Option<u64>>;
+
+    /// The source clock's time when this view began (ms).
+    fn now_ms(&self) -> u64;
+
+    /// One row, as [`ReadTxn::get`].
+    ///
+    /// # Errors
+    /// As [`Self::schema`].
+    fn get(&self, table: &str, row: &[u8], read: &ReadOptions) -> Result<Option<Row>>;
+
+    /// Partitions cutting the keyword rows where the regions cut the rows
+    /// (as [`ReadTxn::keyword_partition_splits`]).
+    ///
+    /// # Errors
+    /// `NotSearchable`; as [`Self::schema`].
+    fn keyword_partition_splits(&self, table: &str) -> Result<Vec<Vec<u8>>>;
+
+    /// How many keyword cells the table holds (a total for progress).
+    ///
+    /// # Errors
+    /// As [`Self::keyword_partition_splits`].
+    fn keyword_cell_count(&self, table: &str) -> Result<u64>;
+
+    /// Every keyword cell of one partition, or of all (as
+    /// [`ReadTxn::for_each_keyword_cell`]).
+    ///
+    /// # Errors
+    /// As [`Self::keyword_partition_splits`], and whatever `f` returns.
+    fn for_each_keyword_cell(
+        &self,
+        table: &str,
+        partition: Option<&[u8]>,
+        f: &mut dyn FnMut(&KeywordCellRef<'_>) -> Result<()>,
+    ) -> Result<()>;
+
+    /// Every keyword cell of the partitions `from <= p < to`.
+    ///
+    /// # Errors
+    /// As [`Self::for_each_keyword_cell`].
+    fn for_each_keyword_cell_between(
+        &self,
+        table: &str,
+        from: Option<&[u8]>,
+        to: Option<&[u8]>,
+        f: &mut dyn FnMut(&KeywordCellRef<'_>) -> Result<()>,
+    ) -> Result<()>;
+
+    /// The keyword cells row `row` should have, from its stored values.
+    ///
+    /// # Errors
+    /// `NoAnalyzer`; as [`Self::keyword_partition_splits`].
+    fn row_keyword_cells(&self, table: &str, row: &[u8]) -> Result<Vec<KeywordCell>>;
+}
+
+impl RowView for ReadTxn<'_> {
+    fn schema(&self, table: &str) -> Result<TableSchema> {
+        ReadTxn::schema(self, table)
+    }
+
+    fn table_id(&self, table: &str) -> Result<u64> {
+        ReadTxn::table_id(self, table)
+    }
+
+    fn next_seq(&self) -> Result<u64> {
+        ReadTxn::next_seq(self)
+    }
+
+    fn feed_since(&self, from_seq: u64, limit: usize) -> Result<Vec<FeedEntry>> {
+        ReadTxn::feed_since(self, from_seq, limit)
+    }
+
+    fn feed_time(&self, seq: u64) -> Result<Option<u64>> {
+        ReadTxn::feed_time(self, seq)
+    }
+
+    fn now_ms(&self) -> u64 {
+        ReadTxn::now_ms(self)
+    }
+
+    fn get(&self, table: &str, row: &[u8], read: &ReadOptions) -> Result<Option<Row>> {
+        ReadTxn::get(self, table, row, read)
+    }
+
+    fn keyword_partition_splits(&self, table: &str) -> Result<Vec<Vec<u8>>> {
+        ReadTxn::keyword_partition_splits(self, table)
+    }
+
+    fn keyword_cell_count(&self, table: &str) -> Result<u64> {
+        ReadTxn::keyword_cell_count(self, table)
+    }
+
+    fn for_each_keyword_cell(
+        &self,
+        table: &str,
+        partition: Option<&[u8]>,
+        f: &mut dyn FnMut(&KeywordCellRef<'_>) -> Result<()>,
+    ) -> Result<()> {
+        ReadTxn::for_each_keyword_cell(self, table, partition, f)
+    }
+
+    fn for_each_keyword_cell_between(
+        &self,
+        table: &str,
+        from: Option<&[u8]>,
+        to: Option<&[u8]>,
+        f: &mut dyn FnMut(&KeywordCellRef<'_>) -> Result<()>,
+    ) -> Result<()> {
+        ReadTxn::for_each_keyword_cell_between(self, table, from, to, f)
+    }
+
+    fn row_keyword_cells(&self, table: &str, row: &[u8]) -> Result<Vec<KeywordCell>> {
+        ReadTxn::row_keyword_cells(self, table, row)
+    }
 }
 
 impl RowSource for Store {
@@ -99,5 +261,9 @@ impl RowSource for Store {
 
     fn next_seq(&self) -> Result<u64> {
         Store::next_seq(self)
+    }
+
+    fn view(&self) -> Result<Box<dyn RowView + '_>> {
+        Ok(Box::new(self.begin_read()?))
     }
 }

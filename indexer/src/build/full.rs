@@ -3,7 +3,7 @@
 
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
-use rowsearch_store::{KeywordCellRef, Store};
+use rowsearch_store::{KeywordCellRef, RowSource as _, RowView, Store};
 use tantivy::{Index, IndexWriter};
 use xxhash_rust::xxh3::xxh3_64;
 
@@ -196,12 +196,13 @@ impl Readers<'_> {
     /// the snapshot's feed sequence, or `None` when it stopped because
     /// another reader failed.
     fn run(&self) -> Result<Option<(u64, u64)>> {
-        let rtxn = self.store.begin_read()?;
+        let view = self.store.view()?;
+        let rtxn = &*view;
         let next_seq = rtxn.next_seq()?;
         let mut rows = 0u64;
         let mut grouper = Grouper::new(self.schema);
         while let Some((from, to)) = self.ranges.get(self.next_range.fetch_add(1, Ordering::Relaxed)) {
-            match self.range(&rtxn, from.as_deref(), to.as_deref(), &mut grouper) {
+            match self.range(rtxn, from.as_deref(), to.as_deref(), &mut grouper) {
                 Ok(Some(n)) => rows += n,
                 Ok(None) => return Ok(None),
                 Err(e) => return Err(e),
@@ -213,7 +214,7 @@ impl Readers<'_> {
     /// Groups and adds the rows of the partitions in `[from, to)`.
     fn range(
         &self,
-        rtxn: &rowsearch_store::ReadTxn<'_>,
+        rtxn: &dyn RowView,
         from: Option<&[u8]>,
         to: Option<&[u8]>,
         grouper: &mut Grouper<'_>,
@@ -371,7 +372,8 @@ pub(super) fn full(
 /// The keyword rows in ranges of whole partitions, cut where the region
 /// splits cut the rows, and how many keyword cells there are in all.
 fn partition_ranges(store: &Store, table: &str) -> Result<(Vec<PartitionRange>, u64)> {
-    let rtxn = store.begin_read()?;
+    let view = store.view()?;
+    let rtxn = &*view;
     let bounds = rtxn.keyword_partition_splits(table)?;
     let total = rtxn.keyword_cell_count(table)?;
     let mut ranges: Vec<PartitionRange> = Vec::with_capacity(bounds.len() + 1);
@@ -439,7 +441,7 @@ impl Readers<'_> {
 /// modulo `modulus`, halving the slice again while it exceeds the budget.
 #[allow(clippy::too_many_arguments)]
 fn slices(
-    rtxn: &rowsearch_store::ReadTxn<'_>,
+    rtxn: &dyn RowView,
     table: &str,
     p: &[u8],
     modulus: u64,

@@ -1,7 +1,7 @@
 //! Incremental builds: the change feed applied to the serving generation
 //! (see the module documentation of `build`).
 
-use rowsearch_store::Store;
+use rowsearch_store::{RowSource as _, Store};
 use tantivy::{Index, Term};
 
 use super::options::{ReindexMode, ReindexOptions, ReindexProgress, ReindexReport};
@@ -50,7 +50,8 @@ pub(super) fn incremental(
     let mut writer = writer(table, &index, options)?;
     let total = changed.len() as u64;
     let (mut indexed, mut removed) = (0u64, 0u64);
-    let rtxn = store.begin_read()?;
+    let view = store.view()?;
+    let rtxn = &*view;
     for (i, row) in changed.iter().enumerate() {
         if options.fail_at == Some(FailPoint::MidIncremental) && i as u64 == total / 2 {
             return Err(Error::FailPoint(FailPoint::MidIncremental));
@@ -68,7 +69,7 @@ pub(super) fn incremental(
             progress(&ReindexProgress { phase: "rows", done: i as u64, total });
         }
     }
-    drop(rtxn);
+    drop(view);
     progress(&ReindexProgress { phase: "rows", done: total, total });
     if next_seq != from_seq {
         commit(table, &mut writer, next_seq, table_id)?;
