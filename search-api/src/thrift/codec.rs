@@ -1,0 +1,859 @@
+//! Thrift's wire formats, the one owner of their bytes: messages and
+//! values in the binary protocol (strict, as HBase's gateway and happybase
+//! write it) and the compact protocol, decoded into a generic [`Value`]
+//! and encoded back. The service layer reads arguments out of a decoded
+//! struct by field id and builds replies as structs, so no byte layout
+//! lives anywhere else.
+//!
+//! Decoding never panics and never allocates past what the input holds:
+//! every length is checked against the bytes left before anything is
+//! reserved, nesting is bounded ([`Limits::max_depth`]), and a message
+//! larger than [`Limits::max_message_bytes`] is refused. On a stream
+//! (the buffered transport), a message cut short is
+//! [`DecodeError::Incomplete`]: read more and decode again.
+
+use std::fmt;
+
+/// Thrift's type ids (the binary protocol's numbering).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TType {
+    Bool,
+    Byte,
+    Double,
+    I16,
+    I32,
+    I64,
+    Binary,
+    Struct,
+    Map,
+    Set,
+    List,
+}
+
+impl TType {
+    /// The binary protocol's id.
+    fn binary_id(self) -> u8 {
+        match self {
+            TType::Bool => 2,
+            TType::Byte => 3,
+            TType::Double => 4,
+            TType::I16 => 6,
+            TType::I32 => 8,
+            TType::I64 => 10,
+            TType::Binary => 11,
+            TType::Struct => 12,
+            TType::Map => 13,
+            TType::Set => 14,
+            TType::List => 15,
+        }
+    }
+
+    fn from_binary_id(id: u8) -> Option<TType> {
+        Some(match id {
+            2 => TType::Bool,
+            3 => TType::Byte,
+            4 => TType::Double,
+            6 => TType::I16,
+            8 => TType::I32,
+            10 => TType::I64,
+            11 => TType::Binary,
+            12 => TType::Struct,
+            13 => TType::Map,
+            14 => TType::Set,
+            15 => TType::List,
+            _ => return None,
+        })
+    }
+
+    /// The compact protocol's id (in a container header, where a bool is 1).
+    fn compact_id(self) -> u8 {
+        match self {
+            TType::Bool => 1,
+            TType::Byte => 3,
+            TType::I16 => 4,
+            TType::I32 => 5,
+            TType::I64 => 6,
+            TType::Double => 7,
+            TType::Binary => 8,
+            TType::List => 9,
+            TType::Set => 10,
+            TType::Map => 11,
+            TType::Struct => 12,
+        }
+    }
+
+    fn from_compact_id(id: u8) -> Option<TType> {
+        Some(match id {
+            1 | 2 => TType::Bool,
+            3 => TType::Byte,
+            4 => TType::I16,
+            5 => TType::I32,
+            6 => TType::I64,
+            7 => TType::Double,
+            8 => TType::Binary,
+            9 => TType::List,
+            10 => TType::Set,
+            11 => TType::Map,
+            12 => TType::Struct,
+            _ => return None,
+        })
+    }
+}
+
+/// A Thrift value.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value {
+    Bool(bool),
+    Byte(i8),
+    I16(i16),
+    I32(i32),
+    I64(i64),
+    Double(f64),
+    /// `binary` and `string` alike (a string is UTF-8 by convention).
+    Binary(Vec<u8>),
+    /// Fields by id, in the order read or to write.
+    Struct(Vec<(i16, Value)>),
+    Map {
+        key: TType,
+        value: TType,
+        entries: Vec<(Value, Value)>,
+    },
+    Set {
+        elem: TType,
+        items: Vec<Value>,
+    },
+    List {
+        elem: TType,
+        items: Vec<Value>,
+    },
+}
+
+impl Value {
+    /// Its type.
+    pub fn ttype(&self) -> TType {
+        match self {
+            Value::Bool(_) => TType::Bool,
+            Value::Byte(_) => TType::Byte,
+            Value::I16(_) => TType::I16,
+            Value::I32(_) => TType::I32,
+            Value::I64(_) => TType::I64,
+            Value::Double(_) => TType::Double,
+            Value::Binary(_) => TType::Binary,
+            Value::Struct(_) => TType::Struct,
+            Value::Map { .. } => TType::Map,
+            Value::Set { .. } => TType::Set,
+            Value::List { .. } => TType::List,
+        }
+    }
+
+    /// Field `id` of a struct.
+    pub fn field(&self, id: i16) -> Option<&Value> {
+        match self {
+            Value::Struct(fields) => fields.iter().find(|(f, _)| *f == id).map(|(_, v)| v),
+            _ => None,
+        }
+    }
+}
+
+/// What a message is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MessageType {
+    Call,
+    Reply,
+    Exception,
+    Oneway,
+}
+
+impl MessageType {
+    fn id(self) -> u8 {
+        match self {
+            MessageType::Call => 1,
+            MessageType::Reply => 2,
+            MessageType::Exception => 3,
+            MessageType::Oneway => 4,
+        }
+    }
+
+    fn from_id(id: u8) -> Option<MessageType> {
+        Some(match id {
+            1 => MessageType::Call,
+            2 => MessageType::Reply,
+            3 => MessageType::Exception,
+            4 => MessageType::Oneway,
+            _ => return None,
+        })
+    }
+}
+
+/// One message: a call's arguments or a reply's result, as a struct.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Message {
+    pub name: String,
+    pub kind: MessageType,
+    pub seq: i32,
+    pub body: Value,
+}
+
+/// The two protocols.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Protocol {
+    Binary,
+    Compact,
+}
+
+impl Protocol {
+    /// The protocol a message starting with `first` is written in.
+    pub fn detect(first: u8) -> Option<Protocol> {
+        match first {
+            0x80 => Some(Protocol::Binary),
+            0x82 => Some(Protocol::Compact),
+            _ => None,
+        }
+    }
+}
+
+/// Bounds on what one message may hold.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    /// Nesting of structs and containers.
+    pub max_depth: usize,
+    /// Bytes of one message.
+    pub max_message_bytes: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits { max_depth: 32, max_message_bytes: 16 << 20 }
+    }
+}
+
+/// Why bytes do not decode.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DecodeError {
+    /// The bytes end before the message does (a stream: read more).
+    Incomplete,
+    /// The bytes are not a message of the protocol.
+    Invalid(String),
+    /// The message is past a limit.
+    TooLarge(String),
+}
+
+impl fmt::Display for DecodeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DecodeError::Incomplete => write!(f, "the message is cut short"),
+            DecodeError::Invalid(why) => write!(f, "malformed message: {why}"),
+            DecodeError::TooLarge(why) => write!(f, "message too large: {why}"),
+        }
+    }
+}
+
+impl std::error::Error for DecodeError {}
+
+type Decoded<T> = Result<T, DecodeError>;
+
+fn invalid<T>(why: impl Into<String>) -> Decoded<T> {
+    Err(DecodeError::Invalid(why.into()))
+}
+
+/// Decodes one message from the start of `bytes`: the message and how many
+/// bytes it took.
+///
+/// # Errors
+/// [`DecodeError`].
+pub fn decode(protocol: Protocol, bytes: &[u8], limits: &Limits) -> Decoded<(Message, usize)> {
+    let mut reader = Reader { bytes, at: 0, limits, depth: 0 };
+    let message = match protocol {
+        Protocol::Binary => reader.binary_message(),
+        Protocol::Compact => reader.compact_message(),
+    };
+    match message {
+        // Cut short past the limit: it would never fit.
+        Err(DecodeError::Incomplete) if bytes.len() >= limits.max_message_bytes => {
+            Err(DecodeError::TooLarge(format!("more than {} bytes", limits.max_message_bytes)))
+        }
+        Ok(_) if reader.at > limits.max_message_bytes => {
+            Err(DecodeError::TooLarge(format!("{} bytes, at most {}", reader.at, limits.max_message_bytes)))
+        }
+        Ok(message) => Ok((message, reader.at)),
+        Err(e) => Err(e),
+    }
+}
+
+/// Encodes `message`.
+pub fn encode(protocol: Protocol, message: &Message) -> Vec<u8> {
+    let mut writer = Writer { out: Vec::new(), last_field: Vec::new() };
+    match protocol {
+        Protocol::Binary => writer.binary_message(message),
+        Protocol::Compact => writer.compact_message(message),
+    }
+    writer.out
+}
+
+struct Reader<'a> {
+    bytes: &'a [u8],
+    at: usize,
+    limits: &'a Limits,
+    depth: usize,
+}
+
+impl Reader<'_> {
+    fn take(&mut self, n: usize) -> Decoded<&[u8]> {
+        let end = self.at.checked_add(n).ok_or(DecodeError::Incomplete)?;
+        if end > self.bytes.len() {
+            return Err(if end > self.limits.max_message_bytes {
+                DecodeError::TooLarge(format!("a length of {n} bytes"))
+            } else {
+                DecodeError::Incomplete
+            });
+        }
+        let out = &self.bytes[self.at..end];
+        self.at = end;
+        Ok(out)
+    }
+
+    fn byte(&mut self) -> Decoded<u8> {
+        Ok(self.take(1)?[0])
+    }
+
+    fn array<const N: usize>(&mut self) -> Decoded<[u8; N]> {
+        let mut out = [0u8; N];
+        out.copy_from_slice(self.take(N)?);
+        Ok(out)
+    }
+
+    /// A count of items each at least `min_item` bytes long: refused when
+    /// the message could not hold them (so nothing is reserved for them).
+    fn count(&mut self, n: i64, min_item: usize) -> Decoded<usize> {
+        let n = usize::try_from(n).map_err(|_| DecodeError::Invalid(format!("negative size {n}")))?;
+        let need = n.saturating_mul(min_item.max(1));
+        if need > self.limits.max_message_bytes {
+            return Err(DecodeError::TooLarge(format!("{n} items")));
+        }
+        if self.at.saturating_add(need) > self.bytes.len() {
+            return Err(DecodeError::Incomplete);
+        }
+        Ok(n)
+    }
+
+    fn nest(&mut self) -> Decoded<()> {
+        self.depth += 1;
+        if self.depth > self.limits.max_depth {
+            return Err(DecodeError::TooLarge(format!("nested deeper than {}", self.limits.max_depth)));
+        }
+        Ok(())
+    }
+
+    // The binary protocol.
+
+    fn binary_message(&mut self) -> Decoded<Message> {
+        let head = i32::from_be_bytes(self.array()?);
+        // Strict: 0x8001 version, then the type in the low byte.
+        if (head as u32) & 0xffff_0000 != 0x8001_0000 {
+            return invalid(format!("not a strict binary-protocol message (header {:#010x})", head as u32));
+        }
+        let kind = MessageType::from_id(head as u8).map_or_else(|| invalid("unknown message type"), Ok)?;
+        let name = self.binary_bytes()?;
+        let name = String::from_utf8(name).or_else(|_| invalid("method name is not UTF-8"))?;
+        let seq = i32::from_be_bytes(self.array()?);
+        let body = self.binary_struct()?;
+        Ok(Message { name, kind, seq, body })
+    }
+
+    fn binary_bytes(&mut self) -> Decoded<Vec<u8>> {
+        let len = i32::from_be_bytes(self.array()?);
+        let len = self.count(i64::from(len), 1)?;
+        Ok(self.take(len)?.to_vec())
+    }
+
+    fn binary_type(&mut self) -> Decoded<TType> {
+        let id = self.byte()?;
+        TType::from_binary_id(id).map_or_else(|| invalid(format!("unknown type id {id}")), Ok)
+    }
+
+    fn binary_struct(&mut self) -> Decoded<Value> {
+        self.nest()?;
+        let mut fields = Vec::new();
+        loop {
+            let id = self.byte()?;
+            if id == 0 {
+                break;
+            }
+            let ttype =
+                TType::from_binary_id(id).map_or_else(|| invalid(format!("unknown type id {id}")), Ok)?;
+            let field = i16::from_be_bytes(self.array()?);
+            fields.push((field, self.binary_value(ttype)?));
+        }
+        self.depth -= 1;
+        Ok(Value::Struct(fields))
+    }
+
+    fn binary_value(&mut self, ttype: TType) -> Decoded<Value> {
+        Ok(match ttype {
+            TType::Bool => Value::Bool(self.byte()? != 0),
+            TType::Byte => Value::Byte(self.byte()? as i8),
+            TType::I16 => Value::I16(i16::from_be_bytes(self.array()?)),
+            TType::I32 => Value::I32(i32::from_be_bytes(self.array()?)),
+            TType::I64 => Value::I64(i64::from_be_bytes(self.array()?)),
+            TType::Double => Value::Double(f64::from_be_bytes(self.array()?)),
+            TType::Binary => Value::Binary(self.binary_bytes()?),
+            TType::Struct => self.binary_struct()?,
+            TType::Map => {
+                self.nest()?;
+                let (key, value) = (self.binary_type()?, self.binary_type()?);
+                let n = i32::from_be_bytes(self.array()?);
+                let n = self.count(i64::from(n), 2)?;
+                let mut entries = Vec::with_capacity(n);
+                for _ in 0..n {
+                    entries.push((self.binary_value(key)?, self.binary_value(value)?));
+                }
+                self.depth -= 1;
+                Value::Map { key, value, entries }
+            }
+            TType::Set | TType::List => {
+                self.nest()?;
+                let elem = self.binary_type()?;
+                let n = i32::from_be_bytes(self.array()?);
+                let n = self.count(i64::from(n), 1)?;
+                let mut items = Vec::with_capacity(n);
+                for _ in 0..n {
+                    items.push(self.binary_value(elem)?);
+                }
+                self.depth -= 1;
+                if ttype == TType::Set { Value::Set { elem, items } } else { Value::List { elem, items } }
+            }
+        })
+    }
+
+    // The compact protocol.
+
+    fn varint(&mut self) -> Decoded<u64> {
+        let mut out = 0u64;
+        for shift in (0..70).step_by(7) {
+            let b = self.byte()?;
+            if shift == 63 && b > 1 {
+                return invalid("varint past 64 bits");
+            }
+            out |= u64::from(b & 0x7f) << shift;
+            if b & 0x80 == 0 {
+                return Ok(out);
+            }
+        }
+        invalid("varint past 10 bytes")
+    }
+
+    fn zigzag(&mut self) -> Decoded<i64> {
+        let n = self.varint()?;
+        Ok((n >> 1) as i64 ^ -((n & 1) as i64))
+    }
+
+    fn compact_i16(&mut self) -> Decoded<i16> {
+        let n = self.zigzag()?;
+        i16::try_from(n).map_or_else(|_| invalid(format!("{n} is not an i16")), Ok)
+    }
+
+    fn compact_i32(&mut self) -> Decoded<i32> {
+        let n = self.zigzag()?;
+        i32::try_from(n).map_or_else(|_| invalid(format!("{n} is not an i32")), Ok)
+    }
+
+    fn compact_message(&mut self) -> Decoded<Message> {
+        if self.byte()? != 0x82 {
+            return invalid("not a compact-protocol message");
+        }
+        let version_and_type = self.byte()?;
+        if version_and_type & 0x1f != 1 {
+            return invalid(format!("compact protocol version {}", version_and_type & 0x1f));
+        }
+        let kind = MessageType::from_id(version_and_type >> 5)
+            .map_or_else(|| invalid("unknown message type"), Ok)?;
+        let seq = self.varint()? as u32 as i32;
+        let name = self.compact_bytes()?;
+        let name = String::from_utf8(name).or_else(|_| invalid("method name is not UTF-8"))?;
+        let body = self.compact_struct()?;
+        Ok(Message { name, kind, seq, body })
+    }
+
+    fn compact_bytes(&mut self) -> Decoded<Vec<u8>> {
+        let len = self.varint()?;
+        let len = self.count(i64::try_from(len).unwrap_or(i64::MAX), 1)?;
+        Ok(self.take(len)?.to_vec())
+    }
+
+    fn compact_type(&mut self, id: u8) -> Decoded<TType> {
+        TType::from_compact_id(id).map_or_else(|| invalid(format!("unknown compact type id {id}")), Ok)
+    }
+
+    fn compact_struct(&mut self) -> Decoded<Value> {
+        self.nest()?;
+        let mut fields = Vec::new();
+        let mut last: i16 = 0;
+        loop {
+            let head = self.byte()?;
+            if head == 0 {
+                break;
+            }
+            let (delta, type_id) = (head >> 4, head & 0x0f);
+            let ttype = self.compact_type(type_id)?;
+            let id = if delta == 0 { self.compact_i16()? } else { last.wrapping_add(i16::from(delta)) };
+            last = id;
+            let value = match (ttype, type_id) {
+                // A bool field's value is its type id.
+                (TType::Bool, id) => Value::Bool(id == 1),
+                (ttype, _) => self.compact_value(ttype)?,
+            };
+            fields.push((id, value));
+        }
+        self.depth -= 1;
+        Ok(Value::Struct(fields))
+    }
+
+    fn compact_value(&mut self, ttype: TType) -> Decoded<Value> {
+        Ok(match ttype {
+            TType::Bool => Value::Bool(self.byte()? == 1),
+            TType::Byte => Value::Byte(self.byte()? as i8),
+            TType::I16 => Value::I16(self.compact_i16()?),
+            TType::I32 => Value::I32(self.compact_i32()?),
+            TType::I64 => Value::I64(self.zigzag()?),
+            TType::Double => Value::Double(f64::from_le_bytes(self.array()?)),
+            TType::Binary => Value::Binary(self.compact_bytes()?),
+            TType::Struct => self.compact_struct()?,
+            TType::Map => {
+                self.nest()?;
+                let n = self.varint()?;
+                let (key, value, n) = if n == 0 {
+                    (TType::Binary, TType::Binary, 0)
+                } else {
+                    let types = self.byte()?;
+                    let key = self.compact_type(types >> 4)?;
+                    let value = self.compact_type(types & 0x0f)?;
+                    (key, value, self.count(i64::try_from(n).unwrap_or(i64::MAX), 2)?)
+                };
+                let mut entries = Vec::with_capacity(n);
+                for _ in 0..n {
+                    entries.push((self.compact_value(key)?, self.compact_value(value)?));
+                }
+                self.depth -= 1;
+                Value::Map { key, value, entries }
+            }
+            TType::Set | TType::List => {
+                self.nest()?;
+                let head = self.byte()?;
+                let elem = self.compact_type(head & 0x0f)?;
+                let n = if head >> 4 == 0x0f { self.varint()? } else { u64::from(head >> 4) };
+                let n = self.count(i64::try_from(n).unwrap_or(i64::MAX), 1)?;
+                let mut items = Vec::with_capacity(n);
+                for _ in 0..n {
+                    items.push(self.compact_value(elem)?);
+                }
+                self.depth -= 1;
+                if ttype == TType::Set { Value::Set { elem, items } } else { Value::List { elem, items } }
+            }
+        })
+    }
+}
+
+struct Writer {
+    out: Vec<u8>,
+    /// The last field id written, per struct being written (compact).
+    last_field: Vec<i16>,
+}
+
+impl Writer {
+    // The binary protocol.
+
+    fn binary_message(&mut self, m: &Message) {
+        self.out.extend_from_slice(&(0x8001_0000u32 | u32::from(m.kind.id())).to_be_bytes());
+        self.binary_bytes(m.name.as_bytes());
+        self.out.extend_from_slice(&m.seq.to_be_bytes());
+        self.binary_value(&m.body);
+    }
+
+    fn binary_bytes(&mut self, b: &[u8]) {
+        self.out.extend_from_slice(&(b.len() as i32).to_be_bytes());
+        self.out.extend_from_slice(b);
+    }
+
+    fn binary_value(&mut self, v: &Value) {
+        match v {
+            Value::Bool(b) => self.out.push(u8::from(*b)),
+            Value::Byte(b) => self.out.push(*b as u8),
+            Value::I16(n) => self.out.extend_from_slice(&n.to_be_bytes()),
+            Value::I32(n) => self.out.extend_from_slice(&n.to_be_bytes()),
+            Value::I64(n) => self.out.extend_from_slice(&n.to_be_bytes()),
+            Value::Double(d) => self.out.extend_from_slice(&d.to_be_bytes()),
+            Value::Binary(b) => self.binary_bytes(b),
+            Value::Struct(fields) => {
+                for (id, value) in fields {
+                    self.out.push(value.ttype().binary_id());
+                    self.out.extend_from_slice(&id.to_be_bytes());
+                    self.binary_value(value);
+                }
+                self.out.push(0);
+            }
+            Value::Map { key, value, entries } => {
+                self.out.push(key.binary_id());
+                self.out.push(value.binary_id());
+                self.out.extend_from_slice(&(entries.len() as i32).to_be_bytes());
+                for (k, v) in entries {
+                    self.binary_value(k);
+                    self.binary_value(v);
+                }
+            }
+            Value::Set { elem, items } | Value::List { elem, items } => {
+                self.out.push(elem.binary_id());
+                self.out.extend_from_slice(&(items.len() as i32).to_be_bytes());
+                for item in items {
+                    self.binary_value(item);
+                }
+            }
+        }
+    }
+
+    // The compact protocol.
+
+    fn varint(&mut self, mut n: u64) {
+        loop {
+            if n < 0x80 {
+                self.out.push(n as u8);
+                return;
+            }
+            self.out.push((n as u8 & 0x7f) | 0x80);
+            n >>= 7;
+        }
+    }
+
+    fn zigzag(&mut self, n: i64) {
+        self.varint(((n << 1) ^ (n >> 63)) as u64);
+    }
+
+    fn compact_message(&mut self, m: &Message) {
+        self.out.push(0x82);
+        self.out.push(1 | (m.kind.id() << 5));
+        self.varint(u64::from(m.seq as u32));
+        self.compact_bytes(m.name.as_bytes());
+        self.compact_value(&m.body);
+    }
+
+    fn compact_bytes(&mut self, b: &[u8]) {
+        self.varint(b.len() as u64);
+        self.out.extend_from_slice(b);
+    }
+
+    fn compact_value(&mut self, v: &Value) {
+        match v {
+            Value::Bool(b) => self.out.push(if *b { 1 } else { 2 }),
+            Value::Byte(b) => self.out.push(*b as u8),
+            Value::I16(n) => self.zigzag(i64::from(*n)),
+            Value::I32(n) => self.zigzag(i64::from(*n)),
+            Value::I64(n) => self.zigzag(*n),
+            Value::Double(d) => self.out.extend_from_slice(&d.to_le_bytes()),
+            Value::Binary(b) => self.compact_bytes(b),
+            Value::Struct(fields) => {
+                self.last_field.push(0);
+                for (id, value) in fields {
+                    let type_id = match value {
+                        Value::Bool(b) => {
+                            if *b {
+                                1
+                            } else {
+                                2
+                            }
+                        }
+                        other => other.ttype().compact_id(),
+                    };
+                    let last = self.last_field.last().copied().unwrap_or(0);
+                    let delta = i32::from(*id) - i32::from(last);
+                    if (1..=15).contains(&delta) {
+                        self.out.push(((delta as u8) << 4) | type_id);
+                    } else {
+                        self.out.push(type_id);
+                        self.zigzag(i64::from(*id));
+                    }
+                    if let Some(l) = self.last_field.last_mut() {
+                        *l = *id;
+                    }
+                    if !matches!(value, Value::Bool(_)) {
+                        self.compact_value(value);
+                    }
+                }
+                self.out.push(0);
+                self.last_field.pop();
+            }
+            Value::Map { key, value, entries } => {
+                self.varint(entries.len() as u64);
+                if !entries.is_empty() {
+                    self.out.push((key.compact_id() << 4) | value.compact_id());
+                }
+                for (k, v) in entries {
+                    self.compact_value(k);
+                    self.compact_value(v);
+                }
+            }
+            Value::Set { elem, items } | Value::List { elem, items } => {
+                if items.len() < 15 {
+                    self.out.push(((items.len() as u8) << 4) | elem.compact_id());
+                } else {
+                    self.out.push(0xf0 | elem.compact_id());
+                    self.varint(items.len() as u64);
+                }
+                for item in items {
+                    self.compact_value(item);
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn call(body: Value) -> Message {
+        Message { name: "getRow".into(), kind: MessageType::Call, seq: 7, body }
+    }
+
+    /// A call as happybase's binary protocol writes it, byte for byte.
+    #[test]
+    fn a_binary_call_reads_as_written_by_hand() {
+        let mut bytes = vec![0x80, 0x01, 0x00, 0x01, 0, 0, 0, 6];
+        bytes.extend_from_slice(b"getRow");
+        bytes.extend_from_slice(&[0, 0, 0, 7]);
+        bytes.extend_from_slice(&[11, 0, 1, 0, 0, 0, 1, b't', 11, 0, 2, 0, 0, 0, 2, b'r', b'1', 0]);
+        let (m, used) = decode(Protocol::Binary, &bytes, &Limits::default()).unwrap();
+        assert_eq!(used, bytes.len());
+        assert_eq!(
+            m,
+            call(Value::Struct(vec![(1, Value::Binary(b"t".to_vec())), (2, Value::Binary(b"r1".to_vec()))]))
+        );
+        assert_eq!(encode(Protocol::Binary, &m), bytes);
+        for cut in 0..bytes.len() {
+            assert_eq!(
+                decode(Protocol::Binary, &bytes[..cut], &Limits::default()),
+                Err(DecodeError::Incomplete)
+            );
+        }
+    }
+
+    #[test]
+    fn lengths_past_the_input_reserve_nothing_and_deep_nesting_is_refused() {
+        // A list claiming 2^31-1 items in a 30-byte message.
+        let mut bytes = vec![0x80, 0x01, 0x00, 0x01, 0, 0, 0, 1, b'x', 0, 0, 0, 1];
+        bytes.extend_from_slice(&[15, 0, 1, 8, 0x7f, 0xff, 0xff, 0xff]);
+        let small = Limits { max_depth: 8, max_message_bytes: 1 << 20 };
+        assert!(matches!(decode(Protocol::Binary, &bytes, &small), Err(DecodeError::TooLarge(_))));
+        let mut nested = Value::Struct(vec![]);
+        for _ in 0..20 {
+            nested = Value::Struct(vec![(1, nested)]);
+        }
+        let deep = encode(Protocol::Compact, &call(nested));
+        assert!(matches!(decode(Protocol::Compact, &deep, &small), Err(DecodeError::TooLarge(_))));
+    }
+
+    mod prop {
+        use super::*;
+        use proptest::prelude::*;
+
+        fn leaf() -> impl Strategy<Value = Value> {
+            prop_oneof![
+                any::<bool>().prop_map(Value::Bool),
+                any::<i8>().prop_map(Value::Byte),
+                any::<i16>().prop_map(Value::I16),
+                any::<i32>().prop_map(Value::I32),
+                any::<i64>().prop_map(Value::I64),
+                (-1e12f64..1e12).prop_map(Value::Double),
+                proptest::collection::vec(any::<u8>(), 0..24).prop_map(Value::Binary),
+            ]
+        }
+
+        fn list_of(elem: TType, items: impl Strategy<Value = Value>) -> impl Strategy<Value = Value> {
+            proptest::collection::vec(items, 0..20).prop_map(move |items| Value::List { elem, items })
+        }
+
+        fn value() -> impl Strategy<Value = Value> {
+            leaf().prop_recursive(4, 64, 8, |inner| {
+                prop_oneof![
+                    proptest::collection::vec((any::<i16>(), inner.clone()), 0..6).prop_map(|fields| {
+                        // Field ids are unique within a struct.
+                        let mut seen = std::collections::HashSet::new();
+                        Value::Struct(fields.into_iter().filter(|(id, _)| seen.insert(*id)).collect())
+                    }),
+                    list_of(TType::I64, any::<i64>().prop_map(Value::I64)),
+                    list_of(TType::Bool, any::<bool>().prop_map(Value::Bool)),
+                    proptest::collection::vec(any::<u8>(), 0..8).prop_flat_map(|_| list_of(
+                        TType::Binary,
+                        proptest::collection::vec(any::<u8>(), 0..8).prop_map(Value::Binary)
+                    )),
+                    proptest::collection::vec(
+                        (
+                            proptest::collection::vec(any::<u8>(), 0..8),
+                            proptest::collection::vec(any::<u8>(), 0..8)
+                        ),
+                        0..5
+                    )
+                    .prop_map(|entries| Value::Map {
+                        key: TType::Binary,
+                        value: TType::Binary,
+                        entries: entries
+                            .into_iter()
+                            .map(|(k, v)| (Value::Binary(k), Value::Binary(v)))
+                            .collect(),
+                    }),
+                    inner.prop_map(|v| Value::Struct(vec![(1, v)])),
+                ]
+            })
+        }
+
+        fn message() -> impl Strategy<Value = Message> {
+            (
+                "[a-zA-Z]{1,12}",
+                prop_oneof![Just(MessageType::Call), Just(MessageType::Reply), Just(MessageType::Exception)],
+                any::<i32>(),
+                proptest::collection::vec((any::<i16>(), value()), 0..6),
+            )
+                .prop_map(|(name, kind, seq, fields)| {
+                    let mut seen = std::collections::HashSet::new();
+                    let body = Value::Struct(fields.into_iter().filter(|(id, _)| seen.insert(*id)).collect());
+                    Message { name, kind, seq, body }
+                })
+        }
+
+        proptest! {
+            /// Every message reads back as written, in both protocols, and
+            /// every prefix of it is incomplete, never an error or a panic.
+            #[test]
+            fn messages_read_back_as_written(m in message()) {
+                for protocol in [Protocol::Binary, Protocol::Compact] {
+                    let bytes = encode(protocol, &m);
+                    prop_assert_eq!(Protocol::detect(bytes[0]), Some(protocol));
+                    let (back, used) = decode(protocol, &bytes, &Limits::default()).unwrap();
+                    prop_assert_eq!(used, bytes.len());
+                    prop_assert_eq!(&back, &m);
+                    for cut in [0, 1, bytes.len() / 2, bytes.len() - 1] {
+                        prop_assert_eq!(
+                            decode(protocol, &bytes[..cut], &Limits::default()),
+                            Err(DecodeError::Incomplete)
+                        );
+                    }
+                }
+            }
+
+            /// Any bytes at all: an answer, never a panic, and nothing
+            /// reserved past the input (a claimed length larger than the
+            /// bytes is incomplete or too large).
+            #[test]
+            fn any_bytes_decode_or_fail_cleanly(
+                head in prop_oneof![Just(vec![0x80u8, 1, 0, 1]), Just(vec![0x82u8, 0x21]), Just(vec![])],
+                tail in proptest::collection::vec(any::<u8>(), 0..200),
+            ) {
+                let bytes: Vec<u8> = head.into_iter().chain(tail).collect();
+                let limits = Limits { max_depth: 8, max_message_bytes: 4096 };
+                for protocol in [Protocol::Binary, Protocol::Compact] {
+                    if let Ok((_, used)) = decode(protocol, &bytes, &limits) {
+                        prop_assert!(used <= bytes.len());
+                    }
+                }
+            }
+        }
+    }
+}
