@@ -32,7 +32,7 @@ pub mod json;
 pub mod keys;
 mod searcher;
 pub mod suggest;
-mod thrift;
+pub mod thrift;
 
 pub use error::{Error, Result};
 pub use facade::Rowsearch;

@@ -168,6 +168,13 @@ pub enum ServeCommand {
         /// Address to listen on (port 0 picks a free one).
         #[arg(long, default_value = "127.0.0.1:7311")]
         listen: String,
+        /// Also serve HBase's Thrift API (the `Hbase` service of HBase's
+        /// Thrift gateway: happybase and generated clients) on this address
+        /// (port 0 picks a free one; printed as `thrift listening on
+        /// HOST:PORT`). It has no authentication, as HBase's has none:
+        /// loopback only, and not beside --master-key.
+        #[arg(long)]
+        thrift: Option<String>,
         /// Create the store when --data holds none (without it, a missing
         /// store is exit 2: a mistyped --data must not serve an empty one).
         #[arg(long)]

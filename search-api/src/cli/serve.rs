@@ -20,11 +20,20 @@ pub(super) fn run(args: &Args, command: &ServeCommand) -> Result<ExitCode> {
             };
             if !*no_serve {
                 let refresh = rowsearch::indexer::RefreshOptions::default();
-                serve(store, listen, rowsearch::http::Limits::default(), true, Default::default(), refresh)?;
+                serve(
+                    store,
+                    listen,
+                    None,
+                    rowsearch::http::Limits::default(),
+                    true,
+                    Default::default(),
+                    refresh,
+                )?;
             }
         }
         ServeCommand::Serve {
             listen,
+            thrift,
             create: create_store,
             master_key,
             allow_origin,
@@ -93,7 +102,7 @@ pub(super) fn run(args: &Args, command: &ServeCommand) -> Result<ExitCode> {
                 interval: (*refresh_ms > 0).then(|| std::time::Duration::from_millis(*refresh_ms)),
                 ..Default::default()
             };
-            serve(store, listen, limits, false, access, refresh)?;
+            serve(store, listen, thrift.as_deref(), limits, false, access, refresh)?;
         }
     }
     Ok(ExitCode::SUCCESS)
@@ -114,11 +123,28 @@ fn refuse_open_exposure(listen: &str) -> Result<()> {
     .into())
 }
 
+/// `--thrift`'s address: loopback only (the gateway has no
+/// authentication).
+fn thrift_address(listen: &str) -> Result<std::net::SocketAddr> {
+    let addr: std::net::SocketAddr =
+        listen.parse().map_err(|e| UsageError(format!("--thrift {listen:?}: {e}")))?;
+    if !addr.ip().is_loopback() {
+        return Err(UsageError(format!(
+            "refusing to serve Thrift on {addr}: HBase's Thrift API has no authentication, so the gateway \
+             listens on loopback only (127.0.0.1 or ::1)"
+        ))
+        .into());
+    }
+    Ok(addr)
+}
+
 /// Serves HTTP on `listen` until SIGINT or SIGTERM. Prints the bound
 /// address (and, for the demo, example requests) once it accepts.
+#[allow(clippy::too_many_arguments)]
 pub(super) fn serve(
     store: Store,
     listen: &str,
+    thrift: Option<&str>,
     limits: rowsearch::http::Limits,
     demo: bool,
     access: rowsearch::http::AccessConfig,
@@ -129,17 +155,38 @@ pub(super) fn serve(
     if access.checker.is_none() {
         refuse_open_exposure(listen)?;
     }
+    let thrift = thrift.map(thrift_address).transpose()?;
+    if thrift.is_some() && access.checker.is_some() {
+        return Err(UsageError(
+            "--thrift beside --master-key: the Thrift gateway has no authentication (HBase's has none), \
+             so it would be an open door next to a locked one; serve Thrift from a server without access \
+             keys, on loopback"
+                .into(),
+        )
+        .into());
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     runtime.block_on(async move {
         let listener = tokio::net::TcpListener::bind(addr)
             .await
             .map_err(|e| UsageError(format!("cannot listen on {addr}: {e}")))?;
         let bound = listener.local_addr()?;
+        let thrift_listener = match thrift {
+            Some(addr) => Some(
+                tokio::net::TcpListener::bind(addr)
+                    .await
+                    .map_err(|e| UsageError(format!("cannot listen on {addr} for Thrift: {e}")))?,
+            ),
+            None => None,
+        };
         {
             let stdout = std::io::stdout();
             let mut out = stdout.lock();
             writeln!(out, "listening on http://{bound}")?;
             writeln!(out, "search page: http://{bound}/")?;
+            if let Some(thrift) = &thrift_listener {
+                writeln!(out, "thrift listening on {}", thrift.local_addr()?)?;
+            }
             if demo {
                 writeln!(out, "Try:")?;
                 for example in demo_requests(bound) {
@@ -164,6 +211,11 @@ pub(super) fn serve(
         let state = std::sync::Arc::new(state);
         for (table, index, job) in state.resume_index_builds() {
             eprintln!("resuming the build of index {index} of {table} as job {job}");
+        }
+        if let Some(thrift) = thrift_listener {
+            // Writes over Thrift go through the same store, so the live
+            // indexes see them as they see HTTP's.
+            tokio::spawn(rowsearch::thrift::serve(thrift, std::sync::Arc::clone(state.store())));
         }
         rowsearch::http::serve(listener, state, shutdown_signal()).await;
         Ok(())

@@ -2,14 +2,18 @@
 //! wire formats (`codec.rs`: the binary and compact protocols, decoded
 //! into generic values within limits) and the transports
 //! (`transport.rs`: buffered and framed, told apart by the first bytes),
-//! and the service's structs over the store's types (`hbase_types.rs`:
-//! column descriptors, cells, row results, exceptions). The `Hbase`
-//! service's methods and `serve --thrift` are not built yet.
+//! the service's structs over the store's types (`hbase_types.rs`: column
+//! descriptors, cells, row results, exceptions), the service's methods
+//! over the store (`hbase.rs`), and the server that `serve --thrift`
+//! starts beside HTTP (`server.rs`).
 
-// Used by its tests only until the gateway above it lands.
+// Parts of the codec (the writers' and readers' full generality) serve
+// the tests and the methods still to come.
 #[allow(dead_code)]
-pub(crate) mod codec;
-#[allow(dead_code)]
-pub(crate) mod hbase_types;
-#[allow(dead_code)]
-pub(crate) mod transport;
+mod codec;
+mod hbase;
+mod hbase_types;
+mod server;
+mod transport;
+
+pub use server::serve;

@@ -66,6 +66,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
     }
 
     /// The framing and protocol the client speaks, once known.
+    #[cfg(test)]
     pub(crate) fn mode(&self) -> Option<(Framing, Protocol)> {
         self.mode
     }

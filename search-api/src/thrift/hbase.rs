@@ -1,0 +1,584 @@
+//! The `Hbase` service of HBase's Thrift gateway over the store: each
+//! method's arguments read by field id from the call's struct, the store
+//! called (blocking: the server runs this off the async workers), the
+//! result or the exception written as the reply's struct. Writes go
+//! through the store's one write path (`Store::apply`), so keyword rows,
+//! secondary indexes, the change feed and live search see them as they see
+//! HTTP's.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex};
+
+use rowsearch_store::{
+    Batch, Column, Delete, ErrorKind, PutCell, ReadOptions, Row, Scan, Store, TableSchema,
+};
+
+use super::codec::{TType, Value};
+use super::hbase_types::{HbaseError, cell, descriptor_of, family_from_descriptor, row_result};
+
+/// What a call comes to: a result (`None` for `void`), or an exception.
+pub(crate) type Outcome = Result<Option<Value>, HbaseError>;
+
+/// Scanners one connection may hold open at once.
+pub(crate) const MAX_SCANNERS: usize = 64;
+
+/// Rows one `scannerGetList` returns at most.
+pub(crate) const MAX_SCANNER_ROWS: usize = 10_000;
+
+/// The service's state shared by every connection.
+#[derive(Debug)]
+pub(crate) struct Gateway {
+    store: Arc<Store>,
+    /// Tables disabled over Thrift (kept by this server; see the notes).
+    disabled: Mutex<HashSet<String>>,
+}
+
+/// One connection's open scanners.
+#[derive(Debug, Default)]
+pub(crate) struct Session {
+    scanners: HashMap<i32, Scanner>,
+    next_id: i32,
+}
+
+#[derive(Debug)]
+struct Scanner {
+    table: String,
+    scan: Scan,
+    sorted: bool,
+    done: bool,
+}
+
+/// Whether `method` declares `IllegalArgument` (field 2 of its result);
+/// for the others an illegal argument is raised as `IOError`.
+fn declares_illegal_argument(method: &str) -> bool {
+    matches!(
+        method,
+        "createTable"
+            | "mutateRow"
+            | "mutateRowTs"
+            | "mutateRows"
+            | "mutateRowsTs"
+            | "atomicIncrement"
+            | "scannerGet"
+            | "scannerGetList"
+            | "scannerClose"
+            | "checkAndPut"
+    )
+}
+
+/// The reply struct for `outcome` of `method`.
+pub(crate) fn reply_body(method: &str, outcome: Outcome) -> Value {
+    match outcome {
+        Ok(Some(value)) => Value::Struct(vec![(0, value)]),
+        Ok(None) => Value::Struct(vec![]),
+        Err(HbaseError::IllegalArgument(m)) if !declares_illegal_argument(method) => {
+            Value::Struct(vec![HbaseError::Io(m).to_field()])
+        }
+        Err(HbaseError::AlreadyExists(m)) if method != "createTable" => {
+            Value::Struct(vec![HbaseError::Io(m).to_field()])
+        }
+        Err(e) => Value::Struct(vec![e.to_field()]),
+    }
+}
+
+fn io(e: impl std::fmt::Display) -> HbaseError {
+    HbaseError::Io(e.to_string())
+}
+
+fn store_error(e: rowsearch_store::Error) -> HbaseError {
+    match e.kind() {
+        ErrorKind::UnknownTable { .. } => HbaseError::Io(format!("TableNotFoundException: {e}")),
+        _ if e.is_user_error() => HbaseError::IllegalArgument(e.to_string()),
+        _ => HbaseError::Io(e.to_string()),
+    }
+}
+
+fn arg<'a>(args: &'a Value, id: i16, name: &str) -> Result<&'a Value, HbaseError> {
+    args.field(id).ok_or_else(|| HbaseError::IllegalArgument(format!("argument {name} is missing")))
+}
+
+fn bytes<'a>(args: &'a Value, id: i16, name: &str) -> Result<&'a [u8], HbaseError> {
+    match arg(args, id, name)? {
+        Value::Binary(b) => Ok(b),
+        other => {
+            Err(HbaseError::IllegalArgument(format!("argument {name}: a binary, got {:?}", other.ttype())))
+        }
+    }
+}
+
+fn text(args: &Value, id: i16, name: &str) -> Result<String, HbaseError> {
+    let raw = bytes(args, id, name)?;
+    String::from_utf8(raw.to_vec()).map_err(|_| HbaseError::IllegalArgument(format!("{name} is not UTF-8")))
+}
+
+fn int(args: &Value, id: i16, name: &str) -> Result<i64, HbaseError> {
+    match arg(args, id, name)? {
+        Value::I32(n) => Ok(i64::from(*n)),
+        Value::I64(n) => Ok(*n),
+        other => {
+            Err(HbaseError::IllegalArgument(format!("argument {name}: an integer, got {:?}", other.ttype())))
+        }
+    }
+}
+
+fn list(args: &Value, id: i16) -> &[Value] {
+    match args.field(id) {
+        Some(Value::List { items, .. }) => items,
+        _ => &[],
+    }
+}
+
+fn columns(items: &[Value]) -> Vec<Column> {
+    items
+        .iter()
+        .filter_map(|v| if let Value::Binary(b) = v { Some(Column::parse(b)) } else { None })
+        .collect()
+}
+
+/// A timestamp argument: HBase's are exclusive upper bounds for reads and
+/// the version for writes; negative ones make no sense.
+fn timestamp(args: &Value, id: i16) -> Result<u64, HbaseError> {
+    let ts = int(args, id, "timestamp")?;
+    u64::try_from(ts).map_err(|_| HbaseError::IllegalArgument(format!("timestamp {ts} is negative")))
+}
+
+impl Gateway {
+    pub(crate) fn new(store: Arc<Store>) -> Gateway {
+        Gateway { store, disabled: Mutex::new(HashSet::new()) }
+    }
+
+    /// Runs `method`; `None` for a method this gateway does not serve.
+    pub(crate) fn call(&self, session: &mut Session, method: &str, args: &Value) -> Option<Outcome> {
+        Some(match method {
+            "getTableNames" => self.table_names(),
+            "createTable" => self.create_table(args),
+            "deleteTable" => self.delete_table(args),
+            "enableTable" => self.set_enabled(args, true),
+            "disableTable" => self.set_enabled(args, false),
+            "isTableEnabled" => self.is_enabled(args),
+            "getColumnDescriptors" => self.column_descriptors(args),
+            "getTableRegions" => self.regions(args),
+            "compact" | "majorCompact" => self.store.compact().map(|_| None).map_err(store_error),
+            "get" => self.cells(args, None, 1),
+            "getVer" => self.versions(args, None),
+            "getVerTs" => self.versions(args, Some(4)),
+            "getRow" => self.rows(args, RowArgs { rows: Rows::One(2), columns: None, ts: None }),
+            "getRowWithColumns" => {
+                self.rows(args, RowArgs { rows: Rows::One(2), columns: Some(3), ts: None })
+            }
+            "getRowTs" => self.rows(args, RowArgs { rows: Rows::One(2), columns: None, ts: Some(3) }),
+            "getRowWithColumnsTs" => {
+                self.rows(args, RowArgs { rows: Rows::One(2), columns: Some(3), ts: Some(4) })
+            }
+            "getRows" => self.rows(args, RowArgs { rows: Rows::Many(2), columns: None, ts: None }),
+            "getRowsWithColumns" => {
+                self.rows(args, RowArgs { rows: Rows::Many(2), columns: Some(3), ts: None })
+            }
+            "getRowsTs" => self.rows(args, RowArgs { rows: Rows::Many(2), columns: None, ts: Some(3) }),
+            "getRowsWithColumnsTs" => {
+                self.rows(args, RowArgs { rows: Rows::Many(2), columns: Some(3), ts: Some(4) })
+            }
+            "mutateRow" => self.mutate_row(args, None),
+            "mutateRowTs" => self.mutate_row(args, Some(4)),
+            "mutateRows" => self.mutate_rows(args, None),
+            "mutateRowsTs" => self.mutate_rows(args, Some(3)),
+            "deleteAll" => self.delete(args, DeleteArgs { column: Some(3), ts: None }),
+            "deleteAllTs" => self.delete(args, DeleteArgs { column: Some(3), ts: Some(4) }),
+            "deleteAllRow" => self.delete(args, DeleteArgs { column: None, ts: None }),
+            "deleteAllRowTs" => self.delete(args, DeleteArgs { column: None, ts: Some(3) }),
+            "scannerOpen" => {
+                self.open(session, args, ScanArgs { stop: None, prefix: false, columns: 3, ts: None })
+            }
+            "scannerOpenWithStop" => {
+                self.open(session, args, ScanArgs { stop: Some(3), prefix: false, columns: 4, ts: None })
+            }
+            "scannerOpenWithPrefix" => {
+                self.open(session, args, ScanArgs { stop: None, prefix: true, columns: 3, ts: None })
+            }
+            "scannerOpenTs" => {
+                self.open(session, args, ScanArgs { stop: None, prefix: false, columns: 3, ts: Some(4) })
+            }
+            "scannerOpenWithStopTs" => {
+                self.open(session, args, ScanArgs { stop: Some(3), prefix: false, columns: 4, ts: Some(5) })
+            }
+            "scannerOpenWithScan" => self.open_with_scan(session, args),
+            "scannerGet" => self.next_rows(session, args, Some(1)),
+            "scannerGetList" => self.next_rows(session, args, None),
+            "scannerClose" => Self::close(session, args),
+            _ => return None,
+        })
+    }
+
+    fn check_enabled(&self, table: &str) -> Result<(), HbaseError> {
+        if self.disabled.lock().map_err(io)?.contains(table) {
+            return Err(HbaseError::Io(format!("TableNotEnabledException: table {table} is disabled")));
+        }
+        Ok(())
+    }
+
+    fn table_names(&self) -> Outcome {
+        let names = self.store.tables().map_err(store_error)?;
+        let items = names.into_iter().map(|n| Value::Binary(n.into_bytes())).collect();
+        Ok(Some(Value::List { elem: TType::Binary, items }))
+    }
+
+    fn create_table(&self, args: &Value) -> Outcome {
+        let table = text(args, 1, "tableName")?;
+        let families = list(args, 2).iter().map(family_from_descriptor).collect::<Result<Vec<_>, _>>()?;
+        if families.is_empty() {
+            return Err(HbaseError::IllegalArgument("a table needs at least one column family".into()));
+        }
+        if self.store.tables().map_err(store_error)?.contains(&table) {
+            return Err(HbaseError::AlreadyExists(format!("table {table} exists")));
+        }
+        self.store.create_table(&table, &TableSchema::new(families)).map_err(store_error)?;
+        Ok(None)
+    }
+
+    fn delete_table(&self, args: &Value) -> Outcome {
+        let table = text(args, 1, "tableName")?;
+        // HBase deletes only a disabled table.
+        if !self.disabled.lock().map_err(io)?.contains(&table) {
+            return Err(HbaseError::Io(format!("TableNotDisabledException: table {table} is enabled")));
+        }
+        rowsearch_indexer::drop_table(&self.store, &table).map_err(|e| HbaseError::Io(e.to_string()))?;
+        self.disabled.lock().map_err(io)?.remove(&table);
+        Ok(None)
+    }
+
+    fn set_enabled(&self, args: &Value, enabled: bool) -> Outcome {
+        let table = text(args, 1, "tableName")?;
+        self.store.schema(&table).map_err(store_error)?;
+        let mut disabled = self.disabled.lock().map_err(io)?;
+        if enabled {
+            disabled.remove(&table);
+        } else {
+            disabled.insert(table);
+        }
+        Ok(None)
+    }
+
+    fn is_enabled(&self, args: &Value) -> Outcome {
+        let table = text(args, 1, "tableName")?;
+        self.store.schema(&table).map_err(store_error)?;
+        Ok(Some(Value::Bool(!self.disabled.lock().map_err(io)?.contains(&table))))
+    }
+
+    fn column_descriptors(&self, args: &Value) -> Outcome {
+        let table = text(args, 1, "tableName")?;
+        let schema = self.store.schema(&table).map_err(store_error)?;
+        let entries = schema
+            .families
+            .iter()
+            .map(|f| (Value::Binary(format!("{}:", f.name).into_bytes()), descriptor_of(f)))
+            .collect();
+        Ok(Some(Value::Map { key: TType::Binary, value: TType::Struct, entries }))
+    }
+
+    fn regions(&self, args: &Value) -> Outcome {
+        let table = text(args, 1, "tableName")?;
+        let regions = self.store.regions(&table).map_err(store_error)?;
+        let items = regions
+            .into_iter()
+            .map(|r| {
+                let start = r.start.unwrap_or_default();
+                let mut name = format!("{table},").into_bytes();
+                name.extend_from_slice(&start);
+                name.extend_from_slice(format!(",{}", r.index).as_bytes());
+                Value::Struct(vec![
+                    (1, Value::Binary(start)),
+                    (2, Value::Binary(r.end.unwrap_or_default())),
+                    (3, Value::I64(r.index as i64)),
+                    (4, Value::Binary(name)),
+                    (5, Value::Byte(1)),
+                    (6, Value::Binary(b"localhost".to_vec())),
+                    (7, Value::I32(0)),
+                ])
+            })
+            .collect();
+        Ok(Some(Value::List { elem: TType::Struct, items }))
+    }
+
+    /// `get`, `getVer`, `getVerTs`: one column's newest versions.
+    fn cells(&self, args: &Value, ts: Option<i16>, versions: u32) -> Outcome {
+        let table = text(args, 1, "tableName")?;
+        self.check_enabled(&table)?;
+        let row = bytes(args, 2, "row")?;
+        let column = Column::parse(bytes(args, 3, "column")?);
+        let mut read = ReadOptions::default().column(column).versions(versions.max(1));
+        if let Some(id) = ts {
+            // HBase's getVerTs: versions up to and including the timestamp.
+            read = read.time_range(0, Some(timestamp(args, id)?.saturating_add(1)));
+        }
+        let found = self.store.get(&table, row, &read).map_err(store_error)?;
+        let items =
+            found.map_or_else(Vec::new, |r| r.cells.iter().map(|c| cell(&c.value, c.timestamp)).collect());
+        Ok(Some(Value::List { elem: TType::Struct, items }))
+    }
+
+    fn versions(&self, args: &Value, ts: Option<i16>) -> Outcome {
+        let id = if ts.is_some() { 5 } else { 4 };
+        let n = int(args, id, "numVersions")?;
+        let n = u32::try_from(n)
+            .ok()
+            .filter(|n| *n >= 1)
+            .ok_or_else(|| HbaseError::IllegalArgument(format!("numVersions {n}: at least 1")))?;
+        self.cells(args, ts, n)
+    }
+
+    fn rows(&self, args: &Value, a: RowArgs) -> Outcome {
+        let table = text(args, 1, "tableName")?;
+        self.check_enabled(&table)?;
+        let keys: Vec<&[u8]> = match a.rows {
+            Rows::One(id) => vec![bytes(args, id, "row")?],
+            Rows::Many(id) => list(args, id)
+                .iter()
+                .filter_map(|v| if let Value::Binary(b) = v { Some(b.as_slice()) } else { None })
+                .collect(),
+        };
+        let mut read = ReadOptions::default();
+        if let Some(id) = a.columns {
+            read.columns = columns(list(args, id));
+        }
+        if let Some(id) = a.ts {
+            // getRowTs: versions older than the timestamp (exclusive).
+            read = read.time_range(0, Some(timestamp(args, id)?));
+        }
+        let rows = self.store.multi_get(&table, &keys, &read).map_err(store_error)?;
+        let items = rows
+            .into_iter()
+            .flatten()
+            .filter(|r| !r.cells.is_empty())
+            .map(|r| row_result(&r, false))
+            .collect();
+        Ok(Some(Value::List { elem: TType::Struct, items }))
+    }
+
+    /// The `Mutation`s of one row into `batch` (`ts`: the version of puts
+    /// and the bound of deletes).
+    fn add_mutations(
+        batch: &mut Batch,
+        table: &str,
+        row: &[u8],
+        mutations: &[Value],
+        ts: Option<u64>,
+    ) -> Result<(), HbaseError> {
+        for m in mutations {
+            let column = match m.field(2) {
+                Some(Value::Binary(c)) => Column::parse(c),
+                _ => return Err(HbaseError::IllegalArgument("a mutation needs a column".into())),
+            };
+            let is_delete = matches!(m.field(1), Some(Value::Bool(true)));
+            match (is_delete, column) {
+                (true, Column::Family(family)) => {
+                    batch.delete(table, row.to_vec(), Delete::Family { family, up_to: ts });
+                }
+                (true, Column::Qualifier(family, qualifier)) => {
+                    batch.delete(table, row.to_vec(), Delete::Column { family, qualifier, up_to: ts });
+                }
+                (false, Column::Family(family)) => {
+                    return Err(HbaseError::IllegalArgument(format!(
+                        "a put needs family:qualifier, got {family:?}"
+                    )));
+                }
+                (false, Column::Qualifier(family, qualifier)) => {
+                    let value = match m.field(3) {
+                        Some(Value::Binary(v)) => v.clone(),
+                        _ => Vec::new(),
+                    };
+                    let mut put = PutCell::new(family, qualifier, value);
+                    if let Some(ts) = ts {
+                        put = put.at(ts);
+                    }
+                    batch.put(table, row.to_vec(), vec![put]);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn mutate_row(&self, args: &Value, ts: Option<i16>) -> Outcome {
+        let table = text(args, 1, "tableName")?;
+        self.check_enabled(&table)?;
+        let row = bytes(args, 2, "row")?;
+        let ts = ts.map(|id| timestamp(args, id)).transpose()?;
+        let mut batch = Batch::new();
+        Self::add_mutations(&mut batch, &table, row, list(args, 3), ts)?;
+        self.store.apply(&batch).map_err(store_error)?;
+        Ok(None)
+    }
+
+    fn mutate_rows(&self, args: &Value, ts: Option<i16>) -> Outcome {
+        let table = text(args, 1, "tableName")?;
+        self.check_enabled(&table)?;
+        let ts = ts.map(|id| timestamp(args, id)).transpose()?;
+        let mut batch = Batch::new();
+        for b in list(args, 2) {
+            let row = match b.field(1) {
+                Some(Value::Binary(r)) => r,
+                _ => return Err(HbaseError::IllegalArgument("a BatchMutation needs a row".into())),
+            };
+            let mutations = match b.field(2) {
+                Some(Value::List { items, .. }) => items.as_slice(),
+                _ => &[],
+            };
+            Self::add_mutations(&mut batch, &table, row, mutations, ts)?;
+        }
+        self.store.apply(&batch).map_err(store_error)?;
+        Ok(None)
+    }
+
+    fn delete(&self, args: &Value, a: DeleteArgs) -> Outcome {
+        let table = text(args, 1, "tableName")?;
+        self.check_enabled(&table)?;
+        let row = bytes(args, 2, "row")?;
+        let up_to = a.ts.map(|id| timestamp(args, id)).transpose()?;
+        let what = match a.column.map(|id| bytes(args, id, "column").map(Column::parse)).transpose()? {
+            None => Delete::Row { up_to },
+            Some(Column::Family(family)) => Delete::Family { family, up_to },
+            Some(Column::Qualifier(family, qualifier)) => Delete::Column { family, qualifier, up_to },
+        };
+        let mut batch = Batch::new();
+        batch.delete(table.as_str(), row.to_vec(), what);
+        self.store.apply(&batch).map_err(store_error)?;
+        Ok(None)
+    }
+
+    fn register(&self, session: &mut Session, table: String, scan: Scan, sorted: bool) -> Outcome {
+        self.check_enabled(&table)?;
+        // The table must exist now, as HBase's scanner open checks.
+        self.store.schema(&table).map_err(store_error)?;
+        if session.scanners.len() >= MAX_SCANNERS {
+            return Err(HbaseError::Io(format!("at most {MAX_SCANNERS} open scanners per connection")));
+        }
+        session.next_id = session.next_id.wrapping_add(1).max(1);
+        let id = session.next_id;
+        session.scanners.insert(id, Scanner { table, scan, sorted, done: false });
+        Ok(Some(Value::I32(id)))
+    }
+
+    fn open(&self, session: &mut Session, args: &Value, a: ScanArgs) -> Outcome {
+        let table = text(args, 1, "tableName")?;
+        let start = bytes(args, 2, "startRow")?.to_vec();
+        let mut scan = Scan::new();
+        if a.prefix {
+            scan = scan.prefix(start);
+        } else if !start.is_empty() {
+            scan = scan.start(start);
+        }
+        if let Some(id) = a.stop {
+            let stop = bytes(args, id, "stopRow")?;
+            if !stop.is_empty() {
+                scan = scan.stop(stop.to_vec());
+            }
+        }
+        let mut read = ReadOptions { columns: columns(list(args, a.columns)), ..ReadOptions::default() };
+        if let Some(id) = a.ts {
+            read = read.time_range(0, Some(timestamp(args, id)?));
+        }
+        self.register(session, table, scan.read(read), false)
+    }
+
+    fn open_with_scan(&self, session: &mut Session, args: &Value) -> Outcome {
+        let table = text(args, 1, "tableName")?;
+        let t = arg(args, 2, "scan")?;
+        let field_bytes = |id| match t.field(id) {
+            Some(Value::Binary(b)) if !b.is_empty() => Some(b.clone()),
+            _ => None,
+        };
+        let mut scan = Scan::new();
+        scan.start = field_bytes(1);
+        scan.stop = field_bytes(2);
+        if let Some(Value::I64(ts)) = t.field(3) {
+            let ts = u64::try_from(*ts)
+                .map_err(|_| HbaseError::IllegalArgument(format!("timestamp {ts} is negative")))?;
+            scan.read = scan.read.time_range(0, Some(ts));
+        }
+        if let Some(Value::List { items, .. }) = t.field(4) {
+            scan.read.columns = columns(items);
+        }
+        if let Some(filter) = field_bytes(6) {
+            scan.filter =
+                Some(rowsearch_store::Filter::parse(&filter).map_err(|e| HbaseError::Io(e.to_string()))?);
+        }
+        scan.reverse = matches!(t.field(9), Some(Value::Bool(true)));
+        if scan.reverse {
+            // HBase's reversed scan starts at startRow and walks down to stopRow.
+            std::mem::swap(&mut scan.start, &mut scan.stop);
+        }
+        let sorted = matches!(t.field(8), Some(Value::Bool(true)));
+        self.register(session, table, scan, sorted)
+    }
+
+    fn next_rows(&self, session: &mut Session, args: &Value, n: Option<usize>) -> Outcome {
+        let id = i32::try_from(int(args, 1, "id")?)
+            .map_err(|_| HbaseError::IllegalArgument("scanner id".into()))?;
+        let n = match n {
+            Some(n) => n,
+            None => {
+                let n = int(args, 2, "nbRows")?;
+                usize::try_from(n)
+                    .ok()
+                    .filter(|n| *n >= 1)
+                    .map(|n| n.min(MAX_SCANNER_ROWS))
+                    .ok_or_else(|| HbaseError::IllegalArgument(format!("nbRows {n}: at least 1")))?
+            }
+        };
+        let scanner = session.scanners.get_mut(&id).ok_or_else(|| {
+            HbaseError::IllegalArgument(format!("no scanner {id} (closed, or never opened)"))
+        })?;
+        if scanner.done {
+            return Ok(Some(Value::List { elem: TType::Struct, items: Vec::new() }));
+        }
+        self.check_enabled(&scanner.table)?;
+        scanner.scan.limit = Some(n);
+        let page = self.store.scan(&scanner.table, &scanner.scan).map_err(store_error)?;
+        match page.next_cursor {
+            Some(cursor) => scanner.scan.cursor = Some(cursor),
+            None => scanner.done = true,
+        }
+        let sorted = scanner.sorted;
+        let items = page.rows.iter().map(|r: &Row| row_result(r, sorted)).collect();
+        Ok(Some(Value::List { elem: TType::Struct, items }))
+    }
+
+    fn close(session: &mut Session, args: &Value) -> Outcome {
+        let id = i32::try_from(int(args, 1, "id")?)
+            .map_err(|_| HbaseError::IllegalArgument("scanner id".into()))?;
+        match session.scanners.remove(&id) {
+            Some(_) => Ok(None),
+            None => Err(HbaseError::IllegalArgument(format!("no scanner {id}"))),
+        }
+    }
+}
+
+/// Which rows a `getRow*` call names: the field of one row or of a list.
+#[derive(Clone, Copy)]
+enum Rows {
+    One(i16),
+    Many(i16),
+}
+
+/// A `getRow*` call's fields.
+#[derive(Clone, Copy)]
+struct RowArgs {
+    rows: Rows,
+    columns: Option<i16>,
+    ts: Option<i16>,
+}
+
+/// A `deleteAll*` call's fields.
+#[derive(Clone, Copy)]
+struct DeleteArgs {
+    column: Option<i16>,
+    ts: Option<i16>,
+}
+
+/// A `scannerOpen*` call's fields.
+#[derive(Clone, Copy)]
+struct ScanArgs {
+    stop: Option<i16>,
+    prefix: bool,
+    columns: i16,
+    ts: Option<i16>,
+}

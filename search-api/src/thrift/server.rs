@@ -1,0 +1,99 @@
+//! The Thrift gateway's server: connections accepted on their own
+//! listener beside HTTP, each read call by call (`transport.rs`), each
+//! call run off the async workers (`hbase.rs` over the store), the reply
+//! written back. Bounded: connections at once, idle time, scanners per
+//! connection, message size.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use rowsearch_store::Store;
+use tokio::net::TcpListener;
+
+use super::codec::{Limits, Message, MessageType, Value};
+use super::hbase::{Gateway, Session, reply_body};
+use super::transport::Connection;
+
+/// Connections served at once; more wait in the listen queue.
+const MAX_CONNECTIONS: usize = 256;
+
+/// A connection idle this long between calls is closed.
+const IDLE: Duration = Duration::from_secs(300);
+
+/// Serves the `Hbase` service on `listener` over `store`, until the
+/// runtime stops.
+pub async fn serve(listener: TcpListener, store: Arc<Store>) {
+    let gateway = Arc::new(Gateway::new(store));
+    let slots = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
+    loop {
+        let Ok(permit) = Arc::clone(&slots).acquire_owned().await else { return };
+        let (stream, peer) = match listener.accept().await {
+            Ok(accepted) => accepted,
+            Err(e) => {
+                eprintln!("thrift: accept failed: {e}");
+                continue;
+            }
+        };
+        let gateway = Arc::clone(&gateway);
+        tokio::spawn(async move {
+            let _permit = permit;
+            // A connection that ends on bad bytes or idleness ends alone.
+            let _ = (peer, connection(stream, gateway).await);
+        });
+    }
+}
+
+/// One connection, call after call.
+async fn connection(stream: tokio::net::TcpStream, gateway: Arc<Gateway>) -> Result<(), String> {
+    let mut conn = Connection::new(stream, Limits::default());
+    let mut session = Some(Session::default());
+    loop {
+        let call = match tokio::time::timeout(IDLE, conn.next()).await {
+            Err(_) => return Err("idle".into()),
+            Ok(Err(e)) => return Err(e.to_string()),
+            Ok(Ok(None)) => return Ok(()),
+            Ok(Ok(Some(call))) => call,
+        };
+        if !matches!(call.kind, MessageType::Call | MessageType::Oneway) {
+            return Err(format!("a {:?} message from a client", call.kind));
+        }
+        let oneway = call.kind == MessageType::Oneway;
+        let (name, seq) = (call.name.clone(), call.seq);
+        let g = Arc::clone(&gateway);
+        let mut s = session.take().unwrap_or_default();
+        let (s, outcome) = tokio::task::spawn_blocking(move || {
+            let outcome = g.call(&mut s, &call.name, &call.body);
+            (s, outcome)
+        })
+        .await
+        .map_err(|e| format!("a call failed: {e}"))?;
+        session = Some(s);
+        if oneway {
+            continue;
+        }
+        let reply = match outcome {
+            Some(outcome) => Message {
+                name: name.clone(),
+                kind: MessageType::Reply,
+                seq,
+                body: reply_body(&name, outcome),
+            },
+            // TApplicationException UNKNOWN_METHOD (1).
+            None => Message {
+                name: name.clone(),
+                kind: MessageType::Exception,
+                seq,
+                body: Value::Struct(vec![
+                    (
+                        1,
+                        Value::Binary(
+                            format!("method {name} is not served by rowsearch's Thrift gateway").into_bytes(),
+                        ),
+                    ),
+                    (2, Value::I32(1)),
+                ]),
+            },
+        };
+        conn.send(&reply).await.map_err(|e| e.to_string())?;
+    }
+}
