@@ -230,6 +230,22 @@ pub enum ErrorKind {
         /// Why.
         reason: &'static str,
     },
+    /// An increment of a cell that does not hold a counter (8 bytes, a
+    /// big-endian signed integer, as HBase's `Increment` keeps them), or
+    /// one that would overflow it.
+    #[error("cannot increment {family}:{qualifier} of row {row} in table {table:?}: {detail}")]
+    NotACounter {
+        /// The table.
+        table: String,
+        /// The row key, escaped.
+        row: String,
+        /// The family.
+        family: String,
+        /// The qualifier, escaped.
+        qualifier: String,
+        /// Why.
+        detail: String,
+    },
     /// Bytes in the store that do not decode.
     #[error("corrupted data in database {db:?} at key {key}: {detail}")]
     Corrupted {
@@ -335,6 +351,7 @@ impl Error {
                 | ErrorKind::KeyTooLarge { .. }
                 | ErrorKind::InvalidCursor { .. }
                 | ErrorKind::CursorMismatch { .. }
+                | ErrorKind::NotACounter { .. }
         )
     }
 
@@ -465,6 +482,13 @@ impl ErrorKind {
             ErrorKind::Corrupted { db: "d".into(), key: "k".into(), detail: "x".into() },
             ErrorKind::MapFull { map_size_bytes: 1, reason: "x".into() },
             ErrorKind::TooManyDatabases { max_dbs: 1 },
+            ErrorKind::NotACounter {
+                table: "t".into(),
+                row: "r".into(),
+                family: "f".into(),
+                qualifier: "q".into(),
+                detail: "it holds 3 bytes".into(),
+            },
             ErrorKind::Poisoned,
             ErrorKind::DiskFull { path: "d".into(), available_bytes: 0 },
             ErrorKind::Callback { source: "x".into() },
@@ -504,6 +528,7 @@ fn listed(kind: &ErrorKind) {
         | ErrorKind::KeyTooLarge { .. }
         | ErrorKind::InvalidCursor { .. }
         | ErrorKind::CursorMismatch { .. }
+        | ErrorKind::NotACounter { .. }
         | ErrorKind::Cancelled { .. }
         | ErrorKind::Corrupted { .. }
         | ErrorKind::MapFull { .. }

@@ -546,6 +546,27 @@ impl Store {
         self.writer().apply_each(produce)
     }
 
+    /// Adds `delta` to the counter in `family:qualifier` of `row` and
+    /// returns its new value, read and written in one transaction, so
+    /// concurrent increments lose none (HBase's `Increment`). A counter is
+    /// 8 bytes, a big-endian signed integer; a missing cell counts as 0.
+    /// The write goes the way every write goes (versions, index entries,
+    /// keyword rows, the change feed).
+    ///
+    /// # Errors
+    /// `NotACounter` (the cell holds anything but 8 bytes, or the sum
+    /// overflows); as [`Store::apply`].
+    pub fn increment(
+        &self,
+        table: &str,
+        row: &[u8],
+        family: &str,
+        qualifier: &[u8],
+        delta: i64,
+    ) -> Result<(i64, CommitInfo)> {
+        self.writer().increment(table, row, family, qualifier, delta)
+    }
+
     /// Does the part of writing `batch` that needs no transaction, in the
     /// calling thread and without the writer lock: the keyword cells of
     /// each row the batch creates from its puts (tokenizing the searchable

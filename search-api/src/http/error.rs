@@ -263,6 +263,7 @@ pub fn store_status(e: &rowsearch_store::Error) -> (StatusCode, &'static str) {
         | ErrorKind::RowKeyTooLong { .. }
         | ErrorKind::QualifierTooLong { .. } => (S::UNPROCESSABLE_ENTITY, "invalid_key"),
         ErrorKind::KeyTooLarge { .. } => (S::UNPROCESSABLE_ENTITY, "value_too_large"),
+        ErrorKind::NotACounter { .. } => (S::UNPROCESSABLE_ENTITY, "not_a_counter"),
         ErrorKind::InvalidName { .. } => (S::BAD_REQUEST, "invalid_name"),
         ErrorKind::InvalidSchema { .. } => (S::UNPROCESSABLE_ENTITY, "invalid_schema"),
         ErrorKind::SchemaConflict { .. } => (S::CONFLICT, "schema_conflict"),

@@ -205,6 +205,9 @@ impl Gateway {
             "scannerGet" => self.next_rows(session, args, Some(1)),
             "scannerGetList" => self.next_rows(session, args, None),
             "scannerClose" => Self::close(session, args),
+            "atomicIncrement" => self.atomic_increment(args),
+            "increment" => arg(args, 1, "increment").and_then(|i| self.increments(std::slice::from_ref(i))),
+            "incrementRows" => self.increments(list(args, 1)),
             _ => return None,
         })
     }
@@ -444,6 +447,37 @@ impl Gateway {
         Ok(None)
     }
 
+    /// Adds `delta` to a counter column; its new value.
+    fn add(&self, table: &str, row: &[u8], column: &[u8], delta: i64) -> Result<i64, HbaseError> {
+        self.check_enabled(table)?;
+        match Column::parse(column) {
+            Column::Qualifier(family, qualifier) => self
+                .store
+                .increment(table, row, &family, &qualifier, delta)
+                .map(|(n, _)| n)
+                .map_err(store_error),
+            Column::Family(f) => {
+                Err(HbaseError::IllegalArgument(format!("a counter needs family:qualifier, got {f:?}")))
+            }
+        }
+    }
+
+    fn atomic_increment(&self, args: &Value) -> Outcome {
+        let table = text(args, 1, "tableName")?;
+        let n =
+            self.add(&table, bytes(args, 2, "row")?, bytes(args, 3, "column")?, int(args, 4, "value")?)?;
+        Ok(Some(Value::I64(n)))
+    }
+
+    /// `increment` and `incrementRows`: `TIncrement`s, each atomic.
+    fn increments(&self, increments: &[Value]) -> Outcome {
+        for inc in increments {
+            let table = text(inc, 1, "table")?;
+            self.add(&table, bytes(inc, 2, "row")?, bytes(inc, 3, "column")?, int(inc, 4, "ammount")?)?;
+        }
+        Ok(None)
+    }
+
     fn register(&self, session: &mut Session, table: String, scan: Scan, sorted: bool) -> Outcome {
         self.check_enabled(&table)?;
         // The table must exist now, as HBase's scanner open checks.
@@ -501,11 +535,9 @@ impl Gateway {
             scan.filter =
                 Some(rowsearch_store::Filter::parse(&filter).map_err(|e| HbaseError::Io(e.to_string()))?);
         }
+        // Reversed, startRow is the inclusive upper bound and stopRow the
+        // exclusive lower one, in HBase as in the store's scans.
         scan.reverse = matches!(t.field(9), Some(Value::Bool(true)));
-        if scan.reverse {
-            // HBase's reversed scan starts at startRow and walks down to stopRow.
-            std::mem::swap(&mut scan.start, &mut scan.stop);
-        }
         let sorted = matches!(t.field(8), Some(Value::Bool(true)));
         self.register(session, table, scan, sorted)
     }

@@ -34,6 +34,8 @@ pub async fn serve(listener: TcpListener, store: Arc<Store>) {
                 continue;
             }
         };
+        // Replies are whole messages: send each at once.
+        let _ = stream.set_nodelay(true);
         let gateway = Arc::clone(&gateway);
         tokio::spawn(async move {
             let _permit = permit;

@@ -166,9 +166,11 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
     /// The connection failed.
     pub(crate) async fn send(&mut self, reply: &Message) -> Result<(), TransportError> {
         let (framing, protocol) = self.mode.unwrap_or((Framing::Buffered, Protocol::Binary));
-        let bytes = codec::encode(protocol, reply);
+        let mut bytes = codec::encode(protocol, reply);
         if framing == Framing::Framed {
-            self.stream.write_all(&(bytes.len() as u32).to_be_bytes()).await?;
+            // One write: a length written apart waits out Nagle's delay.
+            let len = (bytes.len() as u32).to_be_bytes();
+            bytes.splice(0..0, len);
         }
         self.stream.write_all(&bytes).await?;
         self.stream.flush().await?;

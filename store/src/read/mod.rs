@@ -6,5 +6,6 @@ mod scan;
 mod txn;
 
 pub use options::{ALL_VERSIONS, ReadOptions, Scan, ScanCursor};
+pub(crate) use scan::get_row;
 pub use scan::{ScanIter, ScanPage};
 pub use txn::ReadTxn;

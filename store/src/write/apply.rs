@@ -18,6 +18,8 @@ use crate::db::meta::Meta;
 use crate::error::Result;
 use crate::key;
 use crate::keyword::KeywordCells;
+use crate::read::{ReadOptions, get_row};
+use crate::schema::Column;
 use crate::table::{Catalog, TableHandle, Tables};
 
 /// A row's keyword cells computed ahead, with the table handle they were
@@ -150,6 +152,81 @@ impl Writer<'_> {
             }
             self.write_batch(wtxn, handles, batch, keywords, now_ms).map(Some)
         })
+    }
+
+    /// Adds `delta` to the counter in `family:qualifier` of `row`, read
+    /// and written in one transaction ([`crate::Store::increment`]).
+    pub fn increment(
+        &self,
+        table: &str,
+        row: &[u8],
+        family: &str,
+        qualifier: &[u8],
+        delta: i64,
+    ) -> Result<(i64, CommitInfo)> {
+        let _writer = self.env.lock_writer()?;
+        let mut tables = self.catalog.current();
+        let column = Column::Qualifier(family.to_owned(), qualifier.to_vec());
+        let read = ReadOptions::default().column(column);
+        loop {
+            // Checked as the put it becomes (table, family, key, qualifier).
+            let mut probe = Batch::new();
+            probe.put(table, row.to_vec(), vec![PutCell::new(family, qualifier.to_vec(), Vec::new())]);
+            let handles = match self.check_batch(&tables, &probe) {
+                Ok(handles) => handles,
+                Err(err) => {
+                    let fresh = self.catalog.refresh(self.env)?;
+                    if fresh.version == tables.version {
+                        return Err(err);
+                    }
+                    tables = fresh;
+                    continue;
+                }
+            };
+            let now_ms = self.clock.now_ms();
+            let outcome = self.env.write_txn(|wtxn| {
+                if self.catalog.version_in(wtxn)? != tables.version {
+                    return Ok(None);
+                }
+                let current = get_row(wtxn, now_ms, &handles[table], row, &read)?;
+                let not_a_counter = |detail: String| {
+                    crate::Error::from(crate::ErrorKind::NotACounter {
+                        table: table.to_owned(),
+                        row: crate::binstr::encode(row),
+                        family: family.to_owned(),
+                        qualifier: crate::binstr::encode(qualifier),
+                        detail,
+                    })
+                };
+                let old = match current.as_ref().and_then(|r| r.cells.first()) {
+                    None => 0,
+                    Some(cell) => match <[u8; 8]>::try_from(cell.value.as_slice()) {
+                        Ok(bytes) => i64::from_be_bytes(bytes),
+                        Err(_) => {
+                            return Err(not_a_counter(format!(
+                                "it holds {} bytes; a counter holds 8 (a big-endian signed integer)",
+                                cell.value.len()
+                            )));
+                        }
+                    },
+                };
+                let new = old
+                    .checked_add(delta)
+                    .ok_or_else(|| not_a_counter(format!("{old} + {delta} overflows a 64-bit counter")))?;
+                let mut batch = Batch::new();
+                batch.put(
+                    table,
+                    row.to_vec(),
+                    vec![PutCell::new(family, qualifier.to_vec(), new.to_be_bytes().to_vec())],
+                );
+                let info = self.write_batch(wtxn, &handles, &batch, &[], now_ms)?;
+                Ok(Some((new, info)))
+            })?;
+            match outcome {
+                Some(done) => return Ok(done),
+                None => tables = self.catalog.refresh(self.env)?,
+            }
+        }
     }
 
     /// Writes the batches `produce` hands its sink, in order, in one

@@ -8,6 +8,7 @@ mod apply_each_prop;
 mod filter_fuzz;
 mod filter_prop;
 mod filters;
+mod increment;
 mod index;
 mod index_build;
 mod index_long_values_prop;
