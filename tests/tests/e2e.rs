@@ -6,3 +6,4 @@ mod browser;
 mod cli;
 mod crash;
 mod http;
+mod thrift;

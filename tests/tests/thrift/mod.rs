@@ -1,0 +1,204 @@
+//! HBase's Thrift API through the real binary (`serve --thrift`): rows
+//! written over Thrift are searchable at once over HTTP, Thrift scans
+//! with a filter equal HTTP's, counters from several clients lose no
+//! increment, and the gateway refuses to open where it would be an open
+//! door. happybase's own suite runs in `tests/thrift/happybase_suite.sh`.
+
+mod client;
+
+use client::{A, Client, V};
+use rowsearch_tests::{Server, TestDir, stderr};
+use serde_json::{Value, json};
+
+/// A server with the Thrift gateway on; its Thrift address.
+fn thrift_server() -> (TestDir, Server, String) {
+    let t = TestDir::new();
+    let mut server = t.serve(&["serve", "--create", "--thrift", "127.0.0.1:0"]);
+    let lines = server.read_lines(2);
+    let thrift = lines
+        .iter()
+        .find_map(|l| l.strip_prefix("thrift listening on "))
+        .unwrap_or_else(|| panic!("no thrift address in {lines:?}"))
+        .to_owned();
+    (t, server, thrift)
+}
+
+fn put_cells(c: &mut Client, table: &str, row: &[u8], cells: &[(&str, &str)]) {
+    let mutations = cells
+        .iter()
+        .map(|(column, value)| vec![(2, A::Bytes(column.as_bytes())), (3, A::Bytes(value.as_bytes()))])
+        .collect();
+    let reply = c
+        .call("mutateRow", &[(1, A::Bytes(table.as_bytes())), (2, A::Bytes(row)), (3, A::Structs(mutations))])
+        .unwrap();
+    assert_eq!(reply, V::Struct(vec![]), "mutateRow answered an exception");
+}
+
+/// A scanned row: its key and its (column, value) cells.
+type ScannedRow = (Vec<u8>, Vec<(Vec<u8>, Vec<u8>)>);
+
+/// Rows of a scanner opened with `scan` (a TScan's fields), read 2 at a
+/// time: (key, [(column, value)]).
+fn scan_rows(c: &mut Client, table: &str, scan: Vec<(i16, A)>) -> Vec<ScannedRow> {
+    let id = c.call("scannerOpenWithScan", &[(1, A::Bytes(table.as_bytes())), (2, A::Struct(scan))]).unwrap();
+    let Some(V::Int(id)) = id.field(0).cloned() else { panic!("scannerOpenWithScan: {id:?}") };
+    let mut out = Vec::new();
+    loop {
+        let page = c.call("scannerGetList", &[(1, A::I32(id as i32)), (2, A::I32(2))]).unwrap();
+        let rows = page.field(0).map(|v| v.items().to_vec()).unwrap_or_default();
+        if rows.is_empty() {
+            break;
+        }
+        for row in rows {
+            let V::Map(columns) = row.field(2).cloned().unwrap_or(V::Map(vec![])) else { panic!() };
+            let cells = columns
+                .iter()
+                .map(|(k, cell)| (k.bytes().to_vec(), cell.field(1).unwrap().bytes().to_vec()))
+                .collect();
+            out.push((row.field(1).unwrap().bytes().to_vec(), cells));
+        }
+    }
+    assert_eq!(c.call("scannerClose", &[(1, A::I32(id as i32))]).unwrap(), V::Struct(vec![]));
+    out
+}
+
+#[test]
+fn thrift_writes_are_searchable_at_once_and_thrift_scans_equal_http_scans() {
+    let (_t, s, thrift) = thrift_server();
+    let (status, body) = s.request(
+        "PUT",
+        "/tables/notes",
+        Some(
+            &json!({"families": [{"name": "n"}],
+                "search": {"fields": [{"column": "n:text", "name": "text", "type": "text"}]}})
+            .to_string(),
+        ),
+    );
+    assert_eq!(status, 201, "{body}");
+    let mut c = Client::connect(&thrift);
+    let tables = c.call("getTableNames", &[]).unwrap();
+    assert_eq!(tables.field(0).map(|v| v.items().to_vec()), Some(vec![V::Bytes(b"notes".to_vec())]));
+    for (i, text) in ["walrus season opens", "the walrus sleeps", "penguins only"].iter().enumerate() {
+        put_cells(&mut c, "notes", format!("r{i}").as_bytes(), &[("n:text", text), ("n:tag", "t")]);
+    }
+    // Searchable at once (snapshot consistency), with no reindex run.
+    let (status, v) = s.get_json("/tables/notes/search?q=walrus");
+    assert_eq!(status, 200, "{v}");
+    assert_eq!(v["total"], 2, "{v}");
+    // A Thrift scan with a filter string equals the HTTP scan with it.
+    let filter = "SingleColumnValueFilter('n', 'text', =, 'substring:walrus', true, true)";
+    let over_thrift = scan_rows(&mut c, "notes", vec![(6, A::Bytes(filter.as_bytes()))]);
+    let (status, v) = s.get_json(&format!("/tables/notes/scan?filter={}", url_encode(filter)));
+    assert_eq!(status, 200, "{v}");
+    let over_http: Vec<ScannedRow> = v["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|row| {
+            let cells = row["cells"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|c| {
+                    (
+                        c["column"].as_str().unwrap().as_bytes().to_vec(),
+                        c["value"].as_str().unwrap().as_bytes().to_vec(),
+                    )
+                })
+                .collect();
+            (row["key"].as_str().unwrap().as_bytes().to_vec(), cells)
+        })
+        .collect();
+    assert_eq!(over_thrift.len(), 2);
+    assert_eq!(over_thrift, over_http);
+    // Deleted over Thrift: gone from the search at once.
+    let reply = c.call("deleteAllRow", &[(1, A::Bytes(b"notes")), (2, A::Bytes(b"r0"))]).unwrap();
+    assert_eq!(reply, V::Struct(vec![]));
+    assert_eq!(s.get_json("/tables/notes/search?q=walrus").1["total"], 1);
+    // A bad filter is HBase's IOError naming the position; an unknown
+    // method a TApplicationException; neither closes the connection.
+    let bad = c.call(
+        "scannerOpenWithScan",
+        &[(1, A::Bytes(b"notes")), (2, A::Struct(vec![(6, A::Bytes(b"PrefixFilter("))]))],
+    );
+    let io = bad
+        .unwrap()
+        .field(1)
+        .and_then(|e| e.field(1))
+        .map(|m| String::from_utf8_lossy(m.bytes()).into_owned());
+    assert!(io.as_deref().is_some_and(|m| m.contains("byte")), "{io:?}");
+    let unknown = c.call("getRegionInfo", &[(1, A::Bytes(b"x"))]).unwrap_err();
+    assert!(unknown.contains("getRegionInfo"), "{unknown}");
+    assert!(c.call("getTableNames", &[]).is_ok());
+}
+
+fn url_encode(s: &str) -> String {
+    s.bytes()
+        .map(|b| if b.is_ascii_alphanumeric() { (b as char).to_string() } else { format!("%{b:02X}") })
+        .collect()
+}
+
+/// Four clients incrementing one counter at once lose no increment.
+#[test]
+fn thrift_counters_from_several_clients_lose_no_increment() {
+    let (_t, s, thrift) = thrift_server();
+    let (status, body) = s.request("PUT", "/tables/c", Some(r#"{"families":[{"name":"f"}]}"#));
+    assert_eq!(status, 201, "{body}");
+    let clients: Vec<_> = (0..4)
+        .map(|_| {
+            let thrift = thrift.clone();
+            std::thread::spawn(move || {
+                let mut c = Client::connect(&thrift);
+                for _ in 0..25 {
+                    let reply = c
+                        .call(
+                            "atomicIncrement",
+                            &[
+                                (1, A::Bytes(b"c")),
+                                (2, A::Bytes(b"hits")),
+                                (3, A::Bytes(b"f:n")),
+                                (4, A::I64(3)),
+                            ],
+                        )
+                        .unwrap();
+                    assert!(matches!(reply.field(0), Some(V::Int(_))), "{reply:?}");
+                }
+            })
+        })
+        .collect();
+    for c in clients {
+        c.join().unwrap();
+    }
+    let mut c = Client::connect(&thrift);
+    let reply = c
+        .call(
+            "atomicIncrement",
+            &[(1, A::Bytes(b"c")), (2, A::Bytes(b"hits")), (3, A::Bytes(b"f:n")), (4, A::I64(0))],
+        )
+        .unwrap();
+    assert_eq!(reply.field(0), Some(&V::Int(300)));
+    // The counter is 8 big-endian bytes over HTTP too.
+    let (_, v): (u16, Value) = s.get_json("/tables/c/rows/hits?encoding=hex");
+    assert_eq!(v["cells"][0]["value"], "000000000000012c", "{v}");
+}
+
+/// No authentication, so: loopback only, and never beside a master key.
+#[test]
+fn thrift_refuses_to_open_where_it_would_be_an_open_door() {
+    let t = TestDir::new();
+    let out = t.run(&["serve", "--create", "--listen", "127.0.0.1:0", "--thrift", "0.0.0.0:0"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("loopback only"), "{}", stderr(&out));
+    let out = t.run(&[
+        "serve",
+        "--create",
+        "--listen",
+        "127.0.0.1:0",
+        "--thrift",
+        "127.0.0.1:0",
+        "--master-key",
+        "0123456789abcdef0123",
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("no authentication"), "{}", stderr(&out));
+}
