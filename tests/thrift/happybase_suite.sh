@@ -2,7 +2,8 @@
 # happybase's own test suite against rowsearch's Thrift gateway: the real
 # binary serving `--thrift` on a fresh store, and happybase's
 # tests/test_api.py run whole with pytest over the buffered and the framed
-# transport. The suite is python-happybase's current one (commit 9977809,
+# transport, each with the binary and the compact protocol
+# (tests/thrift/happybase_protocol.py picks it). The suite is python-happybase's current one (commit 9977809,
 # 2026-03-16): its 1.3.0 source distribution on PyPI ships the same file
 # before three fixes made since in the repository (`import pytest`,
 # `pytest.raises` for an `assert_raises` it never imported, the port read
@@ -47,7 +48,10 @@ until grep -q "^thrift listening on " "$DATA/out"; do
 done
 PORT=$(sed -n 's/^thrift listening on .*:\([0-9]*\)$/\1/p' "$DATA/out")
 for transport in buffered framed; do
-    echo "== happybase's tests/test_api.py (9977809) with happybase 1.3.0, over the $transport transport (port $PORT)"
-    HAPPYBASE_HOST=127.0.0.1 HAPPYBASE_PORT="$PORT" HAPPYBASE_TRANSPORT="$transport" \
-        "$VENV/bin/python" -m pytest -q -p no:cacheprovider "$SUITE/tests/test_api.py"
+    for protocol in binary compact; do
+        echo "== happybase's tests/test_api.py (9977809) with happybase 1.3.0: $transport transport, $protocol protocol (port $PORT)"
+        PYTHONPATH=tests/thrift HAPPYBASE_PROTOCOL="$protocol" \
+            HAPPYBASE_HOST=127.0.0.1 HAPPYBASE_PORT="$PORT" HAPPYBASE_TRANSPORT="$transport" \
+            "$VENV/bin/python" -m pytest -q -p no:cacheprovider -p happybase_protocol "$SUITE/tests/test_api.py"
+    done
 done
