@@ -215,7 +215,10 @@ pub(super) fn serve(
         if let Some(thrift) = thrift_listener {
             // Writes over Thrift go through the same store, so the live
             // indexes see them as they see HTTP's.
-            tokio::spawn(rowsearch::thrift::serve(thrift, std::sync::Arc::clone(state.store())));
+            let observed = std::sync::Arc::clone(&state);
+            let observe: rowsearch::thrift::CallObserver =
+                std::sync::Arc::new(move |method, outcome| observed.metrics.thrift_call(method, outcome));
+            tokio::spawn(rowsearch::thrift::serve(thrift, std::sync::Arc::clone(state.store()), observe));
         }
         rowsearch::http::serve(listener, state, shutdown_signal()).await;
         Ok(())

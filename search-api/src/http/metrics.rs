@@ -34,6 +34,12 @@ struct ReasonLabels {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ThriftLabels {
+    method: String,
+    outcome: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct TableLabels {
     table: String,
 }
@@ -59,6 +65,7 @@ pub struct Metrics {
     index_lag_seconds: Family<TableLabels, Gauge<f64, AtomicU64>>,
     work_running: Gauge,
     work_queued: Gauge,
+    thrift_calls: Family<ThriftLabels, Counter>,
 }
 
 /// One table's figures at scrape time.
@@ -108,6 +115,13 @@ impl Metrics {
         let index_lag_seconds = Family::<TableLabels, Gauge<f64, AtomicU64>>::default();
         let work_running = Gauge::default();
         let work_queued = Gauge::default();
+        let thrift_calls = Family::<ThriftLabels, Counter>::default();
+        registry.register(
+            "thrift_calls",
+            "calls to the Thrift gateway by method (unknown for a method it does not serve) and outcome \
+             (ok, or the exception: io_error, illegal_argument, already_exists, application)",
+            thrift_calls.clone(),
+        );
         registry.register(
             "work_running",
             "requests' jobs running on the work pool now",
@@ -183,7 +197,14 @@ impl Metrics {
             index_lag_seconds,
             work_running,
             work_queued,
+            thrift_calls,
         }
+    }
+
+    /// Counts one call to the Thrift gateway (`method` is one it serves, or
+    /// `unknown`: a client's method names do not grow the label set).
+    pub fn thrift_call(&self, method: &str, outcome: &'static str) {
+        self.thrift_calls.get_or_create(&ThriftLabels { method: method.to_owned(), outcome }).inc();
     }
 
     /// Counts one request.

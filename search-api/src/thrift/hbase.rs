@@ -25,6 +25,9 @@ pub(crate) const MAX_SCANNERS: usize = 64;
 /// Rows one `scannerGetList` returns at most.
 pub(crate) const MAX_SCANNER_ROWS: usize = 10_000;
 
+/// A scanner not used this long is closed (HBase's scanner lease).
+pub(crate) const SCANNER_LEASE: std::time::Duration = std::time::Duration::from_secs(60);
+
 /// The service's state shared by every connection.
 #[derive(Debug)]
 pub(crate) struct Gateway {
@@ -46,6 +49,14 @@ struct Scanner {
     scan: Scan,
     sorted: bool,
     done: bool,
+    last_used: std::time::Instant,
+}
+
+impl Session {
+    /// Closes the scanners whose lease ran out by `now`.
+    fn expire(&mut self, now: std::time::Instant) {
+        self.scanners.retain(|_, s| now.saturating_duration_since(s.last_used) < SCANNER_LEASE);
+    }
 }
 
 /// Whether `method` declares `IllegalArgument` (field 2 of its result);
@@ -149,6 +160,7 @@ impl Gateway {
 
     /// Runs `method`; `None` for a method this gateway does not serve.
     pub(crate) fn call(&self, session: &mut Session, method: &str, args: &Value) -> Option<Outcome> {
+        session.expire(std::time::Instant::now());
         Some(match method {
             "getTableNames" => self.table_names(),
             "createTable" => self.create_table(args),
@@ -487,7 +499,8 @@ impl Gateway {
         }
         session.next_id = session.next_id.wrapping_add(1).max(1);
         let id = session.next_id;
-        session.scanners.insert(id, Scanner { table, scan, sorted, done: false });
+        let last_used = std::time::Instant::now();
+        session.scanners.insert(id, Scanner { table, scan, sorted, done: false, last_used });
         Ok(Some(Value::I32(id)))
     }
 
@@ -557,8 +570,12 @@ impl Gateway {
             }
         };
         let scanner = session.scanners.get_mut(&id).ok_or_else(|| {
-            HbaseError::IllegalArgument(format!("no scanner {id} (closed, or never opened)"))
+            HbaseError::IllegalArgument(format!(
+                "no scanner {id} (closed, unused for {} s, or never opened)",
+                SCANNER_LEASE.as_secs()
+            ))
         })?;
+        scanner.last_used = std::time::Instant::now();
         if scanner.done {
             return Ok(Some(Value::List { elem: TType::Struct, items: Vec::new() }));
         }
@@ -613,4 +630,63 @@ struct ScanArgs {
     prefix: bool,
     columns: i16,
     ts: Option<i16>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn gateway() -> (tempfile::TempDir, Gateway) {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path().join("d")).unwrap();
+        store.create_table("t", &TableSchema::new([rowsearch_store::FamilySchema::new("f")])).unwrap();
+        store.put("t", b"r", vec![PutCell::new("f", "q", "v")]).unwrap();
+        (dir, Gateway::new(Arc::new(store)))
+    }
+
+    fn open(g: &Gateway, session: &mut Session) -> i32 {
+        let args = Value::Struct(vec![(1, Value::Binary(b"t".to_vec())), (2, Value::Struct(vec![]))]);
+        match g.call(session, "scannerOpenWithScan", &args) {
+            Some(Ok(Some(Value::I32(id)))) => id,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    /// A scanner past its lease is gone; one in use keeps its lease; a
+    /// connection holds at most MAX_SCANNERS.
+    #[test]
+    fn scanners_expire_when_idle_and_are_bounded_per_connection() {
+        let (_dir, g) = gateway();
+        let mut session = Session::default();
+        let (old, fresh) = (open(&g, &mut session), open(&g, &mut session));
+        let past = std::time::Instant::now().checked_sub(SCANNER_LEASE * 2).unwrap();
+        session.scanners.get_mut(&old).unwrap().last_used = past;
+        let get = |id: i32| Value::Struct(vec![(1, Value::I32(id)), (2, Value::I32(10))]);
+        match g.call(&mut session, "scannerGetList", &get(old)) {
+            Some(Err(HbaseError::IllegalArgument(m))) => assert!(m.contains("unused for 60 s"), "{m}"),
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(g.call(&mut session, "scannerGetList", &get(fresh)), Some(Ok(Some(_)))));
+        while session.scanners.len() < MAX_SCANNERS {
+            open(&g, &mut session);
+        }
+        let args = Value::Struct(vec![(1, Value::Binary(b"t".to_vec())), (2, Value::Struct(vec![]))]);
+        match g.call(&mut session, "scannerOpenWithScan", &args) {
+            Some(Err(HbaseError::Io(m))) => assert!(m.contains("at most 64"), "{m}"),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    /// The reply names the exception in the field its method declares: an
+    /// illegal argument of a method that declares none is an IOError.
+    #[test]
+    fn exceptions_go_in_the_fields_methods_declare() {
+        let ia = || Err(HbaseError::IllegalArgument("x".into()));
+        assert!(reply_body("mutateRow", ia()).field(2).is_some());
+        assert!(reply_body("getRow", ia()).field(1).is_some());
+        assert_eq!(reply_body("getRow", ia()).field(2), None);
+        let exists = || Err(HbaseError::AlreadyExists("x".into()));
+        assert!(reply_body("createTable", exists()).field(3).is_some());
+        assert!(reply_body("mutateRow", exists()).field(1).is_some());
+    }
 }

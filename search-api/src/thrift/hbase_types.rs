@@ -19,6 +19,15 @@ pub(crate) enum HbaseError {
 }
 
 impl HbaseError {
+    /// Its name in metrics.
+    pub(crate) fn label(&self) -> &'static str {
+        match self {
+            HbaseError::Io(_) => "io_error",
+            HbaseError::IllegalArgument(_) => "illegal_argument",
+            HbaseError::AlreadyExists(_) => "already_exists",
+        }
+    }
+
     /// The exception as the struct the reply carries, and the result field
     /// id the method declares for it (`throws (1:IOError io, 2:IllegalArgument
     /// ia, 3:AlreadyExists exist)`).

@@ -16,4 +16,4 @@ mod hbase_types;
 mod server;
 mod transport;
 
-pub use server::serve;
+pub use server::{CallObserver, serve};

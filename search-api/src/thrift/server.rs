@@ -20,9 +20,14 @@ const MAX_CONNECTIONS: usize = 256;
 /// A connection idle this long between calls is closed.
 const IDLE: Duration = Duration::from_secs(300);
 
+/// What the server tells of each call: the method (or `unknown`) and its
+/// outcome (`ok`, `io_error`, `illegal_argument`, `already_exists`,
+/// `application`).
+pub type CallObserver = Arc<dyn Fn(&str, &'static str) + Send + Sync>;
+
 /// Serves the `Hbase` service on `listener` over `store`, until the
-/// runtime stops.
-pub async fn serve(listener: TcpListener, store: Arc<Store>) {
+/// runtime stops, telling `observe` of each call.
+pub async fn serve(listener: TcpListener, store: Arc<Store>, observe: CallObserver) {
     let gateway = Arc::new(Gateway::new(store));
     let slots = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
     loop {
@@ -36,17 +41,21 @@ pub async fn serve(listener: TcpListener, store: Arc<Store>) {
         };
         // Replies are whole messages: send each at once.
         let _ = stream.set_nodelay(true);
-        let gateway = Arc::clone(&gateway);
+        let (gateway, observe) = (Arc::clone(&gateway), Arc::clone(&observe));
         tokio::spawn(async move {
             let _permit = permit;
             // A connection that ends on bad bytes or idleness ends alone.
-            let _ = (peer, connection(stream, gateway).await);
+            let _ = (peer, connection(stream, gateway, observe).await);
         });
     }
 }
 
 /// One connection, call after call.
-async fn connection(stream: tokio::net::TcpStream, gateway: Arc<Gateway>) -> Result<(), String> {
+async fn connection(
+    stream: tokio::net::TcpStream,
+    gateway: Arc<Gateway>,
+    observe: CallObserver,
+) -> Result<(), String> {
     let mut conn = Connection::new(stream, Limits::default());
     let mut session = Some(Session::default());
     loop {
@@ -70,6 +79,11 @@ async fn connection(stream: tokio::net::TcpStream, gateway: Arc<Gateway>) -> Res
         .await
         .map_err(|e| format!("a call failed: {e}"))?;
         session = Some(s);
+        match &outcome {
+            None => observe("unknown", "application"),
+            Some(Ok(_)) => observe(&name, "ok"),
+            Some(Err(e)) => observe(&name, e.label()),
+        }
         if oneway {
             continue;
         }

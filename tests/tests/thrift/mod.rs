@@ -130,6 +130,19 @@ fn thrift_writes_are_searchable_at_once_and_thrift_scans_equal_http_scans() {
     let unknown = c.call("getRegionInfo", &[(1, A::Bytes(b"x"))]).unwrap_err();
     assert!(unknown.contains("getRegionInfo"), "{unknown}");
     assert!(c.call("getTableNames", &[]).is_ok());
+    // Counted per method and outcome; a method it does not serve is
+    // "unknown" (clients' names do not grow the label set).
+    let (status, metrics) = s.request("GET", "/metrics", None);
+    assert_eq!(status, 200);
+    for line in [
+        r#"rowsearch_thrift_calls_total{method="mutateRow",outcome="ok"} 3"#,
+        r#"rowsearch_thrift_calls_total{method="getTableNames",outcome="ok"} 2"#,
+        r#"rowsearch_thrift_calls_total{method="scannerOpenWithScan",outcome="io_error"} 1"#,
+        r#"rowsearch_thrift_calls_total{method="unknown",outcome="application"} 1"#,
+    ] {
+        assert!(metrics.lines().any(|l| l == line), "{line} not in /metrics:\n{metrics}");
+    }
+    assert!(!metrics.contains("getRegionInfo"), "{metrics}");
 }
 
 fn url_encode(s: &str) -> String {
