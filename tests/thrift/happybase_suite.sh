@@ -55,3 +55,8 @@ for transport in buffered framed; do
             "$VENV/bin/python" -m pytest -q -p no:cacheprovider -p happybase_protocol "$SUITE/tests/test_api.py"
     done
 done
+echo "== the README's happybase example, as printed"
+sed -n '/^# pip install happybase==1.3.0; rowsearch serve/,/^```$/p' README.md | sed '$d' \
+    | sed "s/9090)$/$PORT)/" > "$DATA/readme_example.py"
+grep -q "happybase.Connection" "$DATA/readme_example.py"
+"$VENV/bin/python" "$DATA/readme_example.py"
