@@ -398,6 +398,7 @@ mod tests {
             (500, "internal"),              // Corrupted
             (500, "internal"),              // MapFull
             (422, "too_many_families"),     // TooManyDatabases
+            (422, "not_a_counter"),         // NotACounter
             (503, "store_unavailable"),     // Poisoned
             (507, "disk_full"),             // DiskFull
             (500, "internal"),              // Callback
