@@ -157,23 +157,29 @@ impl Client {
 
     /// Calls `method` with `args`; the reply's struct.
     pub fn call(&mut self, method: &str, args: &[(i16, A)]) -> Reply {
+        self.try_call(method, args)
+            .unwrap_or_else(|| panic!("the gateway closed the connection during {method}"))
+    }
+
+    /// As [`Client::call`]; `None` when the connection fails (a server
+    /// killed meanwhile).
+    pub fn try_call(&mut self, method: &str, args: &[(i16, A)]) -> Option<Reply> {
         self.seq += 1;
         let mut out = Vec::new();
         out.extend_from_slice(&0x8001_0001u32.to_be_bytes());
         write_value(&mut out, &A::Bytes(method.as_bytes()));
         out.extend_from_slice(&self.seq.to_be_bytes());
         write_struct(&mut out, args);
-        self.stream.write_all(&out).expect("send");
+        self.stream.write_all(&out).ok()?;
         // Read until a whole reply parses: replies here are small, so read
         // what is there and try.
         let mut buf = Vec::new();
         loop {
             let mut chunk = [0u8; 65536];
-            let n = self.stream.read(&mut chunk).expect("read reply");
-            assert!(n > 0, "the gateway closed the connection during {method}");
+            let n = self.stream.read(&mut chunk).ok().filter(|n| *n > 0)?;
             buf.extend_from_slice(&chunk[..n]);
             if let Some(reply) = parse_reply(&buf, self.seq) {
-                return reply;
+                return Some(reply);
             }
         }
     }
