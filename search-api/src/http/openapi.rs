@@ -181,6 +181,7 @@ fn shape(name: &str) -> (&'static str, Option<&'static str>, (u16, Option<&'stat
         }
         "tables_get" => ("a table's schema and figures", None, (200, Some("TableInfo"))),
         "tables_delete" => ("drop a table with its rows and indexes", None, (204, None)),
+        "regions" => ("a table's regions: key ranges in order", None, (200, Some("Regions"))),
         "rows_put" | "rows_put_fields" => {
             ("write cells into one row atomically", Some("RowWrite"), (200, Some("Seq")))
         }
@@ -293,6 +294,7 @@ fn links(name: &str) -> Option<Value> {
             let mut links = Map::new();
             for (operation, id) in [
                 ("GetTable", "tables_get"),
+                ("Regions", "regions"),
                 ("Mutate", "mutate"),
                 ("Scan", "scan_get"),
                 ("ScanBody", "scan_post"),

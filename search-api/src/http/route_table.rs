@@ -87,6 +87,15 @@ pub const ROUTES: &[RouteSpec] = &[
     route("tables_get", Action::Read, "GET", "/tables/{table}", "/tables/mail", None, &[]),
     route("tables_delete", Action::Admin, "DELETE", "/tables/{table}", "/tables/probe", None, &[]),
     route(
+        "regions",
+        Action::Read,
+        "GET",
+        "/tables/{table}/regions",
+        "/tables/mail/regions",
+        None,
+        &[p::ENCODING],
+    ),
+    route(
         "rows_put",
         Action::Write,
         "PUT",

@@ -257,7 +257,22 @@ fn table_routes(c: &Ctx) -> Routes {
             },
         );
 
-    list_tables.or(put_table).unify().or(get_table).unify().or(delete_table).unify().boxed()
+    let regions = table().and(warp::path!("regions")).and(warp::get()).and(c.taking("regions")).and_then(
+        |t: String, access: Access, st: Arc<State>, p: Params| {
+            run(st, "regions", access, move |st, access| tables::regions(st, access, &t, &p))
+        },
+    );
+
+    list_tables
+        .or(put_table)
+        .unify()
+        .or(get_table)
+        .unify()
+        .or(delete_table)
+        .unify()
+        .or(regions)
+        .unify()
+        .boxed()
 }
 
 /// Rows: by key in the path, by `key_fields`, and `mutate`.

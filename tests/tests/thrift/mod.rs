@@ -111,6 +111,19 @@ fn thrift_writes_are_searchable_at_once_and_thrift_scans_equal_http_scans() {
         .collect();
     assert_eq!(over_thrift.len(), 2);
     assert_eq!(over_thrift, over_http);
+    // The table's regions: the same over Thrift (TRegionInfo) and HTTP.
+    let (status, v) = s.get_json("/tables/notes/regions");
+    assert_eq!(status, 200, "{v}");
+    let over_http = v["regions"].as_array().unwrap().clone();
+    let over_thrift = c.call("getTableRegions", &[(1, A::Bytes(b"notes"))]).unwrap();
+    let over_thrift = over_thrift.field(0).unwrap().items().to_vec();
+    assert!(!over_http.is_empty());
+    assert_eq!(over_thrift.len(), over_http.len());
+    for (t, h) in over_thrift.iter().zip(&over_http) {
+        assert_eq!(t.field(1).unwrap().bytes(), h["start"].as_str().unwrap_or("").as_bytes(), "{h}");
+        assert_eq!(t.field(2).unwrap().bytes(), h["end"].as_str().unwrap_or("").as_bytes(), "{h}");
+        assert_eq!(t.field(3), Some(&V::Int(h["index"].as_i64().unwrap())), "{h}");
+    }
     // Deleted over Thrift: gone from the search at once.
     let reply = c.call("deleteAllRow", &[(1, A::Bytes(b"notes")), (2, A::Bytes(b"r0"))]).unwrap();
     assert_eq!(reply, V::Struct(vec![]));

@@ -6,7 +6,8 @@ use warp::Reply;
 use warp::http::StatusCode;
 
 use super::{Answer, confine, json_reply, ok};
-use crate::http::params::parse_json;
+use crate::http::error::Refusal;
+use crate::http::params::{Params, parse_json};
 use crate::http::state::State;
 use crate::keys::Access;
 
@@ -47,6 +48,30 @@ fn search_summary(search: &SearchSchema) -> Value {
     }
     let fields: Vec<&str> = search.fields.iter().map(|f| f.name.as_str()).collect();
     json!({"partition": search.partition, "fields": fields, "facets": facets})
+}
+
+/// `GET /tables/{t}/regions`: the table's regions in key order, each its
+/// stored-key range (salt byte included; `null` for the open ends), as
+/// HBase lists a table's regions. Not for a key confined to partitions:
+/// the bounds are other partitions' keys.
+pub(crate) fn regions(st: &State, access: &Access, t: &str, p: &Params) -> Answer {
+    if access.partitions().is_some() {
+        return Err(Refusal::Forbidden(
+            "a key confined to partitions may not list a table's regions (their bounds are other partitions' keys)"
+                .into(),
+        )
+        .into());
+    }
+    let enc = p.encoding()?;
+    let regions: Vec<Value> = st
+        .store()
+        .regions(t)?
+        .into_iter()
+        .map(|r| {
+            json!({"index": r.index, "start": r.start.map(|k| enc.encode(&k)), "end": r.end.map(|k| enc.encode(&k))})
+        })
+        .collect();
+    ok(json!({"table": t, "regions": regions}))
 }
 
 /// `PUT /tables/{t}`: 201 when created, 200 when it exists alike.
