@@ -339,6 +339,10 @@ pub enum DataCommand {
         /// Only versions with timestamp <= this.
         #[arg(long)]
         timestamp: Option<u64>,
+        /// Delete exactly the version at --timestamp of each family:qualifier
+        /// of --columns (HBase's Delete.addColumn), not every version up to it.
+        #[arg(long, requires = "timestamp")]
+        exact: bool,
     },
     /// Scan rows as JSON lines; prints the next cursor on stderr when the limit cut it short.
     Scan(ScanArgs),

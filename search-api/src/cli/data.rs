@@ -50,18 +50,33 @@ pub(super) fn run(args: &Args, command: &DataCommand, out: &mut impl Write) -> R
                 }
             }
         }
-        DataCommand::Delete { table, key, columns, timestamp, key_fields } => {
+        DataCommand::Delete { table, key, columns, timestamp, key_fields, exact } => {
             let store = open(args)?;
             let key = row_key(&store, table, key.as_deref(), key_fields.as_deref())?;
             let mut batch = Batch::new();
             if columns.is_empty() {
+                if *exact {
+                    return Err(UsageError(
+                        "--exact deletes one version of --columns family:qualifier".into(),
+                    )
+                    .into());
+                }
                 batch.delete(table.as_str(), key.clone(), Delete::Row { up_to: *timestamp });
             }
             for c in columns {
-                let what = match Column::parse(&bytes("--columns", c)?) {
-                    Column::Family(family) => Delete::Family { family, up_to: *timestamp },
-                    Column::Qualifier(family, qualifier) => {
-                        Delete::Column { family, qualifier, up_to: *timestamp }
+                let what = match (Column::parse(&bytes("--columns", c)?), *exact, *timestamp) {
+                    (Column::Qualifier(family, qualifier), true, Some(timestamp)) => {
+                        Delete::Version { family, qualifier, timestamp }
+                    }
+                    (Column::Family(family), true, _) => {
+                        return Err(UsageError(format!(
+                            "--exact deletes one version of a column: {family:?} is a family; name family:qualifier"
+                        ))
+                        .into());
+                    }
+                    (Column::Family(family), _, up_to) => Delete::Family { family, up_to },
+                    (Column::Qualifier(family, qualifier), _, up_to) => {
+                        Delete::Column { family, qualifier, up_to }
                     }
                 };
                 batch.delete(table.as_str(), key.clone(), what);

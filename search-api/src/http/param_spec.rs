@@ -156,6 +156,12 @@ pub const TIMESTAMP: Param = param(
     Kind::Integer { min: 0, max: Max::Any },
     "delete only versions up to this timestamp (ms)",
 );
+pub const EXACT: Param = param(
+    "exact",
+    Kind::Flag,
+    "delete exactly the version at timestamp of each family:qualifier column (HBase's Delete.addColumn), \
+     not every version up to it",
+);
 pub const START: Param = param("start", Kind::Bytes, "first key, inclusive (the upper bound with reverse)");
 pub const STOP: Param = param("stop", Kind::Bytes, "last key, exclusive (the lower bound with reverse)");
 pub const PREFIX: Param = param("prefix", Kind::Bytes, "only keys with this prefix");

@@ -112,7 +112,7 @@ pub const ROUTES: &[RouteSpec] = &[
         "/tables/{table}/rows/{key}",
         "/tables/probe/rows/r",
         None,
-        &[p::COLUMNS, p::TIMESTAMP, p::ENCODING],
+        &[p::COLUMNS, p::TIMESTAMP, p::EXACT, p::ENCODING],
     ),
     route(
         "rows_put_fields",
@@ -139,7 +139,7 @@ pub const ROUTES: &[RouteSpec] = &[
         "/tables/{table}/rows",
         "/tables/mail/rows?key_fields=%7B%22user%22%3A%22probe%22%2C%22date%22%3A1%2C%22id%22%3A1%7D",
         None,
-        &[p::KEY_FIELDS, p::COLUMNS, p::TIMESTAMP, p::ENCODING],
+        &[p::KEY_FIELDS, p::COLUMNS, p::TIMESTAMP, p::EXACT, p::ENCODING],
     ),
     route(
         "mutate",

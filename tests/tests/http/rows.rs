@@ -130,3 +130,48 @@ fn http_query_parameters_are_byte_exact() {
     let error: Value = serde_json::from_str(&text).unwrap();
     assert_eq!((status, error["error"]["code"].as_str()), (400, Some("invalid_query_string")), "{text}");
 }
+
+/// `exact=true` deletes the one version at the timestamp (HBase's
+/// `Delete.addColumn`), over HTTP (row and mutate) and the CLI; without it
+/// every version up to the timestamp goes. Without a timestamp, or with a
+/// family, it is refused and nothing changes.
+#[test]
+fn http_and_cli_exact_deletes_remove_one_version() {
+    let t = TestDir::new();
+    let s = t.serve(&["serve", "--create"]);
+    assert_eq!(put(&s, "/tables/v", &json!({"families": [{"name": "f", "max_versions": 5}]})).0, 201);
+    let versions = |s: &rowsearch_tests::Server| -> Vec<u64> {
+        let (status, row) = s.get_json("/tables/v/rows/r?versions=all");
+        assert_eq!(status, 200, "{row}");
+        row["cells"].as_array().unwrap().iter().map(|c| c["timestamp"].as_u64().unwrap()).collect()
+    };
+    for ts in 1..=5 {
+        let body = json!({"cells": [{"column": "f:q", "value": format!("v{ts}"), "timestamp": ts}]});
+        assert_eq!(put(&s, "/tables/v/rows/r", &body).0, 200);
+    }
+    assert_eq!(versions(&s), vec![5, 4, 3, 2, 1]);
+    for bad in ["columns=f:q&exact=true", "columns=f&timestamp=2&exact=true", "timestamp=2&exact=true"] {
+        let (status, body) = s.request("DELETE", &format!("/tables/v/rows/r?{bad}"), None);
+        assert_eq!(status, 400, "{bad}: {body}");
+    }
+    assert_eq!(versions(&s), vec![5, 4, 3, 2, 1]);
+    let (status, body) = s.request("DELETE", "/tables/v/rows/r?columns=f:q&timestamp=4&exact=true", None);
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(versions(&s), vec![5, 3, 2, 1]);
+    let mutate =
+        json!({"mutations": [{"delete": {"key": "r", "columns": ["f:q"], "timestamp": 2, "exact": true}}]});
+    assert_eq!(post(&s, "/tables/v/mutate", &mutate).0, 200);
+    assert_eq!(versions(&s), vec![5, 3, 1]);
+    drop(s);
+    let out = t.run(&["delete", "v", "r", "--columns", "f:q", "--timestamp", "5", "--exact"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = t.run(&["get", "v", "r", "--versions", "all"]);
+    let row: Value = serde_json::from_str(stdout(&out).trim()).unwrap();
+    let left: Vec<u64> =
+        row["cells"].as_array().unwrap().iter().map(|c| c["timestamp"].as_u64().unwrap()).collect();
+    assert_eq!(left, vec![3, 1]);
+    // Without --exact, every version up to the timestamp.
+    let out = t.run(&["delete", "v", "r", "--columns", "f:q", "--timestamp", "3"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(!stdout(&t.run(&["get", "v", "r", "--versions", "all"])).contains("timestamp"));
+}

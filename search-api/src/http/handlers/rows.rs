@@ -62,7 +62,9 @@ pub(crate) fn delete(st: &State, access: &Access, t: &str, at: &RowAt, p: &Param
     let key = at.key(st, t, p)?;
     confine::may_write_row(access, st.store(), t, &key)?;
     let mut batch = Batch::new();
-    for what in deletes(&columns_of(p.encoding()?, &p.all("columns"))?, p.number("timestamp")?) {
+    for what in
+        deletes(&columns_of(p.encoding()?, &p.all("columns"))?, p.number("timestamp")?, p.flag("exact")?)?
+    {
         batch.delete(t, key.clone(), what);
     }
     let info = st.store().apply(&batch)?;
@@ -121,7 +123,7 @@ pub(crate) fn mutate(st: &State, access: &Access, t: &str, p: &Params, raw: byte
                 (None, Some(del)) => {
                     let key = key_of(&del.key, &del.key_fields)?;
                     let columns: Vec<&str> = del.columns.iter().map(String::as_str).collect();
-                    for what in deletes(&columns_of(enc, &columns)?, del.timestamp) {
+                    for what in deletes(&columns_of(enc, &columns)?, del.timestamp, del.exact)? {
                         batch.delete(t, key.clone(), what);
                     }
                 }
@@ -214,14 +216,40 @@ struct DeleteRequest {
     #[serde(default)]
     columns: Vec<String>,
     timestamp: Option<u64>,
+    #[serde(default)]
+    exact: bool,
 }
 
-/// The deletes a `columns` selection means: the whole row when empty.
-fn deletes(columns: &[Column], up_to: Option<u64>) -> Vec<Delete> {
-    if columns.is_empty() {
-        return vec![Delete::Row { up_to }];
+/// The deletes a `columns` selection means: the whole row when empty;
+/// with `exact`, the one version at the timestamp of each
+/// `family:qualifier` (HBase's `Delete.addColumn` with a timestamp), else
+/// every version up to it.
+fn deletes(columns: &[Column], up_to: Option<u64>, exact: bool) -> Result<Vec<Delete>, ApiError> {
+    if exact {
+        let timestamp = up_to.ok_or_else(|| {
+            ApiError::bad_request("exact deletes one version of each column: give its timestamp")
+        })?;
+        if columns.is_empty() {
+            return Err(ApiError::bad_request(
+                "exact deletes one version of columns: name family:qualifier columns",
+            ));
+        }
+        return columns
+            .iter()
+            .map(|c| match c {
+                Column::Qualifier(family, qualifier) => {
+                    Ok(Delete::Version { family: family.clone(), qualifier: qualifier.clone(), timestamp })
+                }
+                Column::Family(family) => Err(ApiError::bad_request(format!(
+                    "exact deletes one version of a column: {family:?} is a family; name family:qualifier"
+                ))),
+            })
+            .collect();
     }
-    columns
+    if columns.is_empty() {
+        return Ok(vec![Delete::Row { up_to }]);
+    }
+    Ok(columns
         .iter()
         .map(|c| match c {
             Column::Family(family) => Delete::Family { family: family.clone(), up_to },
@@ -229,7 +257,7 @@ fn deletes(columns: &[Column], up_to: Option<u64>) -> Vec<Delete> {
                 Delete::Column { family: family.clone(), qualifier: qualifier.clone(), up_to }
             }
         })
-        .collect()
+        .collect())
 }
 
 /// `{"mutations":[...]}` read one mutation at a time.
