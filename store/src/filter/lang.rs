@@ -401,7 +401,7 @@ impl Args {
 const FILTER_NAMES: &str = "RowFilter FamilyFilter QualifierFilter ValueFilter PrefixFilter KeyOnlyFilter \
 FirstKeyOnlyFilter RandomRowFilter SingleColumnValueFilter SingleColumnValueExcludeFilter ColumnCountGetFilter \
 ColumnPaginationFilter ColumnPrefixFilter MultipleColumnPrefixFilter ColumnRangeFilter TimestampsFilter PageFilter \
-InclusiveStopFilter DependentColumnFilter";
+InclusiveStopFilter DependentColumnFilter ColumnValueFilter MultiRowRangeFilter";
 
 fn build(name: &str, at: usize, close_at: usize, args: Vec<Arg>) -> Result<Filter> {
     let mut a = Args { name: name.to_owned(), close_at, args: args.into_iter() };
@@ -481,6 +481,33 @@ fn build(name: &str, at: usize, close_at: usize, args: Vec<Arg>) -> Result<Filte
             let drop_dependent_column = if a.more() { a.boolean("dropDependentColumn")? } else { false };
             let value = if a.more() { Some(a.comparison()?) } else { None };
             Filter::DependentColumn { family, qualifier, drop_dependent_column, value }
+        }
+        "ColumnValueFilter" => {
+            let family = a.string("the family")?;
+            let qualifier = a.bytes("the qualifier")?;
+            let (op, comparator) = a.comparison()?;
+            Filter::ColumnValue { family, qualifier, op, comparator }
+        }
+        "MultiRowRangeFilter" => {
+            // (startRow, startInclusive, stopRow, stopInclusive) per range;
+            // an empty row is an open side.
+            let mut ranges = Vec::new();
+            loop {
+                let start = a.bytes("a range's start row")?;
+                let start_inclusive = a.boolean("startRowInclusive")?;
+                let stop = a.bytes("a range's stop row")?;
+                let stop_inclusive = a.boolean("stopRowInclusive")?;
+                ranges.push(super::MultiRowRange {
+                    start: (!start.is_empty()).then_some(start),
+                    start_inclusive,
+                    stop: (!stop.is_empty()).then_some(stop),
+                    stop_inclusive,
+                });
+                if !a.more() {
+                    break;
+                }
+            }
+            Filter::MultiRowRange(ranges)
         }
         other => return Err(error(at, format!("a filter name ({FILTER_NAMES})"), format!("{other:?}"))),
     };
@@ -677,6 +704,26 @@ impl Filter {
                 if let Some((op, comparator)) = value {
                     out.extend_from_slice(b", ");
                     push_comparison(out, *op, comparator);
+                }
+            }
+            Filter::ColumnValue { family, qualifier, op, comparator } => {
+                call(out, "ColumnValueFilter");
+                push_quoted(out, family.as_bytes());
+                out.extend_from_slice(b", ");
+                push_quoted(out, qualifier);
+                out.extend_from_slice(b", ");
+                push_comparison(out, *op, comparator);
+            }
+            Filter::MultiRowRange(ranges) => {
+                call(out, "MultiRowRangeFilter");
+                for (i, r) in ranges.iter().enumerate() {
+                    if i > 0 {
+                        out.extend_from_slice(b", ");
+                    }
+                    push_quoted(out, r.start.as_deref().unwrap_or_default());
+                    out.extend_from_slice(format!(", {}, ", r.start_inclusive).as_bytes());
+                    push_quoted(out, r.stop.as_deref().unwrap_or_default());
+                    out.extend_from_slice(format!(", {}", r.stop_inclusive).as_bytes());
                 }
             }
             Filter::List(op, filters) => write_list(*op, filters, out),

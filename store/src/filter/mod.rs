@@ -234,12 +234,40 @@ pub enum Filter {
         drop_dependent_column: bool,
         value: Option<(CompareOp, Comparator)>,
     },
+    /// `ColumnValueFilter`: only the cells of one column whose value
+    /// compares as asked (where `SingleColumnValue` keeps the whole row);
+    /// a row with none is left out.
+    ColumnValue { family: String, qualifier: Vec<u8>, op: CompareOp, comparator: Comparator },
+    /// `MultiRowRangeFilter`: rows in any of these ranges.
+    MultiRowRange(Vec<MultiRowRange>),
     /// `FilterList`: all or one of the filters.
     List(ListOp, Vec<Filter>),
     /// `SKIP`: the row is dropped if the filter drops any of its cells.
     Skip(Box<Filter>),
     /// `WHILE`: the scan ends at the first row the filter drops anything of.
     WhileMatch(Box<Filter>),
+}
+
+/// One range of a [`Filter::MultiRowRange`] (`None`: unbounded side).
+#[derive(Debug, Clone, PartialEq)]
+pub struct MultiRowRange {
+    /// The first row (with `start_inclusive`) or the row after which it starts.
+    pub start: Option<Vec<u8>>,
+    /// Whether `start` itself is in the range.
+    pub start_inclusive: bool,
+    /// The last row (with `stop_inclusive`) or the row before which it stops.
+    pub stop: Option<Vec<u8>>,
+    /// Whether `stop` itself is in the range.
+    pub stop_inclusive: bool,
+}
+
+impl MultiRowRange {
+    /// Whether `key` is in the range.
+    pub fn contains(&self, key: &[u8]) -> bool {
+        let above = self.start.as_deref().is_none_or(|s| key > s || (self.start_inclusive && key == s));
+        let below = self.stop.as_deref().is_none_or(|s| key < s || (self.stop_inclusive && key == s));
+        above && below
+    }
 }
 
 /// A filter's verdict on one row.
@@ -442,6 +470,10 @@ fn eval(
         Filter::DependentColumn { family, qualifier, drop_dependent_column, value } => {
             dependent_column(family, qualifier, *drop_dependent_column, value.as_ref(), cells)
         }
+        Filter::ColumnValue { family, qualifier, op, comparator } => per_cell(&|c| {
+            &*c.family == family.as_str() && c.qualifier == *qualifier && comparator.matches(*op, &c.value)
+        }),
+        Filter::MultiRowRange(ranges) => Verdict::all(n, ranges.iter().any(|r| r.contains(key))),
         Filter::List(op, children) => eval_list(*op, children, id, state, reverse, key, cells),
         Filter::Skip(inner) => {
             let v = eval(inner, id, state, reverse, key, cells);

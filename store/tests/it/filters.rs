@@ -407,3 +407,39 @@ fn a_cancelled_scan_stops_even_where_its_filter_rejects_every_row() {
     // Without a cancel (the CLI's scans) nothing changes.
     assert_eq!(txn.count("t", &Scan::new()).unwrap(), 2000);
 }
+
+/// `ColumnValueFilter` (HBase 2): only the matching cells of its column,
+/// where `SingleColumnValueFilter` keeps the whole row; rows without one
+/// are left out.
+#[test]
+fn column_value_filter_keeps_only_the_matching_cells_of_its_column() {
+    let (_dir, store) = fixture();
+    assert_eq!(
+        filtered(&store, "ColumnValueFilter('a', 'c1', =, 'binaryprefix:v1')"),
+        "row1[a:c1@10=v1] rox[a:c1@10=v1]"
+    );
+    assert_eq!(
+        filtered(&store, "SingleColumnValueFilter('a', 'c1', =, 'binaryprefix:v1', true, true)"),
+        "row1[a:c1@10=v1 a:c2@10=x b:d@10=hello] rox[a:c1@10=v1]"
+    );
+    assert_eq!(filtered(&store, "ColumnValueFilter('b', 'd', !=, 'binary:hello')"), "row2[b:d@12=World]");
+    let text = "ColumnValueFilter('a', 'c1', =, 'binaryprefix:v1')";
+    assert_eq!(Filter::parse(text).unwrap().to_language(), text.as_bytes());
+}
+
+/// `MultiRowRangeFilter(start, startInclusive, stop, stopInclusive, ...)`:
+/// rows in any range; an empty row is an open side.
+#[test]
+fn multi_row_range_filter_passes_rows_in_any_range() {
+    let (_dir, store) = fixture();
+    assert_eq!(keys(&store, "MultiRowRangeFilter('row1', false, 'row3', true)"), ["row2", "row3"]);
+    assert_eq!(
+        keys(&store, "MultiRowRangeFilter('', false, 'row2', false, 'rox', true, '', false)"),
+        ["row1", "rox", "zed"]
+    );
+    assert_eq!(keys(&store, "MultiRowRangeFilter('row2', true, 'row2', true)"), ["row2"]);
+    let err = Filter::parse("MultiRowRangeFilter('a', true, 'b')").unwrap_err();
+    assert!(matches!(err.kind(), ErrorKind::InvalidFilter { .. }), "{err}");
+    let text = "MultiRowRangeFilter('', false, 'row2', false, 'rox', true, '', false)";
+    assert_eq!(Filter::parse(text).unwrap().to_language(), text.as_bytes());
+}

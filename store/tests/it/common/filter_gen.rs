@@ -1,7 +1,7 @@
 //! Generators of filters for property tests and the fuzzer.
 
 use proptest::prelude::*;
-use rowsearch_store::{Comparator, CompareOp, Filter, ListOp, RegexComparator};
+use rowsearch_store::{Comparator, CompareOp, Filter, ListOp, MultiRowRange, RegexComparator};
 
 pub fn bytes(min: usize, max: usize) -> impl Strategy<Value = Vec<u8>> {
     prop::collection::vec(prop::sample::select(vec![0x00u8, 0x01, b'\'', b'a', b'b', 0xFF]), min..=max)
@@ -71,6 +71,24 @@ fn leaf(stateful: bool) -> BoxedStrategy<Filter> {
             }),
         prop::collection::vec(1u64..5, 0..3).prop_map(Filter::Timestamps),
         bytes(1, 2).prop_map(Filter::InclusiveStop),
+        (family.clone(), bytes(0, 1), comparison()).prop_map(|(family, qualifier, (op, comparator))| {
+            Filter::ColumnValue { family, qualifier, op, comparator }
+        }),
+        prop::collection::vec(
+            (prop::option::of(bytes(1, 2)), any::<bool>(), prop::option::of(bytes(1, 2)), any::<bool>()),
+            1..3
+        )
+        .prop_map(|ranges| Filter::MultiRowRange(
+            ranges
+                .into_iter()
+                .map(|(start, start_inclusive, stop, stop_inclusive)| MultiRowRange {
+                    start,
+                    start_inclusive,
+                    stop,
+                    stop_inclusive
+                })
+                .collect()
+        )),
         (family, bytes(0, 1), any::<bool>(), prop::option::of(comparison())).prop_map(
             |(family, qualifier, drop_dependent_column, value)| Filter::DependentColumn {
                 family,

@@ -232,6 +232,25 @@ impl FilterModel {
                 out.row = !stamps.is_empty();
                 out
             }
+            // The matching cells of one column only.
+            Filter::ColumnValue { family, qualifier, op, comparator } => some(&|c| {
+                &*c.family == family && c.qualifier == *qualifier && holds(*op, comparator, &c.value)
+            }),
+            // The row when it lies in any range, written out bound by bound.
+            Filter::MultiRowRange(ranges) => whole(ranges.iter().any(|r| {
+                let k = row.key.as_slice();
+                let after_start = match &r.start {
+                    None => true,
+                    Some(s) if r.start_inclusive => k >= s.as_slice(),
+                    Some(s) => k > s.as_slice(),
+                };
+                let before_stop = match &r.stop {
+                    None => true,
+                    Some(s) if r.stop_inclusive => k <= s.as_slice(),
+                    Some(s) => k < s.as_slice(),
+                };
+                after_start && before_stop
+            })),
             Filter::List(ListOp::All, children) => {
                 let mut out = whole(true);
                 for child in children {
