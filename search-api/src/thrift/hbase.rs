@@ -218,6 +218,8 @@ impl Gateway {
             "scannerGetList" => self.next_rows(session, args, None),
             "scannerClose" => Self::close(session, args),
             "atomicIncrement" => self.atomic_increment(args),
+            "checkAndPut" => self.check_and_put(args),
+            "append" => arg(args, 1, "append").and_then(|a| self.append(a)),
             "increment" => arg(args, 1, "increment").and_then(|i| self.increments(std::slice::from_ref(i))),
             "incrementRows" => self.increments(list(args, 1)),
             _ => return None,
@@ -472,6 +474,90 @@ impl Gateway {
                 Err(HbaseError::IllegalArgument(format!("a counter needs family:qualifier, got {f:?}")))
             }
         }
+    }
+
+    /// `checkAndPut`: the `mput` mutation of the row, only when `column`'s
+    /// newest value is `value` (or, `value` not given, when the column has
+    /// none), read and written in one transaction; whether it was applied.
+    fn check_and_put(&self, args: &Value) -> Outcome {
+        let table = text(args, 1, "tableName")?;
+        self.check_enabled(&table)?;
+        let row = bytes(args, 2, "row")?;
+        let (family, qualifier) = match Column::parse(bytes(args, 3, "column")?) {
+            Column::Qualifier(f, q) => (f, q),
+            Column::Family(f) => {
+                return Err(HbaseError::IllegalArgument(format!(
+                    "checkAndPut needs family:qualifier, got {f:?}"
+                )));
+            }
+        };
+        let expected = match args.field(5) {
+            Some(Value::Binary(v)) => Some(v.clone()),
+            _ => None,
+        };
+        let mput = std::slice::from_ref(arg(args, 6, "mput")?);
+        let (applied, _) = self
+            .store
+            .read_modify_write(&table, row, &mut |read| {
+                if read(&family, &qualifier)? != expected {
+                    return Ok((None, false));
+                }
+                let mut batch = Batch::new();
+                Self::add_mutations(&mut batch, &table, row, mput, None)
+                    .map_err(|e| rowsearch_store::Error::callback(e.message().to_owned()))?;
+                Ok((Some(batch), true))
+            })
+            .map_err(store_error)?;
+        Ok(Some(Value::Bool(applied)))
+    }
+
+    /// `append`: each value appended to its column's newest value (a new
+    /// version), in one transaction; the new values as cells.
+    fn append(&self, a: &Value) -> Outcome {
+        let table = text(a, 1, "table")?;
+        self.check_enabled(&table)?;
+        let row = bytes(a, 2, "row")?;
+        let columns = list(a, 3);
+        let values = list(a, 4);
+        if columns.len() != values.len() || columns.is_empty() {
+            return Err(HbaseError::Io(format!(
+                "append: {} columns for {} values",
+                columns.len(),
+                values.len()
+            )));
+        }
+        let mut pairs = Vec::with_capacity(columns.len());
+        for (c, v) in columns.iter().zip(values) {
+            let (Value::Binary(c), Value::Binary(v)) = (c, v) else {
+                return Err(HbaseError::Io("append: columns and values are binaries".into()));
+            };
+            match Column::parse(c) {
+                Column::Qualifier(f, q) => pairs.push((f, q, v.clone())),
+                Column::Family(f) => {
+                    return Err(HbaseError::Io(format!("append needs family:qualifier, got {f:?}")));
+                }
+            }
+        }
+        let (cells, _) = self
+            .store
+            .read_modify_write(&table, row, &mut |read| {
+                let mut puts = Vec::with_capacity(pairs.len());
+                let mut out = Vec::with_capacity(pairs.len());
+                for (family, qualifier, suffix) in &pairs {
+                    let mut value = read(family, qualifier)?.unwrap_or_default();
+                    value.extend_from_slice(suffix);
+                    out.push(value.clone());
+                    puts.push(PutCell::new(family.clone(), qualifier.clone(), value));
+                }
+                let mut batch = Batch::new();
+                batch.put(table.as_str(), row.to_vec(), puts);
+                Ok((Some(batch), out))
+            })
+            .map_err(store_error)?;
+        // The versions just written carry the commit's time; HBase answers
+        // the new values.
+        let items = cells.iter().map(|v| cell(v, 0)).collect();
+        Ok(Some(Value::List { elem: TType::Struct, items }))
     }
 
     fn atomic_increment(&self, args: &Value) -> Outcome {

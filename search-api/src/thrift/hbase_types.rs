@@ -19,6 +19,13 @@ pub(crate) enum HbaseError {
 }
 
 impl HbaseError {
+    /// Its message.
+    pub(crate) fn message(&self) -> &str {
+        match self {
+            HbaseError::Io(m) | HbaseError::IllegalArgument(m) | HbaseError::AlreadyExists(m) => m,
+        }
+    }
+
     /// Its name in metrics.
     pub(crate) fn label(&self) -> &'static str {
         match self {

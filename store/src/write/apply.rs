@@ -154,24 +154,20 @@ impl Writer<'_> {
         })
     }
 
-    /// Adds `delta` to the counter in `family:qualifier` of `row`, read
-    /// and written in one transaction ([`crate::Store::increment`]).
-    pub fn increment(
+    /// Reads cells of `row` and writes what `decide` makes of them, in one
+    /// transaction ([`crate::Store::read_modify_write`]).
+    pub fn read_modify_write<T>(
         &self,
         table: &str,
         row: &[u8],
-        family: &str,
-        qualifier: &[u8],
-        delta: i64,
-    ) -> Result<(i64, CommitInfo)> {
+        decide: &mut dyn FnMut(&dyn Fn(&str, &[u8]) -> Result<Option<Vec<u8>>>) -> Result<(Option<Batch>, T)>,
+    ) -> Result<(T, Option<CommitInfo>)> {
         let _writer = self.env.lock_writer()?;
         let mut tables = self.catalog.current();
-        let column = Column::Qualifier(family.to_owned(), qualifier.to_vec());
-        let read = ReadOptions::default().column(column);
         loop {
-            // Checked as the put it becomes (table, family, key, qualifier).
+            // The table and the row key checked as a delete of the row.
             let mut probe = Batch::new();
-            probe.put(table, row.to_vec(), vec![PutCell::new(family, qualifier.to_vec(), Vec::new())]);
+            probe.delete(table, row.to_vec(), Delete::Row { up_to: Some(0) });
             let handles = match self.check_batch(&tables, &probe) {
                 Ok(handles) => handles,
                 Err(err) => {
@@ -188,39 +184,24 @@ impl Writer<'_> {
                 if self.catalog.version_in(wtxn)? != tables.version {
                     return Ok(None);
                 }
-                let current = get_row(wtxn, now_ms, &handles[table], row, &read)?;
-                let not_a_counter = |detail: String| {
-                    crate::Error::from(crate::ErrorKind::NotACounter {
-                        table: table.to_owned(),
-                        row: crate::binstr::encode(row),
-                        family: family.to_owned(),
-                        qualifier: crate::binstr::encode(qualifier),
-                        detail,
-                    })
+                let (batch, answer) = {
+                    let handle = &handles[table];
+                    let read = |family: &str, qualifier: &[u8]| -> Result<Option<Vec<u8>>> {
+                        let column = Column::Qualifier(family.to_owned(), qualifier.to_vec());
+                        let found =
+                            get_row(wtxn, now_ms, handle, row, &ReadOptions::default().column(column))?;
+                        Ok(found.and_then(|r| r.cells.into_iter().next()).map(|c| c.value))
+                    };
+                    decide(&read)?
                 };
-                let old = match current.as_ref().and_then(|r| r.cells.first()) {
-                    None => 0,
-                    Some(cell) => match <[u8; 8]>::try_from(cell.value.as_slice()) {
-                        Ok(bytes) => i64::from_be_bytes(bytes),
-                        Err(_) => {
-                            return Err(not_a_counter(format!(
-                                "it holds {} bytes; a counter holds 8 (a big-endian signed integer)",
-                                cell.value.len()
-                            )));
-                        }
-                    },
+                let info = match batch {
+                    Some(batch) => {
+                        let written = self.check_batch(&tables, &batch)?;
+                        Some(self.write_batch(wtxn, &written, &batch, &[], now_ms)?)
+                    }
+                    None => None,
                 };
-                let new = old
-                    .checked_add(delta)
-                    .ok_or_else(|| not_a_counter(format!("{old} + {delta} overflows a 64-bit counter")))?;
-                let mut batch = Batch::new();
-                batch.put(
-                    table,
-                    row.to_vec(),
-                    vec![PutCell::new(family, qualifier.to_vec(), new.to_be_bytes().to_vec())],
-                );
-                let info = self.write_batch(wtxn, &handles, &batch, &[], now_ms)?;
-                Ok(Some((new, info)))
+                Ok(Some((answer, info)))
             })?;
             match outcome {
                 Some(done) => return Ok(done),

@@ -47,6 +47,8 @@ pub enum A<'a> {
     I64(i64),
     /// A list of structs, each given as its fields.
     Structs(Vec<Vec<(i16, A<'a>)>>),
+    /// A list of binaries.
+    BytesList(Vec<&'a [u8]>),
     Struct(Vec<(i16, A<'a>)>),
 }
 
@@ -56,7 +58,7 @@ fn type_id(a: &A) -> u8 {
         A::I64(_) => 10,
         A::Bytes(_) => 11,
         A::Struct(_) => 12,
-        A::Structs(_) => 15,
+        A::Structs(_) | A::BytesList(_) => 15,
     }
 }
 
@@ -69,6 +71,13 @@ fn write_value(out: &mut Vec<u8>, a: &A) {
             out.extend_from_slice(b);
         }
         A::Struct(fields) => write_struct(out, fields),
+        A::BytesList(items) => {
+            out.push(11);
+            out.extend_from_slice(&(items.len() as i32).to_be_bytes());
+            for b in items {
+                write_value(out, &A::Bytes(b));
+            }
+        }
         A::Structs(items) => {
             out.push(12);
             out.extend_from_slice(&(items.len() as i32).to_be_bytes());

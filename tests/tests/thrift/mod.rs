@@ -203,6 +203,55 @@ fn thrift_counters_from_several_clients_lose_no_increment() {
         )
         .unwrap();
     assert_eq!(reply.field(0), Some(&V::Int(300)));
+    // checkAndPut: applied only while the column holds the value expected
+    // (absent: the column must hold none); append: onto the newest value.
+    let put_tag = |value: &'static [u8]| A::Struct(vec![(2, A::Bytes(b"f:tag")), (3, A::Bytes(value))]);
+    let check = |c: &mut Client, expected: Option<&'static [u8]>, value: &'static [u8]| {
+        let mut args =
+            vec![(1, A::Bytes(b"c")), (2, A::Bytes(b"r")), (3, A::Bytes(b"f:tag")), (6, put_tag(value))];
+        if let Some(e) = expected {
+            args.push((5, A::Bytes(e)));
+        }
+        c.call("checkAndPut", &args).unwrap().field(0).cloned()
+    };
+    assert_eq!(check(&mut c, None, b"one"), Some(V::Bool(true)));
+    assert_eq!(check(&mut c, None, b"two"), Some(V::Bool(false)));
+    assert_eq!(check(&mut c, Some(b"nope"), b"two"), Some(V::Bool(false)));
+    assert_eq!(check(&mut c, Some(b"one"), b"two"), Some(V::Bool(true)));
+    let appended = c
+        .call(
+            "append",
+            &[(1, A::Struct(vec![(1, A::Bytes(b"c")), (2, A::Bytes(b"r")), (3, A::Structs(vec![]))]))],
+        )
+        .unwrap();
+    assert!(appended.field(1).is_some(), "an append without columns is an IOError: {appended:?}");
+    let append = |c: &mut Client, suffix: &'static [u8]| {
+        let reply = c
+            .call(
+                "append",
+                &[(
+                    1,
+                    A::Struct(vec![
+                        (1, A::Bytes(b"c")),
+                        (2, A::Bytes(b"r")),
+                        (3, A::BytesList(vec![b"f:tag", b"f:log"])),
+                        (4, A::BytesList(vec![suffix, suffix])),
+                    ]),
+                )],
+            )
+            .unwrap();
+        reply
+            .field(0)
+            .unwrap()
+            .items()
+            .iter()
+            .map(|cell| cell.field(1).unwrap().bytes().to_vec())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(append(&mut c, b"+a"), vec![b"two+a".to_vec(), b"+a".to_vec()]);
+    assert_eq!(append(&mut c, b"+b"), vec![b"two+a+b".to_vec(), b"+a+b".to_vec()]);
+    let (_, row) = s.get_json("/tables/c/rows/r");
+    assert_eq!(row["cells"][1]["value"], "two+a+b", "{row}");
     // The counter is 8 big-endian bytes over HTTP too.
     let (_, v): (u16, Value) = s.get_json("/tables/c/rows/hits?encoding=hex");
     assert_eq!(v["cells"][0]["value"], "000000000000012c", "{v}");
