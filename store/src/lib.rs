@@ -95,4 +95,6 @@ pub use store::{
 };
 pub use stream::{KeyPage, SetOp};
 pub use table::{Region, RegionStats, TableStats};
-pub use write::{Batch, CompactReport, Delete, IndexBuildStep, Mutation, PreparedBatch, Produce};
+pub use write::{
+    Batch, CellReader, CompactReport, Decide, Delete, IndexBuildStep, Mutation, PreparedBatch, Produce,
+};

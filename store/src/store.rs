@@ -615,7 +615,7 @@ impl Store {
         &self,
         table: &str,
         row: &[u8],
-        decide: &mut dyn FnMut(&dyn Fn(&str, &[u8]) -> Result<Option<Vec<u8>>>) -> Result<(Option<Batch>, T)>,
+        decide: &mut crate::write::Decide<'_, T>,
     ) -> Result<(T, Option<CommitInfo>)> {
         self.writer().read_modify_write(table, row, decide)
     }

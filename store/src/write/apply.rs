@@ -30,6 +30,14 @@ type Ahead = (Arc<TableHandle>, KeywordCells);
 /// it is given, in order.
 pub type Produce<'p> = dyn FnMut(&mut dyn FnMut(Batch) -> Result<()>) -> Result<()> + 'p;
 
+/// The reader [`crate::Store::read_modify_write`] hands its decision: the
+/// newest value of a `family`, `qualifier` of the row, if any.
+pub type CellReader<'r> = dyn Fn(&str, &[u8]) -> Result<Option<Vec<u8>>> + 'r;
+
+/// What [`crate::Store::read_modify_write`] calls: the batch to write (or
+/// none) and what the call answers.
+pub type Decide<'d, T> = dyn FnMut(&CellReader<'_>) -> Result<(Option<Batch>, T)> + 'd;
+
 /// A batch with the keyword cells of the rows it creates computed ahead
 /// ([`crate::Store::prepare`]).
 #[derive(Debug)]
@@ -160,7 +168,7 @@ impl Writer<'_> {
         &self,
         table: &str,
         row: &[u8],
-        decide: &mut dyn FnMut(&dyn Fn(&str, &[u8]) -> Result<Option<Vec<u8>>>) -> Result<(Option<Batch>, T)>,
+        decide: &mut Decide<'_, T>,
     ) -> Result<(T, Option<CommitInfo>)> {
         let _writer = self.env.lock_writer()?;
         let mut tables = self.catalog.current();

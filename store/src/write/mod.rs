@@ -11,6 +11,6 @@ mod row;
 
 pub use admin::{CompactReport, IndexBuildStep};
 pub(crate) use apply::Writer;
-pub use apply::{PreparedBatch, Produce};
+pub use apply::{CellReader, Decide, PreparedBatch, Produce};
 pub use batch::{Batch, Delete, Mutation};
 pub(crate) use derived::{BuildCursor, build_chunk};
