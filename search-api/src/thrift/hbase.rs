@@ -219,6 +219,7 @@ impl Gateway {
             "scannerClose" => Self::close(session, args),
             "atomicIncrement" => self.atomic_increment(args),
             "checkAndPut" => self.check_and_put(args),
+            "getRowOrBefore" => self.row_or_before(args),
             "append" => arg(args, 1, "append").and_then(|a| self.append(a)),
             "increment" => arg(args, 1, "increment").and_then(|i| self.increments(std::slice::from_ref(i))),
             "incrementRows" => self.increments(list(args, 1)),
@@ -313,6 +314,27 @@ impl Gateway {
                 ])
             })
             .collect();
+        Ok(Some(Value::List { elem: TType::Struct, items }))
+    }
+
+    /// `getRowOrBefore`: the cells of `family` in the row at `row` or, if
+    /// none, the nearest row before it (a reversed scan of one row, as
+    /// HBase's gateway does it).
+    fn row_or_before(&self, args: &Value) -> Outcome {
+        let table = text(args, 1, "tableName")?;
+        self.check_enabled(&table)?;
+        let row = bytes(args, 2, "row")?;
+        let family = Column::Family(Column::parse(bytes(args, 3, "family")?).family().to_owned());
+        let scan = Scan::new()
+            .start(row.to_vec())
+            .reverse(true)
+            .limit(1)
+            .read(ReadOptions::default().column(family));
+        let page = self.store.scan(&table, &scan).map_err(store_error)?;
+        let items = page
+            .rows
+            .first()
+            .map_or_else(Vec::new, |r| r.cells.iter().map(|c| cell(&c.value, c.timestamp)).collect());
         Ok(Some(Value::List { elem: TType::Struct, items }))
     }
 

@@ -124,6 +124,22 @@ fn thrift_writes_are_searchable_at_once_and_thrift_scans_equal_http_scans() {
         assert_eq!(t.field(2).unwrap().bytes(), h["end"].as_str().unwrap_or("").as_bytes(), "{h}");
         assert_eq!(t.field(3), Some(&V::Int(h["index"].as_i64().unwrap())), "{h}");
     }
+    // getRowOrBefore: the row at or else before the one asked.
+    let before = |c: &mut Client, row: &'static [u8]| {
+        let reply = c
+            .call("getRowOrBefore", &[(1, A::Bytes(b"notes")), (2, A::Bytes(row)), (3, A::Bytes(b"n"))])
+            .unwrap();
+        reply
+            .field(0)
+            .unwrap()
+            .items()
+            .iter()
+            .map(|cell| cell.field(1).unwrap().bytes().to_vec())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(before(&mut c, b"r1"), vec![b"t".to_vec(), b"the walrus sleeps".to_vec()]);
+    assert_eq!(before(&mut c, b"r1x"), vec![b"t".to_vec(), b"the walrus sleeps".to_vec()]);
+    assert_eq!(before(&mut c, b"a"), Vec::<Vec<u8>>::new());
     // Deleted over Thrift: gone from the search at once.
     let reply = c.call("deleteAllRow", &[(1, A::Bytes(b"notes")), (2, A::Bytes(b"r0"))]).unwrap();
     assert_eq!(reply, V::Struct(vec![]));
