@@ -52,6 +52,7 @@ pub mod binstr;
 mod cancel;
 mod cell;
 mod clock;
+mod counters;
 mod cursor;
 mod db;
 mod error;

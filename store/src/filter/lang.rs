@@ -716,15 +716,7 @@ impl Filter {
             }
             Filter::MultiRowRange(ranges) => {
                 call(out, "MultiRowRangeFilter");
-                for (i, r) in ranges.iter().enumerate() {
-                    if i > 0 {
-                        out.extend_from_slice(b", ");
-                    }
-                    push_quoted(out, r.start.as_deref().unwrap_or_default());
-                    out.extend_from_slice(format!(", {}, ", r.start_inclusive).as_bytes());
-                    push_quoted(out, r.stop.as_deref().unwrap_or_default());
-                    out.extend_from_slice(format!(", {}", r.stop_inclusive).as_bytes());
-                }
+                write_ranges(ranges, out);
             }
             Filter::List(op, filters) => write_list(*op, filters, out),
             Filter::Skip(inner) | Filter::WhileMatch(inner) => {
@@ -752,6 +744,20 @@ fn write_list(op: ListOp, filters: &[Filter], out: &mut Vec<u8>) {
             out.extend_from_slice(between);
         }
         f.write_language(out);
+    }
+}
+
+/// A `MultiRowRangeFilter`'s ranges: start, inclusive, stop, inclusive,
+/// comma-separated (an open side as '').
+fn write_ranges(ranges: &[super::MultiRowRange], out: &mut Vec<u8>) {
+    for (i, r) in ranges.iter().enumerate() {
+        if i > 0 {
+            out.extend_from_slice(b", ");
+        }
+        push_quoted(out, r.start.as_deref().unwrap_or_default());
+        out.extend_from_slice(format!(", {}, ", r.start_inclusive).as_bytes());
+        push_quoted(out, r.stop.as_deref().unwrap_or_default());
+        out.extend_from_slice(format!(", {}", r.stop_inclusive).as_bytes());
     }
 }
 
