@@ -123,23 +123,33 @@ impl Writer<'_> {
         let _writer = self.env.lock_writer()?;
         let mut tables = self.catalog.current();
         loop {
-            let handles = match self.check_batch(&tables, batch) {
-                Ok(handles) => handles,
-                Err(err) => {
-                    // Perhaps a table or family another process created:
-                    // check again against the newest catalog.
-                    let fresh = self.catalog.refresh(self.env)?;
-                    if fresh.version == tables.version {
-                        return Err(err);
-                    }
-                    tables = fresh;
-                    continue;
-                }
-            };
+            let handles = self.check_fresh(&mut tables, batch)?;
             match self.apply_with(&tables, &handles, batch, keywords)? {
                 Some(info) => return Ok(info),
                 // The catalog changed before the transaction began.
                 None => tables = self.catalog.refresh(self.env)?,
+            }
+        }
+    }
+
+    /// [`Self::check_batch`] against `tables`, and on a refusal against the
+    /// newest catalog (perhaps a table or family another process created),
+    /// which `tables` then becomes; the refusal when the catalog is the same.
+    fn check_fresh(
+        &self,
+        tables: &mut Arc<Tables>,
+        batch: &Batch,
+    ) -> Result<BTreeMap<String, Arc<TableHandle>>> {
+        loop {
+            match self.check_batch(tables, batch) {
+                Ok(handles) => return Ok(handles),
+                Err(err) => {
+                    let fresh = self.catalog.refresh(self.env)?;
+                    if fresh.version == tables.version {
+                        return Err(err);
+                    }
+                    *tables = fresh;
+                }
             }
         }
     }
@@ -176,17 +186,7 @@ impl Writer<'_> {
             // The table and the row key checked as a delete of the row.
             let mut probe = Batch::new();
             probe.delete(table, row.to_vec(), Delete::Row { up_to: Some(0) });
-            let handles = match self.check_batch(&tables, &probe) {
-                Ok(handles) => handles,
-                Err(err) => {
-                    let fresh = self.catalog.refresh(self.env)?;
-                    if fresh.version == tables.version {
-                        return Err(err);
-                    }
-                    tables = fresh;
-                    continue;
-                }
-            };
+            let handles = self.check_fresh(&mut tables, &probe)?;
             let now_ms = self.clock.now_ms();
             let outcome = self.env.write_txn(|wtxn| {
                 if self.catalog.version_in(wtxn)? != tables.version {

@@ -34,6 +34,11 @@ fn put_cells(c: &mut Client, table: &str, row: &[u8], cells: &[(&str, &str)]) {
     assert_eq!(reply, V::Struct(vec![]), "mutateRow answered an exception");
 }
 
+/// The values of a reply's list of `TCell`s.
+fn cell_values(reply: &V) -> Vec<Vec<u8>> {
+    reply.field(0).unwrap().items().iter().map(|cell| cell.field(1).unwrap().bytes().to_vec()).collect()
+}
+
 /// A scanned row: its key and its (column, value) cells.
 type ScannedRow = (Vec<u8>, Vec<(Vec<u8>, Vec<u8>)>);
 
@@ -129,13 +134,7 @@ fn thrift_writes_are_searchable_at_once_and_thrift_scans_equal_http_scans() {
         let reply = c
             .call("getRowOrBefore", &[(1, A::Bytes(b"notes")), (2, A::Bytes(row)), (3, A::Bytes(b"n"))])
             .unwrap();
-        reply
-            .field(0)
-            .unwrap()
-            .items()
-            .iter()
-            .map(|cell| cell.field(1).unwrap().bytes().to_vec())
-            .collect::<Vec<_>>()
+        cell_values(&reply)
     };
     assert_eq!(before(&mut c, b"r1"), vec![b"t".to_vec(), b"the walrus sleeps".to_vec()]);
     assert_eq!(before(&mut c, b"r1x"), vec![b"t".to_vec(), b"the walrus sleeps".to_vec()]);
@@ -256,13 +255,7 @@ fn thrift_counters_from_several_clients_lose_no_increment() {
                 )],
             )
             .unwrap();
-        reply
-            .field(0)
-            .unwrap()
-            .items()
-            .iter()
-            .map(|cell| cell.field(1).unwrap().bytes().to_vec())
-            .collect::<Vec<_>>()
+        cell_values(&reply)
     };
     assert_eq!(append(&mut c, b"+a"), vec![b"two+a".to_vec(), b"+a".to_vec()]);
     assert_eq!(append(&mut c, b"+b"), vec![b"two+a+b".to_vec(), b"+a+b".to_vec()]);
