@@ -233,6 +233,12 @@ impl Searcher {
         if schema.search.is_none() {
             return Err(not_searchable(table));
         }
+        // A disabled table's rows are not read, by a search either (even
+        // one whose hits would not be resolved).
+        if !rtxn.is_enabled(table)? {
+            let disabled = rowsearch_store::ErrorKind::TableDisabled { table: table.to_owned() };
+            return Err(rowsearch_store::Error::from(disabled).into());
+        }
         Ok((schema, table_id))
     }
 

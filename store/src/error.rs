@@ -230,6 +230,13 @@ pub enum ErrorKind {
         /// Why.
         reason: &'static str,
     },
+    /// A read or write of rows of a disabled table (HBase's
+    /// `TableNotEnabledException`).
+    #[error("table {table:?} is disabled: enable it to read or write its rows")]
+    TableDisabled {
+        /// The table.
+        table: String,
+    },
     /// An increment of a cell that does not hold a counter (8 bytes, a
     /// big-endian signed integer, as HBase's `Increment` keeps them), or
     /// one that would overflow it.
@@ -352,6 +359,7 @@ impl Error {
                 | ErrorKind::InvalidCursor { .. }
                 | ErrorKind::CursorMismatch { .. }
                 | ErrorKind::NotACounter { .. }
+                | ErrorKind::TableDisabled { .. }
         )
     }
 
@@ -489,6 +497,7 @@ impl ErrorKind {
                 qualifier: "q".into(),
                 detail: "it holds 3 bytes".into(),
             },
+            ErrorKind::TableDisabled { table: "t".into() },
             ErrorKind::Poisoned,
             ErrorKind::DiskFull { path: "d".into(), available_bytes: 0 },
             ErrorKind::Callback { source: "x".into() },
@@ -529,6 +538,7 @@ fn listed(kind: &ErrorKind) {
         | ErrorKind::InvalidCursor { .. }
         | ErrorKind::CursorMismatch { .. }
         | ErrorKind::NotACounter { .. }
+        | ErrorKind::TableDisabled { .. }
         | ErrorKind::Cancelled { .. }
         | ErrorKind::Corrupted { .. }
         | ErrorKind::MapFull { .. }

@@ -77,7 +77,7 @@ pub use db::feed::{CommitInfo, FeedEntry};
 pub use db::keys::KeyRecord;
 pub use error::{CancelReason, Error, ErrorKind, Result};
 pub use filter::lang::{MAX_FILTER_BYTES, MAX_FILTER_DEPTH};
-pub use filter::{Comparator, CompareOp, Filter, ListOp, MultiRowRange, RegexComparator};
+pub use filter::{Comparator, CompareOp, Filter, FuzzyKey, ListOp, MultiRowRange, RegexComparator};
 pub use key::rowkey::{
     KeyField, KeyOrder, KeyType, KeyValue, MAX_SALT_BUCKETS, RowKeySchema, compare_tuples,
 };

@@ -188,7 +188,7 @@ impl RowView for ReadTxn<'_> {
     }
 
     fn get(&self, table: &str, row: &[u8], read: &ReadOptions) -> Result<Option<Row>> {
-        ReadTxn::get(self, table, row, read)
+        self.get_enabled_or_not(table, row, read)
     }
 
     fn keyword_partition_splits(&self, table: &str) -> Result<Vec<Vec<u8>>> {

@@ -478,6 +478,26 @@ impl Store {
         self.writer().drop_table(table)
     }
 
+    /// Enables or disables a table, as HBase's `enableTable` and
+    /// `disableTable`: a disabled table keeps its schema, rows, indexes
+    /// and keyword rows, and every read or write of its rows answers
+    /// `TableDisabled` (in every process of the store) until it is enabled
+    /// again. Returns whether the state changed.
+    ///
+    /// # Errors
+    /// `UnknownTable`.
+    pub fn set_table_enabled(&self, table: &str, enabled: bool) -> Result<bool> {
+        self.writer().set_table_enabled(table, enabled)
+    }
+
+    /// Whether a table is enabled (see [`Store::set_table_enabled`]).
+    ///
+    /// # Errors
+    /// `UnknownTable`.
+    pub fn is_table_enabled(&self, table: &str) -> Result<bool> {
+        self.begin_read()?.is_enabled(table)
+    }
+
     /// Writes cells into one row (one atomic commit).
     ///
     /// # Errors

@@ -36,9 +36,21 @@ pub(crate) struct TableHandle {
     pub search: Option<SearchHandle>,
     /// Sorted by family name: HBase's family order.
     pub families: Vec<Arc<FamilyHandle>>,
+    /// Disabled (HBase's `disableTable`): rows are neither read nor
+    /// written until the table is enabled again.
+    pub disabled: bool,
 }
 
 impl TableHandle {
+    /// `TableDisabled` when the table is disabled: what every read and
+    /// write of rows asks first.
+    pub fn check_enabled(&self) -> Result<()> {
+        if self.disabled {
+            return Err(ErrorKind::TableDisabled { table: self.name.clone() }.into());
+        }
+        Ok(())
+    }
+
     pub fn is_salted(&self) -> bool {
         self.schema.row_key.as_ref().is_some_and(RowKeySchema::is_salted)
     }
@@ -388,5 +400,6 @@ pub(crate) fn open_table(
             )
         }
     };
-    Ok(TableHandle { name: name.to_owned(), id, schema, splits, families, indexes, search })
+    let disabled = meta.is_disabled(source.txn(), name)?;
+    Ok(TableHandle { name: name.to_owned(), id, schema, splits, families, indexes, search, disabled })
 }

@@ -264,6 +264,7 @@ pub fn store_status(e: &rowsearch_store::Error) -> (StatusCode, &'static str) {
         | ErrorKind::QualifierTooLong { .. } => (S::UNPROCESSABLE_ENTITY, "invalid_key"),
         ErrorKind::KeyTooLarge { .. } => (S::UNPROCESSABLE_ENTITY, "value_too_large"),
         ErrorKind::NotACounter { .. } => (S::UNPROCESSABLE_ENTITY, "not_a_counter"),
+        ErrorKind::TableDisabled { .. } => (S::CONFLICT, "table_disabled"),
         ErrorKind::InvalidName { .. } => (S::BAD_REQUEST, "invalid_name"),
         ErrorKind::InvalidSchema { .. } => (S::UNPROCESSABLE_ENTITY, "invalid_schema"),
         ErrorKind::SchemaConflict { .. } => (S::CONFLICT, "schema_conflict"),
@@ -399,6 +400,7 @@ mod tests {
             (500, "internal"),              // MapFull
             (422, "too_many_families"),     // TooManyDatabases
             (422, "not_a_counter"),         // NotACounter
+            (409, "table_disabled"),        // TableDisabled
             (503, "store_unavailable"),     // Poisoned
             (507, "disk_full"),             // DiskFull
             (500, "internal"),              // Callback

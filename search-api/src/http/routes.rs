@@ -263,6 +263,17 @@ fn table_routes(c: &Ctx) -> Routes {
         },
     );
 
+    let enable = |route: &'static str, enabled: bool| {
+        table()
+            .and(warp::path(if enabled { "enable" } else { "disable" }))
+            .and(warp::path::end())
+            .and(warp::post())
+            .and(c.taking_none(route))
+            .and_then(move |t: String, access: Access, st: Arc<State>| {
+                run(st, route, access, move |st, _| tables::set_enabled(st, &t, enabled))
+            })
+    };
+
     list_tables
         .or(put_table)
         .unify()
@@ -271,6 +282,10 @@ fn table_routes(c: &Ctx) -> Routes {
         .or(delete_table)
         .unify()
         .or(regions)
+        .unify()
+        .or(enable("tables_disable", false))
+        .unify()
+        .or(enable("tables_enable", true))
         .unify()
         .boxed()
 }

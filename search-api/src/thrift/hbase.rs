@@ -6,8 +6,8 @@
 //! secondary indexes, the change feed and live search see them as they see
 //! HTTP's.
 
-use std::collections::{HashMap, HashSet};
-use std::sync::{Arc, Mutex};
+use std::collections::HashMap;
+use std::sync::Arc;
 
 use rowsearch_store::{
     Batch, Column, Delete, ErrorKind, PutCell, ReadOptions, Row, Scan, Store, TableSchema,
@@ -32,8 +32,6 @@ pub(crate) const SCANNER_LEASE: std::time::Duration = std::time::Duration::from_
 #[derive(Debug)]
 pub(crate) struct Gateway {
     store: Arc<Store>,
-    /// Tables disabled over Thrift (kept by this server; see the notes).
-    disabled: Mutex<HashSet<String>>,
 }
 
 /// One connection's open scanners.
@@ -92,13 +90,10 @@ pub(crate) fn reply_body(method: &str, outcome: Outcome) -> Value {
     }
 }
 
-fn io(e: impl std::fmt::Display) -> HbaseError {
-    HbaseError::Io(e.to_string())
-}
-
 fn store_error(e: rowsearch_store::Error) -> HbaseError {
     match e.kind() {
         ErrorKind::UnknownTable { .. } => HbaseError::Io(format!("TableNotFoundException: {e}")),
+        ErrorKind::TableDisabled { .. } => HbaseError::Io(format!("TableNotEnabledException: {e}")),
         _ if e.is_user_error() => HbaseError::IllegalArgument(e.to_string()),
         _ => HbaseError::Io(e.to_string()),
     }
@@ -155,7 +150,7 @@ fn timestamp(args: &Value, id: i16) -> Result<u64, HbaseError> {
 
 impl Gateway {
     pub(crate) fn new(store: Arc<Store>) -> Gateway {
-        Gateway { store, disabled: Mutex::new(HashSet::new()) }
+        Gateway { store }
     }
 
     /// Runs `method`; `None` for a method this gateway does not serve.
@@ -227,9 +222,11 @@ impl Gateway {
         })
     }
 
+    /// HBase's refusal of a disabled table, before a call that may not
+    /// reach the store's own (an empty batch, a scanner not read yet).
     fn check_enabled(&self, table: &str) -> Result<(), HbaseError> {
-        if self.disabled.lock().map_err(io)?.contains(table) {
-            return Err(HbaseError::Io(format!("TableNotEnabledException: table {table} is disabled")));
+        if !self.store.is_table_enabled(table).map_err(store_error)? {
+            return Err(store_error(ErrorKind::TableDisabled { table: table.to_owned() }.into()));
         }
         Ok(())
     }
@@ -256,30 +253,22 @@ impl Gateway {
     fn delete_table(&self, args: &Value) -> Outcome {
         let table = text(args, 1, "tableName")?;
         // HBase deletes only a disabled table.
-        if !self.disabled.lock().map_err(io)?.contains(&table) {
+        if self.store.is_table_enabled(&table).map_err(store_error)? {
             return Err(HbaseError::Io(format!("TableNotDisabledException: table {table} is enabled")));
         }
         rowsearch_indexer::drop_table(&self.store, &table).map_err(|e| HbaseError::Io(e.to_string()))?;
-        self.disabled.lock().map_err(io)?.remove(&table);
         Ok(None)
     }
 
     fn set_enabled(&self, args: &Value, enabled: bool) -> Outcome {
         let table = text(args, 1, "tableName")?;
-        self.store.schema(&table).map_err(store_error)?;
-        let mut disabled = self.disabled.lock().map_err(io)?;
-        if enabled {
-            disabled.remove(&table);
-        } else {
-            disabled.insert(table);
-        }
+        self.store.set_table_enabled(&table, enabled).map_err(store_error)?;
         Ok(None)
     }
 
     fn is_enabled(&self, args: &Value) -> Outcome {
         let table = text(args, 1, "tableName")?;
-        self.store.schema(&table).map_err(store_error)?;
-        Ok(Some(Value::Bool(!self.disabled.lock().map_err(io)?.contains(&table))))
+        Ok(Some(Value::Bool(self.store.is_table_enabled(&table).map_err(store_error)?)))
     }
 
     fn column_descriptors(&self, args: &Value) -> Outcome {

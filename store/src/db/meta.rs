@@ -8,7 +8,7 @@ use heed::{MdbError, RoTxn, RwTxn};
 use super::env::{Environment, not_a_store};
 use super::{
     BytesDb, FORMAT, META, META_CATALOG_VERSION, META_FORMAT, META_SCHEMA_PREFIX, UPGRADES_FROM,
-    index_build_key, schema_key, table_id_key,
+    disabled_key, index_build_key, schema_key, table_id_key,
 };
 use crate::error::{Error, ErrorKind, Result};
 use crate::schema::TableSchema;
@@ -84,11 +84,27 @@ impl Meta {
         self.db.put(wtxn, &schema_key(table), &json).map_err(|e| Error::lmdb("write schema", e))
     }
 
-    /// Removes a table's schema and id.
+    /// Removes a table's schema, id and disabled mark.
     pub fn delete_schema(&self, wtxn: &mut RwTxn, table: &str) -> Result<()> {
         self.db.delete(wtxn, &schema_key(table)).map_err(|e| Error::lmdb("delete schema", e))?;
         self.db.delete(wtxn, &table_id_key(table)).map_err(|e| Error::lmdb("delete table id", e))?;
-        Ok(())
+        self.set_disabled(wtxn, table, false)
+    }
+
+    /// Whether `table` is disabled.
+    pub fn is_disabled(&self, txn: &RoTxn<'_>, table: &str) -> Result<bool> {
+        Ok(self.db.get(txn, &disabled_key(table)).map_err(|e| Error::lmdb("read disabled", e))?.is_some())
+    }
+
+    /// Marks `table` disabled, or enabled again.
+    pub fn set_disabled(&self, wtxn: &mut RwTxn, table: &str, disabled: bool) -> Result<()> {
+        let key = disabled_key(table);
+        if disabled {
+            self.db.put(wtxn, &key, &[]).map_err(|e| Error::lmdb("write disabled", e))
+        } else {
+            self.db.delete(wtxn, &key).map_err(|e| Error::lmdb("delete disabled", e))?;
+            Ok(())
+        }
     }
 
     /// The catalog version `txn` sees (0 in a store no schema change has

@@ -61,6 +61,10 @@ pub(crate) const META_INDEX_BUILD_PREFIX: &[u8] = b"index_build/";
 /// the table; absent for tables created before ids existed: 0). A table
 /// dropped and created again has a new id.
 pub(crate) const META_TABLE_ID_PREFIX: &[u8] = b"table_id/";
+/// Meta key prefix marking a disabled table (HBase's disable: the table
+/// refuses reads and writes until enabled); absent for an enabled one.
+/// Older builds ignore it (they see every table enabled).
+pub(crate) const META_DISABLED_PREFIX: &[u8] = b"disabled/";
 
 /// The format this build reads and writes.
 pub const FORMAT: &str = "rowsearch-store/4";
@@ -110,6 +114,11 @@ pub(crate) fn table_id_key(table: &str) -> Vec<u8> {
 /// The meta key marking index `index` of `table` as being built.
 pub(crate) fn index_build_key(table: &str, index: &str) -> Vec<u8> {
     [META_INDEX_BUILD_PREFIX, table.as_bytes(), b"/", index.as_bytes()].concat()
+}
+
+/// The meta key marking `table` disabled.
+pub(crate) fn disabled_key(table: &str) -> Vec<u8> {
+    [META_DISABLED_PREFIX, table.as_bytes()].concat()
 }
 
 /// The meta key of a table's schema.

@@ -381,6 +381,34 @@ impl Args {
         Ok((op, comparator))
     }
 
+    /// A `FuzzyRowFilter` key's mask, as long as `key`: one byte per key
+    /// byte, 0 fixed and 1 any, written as the digits '0' and '1' (or as
+    /// the bytes \x00 and \x01, HBase's own form).
+    fn fuzzy_mask(&mut self, key: Vec<u8>) -> Result<super::FuzzyKey> {
+        const WHAT: &str = "a fuzzy key's mask (one '0' fixed or '1' any per key byte)";
+        let arg = self.next(WHAT)?;
+        let Token::Quoted(mask) = arg.token else {
+            return Err(error(arg.at, WHAT, arg.token.describe()));
+        };
+        let mask: Option<Vec<u8>> = mask
+            .iter()
+            .map(|b| match b {
+                b'0' | 0 => Some(0),
+                b'1' | 1 => Some(1),
+                _ => None,
+            })
+            .collect();
+        match mask {
+            Some(mask) if mask.len() == key.len() => Ok(super::FuzzyKey { key, mask }),
+            Some(mask) => Err(error(
+                arg.at,
+                format!("a mask of {} bytes, as long as its key", key.len()),
+                format!("{} bytes", mask.len()),
+            )),
+            None => Err(error(arg.at, WHAT, "other bytes")),
+        }
+    }
+
     fn more(&self) -> bool {
         self.args.len() > 0
     }
@@ -401,7 +429,7 @@ impl Args {
 const FILTER_NAMES: &str = "RowFilter FamilyFilter QualifierFilter ValueFilter PrefixFilter KeyOnlyFilter \
 FirstKeyOnlyFilter RandomRowFilter SingleColumnValueFilter SingleColumnValueExcludeFilter ColumnCountGetFilter \
 ColumnPaginationFilter ColumnPrefixFilter MultipleColumnPrefixFilter ColumnRangeFilter TimestampsFilter PageFilter \
-InclusiveStopFilter DependentColumnFilter ColumnValueFilter MultiRowRangeFilter";
+InclusiveStopFilter DependentColumnFilter ColumnValueFilter MultiRowRangeFilter FuzzyRowFilter";
 
 fn build(name: &str, at: usize, close_at: usize, args: Vec<Arg>) -> Result<Filter> {
     let mut a = Args { name: name.to_owned(), close_at, args: args.into_iter() };
@@ -508,6 +536,17 @@ fn build(name: &str, at: usize, close_at: usize, args: Vec<Arg>) -> Result<Filte
                 }
             }
             Filter::MultiRowRange(ranges)
+        }
+        "FuzzyRowFilter" => {
+            let mut keys = Vec::new();
+            loop {
+                let key = a.bytes("a fuzzy key")?;
+                keys.push(a.fuzzy_mask(key)?);
+                if !a.more() {
+                    break;
+                }
+            }
+            Filter::FuzzyRow(keys)
         }
         other => return Err(error(at, format!("a filter name ({FILTER_NAMES})"), format!("{other:?}"))),
     };
@@ -717,6 +756,18 @@ impl Filter {
             Filter::MultiRowRange(ranges) => {
                 call(out, "MultiRowRangeFilter");
                 write_ranges(ranges, out);
+            }
+            Filter::FuzzyRow(keys) => {
+                call(out, "FuzzyRowFilter");
+                for (i, k) in keys.iter().enumerate() {
+                    if i > 0 {
+                        out.extend_from_slice(b", ");
+                    }
+                    push_quoted(out, &k.key);
+                    out.extend_from_slice(b", ");
+                    let digits: Vec<u8> = k.mask.iter().map(|m| if *m == 0 { b'0' } else { b'1' }).collect();
+                    push_quoted(out, &digits);
+                }
             }
             Filter::List(op, filters) => write_list(*op, filters, out),
             Filter::Skip(inner) | Filter::WhileMatch(inner) => {

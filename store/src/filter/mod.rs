@@ -240,6 +240,9 @@ pub enum Filter {
     ColumnValue { family: String, qualifier: Vec<u8>, op: CompareOp, comparator: Comparator },
     /// `MultiRowRangeFilter`: rows in any of these ranges.
     MultiRowRange(Vec<MultiRowRange>),
+    /// `FuzzyRowFilter`: rows that match any of these keys at their fixed
+    /// positions.
+    FuzzyRow(Vec<FuzzyKey>),
     /// `FilterList`: all or one of the filters.
     List(ListOp, Vec<Filter>),
     /// `SKIP`: the row is dropped if the filter drops any of its cells.
@@ -267,6 +270,25 @@ impl MultiRowRange {
         let above = self.start.as_deref().is_none_or(|s| key > s || (self.start_inclusive && key == s));
         let below = self.stop.as_deref().is_none_or(|s| key < s || (self.stop_inclusive && key == s));
         above && below
+    }
+}
+
+/// One key of a [`Filter::FuzzyRow`], as HBase's `FuzzyRowFilter` takes
+/// it: a row matches when each of its bytes at a fixed position equals the
+/// key's (the rest may be anything). As in HBase, a row shorter than the
+/// key is compared on its own length.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FuzzyKey {
+    /// The key; its bytes at positions the mask leaves free are ignored.
+    pub key: Vec<u8>,
+    /// Per byte of `key`: 0 fixed, 1 any (HBase's mask); as long as `key`.
+    pub mask: Vec<u8>,
+}
+
+impl FuzzyKey {
+    /// Whether `row` matches.
+    pub fn matches(&self, row: &[u8]) -> bool {
+        self.key.iter().zip(&self.mask).zip(row).all(|((k, m), r)| *m != 0 || k == r)
     }
 }
 
@@ -474,6 +496,7 @@ fn eval(
             &*c.family == family.as_str() && c.qualifier == *qualifier && comparator.matches(*op, &c.value)
         }),
         Filter::MultiRowRange(ranges) => Verdict::all(n, ranges.iter().any(|r| r.contains(key))),
+        Filter::FuzzyRow(keys) => Verdict::all(n, keys.iter().any(|k| k.matches(key))),
         Filter::List(op, children) => eval_list(*op, children, id, state, reverse, key, cells),
         Filter::Skip(inner) => {
             let v = eval(inner, id, state, reverse, key, cells);

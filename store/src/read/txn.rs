@@ -59,6 +59,23 @@ impl<'s> ReadTxn<'s> {
         self.tables.table(table)
     }
 
+    /// A table of this snapshot whose rows may be read: `TableDisabled`
+    /// for a disabled one.
+    fn rows_of(&self, table: &str) -> Result<Arc<TableHandle>> {
+        let handle = self.handle(table)?;
+        handle.check_enabled()?;
+        Ok(handle)
+    }
+
+    /// Whether a table is enabled in this snapshot (see
+    /// [`crate::Store::set_table_enabled`]).
+    ///
+    /// # Errors
+    /// `UnknownTable`.
+    pub fn is_enabled(&self, table: &str) -> Result<bool> {
+        Ok(!self.handle(table)?.disabled)
+    }
+
     /// Names of the tables in this snapshot, sorted.
     pub fn table_names(&self) -> Vec<String> {
         self.tables.names()
@@ -162,6 +179,19 @@ impl<'s> ReadTxn<'s> {
     /// # Errors
     /// `UnknownTable`, `UnknownFamily` (in `read.columns`), `Corrupted`, `Lmdb`.
     pub fn get(&self, table: &str, row: &[u8], read: &ReadOptions) -> Result<Option<Row>> {
+        let handle = self.rows_of(table)?;
+        get_row(&self.txn, self.now_ms, &handle, row, read)
+    }
+
+    /// [`ReadTxn::get`] of a table enabled or not: the indexer's read,
+    /// which keeps a disabled table's index in step with the rows written
+    /// before it was disabled.
+    pub(crate) fn get_enabled_or_not(
+        &self,
+        table: &str,
+        row: &[u8],
+        read: &ReadOptions,
+    ) -> Result<Option<Row>> {
         let handle = self.handle(table)?;
         get_row(&self.txn, self.now_ms, &handle, row, read)
     }
@@ -171,7 +201,7 @@ impl<'s> ReadTxn<'s> {
     /// # Errors
     /// As [`ReadTxn::get`].
     pub fn multi_get(&self, table: &str, rows: &[&[u8]], read: &ReadOptions) -> Result<Vec<Option<Row>>> {
-        let handle = self.handle(table)?;
+        let handle = self.rows_of(table)?;
         rows.iter().map(|row| get_row(&self.txn, self.now_ms, &handle, row, read)).collect()
     }
 
@@ -183,7 +213,7 @@ impl<'s> ReadTxn<'s> {
     /// `UnknownTable`, `UnknownFamily`, `InvalidCursor` (a cursor from a scan
     /// in the other direction), `Lmdb`.
     pub fn scan<'t>(&'t self, table: &str, scan: &Scan) -> Result<ScanIter<'t>> {
-        let handle = self.handle(table)?;
+        let handle = self.rows_of(table)?;
         ScanIter::new(&self.txn, self.now_ms, handle, scan)
     }
 
@@ -200,7 +230,7 @@ impl<'s> ReadTxn<'s> {
     /// # Errors
     /// As [`crate::Store::index_lookup`].
     pub fn index_lookup(&self, table: &str, index: &str, query: &IndexQuery) -> Result<IndexPage> {
-        let handle = self.handle(table)?;
+        let handle = self.rows_of(table)?;
         crate::secondary::lookup(&self.txn, handle.ready_index(index)?, query, self.now_ms)
     }
 
@@ -220,7 +250,7 @@ impl<'s> ReadTxn<'s> {
         after: Option<&[u8]>,
         limit: Option<usize>,
     ) -> Result<KeyPage> {
-        let handle = self.handle(table)?;
+        let handle = self.rows_of(table)?;
         let raw: &RoTxn<'_> = &self.txn;
         let mut streams = Vec::with_capacity(terms.len());
         for term in terms {
@@ -243,7 +273,7 @@ impl<'s> ReadTxn<'s> {
         read: &ReadOptions,
     ) -> Result<(Vec<Row>, Option<String>)> {
         let page = self.index_lookup(table, index, query)?;
-        let handle = self.handle(table)?;
+        let handle = self.rows_of(table)?;
         let mut rows = Vec::with_capacity(page.hits.len());
         for hit in &page.hits {
             if let Some(row) = get_row(&self.txn, self.now_ms, &handle, &hit.key, read)? {
@@ -289,7 +319,7 @@ impl<'s> ReadTxn<'s> {
     /// `UnknownTable`, `NotSearchable`, `NoAnalyzer`, `InvalidKeywordQuery`
     /// (no terms after analysis, an unknown `field:`, a bad cursor), `Lmdb`.
     pub fn keyword_lookup(&self, table: &str, query: &KeywordQuery) -> Result<KeywordPage> {
-        let handle = self.handle(table)?;
+        let handle = self.rows_of(table)?;
         let search = handle.search()?;
         let analyzer = self.catalog.analyzer_for(table)?;
         crate::keyword::lookup(&self.txn, search, analyzer, query)

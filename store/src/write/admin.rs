@@ -223,6 +223,26 @@ impl Writer<'_> {
         Ok(())
     }
 
+    /// [`crate::Store::set_table_enabled`].
+    pub fn set_table_enabled(&self, table: &str, enabled: bool) -> Result<bool> {
+        let _writer = self.env.lock_writer()?;
+        let tables = self.in_current(true, |wtxn, tables| {
+            let old = tables.table(table)?;
+            if old.disabled != enabled {
+                return Ok(None);
+            }
+            self.meta.set_disabled(wtxn, table, !enabled)?;
+            self.reopen(wtxn, tables, table, old.id, old.schema.clone()).map(|(tables, _)| Some(tables))
+        })?;
+        Ok(match tables {
+            Some(tables) => {
+                self.catalog.install(Arc::new(tables));
+                true
+            }
+            None => false,
+        })
+    }
+
     /// Bumps the catalog version and opens `table` again with `schema` (as
     /// the metadata now says: schema and build states): the tables to serve
     /// once `wtxn` commits, and the new handle.

@@ -367,7 +367,9 @@ impl Writer<'_> {
         for mutation in &batch.mutations {
             let table = mutation.table();
             if !handles.contains_key(table) {
-                handles.insert(table.to_owned(), tables.table(table)?);
+                let handle = tables.table(table)?;
+                handle.check_enabled()?;
+                handles.insert(table.to_owned(), handle);
             }
             let handle = &handles[table];
             key::check_row_key(table, mutation.row())?;

@@ -443,3 +443,29 @@ fn multi_row_range_filter_passes_rows_in_any_range() {
     let text = "MultiRowRangeFilter('', false, 'row2', false, 'rox', true, '', false)";
     assert_eq!(Filter::parse(text).unwrap().to_language(), text.as_bytes());
 }
+
+/// `FuzzyRowFilter(key, mask, ...)`: rows matching any key at its fixed
+/// positions (mask '0'), anything at the free ones ('1'); HBase's own mask
+/// bytes \x00 and \x01 mean the same. A mask not as long as its key, or
+/// with other bytes, is an error at the mask's position.
+#[test]
+fn fuzzy_row_filter_matches_fixed_positions_only() {
+    let (_dir, store) = fixture();
+    // Rows: row1 row2 row3 rox zed.
+    assert_eq!(keys(&store, "FuzzyRowFilter('row?', '0001')"), ["row1", "row2", "row3"]);
+    // "rox" is shorter than the key: its three bytes match ('r' fixed, the rest free).
+    assert_eq!(keys(&store, "FuzzyRowFilter('r??2', '0110')"), ["row2", "rox"]);
+    assert_eq!(keys(&store, "FuzzyRowFilter('??x', '110', 'z', '0')"), ["rox", "zed"]);
+    assert_eq!(keys(&store, "FuzzyRowFilter('ro\u{0}', '00\u{1}')"), ["row1", "row2", "row3", "rox"]);
+    // A key longer than a row: the row is compared on its own length, as HBase does.
+    assert_eq!(keys(&store, "FuzzyRowFilter('zedzed', '000000')"), ["zed"]);
+    for (text, position) in [("FuzzyRowFilter('ab', '0')", 21), ("FuzzyRowFilter('ab', '02')", 21)] {
+        let err = Filter::parse(text).unwrap_err();
+        assert!(
+            matches!(err.kind(), ErrorKind::InvalidFilter { position: p, .. } if *p == position),
+            "{text}: {err}"
+        );
+    }
+    let text = "FuzzyRowFilter('row?', '0001', 'z', '0')";
+    assert_eq!(Filter::parse(text).unwrap().to_language(), text.as_bytes());
+}

@@ -90,6 +90,12 @@ fn thrift_writes_are_searchable_at_once_and_thrift_scans_equal_http_scans() {
     let (status, v) = s.get_json("/tables/notes/search?q=walrus");
     assert_eq!(status, 200, "{v}");
     assert_eq!(v["total"], 2, "{v}");
+    // And found by a keyword lookup, from the keyword rows the same write
+    // made.
+    let (status, v) = s.get_json("/tables/notes/keywords?terms=walrus");
+    assert_eq!(status, 200, "{v}");
+    let keys: Vec<&str> = v["keys"].as_array().unwrap().iter().map(|k| k["key"].as_str().unwrap()).collect();
+    assert_eq!(keys.iter().copied().collect::<std::collections::BTreeSet<_>>(), ["r0", "r1"].into(), "{v}");
     // A Thrift scan with a filter string equals the HTTP scan with it.
     let filter = "SingleColumnValueFilter('n', 'text', =, 'substring:walrus', true, true)";
     let over_thrift = scan_rows(&mut c, "notes", vec![(6, A::Bytes(filter.as_bytes()))]);
@@ -171,6 +177,65 @@ fn thrift_writes_are_searchable_at_once_and_thrift_scans_equal_http_scans() {
         assert!(metrics.lines().any(|l| l == line), "{line} not in /metrics:\n{metrics}");
     }
     assert!(!metrics.contains("getRegionInfo"), "{metrics}");
+}
+
+/// HBase's disable and enable are the store's: a table disabled over
+/// Thrift refuses reads, writes and searches over HTTP too (409
+/// `table_disabled`), one disabled over HTTP is disabled over Thrift, and
+/// HBase's delete takes only a disabled table.
+#[test]
+fn a_disabled_table_refuses_rows_over_thrift_and_http_alike() {
+    let (_t, s, thrift) = thrift_server();
+    let (status, body) = s.request(
+        "PUT",
+        "/tables/notes",
+        Some(
+            &json!({"families": [{"name": "n"}],
+                "search": {"fields": [{"column": "n:text", "name": "text", "type": "text"}]}})
+            .to_string(),
+        ),
+    );
+    assert_eq!(status, 201, "{body}");
+    let mut c = Client::connect(&thrift);
+    put_cells(&mut c, "notes", b"r0", &[("n:text", "walrus")]);
+    let enabled =
+        |c: &mut Client| c.call("isTableEnabled", &[(1, A::Bytes(b"notes"))]).unwrap().field(0).cloned();
+    let io_error = |reply: V| {
+        let message =
+            reply.field(1).and_then(|e| e.field(1)).map(|m| String::from_utf8_lossy(m.bytes()).into_owned());
+        message.unwrap_or_else(|| panic!("no IOError in {reply:?}"))
+    };
+    assert_eq!(enabled(&mut c), Some(V::Bool(true)));
+    let refused = io_error(c.call("deleteTable", &[(1, A::Bytes(b"notes"))]).unwrap());
+    assert!(refused.contains("TableNotDisabledException"), "{refused}");
+
+    assert_eq!(c.call("disableTable", &[(1, A::Bytes(b"notes"))]).unwrap(), V::Struct(vec![]));
+    assert_eq!(enabled(&mut c), Some(V::Bool(false)));
+    for (method, path, body) in [
+        ("GET", "/tables/notes/rows/r0", None),
+        ("GET", "/tables/notes/scan", None),
+        ("GET", "/tables/notes/search?q=walrus", None),
+        ("GET", "/tables/notes/search?q=nothinglikethis", None),
+        ("PUT", "/tables/notes/rows/r1", Some(r#"{"cells":[{"column":"n:text","value":"x"}]}"#)),
+    ] {
+        let (status, v) = s.request(method, path, body);
+        assert_eq!(status, 409, "{method} {path}: {v}");
+        assert!(v.contains("table_disabled"), "{method} {path}: {v}");
+    }
+    let (status, v) = s.get_json("/tables/notes");
+    assert_eq!((status, &v["enabled"], &v["stats"]["rows"]), (200, &json!(false), &Value::Null), "{v}");
+    let refused = c.call("getRow", &[(1, A::Bytes(b"notes")), (2, A::Bytes(b"r0"))]).unwrap();
+    assert!(io_error(refused).contains("TableNotEnabledException"));
+
+    // Enabled over HTTP: Thrift sees it, and the rows are as they were.
+    let (status, v) = s.request("POST", "/tables/notes/enable", None);
+    assert_eq!(status, 200, "{v}");
+    assert_eq!(enabled(&mut c), Some(V::Bool(true)));
+    assert_eq!(s.get_json("/tables/notes/search?q=walrus").1["total"], 1);
+    let (status, v) = s.request("POST", "/tables/notes/disable", None);
+    assert_eq!(status, 200, "{v}");
+    assert_eq!(c.call("deleteTable", &[(1, A::Bytes(b"notes"))]).unwrap(), V::Struct(vec![]));
+    assert_eq!(s.get_json("/tables/notes").0, 404);
 }
 
 fn url_encode(s: &str) -> String {

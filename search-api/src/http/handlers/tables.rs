@@ -89,20 +89,34 @@ pub(crate) fn get(st: &State, access: &Access, t: &str) -> Answer {
     let stats = st.store().stats(t)?;
     let regions = st.store().regions(t)?.len();
     // Rows are counted by a keys-only scan: exact, and linear in the table
-    // (cells and bytes come from LMDB's counters).
-    let rows = st.store().count(t, &Scan { keys_only: true, ..Scan::new() })?;
+    // (cells and bytes come from LMDB's counters); a disabled table's rows
+    // are not read, so not counted.
+    let enabled = st.store().is_table_enabled(t)?;
+    let rows = match enabled {
+        true => Some(st.store().count(t, &Scan { keys_only: true, ..Scan::new() })?),
+        false => None,
+    };
     let index = st.index_figures(t);
     let freshness = st.freshness(t).map(|f| {
         json!({"store_seq": f.store_seq, "index_seq": f.index_seq, "lag_rows": f.lag_rows, "lag_ms": f.lag_ms})
     });
     ok(json!({
         "name": t,
+        "enabled": enabled,
         "schema": schema,
         "stats": {"rows": rows, "cells": stats.cells, "bytes": stats.bytes, "regions": regions,
                   "index": index.map(|(generation, bytes, when)| json!({
                       "generation": generation, "bytes": bytes, "updated_unix_seconds": when}))},
         "freshness": freshness,
     }))
+}
+
+/// `POST /tables/{t}/disable` and `/enable`: HBase's disable and enable
+/// (a disabled table refuses reads and writes of its rows, 409
+/// `table_disabled`, until enabled).
+pub(crate) fn set_enabled(st: &State, t: &str, enabled: bool) -> Answer {
+    let changed = st.store().set_table_enabled(t, enabled)?;
+    ok(json!({"name": t, "enabled": enabled, "changed": changed}))
 }
 
 /// `DELETE /tables/{t}`: rows, keyword rows, indexes and generations.

@@ -1,7 +1,7 @@
 //! Generators of filters for property tests and the fuzzer.
 
 use proptest::prelude::*;
-use rowsearch_store::{Comparator, CompareOp, Filter, ListOp, MultiRowRange, RegexComparator};
+use rowsearch_store::{Comparator, CompareOp, Filter, FuzzyKey, ListOp, MultiRowRange, RegexComparator};
 
 pub fn bytes(min: usize, max: usize) -> impl Strategy<Value = Vec<u8>> {
     prop::collection::vec(prop::sample::select(vec![0x00u8, 0x01, b'\'', b'a', b'b', 0xFF]), min..=max)
@@ -86,6 +86,18 @@ fn leaf(stateful: bool) -> BoxedStrategy<Filter> {
                     start_inclusive,
                     stop,
                     stop_inclusive
+                })
+                .collect()
+        )),
+        prop::collection::vec(
+            prop::collection::vec((prop::sample::select(vec![b'a', b'b', 0x00, 0xFF]), 0u8..2), 1..4),
+            1..3
+        )
+        .prop_map(|keys| Filter::FuzzyRow(
+            keys.into_iter()
+                .map(|pairs| {
+                    let (key, mask) = pairs.into_iter().unzip();
+                    FuzzyKey { key, mask }
                 })
                 .collect()
         )),

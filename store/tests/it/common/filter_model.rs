@@ -251,6 +251,11 @@ impl FilterModel {
                 };
                 after_start && before_stop
             })),
+            // The row when some key's fixed bytes are the row's, byte by
+            // byte over the shorter of the two.
+            Filter::FuzzyRow(keys) => whole(keys.iter().any(|k| {
+                (0..k.key.len().min(row.key.len())).all(|i| k.mask[i] == 1 || k.key[i] == row.key[i])
+            })),
             Filter::List(ListOp::All, children) => {
                 let mut out = whole(true);
                 for child in children {
