@@ -1,6 +1,10 @@
 //! Test harness for end-to-end tests: locate (or build) the real `rowsearch`
 //! binary and run it against a temporary data directory.
 
+mod hbase;
+
+pub use hbase::{HBase, hbase};
+
 use std::path::PathBuf;
 use std::process::{Command, Output};
 use std::sync::OnceLock;

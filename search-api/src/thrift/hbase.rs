@@ -94,6 +94,8 @@ fn store_error(e: rowsearch_store::Error) -> HbaseError {
     match e.kind() {
         ErrorKind::UnknownTable { .. } => HbaseError::Io(format!("TableNotFoundException: {e}")),
         ErrorKind::TableDisabled { .. } => HbaseError::Io(format!("TableNotEnabledException: {e}")),
+        // HBase's DoNotRetryIOException ("Field is not a long").
+        ErrorKind::NotACounter { .. } => HbaseError::Io(e.to_string()),
         _ if e.is_user_error() => HbaseError::IllegalArgument(e.to_string()),
         _ => HbaseError::Io(e.to_string()),
     }
@@ -335,8 +337,9 @@ impl Gateway {
         let column = Column::parse(bytes(args, 3, "column")?);
         let mut read = ReadOptions::default().column(column).versions(versions.max(1));
         if let Some(id) = ts {
-            // HBase's getVerTs: versions up to and including the timestamp.
-            read = read.time_range(0, Some(timestamp(args, id)?.saturating_add(1)));
+            // HBase's getVerTs: versions before the timestamp (its
+            // gateway's time range [0, ts), as a real HBase answers).
+            read = read.time_range(0, Some(timestamp(args, id)?));
         }
         let found = self.store.get(&table, row, &read).map_err(store_error)?;
         let items =

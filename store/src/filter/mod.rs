@@ -332,7 +332,17 @@ struct NodeState {
 pub(crate) struct FilterRun {
     filter: Filter,
     state: Vec<NodeState>,
+    ctx: Ctx,
+}
+
+/// What every node of a filter sees of its scan.
+#[derive(Debug, Clone, Copy)]
+struct Ctx {
     reverse: bool,
+    /// The scan's versions limit (applied after the filter, but
+    /// `DependentColumnFilter` counts versions before its row step, as
+    /// HBase's `filterRowCells` runs after the version check).
+    versions: u32,
 }
 
 fn node_count(f: &Filter) -> usize {
@@ -344,9 +354,9 @@ fn node_count(f: &Filter) -> usize {
 }
 
 impl FilterRun {
-    pub fn new(filter: Filter, reverse: bool) -> FilterRun {
+    pub fn new(filter: Filter, reverse: bool, versions: u32) -> FilterRun {
         let n = node_count(&filter);
-        FilterRun { filter, state: vec![NodeState::default(); n], reverse }
+        FilterRun { filter, state: vec![NodeState::default(); n], ctx: Ctx { reverse, versions } }
     }
 
     /// Whether the filter has ended the scan (HBase's `filterAllRemaining`).
@@ -357,7 +367,7 @@ impl FilterRun {
     /// Evaluates one row. `key` is the (unsalted) row key.
     pub fn eval(&mut self, key: &[u8], cells: &[Cell]) -> Verdict {
         let mut id = 0;
-        eval(&self.filter, &mut id, &mut self.state, self.reverse, key, cells)
+        eval(&self.filter, &mut id, &mut self.state, self.ctx, key, cells)
     }
 }
 
@@ -408,10 +418,11 @@ fn eval(
     f: &Filter,
     id: &mut usize,
     state: &mut [NodeState],
-    reverse: bool,
+    ctx: Ctx,
     key: &[u8],
     cells: &[Cell],
 ) -> Verdict {
+    let reverse = ctx.reverse;
     let me = *id;
     *id += 1;
     let n = cells.len();
@@ -490,21 +501,21 @@ fn eval(
             Verdict::all(n, !past)
         }
         Filter::DependentColumn { family, qualifier, drop_dependent_column, value } => {
-            dependent_column(family, qualifier, *drop_dependent_column, value.as_ref(), cells)
+            dependent_column(family, qualifier, *drop_dependent_column, value.as_ref(), ctx.versions, cells)
         }
         Filter::ColumnValue { family, qualifier, op, comparator } => per_cell(&|c| {
             &*c.family == family.as_str() && c.qualifier == *qualifier && comparator.matches(*op, &c.value)
         }),
         Filter::MultiRowRange(ranges) => Verdict::all(n, ranges.iter().any(|r| r.contains(key))),
         Filter::FuzzyRow(keys) => Verdict::all(n, keys.iter().any(|k| k.matches(key))),
-        Filter::List(op, children) => eval_list(*op, children, id, state, reverse, key, cells),
+        Filter::List(op, children) => eval_list(*op, children, id, state, ctx, key, cells),
         Filter::Skip(inner) => {
-            let v = eval(inner, id, state, reverse, key, cells);
+            let v = eval(inner, id, state, ctx, key, cells);
             let row = !v.drops_anything();
             Verdict { row, keep: vec![true; n], strip: v.strip, len_as_value: v.len_as_value }
         }
         Filter::WhileMatch(inner) => {
-            let v = eval(inner, id, state, reverse, key, cells);
+            let v = eval(inner, id, state, ctx, key, cells);
             if v.drops_anything() {
                 state[me].done = true;
                 return Verdict::all(n, false);
@@ -567,7 +578,7 @@ fn eval_list(
     children: &[Filter],
     id: &mut usize,
     state: &mut [NodeState],
-    reverse: bool,
+    ctx: Ctx,
     key: &[u8],
     cells: &[Cell],
 ) -> Verdict {
@@ -594,7 +605,7 @@ fn eval_list(
         let v = if op == ListOp::All && out.keep.contains(&false) {
             let kept: Vec<usize> = (0..n).filter(|&i| out.keep[i]).collect();
             let subset: Vec<Cell> = kept.iter().map(|&i| cells[i].clone()).collect();
-            let sub = eval(child, id, state, reverse, key, &subset);
+            let sub = eval(child, id, state, ctx, key, &subset);
             let mut full = Verdict {
                 row: sub.row,
                 keep: vec![false; n],
@@ -607,7 +618,7 @@ fn eval_list(
             }
             full
         } else {
-            eval(child, id, state, reverse, key, cells)
+            eval(child, id, state, ctx, key, cells)
         };
         out.len_as_value |= v.len_as_value;
         match op {
@@ -639,26 +650,32 @@ fn dependent_column(
     qualifier: &[u8],
     drop_dependent_column: bool,
     value: Option<&(CompareOp, Comparator)>,
+    versions: u32,
     cells: &[Cell],
 ) -> Verdict {
     let is_reference = |c: &Cell| &*c.family == family && c.qualifier == qualifier;
-    let stamps: Vec<u64> = cells
-        .iter()
-        .filter(|c| is_reference(c) && value.is_none_or(|(op, cmp)| cmp.matches(*op, &c.value)))
-        .map(|c| c.timestamp)
-        .collect();
-    let keep = cells
-        .iter()
-        .map(|c| {
-            if is_reference(c) {
-                !drop_dependent_column
-                    && stamps.contains(&c.timestamp)
-                    && value.is_none_or(|(op, cmp)| cmp.matches(*op, &c.value))
-            } else {
-                stamps.contains(&c.timestamp)
-            }
-        })
-        .collect();
+    let matches = |c: &Cell| value.is_none_or(|(op, cmp)| cmp.matches(*op, &c.value));
+    // Every matching version of the reference column gives its stamp.
+    let stamps: Vec<u64> =
+        cells.iter().filter(|c| is_reference(c) && matches(c)).map(|c| c.timestamp).collect();
+    // As HBase: each cell is first included or not one by one (the
+    // reference column's when it matches and is not dropped, every other
+    // one), the versions limit counts the included ones per column, and
+    // only then are the survivors without a reference stamp removed. So
+    // a newer version without a stamp uses up the limit and the older one
+    // with a stamp is not shown.
+    let mut keep = Vec::with_capacity(cells.len());
+    let mut run = 0u32;
+    for (i, c) in cells.iter().enumerate() {
+        let same_column = i > 0 && cells[i - 1].family == c.family && cells[i - 1].qualifier == c.qualifier;
+        let included = if is_reference(c) { !drop_dependent_column && matches(c) } else { true };
+        if !same_column {
+            run = 0;
+        }
+        let within = included && run < versions;
+        run += u32::from(included);
+        keep.push(within && stamps.contains(&c.timestamp));
+    }
     let mut v = Verdict::cells(keep);
     v.row = !stamps.is_empty();
     v

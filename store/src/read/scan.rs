@@ -434,7 +434,7 @@ impl<'t> ScanIter<'t> {
             sources,
             read,
             versions: scan.read.versions,
-            filter: scan.filter.clone().map(|f| FilterRun::new(f, scan.reverse)),
+            filter: scan.filter.clone().map(|f| FilterRun::new(f, scan.reverse, scan.read.versions)),
             strip_values: scan.keys_only && scan.filter.is_some(),
             reverse: scan.reverse,
             keys_only: scan.keys_only && scan.filter.is_none(),

@@ -42,6 +42,7 @@ impl V {
 
 /// An argument to encode.
 pub enum A<'a> {
+    Bool(bool),
     Bytes(&'a [u8]),
     I32(i32),
     I64(i64),
@@ -54,6 +55,7 @@ pub enum A<'a> {
 
 fn type_id(a: &A) -> u8 {
     match a {
+        A::Bool(_) => 2,
         A::I32(_) => 8,
         A::I64(_) => 10,
         A::Bytes(_) => 11,
@@ -64,6 +66,7 @@ fn type_id(a: &A) -> u8 {
 
 fn write_value(out: &mut Vec<u8>, a: &A) {
     match a {
+        A::Bool(b) => out.push(u8::from(*b)),
         A::I32(n) => out.extend_from_slice(&n.to_be_bytes()),
         A::I64(n) => out.extend_from_slice(&n.to_be_bytes()),
         A::Bytes(b) => {

@@ -5,6 +5,7 @@
 //! door. happybase's own suite runs in `tests/thrift/happybase_suite.sh`.
 
 mod client;
+mod differential;
 
 use client::{A, Client, V};
 use rowsearch_tests::{Server, TestDir, stderr};

@@ -11,6 +11,7 @@ use rowsearch_store::{Cell, Comparator, CompareOp, Filter, ListOp, Row};
 #[derive(Default)]
 pub struct FilterModel {
     reverse: bool,
+    versions: u32,
     pages: HashMap<usize, u64>,
     ended: BTreeSet<usize>,
 }
@@ -61,14 +62,14 @@ fn same_column(a: &Cell, b: &Cell) -> bool {
 }
 
 impl FilterModel {
-    pub fn new(reverse: bool) -> FilterModel {
-        FilterModel { reverse, ..FilterModel::default() }
+    pub fn new(reverse: bool, versions: u32) -> FilterModel {
+        FilterModel { reverse, versions, ..FilterModel::default() }
     }
 
     /// Runs the filter over rows in scan order (every version in the time
     /// range), then keeps `versions` per column.
     pub fn run(filter: &Filter, rows: Vec<Row>, reverse: bool, versions: u32) -> Vec<Row> {
-        let mut model = FilterModel::new(reverse);
+        let mut model = FilterModel::new(reverse, versions);
         let mut out = Vec::new();
         for row in rows {
             if model.all_ended(filter, &mut 0) {
@@ -225,10 +226,27 @@ impl FilterModel {
                 let value_ok = |c: &Cell| value.as_ref().is_none_or(|(op, cmp)| holds(*op, cmp, &c.value));
                 let stamps: BTreeSet<u64> =
                     row.cells.iter().filter(|c| reference(c) && value_ok(c)).map(|c| c.timestamp).collect();
-                let mut out = some(&|c| {
-                    stamps.contains(&c.timestamp)
-                        && (!reference(c) || (!drop_dependent_column && value_ok(c)))
-                });
+                // A cell is included by itself (a reference cell when its
+                // value holds and it is not dropped; any other always);
+                // the versions limit counts included cells per column;
+                // then those without a reference stamp go.
+                let included = |c: &Cell| !reference(c) || (!drop_dependent_column && value_ok(c));
+                let mut kept_per_column: HashMap<(String, Vec<u8>), u32> = HashMap::new();
+                let mut within = BTreeSet::new();
+                for (i, c) in row.cells.iter().enumerate() {
+                    if included(c) {
+                        let n =
+                            kept_per_column.entry((c.family.to_string(), c.qualifier.clone())).or_insert(0);
+                        if *n < self.versions {
+                            within.insert(i);
+                        }
+                        *n += 1;
+                    }
+                }
+                let mut out = whole(true);
+                out.keep = (0..row.cells.len())
+                    .filter(|i| within.contains(i) && stamps.contains(&row.cells[*i].timestamp))
+                    .collect();
                 out.row = !stamps.is_empty();
                 out
             }

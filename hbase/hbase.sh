@@ -1,0 +1,175 @@
+#!/usr/bin/env bash
+# A real Apache HBase for rowsearch's tests and for developers: standalone
+# (master, region server and ZooKeeper in one JVM, tables on the local
+# file system) with HBase's Thrift gateway (the `Hbase` service) and its
+# Thrift2 gateway (`THBaseService`), all on loopback ports picked free.
+# The jars come from Maven Central through hbase/pom.xml and stay in
+# Maven's cache (~/.m2), so only the first run downloads (~110 MB).
+#
+#   hbase/hbase.sh start [DIR]   start, wait until ready, print the addresses
+#   hbase/hbase.sh stop [DIR]    stop what start started
+#   hbase/hbase.sh status [DIR]  the addresses, exit 1 when not running
+#   hbase/hbase.sh classpath     resolve the jars (and print the class path)
+#
+# DIR (default target/hbase) holds the configuration, the data, the logs,
+# the pids and `addresses` (lines `thrift=HOST:PORT`, `thrift2=HOST:PORT`).
+# HBASE_VERSION (default 2.6.1) picks the release; Java 17 and Maven needed.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/.." && pwd)
+version=${HBASE_VERSION:-2.6.1}
+command=${1:-}
+dir=${2:-$repo/target/hbase}
+
+die() { echo "hbase.sh: $*" >&2; exit 1; }
+
+classpath() {
+    local cache=$repo/target/hbase-classpath-$version.txt
+    if [ ! -s "$cache" ] || ! head -c 100000 "$cache" | tr ':' '\n' | head -1 | xargs test -f; then
+        command -v mvn >/dev/null || die "Maven (mvn) is not installed"
+        mkdir -p "$repo/target"
+        echo "hbase.sh: resolving HBase $version's jars with Maven (cached in ~/.m2)" >&2
+        mvn -B -q -f "$here/pom.xml" -Dhbase.version="$version" \
+            dependency:build-classpath -Dmdep.outputFile="$cache" >&2 \
+            || die "Maven could not resolve HBase $version's jars (see its output above)"
+    fi
+    cat "$cache"
+}
+
+free_port() {
+    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+
+# The flags HBase's own bin/hbase passes on Java 17.
+java_flags=(
+    -Djava.net.preferIPv4Stack=true
+    -Dorg.apache.hbase.thirdparty.io.netty.tryReflectionSetAccessible=true
+    --add-modules jdk.unsupported
+    --add-opens java.base/java.nio=ALL-UNNAMED
+    --add-opens java.base/sun.nio.ch=ALL-UNNAMED
+    --add-opens java.base/java.lang=ALL-UNNAMED
+    --add-opens java.base/jdk.internal.ref=ALL-UNNAMED
+    --add-opens java.base/java.lang.reflect=ALL-UNNAMED
+    --add-opens java.base/java.util=ALL-UNNAMED
+    --add-opens java.base/java.util.concurrent=ALL-UNNAMED
+    --add-exports java.base/jdk.internal.misc=ALL-UNNAMED
+    --add-exports java.security.jgss/sun.security.krb5=ALL-UNNAMED
+    --add-exports java.base/sun.net.dns=ALL-UNNAMED
+    --add-exports java.base/sun.net.util=ALL-UNNAMED
+)
+
+write_conf() {
+    local zk=$1
+    mkdir -p "$dir/conf" "$dir/logs"
+    cat > "$dir/conf/hbase-site.xml" <<XML
+<?xml version="1.0"?>
+<configuration>
+  <property><name>hbase.cluster.distributed</name><value>false</value></property>
+  <property><name>hbase.rootdir</name><value>file://$dir/root</value></property>
+  <property><name>hbase.zookeeper.property.dataDir</name><value>$dir/zookeeper</value></property>
+  <property><name>hbase.zookeeper.quorum</name><value>127.0.0.1</value></property>
+  <property><name>hbase.zookeeper.property.clientPort</name><value>$zk</value></property>
+  <property><name>hbase.localcluster.assign.random.ports</name><value>true</value></property>
+  <property><name>hbase.master.info.port</name><value>-1</value></property>
+  <property><name>hbase.regionserver.info.port</name><value>-1</value></property>
+  <property><name>hbase.thrift.info.port</name><value>-1</value></property>
+  <property><name>hbase.master.hostname</name><value>localhost</value></property>
+  <property><name>hbase.regionserver.hostname</name><value>localhost</value></property>
+  <property><name>hbase.unsafe.stream.capability.enforce</name><value>false</value></property>
+  <property><name>hbase.tmp.dir</name><value>$dir/tmp</value></property>
+</configuration>
+XML
+    cat > "$dir/conf/log4j.properties" <<'PROPS'
+log4j.rootLogger=INFO,console
+log4j.appender.console=org.apache.log4j.ConsoleAppender
+log4j.appender.console.layout=org.apache.log4j.PatternLayout
+log4j.appender.console.layout.ConversionPattern=%d{ISO8601} %-5p [%t] %c{2}: %m%n
+log4j.logger.org.apache.zookeeper=WARN
+log4j.logger.org.apache.hadoop.hbase.zookeeper=WARN
+PROPS
+}
+
+launch() { # name heap main-class args...
+    local name=$1 heap=$2 main=$3
+    shift 3
+    java -Xmx"$heap" "${java_flags[@]}" -Dhbase.log.dir="$dir/logs" \
+        -cp "$dir/conf:$(classpath)" "$main" "$@" > "$dir/logs/$name.log" 2>&1 &
+    echo $! > "$dir/$name.pid"
+}
+
+running() {
+    local pid
+    for name in master thrift thrift2; do
+        [ -f "$dir/$name.pid" ] || return 1
+        pid=$(cat "$dir/$name.pid")
+        kill -0 "$pid" 2>/dev/null || return 1
+    done
+}
+
+stop() {
+    local name pid
+    for name in thrift2 thrift master; do
+        [ -f "$dir/$name.pid" ] || continue
+        pid=$(cat "$dir/$name.pid")
+        kill "$pid" 2>/dev/null || true
+        for _ in $(seq 60); do kill -0 "$pid" 2>/dev/null || break; sleep 0.5; done
+        kill -9 "$pid" 2>/dev/null || true
+        rm -f "$dir/$name.pid"
+    done
+}
+
+start() {
+    command -v java >/dev/null || die "Java is not installed (HBase needs Java 17)"
+    if running; then
+        cat "$dir/addresses"
+        return
+    fi
+    stop
+    rm -rf "$dir"
+    mkdir -p "$dir"
+    classpath > /dev/null
+    local zk thrift thrift2
+    zk=$(free_port); thrift=$(free_port); thrift2=$(free_port)
+    write_conf "$zk"
+    launch master 1g org.apache.hadoop.hbase.master.HMaster start
+    launch thrift 384m org.apache.hadoop.hbase.thrift.ThriftServer -b 127.0.0.1 -p "$thrift" start
+    launch thrift2 384m org.apache.hadoop.hbase.thrift2.ThriftServer -b 127.0.0.1 -p "$thrift2" start
+    printf 'thrift=127.0.0.1:%s\nthrift2=127.0.0.1:%s\n' "$thrift" "$thrift2" > "$dir/addresses"
+    # HBASE_WATCH_PID: stop (and remove DIR) when that process ends (a test
+    # process that started it, however it ends).
+    if [ -n "${HBASE_WATCH_PID:-}" ]; then
+        setsid bash -c 'while kill -0 "$1" 2>/dev/null; do sleep 1; done; bash "$2" stop "$3"; rm -rf "$3"' \
+            watch "$HBASE_WATCH_PID" "$here/hbase.sh" "$dir" < /dev/null > /dev/null 2>&1 &
+    fi
+    # Ready: HBase's own gateway creates, disables and deletes a table
+    # (master, region server and hbase:meta up). Up to 180 s on 2 cores.
+    local deadline=$((SECONDS + ${HBASE_START_TIMEOUT:-180})) last=""
+    until last=$(python3 "$here/ready.py" "127.0.0.1:$thrift" 2>&1); do
+        if ! running; then
+            tail -n 40 "$dir"/logs/*.log >&2 || true
+            stop
+            die "HBase stopped while starting (logs above, in $dir/logs)"
+        fi
+        if [ $SECONDS -ge $deadline ]; then
+            tail -n 40 "$dir"/logs/master.log >&2 || true
+            stop
+            die "HBase not ready after ${HBASE_START_TIMEOUT:-180} s (last probe: $last)"
+        fi
+        sleep 1
+    done
+    # Thrift2 answers once its port is open (it shares the cluster).
+    until python3 -c "import socket,sys; socket.create_connection(('127.0.0.1', $thrift2), 2)" 2>/dev/null; do
+        [ $SECONDS -lt $deadline ] || { stop; die "HBase's Thrift2 gateway did not open its port"; }
+        sleep 0.5
+    done
+    cat "$dir/addresses"
+}
+
+case "$command" in
+    start) start ;;
+    stop) stop ;;
+    status) running && cat "$dir/addresses" ;;
+    classpath) classpath ;;
+    *) die "usage: hbase.sh start|stop|status|classpath [DIR]" ;;
+esac
