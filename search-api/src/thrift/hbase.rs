@@ -150,6 +150,24 @@ fn timestamp(args: &Value, id: i16) -> Result<u64, HbaseError> {
     u64::try_from(ts).map_err(|_| HbaseError::IllegalArgument(format!("timestamp {ts} is negative")))
 }
 
+/// A region as HBase's `TRegionInfo`: start and end keys, id, name
+/// (`table,start,id`), version, server and port.
+fn region_info(table: &str, r: rowsearch_store::Region) -> Value {
+    let start = r.start.unwrap_or_default();
+    let mut name = format!("{table},").into_bytes();
+    name.extend_from_slice(&start);
+    name.extend_from_slice(format!(",{}", r.index).as_bytes());
+    Value::Struct(vec![
+        (1, Value::Binary(start)),
+        (2, Value::Binary(r.end.unwrap_or_default())),
+        (3, Value::I64(r.index as i64)),
+        (4, Value::Binary(name)),
+        (5, Value::Byte(1)),
+        (6, Value::Binary(b"localhost".to_vec())),
+        (7, Value::I32(0)),
+    ])
+}
+
 impl Gateway {
     pub(crate) fn new(store: Arc<Store>) -> Gateway {
         Gateway { store }
@@ -167,6 +185,7 @@ impl Gateway {
             "isTableEnabled" => self.is_enabled(args),
             "getColumnDescriptors" => self.column_descriptors(args),
             "getTableRegions" => self.regions(args),
+            "getRegionInfo" => self.region_info(args),
             "compact" | "majorCompact" => self.store.compact().map(|_| None).map_err(store_error),
             "get" => self.cells(args, None, 1),
             "getVer" => self.versions(args, None),
@@ -287,25 +306,44 @@ impl Gateway {
     fn regions(&self, args: &Value) -> Outcome {
         let table = text(args, 1, "tableName")?;
         let regions = self.store.regions(&table).map_err(store_error)?;
-        let items = regions
-            .into_iter()
-            .map(|r| {
-                let start = r.start.unwrap_or_default();
-                let mut name = format!("{table},").into_bytes();
-                name.extend_from_slice(&start);
-                name.extend_from_slice(format!(",{}", r.index).as_bytes());
-                Value::Struct(vec![
-                    (1, Value::Binary(start)),
-                    (2, Value::Binary(r.end.unwrap_or_default())),
-                    (3, Value::I64(r.index as i64)),
-                    (4, Value::Binary(name)),
-                    (5, Value::Byte(1)),
-                    (6, Value::Binary(b"localhost".to_vec())),
-                    (7, Value::I32(0)),
-                ])
-            })
-            .collect();
+        let items = regions.into_iter().map(|r| region_info(&table, r)).collect();
         Ok(Some(Value::List { elem: TType::Struct, items }))
+    }
+
+    /// `getRegionInfo`: the region holding a row, the row given as HBase's
+    /// `hbase:meta` key for it (`table,row,99999999999999`, as clients
+    /// build it; a bare `table,row` is taken too).
+    fn region_info(&self, args: &Value) -> Outcome {
+        let meta_row = bytes(args, 1, "row")?;
+        let comma = meta_row.iter().position(|b| *b == b',').ok_or_else(|| {
+            HbaseError::Io(format!(
+                "Cannot find row in hbase:meta, row={}: not table,row,... ",
+                String::from_utf8_lossy(meta_row)
+            ))
+        })?;
+        let table = std::str::from_utf8(&meta_row[..comma])
+            .map_err(|_| HbaseError::Io("the table name is not UTF-8".into()))?
+            .to_owned();
+        let rest = &meta_row[comma + 1..];
+        // The last ",digits" is the region id part HBase's key ends with.
+        let row = match rest.iter().rposition(|b| *b == b',') {
+            Some(i) if rest[i + 1..].iter().all(u8::is_ascii_digit) => &rest[..i],
+            _ => rest,
+        };
+        let schema = self.store.schema(&table).map_err(store_error)?;
+        let stored = match &schema.row_key {
+            Some(rk) if rk.is_salted() => rk.salt(row),
+            _ => row.to_vec(),
+        };
+        let regions = self.store.regions(&table).map_err(store_error)?;
+        let region = regions
+            .into_iter()
+            .find(|r| {
+                r.start.as_deref().is_none_or(|s| stored.as_slice() >= s)
+                    && r.end.as_deref().is_none_or(|e| stored.as_slice() < e)
+            })
+            .ok_or_else(|| HbaseError::Io(format!("no region of {table} holds that row")))?;
+        Ok(Some(region_info(&table, region)))
     }
 
     /// `getRowOrBefore`: the cells of `family` in the row at `row` or, if

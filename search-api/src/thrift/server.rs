@@ -12,10 +12,14 @@ use tokio::net::TcpListener;
 
 use super::codec::{Limits, Message, MessageType, Value};
 use super::hbase::{Gateway, Session, reply_body};
-use super::transport::Connection;
+use super::transport::{Connection, ReadBudget};
 
 /// Connections served at once; more wait in the listen queue.
 const MAX_CONNECTIONS: usize = 256;
+
+/// Bytes of messages being read, across connections, past each one's
+/// first 64 KiB (see `ReadBudget`): 4 messages at the 16 MiB limit.
+const READ_BUDGET: usize = 64 << 20;
 
 /// A connection idle this long between calls is closed.
 const IDLE: Duration = Duration::from_secs(300);
@@ -29,6 +33,7 @@ pub type CallObserver = Arc<dyn Fn(&str, &'static str) + Send + Sync>;
 /// runtime stops, telling `observe` of each call.
 pub async fn serve(listener: TcpListener, store: Arc<Store>, observe: CallObserver) {
     let gateway = Arc::new(Gateway::new(store));
+    let budget = ReadBudget::new(READ_BUDGET);
     let slots = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
     loop {
         let Ok(permit) = Arc::clone(&slots).acquire_owned().await else { return };
@@ -41,11 +46,11 @@ pub async fn serve(listener: TcpListener, store: Arc<Store>, observe: CallObserv
         };
         // Replies are whole messages: send each at once.
         let _ = stream.set_nodelay(true);
-        let (gateway, observe) = (Arc::clone(&gateway), Arc::clone(&observe));
+        let (gateway, observe, budget) = (Arc::clone(&gateway), Arc::clone(&observe), Arc::clone(&budget));
         tokio::spawn(async move {
             let _permit = permit;
             // A connection that ends on bad bytes or idleness ends alone.
-            let _ = (peer, connection(stream, gateway, observe).await);
+            let _ = (peer, connection(stream, gateway, observe, budget).await);
         });
     }
 }
@@ -55,8 +60,9 @@ async fn connection(
     stream: tokio::net::TcpStream,
     gateway: Arc<Gateway>,
     observe: CallObserver,
+    budget: Arc<ReadBudget>,
 ) -> Result<(), String> {
-    let mut conn = Connection::new(stream, Limits::default());
+    let mut conn = Connection::new(stream, Limits::default(), budget);
     let mut session = Some(Session::default());
     loop {
         let call = match tokio::time::timeout(IDLE, conn.next()).await {

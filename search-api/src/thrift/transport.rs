@@ -3,7 +3,11 @@
 //! stream, the protocol's own first byte: 0x80 binary, 0x82 compact) and
 //! framed (each message behind a 4-byte big-endian length). Replies go
 //! back the way the calls came. A message past the limit or bytes that are
-//! no message end that connection only.
+//! no message end that connection only. The bytes of messages being read
+//! are bounded across connections too ([`ReadBudget`]).
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
@@ -48,6 +52,44 @@ impl From<DecodeError> for TransportError {
     }
 }
 
+/// The bytes every connection's read buffer may hold beyond its first
+/// [`READ_CHUNK`], together: with 256 connections each allowed a 16 MiB
+/// message, the sum is what bounds the gateway's memory. A connection
+/// whose message would take it past the budget is ended (its client sees
+/// the connection close; the others go on).
+#[derive(Debug)]
+pub(crate) struct ReadBudget {
+    in_use: AtomicUsize,
+    max: usize,
+}
+
+impl ReadBudget {
+    pub(crate) fn new(max: usize) -> Arc<ReadBudget> {
+        Arc::new(ReadBudget { in_use: AtomicUsize::new(0), max })
+    }
+
+    /// Bytes held now, by every connection.
+    #[cfg(test)]
+    pub(crate) fn in_use(&self) -> usize {
+        self.in_use.load(Ordering::Acquire)
+    }
+
+    fn take(&self, bytes: usize) -> bool {
+        let mut now = self.in_use.load(Ordering::Acquire);
+        loop {
+            let Some(next) = now.checked_add(bytes).filter(|n| *n <= self.max) else { return false };
+            match self.in_use.compare_exchange_weak(now, next, Ordering::AcqRel, Ordering::Acquire) {
+                Ok(_) => return true,
+                Err(seen) => now = seen,
+            }
+        }
+    }
+
+    fn give(&self, bytes: usize) {
+        self.in_use.fetch_sub(bytes, Ordering::AcqRel);
+    }
+}
+
 /// One client connection: reads calls, writes replies.
 pub(crate) struct Connection<S> {
     stream: S,
@@ -55,14 +97,50 @@ pub(crate) struct Connection<S> {
     limits: Limits,
     /// Found from the first bytes.
     mode: Option<(Framing, Protocol)>,
+    budget: Arc<ReadBudget>,
+    /// Bytes of `budget` this connection holds (its buffer past READ_CHUNK).
+    held: usize,
 }
 
-/// How many bytes a read asks for at once.
+/// How many bytes a read asks for at once; a buffer this size is each
+/// connection's own, outside the shared budget.
 const READ_CHUNK: usize = 64 * 1024;
 
+impl<S> Drop for Connection<S> {
+    fn drop(&mut self) {
+        self.budget.give(self.held);
+    }
+}
+
 impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
-    pub(crate) fn new(stream: S, limits: Limits) -> Self {
-        Connection { stream, buf: Vec::new(), limits, mode: None }
+    pub(crate) fn new(stream: S, limits: Limits, budget: Arc<ReadBudget>) -> Self {
+        Connection { stream, buf: Vec::new(), limits, mode: None, budget, held: 0 }
+    }
+
+    /// Holds budget for a buffer of `len` bytes.
+    fn reserve(&mut self, len: usize) -> Result<(), TransportError> {
+        let need = len.saturating_sub(READ_CHUNK);
+        if need > self.held {
+            if !self.budget.take(need - self.held) {
+                return Err(DecodeError::TooLarge(format!(
+                    "messages being read hold the gateway's {} MiB for all connections; \
+                     this one's {len} bytes do not fit",
+                    self.budget.max >> 20
+                ))
+                .into());
+            }
+            self.held = need;
+        }
+        Ok(())
+    }
+
+    /// Gives back what a drained buffer no longer needs.
+    fn release(&mut self) {
+        if self.held > 0 && self.buf.len() <= READ_CHUNK {
+            self.buf.shrink_to(READ_CHUNK);
+            self.budget.give(self.held);
+            self.held = 0;
+        }
     }
 
     /// The framing and protocol the client speaks, once known.
@@ -71,15 +149,16 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
         self.mode
     }
 
-    /// Reads more bytes; false at the end of the stream.
+    /// Reads more bytes; false at the end of the stream. Cancel-safe: the
+    /// buffer holds only bytes read (a call timed out keeps its part).
     async fn fill(&mut self) -> Result<bool, TransportError> {
         let have = self.buf.len();
         let want =
             READ_CHUNK.min(self.limits.max_message_bytes.saturating_add(4).saturating_sub(have)).max(1);
-        self.buf.resize(have + want, 0);
-        let n = self.stream.read(&mut self.buf[have..]).await;
-        self.buf.truncate(have + n.as_ref().map_or(0, |n| *n));
-        Ok(n? > 0)
+        self.reserve(have + want)?;
+        self.buf.reserve_exact(want);
+        let n = (&mut self.stream).take(want as u64).read_buf(&mut self.buf).await?;
+        Ok(n > 0)
     }
 
     /// The next call; `None` when the client closed between messages.
@@ -157,6 +236,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
             }
         };
         self.buf.drain(..used);
+        self.release();
         Ok(Some(message))
     }
 
@@ -219,7 +299,8 @@ mod tests {
                             }
                             client
                         });
-                        let mut conn = Connection::new(server, Limits::default());
+                        let mut conn =
+                            Connection::new(server, Limits::default(), ReadBudget::new(usize::MAX));
                         for seq in 0..3 {
                             assert_eq!(
                                 conn.next().await.unwrap(),
@@ -258,7 +339,7 @@ mod tests {
                 let (mut client, server) = tokio::io::duplex(4096);
                 client.write_all(&bytes).await.unwrap();
                 drop(client);
-                let mut conn = Connection::new(server, limits);
+                let mut conn = Connection::new(server, limits, ReadBudget::new(usize::MAX));
                 let err = conn.next().await.unwrap_err();
                 assert!(err.to_string().contains(why), "{bytes:?}: {err}");
             });
@@ -266,7 +347,49 @@ mod tests {
         rt().block_on(async {
             let (client, server) = tokio::io::duplex(64);
             drop(client);
-            assert!(Connection::new(server, limits).next().await.unwrap().is_none());
+            assert!(
+                Connection::new(server, limits, ReadBudget::new(usize::MAX)).next().await.unwrap().is_none()
+            );
+        });
+    }
+
+    /// Two connections reading large messages at once share the budget:
+    /// the one that would pass it is ended, the other reads its message,
+    /// small messages go on, and every byte is given back.
+    #[test]
+    fn the_read_budget_bounds_large_messages_across_connections() {
+        rt().block_on(async {
+            let budget = ReadBudget::new(400 * 1024);
+            let big = |seq| Message {
+                name: "mutateRow".into(),
+                kind: MessageType::Call,
+                seq,
+                body: Value::Struct(vec![(1, Value::Binary(vec![b'x'; 300 * 1024]))]),
+            };
+            let wire = |m: &Message| codec::encode(Protocol::Binary, m);
+            let (mut a_client, a_server) = tokio::io::duplex(1 << 20);
+            let (mut b_client, b_server) = tokio::io::duplex(1 << 20);
+            let mut a = Connection::new(a_server, Limits::default(), Arc::clone(&budget));
+            let mut b = Connection::new(b_server, Limits::default(), Arc::clone(&budget));
+            // A's message arrives in part: A holds most of the budget.
+            let a_bytes = wire(&big(1));
+            a_client.write_all(&a_bytes[..250 * 1024]).await.unwrap();
+            let a_reads = tokio::time::timeout(std::time::Duration::from_millis(200), a.next()).await;
+            assert!(a_reads.is_err(), "A's message is not whole yet");
+            assert!(budget.in_use() > 150 * 1024);
+            // B's does not fit beside it: B is ended, with the reason.
+            b_client.write_all(&wire(&big(2))).await.unwrap();
+            let err = b.next().await.unwrap_err();
+            assert!(err.to_string().contains("hold the gateway's"), "{err}");
+            drop(b);
+            // A's finishes, and a small call after it reads.
+            a_client.write_all(&a_bytes[250 * 1024..]).await.unwrap();
+            a_client.write_all(&wire(&call(3))).await.unwrap();
+            assert_eq!(a.next().await.unwrap(), Some(big(1)));
+            assert_eq!(a.next().await.unwrap(), Some(call(3)));
+            assert_eq!(budget.in_use(), 0, "a drained buffer gives its bytes back");
+            drop(a);
+            assert_eq!(budget.in_use(), 0);
         });
     }
 }

@@ -10,7 +10,7 @@
 //! - an exception is compared by which one it is (`IOError`,
 //!   `IllegalArgument`, `AlreadyExists`), not by its message;
 //! - a `TRowResult`'s column map in key order (a map has none on the wire);
-//! - `getTableRegions` and `getColumnDescriptors` by what HBase and
+//! - `getTableRegions`, `getRegionInfo` and `getColumnDescriptors` by what HBase and
 //!   rowsearch share: region bounds; family names and max versions.
 
 use super::client::{A, Client, V};
@@ -62,6 +62,7 @@ fn shared(method: &str, value: V) -> String {
                 value.items().iter().map(|r| (r.field(1).cloned(), r.field(2).cloned())).collect();
             format!("{bounds:?}")
         }
+        "getRegionInfo" => format!("{:?}", (value.field(1), value.field(2))),
         // ColumnDescriptor: 1 name, 2 maxVersions.
         "getColumnDescriptors" => {
             let V::Map(entries) = value else { return format!("{value:?}") };
@@ -138,6 +139,8 @@ fn run(addr: &str) -> Vec<Step> {
     call(&mut c, &mut steps, "create again", "createTable", &[(1, A::Bytes(t)), (2, again)]);
     call(&mut c, &mut steps, "families", "getColumnDescriptors", &[(1, A::Bytes(t))]);
     call(&mut c, &mut steps, "regions", "getTableRegions", &[(1, A::Bytes(t))]);
+    let meta_row = [t, b",r3,99999999999999"].concat();
+    call(&mut c, &mut steps, "region of r3", "getRegionInfo", &[(1, A::Bytes(&meta_row))]);
 
     // Rows r1..r6, two versions of some cells, at named timestamps.
     let rows: [(&[u8], Cells, i64); 9] = [

@@ -162,8 +162,8 @@ fn thrift_writes_are_searchable_at_once_and_thrift_scans_equal_http_scans() {
         .and_then(|e| e.field(1))
         .map(|m| String::from_utf8_lossy(m.bytes()).into_owned());
     assert!(io.as_deref().is_some_and(|m| m.contains("byte")), "{io:?}");
-    let unknown = c.call("getRegionInfo", &[(1, A::Bytes(b"x"))]).unwrap_err();
-    assert!(unknown.contains("getRegionInfo"), "{unknown}");
+    let unknown = c.call("getRegionInfoz", &[(1, A::Bytes(b"x"))]).unwrap_err();
+    assert!(unknown.contains("getRegionInfoz"), "{unknown}");
     assert!(c.call("getTableNames", &[]).is_ok());
     // Counted per method and outcome; a method it does not serve is
     // "unknown" (clients' names do not grow the label set).
@@ -177,7 +177,7 @@ fn thrift_writes_are_searchable_at_once_and_thrift_scans_equal_http_scans() {
     ] {
         assert!(metrics.lines().any(|l| l == line), "{line} not in /metrics:\n{metrics}");
     }
-    assert!(!metrics.contains("getRegionInfo"), "{metrics}");
+    assert!(!metrics.contains("getRegionInfoz"), "{metrics}");
 }
 
 /// HBase's disable and enable are the store's: a table disabled over
