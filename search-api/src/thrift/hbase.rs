@@ -6,55 +6,26 @@
 //! secondary indexes, the change feed and live search see them as they see
 //! HTTP's.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use rowsearch_store::{
     Batch, Column, Delete, ErrorKind, PutCell, ReadOptions, Row, Scan, Store, TableSchema,
 };
 
+use super::args::{arg, bytes, columns, int, list, rows_wanted, scanner_id, store_error, text, timestamp};
 use super::codec::{TType, Value};
 use super::hbase_types::{HbaseError, cell, descriptor_of, family_from_descriptor, row_result};
+use super::scanners::Session;
+#[cfg(test)]
+use super::scanners::{MAX_SCANNERS, SCANNER_LEASE};
 
 /// What a call comes to: a result (`None` for `void`), or an exception.
 pub(crate) type Outcome = Result<Option<Value>, HbaseError>;
-
-/// Scanners one connection may hold open at once.
-pub(crate) const MAX_SCANNERS: usize = 64;
-
-/// Rows one `scannerGetList` returns at most.
-pub(crate) const MAX_SCANNER_ROWS: usize = 10_000;
-
-/// A scanner not used this long is closed (HBase's scanner lease).
-pub(crate) const SCANNER_LEASE: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// The service's state shared by every connection.
 #[derive(Debug)]
 pub(crate) struct Gateway {
     store: Arc<Store>,
-}
-
-/// One connection's open scanners.
-#[derive(Debug, Default)]
-pub(crate) struct Session {
-    scanners: HashMap<i32, Scanner>,
-    next_id: i32,
-}
-
-#[derive(Debug)]
-struct Scanner {
-    table: String,
-    scan: Scan,
-    sorted: bool,
-    done: bool,
-    last_used: std::time::Instant,
-}
-
-impl Session {
-    /// Closes the scanners whose lease ran out by `now`.
-    fn expire(&mut self, now: std::time::Instant) {
-        self.scanners.retain(|_, s| now.saturating_duration_since(s.last_used) < SCANNER_LEASE);
-    }
 }
 
 /// Whether `method` declares `IllegalArgument` (field 2 of its result);
@@ -88,66 +59,6 @@ pub(crate) fn reply_body(method: &str, outcome: Outcome) -> Value {
         }
         Err(e) => Value::Struct(vec![e.to_field()]),
     }
-}
-
-fn store_error(e: rowsearch_store::Error) -> HbaseError {
-    match e.kind() {
-        ErrorKind::UnknownTable { .. } => HbaseError::Io(format!("TableNotFoundException: {e}")),
-        ErrorKind::TableDisabled { .. } => HbaseError::Io(format!("TableNotEnabledException: {e}")),
-        // HBase's DoNotRetryIOException ("Field is not a long").
-        ErrorKind::NotACounter { .. } => HbaseError::Io(e.to_string()),
-        _ if e.is_user_error() => HbaseError::IllegalArgument(e.to_string()),
-        _ => HbaseError::Io(e.to_string()),
-    }
-}
-
-fn arg<'a>(args: &'a Value, id: i16, name: &str) -> Result<&'a Value, HbaseError> {
-    args.field(id).ok_or_else(|| HbaseError::IllegalArgument(format!("argument {name} is missing")))
-}
-
-fn bytes<'a>(args: &'a Value, id: i16, name: &str) -> Result<&'a [u8], HbaseError> {
-    match arg(args, id, name)? {
-        Value::Binary(b) => Ok(b),
-        other => {
-            Err(HbaseError::IllegalArgument(format!("argument {name}: a binary, got {:?}", other.ttype())))
-        }
-    }
-}
-
-fn text(args: &Value, id: i16, name: &str) -> Result<String, HbaseError> {
-    let raw = bytes(args, id, name)?;
-    String::from_utf8(raw.to_vec()).map_err(|_| HbaseError::IllegalArgument(format!("{name} is not UTF-8")))
-}
-
-fn int(args: &Value, id: i16, name: &str) -> Result<i64, HbaseError> {
-    match arg(args, id, name)? {
-        Value::I32(n) => Ok(i64::from(*n)),
-        Value::I64(n) => Ok(*n),
-        other => {
-            Err(HbaseError::IllegalArgument(format!("argument {name}: an integer, got {:?}", other.ttype())))
-        }
-    }
-}
-
-fn list(args: &Value, id: i16) -> &[Value] {
-    match args.field(id) {
-        Some(Value::List { items, .. }) => items,
-        _ => &[],
-    }
-}
-
-fn columns(items: &[Value]) -> Vec<Column> {
-    items
-        .iter()
-        .filter_map(|v| if let Value::Binary(b) = v { Some(Column::parse(b)) } else { None })
-        .collect()
-}
-
-/// A timestamp argument: HBase's are exclusive upper bounds for reads and
-/// the version for writes; negative ones make no sense.
-fn timestamp(args: &Value, id: i16) -> Result<u64, HbaseError> {
-    let ts = int(args, id, "timestamp")?;
-    u64::try_from(ts).map_err(|_| HbaseError::IllegalArgument(format!("timestamp {ts} is negative")))
 }
 
 /// A region as HBase's `TRegionInfo`: start and end keys, id, name
@@ -630,15 +541,7 @@ impl Gateway {
 
     fn register(&self, session: &mut Session, table: String, scan: Scan, sorted: bool) -> Outcome {
         self.check_enabled(&table)?;
-        // The table must exist now, as HBase's scanner open checks.
-        self.store.schema(&table).map_err(store_error)?;
-        if session.scanners.len() >= MAX_SCANNERS {
-            return Err(HbaseError::Io(format!("at most {MAX_SCANNERS} open scanners per connection")));
-        }
-        session.next_id = session.next_id.wrapping_add(1).max(1);
-        let id = session.next_id;
-        let last_used = std::time::Instant::now();
-        session.scanners.insert(id, Scanner { table, scan, sorted, done: false, last_used });
+        let id = session.open(&self.store, table, scan, sorted)?;
         Ok(Some(Value::I32(id)))
     }
 
@@ -694,48 +597,19 @@ impl Gateway {
     }
 
     fn next_rows(&self, session: &mut Session, args: &Value, n: Option<usize>) -> Outcome {
-        let id = i32::try_from(int(args, 1, "id")?)
-            .map_err(|_| HbaseError::IllegalArgument("scanner id".into()))?;
+        let id = scanner_id(args)?;
         let n = match n {
             Some(n) => n,
-            None => {
-                let n = int(args, 2, "nbRows")?;
-                usize::try_from(n)
-                    .ok()
-                    .filter(|n| *n >= 1)
-                    .map(|n| n.min(MAX_SCANNER_ROWS))
-                    .ok_or_else(|| HbaseError::IllegalArgument(format!("nbRows {n}: at least 1")))?
-            }
+            None => rows_wanted(int(args, 2, "nbRows")?)?,
         };
-        let scanner = session.scanners.get_mut(&id).ok_or_else(|| {
-            HbaseError::IllegalArgument(format!(
-                "no scanner {id} (closed, unused for {} s, or never opened)",
-                SCANNER_LEASE.as_secs()
-            ))
-        })?;
-        scanner.last_used = std::time::Instant::now();
-        if scanner.done {
-            return Ok(Some(Value::List { elem: TType::Struct, items: Vec::new() }));
-        }
-        self.check_enabled(&scanner.table)?;
-        scanner.scan.limit = Some(n);
-        let page = self.store.scan(&scanner.table, &scanner.scan).map_err(store_error)?;
-        match page.next_cursor {
-            Some(cursor) => scanner.scan.cursor = Some(cursor),
-            None => scanner.done = true,
-        }
-        let sorted = scanner.sorted;
-        let items = page.rows.iter().map(|r: &Row| row_result(r, sorted)).collect();
+        let (rows, sorted) = session.next(&self.store, id, n, |t| self.check_enabled(t))?;
+        let items = rows.iter().map(|r: &Row| row_result(r, sorted)).collect();
         Ok(Some(Value::List { elem: TType::Struct, items }))
     }
 
     fn close(session: &mut Session, args: &Value) -> Outcome {
-        let id = i32::try_from(int(args, 1, "id")?)
-            .map_err(|_| HbaseError::IllegalArgument("scanner id".into()))?;
-        match session.scanners.remove(&id) {
-            Some(_) => Ok(None),
-            None => Err(HbaseError::IllegalArgument(format!("no scanner {id}"))),
-        }
+        session.close(scanner_id(args)?)?;
+        Ok(None)
     }
 }
 

@@ -9,10 +9,12 @@
 
 // Parts of the codec (the writers' and readers' full generality) serve
 // the tests and the methods still to come.
+mod args;
 #[allow(dead_code)]
 mod codec;
 mod hbase;
 mod hbase_types;
+mod scanners;
 mod server;
 mod transport;
 

@@ -11,7 +11,8 @@ use rowsearch_store::Store;
 use tokio::net::TcpListener;
 
 use super::codec::{Limits, Message, MessageType, Value};
-use super::hbase::{Gateway, Session, reply_body};
+use super::hbase::{Gateway, reply_body};
+use super::scanners::Session;
 use super::transport::{Connection, ReadBudget};
 
 /// Connections served at once; more wait in the listen queue.

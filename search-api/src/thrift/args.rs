@@ -1,0 +1,91 @@
+//! Reading a call's arguments by field id (both services: `Hbase` and
+//! `THBaseService`), and the store's errors as HBase's exceptions.
+
+use rowsearch_store::{Column, ErrorKind};
+
+use super::codec::Value;
+use super::hbase_types::HbaseError;
+use super::scanners::{MAX_SCANNER_ROWS, SCANNER_LEASE};
+
+pub(crate) fn store_error(e: rowsearch_store::Error) -> HbaseError {
+    match e.kind() {
+        ErrorKind::UnknownTable { .. } => HbaseError::Io(format!("TableNotFoundException: {e}")),
+        ErrorKind::TableDisabled { .. } => HbaseError::Io(format!("TableNotEnabledException: {e}")),
+        // HBase's DoNotRetryIOException ("Field is not a long").
+        ErrorKind::NotACounter { .. } => HbaseError::Io(e.to_string()),
+        _ if e.is_user_error() => HbaseError::IllegalArgument(e.to_string()),
+        _ => HbaseError::Io(e.to_string()),
+    }
+}
+
+pub(crate) fn arg<'a>(args: &'a Value, id: i16, name: &str) -> Result<&'a Value, HbaseError> {
+    args.field(id).ok_or_else(|| HbaseError::IllegalArgument(format!("argument {name} is missing")))
+}
+
+pub(crate) fn bytes<'a>(args: &'a Value, id: i16, name: &str) -> Result<&'a [u8], HbaseError> {
+    match arg(args, id, name)? {
+        Value::Binary(b) => Ok(b),
+        other => {
+            Err(HbaseError::IllegalArgument(format!("argument {name}: a binary, got {:?}", other.ttype())))
+        }
+    }
+}
+
+pub(crate) fn text(args: &Value, id: i16, name: &str) -> Result<String, HbaseError> {
+    let raw = bytes(args, id, name)?;
+    String::from_utf8(raw.to_vec()).map_err(|_| HbaseError::IllegalArgument(format!("{name} is not UTF-8")))
+}
+
+pub(crate) fn int(args: &Value, id: i16, name: &str) -> Result<i64, HbaseError> {
+    match arg(args, id, name)? {
+        Value::I32(n) => Ok(i64::from(*n)),
+        Value::I64(n) => Ok(*n),
+        other => {
+            Err(HbaseError::IllegalArgument(format!("argument {name}: an integer, got {:?}", other.ttype())))
+        }
+    }
+}
+
+pub(crate) fn list(args: &Value, id: i16) -> &[Value] {
+    match args.field(id) {
+        Some(Value::List { items, .. }) => items,
+        _ => &[],
+    }
+}
+
+pub(crate) fn columns(items: &[Value]) -> Vec<Column> {
+    items
+        .iter()
+        .filter_map(|v| if let Value::Binary(b) = v { Some(Column::parse(b)) } else { None })
+        .collect()
+}
+
+/// A timestamp argument: HBase's are exclusive upper bounds for reads and
+/// the version for writes; negative ones make no sense.
+pub(crate) fn timestamp(args: &Value, id: i16) -> Result<u64, HbaseError> {
+    let ts = int(args, id, "timestamp")?;
+    u64::try_from(ts).map_err(|_| HbaseError::IllegalArgument(format!("timestamp {ts} is negative")))
+}
+
+/// A scanner id argument (field 1).
+pub(crate) fn scanner_id(args: &Value) -> Result<i32, HbaseError> {
+    i32::try_from(int(args, 1, "id")?).map_err(|_| HbaseError::IllegalArgument("scanner id".into()))
+}
+
+/// How many rows a scanner call asks for: at least 1, at most
+/// [`MAX_SCANNER_ROWS`].
+pub(crate) fn rows_wanted(n: i64) -> Result<usize, HbaseError> {
+    usize::try_from(n)
+        .ok()
+        .filter(|n| *n >= 1)
+        .map(|n| n.min(MAX_SCANNER_ROWS))
+        .ok_or_else(|| HbaseError::IllegalArgument(format!("nbRows {n}: at least 1")))
+}
+
+/// The error for a scanner id no session holds.
+pub(crate) fn no_scanner(id: i32) -> HbaseError {
+    HbaseError::IllegalArgument(format!(
+        "no scanner {id} (closed, unused for {} s, or never opened)",
+        SCANNER_LEASE.as_secs()
+    ))
+}
