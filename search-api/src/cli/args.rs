@@ -175,6 +175,12 @@ pub enum ServeCommand {
         /// loopback only, and not beside --master-key.
         #[arg(long)]
         thrift: Option<String>,
+        /// Also serve HBase's Thrift2 API (`THBaseService`, of HBase's
+        /// Thrift2 gateway) on this address (printed as `thrift2 listening
+        /// on HOST:PORT`); loopback only, and not beside --master-key, as
+        /// --thrift.
+        #[arg(long)]
+        thrift2: Option<String>,
         /// Create the store when --data holds none (without it, a missing
         /// store is exit 2: a mistyped --data must not serve an empty one).
         #[arg(long)]

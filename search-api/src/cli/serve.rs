@@ -23,7 +23,7 @@ pub(super) fn run(args: &Args, command: &ServeCommand) -> Result<ExitCode> {
                 serve(
                     store,
                     listen,
-                    None,
+                    Gateways::default(),
                     rowsearch::http::Limits::default(),
                     true,
                     Default::default(),
@@ -34,6 +34,7 @@ pub(super) fn run(args: &Args, command: &ServeCommand) -> Result<ExitCode> {
         ServeCommand::Serve {
             listen,
             thrift,
+            thrift2,
             create: create_store,
             master_key,
             allow_origin,
@@ -102,7 +103,8 @@ pub(super) fn run(args: &Args, command: &ServeCommand) -> Result<ExitCode> {
                 interval: (*refresh_ms > 0).then(|| std::time::Duration::from_millis(*refresh_ms)),
                 ..Default::default()
             };
-            serve(store, listen, thrift.as_deref(), limits, false, access, refresh)?;
+            let thrift = Gateways { hbase: thrift.as_deref(), thrift2: thrift2.as_deref() };
+            serve(store, listen, thrift, limits, false, access, refresh)?;
         }
     }
     Ok(ExitCode::SUCCESS)
@@ -123,11 +125,19 @@ fn refuse_open_exposure(listen: &str) -> Result<()> {
     .into())
 }
 
-/// `--thrift`'s address: loopback only (the gateway has no
+/// The Thrift gateways to serve beside HTTP: `--thrift` (the `Hbase`
+/// service) and `--thrift2` (`THBaseService`).
+#[derive(Debug, Default, Clone, Copy)]
+pub(super) struct Gateways<'a> {
+    pub hbase: Option<&'a str>,
+    pub thrift2: Option<&'a str>,
+}
+
+/// A Thrift gateway's address: loopback only (the gateways have no
 /// authentication).
-fn thrift_address(listen: &str) -> Result<std::net::SocketAddr> {
+fn thrift_address(flag: &str, listen: &str) -> Result<std::net::SocketAddr> {
     let addr: std::net::SocketAddr =
-        listen.parse().map_err(|e| UsageError(format!("--thrift {listen:?}: {e}")))?;
+        listen.parse().map_err(|e| UsageError(format!("{flag} {listen:?}: {e}")))?;
     if !addr.ip().is_loopback() {
         return Err(UsageError(format!(
             "refusing to serve Thrift on {addr}: HBase's Thrift API has no authentication, so the gateway \
@@ -144,7 +154,7 @@ fn thrift_address(listen: &str) -> Result<std::net::SocketAddr> {
 pub(super) fn serve(
     store: Store,
     listen: &str,
-    thrift: Option<&str>,
+    thrift: Gateways<'_>,
     limits: rowsearch::http::Limits,
     demo: bool,
     access: rowsearch::http::AccessConfig,
@@ -155,12 +165,23 @@ pub(super) fn serve(
     if access.checker.is_none() {
         refuse_open_exposure(listen)?;
     }
-    let thrift = thrift.map(thrift_address).transpose()?;
-    if thrift.is_some() && access.checker.is_some() {
+    let gateways = [
+        thrift
+            .hbase
+            .map(|a| thrift_address("--thrift", a))
+            .transpose()?
+            .map(|a| (rowsearch::thrift::Api::Hbase, a)),
+        thrift
+            .thrift2
+            .map(|a| thrift_address("--thrift2", a))
+            .transpose()?
+            .map(|a| (rowsearch::thrift::Api::Thrift2, a)),
+    ];
+    if gateways.iter().any(Option::is_some) && access.checker.is_some() {
         return Err(UsageError(
-            "--thrift beside --master-key: the Thrift gateway has no authentication (HBase's has none), \
-             so it would be an open door next to a locked one; serve Thrift from a server without access \
-             keys, on loopback"
+            "--thrift or --thrift2 beside --master-key: the Thrift gateways have no authentication (HBase's \
+             have none), so they would be an open door next to a locked one; serve Thrift from a server \
+             without access keys, on loopback"
                 .into(),
         )
         .into());
@@ -171,21 +192,21 @@ pub(super) fn serve(
             .await
             .map_err(|e| UsageError(format!("cannot listen on {addr}: {e}")))?;
         let bound = listener.local_addr()?;
-        let thrift_listener = match thrift {
-            Some(addr) => Some(
-                tokio::net::TcpListener::bind(addr)
-                    .await
-                    .map_err(|e| UsageError(format!("cannot listen on {addr} for Thrift: {e}")))?,
-            ),
-            None => None,
-        };
+        let mut thrift_listeners = Vec::new();
+        for (api, addr) in gateways.into_iter().flatten() {
+            let listener = tokio::net::TcpListener::bind(addr)
+                .await
+                .map_err(|e| UsageError(format!("cannot listen on {addr} for Thrift: {e}")))?;
+            thrift_listeners.push((api, listener));
+        }
         {
             let stdout = std::io::stdout();
             let mut out = stdout.lock();
             writeln!(out, "listening on http://{bound}")?;
             writeln!(out, "search page: http://{bound}/")?;
-            if let Some(thrift) = &thrift_listener {
-                writeln!(out, "thrift listening on {}", thrift.local_addr()?)?;
+            for (api, listener) in &thrift_listeners {
+                let name = if *api == rowsearch::thrift::Api::Hbase { "thrift" } else { "thrift2" };
+                writeln!(out, "{name} listening on {}", listener.local_addr()?)?;
             }
             if demo {
                 writeln!(out, "Try:")?;
@@ -212,13 +233,18 @@ pub(super) fn serve(
         for (table, index, job) in state.resume_index_builds() {
             eprintln!("resuming the build of index {index} of {table} as job {job}");
         }
-        if let Some(thrift) = thrift_listener {
+        for (api, listener) in thrift_listeners {
             // Writes over Thrift go through the same store, so the live
             // indexes see them as they see HTTP's.
             let observed = std::sync::Arc::clone(&state);
             let observe: rowsearch::thrift::CallObserver =
                 std::sync::Arc::new(move |method, outcome| observed.metrics.thrift_call(method, outcome));
-            tokio::spawn(rowsearch::thrift::serve(thrift, std::sync::Arc::clone(state.store()), observe));
+            tokio::spawn(rowsearch::thrift::serve(
+                listener,
+                std::sync::Arc::clone(state.store()),
+                api,
+                observe,
+            ));
         }
         rowsearch::http::serve(listener, state, shutdown_signal()).await;
         Ok(())

@@ -14,8 +14,11 @@ mod args;
 mod codec;
 mod hbase;
 mod hbase_types;
+mod ops;
 mod scanners;
 mod server;
+mod thbase;
+mod thbase_types;
 mod transport;
 
-pub use server::{CallObserver, serve};
+pub use server::{Api, CallObserver, serve};

@@ -32,6 +32,8 @@ pub(crate) struct Scanner {
     scan: Scan,
     sorted: bool,
     done: bool,
+    /// Rows it may still answer (a `TScan`'s limit).
+    remaining: Option<usize>,
     pub(crate) last_used: std::time::Instant,
 }
 
@@ -58,7 +60,7 @@ impl Session {
         self.next_id = self.next_id.wrapping_add(1).max(1);
         let id = self.next_id;
         let last_used = std::time::Instant::now();
-        self.scanners.insert(id, Scanner { table, scan, sorted, done: false, last_used });
+        self.scanners.insert(id, Scanner { table, scan, sorted, done: false, remaining: None, last_used });
         Ok(id)
     }
 
@@ -78,13 +80,26 @@ impl Session {
             return Ok((Vec::new(), scanner.sorted));
         }
         check(&scanner.table)?;
+        let n = scanner.remaining.map_or(n, |left| n.min(left));
         scanner.scan.limit = Some(n);
         let page = store.scan(&scanner.table, &scanner.scan).map_err(store_error)?;
         match page.next_cursor {
             Some(cursor) => scanner.scan.cursor = Some(cursor),
             None => scanner.done = true,
         }
+        if let Some(left) = &mut scanner.remaining {
+            *left -= page.rows.len().min(*left);
+            scanner.done |= *left == 0;
+        }
         Ok((page.rows, scanner.sorted))
+    }
+
+    /// Ends scanner `id` after `limit` rows in all (none: no limit).
+    pub(crate) fn limit(&mut self, id: i32, limit: Option<usize>) {
+        if let Some(scanner) = self.scanners.get_mut(&id) {
+            scanner.remaining = limit;
+            scanner.done |= limit == Some(0);
+        }
     }
 
     /// Closes scanner `id`.

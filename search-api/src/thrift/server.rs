@@ -12,7 +12,9 @@ use tokio::net::TcpListener;
 
 use super::codec::{Limits, Message, MessageType, Value};
 use super::hbase::{Gateway, reply_body};
+use super::hbase_types::HbaseError;
 use super::scanners::Session;
+use super::thbase::{self, Thrift2};
 use super::transport::{Connection, ReadBudget};
 
 /// Connections served at once; more wait in the listen queue.
@@ -30,10 +32,59 @@ const IDLE: Duration = Duration::from_secs(300);
 /// `application`).
 pub type CallObserver = Arc<dyn Fn(&str, &'static str) + Send + Sync>;
 
-/// Serves the `Hbase` service on `listener` over `store`, until the
-/// runtime stops, telling `observe` of each call.
-pub async fn serve(listener: TcpListener, store: Arc<Store>, observe: CallObserver) {
-    let gateway = Arc::new(Gateway::new(store));
+/// Which of HBase's Thrift services a listener serves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Api {
+    /// The `Hbase` service of HBase's Thrift gateway (happybase, most
+    /// generated clients).
+    Hbase,
+    /// `THBaseService`, HBase's Thrift2 gateway; its methods are counted
+    /// as `thrift2.METHOD`.
+    Thrift2,
+}
+
+/// A service: its calls over a connection's session, and their replies.
+pub(crate) enum Service {
+    Hbase(Gateway),
+    Thrift2(Thrift2),
+}
+
+impl Service {
+    fn call(
+        &self,
+        session: &mut Session,
+        method: &str,
+        args: &Value,
+    ) -> Option<Result<Option<Value>, HbaseError>> {
+        match self {
+            Service::Hbase(g) => g.call(session, method, args),
+            Service::Thrift2(t) => t.call(session, method, args),
+        }
+    }
+
+    fn reply(&self, method: &str, outcome: Result<Option<Value>, HbaseError>) -> Value {
+        match self {
+            Service::Hbase(_) => reply_body(method, outcome),
+            Service::Thrift2(_) => thbase::reply_body(method, outcome),
+        }
+    }
+
+    /// The method's name in metrics.
+    fn label(&self, method: &str) -> String {
+        match self {
+            Service::Hbase(_) => method.to_owned(),
+            Service::Thrift2(_) => format!("thrift2.{method}"),
+        }
+    }
+}
+
+/// Serves `api` on `listener` over `store`, until the runtime stops,
+/// telling `observe` of each call.
+pub async fn serve(listener: TcpListener, store: Arc<Store>, api: Api, observe: CallObserver) {
+    let gateway = Arc::new(match api {
+        Api::Hbase => Service::Hbase(Gateway::new(store)),
+        Api::Thrift2 => Service::Thrift2(Thrift2::new(store)),
+    });
     let budget = ReadBudget::new(READ_BUDGET);
     let slots = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
     loop {
@@ -59,7 +110,7 @@ pub async fn serve(listener: TcpListener, store: Arc<Store>, observe: CallObserv
 /// One connection, call after call.
 async fn connection(
     stream: tokio::net::TcpStream,
-    gateway: Arc<Gateway>,
+    gateway: Arc<Service>,
     observe: CallObserver,
     budget: Arc<ReadBudget>,
 ) -> Result<(), String> {
@@ -88,8 +139,8 @@ async fn connection(
         session = Some(s);
         match &outcome {
             None => observe("unknown", "application"),
-            Some(Ok(_)) => observe(&name, "ok"),
-            Some(Err(e)) => observe(&name, e.label()),
+            Some(Ok(_)) => observe(&gateway.label(&name), "ok"),
+            Some(Err(e)) => observe(&gateway.label(&name), e.label()),
         }
         if oneway {
             continue;
@@ -99,7 +150,7 @@ async fn connection(
                 name: name.clone(),
                 kind: MessageType::Reply,
                 seq,
-                body: reply_body(&name, outcome),
+                body: gateway.reply(&name, outcome),
             },
             // TApplicationException UNKNOWN_METHOD (1).
             None => Message {

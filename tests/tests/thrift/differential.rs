@@ -15,10 +15,13 @@
 
 use super::client::{A, Client, V};
 
+/// The table the sequence makes and drops.
+const TABLE: &[u8] = b"rowsearch_diff";
+
 /// Timestamps below this were named by the calls; above, a server chose it.
 const SERVER_CHOSEN: i64 = 1_000_000_000_000;
 
-fn normalize(v: &V) -> V {
+pub(super) fn normalize(v: &V) -> V {
     match v {
         V::Int(n) if *n >= SERVER_CHOSEN => V::Int(0),
         V::Struct(fields) => V::Struct(fields.iter().map(|(id, f)| (*id, normalize(f))).collect()),
@@ -33,22 +36,31 @@ fn normalize(v: &V) -> V {
     }
 }
 
+/// Which exception a reply is, if it is one: `TApplicationException`, or
+/// the exception field of its result struct (1 `IOError`/`TIOError`, 2
+/// `IllegalArgument`/`TIllegalArgument`, 3 `AlreadyExists`).
+pub(super) fn outcome_kind(reply: &Result<V, String>) -> Option<String> {
+    match reply {
+        Err(_) => Some("TApplicationException".to_owned()),
+        Ok(V::Struct(fields)) => fields.iter().find(|(id, _)| *id != 0).map(|(id, _)| match id {
+            1 => "IOError".to_owned(),
+            2 => "IllegalArgument".to_owned(),
+            3 => "AlreadyExists".to_owned(),
+            id => format!("exception field {id}"),
+        }),
+        Ok(other) => Some(format!("not a result struct: {other:?}")),
+    }
+}
+
 /// A reply as compared: the value, or which exception (its field id), or
 /// that the method is not served.
 fn outcome(method: &str, reply: Result<V, String>) -> String {
-    match reply {
-        Err(_) => "TApplicationException".to_owned(),
-        Ok(V::Struct(fields)) => match fields.iter().find(|(id, _)| *id != 0) {
-            Some((1, _)) => "IOError".to_owned(),
-            Some((2, _)) => "IllegalArgument".to_owned(),
-            Some((3, _)) => "AlreadyExists".to_owned(),
-            Some((id, _)) => format!("exception field {id}"),
-            None => match fields.into_iter().next() {
-                None => "ok".to_owned(),
-                Some((_, value)) => shared(method, normalize(&value)),
-            },
-        },
-        Ok(other) => format!("{other:?}"),
+    if let Some(kind) = outcome_kind(&reply) {
+        return kind;
+    }
+    match reply.ok().and_then(|r| r.field(0).cloned()) {
+        None => "ok".to_owned(),
+        Some(value) => shared(method, normalize(&value)),
     }
 }
 
@@ -62,6 +74,8 @@ fn shared(method: &str, value: V) -> String {
                 value.items().iter().map(|r| (r.field(1).cloned(), r.field(2).cloned())).collect();
             format!("{bounds:?}")
         }
+        // Other tests' tables may share the HBase: whether this one's is listed.
+        "getTableNames" => format!("lists the table: {}", value.items().contains(&V::Bytes(TABLE.to_vec()))),
         "getRegionInfo" => format!("{:?}", (value.field(1), value.field(2))),
         // ColumnDescriptor: 1 name, 2 maxVersions.
         "getColumnDescriptors" => {
@@ -121,7 +135,7 @@ type Step = (String, String);
 fn run(addr: &str) -> Vec<Step> {
     let mut c = Client::connect(addr);
     let mut steps: Vec<Step> = Vec::new();
-    let t: &[u8] = b"rowsearch_diff";
+    let t: &[u8] = TABLE;
     let call = |c: &mut Client, steps: &mut Vec<Step>, label: &str, method: &str, args: &[(i16, A)]| {
         let reply = c.call(method, args);
         steps.push((label.to_owned(), outcome(method, reply)));
@@ -138,6 +152,7 @@ fn run(addr: &str) -> Vec<Step> {
     let again = A::Structs(vec![vec![(1, A::Bytes(b"a:"))]]);
     call(&mut c, &mut steps, "create again", "createTable", &[(1, A::Bytes(t)), (2, again)]);
     call(&mut c, &mut steps, "families", "getColumnDescriptors", &[(1, A::Bytes(t))]);
+    call(&mut c, &mut steps, "tables with it", "getTableNames", &[]);
     call(&mut c, &mut steps, "regions", "getTableRegions", &[(1, A::Bytes(t))]);
     let meta_row = [t, b",r3,99999999999999"].concat();
     call(&mut c, &mut steps, "region of r3", "getRegionInfo", &[(1, A::Bytes(&meta_row))]);

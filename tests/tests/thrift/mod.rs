@@ -6,6 +6,7 @@
 
 mod client;
 mod differential;
+mod differential2;
 
 use client::{A, Client, V};
 use rowsearch_tests::{Server, TestDir, stderr};
@@ -22,6 +23,19 @@ fn thrift_server() -> (TestDir, Server, String) {
         .unwrap_or_else(|| panic!("no thrift address in {lines:?}"))
         .to_owned();
     (t, server, thrift)
+}
+
+/// A server with the Thrift2 gateway on; its Thrift2 address.
+fn thrift2_server() -> (TestDir, Server, String) {
+    let t = TestDir::new();
+    let mut server = t.serve(&["serve", "--create", "--thrift2", "127.0.0.1:0"]);
+    let lines = server.read_lines(2);
+    let thrift2 = lines
+        .iter()
+        .find_map(|l| l.strip_prefix("thrift2 listening on "))
+        .unwrap_or_else(|| panic!("no thrift2 address in {lines:?}"))
+        .to_owned();
+    (t, server, thrift2)
 }
 
 fn put_cells(c: &mut Client, table: &str, row: &[u8], cells: &[(&str, &str)]) {
