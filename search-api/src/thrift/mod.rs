@@ -1,17 +1,21 @@
-//! HBase's Thrift gateway protocol (issue 38), built bottom up: so far the
-//! wire formats (`codec.rs`: the binary and compact protocols, decoded
-//! into generic values within limits) and the transports
-//! (`transport.rs`: buffered and framed, told apart by the first bytes),
-//! the service's structs over the store's types (`hbase_types.rs`: column
-//! descriptors, cells, row results, exceptions), the service's methods
-//! over the store (`hbase.rs`), and the server that `serve --thrift`
-//! starts beside HTTP (`server.rs`).
+//! HBase's Thrift gateway protocols (issue 38): the wire formats
+//! (`codec.rs`: the binary and compact protocols, decoded into generic
+//! values within limits), the transports (`transport.rs`: buffered and
+//! framed, told apart by the first bytes, with a read budget across
+//! connections), the argument readers and error mapping both services
+//! share (`args.rs`), a connection's scanners (`scanners.rs`), the
+//! read-modify-write operations (`ops.rs`), the `Hbase` service's structs
+//! and methods (`hbase_types.rs`, `hbase.rs`), the Thrift2
+//! `THBaseService`'s (`thbase_types.rs`, `thbase.rs`), and the server that
+//! `serve --thrift` and `--thrift2` start beside HTTP (`server.rs`).
 
 // Parts of the codec (the writers' and readers' full generality) serve
 // the tests and the methods still to come.
 mod args;
 #[allow(dead_code)]
 mod codec;
+#[cfg(test)]
+mod fuzz_tests;
 mod hbase;
 mod hbase_types;
 mod ops;
