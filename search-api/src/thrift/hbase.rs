@@ -89,6 +89,9 @@ impl Gateway {
         session.expire(std::time::Instant::now());
         Some(match method {
             "getTableNames" => self.table_names(),
+            "getTableNamesWithIsTableEnabled" => self.tables_enabled(),
+            "getThriftServerType" => Ok(Some(Value::I32(1))),
+            "getClusterId" => Ok(Some(Value::Binary(b"rowsearch".to_vec()))),
             "createTable" => self.create_table(args),
             "deleteTable" => self.delete_table(args),
             "enableTable" => self.set_enabled(args, true),
@@ -167,6 +170,17 @@ impl Gateway {
         let names = self.store.tables().map_err(store_error)?;
         let items = names.into_iter().map(|n| Value::Binary(n.into_bytes())).collect();
         Ok(Some(Value::List { elem: TType::Binary, items }))
+    }
+
+    /// Each table's name and whether it is enabled.
+    fn tables_enabled(&self) -> Outcome {
+        let names = self.store.tables().map_err(store_error)?;
+        let mut entries = Vec::with_capacity(names.len());
+        for name in names {
+            let enabled = self.store.is_table_enabled(&name).map_err(store_error)?;
+            entries.push((Value::Binary(name.into_bytes()), Value::Bool(enabled)));
+        }
+        Ok(Some(Value::Map { key: TType::Binary, value: TType::Bool, entries }))
     }
 
     fn create_table(&self, args: &Value) -> Outcome {

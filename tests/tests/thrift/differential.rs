@@ -153,6 +153,7 @@ fn run(addr: &str) -> Vec<Step> {
     call(&mut c, &mut steps, "create again", "createTable", &[(1, A::Bytes(t)), (2, again)]);
     call(&mut c, &mut steps, "families", "getColumnDescriptors", &[(1, A::Bytes(t))]);
     call(&mut c, &mut steps, "tables with it", "getTableNames", &[]);
+    call(&mut c, &mut steps, "server type", "getThriftServerType", &[]);
     call(&mut c, &mut steps, "regions", "getTableRegions", &[(1, A::Bytes(t))]);
     let meta_row = [t, b",r3,99999999999999"].concat();
     call(&mut c, &mut steps, "region of r3", "getRegionInfo", &[(1, A::Bytes(&meta_row))]);
