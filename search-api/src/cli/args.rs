@@ -181,6 +181,12 @@ pub enum ServeCommand {
         /// --thrift.
         #[arg(long)]
         thrift2: Option<String>,
+        /// Let --thrift and --thrift2 listen on a non-loopback address.
+        /// They have no authentication (HBase's gateways have none): anyone
+        /// who reaches the port can read, write and drop every table. Put
+        /// them behind a firewall or an authenticating proxy.
+        #[arg(long)]
+        thrift_open_network: bool,
         /// Create the store when --data holds none (without it, a missing
         /// store is exit 2: a mistyped --data must not serve an empty one).
         #[arg(long)]

@@ -35,6 +35,7 @@ pub(super) fn run(args: &Args, command: &ServeCommand) -> Result<ExitCode> {
             listen,
             thrift,
             thrift2,
+            thrift_open_network,
             create: create_store,
             master_key,
             allow_origin,
@@ -103,7 +104,11 @@ pub(super) fn run(args: &Args, command: &ServeCommand) -> Result<ExitCode> {
                 interval: (*refresh_ms > 0).then(|| std::time::Duration::from_millis(*refresh_ms)),
                 ..Default::default()
             };
-            let thrift = Gateways { hbase: thrift.as_deref(), thrift2: thrift2.as_deref() };
+            let thrift = Gateways {
+                hbase: thrift.as_deref(),
+                thrift2: thrift2.as_deref(),
+                open_network: *thrift_open_network,
+            };
             serve(store, listen, thrift, limits, false, access, refresh)?;
         }
     }
@@ -131,19 +136,28 @@ fn refuse_open_exposure(listen: &str) -> Result<()> {
 pub(super) struct Gateways<'a> {
     pub hbase: Option<&'a str>,
     pub thrift2: Option<&'a str>,
+    /// `--thrift-open-network`: a non-loopback address is allowed.
+    pub open_network: bool,
 }
 
 /// A Thrift gateway's address: loopback only (the gateways have no
-/// authentication).
-fn thrift_address(flag: &str, listen: &str) -> Result<std::net::SocketAddr> {
+/// authentication), unless `open_network` says the operator knows.
+fn thrift_address(flag: &str, listen: &str, open_network: bool) -> Result<std::net::SocketAddr> {
     let addr: std::net::SocketAddr =
         listen.parse().map_err(|e| UsageError(format!("{flag} {listen:?}: {e}")))?;
     if !addr.ip().is_loopback() {
-        return Err(UsageError(format!(
-            "refusing to serve Thrift on {addr}: HBase's Thrift API has no authentication, so the gateway \
-             listens on loopback only (127.0.0.1 or ::1)"
-        ))
-        .into());
+        if !open_network {
+            return Err(UsageError(format!(
+                "refusing to serve Thrift on {addr}: HBase's Thrift API has no authentication, so the \
+                 gateway listens on loopback only (127.0.0.1 or ::1); pass --thrift-open-network to serve \
+                 it on the network anyway"
+            ))
+            .into());
+        }
+        eprintln!(
+            "warning: {flag} on {addr} has no authentication: anyone who reaches it can read, write and drop \
+             every table (--thrift-open-network)"
+        );
     }
     Ok(addr)
 }
@@ -168,12 +182,12 @@ pub(super) fn serve(
     let gateways = [
         thrift
             .hbase
-            .map(|a| thrift_address("--thrift", a))
+            .map(|a| thrift_address("--thrift", a, thrift.open_network))
             .transpose()?
             .map(|a| (rowsearch::thrift::Api::Hbase, a)),
         thrift
             .thrift2
-            .map(|a| thrift_address("--thrift2", a))
+            .map(|a| thrift_address("--thrift2", a, thrift.open_network))
             .transpose()?
             .map(|a| (rowsearch::thrift::Api::Thrift2, a)),
     ];

@@ -365,6 +365,27 @@ fn thrift_refuses_to_open_where_it_would_be_an_open_door() {
     ]);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(stderr(&out).contains("no authentication"), "{}", stderr(&out));
+    // Thrift2 alike; and with the explicit flag, the network is allowed,
+    // with a warning (but never beside a master key).
+    let out = t.run(&["serve", "--create", "--listen", "127.0.0.1:0", "--thrift2", "0.0.0.0:0"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("--thrift-open-network"), "{}", stderr(&out));
+    let open = TestDir::new();
+    let mut server = open.serve(&["serve", "--create", "--thrift2", "0.0.0.0:0", "--thrift-open-network"]);
+    let lines = server.read_lines(2);
+    assert!(lines.iter().any(|l| l.starts_with("thrift2 listening on 0.0.0.0:")), "{lines:?}");
+    drop(server);
+    let out = t.run(&[
+        "serve",
+        "--listen",
+        "127.0.0.1:0",
+        "--thrift",
+        "0.0.0.0:0",
+        "--thrift-open-network",
+        "--master-key",
+        "0123456789abcdef0123",
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
 }
 
 /// kill -9 of the server while a client writes batches (`mutateRows`, 20
