@@ -5,7 +5,6 @@ use rowsearch_store::{Column, ErrorKind};
 
 use super::codec::Value;
 use super::hbase_types::HbaseError;
-use super::scanners::{MAX_SCANNER_ROWS, SCANNER_LEASE};
 
 pub(crate) fn store_error(e: rowsearch_store::Error) -> HbaseError {
     match e.kind() {
@@ -70,22 +69,4 @@ pub(crate) fn timestamp(args: &Value, id: i16) -> Result<u64, HbaseError> {
 /// A scanner id argument (field 1).
 pub(crate) fn scanner_id(args: &Value) -> Result<i32, HbaseError> {
     i32::try_from(int(args, 1, "id")?).map_err(|_| HbaseError::IllegalArgument("scanner id".into()))
-}
-
-/// How many rows a scanner call asks for: at least 1, at most
-/// [`MAX_SCANNER_ROWS`].
-pub(crate) fn rows_wanted(n: i64) -> Result<usize, HbaseError> {
-    usize::try_from(n)
-        .ok()
-        .filter(|n| *n >= 1)
-        .map(|n| n.min(MAX_SCANNER_ROWS))
-        .ok_or_else(|| HbaseError::IllegalArgument(format!("nbRows {n}: at least 1")))
-}
-
-/// The error for a scanner id no session holds.
-pub(crate) fn no_scanner(id: i32) -> HbaseError {
-    HbaseError::IllegalArgument(format!(
-        "no scanner {id} (closed, unused for {} s, or never opened)",
-        SCANNER_LEASE.as_secs()
-    ))
 }

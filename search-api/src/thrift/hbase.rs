@@ -12,12 +12,12 @@ use rowsearch_store::{
     Batch, Column, Delete, ErrorKind, PutCell, ReadOptions, Row, Scan, Store, TableSchema,
 };
 
-use super::args::{arg, bytes, columns, int, list, rows_wanted, scanner_id, store_error, text, timestamp};
+use super::args::{arg, bytes, columns, int, list, scanner_id, store_error, text, timestamp};
 use super::codec::{TType, Value};
 use super::hbase_types::{HbaseError, cell, descriptor_of, family_from_descriptor, row_result};
-use super::scanners::Session;
 #[cfg(test)]
 use super::scanners::{MAX_SCANNERS, SCANNER_LEASE};
+use super::scanners::{Session, rows_wanted};
 
 /// What a call comes to: a result (`None` for `void`), or an exception.
 pub(crate) type Outcome = Result<Option<Value>, HbaseError>;

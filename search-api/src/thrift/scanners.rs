@@ -7,7 +7,7 @@ use std::collections::HashMap;
 
 use rowsearch_store::{Row, Scan, Store};
 
-use super::args::{no_scanner, store_error};
+use super::args::store_error;
 use super::hbase_types::HbaseError;
 
 /// Scanners one connection may hold open at once.
@@ -109,4 +109,22 @@ impl Session {
             .map(|_| ())
             .ok_or_else(|| HbaseError::IllegalArgument(format!("no scanner {id}")))
     }
+}
+
+/// How many rows a scanner call asks for: at least 1, at most
+/// [`MAX_SCANNER_ROWS`].
+pub(crate) fn rows_wanted(n: i64) -> Result<usize, HbaseError> {
+    usize::try_from(n)
+        .ok()
+        .filter(|n| *n >= 1)
+        .map(|n| n.min(MAX_SCANNER_ROWS))
+        .ok_or_else(|| HbaseError::IllegalArgument(format!("nbRows {n}: at least 1")))
+}
+
+/// The error for a scanner id no session holds.
+pub(crate) fn no_scanner(id: i32) -> HbaseError {
+    HbaseError::IllegalArgument(format!(
+        "no scanner {id} (closed, unused for {} s, or never opened)",
+        SCANNER_LEASE.as_secs()
+    ))
 }

@@ -9,11 +9,11 @@ use std::sync::Arc;
 
 use rowsearch_store::{Batch, Delete, ReadOptions, Row, Store, TableSchema};
 
-use super::args::{arg, bytes, int, list, rows_wanted, scanner_id, store_error};
+use super::args::{arg, bytes, int, list, scanner_id, store_error};
 use super::codec::{TType, Value};
 use super::hbase_types::HbaseError;
 use super::ops::{add_counters, append_values, check_and_apply};
-use super::scanners::Session;
+use super::scanners::{Session, rows_wanted};
 use super::thbase_types::{
     NewestVersion, add_delete, add_put, field_bytes, get_as_scan, get_of, result, results, scan_of,
     table_descriptor, table_name, table_name_of, table_of,
