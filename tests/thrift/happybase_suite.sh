@@ -9,8 +9,11 @@
 # `pytest.raises` for an `assert_raises` it never imported, the port read
 # as an integer); this script applies those three and checks the result's
 # SHA-256 against the repository's file, so what runs is exactly
-# happybase's suite. Python packages are pinned and installed into a
-# virtualenv under target/ on first use.
+# happybase's suite. Then the README's happybase example, and
+# tests/thrift/happybase_e2e.py (happybase itself end to end: rows found by
+# search and keyword lookups, filtered scans equal to HTTP's, counters from
+# four processes, kill -9 during batches). Python packages are pinned and
+# installed into a virtualenv under target/ on first use.
 #
 #   tests/thrift/happybase_suite.sh        (ROWSEARCH_BIN: the binary; default target/debug/rowsearch)
 set -euo pipefail
@@ -60,3 +63,5 @@ sed -n '/^# pip install happybase==1.3.0; rowsearch serve/,/^```$/p' README.md |
     | sed "s/9090)$/$PORT)/" > "$DATA/readme_example.py"
 grep -q "happybase.Connection" "$DATA/readme_example.py"
 "$VENV/bin/python" "$DATA/readme_example.py"
+echo "== end to end with happybase (tests/thrift/happybase_e2e.py): search, keywords, filtered scans, counters from 4 processes, kill -9 during batches"
+"$VENV/bin/python" tests/thrift/happybase_e2e.py "$BIN"
