@@ -12,6 +12,7 @@
 // Parts of the codec (the writers' and readers' full generality) serve
 // the tests and the methods still to come.
 mod args;
+mod client;
 #[allow(dead_code)]
 mod codec;
 #[cfg(test)]
@@ -25,4 +26,5 @@ mod thbase;
 mod thbase_types;
 mod transport;
 
+pub use client::{ClientError, HbaseClient};
 pub use server::{Api, CallObserver, serve};

@@ -7,6 +7,7 @@
 mod client;
 mod differential;
 mod differential2;
+mod hbase_client;
 
 use client::{A, Client, V};
 use rowsearch_tests::{Server, TestDir, stderr};

@@ -1,0 +1,385 @@
+//! A blocking client of HBase's Thrift2 gateway (`THBaseService`), the
+//! way rowsearch reaches tables that live in an Apache HBase cluster
+//! (issue 39): the same codec as the gateways rowsearch serves (one owner
+//! of Thrift's bytes), binary protocol, buffered transport, one call at a
+//! time on one connection, with a time limit per call. A call that cannot
+//! reach HBase is [`ClientError::Unavailable`] with the reason, and the
+//! next call connects again: nothing needs restarting when HBase is back.
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::time::Duration;
+
+use rowsearch_store::{Cell, FamilySchema, PutCell, Region, Row};
+
+use super::codec::{self, DecodeError, Limits, Message, MessageType, Protocol, TType, Value};
+
+/// Why a call failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ClientError {
+    /// HBase could not be reached, or stopped answering within the time
+    /// limit (the connection is dropped; the next call connects again).
+    #[error("HBase at {addr} is unavailable: {reason}")]
+    Unavailable {
+        /// The gateway's address.
+        addr: String,
+        /// What failed.
+        reason: String,
+    },
+    /// HBase answered the call with an exception (`TIOError`,
+    /// `TIllegalArgument`): the call was refused.
+    #[error("HBase refused {method}: {message}")]
+    Refused {
+        /// The method.
+        method: String,
+        /// HBase's message.
+        message: String,
+    },
+    /// An answer that is not what the interface declares.
+    #[error("HBase's answer to {method} does not decode: {detail}")]
+    Protocol {
+        /// The method.
+        method: String,
+        /// What was wrong.
+        detail: String,
+    },
+}
+
+/// A region's start and end keys (`None`: open).
+type Bounds = (Option<Vec<u8>>, Option<Vec<u8>>);
+
+/// A connection to one Thrift2 gateway.
+#[derive(Debug)]
+pub struct HbaseClient {
+    addr: String,
+    stream: Option<TcpStream>,
+    timeout: Duration,
+    seq: i32,
+    buf: Vec<u8>,
+}
+
+fn binary(b: impl Into<Vec<u8>>) -> Value {
+    Value::Binary(b.into())
+}
+
+fn structs(items: Vec<Value>) -> Value {
+    Value::List { elem: TType::Struct, items }
+}
+
+fn table_name(table: &str) -> Value {
+    Value::Struct(vec![(2, binary(table.as_bytes()))])
+}
+
+impl HbaseClient {
+    /// A client of the gateway at `addr` (`HOST:PORT`); it connects on
+    /// the first call. Each call may take up to `timeout`.
+    pub fn new(addr: impl Into<String>, timeout: Duration) -> HbaseClient {
+        HbaseClient { addr: addr.into(), stream: None, timeout, seq: 0, buf: Vec::new() }
+    }
+
+    /// The gateway's address.
+    pub fn addr(&self) -> &str {
+        &self.addr
+    }
+
+    fn unavailable(&mut self, reason: impl std::fmt::Display) -> ClientError {
+        self.stream = None;
+        ClientError::Unavailable { addr: self.addr.clone(), reason: reason.to_string() }
+    }
+
+    fn stream(&mut self) -> Result<&mut TcpStream, ClientError> {
+        if self.stream.is_none() {
+            let addr = std::net::ToSocketAddrs::to_socket_addrs(self.addr.as_str())
+                .map_err(|e| self.unavailable(e))?
+                .next()
+                .ok_or_else(|| self.unavailable("the address resolves to nothing"))?;
+            let stream = TcpStream::connect_timeout(&addr, self.timeout).map_err(|e| self.unavailable(e))?;
+            let _ = stream.set_nodelay(true);
+            stream.set_read_timeout(Some(self.timeout)).map_err(|e| self.unavailable(e))?;
+            stream.set_write_timeout(Some(self.timeout)).map_err(|e| self.unavailable(e))?;
+            self.stream = Some(stream);
+        }
+        self.stream
+            .as_mut()
+            .ok_or_else(|| ClientError::Unavailable { addr: String::new(), reason: "no connection".into() })
+    }
+
+    /// Calls `method` with `args` (its argument struct's fields); the
+    /// result's field 0 (`None` for `void`).
+    ///
+    /// # Errors
+    /// [`ClientError`].
+    pub fn call(&mut self, method: &str, args: Vec<(i16, Value)>) -> Result<Option<Value>, ClientError> {
+        self.seq = self.seq.wrapping_add(1);
+        let message = Message {
+            name: method.to_owned(),
+            kind: MessageType::Call,
+            seq: self.seq,
+            body: Value::Struct(args),
+        };
+        let bytes = codec::encode(Protocol::Binary, &message);
+        let written = self.stream()?.write_all(&bytes);
+        if let Err(e) = written {
+            return Err(self.unavailable(e));
+        }
+        self.buf.clear();
+        let reply = loop {
+            match codec::decode(
+                Protocol::Binary,
+                &self.buf,
+                &Limits { max_depth: 32, max_message_bytes: 256 << 20 },
+            ) {
+                Ok((reply, _)) => break reply,
+                Err(DecodeError::Incomplete) => {}
+                Err(e) => return Err(self.unavailable(format!("a reply that does not decode: {e}"))),
+            }
+            let mut chunk = [0u8; 64 * 1024];
+            let n = match self.stream()?.read(&mut chunk) {
+                Ok(0) => return Err(self.unavailable("the connection closed")),
+                Ok(n) => n,
+                Err(e) => return Err(self.unavailable(e)),
+            };
+            self.buf.extend_from_slice(&chunk[..n]);
+        };
+        if reply.seq != self.seq || reply.name != method {
+            return Err(self.unavailable(format!(
+                "a reply to {} #{} for {method} #{}",
+                reply.name, reply.seq, self.seq
+            )));
+        }
+        let text = |v: Option<&Value>| match v {
+            Some(Value::Binary(b)) => String::from_utf8_lossy(b).into_owned(),
+            _ => String::new(),
+        };
+        match (reply.kind, reply.body) {
+            (MessageType::Exception, body) => {
+                Err(ClientError::Refused { method: method.to_owned(), message: text(body.field(1)) })
+            }
+            (_, Value::Struct(mut fields)) => {
+                if let Some((_, e)) = fields.iter().find(|(id, _)| *id != 0) {
+                    return Err(ClientError::Refused {
+                        method: method.to_owned(),
+                        message: text(e.field(1)),
+                    });
+                }
+                Ok(fields.pop().map(|(_, v)| v))
+            }
+            (_, other) => {
+                Err(ClientError::Protocol { method: method.to_owned(), detail: format!("{other:?}") })
+            }
+        }
+    }
+
+    fn protocol(method: &str, detail: impl Into<String>) -> ClientError {
+        ClientError::Protocol { method: method.to_owned(), detail: detail.into() }
+    }
+
+    /// Whether `table` exists.
+    ///
+    /// # Errors
+    /// [`ClientError`].
+    pub fn table_exists(&mut self, table: &str) -> Result<bool, ClientError> {
+        match self.call("tableExists", vec![(1, table_name(table))])? {
+            Some(Value::Bool(b)) => Ok(b),
+            other => Err(Self::protocol("tableExists", format!("{other:?}"))),
+        }
+    }
+
+    /// Creates `table` with `families` (max versions, time to live) and
+    /// region `splits`.
+    ///
+    /// # Errors
+    /// [`ClientError`]; `Refused` when it exists.
+    pub fn create_table(
+        &mut self,
+        table: &str,
+        families: &[FamilySchema],
+        splits: &[Vec<u8>],
+    ) -> Result<(), ClientError> {
+        let columns = families
+            .iter()
+            .map(|f| {
+                let mut d = vec![
+                    (1, binary(f.name.as_bytes())),
+                    (10, Value::I32(i32::try_from(f.max_versions).unwrap_or(i32::MAX))),
+                ];
+                if let Some(ttl) = f.ttl_seconds {
+                    d.push((13, Value::I32(i32::try_from(ttl).unwrap_or(i32::MAX))));
+                }
+                Value::Struct(d)
+            })
+            .collect();
+        let desc = Value::Struct(vec![(1, table_name(table)), (2, structs(columns))]);
+        let splits =
+            Value::List { elem: TType::Binary, items: splits.iter().map(|s| binary(s.clone())).collect() };
+        self.call("createTable", vec![(1, desc), (2, splits)]).map(|_| ())
+    }
+
+    /// Disables and deletes `table`.
+    ///
+    /// # Errors
+    /// [`ClientError`].
+    pub fn drop_table(&mut self, table: &str) -> Result<(), ClientError> {
+        self.call("disableTable", vec![(1, table_name(table))])?;
+        self.call("deleteTable", vec![(1, table_name(table))]).map(|_| ())
+    }
+
+    /// Writes rows (each its cells, at their timestamps or now), in one
+    /// call.
+    ///
+    /// # Errors
+    /// [`ClientError`].
+    pub fn put_rows(&mut self, table: &str, rows: &[(Vec<u8>, Vec<PutCell>)]) -> Result<(), ClientError> {
+        let puts = rows
+            .iter()
+            .map(|(key, cells)| {
+                let values = cells
+                    .iter()
+                    .map(|c| {
+                        let mut cv = vec![
+                            (1, binary(c.family.as_bytes())),
+                            (2, binary(c.qualifier.clone())),
+                            (3, binary(c.value.clone())),
+                        ];
+                        if let Some(ts) = c.timestamp {
+                            cv.push((4, Value::I64(ts as i64)));
+                        }
+                        Value::Struct(cv)
+                    })
+                    .collect();
+                Value::Struct(vec![(1, binary(key.clone())), (2, structs(values))])
+            })
+            .collect();
+        self.call("putMultiple", vec![(1, binary(table.as_bytes())), (2, structs(puts))]).map(|_| ())
+    }
+
+    /// The newest cell of each column of `keys`' rows, in order (`None`: no
+    /// such row), in one call.
+    ///
+    /// # Errors
+    /// [`ClientError`].
+    pub fn get_rows(&mut self, table: &str, keys: &[&[u8]]) -> Result<Vec<Option<Row>>, ClientError> {
+        let gets = keys.iter().map(|k| Value::Struct(vec![(1, binary(*k))])).collect();
+        let answer = self.call("getMultiple", vec![(1, binary(table.as_bytes())), (2, structs(gets))])?;
+        let Some(Value::List { items, .. }) = answer else {
+            return Err(Self::protocol("getMultiple", "not a list"));
+        };
+        if items.len() != keys.len() {
+            return Err(Self::protocol(
+                "getMultiple",
+                format!("{} results for {} gets", items.len(), keys.len()),
+            ));
+        }
+        items.iter().map(|r| row_of("getMultiple", r)).collect()
+    }
+
+    /// The table's regions, in key order.
+    ///
+    /// # Errors
+    /// [`ClientError`].
+    pub fn regions(&mut self, table: &str) -> Result<Vec<Region>, ClientError> {
+        let answer = self.call("getAllRegionLocations", vec![(1, binary(table.as_bytes()))])?;
+        let Some(Value::List { items, .. }) = answer else {
+            return Err(Self::protocol("getAllRegionLocations", "not a list"));
+        };
+        let key = |info: &Value, id| match info.field(id) {
+            Some(Value::Binary(b)) if !b.is_empty() => Some(b.clone()),
+            _ => None,
+        };
+        let mut bounds: Vec<Bounds> =
+            items.iter().filter_map(|loc| loc.field(2)).map(|info| (key(info, 3), key(info, 4))).collect();
+        bounds.sort_by(|a, b| a.0.cmp(&b.0));
+        Ok(bounds.into_iter().enumerate().map(|(index, (start, end))| Region { index, start, end }).collect())
+    }
+
+    /// Scans `[start, stop)` (open sides as `None`), the newest version of
+    /// each column with a timestamp in `[min_ts, max_ts)`, `page` rows a
+    /// call, handing each row to `each`; the rows scanned.
+    ///
+    /// # Errors
+    /// [`ClientError`]; the scanner is closed either way when it can be.
+    pub fn scan(
+        &mut self,
+        table: &str,
+        range: (Option<&[u8]>, Option<&[u8]>),
+        time: Option<(u64, u64)>,
+        page: usize,
+        each: &mut dyn FnMut(Row),
+    ) -> Result<u64, ClientError> {
+        let mut tscan = Vec::new();
+        if let Some(start) = range.0 {
+            tscan.push((1, binary(start)));
+        }
+        if let Some(stop) = range.1 {
+            tscan.push((2, binary(stop)));
+        }
+        tscan.push((4, Value::I32(i32::try_from(page).unwrap_or(i32::MAX))));
+        if let Some((min, max)) = time {
+            tscan.push((
+                6,
+                Value::Struct(vec![
+                    (1, Value::I64(min as i64)),
+                    (2, Value::I64(max.min(i64::MAX as u64) as i64)),
+                ]),
+            ));
+        }
+        let id =
+            match self.call("openScanner", vec![(1, binary(table.as_bytes())), (2, Value::Struct(tscan))])? {
+                Some(Value::I32(id)) => id,
+                other => return Err(Self::protocol("openScanner", format!("{other:?}"))),
+            };
+        let mut scanned = 0;
+        let outcome = loop {
+            let rows =
+                match self.call("getScannerRows", vec![(1, Value::I32(id)), (2, Value::I32(page as i32))]) {
+                    Ok(Some(Value::List { items, .. })) => items,
+                    Ok(other) => break Err(Self::protocol("getScannerRows", format!("{other:?}"))),
+                    Err(e) => break Err(e),
+                };
+            if rows.is_empty() {
+                break Ok(scanned);
+            }
+            for r in &rows {
+                match row_of("getScannerRows", r) {
+                    Ok(Some(row)) => {
+                        scanned += 1;
+                        each(row);
+                    }
+                    Ok(None) => {}
+                    Err(e) => return Err(e),
+                }
+            }
+        };
+        if !matches!(outcome, Err(ClientError::Unavailable { .. })) {
+            let _ = self.call("closeScanner", vec![(1, Value::I32(id))]);
+        }
+        outcome
+    }
+}
+
+/// A `TResult` as a row (`None`: empty).
+fn row_of(method: &str, r: &Value) -> Result<Option<Row>, ClientError> {
+    let Some(Value::Binary(key)) = r.field(1) else { return Ok(None) };
+    let Some(Value::List { items, .. }) = r.field(2) else {
+        return Err(HbaseClient::protocol(method, "a TResult without columnValues"));
+    };
+    let mut cells = Vec::with_capacity(items.len());
+    for cv in items {
+        let (Some(Value::Binary(f)), Some(Value::Binary(q)), Some(Value::Binary(v))) =
+            (cv.field(1), cv.field(2), cv.field(3))
+        else {
+            return Err(HbaseClient::protocol(method, "a TColumnValue without family, qualifier or value"));
+        };
+        let timestamp = match cv.field(4) {
+            Some(Value::I64(ts)) => u64::try_from(*ts).unwrap_or(0),
+            _ => 0,
+        };
+        let family = String::from_utf8(f.clone())
+            .map_err(|_| HbaseClient::protocol(method, "a family that is not UTF-8"))?;
+        cells.push(Cell { family: family.into(), qualifier: q.clone(), timestamp, value: v.clone() });
+    }
+    if cells.is_empty() {
+        return Ok(None);
+    }
+    Ok(Some(Row { key: key.clone(), cells }))
+}

@@ -1,0 +1,129 @@
+//! rowsearch's client of HBase's Thrift2 gateway (`HbaseClient`, the way
+//! issue 39's HBase row source reaches a cluster), the same suite run
+//! against a real Apache HBase and against rowsearch's own `--thrift2`
+//! gateway standing in for it: tables, batched puts and gets, regions,
+//! region-by-region scans, time-range scans; and a gateway that goes away
+//! and comes back.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use rowsearch::store::{FamilySchema, PutCell, Row};
+use rowsearch::thrift::{ClientError, HbaseClient};
+use rowsearch_tests::TestDir;
+
+/// (key, value) of a row's one column `f:v`.
+fn simple(rows: &[Option<Row>]) -> Vec<Option<(String, String)>> {
+    rows.iter()
+        .map(|r| {
+            r.as_ref().map(|r| {
+                let cell = r.cells.iter().find(|c| &*c.family == "f" && c.qualifier == b"v").unwrap();
+                (
+                    String::from_utf8_lossy(&r.key).into_owned(),
+                    String::from_utf8_lossy(&cell.value).into_owned(),
+                )
+            })
+        })
+        .collect()
+}
+
+fn suite(addr: &str) {
+    let mut c = HbaseClient::new(addr, Duration::from_secs(30));
+    let t = "rowsearch_client_suite";
+    if c.table_exists(t).unwrap() {
+        c.drop_table(t).unwrap();
+    }
+    c.create_table(t, &[FamilySchema::new("f").max_versions(3)], &[b"m".to_vec()]).unwrap();
+    assert!(c.table_exists(t).unwrap());
+    let refused = c.create_table(t, &[FamilySchema::new("f")], &[]).unwrap_err();
+    assert!(matches!(refused, ClientError::Refused { .. }), "{refused:?}");
+
+    // 26 rows a..z, each f:v at 100; every third also at 200 (newer).
+    let mut model: BTreeMap<String, String> = BTreeMap::new();
+    let mut rows = Vec::new();
+    for (i, ch) in ('a'..='z').enumerate() {
+        let key = ch.to_string();
+        let mut cells = vec![PutCell::new("f", "v", format!("{ch}100")).at(100)];
+        model.insert(key.clone(), format!("{ch}100"));
+        if i % 3 == 0 {
+            cells.push(PutCell::new("f", "v", format!("{ch}200")).at(200));
+            model.insert(key.clone(), format!("{ch}200"));
+        }
+        rows.push((key.into_bytes(), cells));
+    }
+    c.put_rows(t, &rows).unwrap();
+
+    let keys: Vec<&[u8]> = vec![b"a", b"nope", b"b", b"z", b"m"];
+    let got = simple(&c.get_rows(t, &keys).unwrap());
+    let want: Vec<Option<(String, String)>> = keys
+        .iter()
+        .map(|k| {
+            let k = String::from_utf8_lossy(k).into_owned();
+            model.get(&k).map(|v| (k, v.clone()))
+        })
+        .collect();
+    assert_eq!(got, want);
+
+    let regions = c.regions(t).unwrap();
+    assert_eq!(regions.len(), 2, "{regions:?}");
+    assert_eq!((regions[0].start.as_deref(), regions[0].end.as_deref()), (None, Some(&b"m"[..])));
+    assert_eq!((regions[1].start.as_deref(), regions[1].end.as_deref()), (Some(&b"m"[..]), None));
+
+    // Region by region, 4 rows a call: every row once, in key order.
+    let mut scanned = Vec::new();
+    for r in &regions {
+        let n = c
+            .scan(t, (r.start.as_deref(), r.end.as_deref()), None, 4, &mut |row| scanned.push(Some(row)))
+            .unwrap();
+        assert!(n > 0);
+    }
+    let all: Vec<Option<(String, String)>> =
+        model.iter().map(|(k, v)| Some((k.clone(), v.clone()))).collect();
+    assert_eq!(simple(&scanned), all);
+
+    // Cells written in [150, 250): the rows with a version at 200 only.
+    let mut newer = Vec::new();
+    c.scan(t, (None, None), Some((150, 250)), 100, &mut |row| newer.push(Some(row))).unwrap();
+    let want: Vec<Option<(String, String)>> =
+        model.iter().filter(|(_, v)| v.ends_with("200")).map(|(k, v)| Some((k.clone(), v.clone()))).collect();
+    assert_eq!(simple(&newer), want);
+
+    c.drop_table(t).unwrap();
+    assert!(!c.table_exists(t).unwrap());
+}
+
+#[test]
+fn the_client_works_against_a_real_hbase() {
+    let Some(hbase) = rowsearch_tests::hbase("thrift::hbase_client::the_client_works_against_a_real_hbase")
+    else {
+        return;
+    };
+    suite(&hbase.thrift2);
+}
+
+#[test]
+fn the_client_works_against_rowsearchs_own_gateway() {
+    let (_t, _s, thrift2) = super::thrift2_server();
+    suite(&thrift2);
+}
+
+/// Nothing listening: `Unavailable` naming the address, at once; the
+/// gateway stopped between calls: `Unavailable`; started again on the
+/// same address: the same client's next call works.
+#[test]
+fn an_unavailable_gateway_is_a_clear_error_and_the_client_recovers() {
+    let t = TestDir::new();
+    let mut server = t.serve(&["serve", "--create", "--thrift2", "127.0.0.1:0"]);
+    let lines = server.read_lines(2);
+    let addr = lines.iter().find_map(|l| l.strip_prefix("thrift2 listening on ")).unwrap().to_owned();
+    let mut c = HbaseClient::new(addr.clone(), Duration::from_secs(10));
+    assert!(!c.table_exists("x").unwrap());
+    drop(server);
+    match c.table_exists("x") {
+        Err(ClientError::Unavailable { addr: a, reason }) => assert_eq!(a, addr, "{reason}"),
+        other => panic!("{other:?}"),
+    }
+    let mut server = t.serve(&["serve", "--thrift2", &addr]);
+    server.read_lines(2);
+    assert!(!c.table_exists("x").unwrap());
+}
