@@ -23,6 +23,10 @@ pub struct Args {
     /// Data directory of the store.
     #[arg(long, global = true, env = "ROWSEARCH_DATA", default_value = "./rowsearch-data")]
     pub data: PathBuf,
+    /// Tables in an Apache HBase cluster, through its Thrift2 gateway at
+    /// HOST:PORT (so far: tables, create-table, drop-table, put, get).
+    #[arg(long, global = true, env = "ROWSEARCH_HBASE")]
+    pub hbase: Option<String>,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -580,6 +584,8 @@ pub fn exit_code_for(err: &anyhow::Error) -> ExitCode {
         e.downcast_ref::<UsageError>().is_some()
             || e.downcast_ref::<rowsearch::indexer::Error>().is_some_and(rowsearch::indexer::Error::is_usage)
             || e.downcast_ref::<rowsearch::Error>().is_some_and(rowsearch::Error::is_usage)
+            || e.downcast_ref::<rowsearch::hbase::HbaseError>()
+                .is_some_and(rowsearch::hbase::HbaseError::is_user_error)
             || e.downcast_ref::<rowsearch::store::Error>().is_some_and(|e| {
                 e.is_user_error() || matches!(e.kind(), rowsearch::store::ErrorKind::NotAStore { .. })
             })

@@ -21,14 +21,7 @@ pub(super) fn run(args: &Args, command: &DataCommand, out: &mut impl Write) -> R
             }
         }
         DataCommand::CreateTable { table, schema } => {
-            let text = match schema.strip_prefix('@') {
-                Some(path) => {
-                    std::fs::read_to_string(path).with_context(|| format!("reading schema {path}"))?
-                }
-                None => schema.clone(),
-            };
-            let schema: TableSchema =
-                serde_json::from_str(&text).map_err(|e| UsageError(format!("schema does not parse: {e}")))?;
+            let schema = schema_arg(schema)?;
             let created = create(args)?.create_table(table, &schema)?;
             writeln!(out, "{} table {table}", if created { "created" } else { "exists, identical:" })?;
         }
@@ -137,11 +130,28 @@ fn put(
         Some(fields) => (row_by_fields(&store, table, fields)?, std::iter::once(key).chain(cells).collect()),
         None => (bytes("key", key)?, cells.iter().collect()),
     };
+    let cells = put_cells(&cells, timestamp)?;
+    let info = store.put(table, &key, cells)?;
+    writeln!(out, "ok (feed seq {})", info.last_seq.unwrap_or(0))?;
+    Ok(())
+}
+
+/// `--schema`: JSON inline, or `@FILE`.
+pub(super) fn schema_arg(schema: &str) -> Result<TableSchema> {
+    let text = match schema.strip_prefix('@') {
+        Some(path) => std::fs::read_to_string(path).with_context(|| format!("reading schema {path}"))?,
+        None => schema.to_owned(),
+    };
+    Ok(serde_json::from_str(&text).map_err(|e| UsageError(format!("schema does not parse: {e}")))?)
+}
+
+/// A put's cells from `family:qualifier=value` arguments.
+pub(super) fn put_cells(cells: &[&String], timestamp: Option<u64>) -> Result<Vec<PutCell>> {
     if cells.is_empty() {
         return Err(UsageError("give at least one cell, family:qualifier=value".into()).into());
     }
-    let cells = cells
-        .into_iter()
+    cells
+        .iter()
         .map(|spec| {
             let (column, value) = spec
                 .split_once('=')
@@ -152,10 +162,7 @@ fn put(
             };
             Ok(PutCell { family, qualifier, timestamp, value: bytes("value", value)? })
         })
-        .collect::<Result<Vec<_>>>()?;
-    let info = store.put(table, &key, cells)?;
-    writeln!(out, "ok (feed seq {})", info.last_seq.unwrap_or(0))?;
-    Ok(())
+        .collect()
 }
 
 /// `rowsearch scan`: rows as JSON lines (or their count), the next cursor

@@ -7,6 +7,7 @@ mod args;
 mod common;
 mod data;
 mod demo;
+mod hbase;
 mod index;
 mod keys;
 mod mail;
@@ -29,6 +30,17 @@ pub fn run(args: Args) -> Result<ExitCode> {
     }
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
+    if let Some(addr) = &args.hbase {
+        return match &args.command {
+            Command::Data(command) => hbase::run(addr, command, &mut out),
+            _ => Err(args::UsageError(
+                "this command does not run over HBase yet (issue 39); with --hbase: tables, create-table, \
+                 drop-table, put, get"
+                    .into(),
+            )
+            .into()),
+        };
+    }
     match &args.command {
         Command::Serve(_) => Ok(ExitCode::SUCCESS),
         Command::Data(command) => data::run(&args, command, &mut out),

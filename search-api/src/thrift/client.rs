@@ -224,6 +224,15 @@ impl HbaseClient {
         self.call("deleteTable", vec![(1, table_name(table))]).map(|_| ())
     }
 
+    /// Deletes a whole row.
+    ///
+    /// # Errors
+    /// [`ClientError`].
+    pub fn delete_row(&mut self, table: &str, row: &[u8]) -> Result<(), ClientError> {
+        let delete = Value::Struct(vec![(1, binary(row))]);
+        self.call("deleteSingle", vec![(1, binary(table.as_bytes())), (2, delete)]).map(|_| ())
+    }
+
     /// Writes rows (each its cells, at their timestamps or now), in one
     /// call.
     ///

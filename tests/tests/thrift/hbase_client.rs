@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use rowsearch::store::{FamilySchema, PutCell, Row};
 use rowsearch::thrift::{ClientError, HbaseClient};
-use rowsearch_tests::TestDir;
+use rowsearch_tests::{TestDir, stderr, stdout};
 
 /// (key, value) of a row's one column `f:v`.
 fn simple(rows: &[Option<Row>]) -> Vec<Option<(String, String)>> {
@@ -126,4 +126,70 @@ fn an_unavailable_gateway_is_a_clear_error_and_the_client_recovers() {
     let mut server = t.serve(&["serve", "--thrift2", &addr]);
     server.read_lines(2);
     assert!(!c.table_exists("x").unwrap());
+}
+
+/// The CLI's `--hbase`: tables made, listed, written, read and dropped in
+/// HBase, their schemas in HBase's `rowsearch_catalog` table; what does not
+/// run over HBase yet says so (exit 2); HBase unreachable is exit 1 naming
+/// it.
+fn cli_suite(addr: &str) {
+    let t = TestDir::new();
+    let run = |args: &[&str]| {
+        let mut all = vec!["--hbase", addr];
+        all.extend_from_slice(args);
+        t.run(&all)
+    };
+    let table = "rowsearch_cli_suite";
+    let _ = run(&["drop-table", table]);
+    let schema = r#"{"families":[{"name":"f","max_versions":2}],"splits":["m"]}"#;
+    let out = run(&["create-table", table, "--schema", schema]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("created table"), "{}", stdout(&out));
+    let out = run(&["create-table", table, "--schema", schema]);
+    assert!(stdout(&out).contains("exists, identical"), "{}", stdout(&out));
+    let out = run(&["create-table", table, "--schema", r#"{"families":[{"name":"g"}]}"#]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(run(&["tables"]).status.success());
+    assert!(stdout(&run(&["tables"])).lines().any(|l| l == table));
+    let out = run(&["put", table, "r1", "f:a=apple", "f:b=banana"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = run(&["get", table, "r1"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let row: serde_json::Value = serde_json::from_str(stdout(&out).trim()).unwrap();
+    assert_eq!(row["key"], "r1", "{row}");
+    let values: Vec<&str> =
+        row["cells"].as_array().unwrap().iter().map(|c| c["value"].as_str().unwrap()).collect();
+    assert_eq!(values, ["apple", "banana"], "{row}");
+    assert_eq!(run(&["get", table, "nope"]).status.code(), Some(1));
+    let out = run(&["put", table, "r1", "nofamily:a=x"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let out = run(&["scan", table]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("issue 39"), "{}", stderr(&out));
+    let out = run(&["get", table, "r1", "--versions", "2"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let out = run(&["drop-table", table]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(!stdout(&run(&["tables"])).lines().any(|l| l == table));
+    assert_eq!(run(&["get", table, "r1"]).status.code(), Some(2));
+}
+
+#[test]
+fn the_cli_runs_over_a_real_hbase() {
+    let Some(hbase) = rowsearch_tests::hbase("thrift::hbase_client::the_cli_runs_over_a_real_hbase") else {
+        return;
+    };
+    cli_suite(&hbase.thrift2);
+}
+
+#[test]
+fn the_cli_runs_over_rowsearchs_own_gateway() {
+    let (_t, _s, thrift2) = super::thrift2_server();
+    cli_suite(&thrift2);
+    // Nothing listening: exit 1, naming the address.
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let addr = format!("127.0.0.1:{port}");
+    let out = TestDir::new().run(&["--hbase", &addr, "tables"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains(&format!("HBase at {addr} is unavailable")), "{}", stderr(&out));
 }

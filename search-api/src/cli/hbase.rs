@@ -1,0 +1,73 @@
+//! The data commands over tables in an Apache HBase cluster (`--hbase
+//! HOST:PORT`, issue 39, being built): `tables`, `create-table`,
+//! `drop-table`, `put`, `get`. The others say they do not run over HBase
+//! yet.
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use anyhow::Result;
+use rowsearch::hbase::HbaseTables;
+use rowsearch::json::row_json;
+
+use super::args::{DataCommand, UsageError};
+use super::common::{bytes, read_options};
+use super::data::{put_cells, schema_arg};
+
+/// Runs a data command against the HBase behind `addr`.
+pub(super) fn run(addr: &str, command: &DataCommand, out: &mut impl Write) -> Result<ExitCode> {
+    let hbase = HbaseTables::new(addr);
+    match command {
+        DataCommand::Tables => {
+            for t in hbase.tables()? {
+                writeln!(out, "{t}")?;
+            }
+        }
+        DataCommand::CreateTable { table, schema } => {
+            let created = hbase.create_table(table, &schema_arg(schema)?)?;
+            writeln!(
+                out,
+                "{} table {table} in HBase",
+                if created { "created" } else { "exists, identical:" }
+            )?;
+        }
+        DataCommand::DropTable { table } => {
+            hbase.drop_table(table)?;
+            writeln!(out, "dropped table {table} in HBase")?;
+        }
+        DataCommand::Put { table, key, cells, timestamp, key_fields: None } => {
+            let cells: Vec<&String> = cells.iter().collect();
+            hbase.put(table, &bytes("key", key)?, put_cells(&cells, *timestamp)?)?;
+            writeln!(out, "ok")?;
+        }
+        DataCommand::Get { table, key: Some(key), key_fields: None, read } => {
+            if read_options(read)? != rowsearch::store::ReadOptions::default() {
+                return Err(UsageError(
+                    "get --hbase reads the newest cell of each column; --columns, --versions and time \
+                     ranges do not run over HBase yet (issue 39)"
+                        .into(),
+                )
+                .into());
+            }
+            let key = bytes("key", key)?;
+            let schema = hbase.schema(table)?;
+            match hbase.get(table, &[&key])?.pop().flatten() {
+                Some(row) => writeln!(out, "{}", row_json(&row, schema.row_key.as_ref()))?,
+                None => {
+                    eprintln!("row not found");
+                    return Ok(ExitCode::from(1));
+                }
+            }
+        }
+        _ => {
+            return Err(UsageError(
+                "with --hbase, so far: tables, create-table, drop-table, put KEY (no --key-fields), get KEY \
+                 (no --key-fields; the newest cell of each column); the rest does not run over HBase yet \
+                 (issue 39)"
+                    .into(),
+            )
+            .into());
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,202 @@
+//! Tables that live in an Apache HBase cluster (issue 39, being built):
+//! what rowsearch keeps there and how it reaches it.
+//!
+//! HBase holds the rows (each rowsearch table is an HBase table of the
+//! same name and families, split at the schema's region boundaries) and
+//! rowsearch's catalog: the HBase table `rowsearch_catalog`, one row per
+//! rowsearch table, its schema as JSON in `c:schema`. Every rowsearch
+//! process pointed at the cluster reads the same catalog, so several
+//! searchers serve the same tables. Reached through HBase's Thrift2
+//! gateway ([`HbaseClient`]); rowsearch's own `--thrift2` gateway can
+//! stand in for HBase.
+
+use std::sync::Mutex;
+use std::time::Duration;
+
+use rowsearch_store::{FamilySchema, PutCell, Row, TableSchema};
+
+use crate::thrift::{ClientError, HbaseClient};
+
+/// The catalog table's name.
+pub const CATALOG: &str = "rowsearch_catalog";
+
+const FAMILY: &str = "c";
+const SCHEMA: &[u8] = b"schema";
+
+/// Why an operation on HBase tables failed.
+#[derive(Debug, thiserror::Error)]
+pub enum HbaseError {
+    /// HBase refused, or could not be reached.
+    #[error(transparent)]
+    Client(#[from] ClientError),
+    /// No rowsearch table of that name in the catalog.
+    #[error("no table {table:?} in HBase's rowsearch catalog (rowsearch create-table --hbase ... makes one)")]
+    UnknownTable {
+        /// The table.
+        table: String,
+    },
+    /// A schema the store would refuse, or one conflicting with the
+    /// catalog's.
+    #[error("table {table:?}: {reason}")]
+    Schema {
+        /// The table.
+        table: String,
+        /// Why.
+        reason: String,
+    },
+    /// The catalog holds something that is not a schema.
+    #[error("the catalog's row for {table:?} does not parse: {detail}")]
+    Corrupted {
+        /// The table.
+        table: String,
+        /// What is wrong.
+        detail: String,
+    },
+}
+
+impl HbaseError {
+    /// True for errors the caller can fix by changing the input.
+    pub fn is_user_error(&self) -> bool {
+        matches!(self, HbaseError::UnknownTable { .. } | HbaseError::Schema { .. })
+    }
+}
+
+/// rowsearch's tables in one HBase cluster.
+#[derive(Debug)]
+pub struct HbaseTables {
+    client: Mutex<HbaseClient>,
+}
+
+impl HbaseTables {
+    /// The tables behind the Thrift2 gateway at `addr`; nothing is
+    /// contacted until the first call.
+    pub fn new(addr: &str) -> HbaseTables {
+        HbaseTables { client: Mutex::new(HbaseClient::new(addr, Duration::from_secs(30))) }
+    }
+
+    fn client(&self) -> std::sync::MutexGuard<'_, HbaseClient> {
+        self.client.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Names of rowsearch's tables, sorted.
+    ///
+    /// # Errors
+    /// [`HbaseError::Client`].
+    pub fn tables(&self) -> Result<Vec<String>, HbaseError> {
+        let mut client = self.client();
+        if !client.table_exists(CATALOG)? {
+            return Ok(Vec::new());
+        }
+        let mut names = Vec::new();
+        client.scan(CATALOG, (None, None), None, 1000, &mut |row| {
+            names.push(String::from_utf8_lossy(&row.key).into_owned());
+        })?;
+        names.sort();
+        Ok(names)
+    }
+
+    /// A table's schema.
+    ///
+    /// # Errors
+    /// [`HbaseError::UnknownTable`], [`HbaseError::Corrupted`], `Client`.
+    pub fn schema(&self, table: &str) -> Result<TableSchema, HbaseError> {
+        let mut client = self.client();
+        if !client.table_exists(CATALOG)? {
+            return Err(HbaseError::UnknownTable { table: table.to_owned() });
+        }
+        let row = client.get_rows(CATALOG, &[table.as_bytes()])?.pop().flatten();
+        let cell = row
+            .as_ref()
+            .and_then(|r| r.cells.iter().find(|c| &*c.family == FAMILY && c.qualifier == SCHEMA))
+            .ok_or_else(|| HbaseError::UnknownTable { table: table.to_owned() })?;
+        serde_json::from_slice(&cell.value)
+            .map_err(|e| HbaseError::Corrupted { table: table.to_owned(), detail: e.to_string() })
+    }
+
+    /// Creates `table` in HBase (its families, max versions and time to
+    /// live; split at the schema's region boundaries) and records its
+    /// schema in the catalog; false when an identical one exists.
+    ///
+    /// # Errors
+    /// [`HbaseError::Schema`] for a schema the store would refuse or one
+    /// that differs from the catalog's; `Client`.
+    pub fn create_table(&self, table: &str, schema: &TableSchema) -> Result<bool, HbaseError> {
+        schema
+            .validate(table)
+            .map_err(|e| HbaseError::Schema { table: table.to_owned(), reason: e.to_string() })?;
+        if table == CATALOG {
+            return Err(HbaseError::Schema {
+                table: table.to_owned(),
+                reason: "the name of rowsearch's catalog".into(),
+            });
+        }
+        match self.schema(table) {
+            Ok(existing) if existing == *schema => return Ok(false),
+            Ok(_) => {
+                return Err(HbaseError::Schema {
+                    table: table.to_owned(),
+                    reason: "exists with another schema".into(),
+                });
+            }
+            Err(HbaseError::UnknownTable { .. }) => {}
+            Err(e) => return Err(e),
+        }
+        let mut client = self.client();
+        if !client.table_exists(CATALOG)? {
+            client.create_table(CATALOG, &[FamilySchema::new(FAMILY).max_versions(1)], &[])?;
+        }
+        // The table first, then its catalog row: a crash between leaves
+        // an HBase table rowsearch does not list, and the next create-table
+        // finds it and records it.
+        if !client.table_exists(table)? {
+            client.create_table(table, &schema.families, &schema.effective_splits())?;
+        }
+        let json = serde_json::to_vec(schema)
+            .map_err(|e| HbaseError::Schema { table: table.to_owned(), reason: e.to_string() })?;
+        client.put_rows(
+            CATALOG,
+            &[(table.as_bytes().to_vec(), vec![PutCell::new(FAMILY, SCHEMA.to_vec(), json)])],
+        )?;
+        Ok(true)
+    }
+
+    /// Drops `table`: its HBase table and its catalog row.
+    ///
+    /// # Errors
+    /// [`HbaseError::UnknownTable`], `Client`.
+    pub fn drop_table(&self, table: &str) -> Result<(), HbaseError> {
+        self.schema(table)?;
+        let mut client = self.client();
+        if client.table_exists(table)? {
+            client.drop_table(table)?;
+        }
+        client.delete_row(CATALOG, table.as_bytes())?;
+        Ok(())
+    }
+
+    /// Writes cells into one row.
+    ///
+    /// # Errors
+    /// [`HbaseError::UnknownTable`], [`HbaseError::Schema`] for a family
+    /// the table lacks, `Client`.
+    pub fn put(&self, table: &str, row: &[u8], cells: Vec<PutCell>) -> Result<(), HbaseError> {
+        let schema = self.schema(table)?;
+        if let Some(c) = cells.iter().find(|c| !schema.families.iter().any(|f| f.name == c.family)) {
+            return Err(HbaseError::Schema {
+                table: table.to_owned(),
+                reason: format!("no family {:?}", c.family),
+            });
+        }
+        self.client().put_rows(table, &[(row.to_vec(), cells)])?;
+        Ok(())
+    }
+
+    /// Reads rows by key, each its newest cell per column, in one call.
+    ///
+    /// # Errors
+    /// [`HbaseError::UnknownTable`], `Client`.
+    pub fn get(&self, table: &str, keys: &[&[u8]]) -> Result<Vec<Option<Row>>, HbaseError> {
+        self.schema(table)?;
+        Ok(self.client().get_rows(table, keys)?)
+    }
+}
