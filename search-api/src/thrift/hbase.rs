@@ -15,6 +15,7 @@ use rowsearch_store::{
 use super::args::{arg, bytes, columns, int, list, scanner_id, store_error, text, timestamp};
 use super::codec::{TType, Value};
 use super::hbase_types::{HbaseError, cell, descriptor_of, family_from_descriptor, row_result};
+use super::ops::region_of;
 #[cfg(test)]
 use super::scanners::{MAX_SCANNERS, SCANNER_LEASE};
 use super::scanners::{Session, rows_wanted};
@@ -255,19 +256,7 @@ impl Gateway {
             Some(i) if rest[i + 1..].iter().all(u8::is_ascii_digit) => &rest[..i],
             _ => rest,
         };
-        let schema = self.store.schema(&table).map_err(store_error)?;
-        let stored = match &schema.row_key {
-            Some(rk) if rk.is_salted() => rk.salt(row),
-            _ => row.to_vec(),
-        };
-        let regions = self.store.regions(&table).map_err(store_error)?;
-        let region = regions
-            .into_iter()
-            .find(|r| {
-                r.start.as_deref().is_none_or(|s| stored.as_slice() >= s)
-                    && r.end.as_deref().is_none_or(|e| stored.as_slice() < e)
-            })
-            .ok_or_else(|| HbaseError::Io(format!("no region of {table} holds that row")))?;
+        let region = region_of(&self.store, &table, row)?;
         Ok(Some(region_info(&table, region)))
     }
 

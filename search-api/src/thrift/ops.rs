@@ -1,8 +1,9 @@
-//! The read-modify-write operations both services offer (check-and-put,
-//! check-and-mutate, append, multi-column increment), each one store
-//! transaction over [`Store::read_modify_write`].
+//! What both services do over the store beyond one call: the
+//! read-modify-write operations (check-and-put, check-and-mutate, append,
+//! multi-column increment), each one store transaction over
+//! [`Store::read_modify_write`], and the region holding a row.
 
-use rowsearch_store::{Batch, PutCell, Store};
+use rowsearch_store::{Batch, PutCell, Region, Store};
 
 use super::args::store_error;
 use super::hbase_types::HbaseError;
@@ -108,4 +109,22 @@ pub(crate) fn add_counters(
             Err(e) => store_error(e),
         })?;
     Ok(values)
+}
+
+/// The region of `table` holding `row` (its stored key: salted where the
+/// table is).
+pub(crate) fn region_of(store: &Store, table: &str, row: &[u8]) -> Result<Region, HbaseError> {
+    let schema = store.schema(table).map_err(store_error)?;
+    let stored = match &schema.row_key {
+        Some(rk) if rk.is_salted() => rk.salt(row),
+        _ => row.to_vec(),
+    };
+    let regions = store.regions(table).map_err(store_error)?;
+    regions
+        .into_iter()
+        .find(|r| {
+            r.start.as_deref().is_none_or(|s| stored.as_slice() >= s)
+                && r.end.as_deref().is_none_or(|e| stored.as_slice() < e)
+        })
+        .ok_or_else(|| HbaseError::Io(format!("no region of {table} holds that row")))
 }

@@ -12,7 +12,7 @@ use rowsearch_store::{Batch, Delete, ReadOptions, Row, Store, TableSchema};
 use super::args::{arg, bytes, int, list, scanner_id, store_error};
 use super::codec::{TType, Value};
 use super::hbase_types::HbaseError;
-use super::ops::{add_counters, append_values, check_and_apply};
+use super::ops::{add_counters, append_values, check_and_apply, region_of};
 use super::scanners::{Session, rows_wanted};
 use super::thbase_types::{
     NewestVersion, add_delete, add_put, field_bytes, get_as_scan, get_of, result, results, scan_of,
@@ -397,19 +397,7 @@ impl Thrift2 {
     fn region_location(&self, args: &Value) -> Outcome {
         let table = table_arg(args, 1)?;
         let row = bytes(args, 2, "row")?;
-        let schema = self.store.schema(&table).map_err(store_error)?;
-        let stored = match &schema.row_key {
-            Some(rk) if rk.is_salted() => rk.salt(row),
-            _ => row.to_vec(),
-        };
-        let regions = self.store.regions(&table).map_err(store_error)?;
-        let region = regions
-            .into_iter()
-            .find(|r| {
-                r.start.as_deref().is_none_or(|s| stored.as_slice() >= s)
-                    && r.end.as_deref().is_none_or(|e| stored.as_slice() < e)
-            })
-            .ok_or_else(|| HbaseError::Io(format!("no region of {table} holds that row")))?;
+        let region = region_of(&self.store, &table, row)?;
         Ok(Some(location(&table, region)))
     }
 

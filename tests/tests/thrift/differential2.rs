@@ -6,7 +6,7 @@
 //! machinery (table descriptors, region locations), what both share.
 
 use super::client::{A, Client, V};
-use super::differential::{normalize, outcome_kind};
+use super::differential::{assert_same, normalize, outcome_kind};
 
 /// A struct's fields, to send.
 type Fields<'a> = Vec<(i16, A<'a>)>;
@@ -371,20 +371,7 @@ fn thrift2_answers_equal_a_real_hbase() {
     let (_t, _s, thrift2) = super::thrift2_server();
     let want = run(&hbase.thrift2);
     let got = run(&thrift2);
-    assert_eq!(want.len(), got.len());
-    let differences: Vec<String> = want
-        .iter()
-        .zip(&got)
-        .filter(|(w, g)| w != g)
-        .map(|((label, w), (_, g))| format!("== {label}\nHBase:     {w}\nrowsearch: {g}"))
-        .collect();
-    assert!(
-        differences.is_empty(),
-        "{} of {} steps differ:\n{}",
-        differences.len(),
-        want.len(),
-        differences.join("\n")
-    );
+    assert_same(&want, &got, &[]);
     let with_cells = want.iter().filter(|(_, w)| w.contains("Bytes([97])")).count();
     assert!(with_cells >= 20, "only {with_cells} steps answered cells");
 }

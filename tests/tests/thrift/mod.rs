@@ -39,6 +39,14 @@ fn thrift2_server() -> (TestDir, Server, String) {
     (t, server, thrift2)
 }
 
+/// The searchable `notes` table (family `n`, its `n:text` searched).
+fn create_notes(s: &Server) {
+    let schema = json!({"families": [{"name": "n"}],
+        "search": {"fields": [{"column": "n:text", "name": "text", "type": "text"}]}});
+    let (status, body) = s.request("PUT", "/tables/notes", Some(&schema.to_string()));
+    assert_eq!(status, 201, "{body}");
+}
+
 fn put_cells(c: &mut Client, table: &str, row: &[u8], cells: &[(&str, &str)]) {
     let mutations = cells
         .iter()
@@ -86,16 +94,7 @@ fn scan_rows(c: &mut Client, table: &str, scan: Vec<(i16, A)>) -> Vec<ScannedRow
 #[test]
 fn thrift_writes_are_searchable_at_once_and_thrift_scans_equal_http_scans() {
     let (_t, s, thrift) = thrift_server();
-    let (status, body) = s.request(
-        "PUT",
-        "/tables/notes",
-        Some(
-            &json!({"families": [{"name": "n"}],
-                "search": {"fields": [{"column": "n:text", "name": "text", "type": "text"}]}})
-            .to_string(),
-        ),
-    );
-    assert_eq!(status, 201, "{body}");
+    create_notes(&s);
     let mut c = Client::connect(&thrift);
     let tables = c.call("getTableNames", &[]).unwrap();
     assert_eq!(tables.field(0).map(|v| v.items().to_vec()), Some(vec![V::Bytes(b"notes".to_vec())]));
@@ -202,16 +201,7 @@ fn thrift_writes_are_searchable_at_once_and_thrift_scans_equal_http_scans() {
 #[test]
 fn a_disabled_table_refuses_rows_over_thrift_and_http_alike() {
     let (_t, s, thrift) = thrift_server();
-    let (status, body) = s.request(
-        "PUT",
-        "/tables/notes",
-        Some(
-            &json!({"families": [{"name": "n"}],
-                "search": {"fields": [{"column": "n:text", "name": "text", "type": "text"}]}})
-            .to_string(),
-        ),
-    );
-    assert_eq!(status, 201, "{body}");
+    create_notes(&s);
     let mut c = Client::connect(&thrift);
     put_cells(&mut c, "notes", b"r0", &[("n:text", "walrus")]);
     let enabled =
