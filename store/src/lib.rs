@@ -82,7 +82,9 @@ pub use key::rowkey::{
     KeyField, KeyOrder, KeyType, KeyValue, MAX_SALT_BUCKETS, RowKeySchema, compare_tuples,
 };
 pub use key::{MAX_QUALIFIER_BYTES, MAX_ROW_KEY_BYTES, prefix_successor};
-pub use keyword::{KeywordCell, KeywordCellRef, KeywordHit, KeywordPage, KeywordQuery, Positions};
+pub use keyword::{
+    KeywordCell, KeywordCellRef, KeywordHit, KeywordPage, KeywordQuery, Positions, keyword_cells_of,
+};
 pub use read::{ALL_VERSIONS, ReadOptions, ReadTxn, Scan, ScanCursor, ScanIter, ScanPage};
 pub use schema::{
     Analyzer, Column, Compression, FamilySchema, FieldKind, IndexSchema, MAX_FAMILIES, MAX_FAMILY_NAME_BYTES,

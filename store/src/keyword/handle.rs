@@ -88,38 +88,14 @@ impl SearchHandle {
         db_name: String,
         db: BytesDb,
     ) -> std::result::Result<SearchHandle, String> {
-        let resolve =
-            |what: &str, column: &str| -> std::result::Result<(Arc<FamilyHandle>, Vec<u8>), String> {
-                let (family, qualifier) = parse_column(what, column)?;
-                let handle = families
-                    .iter()
-                    .find(|f| *f.name == *family)
-                    .ok_or_else(|| format!("search: {what} {column:?}: unknown family {family:?}"))?;
-                Ok((handle.clone(), qualifier))
-            };
-        let mut columns = Vec::with_capacity(schema.fields.len() + 2);
-        for field in &schema.fields {
-            columns.push(resolve("field column", &field.column)?);
-        }
-        let partition = match &schema.partition {
-            None => PartitionSource::Whole,
-            Some(p) => {
-                match table.row_key.as_ref().and_then(|rk| rk.fields.iter().position(|f| f.name == *p)) {
-                    Some(n) => PartitionSource::KeyField(n),
-                    None => {
-                        columns.push(resolve("partition", p)?);
-                        PartitionSource::Column(columns.len() - 1)
-                    }
-                }
-            }
-        };
-        let date = match &schema.date_column {
-            None => None,
-            Some(d) => {
-                columns.push(resolve("date_column", d)?);
-                Some(columns.len() - 1)
-            }
-        };
+        let (columns, partition, date) = resolve_columns(schema, table, |what, column| {
+            let (family, qualifier) = parse_column(what, column)?;
+            let handle = families
+                .iter()
+                .find(|f| *f.name == *family)
+                .ok_or_else(|| format!("search: {what} {column:?}: unknown family {family:?}"))?;
+            Ok((handle.clone(), qualifier))
+        })?;
         Ok(SearchHandle {
             schema: schema.clone(),
             row_key: table.row_key.clone(),
@@ -129,6 +105,16 @@ impl SearchHandle {
             partition,
             date,
         })
+    }
+
+    /// What turns a row's values into keyword cells.
+    fn shape(&self) -> Shape<'_> {
+        Shape {
+            schema: &self.schema,
+            row_key: self.row_key.as_ref(),
+            partition: &self.partition,
+            date: self.date,
+        }
     }
 
     /// Whether `family` holds a column these keyword rows read.
@@ -165,11 +151,92 @@ impl SearchHandle {
 
     /// The partition of a row.
     pub fn partition_of(&self, row: &[u8], values: &[Option<&[u8]>]) -> Result<Vec<u8>> {
-        Ok(match self.partition {
+        self.shape().partition_of(row, values)
+    }
+
+    /// Every keyword cell of a row whose columns hold `values`, sorted by key.
+    pub fn entries(
+        &self,
+        analyzer: &dyn Analyzer,
+        row: &[u8],
+        values: &[Option<&[u8]>],
+    ) -> Result<KeywordCells> {
+        self.shape().entries(analyzer, row, values)
+    }
+
+    /// The index of field `name`.
+    pub fn field(&self, name: &str) -> Option<usize> {
+        self.schema.fields.iter().position(|f| f.name == name)
+    }
+}
+
+/// A partition value as bytes: strings and bytes as they are, integers in
+/// decimal.
+fn partition_bytes(value: KeyValue) -> Vec<u8> {
+    match value {
+        KeyValue::String(s) => s.into_bytes(),
+        KeyValue::Bytes(b) => b,
+        KeyValue::U8(n) => n.to_string().into_bytes(),
+        KeyValue::U16(n) => n.to_string().into_bytes(),
+        KeyValue::U32(n) => n.to_string().into_bytes(),
+        KeyValue::U64(n) => n.to_string().into_bytes(),
+        KeyValue::I32(n) => n.to_string().into_bytes(),
+        KeyValue::I64(n) => n.to_string().into_bytes(),
+    }
+}
+
+/// The columns a search section reads, resolved by `resolve` (to a family
+/// handle, or to names): the fields in order, then the partition column
+/// and the date column when they are columns; where the partition comes
+/// from; the date column's place.
+fn resolve_columns<T>(
+    schema: &SearchSchema,
+    table: &TableSchema,
+    mut resolve: impl FnMut(&str, &str) -> std::result::Result<T, String>,
+) -> std::result::Result<(Vec<T>, PartitionSource, Option<usize>), String> {
+    let mut columns = Vec::with_capacity(schema.fields.len() + 2);
+    for field in &schema.fields {
+        columns.push(resolve("field column", &field.column)?);
+    }
+    let partition = match &schema.partition {
+        None => PartitionSource::Whole,
+        Some(p) => match table.row_key.as_ref().and_then(|rk| rk.fields.iter().position(|f| f.name == *p)) {
+            Some(n) => PartitionSource::KeyField(n),
+            None => {
+                columns.push(resolve("partition", p)?);
+                PartitionSource::Column(columns.len() - 1)
+            }
+        },
+    };
+    let date = match &schema.date_column {
+        None => None,
+        Some(d) => {
+            columns.push(resolve("date_column", d)?);
+            Some(columns.len() - 1)
+        }
+    };
+    Ok((columns, partition, date))
+}
+
+/// What turns a row's values into keyword cells: the search section, the
+/// typed row key, where the partition and the date come from. Borrowed
+/// from an open [`SearchHandle`], or made from a schema alone
+/// ([`keyword_cells_of`]).
+struct Shape<'a> {
+    schema: &'a SearchSchema,
+    row_key: Option<&'a RowKeySchema>,
+    partition: &'a PartitionSource,
+    date: Option<usize>,
+}
+
+impl Shape<'_> {
+    /// The partition of a row.
+    pub fn partition_of(&self, row: &[u8], values: &[Option<&[u8]>]) -> Result<Vec<u8>> {
+        Ok(match *self.partition {
             PartitionSource::Whole => Vec::new(),
             PartitionSource::Column(n) => values[n].unwrap_or_default().to_vec(),
             PartitionSource::KeyField(n) => {
-                let Some(rk) = &self.row_key else { return Ok(Vec::new()) };
+                let Some(rk) = self.row_key else { return Ok(Vec::new()) };
                 let fields = rk.decode(row)?;
                 match fields.into_iter().nth(n) {
                     Some(value) => partition_bytes(value),
@@ -243,24 +310,53 @@ impl SearchHandle {
         debug_assert!((1..out.len()).all(|i| out.get(i - 1).map(|c| c.0) < out.get(i).map(|c| c.0)));
         Ok(out)
     }
-
-    /// The index of field `name`.
-    pub fn field(&self, name: &str) -> Option<usize> {
-        self.schema.fields.iter().position(|f| f.name == name)
-    }
 }
 
-/// A partition value as bytes: strings and bytes as they are, integers in
-/// decimal.
-fn partition_bytes(value: KeyValue) -> Vec<u8> {
-    match value {
-        KeyValue::String(s) => s.into_bytes(),
-        KeyValue::Bytes(b) => b,
-        KeyValue::U8(n) => n.to_string().into_bytes(),
-        KeyValue::U16(n) => n.to_string().into_bytes(),
-        KeyValue::U32(n) => n.to_string().into_bytes(),
-        KeyValue::U64(n) => n.to_string().into_bytes(),
-        KeyValue::I32(n) => n.to_string().into_bytes(),
-        KeyValue::I64(n) => n.to_string().into_bytes(),
-    }
+/// The keyword cells `row` (its newest cell of each column, as a read
+/// answers it) gives in a table of `schema`, without a store: for rows that
+/// live elsewhere (an HBase cluster) and are indexed by the same analyzer.
+/// Equal to what the store keeps for the same row
+/// ([`crate::ReadTxn::row_keyword_cells`]).
+///
+/// # Errors
+/// `NotSearchable` for a schema without a search section; `InvalidSchema`;
+/// `InvalidRowKey` for a key its typed row key cannot decode.
+pub fn keyword_cells_of(
+    table: &str,
+    schema: &TableSchema,
+    analyzer: &dyn Analyzer,
+    row: &crate::cell::Row,
+) -> Result<Vec<super::KeywordCell>> {
+    let search = schema
+        .search
+        .as_ref()
+        .ok_or_else(|| crate::error::ErrorKind::NotSearchable { table: table.to_owned() })?;
+    let invalid = |reason: String| crate::error::ErrorKind::InvalidSchema { table: table.to_owned(), reason };
+    let (columns, partition, date) = resolve_columns(search, schema, parse_column).map_err(invalid)?;
+    let values: Vec<Option<&[u8]>> = columns
+        .iter()
+        .map(|(family, qualifier)| {
+            // A read answers each column's newest version first.
+            row.cells
+                .iter()
+                .find(|c| *c.family == **family && c.qualifier == *qualifier)
+                .map(|c| c.value.as_slice())
+        })
+        .collect();
+    let shape = Shape { schema: search, row_key: schema.row_key.as_ref(), partition: &partition, date };
+    let cells = shape.entries(analyzer, &row.key, &values)?;
+    cells
+        .iter()
+        .map(|(k, v)| {
+            Ok(super::codec::decode_cell_ref(
+                "(a row)",
+                &search.fields,
+                k,
+                v,
+                &mut Vec::new(),
+                &mut Vec::new(),
+            )?
+            .to_cell())
+        })
+        .collect()
 }

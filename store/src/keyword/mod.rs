@@ -27,6 +27,7 @@ mod lookup;
 mod write;
 
 pub use codec::{KeywordCell, KeywordCellRef, Positions};
+pub use handle::keyword_cells_of;
 pub(crate) use handle::{KeywordCells, SearchHandle};
 pub use lookup::{KeywordHit, KeywordPage, KeywordQuery};
 pub(crate) use lookup::{decode_cell, for_each_cell, for_each_cell_between, lookup, partition_splits};

@@ -319,6 +319,15 @@ proptest! {
                 prop_assert_eq!(stored_cells(&store, name), expected_cells(&model, name), "table {} after step {}", name, i);
             }
         }
+        for (name, schema) in tables() {
+            // A row's keyword cells computed from its values alone (as for
+            // rows that live in HBase) equal the ones the store keeps.
+            let rtxn = store.begin_read().unwrap();
+            for row in rtxn.scan_page(name, &rowsearch_store::Scan::new()).unwrap().rows {
+                let alone = rowsearch_store::keyword_cells_of(name, &schema, &Words, &row).unwrap();
+                prop_assert_eq!(alone, rtxn.row_keyword_cells(name, &row.key).unwrap(), "row {:?} of {}", row.key, name);
+            }
+        }
         for (name, _) in tables() {
             // Ranges between the partition splits: together every cell in
             // order, each partition in one range, and in table "k" (the
