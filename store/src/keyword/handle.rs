@@ -326,7 +326,7 @@ pub fn keyword_cells_of(
     schema: &TableSchema,
     analyzer: &dyn Analyzer,
     row: &crate::cell::Row,
-) -> Result<Vec<super::KeywordCell>> {
+) -> Result<Vec<super::codec::KeywordCell>> {
     let search = schema
         .search
         .as_ref()
