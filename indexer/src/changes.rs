@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use rowsearch_store::{RowSource as _, RowView, Store};
+use rowsearch_store::{RowSource, RowView, Store};
 
 use crate::Result;
 use crate::generation::{IndexDir, indexed_next_seq};
@@ -13,7 +13,7 @@ const FEED_CHUNK: usize = 50_000;
 
 /// The distinct rows of `table` the change feed names from `from_seq` on,
 /// sorted, and the sequence after the last entry read.
-pub(crate) fn changed_rows(store: &Store, table: &str, from_seq: u64) -> Result<(Vec<Vec<u8>>, u64)> {
+pub(crate) fn changed_rows(store: &dyn RowSource, table: &str, from_seq: u64) -> Result<(Vec<Vec<u8>>, u64)> {
     let changes = changes_in(&*store.view()?, table, from_seq)?;
     Ok((changes.rows, changes.next_seq))
 }

@@ -60,6 +60,7 @@ use std::sync::Arc;
 pub use analyzer::{TextAnalyzer, highlight, parse_date_ms};
 pub use build::{
     DEFAULT_MEMORY_BUDGET_BYTES, ReindexMode, ReindexOptions, ReindexProgress, ReindexReport, reindex,
+    reindex_from,
 };
 pub use changes::{TableChanges, changes_in, pending_changes};
 pub use error::{Error, FailPoint, Result};

@@ -3,7 +3,7 @@
 
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
-use rowsearch_store::{KeywordCellRef, RowSource as _, RowView, Store};
+use rowsearch_store::{KeywordCellRef, RowSource, RowView};
 use tantivy::{Index, IndexWriter};
 use xxhash_rust::xxh3::xxh3_64;
 
@@ -171,7 +171,7 @@ type PartitionRange = (Option<Vec<u8>>, Option<Vec<u8>>);
 
 /// What the readers of a full build share.
 struct Readers<'a> {
-    store: &'a Store,
+    store: &'a dyn RowSource,
     table: &'a str,
     schema: &'a DocSchema,
     writer: &'a IndexWriter<CellDoc>,
@@ -269,7 +269,7 @@ impl Readers<'_> {
 
 #[allow(clippy::too_many_arguments)]
 pub(super) fn full(
-    store: &Store,
+    store: &dyn RowSource,
     table: &str,
     schema: &DocSchema,
     dir: &IndexDir,
@@ -371,7 +371,7 @@ pub(super) fn full(
 
 /// The keyword rows in ranges of whole partitions, cut where the region
 /// splits cut the rows, and how many keyword cells there are in all.
-fn partition_ranges(store: &Store, table: &str) -> Result<(Vec<PartitionRange>, u64)> {
+fn partition_ranges(store: &dyn RowSource, table: &str) -> Result<(Vec<PartitionRange>, u64)> {
     let view = store.view()?;
     let rtxn = &*view;
     let bounds = rtxn.keyword_partition_splits(table)?;

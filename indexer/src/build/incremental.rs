@@ -1,7 +1,7 @@
 //! Incremental builds: the change feed applied to the serving generation
 //! (see the module documentation of `build`).
 
-use rowsearch_store::{RowSource as _, Store};
+use rowsearch_store::RowSource;
 use tantivy::{Index, Term};
 
 use super::options::{ReindexMode, ReindexOptions, ReindexProgress, ReindexReport};
@@ -23,7 +23,7 @@ pub(crate) struct Changed {
 
 #[allow(clippy::too_many_arguments)]
 pub(super) fn incremental(
-    store: &Store,
+    store: &dyn RowSource,
     table: &str,
     schema: &DocSchema,
     generation: u64,

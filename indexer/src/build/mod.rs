@@ -24,7 +24,7 @@
 
 use std::time::Instant;
 
-use rowsearch_store::Store;
+use rowsearch_store::{RowSource, Store};
 
 mod full;
 mod incremental;
@@ -52,6 +52,25 @@ pub fn reindex(
     options: &ReindexOptions,
     progress: &mut dyn FnMut(&ReindexProgress),
 ) -> Result<ReindexReport> {
+    let mut report = reindex_from(store, store.path(), table, options, progress)?;
+    report.feed_trimmed = trim_feed(store)?;
+    Ok(report)
+}
+
+/// [`reindex`] of a table whose rows come from `source` (the store, or
+/// rows that live elsewhere), its index generations under `dir` (the
+/// local data directory). The source's change feed is not trimmed: that
+/// is the store's own ([`reindex`] does it).
+///
+/// # Errors
+/// As [`reindex`].
+pub fn reindex_from(
+    store: &dyn RowSource,
+    dir: &std::path::Path,
+    table: &str,
+    options: &ReindexOptions,
+    progress: &mut dyn FnMut(&ReindexProgress),
+) -> Result<ReindexReport> {
     let started = Instant::now();
     let schema = store.schema(table)?;
     let search = schema.search.as_ref().ok_or_else(|| Error::Schema {
@@ -59,7 +78,7 @@ pub fn reindex(
         reason: "the table has no search section".into(),
     })?;
     let index_schema = DocSchema::for_search(table, search)?;
-    let dir = IndexDir::new(store.path(), table);
+    let dir = IndexDir::new(dir, table);
     // Another reindex of the table (often a refresher's short incremental
     // one) is waited for, up to `lock_wait`.
     let give_up = Instant::now() + options.lock_wait;
@@ -109,7 +128,6 @@ pub fn reindex(
         }
         _ => full::full(store, table, &index_schema, &dir, &lock, current, options, progress)?,
     };
-    report.feed_trimmed = trim_feed(store)?;
     report.index_bytes = dir.generation_bytes(report.generation)?;
     report.seconds = started.elapsed().as_secs_f64();
     Ok(report)

@@ -380,3 +380,102 @@ fn a_reindex_waits_for_another_to_let_go_up_to_its_lock_wait() {
         assert_eq!(report.mode, ReindexMode::Full);
     });
 }
+
+/// A source that is not the store (it answers through `RowSource` only, as
+/// rows that live in HBase will): `reindex_from` builds the same index from
+/// it, into another directory.
+#[derive(Debug)]
+struct Foreign<'a>(&'a Store);
+
+impl rowsearch_indexer::store::RowSource for Foreign<'_> {
+    fn schema(&self, table: &str) -> rowsearch_indexer::store::Result<rowsearch_indexer::store::TableSchema> {
+        self.0.schema(table)
+    }
+    fn table_id(&self, table: &str) -> rowsearch_indexer::store::Result<u64> {
+        self.0.table_id(table)
+    }
+    fn regions(
+        &self,
+        table: &str,
+    ) -> rowsearch_indexer::store::Result<Vec<rowsearch_indexer::store::Region>> {
+        self.0.regions(table)
+    }
+    fn rows(
+        &self,
+        table: &str,
+        keys: &[&[u8]],
+        read: &rowsearch_indexer::store::ReadOptions,
+    ) -> rowsearch_indexer::store::Result<Vec<Option<rowsearch_indexer::store::Row>>> {
+        rowsearch_indexer::store::RowSource::rows(self.0, table, keys, read)
+    }
+    fn changes_since(
+        &self,
+        from_seq: u64,
+        limit: usize,
+    ) -> rowsearch_indexer::store::Result<Vec<rowsearch_indexer::store::FeedEntry>> {
+        rowsearch_indexer::store::RowSource::changes_since(self.0, from_seq, limit)
+    }
+    fn next_seq(&self) -> rowsearch_indexer::store::Result<u64> {
+        self.0.next_seq()
+    }
+    fn view(&self) -> rowsearch_indexer::store::Result<Box<dyn rowsearch_indexer::store::RowView + '_>> {
+        rowsearch_indexer::store::RowSource::view(self.0)
+    }
+}
+
+/// Every document's key in the serving generation under `dir`.
+fn indexed_keys(dir: &Path) -> Vec<Vec<u8>> {
+    use tantivy::schema::Value as _;
+    let index_dir = IndexDir::new(dir, "mail");
+    let n = index_dir.current().unwrap().expect("a serving generation");
+    let index = tantivy::Index::open_in_dir(index_dir.generation_path(n)).unwrap();
+    let key = index.schema().get_field(rowsearch_indexer::doc::KEY_FIELD).unwrap();
+    let searcher = index.reader().unwrap().searcher();
+    let mut keys: Vec<Vec<u8>> = searcher
+        .search(&tantivy::query::AllQuery, &tantivy::collector::DocSetCollector)
+        .unwrap()
+        .into_iter()
+        .map(|addr| {
+            let doc: tantivy::TantivyDocument = searcher.doc(addr).unwrap();
+            doc.get_first(key).and_then(|v| v.as_bytes()).unwrap().to_vec()
+        })
+        .collect();
+    keys.sort();
+    keys
+}
+
+#[test]
+fn a_source_that_is_not_the_store_builds_the_same_index_elsewhere() {
+    let (_dir, store) = ingested();
+    let from_store = reindex(&store, "mail", &options(ReindexMode::Full), &mut |_| {}).unwrap();
+    let elsewhere = tempfile::tempdir().unwrap();
+    let from_source = rowsearch_indexer::reindex_from(
+        &Foreign(&store),
+        elsewhere.path(),
+        "mail",
+        &options(ReindexMode::Auto),
+        &mut |_| {},
+    )
+    .unwrap();
+    assert_eq!(from_source.mode, ReindexMode::Full);
+    assert_eq!(
+        (from_source.docs, from_source.rows_indexed, from_source.next_seq),
+        (from_store.docs, from_store.rows_indexed, from_store.next_seq)
+    );
+    let keys = indexed_keys(elsewhere.path());
+    assert_eq!(keys.len(), 347);
+    assert_eq!(keys, indexed_keys(store.path()));
+    // And incrementally, from the same source, once rows change.
+    store
+        .put("mail", &keys[0], vec![rowsearch_indexer::store::PutCell::new("m", "subject", "walrus")])
+        .unwrap();
+    let again = rowsearch_indexer::reindex_from(
+        &Foreign(&store),
+        elsewhere.path(),
+        "mail",
+        &options(ReindexMode::Auto),
+        &mut |_| {},
+    )
+    .unwrap();
+    assert_eq!((again.mode, again.rows_indexed), (ReindexMode::Incremental, 1), "{again:?}");
+}
