@@ -33,9 +33,12 @@ pub fn run(args: Args) -> Result<ExitCode> {
     if let Some(addr) = &args.hbase {
         return match &args.command {
             Command::Data(command) => hbase::run(addr, command, &mut out),
+            Command::Search(command @ args::SearchCommand::Reindex { .. }) => {
+                search::run(&args, command, &mut out)
+            }
             _ => Err(args::UsageError(
                 "this command does not run over HBase yet (issue 39); with --hbase: tables, create-table, \
-                 drop-table, put, get"
+                 drop-table, put, get, reindex"
                     .into(),
             )
             .into()),

@@ -30,7 +30,10 @@ pub(super) fn run(args: &Args, command: &SearchCommand, out: &mut impl Write) ->
             if let Some(t) = threads {
                 options.threads = (*t).max(1);
             }
-            let report = reindex(&open(args)?, table, &options)?;
+            let report = match &args.hbase {
+                Some(addr) => reindex_hbase(addr, &args.data, table, &options)?,
+                None => reindex(&open(args)?, table, &options)?,
+            };
             writeln!(out, "{}", report.summary())?;
         }
         SearchCommand::Verify { table, sample } => {
@@ -147,6 +150,26 @@ fn print_hits(results: &rowsearch::SearchResults, schema: &TableSchema, out: &mu
         results.took_ms
     );
     Ok(())
+}
+
+/// Reindexes a table that lives in HBase (`--hbase`): its rows read from
+/// HBase, its index generations in `data` (the local directory).
+fn reindex_hbase(
+    addr: &str,
+    data: &std::path::Path,
+    table: &str,
+    options: &rowsearch::indexer::ReindexOptions,
+) -> Result<rowsearch::indexer::ReindexReport> {
+    let source =
+        rowsearch::hbase::HbaseSource::new(addr, std::sync::Arc::new(rowsearch::indexer::TextAnalyzer));
+    std::fs::create_dir_all(data).map_err(|e| anyhow::anyhow!("creating {}: {e}", data.display()))?;
+    let mut progress =
+        Progress::new(format!("reindex {table} from HBase at {addr}"), "", Duration::from_secs(2));
+    let report = rowsearch::indexer::reindex_from(&source, data, table, options, &mut |p| {
+        progress.update(p.done, p.total, p.phase);
+    });
+    progress.finish();
+    Ok(report?)
 }
 
 /// Runs a reindex, reporting progress on stderr.

@@ -268,7 +268,31 @@ impl HbaseClient {
     /// # Errors
     /// [`ClientError`].
     pub fn get_rows(&mut self, table: &str, keys: &[&[u8]]) -> Result<Vec<Option<Row>>, ClientError> {
-        let gets = keys.iter().map(|k| Value::Struct(vec![(1, binary(*k))])).collect();
+        self.get_rows_before(table, keys, None)
+    }
+
+    /// [`HbaseClient::get_rows`] as of a time: cells with timestamps below
+    /// `before` only (`None`: all).
+    ///
+    /// # Errors
+    /// [`ClientError`].
+    pub fn get_rows_before(
+        &mut self,
+        table: &str,
+        keys: &[&[u8]],
+        before: Option<u64>,
+    ) -> Result<Vec<Option<Row>>, ClientError> {
+        let gets = keys
+            .iter()
+            .map(|k| {
+                let mut get = vec![(1, binary(*k))];
+                if let Some(before) = before {
+                    let max = before.min(i64::MAX as u64) as i64;
+                    get.push((4, Value::Struct(vec![(1, Value::I64(0)), (2, Value::I64(max))])));
+                }
+                Value::Struct(get)
+            })
+            .collect();
         let answer = self.call("getMultiple", vec![(1, binary(table.as_bytes())), (2, structs(gets))])?;
         let Some(Value::List { items, .. }) = answer else {
             return Err(Self::protocol("getMultiple", "not a list"));

@@ -327,6 +327,26 @@ pub fn keyword_cells_of(
     analyzer: &dyn Analyzer,
     row: &crate::cell::Row,
 ) -> Result<Vec<super::codec::KeywordCell>> {
+    let mut out = Vec::new();
+    for_each_keyword_cell_of(table, schema, analyzer, row, &mut |cell| {
+        out.push(cell.to_cell());
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+/// [`keyword_cells_of`], each cell lent to `f` in key order (as a scan of
+/// the store's keyword rows lends them).
+///
+/// # Errors
+/// As [`keyword_cells_of`], and whatever `f` returns.
+pub fn for_each_keyword_cell_of(
+    table: &str,
+    schema: &TableSchema,
+    analyzer: &dyn Analyzer,
+    row: &crate::cell::Row,
+    f: &mut dyn FnMut(&super::codec::KeywordCellRef<'_>) -> Result<()>,
+) -> Result<()> {
     let search = schema
         .search
         .as_ref()
@@ -345,18 +365,17 @@ pub fn keyword_cells_of(
         .collect();
     let shape = Shape { schema: search, row_key: schema.row_key.as_ref(), partition: &partition, date };
     let cells = shape.entries(analyzer, &row.key, &values)?;
-    cells
-        .iter()
-        .map(|(k, v)| {
-            Ok(super::codec::decode_cell_ref(
-                "(a row)",
-                &search.fields,
-                k,
-                v,
-                &mut Vec::new(),
-                &mut Vec::new(),
-            )?
-            .to_cell())
-        })
-        .collect()
+    let (mut partition_buf, mut term_buf) = (Vec::new(), Vec::new());
+    for (k, v) in cells.iter() {
+        let cell = super::codec::decode_cell_ref(
+            "(a row)",
+            &search.fields,
+            k,
+            v,
+            &mut partition_buf,
+            &mut term_buf,
+        )?;
+        f(&cell)?;
+    }
+    Ok(())
 }

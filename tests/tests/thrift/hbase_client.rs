@@ -193,3 +193,58 @@ fn the_cli_runs_over_rowsearchs_own_gateway() {
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert!(stderr(&out).contains(&format!("HBase at {addr} is unavailable")), "{}", stderr(&out));
 }
+
+/// `reindex --hbase`: a searchable table's rows in HBase indexed into the
+/// local data directory, in full and then incrementally (the rows changed
+/// since, found by a time-range scan), the keyword cells made from the
+/// rows' text.
+fn reindex_suite(addr: &str) {
+    let t = TestDir::new();
+    let run = |args: &[&str]| {
+        let mut all = vec!["--hbase", addr];
+        all.extend_from_slice(args);
+        t.run(&all)
+    };
+    let table = "rowsearch_reindex_suite";
+    let _ = run(&["drop-table", table]);
+    let schema = r#"{"families":[{"name":"n"}],"search":{"fields":[{"column":"n:text","name":"text","type":"text"}]}}"#;
+    assert!(run(&["create-table", table, "--schema", schema]).status.success());
+    for (key, text) in [("r1", "walrus season"), ("r2", "the walrus sleeps"), ("r3", "penguins")] {
+        let out = run(&["put", table, key, &format!("n:text={text}")]);
+        assert!(out.status.success(), "{}", stderr(&out));
+    }
+    let out = run(&["reindex", "--table", table]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stdout(&out)
+            .contains("reindex full of \"rowsearch_reindex_suite\": generation 1, 3 docs, 3 rows indexed"),
+        "{}",
+        stdout(&out)
+    );
+    let out = run(&["put", table, "r4", "n:text=walrus again"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = run(&["reindex", "--table", table]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    // The changed row, and (the margin for clock skew) possibly the rows
+    // written just before the last pass: never fewer, 4 docs in all.
+    let summary = stdout(&out);
+    assert!(
+        summary.starts_with("reindex incremental of \"rowsearch_reindex_suite\": generation 1, 4 docs"),
+        "{summary}"
+    );
+    assert!(run(&["drop-table", table]).status.success());
+}
+
+#[test]
+fn reindex_reads_a_real_hbase() {
+    let Some(hbase) = rowsearch_tests::hbase("thrift::hbase_client::reindex_reads_a_real_hbase") else {
+        return;
+    };
+    reindex_suite(&hbase.thrift2);
+}
+
+#[test]
+fn reindex_reads_rowsearchs_own_gateway() {
+    let (_t, _s, thrift2) = super::thrift2_server();
+    reindex_suite(&thrift2);
+}

@@ -1,14 +1,5 @@
-//! Tables that live in an Apache HBase cluster (issue 39, being built):
-//! what rowsearch keeps there and how it reaches it.
-//!
-//! HBase holds the rows (each rowsearch table is an HBase table of the
-//! same name and families, split at the schema's region boundaries) and
-//! rowsearch's catalog: the HBase table `rowsearch_catalog`, one row per
-//! rowsearch table, its schema as JSON in `c:schema`. Every rowsearch
-//! process pointed at the cluster reads the same catalog, so several
-//! searchers serve the same tables. Reached through HBase's Thrift2
-//! gateway ([`HbaseClient`]); rowsearch's own `--thrift2` gateway can
-//! stand in for HBase.
+//! rowsearch's tables in an HBase cluster: the catalog (`rowsearch_catalog`)
+//! and the tables' rows, through HBase's Thrift2 gateway.
 
 use std::sync::Mutex;
 use std::time::Duration;
@@ -22,6 +13,9 @@ pub const CATALOG: &str = "rowsearch_catalog";
 
 const FAMILY: &str = "c";
 const SCHEMA: &[u8] = b"schema";
+/// The table's id: the time (ms) it was recorded, so a table dropped and
+/// made again has a new one (an index built for the old is not reused).
+const ID: &[u8] = b"id";
 
 /// Why an operation on HBase tables failed.
 #[derive(Debug, thiserror::Error)]
@@ -74,7 +68,7 @@ impl HbaseTables {
         HbaseTables { client: Mutex::new(HbaseClient::new(addr, Duration::from_secs(30))) }
     }
 
-    fn client(&self) -> std::sync::MutexGuard<'_, HbaseClient> {
+    pub(crate) fn client(&self) -> std::sync::MutexGuard<'_, HbaseClient> {
         self.client.lock().unwrap_or_else(|e| e.into_inner())
     }
 
@@ -100,17 +94,34 @@ impl HbaseTables {
     /// # Errors
     /// [`HbaseError::UnknownTable`], [`HbaseError::Corrupted`], `Client`.
     pub fn schema(&self, table: &str) -> Result<TableSchema, HbaseError> {
+        self.entry(table).map(|(schema, _)| schema)
+    }
+
+    /// A table's id (see `ID`).
+    ///
+    /// # Errors
+    /// As [`HbaseTables::schema`].
+    pub fn table_id(&self, table: &str) -> Result<u64, HbaseError> {
+        self.entry(table).map(|(_, id)| id)
+    }
+
+    /// A table's catalog row: schema and id.
+    fn entry(&self, table: &str) -> Result<(TableSchema, u64), HbaseError> {
         let mut client = self.client();
         if !client.table_exists(CATALOG)? {
             return Err(HbaseError::UnknownTable { table: table.to_owned() });
         }
         let row = client.get_rows(CATALOG, &[table.as_bytes()])?.pop().flatten();
-        let cell = row
-            .as_ref()
-            .and_then(|r| r.cells.iter().find(|c| &*c.family == FAMILY && c.qualifier == SCHEMA))
-            .ok_or_else(|| HbaseError::UnknownTable { table: table.to_owned() })?;
-        serde_json::from_slice(&cell.value)
-            .map_err(|e| HbaseError::Corrupted { table: table.to_owned(), detail: e.to_string() })
+        let value = |q: &[u8]| {
+            row.as_ref().and_then(|r| r.cells.iter().find(|c| &*c.family == FAMILY && c.qualifier == q))
+        };
+        let cell = value(SCHEMA).ok_or_else(|| HbaseError::UnknownTable { table: table.to_owned() })?;
+        let schema = serde_json::from_slice(&cell.value)
+            .map_err(|e| HbaseError::Corrupted { table: table.to_owned(), detail: e.to_string() })?;
+        let id = value(ID)
+            .and_then(|c| <[u8; 8]>::try_from(c.value.as_slice()).ok())
+            .map_or(0, u64::from_be_bytes);
+        Ok((schema, id))
     }
 
     /// Creates `table` in HBase (its families, max versions and time to
@@ -153,10 +164,14 @@ impl HbaseTables {
         }
         let json = serde_json::to_vec(schema)
             .map_err(|e| HbaseError::Schema { table: table.to_owned(), reason: e.to_string() })?;
-        client.put_rows(
-            CATALOG,
-            &[(table.as_bytes().to_vec(), vec![PutCell::new(FAMILY, SCHEMA.to_vec(), json)])],
-        )?;
+        let id = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
+        let cells = vec![
+            PutCell::new(FAMILY, SCHEMA.to_vec(), json),
+            PutCell::new(FAMILY, ID.to_vec(), id.to_be_bytes().to_vec()),
+        ];
+        client.put_rows(CATALOG, &[(table.as_bytes().to_vec(), cells)])?;
         Ok(true)
     }
 
