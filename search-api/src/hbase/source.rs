@@ -83,6 +83,15 @@ impl HbaseSource {
         Ok(rows.into_iter().map(|r| r.and_then(|r| selected(r, read))).collect())
     }
 
+    /// Whether `table` is no longer there to read (dropped, or disabled).
+    fn gone(&self, table: &str) -> rowsearch_store::Result<bool> {
+        let mut client = self.tables.client();
+        if !client.table_exists(table).map_err(err)? {
+            return Ok(true);
+        }
+        Ok(!client.is_table_enabled(table).map_err(err)?)
+    }
+
     /// Every row of `table` with a cell written in `[from, before)`, to `f`.
     fn scan(
         &self,
@@ -173,11 +182,18 @@ impl RowView for HbaseView<'_> {
     fn feed_since(&self, from_seq: u64, limit: usize) -> rowsearch_store::Result<Vec<FeedEntry>> {
         let mut entries = Vec::new();
         for table in self.source.tables.tables().map_err(err)? {
-            self.source.scan(&table, from_seq, self.before, &mut |row| {
+            let scanned = self.source.scan(&table, from_seq, self.before, &mut |row| {
                 let seq = row.cells.iter().map(|c| c.timestamp).max().unwrap_or(from_seq);
                 entries.push(FeedEntry { seq, table: table.clone(), row: row.key });
                 Ok(())
-            })?;
+            });
+            // A table dropped or disabled since the catalog was read has
+            // no changes to give; any other failure is the feed's.
+            if let Err(e) = scanned
+                && !self.source.gone(&table)?
+            {
+                return Err(e);
+            }
         }
         entries.sort_by(|a, b| (a.seq, &a.table, &a.row).cmp(&(b.seq, &b.table, &b.row)));
         entries.truncate(limit);

@@ -185,6 +185,17 @@ impl HbaseClient {
         }
     }
 
+    /// Whether `table` is enabled.
+    ///
+    /// # Errors
+    /// [`ClientError`]; `Refused` when it does not exist.
+    pub fn is_table_enabled(&mut self, table: &str) -> Result<bool, ClientError> {
+        match self.call("isTableEnabled", vec![(1, table_name(table))])? {
+            Some(Value::Bool(b)) => Ok(b),
+            other => Err(Self::protocol("isTableEnabled", format!("{other:?}"))),
+        }
+    }
+
     /// Creates `table` with `families` (max versions, time to live) and
     /// region `splits`.
     ///
