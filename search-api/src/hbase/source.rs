@@ -163,6 +163,26 @@ impl<'s> HbaseView<'s> {
     }
 }
 
+impl HbaseView<'_> {
+    /// The keyword cells of every row (made from its text as it is
+    /// scanned: each row's cells together, the rows in key order) whose
+    /// partition `keep` takes, to `f`.
+    fn cells_where(
+        &self,
+        table: &str,
+        keep: &dyn Fn(&[u8]) -> bool,
+        f: &mut dyn FnMut(&KeywordCellRef<'_>) -> rowsearch_store::Result<()>,
+    ) -> rowsearch_store::Result<()> {
+        let schema = self.schema(table)?;
+        let analyzer = &*self.source.analyzer;
+        self.source.scan(table, 0, self.before, &mut |row| {
+            rowsearch_store::for_each_keyword_cell_of(table, &schema, analyzer, &row, &mut |cell| {
+                if keep(cell.partition) { f(cell) } else { Ok(()) }
+            })
+        })
+    }
+}
+
 impl RowView for HbaseView<'_> {
     fn schema(&self, table: &str) -> rowsearch_store::Result<TableSchema> {
         self.source.schema(table)
@@ -228,14 +248,7 @@ impl RowView for HbaseView<'_> {
         partition: Option<&[u8]>,
         f: &mut dyn FnMut(&KeywordCellRef<'_>) -> rowsearch_store::Result<()>,
     ) -> rowsearch_store::Result<()> {
-        let schema = self.schema(table)?;
-        let analyzer = &*self.source.analyzer;
-        // Each row's cells together, in key order; the rows in key order.
-        self.source.scan(table, 0, self.before, &mut |row| {
-            rowsearch_store::for_each_keyword_cell_of(table, &schema, analyzer, &row, &mut |cell| {
-                if partition.is_none_or(|p| p == cell.partition) { f(cell) } else { Ok(()) }
-            })
-        })
+        self.cells_where(table, &|p| partition.is_none_or(|want| want == p), f)
     }
 
     fn for_each_keyword_cell_between(
@@ -245,15 +258,7 @@ impl RowView for HbaseView<'_> {
         to: Option<&[u8]>,
         f: &mut dyn FnMut(&KeywordCellRef<'_>) -> rowsearch_store::Result<()>,
     ) -> rowsearch_store::Result<()> {
-        let schema = self.schema(table)?;
-        let analyzer = &*self.source.analyzer;
-        self.source.scan(table, 0, self.before, &mut |row| {
-            rowsearch_store::for_each_keyword_cell_of(table, &schema, analyzer, &row, &mut |cell| {
-                let within =
-                    from.is_none_or(|lo| cell.partition >= lo) && to.is_none_or(|hi| cell.partition < hi);
-                if within { f(cell) } else { Ok(()) }
-            })
-        })
+        self.cells_where(table, &|p| from.is_none_or(|lo| p >= lo) && to.is_none_or(|hi| p < hi), f)
     }
 
     fn row_keyword_cells(&self, table: &str, row: &[u8]) -> rowsearch_store::Result<Vec<KeywordCell>> {

@@ -15,7 +15,7 @@ use rowsearch_store::{
 use super::args::{arg, bytes, columns, int, list, scanner_id, store_error, text, timestamp};
 use super::codec::{TType, Value};
 use super::hbase_types::{HbaseError, cell, descriptor_of, family_from_descriptor, row_result};
-use super::ops::region_of;
+use super::ops::{append_values, check_and_apply, region_of};
 #[cfg(test)]
 use super::scanners::{MAX_SCANNERS, SCANNER_LEASE};
 use super::scanners::{Session, rows_wanted};
@@ -462,18 +462,11 @@ impl Gateway {
             _ => None,
         };
         let mput = std::slice::from_ref(arg(args, 6, "mput")?);
-        let (applied, _) = self
-            .store
-            .read_modify_write(&table, row, &mut |read| {
-                if read(&family, &qualifier)? != expected {
-                    return Ok((None, false));
-                }
-                let mut batch = Batch::new();
-                Self::add_mutations(&mut batch, &table, row, mput, None)
-                    .map_err(|e| rowsearch_store::Error::callback(e.message().to_owned()))?;
-                Ok((Some(batch), true))
-            })
-            .map_err(store_error)?;
+        let mut batch = Batch::new();
+        Self::add_mutations(&mut batch, &table, row, mput, None)
+            .map_err(|e| HbaseError::Io(e.message().to_owned()))?;
+        let holds = |now: Option<&[u8]>| now == expected.as_deref();
+        let applied = check_and_apply(&self.store, &table, row, (&family, &qualifier), &holds, batch)?;
         Ok(Some(Value::Bool(applied)))
     }
 
@@ -504,22 +497,7 @@ impl Gateway {
                 }
             }
         }
-        let (cells, _) = self
-            .store
-            .read_modify_write(&table, row, &mut |read| {
-                let mut puts = Vec::with_capacity(pairs.len());
-                let mut out = Vec::with_capacity(pairs.len());
-                for (family, qualifier, suffix) in &pairs {
-                    let mut value = read(family, qualifier)?.unwrap_or_default();
-                    value.extend_from_slice(suffix);
-                    out.push(value.clone());
-                    puts.push(PutCell::new(family.clone(), qualifier.clone(), value));
-                }
-                let mut batch = Batch::new();
-                batch.put(table.as_str(), row.to_vec(), puts);
-                Ok((Some(batch), out))
-            })
-            .map_err(store_error)?;
+        let cells = append_values(&self.store, &table, row, &pairs)?;
         // The versions just written carry the commit's time; HBase answers
         // the new values.
         let items = cells.iter().map(|v| cell(v, 0)).collect();
