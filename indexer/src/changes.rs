@@ -72,9 +72,20 @@ pub fn changes_in(rtxn: &dyn RowView, table: &str, from_seq: u64) -> Result<Tabl
             }
         }
     }
+    changes.next_seq = settled(rtxn, from_seq, changes.next_seq)?;
     changes.rows.sort_unstable();
     changes.rows.dedup();
     Ok(changes)
+}
+
+/// Where a reader of the feed from `from_seq` that read up to `read_to`
+/// (exclusive) may say it has absorbed: no further than the view's own
+/// next sequence. The store's is always past its feed's end; a source
+/// whose sequences are clock times (HBase) holds the last moments back,
+/// so a write stamped a little in the past by a lagging clock is read by
+/// the next pass (a row read twice is harmless; one skipped is not).
+fn settled(rtxn: &dyn RowView, from_seq: u64, read_to: u64) -> Result<u64> {
+    Ok(read_to.min(rtxn.next_seq()?).max(from_seq))
 }
 
 /// How many distinct rows of `table` the change feed names from
@@ -110,6 +121,7 @@ impl FeedRead {
                 read.named.entry(entry.table).or_default().push((entry.seq, entry.row));
             }
         }
+        read.next_seq = settled(rtxn, from_seq, read.next_seq)?;
         Ok(read)
     }
 
@@ -130,15 +142,16 @@ impl FeedRead {
     }
 }
 
-/// Trims the change feed up to what every indexed table has absorbed.
-pub(crate) fn trim_feed(store: &Store) -> Result<u64> {
+/// Trims `store`'s change feed up to what every indexed table (its index
+/// under `data`) has absorbed.
+pub(crate) fn trim_feed(store: &dyn RowSource, data: &std::path::Path) -> Result<u64> {
     let mut lowest: Option<u64> = None;
     for table in store.tables()? {
         let Ok(schema) = store.schema(&table) else { continue };
         if schema.search.is_none() {
             continue;
         }
-        let dir = IndexDir::new(store.path(), &table);
+        let dir = IndexDir::new(data, &table);
         let Some(n) = dir.current()? else { continue };
         let index = dir.open_index(n)?;
         let next = indexed_next_seq(&table, &index)?;

@@ -60,14 +60,15 @@ use std::sync::Arc;
 pub use analyzer::{TextAnalyzer, highlight, parse_date_ms};
 pub use build::{
     DEFAULT_MEMORY_BUDGET_BYTES, ReindexMode, ReindexOptions, ReindexProgress, ReindexReport, reindex,
-    reindex_from,
+    reindex_from, reindex_in,
 };
 pub use changes::{TableChanges, changes_in, pending_changes};
 pub use error::{Error, FailPoint, Result};
 pub use expand::QueryWords;
 pub use generation::IndexDir;
 pub use ingest::{
-    DEFAULT_MAX_MESSAGE_BYTES, Format, IngestOptions, IngestProgress, IngestReport, Skipped, ingest,
+    DEFAULT_MAX_MESSAGE_BYTES, Format, IngestOptions, IngestProgress, IngestReport, RowSink, Skipped, ingest,
+    ingest_to,
 };
 pub use live::{
     Consistency, DEFAULT_OVERLAY_MAX_ROWS, Freshness, LiveIndex, LiveIndexes, Snapshot, WALK_KEEP, Want,
@@ -78,7 +79,7 @@ pub use reader::{Generation, KeyHits, SortBy, TableIndex};
 pub use refresh::{EARLY_ROUND_WRITES, RefreshOptions, RefreshStatus, Refresher};
 pub use rowsearch_store as store;
 pub use snapshot::{Completions, ParsedQuery, SCOPED_CANDIDATES};
-pub use verify::{Mismatches, VerifyOptions, VerifyReport, verify};
+pub use verify::{Mismatches, VerifyOptions, VerifyReport, verify, verify_in};
 
 /// Drops a table: its rows, keyword rows and secondary indexes (in the
 /// store), then its search index generations.

@@ -30,9 +30,11 @@ use std::collections::HashMap;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use rowsearch_store::{RowSource as _, RowView, Store};
+use std::path::{Path, PathBuf};
 
-use crate::build::{ReindexMode, ReindexOptions, reindex};
+use rowsearch_store::{RowSource, RowView, Store};
+
+use crate::build::{ReindexMode, ReindexOptions, reindex_in};
 use crate::changes::{TableChanges, changes_in};
 use crate::overlay::Overlay;
 use crate::reader::{Generation, TableIndex};
@@ -167,7 +169,8 @@ impl Rounds {
 
 #[derive(Debug)]
 struct Shared {
-    store: Arc<Store>,
+    source: Arc<dyn RowSource>,
+    dir: PathBuf,
     overlay_max_rows: usize,
     rounds: Rounds,
 }
@@ -216,15 +219,36 @@ impl LiveIndexes {
     /// (0: every snapshot search after a write to its table waits for the
     /// index to absorb it).
     pub fn with_overlay_max_rows(store: Arc<Store>, rows: usize) -> LiveIndexes {
+        let dir = store.path().to_owned();
+        LiveIndexes::over(store, dir, rows)
+    }
+
+    /// Live indexes of the tables of `source` (rows in the store, or
+    /// elsewhere: an HBase cluster), their index generations under `dir`
+    /// (the local data directory), with at most `rows` changed rows
+    /// matched directly.
+    pub fn over(source: Arc<dyn RowSource>, dir: PathBuf, rows: usize) -> LiveIndexes {
         LiveIndexes {
-            shared: Arc::new(Shared { store, overlay_max_rows: rows, rounds: Rounds::default() }),
+            shared: Arc::new(Shared { source, dir, overlay_max_rows: rows, rounds: Rounds::default() }),
             tables: Mutex::new(HashMap::new()),
         }
     }
 
-    /// The store.
-    pub fn store(&self) -> &Arc<Store> {
-        &self.shared.store
+    /// Where the rows are read from.
+    pub fn source(&self) -> &Arc<dyn RowSource> {
+        &self.shared.source
+    }
+
+    /// The directory the index generations are under.
+    pub fn dir(&self) -> &Path {
+        &self.shared.dir
+    }
+
+    fn analyzer(&self, table: &str) -> Result<Arc<dyn rowsearch_store::Analyzer>> {
+        self.shared.source.analyzer().ok_or_else(|| Error::Schema {
+            table: table.to_owned(),
+            reason: "the row source has no analyzer".into(),
+        })
     }
 
     pub(crate) fn rounds(&self) -> &Rounds {
@@ -246,7 +270,7 @@ impl LiveIndexes {
         let live = Arc::new(LiveIndex {
             table: table.to_owned(),
             table_id,
-            index: TableIndex::open(&self.shared.store, table)?,
+            index: TableIndex::open_in(&self.shared.dir, table, self.analyzer(table)?),
             overlay: Mutex::new(None),
             walks: Mutex::new(Vec::new()),
             absorbed: Mutex::new(None),
@@ -260,7 +284,7 @@ impl LiveIndexes {
     /// # Errors
     /// `Store` (an unknown table); as [`Self::table`].
     pub fn current(&self, table: &str) -> Result<Arc<LiveIndex>> {
-        let table_id = self.shared.store.table_id(table)?;
+        let table_id = self.shared.source.table_id(table)?;
         self.table(table, table_id)
     }
 
@@ -290,7 +314,7 @@ impl LiveIndexes {
     }
 
     fn fresh(&self, live: &LiveIndex, want: &Want) -> Result<Snapshot> {
-        let store = &self.shared.store;
+        let store = &self.shared.source;
         let wanted = want.min_seq.map_or(0, |s| s.saturating_add(1));
         // A write that has not happened yet is not waited for: an error at
         // once, not a worker held until the time limit.
@@ -368,7 +392,7 @@ impl LiveIndexes {
     /// For a searchable table with an index: how far the index is behind
     /// the store.
     pub fn freshness(&self, table: &str) -> Option<Freshness> {
-        let store = &self.shared.store;
+        let store = &self.shared.source;
         store.schema(table).ok()?.search.as_ref()?;
         let live = self.current(table).ok()?;
         let reflected = live.absorbed().unwrap_or(0);
@@ -451,7 +475,7 @@ impl LiveIndexes {
             lock_wait: deadline.saturating_duration_since(Instant::now()),
             ..Default::default()
         };
-        match reindex(&self.shared.store, table, &options, &mut |_| {}) {
+        match reindex_in(&*self.shared.source, &self.shared.dir, table, &options, &mut |_| {}) {
             Ok(_) => Ok(true),
             Err(Error::Busy { .. }) => Ok(false),
             Err(e) => Err(e),

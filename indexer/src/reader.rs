@@ -497,7 +497,13 @@ impl TableIndex {
             table: table.to_owned(),
             reason: "the store has no analyzer".into(),
         })?;
-        Ok(TableIndex { dir: IndexDir::new(store.path(), table), analyzer, state: Mutex::new(None) })
+        Ok(TableIndex::open_in(store.path(), table, analyzer))
+    }
+
+    /// The index of `table` under the data directory `dir`, with
+    /// `analyzer` for queries (rows that live outside the store).
+    pub fn open_in(dir: &std::path::Path, table: &str, analyzer: Arc<dyn Analyzer>) -> TableIndex {
+        TableIndex { dir: IndexDir::new(dir, table), analyzer, state: Mutex::new(None) }
     }
 
     /// The index directory.

@@ -24,9 +24,7 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use rowsearch_store::RowSource as _;
-
-use crate::build::{Changed, ReindexMode, ReindexOptions, reindex, reindex_changed};
+use crate::build::{Changed, ReindexMode, ReindexOptions, reindex_changed, reindex_in};
 use crate::changes::FeedRead;
 use crate::live::{LiveIndex, LiveIndexes};
 use crate::reader::Generation;
@@ -135,7 +133,7 @@ impl Refresher {
     /// # Errors
     /// `Io` when the thread cannot be started.
     pub fn start(live: Arc<LiveIndexes>, options: RefreshOptions) -> Result<Refresher> {
-        let path = live.store().path().to_owned();
+        let path = live.dir().to_owned();
         {
             let mut state = live.rounds().lock();
             state.attached = true;
@@ -219,7 +217,7 @@ fn run(live: &LiveIndexes, options: &RefreshOptions) {
                     Some(every) => {
                         let Some(left) = every.checked_sub(started.elapsed()) else { break };
                         if live
-                            .store()
+                            .source()
                             .next_seq()
                             .is_ok_and(|n| n.saturating_sub(seq_at_round) >= EARLY_ROUND_WRITES)
                         {
@@ -242,7 +240,7 @@ fn run(live: &LiveIndexes, options: &RefreshOptions) {
             state.requested = false;
             state.running = true;
         }
-        seq_at_round = live.store().next_seq().unwrap_or(seq_at_round);
+        seq_at_round = live.source().next_seq().unwrap_or(seq_at_round);
         let (opens, reads) = crate::io_counts::counts();
         let (reindexes, error) = round(live, &options.reindex);
         let (opens_after, reads_after) = crate::io_counts::counts();
@@ -288,7 +286,7 @@ fn round(live: &LiveIndexes, options: &ReindexOptions) -> (u64, Option<String>) 
     // One read of the feed, from the oldest of what the indexes absorbed.
     let from = tables.iter().filter_map(|(_, g)| g.as_ref().map(|g| g.absorbed)).min();
     let feed = match from
-        .map(|from| live.store().view().map_err(Error::from).and_then(|r| FeedRead::read(&*r, from)))
+        .map(|from| live.source().view().map_err(Error::from).and_then(|r| FeedRead::read(&*r, from)))
     {
         Some(Ok(feed)) => Some(feed),
         Some(Err(e)) => return (0, Some(e.to_string())),
@@ -307,7 +305,7 @@ fn round(live: &LiveIndexes, options: &ReindexOptions) -> (u64, Option<String>) 
     let committed = tables.iter().filter_map(|(table, _)| table.generation().ok().map(|g| g.absorbed)).min();
     if let Some(next) = committed
         && next > 1
-        && let Err(e) = live.store().trim_feed(next - 1)
+        && let Err(e) = live.source().trim_feed(next - 1)
     {
         error.get_or_insert_with(|| format!("trimming the change feed: {e}"));
     }
@@ -316,7 +314,7 @@ fn round(live: &LiveIndexes, options: &ReindexOptions) -> (u64, Option<String>) 
 
 /// The live indexes of the store's searchable tables.
 fn searchable(live: &LiveIndexes) -> Result<Vec<Arc<LiveIndex>>> {
-    let store = live.store();
+    let store = live.source();
     // One snapshot for every table's schema and id.
     let view = store.view()?;
     let rtxn = &*view;
@@ -340,11 +338,11 @@ fn refresh_table(
     feed: Option<&FeedRead>,
     options: &ReindexOptions,
 ) -> Result<(u64, bool)> {
-    let store = live.store();
+    let (store, dir) = (&**live.source(), live.dir());
     let name = table.table();
     let (Some(generation), Some(feed)) = (generation, feed) else {
         let options = ReindexOptions { mode: ReindexMode::Full, ..options.clone() };
-        let report = reindex(store, name, &options, &mut |_| {})?;
+        let report = reindex_in(store, dir, name, &options, &mut |_| {})?;
         return Ok((report.next_seq, true));
     };
     let serving = generation.absorbed;
@@ -356,6 +354,6 @@ fn refresh_table(
         return Ok((feed.next_seq, false));
     }
     let changed = Changed { rows: changed, next_seq: feed.next_seq };
-    let report = reindex_changed(store, name, options, generation, changed)?;
+    let report = reindex_changed(store, dir, name, options, generation, changed)?;
     Ok((report.next_seq, true))
 }

@@ -17,7 +17,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::time::Instant;
 
-use rowsearch_store::{ReadOptions, RowSource as _, Store};
+use rowsearch_store::{ReadOptions, RowSource, Store};
 use serde::Serialize;
 use tantivy::postings::Postings;
 use tantivy::schema::IndexRecordOption;
@@ -154,8 +154,26 @@ type Terms = BTreeMap<(String, String), Vec<u32>>;
 /// # Errors
 /// `NoIndex`, `Store`, `Tantivy`, `Corrupted`.
 pub fn verify(store: &Store, table: &str, options: &VerifyOptions) -> Result<VerifyReport> {
+    verify_in(store, store.path(), table, options)
+}
+
+/// [`verify`] of a table whose rows come from `store` (the store, or rows
+/// that live elsewhere), its index under the data directory `dir`.
+///
+/// # Errors
+/// As [`verify`].
+pub fn verify_in(
+    store: &dyn RowSource,
+    dir: &std::path::Path,
+    table: &str,
+    options: &VerifyOptions,
+) -> Result<VerifyReport> {
     let started = Instant::now();
-    let index = TableIndex::open(store, table)?;
+    let analyzer = store.analyzer().ok_or_else(|| Error::Schema {
+        table: table.to_owned(),
+        reason: "the row source has no analyzer".into(),
+    })?;
+    let index = TableIndex::open_in(dir, table, analyzer);
     let generation = index.generation()?;
     let searcher = generation.reader.searcher();
     let max = options.max_listed;
@@ -226,7 +244,7 @@ pub fn verify(store: &Store, table: &str, options: &VerifyOptions) -> Result<Ver
 
     // The index: every live document's key, and the sampled documents.
     let IndexSide { indexed, mut indexed_terms, mut all_terms } =
-        index_side(store, table, &generation, &sample_cells)?;
+        index_side(dir, table, &generation, &sample_cells)?;
     for key in &sample_keys {
         if !indexed.contains_key(*key) {
             continue; // reported as missing below
@@ -278,7 +296,7 @@ struct IndexSide {
 /// Reads [`IndexSide`] from `generation`, walking every term of every
 /// field once per segment that holds a sampled document.
 fn index_side(
-    store: &Store,
+    dir: &std::path::Path,
     table: &str,
     generation: &Generation,
     sample_cells: &HashMap<Vec<u8>, Terms>,
@@ -305,8 +323,7 @@ fn index_side(
         for (&field, name) in fields {
             let inverted = segment.inverted_index(field).map_err(tantivy_err(table, "read terms"))?;
             let mut stream = inverted.terms().stream().map_err(|e| Error::Io {
-                path: crate::generation::IndexDir::new(store.path(), table)
-                    .generation_path(generation.number),
+                path: crate::generation::IndexDir::new(dir, table).generation_path(generation.number),
                 source: e,
             })?;
             let mut positions = Vec::new();

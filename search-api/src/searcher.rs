@@ -165,6 +165,8 @@ pub const MAX_FACET_LIMIT: usize = 1000;
 #[derive(Debug)]
 pub struct Searcher {
     store: Arc<Store>,
+    /// Where the tables' rows are: the store itself, or an HBase cluster.
+    rows: Arc<dyn RowSource>,
     live: Arc<LiveIndexes>,
     dropped: AtomicU64,
     refresher: Option<Arc<Refresher>>,
@@ -175,23 +177,39 @@ impl Searcher {
     /// snapshot searches bring an index current on their own thread.
     pub fn new(store: Arc<Store>) -> Searcher {
         let live = Arc::new(LiveIndexes::new(Arc::clone(&store)));
-        Searcher { store, live, dropped: AtomicU64::new(0), refresher: None }
+        let rows: Arc<dyn RowSource> = Arc::clone(&store) as Arc<dyn RowSource>;
+        Searcher { store, rows, live, dropped: AtomicU64::new(0), refresher: None }
+    }
+
+    /// A searcher over tables whose rows live in `rows` (an HBase
+    /// cluster), with `store` (the local data directory's) keeping what is
+    /// rowsearch's own: access keys, and the index generations beside it.
+    pub fn over(store: Arc<Store>, rows: Arc<dyn RowSource>) -> Searcher {
+        let dir = store.path().to_owned();
+        let live = Arc::new(LiveIndexes::over(Arc::clone(&rows), dir, DEFAULT_OVERLAY_MAX_ROWS));
+        Searcher { store, rows, live, dropped: AtomicU64::new(0), refresher: None }
     }
 
     /// Sets the most changed rows a snapshot search matches directly
     /// (default [`DEFAULT_OVERLAY_MAX_ROWS`]; 0: every search after a write
     /// to its table waits for the index to absorb it). Before any search.
     pub fn with_overlay_max_rows(mut self, rows: usize) -> Searcher {
-        self.live = Arc::new(LiveIndexes::with_overlay_max_rows(Arc::clone(&self.store), rows));
+        let dir = self.live.dir().to_owned();
+        self.live = Arc::new(LiveIndexes::over(Arc::clone(&self.rows), dir, rows));
         self
     }
 
     /// A searcher on the live indexes `refresher` keeps current: its
     /// snapshot searches wait on it instead of reindexing themselves.
-    pub fn with_refresher(refresher: Arc<Refresher>) -> Searcher {
+    pub fn with_refresher(store: Arc<Store>, refresher: Arc<Refresher>) -> Searcher {
         let live = Arc::clone(refresher.live());
-        let store = Arc::clone(live.store());
-        Searcher { store, live, dropped: AtomicU64::new(0), refresher: Some(refresher) }
+        let rows = Arc::clone(live.source());
+        Searcher { store, rows, live, dropped: AtomicU64::new(0), refresher: Some(refresher) }
+    }
+
+    /// Where the tables' rows are read from.
+    pub fn rows(&self) -> &Arc<dyn RowSource> {
+        &self.rows
     }
 
     /// The refresher, if it has one.
@@ -228,14 +246,16 @@ impl Searcher {
     /// `table`'s schema and store id, read in one snapshot, when it has a
     /// search section.
     pub(crate) fn searchable(&self, table: &str) -> Result<(rowsearch_store::TableSchema, u64)> {
-        let rtxn = self.store.begin_read()?;
-        let (schema, table_id) = (rtxn.schema(table)?, rtxn.table_id(table)?);
+        let (schema, table_id) = {
+            let view = self.rows.view()?;
+            (view.schema(table)?, view.table_id(table)?)
+        };
         if schema.search.is_none() {
             return Err(not_searchable(table));
         }
         // A disabled table's rows are not read, by a search either (even
         // one whose hits would not be resolved).
-        if !rtxn.is_enabled(table)? {
+        if !self.rows.is_enabled(table)? {
             let disabled = rowsearch_store::ErrorKind::TableDisabled { table: table.to_owned() };
             return Err(rowsearch_store::Error::from(disabled).into());
         }
@@ -425,10 +445,11 @@ impl Searcher {
         let keys: Vec<&[u8]> = keys_found.iter().map(|(k, _)| k.as_slice()).collect();
         // One read of the row source: a row without any selected column
         // still exists; only rows it lacks altogether are stale.
-        let rows = RowSource::rows(&*self.store, table, &keys, &read)?;
+        let rows = self.rows.rows(table, &keys, &read)?;
         let resolved: Vec<Option<(Row, f64)>> =
             rows.into_iter().zip(keys_found).map(|(row, (_, value))| row.map(|row| (row, *value))).collect();
 
+        let analyzer = self.rows.analyzer();
         let highlight_bytes = if request.max_highlight_bytes == 0 {
             MAX_HIGHLIGHT_TEXT_BYTES
         } else {
@@ -463,7 +484,7 @@ impl Searcher {
             let document = if request.rows_only {
                 Document::default()
             } else {
-                shape.document(&row, self.store.analyzer().map(|a| &**a))
+                shape.document(&row, analyzer.as_deref())
             };
             if !keep.is_empty() {
                 row.cells.retain(|c| {

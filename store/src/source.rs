@@ -18,11 +18,14 @@
 //! ([`ReadTxn`]). A source without multi-row snapshots (HBase) gives a
 //! view that reads as of one timestamp.
 
+use std::sync::Arc;
+
 use crate::Result;
 use crate::cell::Row;
 use crate::db::feed::FeedEntry;
-use crate::keyword::{KeywordCell, KeywordCellRef};
+use crate::keyword::{KeywordCell, KeywordCellRef, KeywordPage, KeywordQuery};
 use crate::read::{ReadOptions, ReadTxn};
+use crate::schema::Analyzer;
 use crate::schema::TableSchema;
 use crate::store::Store;
 use crate::table::Region;
@@ -74,6 +77,39 @@ pub trait RowSource: Send + Sync + std::fmt::Debug {
     /// # Errors
     /// The source's own failures.
     fn view(&self) -> Result<Box<dyn RowView + '_>>;
+
+    /// The names of every table, sorted.
+    ///
+    /// # Errors
+    /// The source's own failures.
+    fn tables(&self) -> Result<Vec<String>>;
+
+    /// Whether `table` takes reads and writes (a disabled one does not).
+    ///
+    /// # Errors
+    /// As [`Self::schema`].
+    fn is_enabled(&self, table: &str) -> Result<bool>;
+
+    /// The analyzer that makes keyword cells and analyzes queries.
+    fn analyzer(&self) -> Option<Arc<dyn Analyzer>>;
+
+    /// The rows of a partition holding every term of `query`, newest first
+    /// (as [`ReadTxn::keyword_lookup`]).
+    ///
+    /// # Errors
+    /// As [`ReadTxn::keyword_lookup`]; the source's own failures.
+    fn keyword_lookup(&self, table: &str, query: &KeywordQuery) -> Result<KeywordPage>;
+
+    /// Forgets change-feed entries with `seq <= upto` (every index has
+    /// absorbed them); how many. A source whose feed is not its own to
+    /// trim (HBase's timestamps) keeps everything: the default.
+    ///
+    /// # Errors
+    /// The source's own failures.
+    fn trim_feed(&self, upto: u64) -> Result<u64> {
+        let _ = upto;
+        Ok(0)
+    }
 }
 
 /// One consistent view of a source (see the module docs): every read
@@ -265,5 +301,25 @@ impl RowSource for Store {
 
     fn view(&self) -> Result<Box<dyn RowView + '_>> {
         Ok(Box::new(self.begin_read()?))
+    }
+
+    fn tables(&self) -> Result<Vec<String>> {
+        Store::tables(self)
+    }
+
+    fn is_enabled(&self, table: &str) -> Result<bool> {
+        self.is_table_enabled(table)
+    }
+
+    fn analyzer(&self) -> Option<Arc<dyn Analyzer>> {
+        Store::analyzer(self).cloned()
+    }
+
+    fn keyword_lookup(&self, table: &str, query: &KeywordQuery) -> Result<KeywordPage> {
+        Store::keyword_lookup(self, table, query)
+    }
+
+    fn trim_feed(&self, upto: u64) -> Result<u64> {
+        Store::trim_feed(self, upto)
     }
 }

@@ -52,8 +52,24 @@ pub fn reindex(
     options: &ReindexOptions,
     progress: &mut dyn FnMut(&ReindexProgress),
 ) -> Result<ReindexReport> {
-    let mut report = reindex_from(store, store.path(), table, options, progress)?;
-    report.feed_trimmed = trim_feed(store)?;
+    reindex_in(store, store.path(), table, options, progress)
+}
+
+/// [`reindex_from`], then the source's change feed trimmed up to what
+/// every index under `dir` has absorbed (a source whose feed is not its
+/// own keeps it).
+///
+/// # Errors
+/// As [`reindex`].
+pub fn reindex_in(
+    source: &dyn RowSource,
+    dir: &std::path::Path,
+    table: &str,
+    options: &ReindexOptions,
+    progress: &mut dyn FnMut(&ReindexProgress),
+) -> Result<ReindexReport> {
+    let mut report = reindex_from(source, dir, table, options, progress)?;
+    report.feed_trimmed = trim_feed(source, dir)?;
     Ok(report)
 }
 
@@ -144,22 +160,30 @@ pub fn reindex_from(
 /// # Errors
 /// As [`reindex`].
 pub(crate) fn reindex_changed(
-    store: &Store,
+    store: &dyn RowSource,
+    data: &std::path::Path,
     table: &str,
     options: &ReindexOptions,
     generation: &Generation,
     changed: Changed,
 ) -> Result<ReindexReport> {
     let started = Instant::now();
-    let fallback =
-        || reindex(store, table, &ReindexOptions { mode: ReindexMode::Auto, ..options.clone() }, &mut |_| {});
+    let fallback = || {
+        reindex_in(
+            store,
+            data,
+            table,
+            &ReindexOptions { mode: ReindexMode::Auto, ..options.clone() },
+            &mut |_| {},
+        )
+    };
     let schema = store.schema(table)?;
     let Some(search) = schema.search.as_ref() else { return fallback() };
     let index_schema = DocSchema::for_search(table, search)?;
     if generation.index.schema() != index_schema.schema || generation.table_id != store.table_id(table)? {
         return fallback();
     }
-    let dir = IndexDir::new(store.path(), table);
+    let dir = IndexDir::new(data, table);
     // Another reindex running (Busy): it brings the index current itself.
     let lock = dir.lock()?;
     let n = generation.number;

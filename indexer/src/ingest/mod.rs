@@ -19,6 +19,7 @@
 
 mod options;
 mod read;
+mod sink;
 mod write;
 
 use std::path::PathBuf;
@@ -28,11 +29,12 @@ use std::time::Instant;
 use rowsearch_store::{Store, TableSchema};
 
 pub use options::{DEFAULT_MAX_MESSAGE_BYTES, Format, IngestOptions, IngestProgress, IngestReport, Skipped};
+pub use sink::RowSink;
 
 use crate::error::{Error, Result};
 use crate::mail::{MAIL_TABLE_SHAPE, fits_mail, mail_schema};
 use read::{Item, collect_inputs, read_inputs};
-use write::write_rows;
+use write::{Target, write_rows};
 
 /// Ingests `paths` into `options.table`, calling `progress` as files are
 /// done.
@@ -43,6 +45,30 @@ use write::write_rows;
 /// than a bad row (a bad row is skipped).
 pub fn ingest(
     store: &Store,
+    paths: &[PathBuf],
+    options: &IngestOptions,
+    progress: &mut dyn FnMut(IngestProgress),
+) -> Result<IngestReport> {
+    ingest_into(Target::Store(store), paths, options, progress)
+}
+
+/// [`ingest`] into a table that lives elsewhere (an HBase cluster): the
+/// same reading, batching and duplicate checks, each batch written by
+/// `sink` with its keyword rows.
+///
+/// # Errors
+/// As [`ingest`]; the sink's failures.
+pub fn ingest_to(
+    sink: &dyn RowSink,
+    paths: &[PathBuf],
+    options: &IngestOptions,
+    progress: &mut dyn FnMut(IngestProgress),
+) -> Result<IngestReport> {
+    ingest_into(Target::Sink(sink), paths, options, progress)
+}
+
+fn ingest_into(
+    store: Target<'_>,
     paths: &[PathBuf],
     options: &IngestOptions,
     progress: &mut dyn FnMut(IngestProgress),
@@ -74,9 +100,13 @@ pub fn ingest(
 
 /// Creates the mail table when missing; checks an existing one can take
 /// mail.
-fn ensure_table(store: &Store, table: &str, format: Format) -> Result<TableSchema> {
+fn ensure_table(store: Target<'_>, table: &str, format: Format) -> Result<TableSchema> {
     let wanted = mail_schema();
-    match store.schema(table) {
+    let schema = match store {
+        Target::Store(store) => store.schema(table),
+        Target::Sink(sink) => sink.schema(table),
+    };
+    match schema {
         Ok(schema) => {
             if format != Format::Jsonl && !fits_mail(&schema) {
                 return Err(Error::TableMismatch {
@@ -88,7 +118,10 @@ fn ensure_table(store: &Store, table: &str, format: Format) -> Result<TableSchem
             Ok(schema)
         }
         Err(e) if matches!(e.kind(), rowsearch_store::ErrorKind::UnknownTable { .. }) => {
-            store.create_table(table, &wanted)?;
+            match store {
+                Target::Store(store) => store.create_table(table, &wanted).map(|_| ())?,
+                Target::Sink(sink) => sink.create_table(table, &wanted)?,
+            }
             Ok(wanted)
         }
         Err(e) => Err(e.into()),

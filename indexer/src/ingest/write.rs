@@ -9,6 +9,8 @@ use std::time::Instant;
 
 use rowsearch_store::{Batch, PutCell, Store};
 
+use super::sink::RowSink;
+
 use super::options::{IngestOptions, IngestProgress, IngestReport, Skipped};
 use super::read::Item;
 use crate::error::{Error, Result};
@@ -21,12 +23,88 @@ struct Pending {
     dedupe: bool,
 }
 
+/// Where an ingest writes: the embedded store, or another sink.
+#[derive(Clone, Copy)]
+pub(super) enum Target<'a> {
+    Store(&'a Store),
+    Sink(&'a dyn RowSink),
+}
+
+impl Target<'_> {
+    fn io_error(&self, source: std::io::Error) -> Error {
+        match self {
+            Target::Store(store) => Error::Io { path: store.path().to_owned(), source },
+            Target::Sink(sink) => Error::Io { path: sink.name().into(), source },
+        }
+    }
+
+    /// Whether each of `keys` of `table` is a row already.
+    fn exist(&self, table: &str, keys: &[&[u8]]) -> Result<Vec<bool>> {
+        match self {
+            Target::Store(store) => {
+                let rtxn = store.begin_read()?;
+                let probe = mail::existence_probe();
+                keys.iter().map(|k| Ok(rtxn.get(table, k, &probe)?.is_some())).collect()
+            }
+            Target::Sink(sink) => Ok(sink.exist(table, keys)?),
+        }
+    }
+
+    fn apply(&self, batch: &Rows) -> rowsearch_store::Result<()> {
+        match (self, batch) {
+            (Target::Store(store), Rows::Prepared(batch)) => store.apply_prepared(batch).map(|_| ()),
+            (Target::Store(store), Rows::Batch(batch)) => store.apply(batch).map(|_| ()),
+            (Target::Sink(sink), Rows::Plain(table, rows)) => sink.put_rows(table, rows.clone()),
+            // A batch is made for its target (`prepare`).
+            _ => Err(rowsearch_store::Error::callback(std::io::Error::other(
+                "a batch made for another target",
+            ))),
+        }
+    }
+}
+
+/// A batch ready to write: prepared for the store (or one row of such a
+/// batch), or plain rows for a sink.
+enum Rows {
+    Prepared(rowsearch_store::PreparedBatch),
+    Batch(Batch),
+    Plain(String, Vec<(Vec<u8>, Vec<PutCell>)>),
+}
+
+impl Rows {
+    fn keys(&self) -> Vec<Vec<u8>> {
+        match self {
+            Rows::Prepared(b) => b.batch().mutations.iter().map(|m| m.row().to_vec()).collect(),
+            Rows::Batch(b) => b.mutations.iter().map(|m| m.row().to_vec()).collect(),
+            Rows::Plain(_, rows) => rows.iter().map(|(k, _)| k.clone()).collect(),
+        }
+    }
+
+    /// Each row as a batch of its own (to name a bad one).
+    fn one_by_one(self) -> Vec<Rows> {
+        match self {
+            Rows::Prepared(b) => b
+                .into_batch()
+                .mutations
+                .into_iter()
+                .map(|m| Rows::Batch(Batch { mutations: vec![m] }))
+                .collect(),
+            Rows::Batch(b) => {
+                b.mutations.into_iter().map(|m| Rows::Batch(Batch { mutations: vec![m] })).collect()
+            }
+            Rows::Plain(table, rows) => {
+                rows.into_iter().map(|r| Rows::Plain(table.clone(), vec![r])).collect()
+            }
+        }
+    }
+}
+
 /// Batches rows, drops duplicates and prepares each batch (its keyword
 /// cells computed, [`Store::prepare`]) on the calling thread, while a
 /// writer thread applies the batch before it: tokenizing and LMDB writes
 /// overlap.
 pub(super) fn write_rows(
-    store: &Store,
+    store: Target<'_>,
     options: &IngestOptions,
     rx: &Receiver<Vec<Item>>,
     report: &mut IngestReport,
@@ -41,7 +119,7 @@ pub(super) fn write_rows(
         let writer = std::thread::Builder::new()
             .name("rowsearch-write".into())
             .spawn_scoped(scope, || write_batches(store, batch_rx, &stored))
-            .map_err(|source| Error::Io { path: store.path().to_owned(), source })?;
+            .map_err(|source| store.io_error(source))?;
         let handoff = Handoff { tx: &batch_tx, stored: &stored };
         let batched = batch_rows(store, options, rx, report, total, progress, &handoff);
         drop(batch_tx);
@@ -60,17 +138,20 @@ pub(super) fn write_rows(
 /// The writer thread: applies each batch in one transaction (row by row
 /// when the batch is refused, to name the bad row). Returns the rows stored
 /// and the rows skipped.
-fn write_batches(store: &Store, rx: Receiver<Prepared>, stored: &AtomicU64) -> Result<(u64, Vec<Skipped>)> {
+fn write_batches(
+    store: Target<'_>,
+    rx: Receiver<Prepared>,
+    stored: &AtomicU64,
+) -> Result<(u64, Vec<Skipped>)> {
     let mut skipped = Vec::new();
     for Prepared { batch, sources } in rx {
-        match store.apply_prepared(&batch) {
-            Ok(_) => {
+        match store.apply(&batch) {
+            Ok(()) => {
                 stored.fetch_add(sources.len() as u64, Ordering::Relaxed);
             }
             Err(e) if e.is_user_error() => {
                 // Some row is bad: write them one by one and name it.
-                for (mutation, source) in batch.into_batch().mutations.into_iter().zip(sources) {
-                    let one = Batch { mutations: vec![mutation] };
+                for (one, source) in batch.one_by_one().into_iter().zip(sources) {
                     match store.apply(&one) {
                         Ok(_) => {
                             stored.fetch_add(1, Ordering::Relaxed);
@@ -96,7 +177,7 @@ const IN_FLIGHT: usize = QUEUED + 1;
 
 /// A batch ready to write, with each row's source for naming a bad one.
 struct Prepared {
-    batch: rowsearch_store::PreparedBatch,
+    batch: Rows,
     sources: Vec<String>,
 }
 
@@ -108,7 +189,7 @@ struct Handoff<'a> {
 }
 
 fn batch_rows(
-    store: &Store,
+    store: Target<'_>,
     options: &IngestOptions,
     rx: &Receiver<Vec<Item>>,
     report: &mut IngestReport,
@@ -125,13 +206,13 @@ fn batch_rows(
     let mut in_flight: [HashSet<Vec<u8>>; IN_FLIGHT] = Default::default();
     let mut send = |pending: &mut Vec<Pending>, report: &mut IngestReport| -> Result<()> {
         let Some(prepared) = prepare(store, table, pending, &in_flight, report)? else { return Ok(()) };
-        let keys = prepared.batch.batch().mutations.iter().map(|m| m.row().to_vec()).collect();
+        let keys = prepared.batch.keys();
         if handoff.tx.send(prepared).is_err() {
             // The writer stopped on an error, which it reports.
             return Ok(());
         }
         in_flight.rotate_left(1);
-        in_flight[IN_FLIGHT - 1] = keys;
+        in_flight[IN_FLIGHT - 1] = keys.into_iter().collect();
         Ok(())
     };
     for items in rx {
@@ -169,7 +250,7 @@ fn batch_rows(
 /// batch, of a batch still in flight, or of a row in the store) and
 /// prepares the rest; `None` when nothing is left.
 fn prepare(
-    store: &Store,
+    store: Target<'_>,
     table: &str,
     pending: &mut Vec<Pending>,
     in_flight: &[HashSet<Vec<u8>>; IN_FLIGHT],
@@ -183,17 +264,18 @@ fn prepare(
     pending.sort_by(|a, b| a.key.cmp(&b.key));
     let mut rows: Vec<Pending> = Vec::with_capacity(pending.len());
     {
-        let rtxn = store.begin_read()?;
-        let probe = mail::existence_probe();
+        // One look at the target for the rows that may be duplicates.
+        let probed: Vec<&[u8]> = pending.iter().filter(|p| p.dedupe).map(|p| p.key.as_slice()).collect();
+        let exists = store.exist(table, &probed)?;
+        let mut exists = exists.into_iter();
         let mut seen: HashSet<&[u8]> = HashSet::new();
         let mut duplicate = vec![false; pending.len()];
         for (i, p) in pending.iter().enumerate() {
-            if p.dedupe
-                && (!seen.insert(&p.key)
-                    || in_flight.iter().any(|keys| keys.contains(&p.key))
-                    || rtxn.get(table, &p.key, &probe)?.is_some())
-            {
-                duplicate[i] = true;
+            if p.dedupe {
+                let stored = exists.next().unwrap_or(false);
+                if !seen.insert(&p.key) || in_flight.iter().any(|keys| keys.contains(&p.key)) || stored {
+                    duplicate[i] = true;
+                }
             }
         }
         for (p, dup) in pending.drain(..).zip(duplicate) {
@@ -207,12 +289,24 @@ fn prepare(
     if rows.is_empty() {
         return Ok(None);
     }
-    let mut batch = Batch::new();
     let mut sources = Vec::with_capacity(rows.len());
-    for p in rows {
-        batch.put(table, p.key, p.cells);
-        sources.push(p.source);
-    }
-    let batch = store.prepare(batch);
+    let batch = match store {
+        Target::Store(store) => {
+            let mut batch = Batch::new();
+            for p in rows {
+                batch.put(table, p.key, p.cells);
+                sources.push(p.source);
+            }
+            Rows::Prepared(store.prepare(batch))
+        }
+        Target::Sink(_) => {
+            let mut plain = Vec::with_capacity(rows.len());
+            for p in rows {
+                plain.push((p.key, p.cells));
+                sources.push(p.source);
+            }
+            Rows::Plain(table.to_owned(), plain)
+        }
+    };
     Ok(Some(Prepared { batch, sources }))
 }

@@ -421,6 +421,22 @@ impl rowsearch_indexer::store::RowSource for Foreign<'_> {
     fn view(&self) -> rowsearch_indexer::store::Result<Box<dyn rowsearch_indexer::store::RowView + '_>> {
         rowsearch_indexer::store::RowSource::view(self.0)
     }
+    fn tables(&self) -> rowsearch_indexer::store::Result<Vec<String>> {
+        self.0.tables()
+    }
+    fn is_enabled(&self, table: &str) -> rowsearch_indexer::store::Result<bool> {
+        self.0.is_table_enabled(table)
+    }
+    fn analyzer(&self) -> Option<std::sync::Arc<dyn rowsearch_indexer::store::Analyzer>> {
+        self.0.analyzer().cloned()
+    }
+    fn keyword_lookup(
+        &self,
+        table: &str,
+        query: &rowsearch_indexer::store::KeywordQuery,
+    ) -> rowsearch_indexer::store::Result<rowsearch_indexer::store::KeywordPage> {
+        self.0.keyword_lookup(table, query)
+    }
 }
 
 /// Every document's key in the serving generation under `dir`.

@@ -457,8 +457,9 @@ pub enum SearchCommand {
         /// Memory budget in MiB (indexing buffers and grouping).
         #[arg(long, default_value_t = 512)]
         memory_mb: usize,
-        /// Indexing threads (default: every core).
-        #[arg(long)]
+        /// Indexing threads, and regions read in parallel (default: every
+        /// core).
+        #[arg(long, visible_alias = "parallel")]
         threads: Option<usize>,
         /// Leave a full build's segments unmerged (faster to build, slower
         /// to search: each segment's terms are walked separately).

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::Result;
-use rowsearch::store::Store;
+use rowsearch::store::{RowSource, Store};
 use rowsearch::wire;
 
 use super::args::{Args, FormatArg, MailCommand};
@@ -31,22 +31,28 @@ pub(super) fn run(args: &Args, command: &MailCommand, out: &mut impl Write) -> R
                 max_message_bytes: *max_message_bytes,
                 ..Default::default()
             };
-            let result = ingest(&create(args)?, paths, &options)?;
+            let result = match &args.hbase {
+                Some(addr) => ingest_hbase(addr, paths, &options)?,
+                None => ingest(&create(args)?, paths, &options)?,
+            };
             if let Some(path) = report {
                 result.write_skipped(path)?;
             }
             writeln!(out, "{}", result.summary(10))?;
         }
         MailCommand::Keywords { terms, user, table, limit, cursor } => {
-            let store = open(args)?;
+            let source: Box<dyn RowSource> = match &args.hbase {
+                Some(addr) => Box::new(super::hbase::source(addr)),
+                None => Box::new(open(args)?),
+            };
             let query = rowsearch::store::KeywordQuery {
                 partition: user.as_bytes().to_vec(),
                 terms: terms.clone(),
                 limit: *limit,
                 cursor: cursor.clone(),
             };
-            let page = store.keyword_lookup(table, &query)?;
-            let schema = store.schema(table)?;
+            let page = source.keyword_lookup(table, &query)?;
+            let schema = source.schema(table)?;
             for hit in &page.hits {
                 let mut line = serde_json::json!({"key": wire::encode(&hit.key), "date_ms": hit.date_ms});
                 if let Some(rk) = &schema.row_key {
@@ -70,6 +76,22 @@ pub(super) fn ingest(
 ) -> Result<rowsearch::indexer::IngestReport> {
     let mut progress = Progress::new("ingest", "files", Duration::from_secs(2));
     let report = rowsearch::indexer::ingest(store, paths, options, &mut |p| {
+        progress.update(p.files_done, p.files_total, &format!("{} stored", p.stored));
+    });
+    progress.finish();
+    Ok(report?)
+}
+
+/// [`ingest`] into a table in the HBase behind `addr` (rows and keyword
+/// rows written there).
+fn ingest_hbase(
+    addr: &str,
+    paths: &[std::path::PathBuf],
+    options: &rowsearch::indexer::IngestOptions,
+) -> Result<rowsearch::indexer::IngestReport> {
+    let source = super::hbase::source(addr);
+    let mut progress = Progress::new(format!("ingest into HBase at {addr}"), "files", Duration::from_secs(2));
+    let report = rowsearch::indexer::ingest_to(&source, paths, options, &mut |p| {
         progress.update(p.files_done, p.files_total, &format!("{} stored", p.stored));
     });
     progress.finish();

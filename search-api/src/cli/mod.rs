@@ -33,12 +33,11 @@ pub fn run(args: Args) -> Result<ExitCode> {
     if let Some(addr) = &args.hbase {
         return match &args.command {
             Command::Data(command) => hbase::run(addr, command, &mut out),
-            Command::Search(command @ args::SearchCommand::Reindex { .. }) => {
-                search::run(&args, command, &mut out)
-            }
-            _ => Err(args::UsageError(
-                "this command does not run over HBase yet (issue 39); with --hbase: tables, create-table, \
-                 drop-table, put, get, reindex"
+            Command::Search(command) => search::run(&args, command, &mut out),
+            Command::Mail(command) => mail::run(&args, command, &mut out),
+            Command::Index(_) | Command::Keys(_) | Command::Serve(_) => Err(args::UsageError(
+                "secondary indexes and access keys are the embedded store's; with --hbase: tables, \
+                 create-table, drop-table, put, get, ingest, keywords, reindex, verify, search, serve"
                     .into(),
             )
             .into()),

@@ -37,9 +37,14 @@ pub(super) fn run(args: &Args, command: &SearchCommand, out: &mut impl Write) ->
             writeln!(out, "{}", report.summary())?;
         }
         SearchCommand::Verify { table, sample } => {
-            let store = open(args)?;
             let options = rowsearch::indexer::VerifyOptions { sample: *sample, ..Default::default() };
-            let report = rowsearch::indexer::verify(&store, table, &options)?;
+            let report = match &args.hbase {
+                Some(addr) => {
+                    let source = super::hbase::source(addr);
+                    rowsearch::indexer::verify_in(&source, &args.data, table, &options)?
+                }
+                None => rowsearch::indexer::verify(&open(args)?, table, &options)?,
+            };
             writeln!(out, "{}", serde_json::to_string(&report)?)?;
             eprintln!("{}", report.summary());
             if !report.is_clean() {
@@ -67,8 +72,14 @@ pub(super) fn run(args: &Args, command: &SearchCommand, out: &mut impl Write) ->
                 )
                 .into());
             }
-            let store = std::sync::Arc::new(open(args)?);
-            let searcher = rowsearch::Searcher::new(std::sync::Arc::clone(&store));
+            let searcher = match &args.hbase {
+                Some(addr) => {
+                    let rows: std::sync::Arc<dyn rowsearch::store::RowSource> =
+                        std::sync::Arc::new(super::hbase::source(addr));
+                    rowsearch::Searcher::over(std::sync::Arc::new(super::common::create(args)?), rows)
+                }
+                None => rowsearch::Searcher::new(std::sync::Arc::new(open(args)?)),
+            };
             let request = rowsearch::SearchRequest {
                 query: query.clone(),
                 partition: user.as_deref().map(|u| u.as_bytes().to_vec()),
@@ -88,7 +99,7 @@ pub(super) fn run(args: &Args, command: &SearchCommand, out: &mut impl Write) ->
                 ..Default::default()
             };
             let results = searcher.search(table, &request)?;
-            let schema = store.schema(table)?;
+            let schema = searcher.rows().schema(table)?;
             if *json {
                 let format = match format {
                     HitFormatArg::Documents => rowsearch::json::HitFormat::Documents,
@@ -160,8 +171,7 @@ fn reindex_hbase(
     table: &str,
     options: &rowsearch::indexer::ReindexOptions,
 ) -> Result<rowsearch::indexer::ReindexReport> {
-    let source =
-        rowsearch::hbase::HbaseSource::new(addr, std::sync::Arc::new(rowsearch::indexer::TextAnalyzer));
+    let source = super::hbase::source(addr);
     std::fs::create_dir_all(data).map_err(|e| anyhow::anyhow!("creating {}: {e}", data.display()))?;
     let mut progress =
         Progress::new(format!("reindex {table} from HBase at {addr}"), "", Duration::from_secs(2));

@@ -242,7 +242,7 @@ pub(super) fn serve(
         let live = rowsearch::indexer::LiveIndexes::with_overlay_max_rows(store, overlay_max_rows);
         let refresher =
             std::sync::Arc::new(rowsearch::indexer::Refresher::start(std::sync::Arc::new(live), refresh)?);
-        state.searcher = rowsearch::Searcher::with_refresher(refresher);
+        state.searcher = rowsearch::Searcher::with_refresher(std::sync::Arc::clone(state.store()), refresher);
         let state = std::sync::Arc::new(state);
         for (table, index, job) in state.resume_index_builds() {
             eprintln!("resuming the build of index {index} of {table} as job {job}");

@@ -13,8 +13,10 @@
 //! ([`HbaseSource`]: reindexes read HBase's rows, keyword cells made from
 //! their text, changes found by time-range scans).
 
+mod keywords;
 mod source;
 mod tables;
 
+pub use keywords::companion;
 pub use source::HbaseSource;
 pub use tables::{CATALOG, HbaseError, HbaseTables};

@@ -9,11 +9,12 @@
 use std::sync::Arc;
 
 use rowsearch_store::{
-    Analyzer, FeedEntry, KeywordCell, KeywordCellRef, ReadOptions, Region, Row, RowSource, RowView,
-    TableSchema,
+    Analyzer, FeedEntry, KeywordCell, KeywordCellRef, KeywordPage, KeywordQuery, PutCell, ReadOptions,
+    Region, Row, RowSource, RowView, TableSchema,
 };
 
-use super::tables::{HbaseError, HbaseTables};
+use super::keywords;
+use super::tables::{HbaseError, HbaseTables, read_ahead};
 
 /// Rows scanned a call.
 const PAGE: usize = 500;
@@ -33,7 +34,11 @@ pub struct HbaseSource {
 }
 
 fn err(e: impl Into<HbaseError>) -> rowsearch_store::Error {
-    rowsearch_store::Error::callback(e.into())
+    match e.into() {
+        // The store's own kind, so callers handle a missing table alike.
+        HbaseError::UnknownTable { table } => rowsearch_store::ErrorKind::UnknownTable { table }.into(),
+        e => rowsearch_store::Error::callback(e),
+    }
 }
 
 fn now_ms() -> u64 {
@@ -72,6 +77,90 @@ impl HbaseSource {
         &self.tables
     }
 
+    /// Creates `table` with `schema` (and, for a searchable one, the
+    /// companion table of its keyword rows); false when an identical one
+    /// exists.
+    ///
+    /// # Errors
+    /// As [`HbaseTables::create_table`].
+    pub fn create_table(&self, table: &str, schema: &TableSchema) -> Result<bool, HbaseError> {
+        if table.ends_with(keywords::SUFFIX) {
+            return Err(HbaseError::Schema {
+                table: table.to_owned(),
+                reason: format!("names ending in {:?} are rowsearch's keyword tables", keywords::SUFFIX),
+            });
+        }
+        let created = self.tables.create_table(table, schema)?;
+        if schema.search.is_some() {
+            keywords::create(&mut self.tables.client(), table, schema)?;
+        }
+        Ok(created)
+    }
+
+    /// Drops `table` and its keyword rows.
+    ///
+    /// # Errors
+    /// As [`HbaseTables::drop_table`].
+    pub fn drop_table(&self, table: &str) -> Result<(), HbaseError> {
+        self.tables.drop_table(table)?;
+        keywords::drop_companion(&mut self.tables.client(), table)
+    }
+
+    /// Writes `rows` of `table` (each its cells onto what the row holds)
+    /// and their keyword rows: the rows as they are read first (one
+    /// batched get), the keyword columns they gain and lose, then the rows
+    /// (one batched put). A failure between leaves keyword columns of rows
+    /// not written yet, which the next write of the rows puts right and a
+    /// search drops (their rows are not there).
+    ///
+    /// # Errors
+    /// `UnknownTable`; `Schema` for a family the table lacks; `Client`.
+    pub fn put_rows(&self, table: &str, rows: &[(Vec<u8>, Vec<PutCell>)]) -> Result<(), HbaseError> {
+        let schema = self.tables.schema(table)?;
+        if let Some(c) =
+            rows.iter().flat_map(|(_, c)| c).find(|c| !schema.families.iter().any(|f| f.name == c.family))
+        {
+            return Err(HbaseError::Schema {
+                table: table.to_owned(),
+                reason: format!("no family {:?}", c.family),
+            });
+        }
+        let mut client = self.tables.client();
+        if schema.search.is_some() && keywords::kept(&mut client, table)? {
+            let keys: Vec<&[u8]> = rows.iter().map(|(k, _)| k.as_slice()).collect();
+            let old = client.get_rows(table, &keys)?;
+            let new: Vec<Row> = rows
+                .iter()
+                .zip(&old)
+                .map(|((k, cells), old)| keywords::merged(k, old.as_ref(), cells))
+                .collect();
+            let pairs: Vec<(Option<&Row>, Option<&Row>)> =
+                old.iter().map(Option::as_ref).zip(new.iter().map(Some)).collect();
+            let (puts, deletes) = keywords::changes(table, &schema, &*self.analyzer, &pairs)
+                .map_err(|e| HbaseError::Schema { table: table.to_owned(), reason: e.to_string() })?;
+            keywords::apply(&mut client, table, &puts, &deletes)?;
+        }
+        client.put_rows(table, rows)?;
+        Ok(())
+    }
+
+    /// Deletes row `key` of `table` and its keyword columns.
+    ///
+    /// # Errors
+    /// As [`Self::put_rows`].
+    pub fn delete_row(&self, table: &str, key: &[u8]) -> Result<(), HbaseError> {
+        let schema = self.tables.schema(table)?;
+        let mut client = self.tables.client();
+        if schema.search.is_some() && keywords::kept(&mut client, table)? {
+            let old = client.get_rows(table, &[key])?.pop().flatten();
+            let (puts, deletes) = keywords::changes(table, &schema, &*self.analyzer, &[(old.as_ref(), None)])
+                .map_err(|e| HbaseError::Schema { table: table.to_owned(), reason: e.to_string() })?;
+            keywords::apply(&mut client, table, &puts, &deletes)?;
+        }
+        client.delete_row(table, key)?;
+        Ok(())
+    }
+
     fn rows_before(
         &self,
         table: &str,
@@ -100,18 +189,36 @@ impl HbaseSource {
         before: u64,
         f: &mut dyn FnMut(Row) -> rowsearch_store::Result<()>,
     ) -> rowsearch_store::Result<()> {
-        let mut failed = None;
-        self.tables
-            .client()
-            .scan(table, (None, None), Some((from, before)), PAGE, &mut |row| {
-                if failed.is_none()
-                    && let Err(e) = f(row)
-                {
-                    failed = Some(e);
-                }
-            })
-            .map_err(err)?;
-        failed.map_or(Ok(()), Err)
+        let mut client = self.tables.client();
+        let produce =
+            |each: &mut dyn FnMut(Row)| client.scan(table, (None, None), Some((from, before)), PAGE, each);
+        read_ahead(produce, f)
+    }
+}
+
+impl rowsearch_indexer::RowSink for HbaseSource {
+    fn schema(&self, table: &str) -> rowsearch_store::Result<TableSchema> {
+        self.tables.schema(table).map_err(err)
+    }
+
+    fn create_table(&self, table: &str, schema: &TableSchema) -> rowsearch_store::Result<()> {
+        HbaseSource::create_table(self, table, schema).map(|_| ()).map_err(err)
+    }
+
+    fn exist(&self, table: &str, keys: &[&[u8]]) -> rowsearch_store::Result<Vec<bool>> {
+        if keys.is_empty() {
+            return Ok(Vec::new());
+        }
+        let rows = self.tables.client().get_rows(table, keys).map_err(err)?;
+        Ok(rows.iter().map(Option::is_some).collect())
+    }
+
+    fn put_rows(&self, table: &str, rows: Vec<(Vec<u8>, Vec<PutCell>)>) -> rowsearch_store::Result<()> {
+        HbaseSource::put_rows(self, table, &rows).map_err(err)
+    }
+
+    fn name(&self) -> String {
+        format!("HBase at {}", self.tables.addr())
     }
 }
 
@@ -148,6 +255,33 @@ impl RowSource for HbaseSource {
     fn view(&self) -> rowsearch_store::Result<Box<dyn RowView + '_>> {
         Ok(Box::new(HbaseView::new(self)))
     }
+
+    fn tables(&self) -> rowsearch_store::Result<Vec<String>> {
+        self.tables.tables().map_err(err)
+    }
+
+    fn is_enabled(&self, table: &str) -> rowsearch_store::Result<bool> {
+        self.tables.schema(table).map_err(err)?;
+        self.tables.client().is_table_enabled(table).map_err(err)
+    }
+
+    fn analyzer(&self) -> Option<Arc<dyn Analyzer>> {
+        Some(Arc::clone(&self.analyzer))
+    }
+
+    fn keyword_lookup(&self, table: &str, query: &KeywordQuery) -> rowsearch_store::Result<KeywordPage> {
+        let schema = self.tables.schema(table).map_err(err)?;
+        let mut client = self.tables.client();
+        if !keywords::kept(&mut client, table).map_err(err)? {
+            return Err(rowsearch_store::Error::callback(HbaseError::Schema {
+                table: table.to_owned(),
+                reason: "rowsearch keeps no keyword rows for it (a table filled by other HBase clients): \
+                         search it instead"
+                    .into(),
+            }));
+        }
+        keywords::lookup(&mut client, table, &schema, &*self.analyzer, query)
+    }
 }
 
 /// HBase's tables as of one time: cells written before `before` only.
@@ -164,6 +298,22 @@ impl<'s> HbaseView<'s> {
 }
 
 impl HbaseView<'_> {
+    /// Whether rowsearch keeps keyword rows for `table`.
+    fn kept(&self, table: &str) -> rowsearch_store::Result<bool> {
+        keywords::kept(&mut self.source.tables.client(), table).map_err(err)
+    }
+
+    /// The kept keyword cells of the partitions in `range`.
+    fn kept_cells(
+        &self,
+        table: &str,
+        range: (Option<&[u8]>, Option<&[u8]>),
+        f: &mut dyn FnMut(&KeywordCellRef<'_>) -> rowsearch_store::Result<()>,
+    ) -> rowsearch_store::Result<()> {
+        let schema = self.schema(table)?;
+        keywords::for_each_cell_between(&mut self.source.tables.client(), table, &schema, range, f)
+    }
+
     /// The keyword cells of every row (made from its text as it is
     /// scanned: each row's cells together, the rows in key order) whose
     /// partition `keep` takes, to `f`.
@@ -216,7 +366,14 @@ impl RowView for HbaseView<'_> {
             }
         }
         entries.sort_by(|a, b| (a.seq, &a.table, &a.row).cmp(&(b.seq, &b.table, &b.row)));
-        entries.truncate(limit);
+        // A reader goes on after the last sequence it got: a cut never
+        // falls between entries of one time (all of them, past `limit`,
+        // when that is the first).
+        if let Some(cut) = entries.get(limit).map(|e| e.seq) {
+            let keep = entries.iter().position(|e| e.seq == cut).unwrap_or(limit);
+            let keep = if keep == 0 { entries.iter().take_while(|e| e.seq == cut).count() } else { keep };
+            entries.truncate(keep);
+        }
         Ok(entries)
     }
 
@@ -232,8 +389,13 @@ impl RowView for HbaseView<'_> {
         Ok(self.source.rows_before(table, &[row], read, Some(self.before))?.pop().flatten())
     }
 
-    /// One range: the rows' keyword cells are made as they are scanned.
-    fn keyword_partition_splits(&self, _table: &str) -> rowsearch_store::Result<Vec<Vec<u8>>> {
+    /// Where the keyword rows' regions start (one range when they are
+    /// made from the rows' text as they are scanned).
+    fn keyword_partition_splits(&self, table: &str) -> rowsearch_store::Result<Vec<Vec<u8>>> {
+        let mut client = self.source.tables.client();
+        if keywords::kept(&mut client, table).map_err(err)? {
+            return keywords::partition_splits(&mut client, table).map_err(err);
+        }
         Ok(Vec::new())
     }
 
@@ -248,6 +410,15 @@ impl RowView for HbaseView<'_> {
         partition: Option<&[u8]>,
         f: &mut dyn FnMut(&KeywordCellRef<'_>) -> rowsearch_store::Result<()>,
     ) -> rowsearch_store::Result<()> {
+        if let Some(p) = partition {
+            let mut next = p.to_vec();
+            next.push(0);
+            if self.kept(table)? {
+                return self.kept_cells(table, (Some(p), Some(&next)), f);
+            }
+        } else if self.kept(table)? {
+            return self.kept_cells(table, (None, None), f);
+        }
         self.cells_where(table, &|p| partition.is_none_or(|want| want == p), f)
     }
 
@@ -258,6 +429,9 @@ impl RowView for HbaseView<'_> {
         to: Option<&[u8]>,
         f: &mut dyn FnMut(&KeywordCellRef<'_>) -> rowsearch_store::Result<()>,
     ) -> rowsearch_store::Result<()> {
+        if self.kept(table)? {
+            return self.kept_cells(table, (from, to), f);
+        }
         self.cells_where(table, &|p| from.is_none_or(|lo| p >= lo) && to.is_none_or(|hi| p < hi), f)
     }
 

@@ -58,18 +58,67 @@ impl HbaseError {
 /// rowsearch's tables in one HBase cluster.
 #[derive(Debug)]
 pub struct HbaseTables {
-    client: Mutex<HbaseClient>,
+    addr: String,
+    timeout: Duration,
+    /// Connections not in use (each call takes one, or opens one, and
+    /// gives it back): parallel readers each have their own.
+    idle: Mutex<Vec<HbaseClient>>,
+}
+
+/// Most idle connections kept.
+const MAX_IDLE: usize = 16;
+
+/// A connection taken from the pool, given back when dropped.
+pub(crate) struct Pooled<'t> {
+    client: Option<HbaseClient>,
+    pool: &'t HbaseTables,
+}
+
+impl std::ops::Deref for Pooled<'_> {
+    type Target = HbaseClient;
+    fn deref(&self) -> &HbaseClient {
+        self.client.as_ref().unwrap_or_else(|| unreachable!("taken only on drop"))
+    }
+}
+
+impl std::ops::DerefMut for Pooled<'_> {
+    fn deref_mut(&mut self) -> &mut HbaseClient {
+        self.client.as_mut().unwrap_or_else(|| unreachable!("taken only on drop"))
+    }
+}
+
+impl Drop for Pooled<'_> {
+    fn drop(&mut self) {
+        if let Some(client) = self.client.take() {
+            let mut idle = self.pool.idle.lock().unwrap_or_else(|e| e.into_inner());
+            if idle.len() < MAX_IDLE {
+                idle.push(client);
+            }
+        }
+    }
 }
 
 impl HbaseTables {
     /// The tables behind the Thrift2 gateway at `addr`; nothing is
     /// contacted until the first call.
     pub fn new(addr: &str) -> HbaseTables {
-        HbaseTables { client: Mutex::new(HbaseClient::new(addr, Duration::from_secs(30))) }
+        HbaseTables::with_timeout(addr, Duration::from_secs(30))
     }
 
-    pub(crate) fn client(&self) -> std::sync::MutexGuard<'_, HbaseClient> {
-        self.client.lock().unwrap_or_else(|e| e.into_inner())
+    /// As [`Self::new`], each call failing as unavailable past `timeout`.
+    pub fn with_timeout(addr: &str, timeout: Duration) -> HbaseTables {
+        HbaseTables { addr: addr.to_owned(), timeout, idle: Mutex::new(Vec::new()) }
+    }
+
+    /// The gateway's address.
+    pub fn addr(&self) -> &str {
+        &self.addr
+    }
+
+    pub(crate) fn client(&self) -> Pooled<'_> {
+        let idle = self.idle.lock().unwrap_or_else(|e| e.into_inner()).pop();
+        let client = idle.unwrap_or_else(|| HbaseClient::new(self.addr.as_str(), self.timeout));
+        Pooled { client: Some(client), pool: self }
     }
 
     /// Names of rowsearch's tables, sorted.
@@ -214,4 +263,46 @@ impl HbaseTables {
         self.schema(table)?;
         Ok(self.client().get_rows(table, keys)?)
     }
+}
+
+/// Rows a scan reads ahead of the one being handled.
+const READ_AHEAD_ROWS: usize = 64;
+
+/// Runs a scan (`produce`, handing rows to the function it gets) on its
+/// own thread, reading ahead of `consume`: the scanner is asked for its
+/// next rows while the last ones are handled, so slow handling does not
+/// leave it idle past HBase's scanner lease. Stops handing rows after
+/// `consume` fails (the scan itself runs to its end).
+///
+/// # Errors
+/// The scan's failure; what `consume` returns.
+pub(crate) fn read_ahead(
+    produce: impl FnOnce(&mut dyn FnMut(Row)) -> Result<u64, ClientError> + Send,
+    consume: &mut dyn FnMut(Row) -> rowsearch_store::Result<()>,
+) -> rowsearch_store::Result<()> {
+    let (tx, rx) = std::sync::mpsc::sync_channel::<Row>(READ_AHEAD_ROWS);
+    std::thread::scope(|scope| {
+        let producer = scope.spawn(move || {
+            let mut open = true;
+            produce(&mut |row| {
+                if open && tx.send(row).is_err() {
+                    open = false;
+                }
+            })
+        });
+        let mut failed = None;
+        for row in rx.iter() {
+            if let Err(e) = consume(row) {
+                failed = Some(e);
+                break;
+            }
+        }
+        drop(rx);
+        let scanned = producer.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
+        match (failed, scanned) {
+            (Some(e), _) => Err(e),
+            (None, Err(e)) => Err(rowsearch_store::Error::callback(HbaseError::from(e))),
+            (None, Ok(_)) => Ok(()),
+        }
+    })
 }

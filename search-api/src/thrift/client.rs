@@ -58,6 +58,9 @@ pub struct HbaseClient {
     buf: Vec<u8>,
 }
 
+/// Most bytes of cells one put call carries.
+const PUT_CALL_BYTES: usize = 4 << 20;
+
 fn binary(b: impl Into<Vec<u8>>) -> Value {
     Value::Binary(b.into())
 }
@@ -123,17 +126,25 @@ impl HbaseClient {
             return Err(self.unavailable(e));
         }
         self.buf.clear();
+        // A reply is decoded when the socket has nothing more for now, or
+        // the bytes have doubled since the last try: a large reply is not
+        // decoded again after every read (quadratic in its size).
+        let mut tried_at = 0;
+        let mut chunk = vec![0u8; 256 * 1024];
         let reply = loop {
-            match codec::decode(
-                Protocol::Binary,
-                &self.buf,
-                &Limits { max_depth: 32, max_message_bytes: 256 << 20 },
-            ) {
-                Ok((reply, _)) => break reply,
-                Err(DecodeError::Incomplete) => {}
-                Err(e) => return Err(self.unavailable(format!("a reply that does not decode: {e}"))),
+            let worth_trying = self.buf.len() >= tried_at * 2 || !self.more_waiting()?;
+            if worth_trying {
+                tried_at = self.buf.len();
+                match codec::decode(
+                    Protocol::Binary,
+                    &self.buf,
+                    &Limits { max_depth: 32, max_message_bytes: 256 << 20 },
+                ) {
+                    Ok((reply, _)) => break reply,
+                    Err(DecodeError::Incomplete) => {}
+                    Err(e) => return Err(self.unavailable(format!("a reply that does not decode: {e}"))),
+                }
             }
-            let mut chunk = [0u8; 64 * 1024];
             let n = match self.stream()?.read(&mut chunk) {
                 Ok(0) => return Err(self.unavailable("the connection closed")),
                 Ok(n) => n,
@@ -167,6 +178,26 @@ impl HbaseClient {
             (_, other) => {
                 Err(ClientError::Protocol { method: method.to_owned(), detail: format!("{other:?}") })
             }
+        }
+    }
+
+    /// Whether the socket has bytes waiting to be read right now.
+    fn more_waiting(&mut self) -> Result<bool, ClientError> {
+        if self.buf.is_empty() {
+            return Ok(true);
+        }
+        let stream = self.stream()?;
+        if let Err(e) = stream.set_nonblocking(true) {
+            return Err(self.unavailable(e));
+        }
+        let mut byte = [0u8; 1];
+        let peeked = stream.peek(&mut byte);
+        let reset = stream.set_nonblocking(false);
+        match (peeked, reset) {
+            (_, Err(e)) => Err(self.unavailable(e)),
+            (Ok(n), Ok(())) => Ok(n > 0),
+            (Err(e), Ok(())) if e.kind() == std::io::ErrorKind::WouldBlock => Ok(false),
+            (Err(e), Ok(())) => Err(self.unavailable(e)),
         }
     }
 
@@ -244,12 +275,63 @@ impl HbaseClient {
         self.call("deleteSingle", vec![(1, binary(table.as_bytes())), (2, delete)]).map(|_| ())
     }
 
+    /// Deletes every version of the columns `qualifiers` of `family` in
+    /// row `row`.
+    ///
+    /// # Errors
+    /// [`ClientError`].
+    pub fn delete_columns(
+        &mut self,
+        table: &str,
+        row: &[u8],
+        family: &str,
+        qualifiers: &[Vec<u8>],
+    ) -> Result<(), ClientError> {
+        let columns = qualifiers
+            .iter()
+            .map(|q| Value::Struct(vec![(1, binary(family.as_bytes())), (2, binary(q.clone()))]))
+            .collect();
+        // deleteType 1: DELETE_COLUMNS (every version).
+        let delete = Value::Struct(vec![(1, binary(row)), (2, structs(columns)), (4, Value::I32(1))]);
+        self.call("deleteSingle", vec![(1, binary(table.as_bytes())), (2, delete)]).map(|_| ())
+    }
+
     /// Writes rows (each its cells, at their timestamps or now), in one
     /// call.
     ///
     /// # Errors
     /// [`ClientError`].
     pub fn put_rows(&mut self, table: &str, rows: &[(Vec<u8>, Vec<PutCell>)]) -> Result<(), ClientError> {
+        // Calls of at most PUT_CALL_BYTES (a gateway bounds its messages:
+        // rowsearch's at 16 MiB); a row wider than that goes in pieces.
+        let mut call: Vec<(&[u8], &[PutCell])> = Vec::new();
+        let mut bytes = 0;
+        for (key, cells) in rows {
+            let mut start = 0;
+            for (i, c) in cells.iter().enumerate() {
+                let size = key.len() + c.qualifier.len() + c.value.len() + c.family.len() + 32;
+                if bytes + size > PUT_CALL_BYTES && (i > start || !call.is_empty()) {
+                    if i > start {
+                        call.push((key, &cells[start..i]));
+                    }
+                    self.put_call(table, &call)?;
+                    call.clear();
+                    bytes = 0;
+                    start = i;
+                }
+                bytes += size;
+            }
+            if start < cells.len() || cells.is_empty() {
+                call.push((key, &cells[start..]));
+            }
+        }
+        if !call.is_empty() {
+            self.put_call(table, &call)?;
+        }
+        Ok(())
+    }
+
+    fn put_call(&mut self, table: &str, rows: &[(&[u8], &[PutCell])]) -> Result<(), ClientError> {
         let puts = rows
             .iter()
             .map(|(key, cells)| {
@@ -267,7 +349,7 @@ impl HbaseClient {
                         Value::Struct(cv)
                     })
                     .collect();
-                Value::Struct(vec![(1, binary(key.clone())), (2, structs(values))])
+                Value::Struct(vec![(1, binary(*key)), (2, structs(values))])
             })
             .collect();
         self.call("putMultiple", vec![(1, binary(table.as_bytes())), (2, structs(puts))]).map(|_| ())
@@ -367,6 +449,60 @@ impl HbaseClient {
                 ]),
             ));
         }
+        self.run_scanner(table, tscan, page, each)
+    }
+
+    /// Scans `[start, stop)` as [`Self::scan`] does (every time), a wide
+    /// row's cells at most `batch` at a time: a row wider than that comes
+    /// as several rows of the same key, in column order.
+    ///
+    /// # Errors
+    /// As [`Self::scan`].
+    pub fn scan_batched(
+        &mut self,
+        table: &str,
+        range: (Option<&[u8]>, Option<&[u8]>),
+        batch: usize,
+        each: &mut dyn FnMut(Row),
+    ) -> Result<u64, ClientError> {
+        let mut tscan = Vec::new();
+        if let Some(start) = range.0 {
+            tscan.push((1, binary(start)));
+        }
+        if let Some(stop) = range.1 {
+            tscan.push((2, binary(stop)));
+        }
+        tscan.push((4, Value::I32(16)));
+        tscan.push((8, Value::I32(i32::try_from(batch).unwrap_or(i32::MAX))));
+        self.run_scanner(table, tscan, 16, each)
+    }
+
+    /// The newest cell of each column of row `key` that `filter` (HBase's
+    /// filter language) keeps; `None` when it keeps none.
+    ///
+    /// # Errors
+    /// [`ClientError`].
+    pub fn get_filtered(
+        &mut self,
+        table: &str,
+        key: &[u8],
+        filter: &[u8],
+    ) -> Result<Option<Row>, ClientError> {
+        let get = Value::Struct(vec![(1, binary(key)), (6, binary(filter))]);
+        let answer = self.call("get", vec![(1, binary(table.as_bytes())), (2, get)])?;
+        match answer {
+            Some(r) => row_of("get", &r),
+            None => Err(Self::protocol("get", "no result")),
+        }
+    }
+
+    fn run_scanner(
+        &mut self,
+        table: &str,
+        tscan: Vec<(i16, Value)>,
+        page: usize,
+        each: &mut dyn FnMut(Row),
+    ) -> Result<u64, ClientError> {
         let id =
             match self.call("openScanner", vec![(1, binary(table.as_bytes())), (2, Value::Struct(tscan))])? {
                 Some(Value::I32(id)) => id,

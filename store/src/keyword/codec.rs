@@ -134,6 +134,29 @@ impl<'a> KeywordCellRef<'a> {
         Positions { bytes: self.positions, left: self.position_count, last: 0 }
     }
 
+    /// A cell kept outside the store (HBase's keyword rows), its positions
+    /// as [`Self::encoded_positions`] gave them; `None` when those bytes
+    /// are not positions.
+    #[allow(clippy::too_many_arguments)]
+    pub fn from_parts(
+        partition: &'a [u8],
+        field_index: usize,
+        field: &'a str,
+        term: &'a str,
+        date_ms: u64,
+        key: &'a [u8],
+        positions: &'a [u8],
+    ) -> Option<KeywordCellRef<'a>> {
+        let position_count = count_positions(positions)?;
+        Some(KeywordCellRef { partition, field_index, field, term, date_ms, key, positions, position_count })
+    }
+
+    /// The positions as the store keeps them (for a copy kept elsewhere;
+    /// [`Self::from_parts`] reads them back).
+    pub fn encoded_positions(&self) -> &'a [u8] {
+        self.positions
+    }
+
     /// An owned copy.
     pub fn to_cell(&self) -> KeywordCell {
         KeywordCell {

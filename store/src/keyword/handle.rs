@@ -163,11 +163,6 @@ impl SearchHandle {
     ) -> Result<KeywordCells> {
         self.shape().entries(analyzer, row, values)
     }
-
-    /// The index of field `name`.
-    pub fn field(&self, name: &str) -> Option<usize> {
-        self.schema.fields.iter().position(|f| f.name == name)
-    }
 }
 
 /// A partition value as bytes: strings and bytes as they are, integers in

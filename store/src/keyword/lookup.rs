@@ -15,7 +15,7 @@ use super::handle::SearchHandle;
 use crate::cursor;
 use crate::error::{Error, ErrorKind, Result};
 use crate::key;
-use crate::schema::Analyzer;
+use crate::schema::{Analyzer, SearchSchema};
 use crate::stream::{KeyStream, SetOp, combine};
 
 /// A keyword lookup: the rows of one partition holding every term.
@@ -72,37 +72,8 @@ pub(crate) fn lookup(
     analyzer: &dyn Analyzer,
     query: &KeywordQuery,
 ) -> Result<KeywordPage> {
-    let invalid = |reason: String| -> Error { ErrorKind::InvalidKeywordQuery { reason }.into() };
     let partition_prefix = partition_start(&query.partition);
-    // Each required term: the fields it may be in.
-    let mut required: Vec<(Vec<usize>, String)> = Vec::new();
-    for raw in &query.terms {
-        let (fields, text) = match raw.split_once(':') {
-            Some((name, text)) => match search.field(name) {
-                Some(n) => (vec![n], text),
-                None => {
-                    let known: Vec<&str> = search.schema.fields.iter().map(|f| f.name.as_str()).collect();
-                    return Err(invalid(format!(
-                        "unknown search field {name:?} (fields: {})",
-                        known.join(", ")
-                    )));
-                }
-            },
-            None => ((0..search.schema.fields.len()).collect(), raw.as_str()),
-        };
-        for &n in &fields {
-            let mut found = Vec::new();
-            analyzer.terms(&search.schema.fields[n], text, &mut |t, _| found.push(t.to_owned()));
-            for term in found {
-                if !required.iter().any(|(f, t)| *f == fields && *t == term) {
-                    required.push((fields.clone(), term));
-                }
-            }
-        }
-    }
-    if required.is_empty() {
-        return Err(invalid("no terms to look up (every word was empty or dropped by the analyzer)".into()));
-    }
+    let required = required_terms(&search.schema, analyzer, &query.terms)?;
     let mut streams = Vec::with_capacity(required.len());
     for (fields, term) in &required {
         let columns = fields
@@ -127,6 +98,49 @@ pub(crate) fn lookup(
         next_cursor: page.next_after.as_deref().map(encode_cursor),
         cells_read: page.entries_read,
     })
+}
+
+/// The terms a keyword lookup of `terms` requires (each `word` or
+/// `field:word`, analysed like the stored text), each with the indexes of
+/// the search fields it may be in: the rows found hold every one.
+///
+/// # Errors
+/// `InvalidKeywordQuery` for an unknown field or no terms left.
+pub fn required_terms(
+    search: &SearchSchema,
+    analyzer: &dyn Analyzer,
+    terms: &[String],
+) -> Result<Vec<(Vec<usize>, String)>> {
+    let invalid = |reason: String| -> Error { ErrorKind::InvalidKeywordQuery { reason }.into() };
+    let mut required: Vec<(Vec<usize>, String)> = Vec::new();
+    for raw in terms {
+        let (fields, text) = match raw.split_once(':') {
+            Some((name, text)) => match search.fields.iter().position(|f| f.name == name) {
+                Some(n) => (vec![n], text),
+                None => {
+                    let known: Vec<&str> = search.fields.iter().map(|f| f.name.as_str()).collect();
+                    return Err(invalid(format!(
+                        "unknown search field {name:?} (fields: {})",
+                        known.join(", ")
+                    )));
+                }
+            },
+            None => ((0..search.fields.len()).collect(), raw.as_str()),
+        };
+        for &n in &fields {
+            let mut found = Vec::new();
+            analyzer.terms(&search.fields[n], text, &mut |t, _| found.push(t.to_owned()));
+            for term in found {
+                if !required.iter().any(|(f, t)| *f == fields && *t == term) {
+                    required.push((fields.clone(), term));
+                }
+            }
+        }
+    }
+    if required.is_empty() {
+        return Err(invalid("no terms to look up (every word was empty or dropped by the analyzer)".into()));
+    }
+    Ok(required)
 }
 
 /// Decodes one stored keyword cell.
