@@ -85,7 +85,7 @@ pub fn changes_in(rtxn: &dyn RowView, table: &str, from_seq: u64) -> Result<Tabl
 /// so a write stamped a little in the past by a lagging clock is read by
 /// the next pass (a row read twice is harmless; one skipped is not).
 fn settled(rtxn: &dyn RowView, from_seq: u64, read_to: u64) -> Result<u64> {
-    Ok(read_to.min(rtxn.next_seq()?).max(from_seq))
+    Ok(read_to.min(rtxn.settled_seq()?).max(from_seq))
 }
 
 /// How many distinct rows of `table` the change feed names from

@@ -330,7 +330,7 @@ impl LiveIndexes {
             // A searchable table's first index is built on the way (by the
             // refresher, or here): no reindex command is needed.
             Err(Error::NoIndex { .. }) if want.consistency == Consistency::Snapshot => {
-                self.catch_up(live, store.next_seq()?.max(wanted), 0, want.deadline)?;
+                self.catch_up(live, store.view()?.settled_seq()?.max(wanted), 0, want.deadline)?;
                 live.index.generation()?
             }
             generation => generation?,

@@ -151,6 +151,11 @@ impl Refresher {
         Ok(Refresher { live, options, thread: Some(thread) })
     }
 
+    /// How often it runs a round unasked (`None`: only when asked).
+    pub fn interval(&self) -> Option<Duration> {
+        self.options.interval
+    }
+
     /// The live indexes it keeps current.
     pub fn live(&self) -> &Arc<LiveIndexes> {
         &self.live

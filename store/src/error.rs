@@ -296,7 +296,7 @@ pub enum ErrorKind {
     },
     /// A caller's callback stopped an iteration with its own error
     /// ([`Error::callback`]; get it back with [`Error::into_callback`]).
-    #[error("stopped by the caller: {source}")]
+    #[error(transparent)]
     Callback {
         /// The caller's error.
         source: Box<dyn std::error::Error + Send + Sync>,

@@ -133,6 +133,17 @@ pub trait RowView {
     /// The source's own failures.
     fn next_seq(&self) -> Result<u64>;
 
+    /// The sequence up to which (exclusive) this view's feed is final: no
+    /// change below it can appear later. The store's is its next sequence
+    /// (the default); a source whose sequences are clock times holds back
+    /// a margin for clocks that lag (HBase).
+    ///
+    /// # Errors
+    /// The source's own failures.
+    fn settled_seq(&self) -> Result<u64> {
+        self.next_seq()
+    }
+
     /// Feed entries with `seq >= from_seq` in this view, at most `limit`.
     ///
     /// # Errors

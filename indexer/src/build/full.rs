@@ -198,7 +198,7 @@ impl Readers<'_> {
     fn run(&self) -> Result<Option<(u64, u64)>> {
         let view = self.store.view()?;
         let rtxn = &*view;
-        let next_seq = rtxn.next_seq()?;
+        let next_seq = rtxn.settled_seq()?;
         let mut rows = 0u64;
         let mut grouper = Grouper::new(self.schema);
         while let Some((from, to)) = self.ranges.get(self.next_range.fetch_add(1, Ordering::Relaxed)) {

@@ -13,6 +13,12 @@ use super::demo::demo;
 /// Runs `demo` or `serve` (each writes to stdout itself).
 pub(super) fn run(args: &Args, command: &ServeCommand) -> Result<ExitCode> {
     match command {
+        ServeCommand::Demo { .. } if args.hbase.is_some() => {
+            return Err(UsageError(
+                "demo runs on the embedded store; over HBase: ingest --hbase, then serve --hbase".into(),
+            )
+            .into());
+        }
         ServeCommand::Demo { rows, listen, no_serve } => {
             let store = {
                 let stdout = std::io::stdout();
@@ -28,6 +34,7 @@ pub(super) fn run(args: &Args, command: &ServeCommand) -> Result<ExitCode> {
                     true,
                     Default::default(),
                     refresh,
+                    None,
                 )?;
             }
         }
@@ -83,7 +90,9 @@ pub(super) fn run(args: &Args, command: &ServeCommand) -> Result<ExitCode> {
             if master_key.is_none() {
                 refuse_open_exposure(listen)?;
             }
-            let store = if *create_store { create(args)? } else { open(args)? };
+            // Over HBase the local directory holds only rowsearch's own
+            // (index generations, keys): made when missing.
+            let store = if *create_store || args.hbase.is_some() { create(args)? } else { open(args)? };
             let checker = match master_key {
                 None => None,
                 Some(key) => Some(
@@ -109,7 +118,7 @@ pub(super) fn run(args: &Args, command: &ServeCommand) -> Result<ExitCode> {
                 thrift2: thrift2.as_deref(),
                 open_network: *thrift_open_network,
             };
-            serve(store, listen, thrift, limits, false, access, refresh)?;
+            serve(store, listen, thrift, limits, false, access, refresh, args.hbase.as_deref())?;
         }
     }
     Ok(ExitCode::SUCCESS)
@@ -173,6 +182,7 @@ pub(super) fn serve(
     demo: bool,
     access: rowsearch::http::AccessConfig,
     refresh: rowsearch::indexer::RefreshOptions,
+    hbase: Option<&str>,
 ) -> Result<()> {
     let addr: std::net::SocketAddr =
         listen.parse().map_err(|e| UsageError(format!("--listen {listen:?}: {e}")))?;
@@ -196,6 +206,14 @@ pub(super) fn serve(
             "--thrift or --thrift2 beside --master-key: the Thrift gateways have no authentication (HBase's \
              have none), so they would be an open door next to a locked one; serve Thrift from a server \
              without access keys, on loopback"
+                .into(),
+        )
+        .into());
+    }
+    if gateways.iter().any(Option::is_some) && hbase.is_some() {
+        return Err(UsageError(
+            "--thrift or --thrift2 beside --hbase: the tables live in HBase, whose own Thrift gateway \
+             serves them to HBase clients"
                 .into(),
         )
         .into());
@@ -238,8 +256,17 @@ pub(super) fn serve(
         if !bound.ip().is_unspecified() {
             state.access.hosts.local = Some(bound.ip());
         }
-        // Keeps every searchable table's index current, whoever writes.
-        let live = rowsearch::indexer::LiveIndexes::with_overlay_max_rows(store, overlay_max_rows);
+        // Keeps every searchable table's index current, whoever writes
+        // (over HBase: the tailer, reading each table's newer cells).
+        let live = match hbase {
+            Some(addr) => {
+                let source = std::sync::Arc::new(super::hbase::source(addr));
+                state.hbase = Some(std::sync::Arc::clone(&source));
+                let dir = store.path().to_owned();
+                rowsearch::indexer::LiveIndexes::over(source, dir, overlay_max_rows)
+            }
+            None => rowsearch::indexer::LiveIndexes::with_overlay_max_rows(store, overlay_max_rows),
+        };
         let refresher =
             std::sync::Arc::new(rowsearch::indexer::Refresher::start(std::sync::Arc::new(live), refresh)?);
         state.searcher = rowsearch::Searcher::with_refresher(std::sync::Arc::clone(state.store()), refresher);

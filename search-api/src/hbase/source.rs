@@ -72,6 +72,17 @@ impl HbaseSource {
         HbaseSource { tables: HbaseTables::new(addr), analyzer }
     }
 
+    /// Whether HBase answers (one call, within 2 s).
+    ///
+    /// # Errors
+    /// `Client` when it does not.
+    pub fn ping(&self) -> Result<(), HbaseError> {
+        let mut client =
+            crate::thrift::HbaseClient::new(self.tables.addr(), std::time::Duration::from_secs(2));
+        client.table_exists(super::tables::CATALOG)?;
+        Ok(())
+    }
+
     /// The tables (catalog and rows).
     pub fn tables(&self) -> &HbaseTables {
         &self.tables
@@ -342,7 +353,12 @@ impl RowView for HbaseView<'_> {
         self.source.table_id(table)
     }
 
+    /// The view's time: a change is stamped before it.
     fn next_seq(&self) -> rowsearch_store::Result<u64> {
+        Ok(self.before)
+    }
+
+    fn settled_seq(&self) -> rowsearch_store::Result<u64> {
         Ok(self.before.saturating_sub(SKEW_MARGIN_MS))
     }
 

@@ -141,6 +141,8 @@ pub enum Refusal {
     Timeout(u128),
     /// A worker failed while doing the request.
     Internal(String),
+    /// A route the server does not serve over HBase (`serve --hbase`).
+    NotOverHbase(&'static str),
 }
 
 impl Refusal {
@@ -172,6 +174,7 @@ impl Refusal {
             Refusal::BodyTooLarge(_) => (S::PAYLOAD_TOO_LARGE, "body_too_large"),
             Refusal::Timeout(_) => (S::SERVICE_UNAVAILABLE, "timeout"),
             Refusal::Internal(_) => (S::INTERNAL_SERVER_ERROR, "internal"),
+            Refusal::NotOverHbase(_) => (S::NOT_IMPLEMENTED, "not_over_hbase"),
         }
     }
 
@@ -229,6 +232,11 @@ impl Refusal {
             ),
             Refusal::BodyTooLarge(max) => format!("the request body is larger than {max} bytes"),
             Refusal::Timeout(ms) => format!("request took longer than {ms} ms"),
+            Refusal::NotOverHbase(route) => format!(
+                "{route} is not served over HBase: the tables live in HBase (serve --hbase), where this \
+                 server serves search, suggest, keywords, rows by key and tables (HBase's own clients \
+                 scan and batch there)"
+            ),
         }
     }
 }
@@ -280,8 +288,29 @@ pub fn store_status(e: &rowsearch_store::Error) -> (StatusCode, &'static str) {
         ErrorKind::TooManyDatabases { .. } => (S::UNPROCESSABLE_ENTITY, "too_many_families"),
         ErrorKind::Poisoned => (S::SERVICE_UNAVAILABLE, "store_unavailable"),
         ErrorKind::Cancelled { .. } => (S::SERVICE_UNAVAILABLE, "timeout"),
+        ErrorKind::Callback { source } if source.downcast_ref::<crate::hbase::HbaseError>().is_some() => {
+            source
+                .downcast_ref::<crate::hbase::HbaseError>()
+                .map_or((S::INTERNAL_SERVER_ERROR, "internal"), hbase_status)
+        }
         _ if e.is_user_error() => (S::BAD_REQUEST, "bad_request"),
         _ => (S::INTERNAL_SERVER_ERROR, "internal"),
+    }
+}
+
+/// Status and code of a failure of the HBase the tables live in: 503
+/// while it cannot be reached (the request may be retried), 502 when it
+/// refused.
+pub fn hbase_status(e: &crate::hbase::HbaseError) -> (StatusCode, &'static str) {
+    use crate::hbase::HbaseError as H;
+    use crate::thrift::ClientError as C;
+    use StatusCode as S;
+    match e {
+        H::UnknownTable { .. } => (S::NOT_FOUND, "table_not_found"),
+        H::Schema { .. } => (S::UNPROCESSABLE_ENTITY, "invalid_schema"),
+        H::Client(C::Unavailable { .. }) => (S::SERVICE_UNAVAILABLE, "hbase_unavailable"),
+        H::Client(_) => (S::BAD_GATEWAY, "hbase_refused"),
+        H::Corrupted { .. } => (S::INTERNAL_SERVER_ERROR, "internal"),
     }
 }
 
@@ -317,6 +346,13 @@ impl From<Error> for ApiError {
             _ => None,
         };
         ApiError { position, ..ApiError::new(status, code, e.to_string()) }
+    }
+}
+
+impl From<crate::hbase::HbaseError> for ApiError {
+    fn from(e: crate::hbase::HbaseError) -> ApiError {
+        let (status, code) = hbase_status(&e);
+        ApiError::new(status, code, e.to_string())
     }
 }
 
@@ -482,6 +518,7 @@ mod tests {
             (Refusal::ForeignHost("x".into()), (403, "forbidden_host")),
             (Refusal::BodiesBusy(1), (503, "busy")),
             (Refusal::AnswersBusy(1), (503, "busy")),
+            (Refusal::NotOverHbase("scan"), (501, "not_over_hbase")),
         ];
         for (r, want) in refusals {
             match &r {
@@ -501,6 +538,7 @@ mod tests {
                 | Refusal::InvalidKey
                 | Refusal::Forbidden(_)
                 | Refusal::ForeignOrigin(_)
+                | Refusal::NotOverHbase(_)
                 | Refusal::ForeignHost(_)
                 | Refusal::MethodNotAllowed { .. }
                 | Refusal::BodyTimeout(_)

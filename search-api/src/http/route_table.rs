@@ -39,6 +39,13 @@ impl RouteSpec {
         RouteSpec { mutates: false, ..self }
     }
 
+    /// Whether the route called `name` is served when the tables live in
+    /// HBase (`serve --hbase`): the search side, rows by key, and tables;
+    /// scans, secondary indexes, batches and jobs are the embedded store's.
+    pub(super) fn over_hbase(name: &str) -> bool {
+        OVER_HBASE.contains(&name)
+    }
+
     /// Whether the route called `name` writes (routes of one name agree).
     pub(super) fn mutates(name: &str) -> bool {
         ROUTES.iter().any(|r| r.name == name && r.mutates)
@@ -63,6 +70,32 @@ const SCAN: &[Param] = &[
     p::KEYS_ONLY,
     p::REGION,
     p::ENCODING,
+];
+
+/// The routes `serve --hbase` serves ([`RouteSpec::over_hbase`]).
+pub const OVER_HBASE: &[&str] = &[
+    "page",
+    "page_script",
+    "page_style",
+    "health",
+    "metrics",
+    "openapi",
+    "tables_list",
+    "tables_put",
+    "tables_get",
+    "tables_delete",
+    "rows_put",
+    "rows_get",
+    "rows_delete",
+    "rows_put_fields",
+    "rows_get_fields",
+    "rows_delete_fields",
+    "search",
+    "suggest",
+    "keywords",
+    "keys_create",
+    "keys_list",
+    "keys_delete",
 ];
 
 /// Every route, in API.md's order.

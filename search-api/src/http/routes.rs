@@ -64,6 +64,10 @@ where
     // The client gone: this future is dropped, and a read with it, queued
     // or running (a write keeps its place: the client may retry it).
     let _left = (!writes).then(|| Abandon { phase: Arc::clone(&phase), cancel: cancel.clone() });
+    if state.hbase.is_some() && !RouteSpec::over_hbase(route) {
+        let refused = ApiError::from(Refusal::NotOverHbase(route));
+        return Ok(answer(&state, route, started, Some(Ok(Err(refused)))));
+    }
     let worker = Arc::clone(&state);
     let worker_phase = Arc::clone(&phase);
     let task = state.work.run(move || {

@@ -134,6 +134,9 @@ pub struct State {
     /// The budget of answers waiting to be sent, in KiB
     /// ([`Limits::max_answers_bytes`]).
     pub(crate) answers: Arc<tokio::sync::Semaphore>,
+    /// The HBase cluster the tables live in (`serve --hbase`); `None`:
+    /// the embedded store's tables.
+    pub hbase: Option<Arc<crate::hbase::HbaseSource>>,
 }
 
 impl State {
@@ -159,6 +162,7 @@ impl State {
             bodies,
             answers,
             access: AccessConfig::default(),
+            hbase: None,
         })
     }
 

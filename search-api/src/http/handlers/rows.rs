@@ -26,7 +26,7 @@ impl RowAt {
             RowAt::Path(segment) => path_key(segment),
             RowAt::Fields => {
                 let fields = p.get("key_fields").ok_or_else(|| ApiError::bad_request("give key_fields"))?;
-                Ok(key_from_fields(&st.store().schema(t)?, t, fields)?)
+                Ok(key_from_fields(&st.searcher.rows().schema(t)?, t, fields)?)
             }
         }
     }
@@ -35,6 +35,13 @@ impl RowAt {
 /// `PUT /tables/{t}/rows/{key}` (or `?key_fields=`).
 pub(crate) fn put(st: &State, access: &Access, t: &str, at: &RowAt, p: &Params, body: &[u8]) -> Answer {
     let key = at.key(st, t, p)?;
+    if let Some(hbase) = &st.hbase {
+        confine::whole_table(access, "a write of a table in HBase")?;
+        let body: RowRequest = parse_json(body)?;
+        hbase.put_rows(t, &[(key, body.cells(p.encoding()?)?)])?;
+        // The time it was written by: a feed position of HBase's tables.
+        return ok(json!({"seq": hbase_now_ms()}));
+    }
     confine::may_write_row(access, st.store(), t, &key)?;
     let body: RowRequest = parse_json(body)?;
     let info = st.store().put(t, &key, body.cells(p.encoding()?)?)?;
@@ -44,6 +51,15 @@ pub(crate) fn put(st: &State, access: &Access, t: &str, at: &RowAt, p: &Params, 
 /// `GET /tables/{t}/rows/{key}` (or `?key_fields=`).
 pub(crate) fn get(st: &State, access: &Access, t: &str, at: &RowAt, p: &Params) -> Answer {
     let key = at.key(st, t, p)?;
+    if let Some(hbase) = &st.hbase {
+        confine::whole_table(access, "a read of a table in HBase")?;
+        let read = read_options(p)?;
+        let schema = hbase.tables().schema(t)?;
+        return match rowsearch_store::RowSource::rows(&**hbase, t, &[&key], &read)?.pop().flatten() {
+            Some(row) => ok(row_json_in(&row, schema.row_key.as_ref(), p.encoding()?)),
+            None => Err(Refusal::RowNotFound.into()),
+        };
+    }
     let rtxn = st.store().begin_read()?;
     let schema = rtxn.schema(t)?;
     // A row of a partition the key may not see is no row at all to it.
@@ -60,6 +76,16 @@ pub(crate) fn get(st: &State, access: &Access, t: &str, at: &RowAt, p: &Params) 
 /// `columns` given; 200 with the commit's `seq`.
 pub(crate) fn delete(st: &State, access: &Access, t: &str, at: &RowAt, p: &Params) -> Answer {
     let key = at.key(st, t, p)?;
+    if let Some(hbase) = &st.hbase {
+        confine::whole_table(access, "a delete in a table in HBase")?;
+        if !p.all("columns").is_empty() || p.get("timestamp").is_some() {
+            return Err(ApiError::bad_request(
+                "over HBase a delete takes the whole row (no columns or timestamp)",
+            ));
+        }
+        hbase.delete_row(t, &key)?;
+        return ok(json!({"seq": hbase_now_ms()}));
+    }
     confine::may_write_row(access, st.store(), t, &key)?;
     let mut batch = Batch::new();
     for what in
@@ -69,6 +95,13 @@ pub(crate) fn delete(st: &State, access: &Access, t: &str, at: &RowAt, p: &Param
     }
     let info = st.store().apply(&batch)?;
     ok(json!({"seq": info.last_seq}))
+}
+
+/// The time now (ms): the feed position a write to HBase is below.
+fn hbase_now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
 /// `POST /tables/{t}/mutate`: puts and deletes in one atomic batch.

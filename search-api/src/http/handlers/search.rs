@@ -105,8 +105,9 @@ pub(crate) fn keywords(st: &State, access: &Access, t: &str, p: &Params) -> Answ
         limit: Some(p.number("limit")?.unwrap_or(100).min(st.limits.max_scan_limit)),
         cursor: p.get("cursor").map(str::to_owned),
     };
-    let schema = st.store().schema(t)?;
-    let page = st.store().keyword_lookup(t, &query)?;
+    let rows = st.searcher.rows();
+    let schema = rows.schema(t)?;
+    let page = rows.keyword_lookup(t, &query)?;
     let keys: Vec<Value> = page
         .hits
         .iter()

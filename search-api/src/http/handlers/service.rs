@@ -15,6 +15,12 @@ pub(crate) fn health(st: &State) -> Answer {
     let version = env!("CARGO_PKG_VERSION");
     let work = st.work.load();
     let no_path = |reason: &str| hide_data_path(reason, st.store().path());
+    if let Some(hbase) = &st.hbase
+        && let Err(e) = hbase.ping()
+    {
+        let reason = format!("the tables live in HBase, which does not answer: {e}");
+        return ok(json!({"status": "degraded", "reason": reason, "version": version, "work": work}));
+    }
     match st.store().health() {
         Ok(None) => match st.index_trouble() {
             None => ok(json!({"status": "ok", "version": version, "work": work})),

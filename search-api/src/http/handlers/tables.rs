@@ -13,13 +13,13 @@ use crate::keys::Access;
 
 /// `GET /tables`.
 pub(crate) fn list(st: &State, access: &Access) -> Answer {
-    let tables: Vec<Value> = st
-        .store()
+    let rows = st.searcher.rows();
+    let tables: Vec<Value> = rows
         .tables()?
         .into_iter()
         .filter(|name| access.may_touch(name))
         .map(|name| {
-            let search = st.store().schema(&name).ok().and_then(|s| s.search).map(|s| search_summary(&s));
+            let search = rows.schema(&name).ok().and_then(|s| s.search).map(|s| search_summary(&s));
             let mut entry = json!({"name": name});
             if let Some(search) = search {
                 // How current its index is, as GET /tables/{t} says it (a
@@ -77,7 +77,10 @@ pub(crate) fn regions(st: &State, access: &Access, t: &str, p: &Params) -> Answe
 /// `PUT /tables/{t}`: 201 when created, 200 when it exists alike.
 pub(crate) fn put(st: &State, t: &str, body: &[u8]) -> Answer {
     let schema: TableSchema = parse_json(body)?;
-    let created = st.store().create_table(t, &schema)?;
+    let created = match &st.hbase {
+        Some(hbase) => hbase.create_table(t, &schema)?,
+        None => st.store().create_table(t, &schema)?,
+    };
     let status = if created { StatusCode::CREATED } else { StatusCode::OK };
     Ok(json_reply(&json!({"table": t, "created": created}), status))
 }
@@ -85,6 +88,9 @@ pub(crate) fn put(st: &State, t: &str, body: &[u8]) -> Answer {
 /// `GET /tables/{t}`: schema and figures.
 pub(crate) fn get(st: &State, access: &Access, t: &str) -> Answer {
     confine::whole_table(access, "a table's figures")?;
+    if let Some(hbase) = &st.hbase {
+        return get_over_hbase(st, hbase, t);
+    }
     let schema = st.store().schema(t)?;
     let stats = st.store().stats(t)?;
     let regions = st.store().regions(t)?.len();
@@ -108,6 +114,39 @@ pub(crate) fn get(st: &State, access: &Access, t: &str) -> Answer {
                   "index": index.map(|(generation, bytes, when)| json!({
                       "generation": generation, "bytes": bytes, "updated_unix_seconds": when}))},
         "freshness": freshness,
+        "guarantee": {"kind": "snapshot",
+                      "detail": "a search reflects every write committed before it began, from any process"},
+    }))
+}
+
+/// `GET /tables/{t}` of a table in HBase: its schema, regions, the
+/// guarantee and the tailer's lag as measured (no counts: HBase keeps
+/// none without a full scan).
+fn get_over_hbase(st: &State, hbase: &crate::hbase::HbaseSource, t: &str) -> Answer {
+    use rowsearch_store::RowSource as _;
+    let schema = hbase.schema(t)?;
+    let regions = hbase.regions(t)?.len();
+    let enabled = hbase.is_enabled(t)?;
+    let index = st.index_figures(t);
+    let freshness = st.freshness(t).map(|f| {
+        json!({"store_seq": f.store_seq, "index_seq": f.index_seq, "lag_rows": f.lag_rows, "lag_ms": f.lag_ms})
+    });
+    let refresh_ms = st.searcher.refresher().and_then(|r| r.interval()).map(|i| i.as_millis() as u64);
+    ok(json!({
+        "name": t,
+        "enabled": enabled,
+        "schema": schema,
+        "source": {"kind": "hbase", "gateway": hbase.tables().addr()},
+        "stats": {"rows": null, "cells": null, "bytes": null, "regions": regions,
+                  "index": index.map(|(generation, bytes, when)| json!({
+                      "generation": generation, "bytes": bytes, "updated_unix_seconds": when}))},
+        "freshness": freshness,
+        "guarantee": {"kind": "read_your_writes",
+                      "detail": "writes made through this server are searchable at once; writes by other \
+                                 HBase clients once the tailer has read them (every refresh, reading each \
+                                 table's cells newer than its watermark less a 2 s margin for clock skew)",
+                      "refresh_ms": refresh_ms,
+                      "lag_ms": st.freshness(t).map(|f| f.lag_ms)},
     }))
 }
 
@@ -121,7 +160,13 @@ pub(crate) fn set_enabled(st: &State, t: &str, enabled: bool) -> Answer {
 
 /// `DELETE /tables/{t}`: rows, keyword rows, indexes and generations.
 pub(crate) fn delete(st: &State, t: &str) -> Answer {
-    rowsearch_indexer::drop_table(st.store(), t)?;
+    match &st.hbase {
+        Some(hbase) => {
+            hbase.drop_table(t)?;
+            rowsearch_indexer::IndexDir::new(st.store().path(), t).remove_all()?;
+        }
+        None => rowsearch_indexer::drop_table(st.store(), t)?,
+    }
     st.searcher.forget(t);
     Ok(StatusCode::NO_CONTENT.into_response())
 }
