@@ -31,7 +31,12 @@ pub(super) fn run(args: &Args, command: &SearchCommand, out: &mut impl Write) ->
                 options.threads = (*t).max(1);
             }
             let report = match &args.hbase {
-                Some(addr) => reindex_hbase(addr, &args.data, table, &options)?,
+                Some(addr) => {
+                    // The local directory holds rowsearch's own beside the
+                    // index generations: made when missing.
+                    super::common::create(args)?;
+                    reindex_hbase(addr, &args.data, table, &options)?
+                }
                 None => reindex(&open(args)?, table, &options)?,
             };
             writeln!(out, "{}", report.summary())?;
@@ -172,7 +177,6 @@ fn reindex_hbase(
     options: &rowsearch::indexer::ReindexOptions,
 ) -> Result<rowsearch::indexer::ReindexReport> {
     let source = super::hbase::source(addr);
-    std::fs::create_dir_all(data).map_err(|e| anyhow::anyhow!("creating {}: {e}", data.display()))?;
     let mut progress =
         Progress::new(format!("reindex {table} from HBase at {addr}"), "", Duration::from_secs(2));
     let report = rowsearch::indexer::reindex_from(&source, data, table, options, &mut |p| {

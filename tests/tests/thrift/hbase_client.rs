@@ -165,7 +165,7 @@ fn cli_suite(addr: &str) {
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     let out = run(&["scan", table]);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
-    assert!(stderr(&out).contains("issue 39"), "{}", stderr(&out));
+    assert!(stderr(&out).contains("embedded store"), "{}", stderr(&out));
     let out = run(&["get", table, "r1", "--versions", "2"]);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     let out = run(&["drop-table", table]);

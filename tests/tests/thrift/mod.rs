@@ -8,6 +8,7 @@ mod client;
 mod differential;
 mod differential2;
 mod hbase_client;
+mod over_hbase;
 
 use client::{A, Client, V};
 use rowsearch_tests::{Server, TestDir, stderr};
