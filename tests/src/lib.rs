@@ -2,8 +2,10 @@
 //! binary and run it against a temporary data directory.
 
 mod hbase;
+mod proxy;
 
 pub use hbase::{HBase, hbase};
+pub use proxy::Proxy;
 
 use std::path::PathBuf;
 use std::process::{Command, Output};

@@ -108,11 +108,25 @@ impl HbaseClient {
     }
 
     /// Calls `method` with `args` (its argument struct's fields); the
-    /// result's field 0 (`None` for `void`).
+    /// result's field 0 (`None` for `void`). A connection kept from an
+    /// earlier call that turns out closed (the gateway restarted, or went
+    /// away and came back) before any of the answer came is replaced and
+    /// the call sent once more: the call may then run twice, so this
+    /// client is for calls that may (reads, puts, deletes).
     ///
     /// # Errors
     /// [`ClientError`].
     pub fn call(&mut self, method: &str, args: Vec<(i16, Value)>) -> Result<Option<Value>, ClientError> {
+        let reused = self.stream.is_some();
+        match self.call_once(method, args.clone()) {
+            Err(ClientError::Unavailable { .. }) if reused && self.buf.is_empty() => {
+                self.call_once(method, args)
+            }
+            other => other,
+        }
+    }
+
+    fn call_once(&mut self, method: &str, args: Vec<(i16, Value)>) -> Result<Option<Value>, ClientError> {
         self.seq = self.seq.wrapping_add(1);
         let message = Message {
             name: method.to_owned(),

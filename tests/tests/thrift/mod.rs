@@ -8,6 +8,7 @@ mod client;
 mod differential;
 mod differential2;
 mod hbase_client;
+mod hbase_faults;
 mod over_hbase;
 
 use client::{A, Client, V};
