@@ -65,3 +65,14 @@ grep -q "happybase.Connection" "$DATA/readme_example.py"
 "$VENV/bin/python" "$DATA/readme_example.py"
 echo "== end to end with happybase (tests/thrift/happybase_e2e.py): search, keywords, filtered scans, counters from 4 processes, kill -9 during batches"
 "$VENV/bin/python" tests/thrift/happybase_e2e.py "$BIN"
+echo "== happybase straight to a real HBase's gateway beside serve --hbase (tests/thrift/happybase_over_hbase.py)"
+if command -v java >/dev/null && command -v mvn >/dev/null; then
+    HB="$DATA/hbase"
+    HBASE_WATCH_PID=$$ bash hbase/hbase.sh start "$HB" > "$DATA/hbase.out"
+    trap 'kill "$SERVER" 2>/dev/null || true; bash hbase/hbase.sh stop "$HB" >/dev/null 2>&1 || true; rm -rf "$DATA"' EXIT
+    THRIFT=$(sed -n 's/^thrift=//p' "$DATA/hbase.out")
+    THRIFT2=$(sed -n 's/^thrift2=//p' "$DATA/hbase.out")
+    "$VENV/bin/python" tests/thrift/happybase_over_hbase.py "$BIN" "$THRIFT" "$THRIFT2"
+else
+    echo "*** SKIPPED happybase_over_hbase.py: it needs a real Apache HBase (Java 17 and Maven; .ci/run installs them) ***"
+fi
