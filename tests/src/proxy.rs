@@ -30,6 +30,8 @@ struct Shared {
     /// rows, not a schema), until released.
     stall_big: Mutex<bool>,
     released: std::sync::Condvar,
+    /// Replies held back so far.
+    stalls: AtomicU64,
 }
 
 impl Shared {
@@ -59,6 +61,7 @@ impl Proxy {
             open: Mutex::new(Vec::new()),
             stall_big: Mutex::new(false),
             released: std::sync::Condvar::new(),
+            stalls: AtomicU64::new(0),
         });
         let accepting = Arc::clone(&shared);
         std::thread::spawn(move || {
@@ -92,6 +95,15 @@ impl Proxy {
         self.shared.cut();
     }
 
+    /// Shuts every open connection, staying up: a client's next call
+    /// connects again.
+    pub fn reset(&self) {
+        for s in self.shared.open.lock().unwrap().drain(..) {
+            let _ = s.shutdown(Shutdown::Both);
+        }
+        self.shared.released.notify_all();
+    }
+
     /// Brings it back.
     pub fn up(&self) {
         self.shared.down_after.store(u64::MAX, Ordering::SeqCst);
@@ -109,6 +121,11 @@ impl Proxy {
     /// a client is held in the middle of reading rows.
     pub fn stall_big_replies(&self) {
         *self.shared.stall_big.lock().unwrap() = true;
+    }
+
+    /// How many replies have been held back.
+    pub fn stalls(&self) -> u64 {
+        self.shared.stalls.load(Ordering::SeqCst)
     }
 
     /// Lets stalled replies go.
@@ -135,8 +152,15 @@ fn pump(mut from: TcpStream, mut to: TcpStream, shared: &Shared, upstream: bool)
         }
         if !upstream && n == buf.len() {
             let mut stalled = shared.stall_big.lock().unwrap();
+            if *stalled {
+                shared.stalls.fetch_add(1, Ordering::SeqCst);
+            }
             while *stalled && !shared.is_down() {
                 stalled = shared.released.wait(stalled).unwrap();
+                // Shut meanwhile (reset): this reply goes nowhere.
+                if to.peer_addr().is_err() || from.peer_addr().is_err() {
+                    break;
+                }
             }
         }
         if upstream {

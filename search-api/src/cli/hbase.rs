@@ -42,9 +42,17 @@ pub(super) fn run(addr: &str, command: &DataCommand, out: &mut impl Write) -> Re
             source.drop_table(table)?;
             writeln!(out, "dropped table {table} in HBase")?;
         }
-        DataCommand::Put { table, key, cells, timestamp, key_fields: None } => {
-            let cells: Vec<&String> = cells.iter().collect();
-            source.put_rows(table, &[(bytes("key", key)?, put_cells(&cells, *timestamp)?)])?;
+        DataCommand::Put { table, key, cells, timestamp, key_fields } => {
+            // With --key-fields, the first positional is a cell.
+            let (key, cells): (Vec<u8>, Vec<&String>) = match key_fields {
+                Some(fields) => {
+                    let schema = hbase.schema(table)?;
+                    let row = rowsearch::json::key_from_fields(&schema, table, fields)?;
+                    (row, std::iter::once(key).chain(cells).collect())
+                }
+                None => (bytes("key", key)?, cells.iter().collect()),
+            };
+            source.put_rows(table, &[(key, put_cells(&cells, *timestamp)?)])?;
             writeln!(out, "ok")?;
         }
         DataCommand::Get { table, key: Some(key), key_fields: None, read } => {
@@ -68,7 +76,7 @@ pub(super) fn run(addr: &str, command: &DataCommand, out: &mut impl Write) -> Re
         }
         _ => {
             return Err(UsageError(
-                "with --hbase: tables, create-table, drop-table, put KEY (no --key-fields), get KEY \
+                "with --hbase: tables, create-table, drop-table, put, get KEY \
                  (no --key-fields; the newest cell of each column); scans, deletes, counts and the other \
                  data commands are the embedded store's (HBase's own shell and clients do them there)"
                     .into(),

@@ -31,7 +31,7 @@ pub const SUFFIX: &str = ".keywords";
 pub const FAMILY: &str = "k";
 const ROW_PREFIX: u8 = b'k';
 /// Columns a scan result carries at most (a wider row comes in pieces).
-const SCAN_BATCH: usize = 20_000;
+const SCAN_BATCH: usize = 5_000;
 const CURSOR_PREFIX: &str = "hk1.";
 
 /// The companion table of `table`.

@@ -58,6 +58,23 @@ pub struct HbaseClient {
     buf: Vec<u8>,
 }
 
+/// The calls [`HbaseClient::call`] sends again on a fresh connection when
+/// a kept one turns out closed: those that may run twice.
+pub const RETRIED: &[&str] = &[
+    "get",
+    "getMultiple",
+    "exists",
+    "existsAll",
+    "put",
+    "putMultiple",
+    "deleteSingle",
+    "deleteMultiple",
+    "tableExists",
+    "isTableEnabled",
+    "getAllRegionLocations",
+    "getTableDescriptor",
+];
+
 /// Most bytes of cells one put call carries.
 const PUT_CALL_BYTES: usize = 4 << 20;
 
@@ -108,20 +125,23 @@ impl HbaseClient {
     }
 
     /// Calls `method` with `args` (its argument struct's fields); the
-    /// result's field 0 (`None` for `void`). A connection kept from an
-    /// earlier call that turns out closed (the gateway restarted, or went
-    /// away and came back) before any of the answer came is replaced and
-    /// the call sent once more: the call may then run twice, so this
-    /// client is for calls that may (reads, puts, deletes).
+    /// result's field 0 (`None` for `void`). For a call that may run twice
+    /// ([`RETRIED`]: reads by key, puts, deletes, admin reads), a
+    /// connection kept from an earlier call that turns out closed (the
+    /// gateway restarted, or went away and came back) before any of the
+    /// answer came is replaced and the call sent once more. Never a
+    /// scanner's next rows: sent again, they would skip the rows whose
+    /// answer was lost.
     ///
     /// # Errors
     /// [`ClientError`].
     pub fn call(&mut self, method: &str, args: Vec<(i16, Value)>) -> Result<Option<Value>, ClientError> {
         let reused = self.stream.is_some();
+        if !(reused && RETRIED.contains(&method)) {
+            return self.call_once(method, args);
+        }
         match self.call_once(method, args.clone()) {
-            Err(ClientError::Unavailable { .. }) if reused && self.buf.is_empty() => {
-                self.call_once(method, args)
-            }
+            Err(ClientError::Unavailable { .. }) if self.buf.is_empty() => self.call_once(method, args),
             other => other,
         }
     }

@@ -102,10 +102,43 @@ fn suite(upstream: &str, table: &str) {
     assert_eq!(dir.current().unwrap(), Some(serving));
     let (status, again) = server.get_json(&path);
     assert_eq!((status, &again["hits"]), (200, &before["hits"]), "{again}");
-    let out = over(&["reindex", "--table", table, "--full"]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    let reindexed = over(&["reindex", "--table", table, "--full"]);
+    assert!(reindexed.status.success(), "{}", stderr(&reindexed));
     let out = over(&["verify", "--table", table]);
     assert!(out.status.success(), "verify after kill -9: {}", stdout(&out));
+    let docs = |out: &std::process::Output| -> u64 {
+        let s = stdout(out);
+        let n = s.split(" docs,").next().and_then(|h| h.rsplit(' ').next()).and_then(|n| n.parse().ok());
+        n.unwrap_or_else(|| panic!("no docs in {s}"))
+    };
+    let all = docs(&reindexed);
+
+    // The connection a reindex reads rows on is lost while a scanner's
+    // next rows are on their way: the reindex fails, or reads every row
+    // (a scanner's call is never sent again: it would skip rows).
+    proxy.stall_big_replies();
+    let child = Command::new(bin())
+        .arg("--data")
+        .arg(t.data())
+        .args(["--hbase", &proxy.addr, "reindex", "--table", table, "--full", "--parallel", "1"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    let stalls = proxy.stalls();
+    while proxy.stalls() == stalls {
+        assert!(started.elapsed() < Duration::from_secs(60), "the reindex never read rows");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    proxy.reset();
+    proxy.release();
+    let out = child.wait_with_output().unwrap();
+    if out.status.success() {
+        assert_eq!(docs(&out), all, "a reindex whose connection was lost indexed fewer rows");
+    } else {
+        assert!(stderr(&out).contains("unavailable"), "{}", stderr(&out));
+    }
     drop(server);
     assert!(over(&["drop-table", table]).status.success());
 }

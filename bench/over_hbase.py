@@ -1,0 +1,156 @@
+#!/usr/bin/env python3
+"""rowsearch over a real Apache HBase against the embedded store, on the
+full corpus, in one script (issue 39):
+
+1. ingest of the corpus (rows and keyword rows) into HBase against into a
+   fresh embedded store: messages/s, rounds interleaved;
+2. full reindex from HBase's keyword rows with 1, 2 and 4 regions read in
+   parallel (`--parallel N`; the mail table's keyword rows have 4 regions)
+   against a full reindex of the embedded store (threads 2), interleaved;
+3. the 48 peer queries over HTTP, `serve --hbase` against `serve` on the
+   embedded store: each query's p50 and p99 (medians over the rounds);
+4. the tailer's lag: rows put straight into HBase by another client (the
+   rowsearch Thrift2 client here, one row every --lag-every ms), each timed
+   until an eventual search (the index as the tailer left it, no overlay)
+   finds it, at the default --refresh-ms (1000): p50 and p99.
+
+HBase: standalone 2.6.1 started with hbase/hbase.sh (or the one at
+ROWSEARCH_HBASE_THRIFT2). Medians of --rounds rounds.
+
+Usage: python3 bench/over_hbase.py [--rounds 3] [--n 50] [--lag_rows 100]
+"""
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+import urllib.request
+
+from common import HERE, WORK, Server, arguments, corpus, pct, peer_queries
+
+args = arguments(rounds=(int, 3), n=(int, 50), lag_rows=(int, 100), lag_every=(int, 200))
+mail = corpus(args.corpus)
+BIN = args.bin
+
+
+def hbase():
+    addr = os.environ.get("ROWSEARCH_HBASE_THRIFT2")
+    if addr:
+        return addr
+    hdir = os.path.join(WORK, "hbase")
+    out = subprocess.run(["bash", os.path.join(HERE, "../hbase/hbase.sh"), "start", hdir],
+                         check=True, capture_output=True, text=True).stdout
+    return next(l.split("=", 1)[1] for l in out.splitlines() if l.startswith("thrift2="))
+
+
+HB = hbase()
+print(f"HBase Thrift2 gateway at {HB}", file=sys.stderr)
+
+
+def run(*argv, data):
+    t = time.perf_counter()
+    out = subprocess.run([BIN, "--data", data, *argv], capture_output=True, text=True)
+    if out.returncode != 0:
+        sys.exit(f"{argv}: exit {out.returncode}: {out.stderr[-2000:]}")
+    return time.perf_counter() - t, out.stdout
+
+
+def fresh(name):
+    path = os.path.join(WORK, name)
+    shutil.rmtree(path, ignore_errors=True)
+    return path
+
+
+MESSAGES = None
+ingest = {"embedded": [], "hbase": []}
+for r in range(args.rounds):
+    for side in (["embedded", "hbase"] if r % 2 == 0 else ["hbase", "embedded"]):
+        if side == "embedded":
+            secs, out = run("ingest", mail, data=fresh("over-embedded"))
+        else:
+            local = fresh("over-local")
+            subprocess.run([BIN, "--data", local, "--hbase", HB, "drop-table", "mail"], capture_output=True)
+            secs, out = run("--hbase", HB, "ingest", mail, data=local)
+        MESSAGES = int(out.split(" messages:")[0].rsplit(" ", 1)[1])
+        ingest[side].append(secs)
+        print(f"round {r + 1} ingest {side}: {secs:.1f} s ({out.strip()})", file=sys.stderr)
+
+reindex = {"embedded": [], 1: [], 2: [], 4: []}
+for r in range(args.rounds):
+    sides = ["embedded", 1, 2, 4] if r % 2 == 0 else [4, 2, 1, "embedded"]
+    for side in sides:
+        if side == "embedded":
+            secs, out = run("reindex", "--full", "--threads", "2", data=os.path.join(WORK, "over-embedded"))
+        else:
+            secs, out = run("--hbase", HB, "reindex", "--full", "--parallel", str(side),
+                            data=os.path.join(WORK, "over-local"))
+        reindex[side].append(secs)
+        print(f"round {r + 1} reindex {side}: {secs:.1f} s ({out.strip()})", file=sys.stderr)
+
+qs = peer_queries()
+servers = [Server("embedded", BIN, os.path.join(WORK, "over-embedded")),
+           Server("hbase", BIN, os.path.join(WORK, "over-local"), serve_args=("--hbase", HB))]
+times = {(s.name, q): [] for s in servers for q, _ in qs}
+for r in range(args.rounds):
+    for s in (servers if r % 2 == 0 else servers[::-1]):
+        for q, path in qs:
+            times[(s.name, q)].append(s.times(path, args.n))
+        print(f"round {r + 1} search {s.name} done", file=sys.stderr)
+for s in servers:
+    s.stop()
+
+# The tailer: rows put by another client, found by an eventual search.
+local = os.path.join(WORK, "over-local")
+tailer = subprocess.Popen([BIN, "--data", local, "--hbase", HB, "serve", "--listen", "127.0.0.1:0"],
+                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+http_addr = tailer.stdout.readline().strip().removeprefix("listening on http://")
+
+
+def found(word):
+    url = f"http://{http_addr}/tables/mail/search?q={word}&limit=0&consistency=eventual"
+    with urllib.request.urlopen(url) as resp:
+        return json.load(resp)["total"] > 0
+
+
+lags = []
+for i in range(args.lag_rows):
+    word = f"lagprobe{i}x{int(time.time())}"
+    key = json.dumps({"user": "zz-lag", "date": 1000 + i, "id": i})
+    put = subprocess.run([BIN, "--data", local, "--hbase", HB, "put", "mail", "--key-fields", key,
+                          f"m:subject={word}", f"m:date={1000 + i}"], capture_output=True, text=True)
+    t0 = time.perf_counter()
+    if put.returncode != 0:
+        sys.exit(f"put: {put.stderr}")
+    while not found(word):
+        time.sleep(0.005)
+    lags.append((time.perf_counter() - t0) * 1e3)
+    time.sleep(args.lag_every / 1000)
+tailer.terminate()
+tailer.wait()
+
+med = statistics.median
+print(f"machine: {os.uname().nodename}, {os.cpu_count()} cores; rounds {args.rounds}; HBase 2.6.1 standalone "
+      f"on the same machine")
+print(f"ingest of {MESSAGES} messages: embedded {med(ingest['embedded']):.1f} s "
+      f"({MESSAGES / med(ingest['embedded']):.0f} msgs/s), HBase {med(ingest['hbase']):.1f} s "
+      f"({MESSAGES / med(ingest['hbase']):.0f} msgs/s): HBase/embedded "
+      f"{med(ingest['embedded']) / med(ingest['hbase']):.2f}x the speed")
+for side in (1, 2, 4):
+    print(f"full reindex from HBase, {side} region(s) at a time: {med(reindex[side]):.1f} s; the embedded "
+          f"store's: {med(reindex['embedded']):.1f} s ({med(reindex['embedded']) / med(reindex[side]):.2f}x its speed)")
+print(f"{'query':36} {'emb p50':>8} {'hb p50':>8} {'ratio':>6} {'emb p99':>8} {'hb p99':>8}")
+ratios50, ratios99 = [], []
+for q, _ in qs:
+    e50 = med([pct(t, 0.5) for t in times[("embedded", q)]])
+    h50 = med([pct(t, 0.5) for t in times[("hbase", q)]])
+    e99 = med([pct(t, 0.99) for t in times[("embedded", q)]])
+    h99 = med([pct(t, 0.99) for t in times[("hbase", q)]])
+    ratios50.append(h50 / e50)
+    ratios99.append(h99 / e99)
+    print(f"{q:36} {e50:8.2f} {h50:8.2f} {h50 / e50:5.2f}x {e99:8.2f} {h99:8.2f}")
+print(f"search over HBase / embedded: p50 geometric mean {statistics.geometric_mean(ratios50):.2f}x, "
+      f"p99 {statistics.geometric_mean(ratios99):.2f}x")
+print(f"tailer lag at --refresh-ms 1000 ({len(lags)} rows put by another client): p50 {pct(lags, 0.5):.0f} ms, "
+      f"p99 {pct(lags, 0.99):.0f} ms")
