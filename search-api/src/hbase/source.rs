@@ -16,6 +16,9 @@ use rowsearch_store::{
 use super::keywords;
 use super::tables::{HbaseError, HbaseTables, read_ahead};
 
+/// Connections a batch of puts is spread over.
+const PUT_WAYS: usize = 4;
+
 /// Rows scanned a call.
 const PAGE: usize = 500;
 
@@ -149,9 +152,11 @@ impl HbaseSource {
                 old.iter().map(Option::as_ref).zip(new.iter().map(Some)).collect();
             let (puts, deletes) = keywords::changes(table, &schema, &*self.analyzer, &pairs)
                 .map_err(|e| HbaseError::Schema { table: table.to_owned(), reason: e.to_string() })?;
-            keywords::apply(&mut client, table, &puts, &deletes)?;
+            keywords::apply(&mut client, table, &[], &deletes)?;
+            self.tables.put_parallel(&keywords::companion(table), &puts, PUT_WAYS)?;
         }
-        client.put_rows(table, rows)?;
+        drop(client);
+        self.tables.put_parallel(table, rows, PUT_WAYS)?;
         Ok(())
     }
 

@@ -265,6 +265,41 @@ impl HbaseTables {
     }
 }
 
+impl HbaseTables {
+    /// Writes `rows` of `table` in put calls spread over `ways`
+    /// connections at once (HBase's handlers and region servers work on
+    /// them in parallel); the first failure.
+    ///
+    /// # Errors
+    /// `Client`.
+    pub(crate) fn put_parallel(
+        &self,
+        table: &str,
+        rows: &[(Vec<u8>, Vec<PutCell>)],
+        ways: usize,
+    ) -> Result<(), HbaseError> {
+        let calls = crate::thrift::put_calls(rows);
+        let ways = ways.clamp(1, calls.len().max(1));
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let results: Vec<Result<(), ClientError>> = std::thread::scope(|scope| {
+            let workers: Vec<_> = (0..ways)
+                .map(|_| {
+                    scope.spawn(|| {
+                        let mut client = self.client();
+                        while let Some(call) = calls.get(next.fetch_add(1, std::sync::atomic::Ordering::Relaxed)) {
+                            client.put_call(table, call)?;
+                        }
+                        Ok(())
+                    })
+                })
+                .collect();
+            workers.into_iter().map(|w| w.join().unwrap_or_else(|p| std::panic::resume_unwind(p))).collect()
+        });
+        results.into_iter().collect::<Result<Vec<()>, _>>()?;
+        Ok(())
+    }
+}
+
 /// Rows a scan reads ahead of the one being handled.
 const READ_AHEAD_ROWS: usize = 64;
 

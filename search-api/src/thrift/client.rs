@@ -336,36 +336,18 @@ impl HbaseClient {
     /// # Errors
     /// [`ClientError`].
     pub fn put_rows(&mut self, table: &str, rows: &[(Vec<u8>, Vec<PutCell>)]) -> Result<(), ClientError> {
-        // Calls of at most PUT_CALL_BYTES (a gateway bounds its messages:
-        // rowsearch's at 16 MiB); a row wider than that goes in pieces.
-        let mut call: Vec<(&[u8], &[PutCell])> = Vec::new();
-        let mut bytes = 0;
-        for (key, cells) in rows {
-            let mut start = 0;
-            for (i, c) in cells.iter().enumerate() {
-                let size = key.len() + c.qualifier.len() + c.value.len() + c.family.len() + 32;
-                if bytes + size > PUT_CALL_BYTES && (i > start || !call.is_empty()) {
-                    if i > start {
-                        call.push((key, &cells[start..i]));
-                    }
-                    self.put_call(table, &call)?;
-                    call.clear();
-                    bytes = 0;
-                    start = i;
-                }
-                bytes += size;
-            }
-            if start < cells.len() || cells.is_empty() {
-                call.push((key, &cells[start..]));
-            }
-        }
-        if !call.is_empty() {
+        for call in put_calls(rows) {
             self.put_call(table, &call)?;
         }
         Ok(())
     }
 
-    fn put_call(&mut self, table: &str, rows: &[(&[u8], &[PutCell])]) -> Result<(), ClientError> {
+    /// One `putMultiple` of `rows` (pieces of rows: a key and some of its
+    /// cells), as [`put_calls`] cuts them.
+    ///
+    /// # Errors
+    /// [`ClientError`].
+    pub fn put_call(&mut self, table: &str, rows: &[(&[u8], &[PutCell])]) -> Result<(), ClientError> {
         let puts = rows
             .iter()
             .map(|(key, cells)| {
@@ -569,6 +551,37 @@ impl HbaseClient {
         }
         outcome
     }
+}
+
+/// `rows` cut into put calls of at most [`PUT_CALL_BYTES`] (a gateway
+/// bounds its messages: rowsearch's at 16 MiB); a row wider than that goes
+/// in pieces.
+pub fn put_calls(rows: &[(Vec<u8>, Vec<PutCell>)]) -> Vec<Vec<(&[u8], &[PutCell])>> {
+    let mut calls = Vec::new();
+    let mut call: Vec<(&[u8], &[PutCell])> = Vec::new();
+    let mut bytes = 0;
+    for (key, cells) in rows {
+        let mut start = 0;
+        for (i, c) in cells.iter().enumerate() {
+            let size = key.len() + c.qualifier.len() + c.value.len() + c.family.len() + 32;
+            if bytes + size > PUT_CALL_BYTES && (i > start || !call.is_empty()) {
+                if i > start {
+                    call.push((key, &cells[start..i]));
+                }
+                calls.push(std::mem::take(&mut call));
+                bytes = 0;
+                start = i;
+            }
+            bytes += size;
+        }
+        if start < cells.len() || cells.is_empty() {
+            call.push((key, &cells[start..]));
+        }
+    }
+    if !call.is_empty() {
+        calls.push(call);
+    }
+    calls
 }
 
 /// A `TResult` as a row (`None`: empty).

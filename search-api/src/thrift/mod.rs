@@ -26,5 +26,5 @@ mod thbase;
 mod thbase_types;
 mod transport;
 
-pub use client::{ClientError, HbaseClient};
+pub use client::{ClientError, HbaseClient, put_calls};
 pub use server::{Api, CallObserver, serve};
