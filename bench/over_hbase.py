@@ -14,7 +14,8 @@ full corpus, in one script (issue 39):
    until an eventual search (the index as the tailer left it, no overlay)
    finds it, at the default --refresh-ms (1000): p50 and p99.
 
-HBase: standalone 2.6.1 started with hbase/hbase.sh (or the one at
+HBase: standalone 2.6.1 started with hbase/hbase.sh, 4 GiB of heap for the
+master and region server, 1 GiB for each gateway (or the one at
 ROWSEARCH_HBASE_THRIFT2). Medians of --rounds rounds.
 
 Usage: python3 bench/over_hbase.py [--rounds 3] [--n 50] [--lag_rows 100]
@@ -40,8 +41,9 @@ def hbase():
     if addr:
         return addr
     hdir = os.path.join(WORK, "hbase")
+    env = dict(os.environ, HBASE_HEAP="4g", HBASE_THRIFT_HEAP="1g")
     out = subprocess.run(["bash", os.path.join(HERE, "../hbase/hbase.sh"), "start", hdir],
-                         check=True, capture_output=True, text=True).stdout
+                         check=True, capture_output=True, text=True, env=env).stdout
     return next(l.split("=", 1)[1] for l in out.splitlines() if l.startswith("thrift2="))
 
 

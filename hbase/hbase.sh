@@ -13,7 +13,10 @@
 #
 # DIR (default target/hbase) holds the configuration, the data, the logs,
 # the pids and `addresses` (lines `thrift=HOST:PORT`, `thrift2=HOST:PORT`).
-# HBASE_VERSION (default 2.6.1) picks the release; Java 17 and Maven needed.
+# HBASE_VERSION (default 2.6.1) picks the release; HBASE_HEAP (default 1g)
+# the heap of the master and region server's JVM, HBASE_THRIFT_HEAP (384m)
+# each gateway's (benchmarks of the full corpus take 4g and 1g); Java 17
+# and Maven needed.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -132,9 +135,9 @@ start() {
     local zk thrift thrift2
     zk=$(free_port); thrift=$(free_port); thrift2=$(free_port)
     write_conf "$zk"
-    launch master 1g org.apache.hadoop.hbase.master.HMaster start
-    launch thrift 384m org.apache.hadoop.hbase.thrift.ThriftServer -b 127.0.0.1 -p "$thrift" start
-    launch thrift2 384m org.apache.hadoop.hbase.thrift2.ThriftServer -b 127.0.0.1 -p "$thrift2" start
+    launch master "${HBASE_HEAP:-1g}" org.apache.hadoop.hbase.master.HMaster start
+    launch thrift "${HBASE_THRIFT_HEAP:-384m}" org.apache.hadoop.hbase.thrift.ThriftServer -b 127.0.0.1 -p "$thrift" start
+    launch thrift2 "${HBASE_THRIFT_HEAP:-384m}" org.apache.hadoop.hbase.thrift2.ThriftServer -b 127.0.0.1 -p "$thrift2" start
     printf 'thrift=127.0.0.1:%s\nthrift2=127.0.0.1:%s\n' "$thrift" "$thrift2" > "$dir/addresses"
     # HBASE_WATCH_PID: stop (and remove DIR) when that process ends (a test
     # process that started it, however it ends).

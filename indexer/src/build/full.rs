@@ -7,7 +7,7 @@ use rowsearch_store::{KeywordCellRef, RowSource, RowView};
 use tantivy::{Index, IndexWriter};
 use xxhash_rust::xxh3::xxh3_64;
 
-use super::options::{ReindexMode, ReindexOptions, ReindexProgress, ReindexReport};
+use super::options::{RegionDone, ReindexMode, ReindexOptions, ReindexProgress, ReindexReport};
 use super::writer::{commit, writer};
 use crate::doc::{CellDoc, CellText, DocSchema, register_cells};
 use crate::error::{FailPoint, tantivy_err};
@@ -184,6 +184,8 @@ struct Readers<'a> {
     failed: AtomicBool,
     /// Grouping memory of one reader.
     group_budget: usize,
+    /// Regions read, not reported yet.
+    regions_done: std::sync::Mutex<Vec<RegionDone>>,
 }
 
 /// The error a reader's scan stops with when another reader failed.
@@ -201,8 +203,21 @@ impl Readers<'_> {
         let next_seq = rtxn.settled_seq()?;
         let mut rows = 0u64;
         let mut grouper = Grouper::new(self.schema);
-        while let Some((from, to)) = self.ranges.get(self.next_range.fetch_add(1, Ordering::Relaxed)) {
-            match self.range(rtxn, from.as_deref(), to.as_deref(), &mut grouper) {
+        loop {
+            let index = self.next_range.fetch_add(1, Ordering::Relaxed);
+            let Some((from, to)) = self.ranges.get(index) else { break };
+            let started = std::time::Instant::now();
+            let cells_before = self.cells_read.load(Ordering::Relaxed);
+            let read = self.range(rtxn, from.as_deref(), to.as_deref(), &mut grouper);
+            if let Ok(Some(_)) = read {
+                // Other readers' cells may be counted in: a region's figure
+                // is approximate while readers overlap.
+                let cells = self.cells_read.load(Ordering::Relaxed) - cells_before;
+                let seconds = started.elapsed().as_secs_f64();
+                let done = RegionDone { index, of: self.ranges.len(), cells, seconds };
+                self.regions_done.lock().unwrap_or_else(|e| e.into_inner()).push(done);
+            }
+            match read {
                 Ok(Some(n)) => rows += n,
                 Ok(None) => return Ok(None),
                 Err(e) => return Err(e),
@@ -314,15 +329,16 @@ pub(super) fn full(
         cells_read: AtomicU64::new(0),
         failed: AtomicBool::new(false),
         group_budget: (options.memory_budget_bytes / 4 / readers).max(1 << 20),
+        regions_done: std::sync::Mutex::new(Vec::new()),
     };
     let (rows, next_seq) = shared.run_all(readers, total, progress)?;
     let cells_read = shared.cells_read.load(Ordering::Relaxed);
-    progress(&ReindexProgress { phase: "cells", done: cells_read, total });
+    progress(&ReindexProgress { phase: "cells", done: cells_read, total, region_done: None });
 
     if options.fail_at == Some(FailPoint::BeforeCommit) {
         return Err(Error::FailPoint(FailPoint::BeforeCommit));
     }
-    progress(&ReindexProgress { phase: "commit", done: 0, total: 1 });
+    progress(&ReindexProgress { phase: "commit", done: 0, total: 1, region_done: None });
     commit(table, &mut writer, next_seq, table_id)?;
     // One segment per indexing thread (or buffer flush) otherwise: every
     // term dictionary walk (prefixes, fuzzy words, suggestions) and every
@@ -330,9 +346,9 @@ pub(super) fn full(
     // merge keeps the commit's payload.
     let segments = index.searchable_segment_ids().map_err(tantivy_err(table, "list segments"))?;
     if options.merge && segments.len() > 1 {
-        progress(&ReindexProgress { phase: "merge", done: 0, total: 1 });
+        progress(&ReindexProgress { phase: "merge", done: 0, total: 1, region_done: None });
         writer.merge(&segments).wait().map_err(tantivy_err(table, "merge segments"))?;
-        progress(&ReindexProgress { phase: "merge", done: 1, total: 1 });
+        progress(&ReindexProgress { phase: "merge", done: 1, total: 1, region_done: None });
     }
     writer.wait_merging_threads().map_err(tantivy_err(table, "merge segments"))?;
 
@@ -350,7 +366,7 @@ pub(super) fn full(
     }
     dir.switch(lock, generation)?;
     removed.extend(dir.remove_others(lock, Some(generation))?);
-    progress(&ReindexProgress { phase: "commit", done: 1, total: 1 });
+    progress(&ReindexProgress { phase: "commit", done: 1, total: 1, region_done: None });
     Ok(ReindexReport {
         table: table.to_owned(),
         mode: ReindexMode::Full,
@@ -419,7 +435,12 @@ impl Readers<'_> {
                     Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
                 }
                 let done = self.cells_read.load(Ordering::Relaxed);
-                progress(&ReindexProgress { phase: "cells", done, total });
+                let regions: Vec<RegionDone> =
+                    std::mem::take(&mut *self.regions_done.lock().unwrap_or_else(|e| e.into_inner()));
+                for region in regions {
+                    progress(&ReindexProgress { phase: "cells", done, total, region_done: Some(region) });
+                }
+                progress(&ReindexProgress { phase: "cells", done, total, region_done: None });
             }
             // A panicking reader is a bug: let it surface as one.
             handles.into_iter().map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))).collect()

@@ -66,11 +66,11 @@ pub(super) fn incremental(
             None => removed += 1,
         }
         if i.is_multiple_of(4096) {
-            progress(&ReindexProgress { phase: "rows", done: i as u64, total });
+            progress(&ReindexProgress { phase: "rows", done: i as u64, total, region_done: None });
         }
     }
     drop(view);
-    progress(&ReindexProgress { phase: "rows", done: total, total });
+    progress(&ReindexProgress { phase: "rows", done: total, total, region_done: None });
     if next_seq != from_seq {
         commit(table, &mut writer, next_seq, table_id)?;
     }

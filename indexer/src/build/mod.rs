@@ -32,7 +32,9 @@ mod options;
 mod writer;
 
 pub(crate) use incremental::Changed;
-pub use options::{DEFAULT_MEMORY_BUDGET_BYTES, ReindexMode, ReindexOptions, ReindexProgress, ReindexReport};
+pub use options::{
+    DEFAULT_MEMORY_BUDGET_BYTES, RegionDone, ReindexMode, ReindexOptions, ReindexProgress, ReindexReport,
+};
 
 use crate::changes::trim_feed;
 use crate::doc::DocSchema;

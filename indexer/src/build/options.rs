@@ -63,7 +63,7 @@ impl Default for ReindexOptions {
 }
 
 /// Where a running reindex is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ReindexProgress {
     /// `"cells"` (full: keyword cells read), `"rows"` (incremental: changed
     /// rows applied), `"commit"` or `"merge"` (full: the segments merged
@@ -73,6 +73,23 @@ pub struct ReindexProgress {
     pub done: u64,
     /// Expected in all.
     pub total: u64,
+    /// A full build's region (partition range) just read: its number (of
+    /// [`ReindexReport::ranges`]), the keyword cells it held and the
+    /// seconds it took; reported once per region.
+    pub region_done: Option<RegionDone>,
+}
+
+/// One region of a full build read (see [`ReindexProgress::region_done`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RegionDone {
+    /// Its number, 0-based, in key order.
+    pub index: usize,
+    /// Regions in all.
+    pub of: usize,
+    /// Keyword cells it held.
+    pub cells: u64,
+    /// Seconds its reading took.
+    pub seconds: f64,
 }
 
 /// What a reindex did.

@@ -48,6 +48,15 @@ impl Progress {
         }
     }
 
+    /// A line of its own (above the bar on a terminal).
+    pub(super) fn note(&self, text: &str) {
+        if self.terminal {
+            self.bar.println(format!("{}: {text}", self.label));
+        } else {
+            eprintln!("{}: {text}", self.label);
+        }
+    }
+
     /// Clears the bar.
     pub(super) fn finish(self) {
         self.bar.finish_and_clear();

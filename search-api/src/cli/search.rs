@@ -180,10 +180,18 @@ fn reindex_hbase(
     let mut progress =
         Progress::new(format!("reindex {table} from HBase at {addr}"), "", Duration::from_secs(2));
     let report = rowsearch::indexer::reindex_from(&source, data, table, options, &mut |p| {
-        progress.update(p.done, p.total, p.phase);
+        match p.region_done {
+            Some(r) => progress.note(&region_line(&r)),
+            None => progress.update(p.done, p.total, p.phase),
+        }
     });
     progress.finish();
     Ok(report?)
+}
+
+/// A full build's region read, as a progress line.
+fn region_line(r: &rowsearch::indexer::RegionDone) -> String {
+    format!("region {} of {} read: {} keyword cells in {:.1} s", r.index + 1, r.of, r.cells, r.seconds)
 }
 
 /// Runs a reindex, reporting progress on stderr.
@@ -194,7 +202,10 @@ pub(super) fn reindex(
 ) -> Result<rowsearch::indexer::ReindexReport> {
     let mut progress = Progress::new(format!("reindex {table}"), "", Duration::from_secs(2));
     let report = rowsearch::indexer::reindex(store, table, options, &mut |p| {
-        progress.update(p.done, p.total, p.phase);
+        match p.region_done {
+            Some(r) => progress.note(&region_line(&r)),
+            None => progress.update(p.done, p.total, p.phase),
+        }
     });
     progress.finish();
     Ok(report?)

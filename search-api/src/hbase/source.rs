@@ -17,7 +17,7 @@ use super::keywords;
 use super::tables::{HbaseError, HbaseTables, read_ahead};
 
 /// Connections a batch of puts is spread over.
-const PUT_WAYS: usize = 4;
+const PUT_WAYS: usize = 2;
 
 /// Rows scanned a call.
 const PAGE: usize = 500;
