@@ -14,7 +14,7 @@ const FEED_CHUNK: usize = 50_000;
 /// The distinct rows of `table` the change feed names from `from_seq` on,
 /// sorted, and the sequence after the last entry read.
 pub(crate) fn changed_rows(store: &dyn RowSource, table: &str, from_seq: u64) -> Result<(Vec<Vec<u8>>, u64)> {
-    let changes = changes_in(&*store.view()?, table, from_seq)?;
+    let changes = changes_in(&*store.tail_view()?, table, from_seq)?;
     Ok((changes.rows, changes.next_seq))
 }
 

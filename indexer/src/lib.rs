@@ -59,8 +59,8 @@ use std::sync::Arc;
 
 pub use analyzer::{TextAnalyzer, highlight, parse_date_ms};
 pub use build::{
-    DEFAULT_MEMORY_BUDGET_BYTES, RegionDone, ReindexMode, ReindexOptions, ReindexProgress, ReindexReport, reindex,
-    reindex_from, reindex_in,
+    DEFAULT_MEMORY_BUDGET_BYTES, RegionDone, ReindexMode, ReindexOptions, ReindexProgress, ReindexReport,
+    reindex, reindex_from, reindex_in,
 };
 pub use changes::{TableChanges, changes_in, pending_changes};
 pub use error::{Error, FailPoint, Result};

@@ -291,7 +291,7 @@ fn round(live: &LiveIndexes, options: &ReindexOptions) -> (u64, Option<String>) 
     // One read of the feed, from the oldest of what the indexes absorbed.
     let from = tables.iter().filter_map(|(_, g)| g.as_ref().map(|g| g.absorbed)).min();
     let feed = match from
-        .map(|from| live.source().view().map_err(Error::from).and_then(|r| FeedRead::read(&*r, from)))
+        .map(|from| live.source().tail_view().map_err(Error::from).and_then(|r| FeedRead::read(&*r, from)))
     {
         Some(Ok(feed)) => Some(feed),
         Some(Err(e)) => return (0, Some(e.to_string())),

@@ -187,7 +187,7 @@ pub fn verify_in(
     // Rows not yet absorbed.
     let index_next = generation.next_seq()?;
     let changes = {
-        let view = store.view()?;
+        let view = store.tail_view()?;
         let rtxn = &*view;
         let changes = crate::changes::changes_in(rtxn, table, index_next)?;
         report.lag_ms = changes.age_ms(rtxn)?;

@@ -78,6 +78,19 @@ pub trait RowSource: Send + Sync + std::fmt::Debug {
     /// The source's own failures.
     fn view(&self) -> Result<Box<dyn RowView + '_>>;
 
+    /// A view whose feed names every change, however it was made, for the
+    /// readers that bring an index current (the refresher's rounds,
+    /// incremental builds). The store's is [`Self::view`] (the default); a
+    /// source whose cheap view names only the changes made through
+    /// rowsearch (HBase: writes by other clients are found by scanning
+    /// every table) gives the full one here.
+    ///
+    /// # Errors
+    /// The source's own failures.
+    fn tail_view(&self) -> Result<Box<dyn RowView + '_>> {
+        self.view()
+    }
+
     /// The names of every table, sorted.
     ///
     /// # Errors

@@ -179,12 +179,11 @@ fn reindex_hbase(
     let source = super::hbase::source(addr);
     let mut progress =
         Progress::new(format!("reindex {table} from HBase at {addr}"), "", Duration::from_secs(2));
-    let report = rowsearch::indexer::reindex_from(&source, data, table, options, &mut |p| {
-        match p.region_done {
+    let report =
+        rowsearch::indexer::reindex_from(&source, data, table, options, &mut |p| match p.region_done {
             Some(r) => progress.note(&region_line(&r)),
             None => progress.update(p.done, p.total, p.phase),
-        }
-    });
+        });
     progress.finish();
     Ok(report?)
 }
@@ -201,11 +200,9 @@ pub(super) fn reindex(
     options: &rowsearch::indexer::ReindexOptions,
 ) -> Result<rowsearch::indexer::ReindexReport> {
     let mut progress = Progress::new(format!("reindex {table}"), "", Duration::from_secs(2));
-    let report = rowsearch::indexer::reindex(store, table, options, &mut |p| {
-        match p.region_done {
-            Some(r) => progress.note(&region_line(&r)),
-            None => progress.update(p.done, p.total, p.phase),
-        }
+    let report = rowsearch::indexer::reindex(store, table, options, &mut |p| match p.region_done {
+        Some(r) => progress.note(&region_line(&r)),
+        None => progress.update(p.done, p.total, p.phase),
     });
     progress.finish();
     Ok(report?)

@@ -99,8 +99,11 @@ pub fn create(client: &mut HbaseClient, table: &str, schema: &TableSchema) -> Re
     };
     let splits: Vec<Vec<u8>> =
         if leads { schema.effective_splits().iter().map(|s| row_key(s)).collect() } else { Vec::new() };
-    client.create_table(&name, &[rowsearch_store::FamilySchema::new(FAMILY).max_versions(1)], &splits)?;
-    Ok(())
+    match client.create_table(&name, &[rowsearch_store::FamilySchema::new(FAMILY).max_versions(1)], &splits) {
+        // Made meanwhile by another process.
+        Err(crate::thrift::ClientError::Refused { .. }) if client.table_exists(&name)? => Ok(()),
+        other => Ok(other?),
+    }
 }
 
 /// Whether rowsearch keeps keyword rows for `table` (its companion exists).

@@ -157,6 +157,8 @@ impl HbaseSource {
         }
         drop(client);
         self.tables.put_parallel(table, rows, PUT_WAYS)?;
+        let keys: Vec<&[u8]> = rows.iter().map(|(k, _)| k.as_slice()).collect();
+        self.tables.record_writes(table, &keys, now_ms())?;
         Ok(())
     }
 
@@ -174,6 +176,8 @@ impl HbaseSource {
             keywords::apply(&mut client, table, &puts, &deletes)?;
         }
         client.delete_row(table, key)?;
+        drop(client);
+        self.tables.record_writes(table, &[key], now_ms())?;
         Ok(())
     }
 
@@ -261,15 +265,19 @@ impl RowSource for HbaseSource {
     }
 
     fn changes_since(&self, from_seq: u64, limit: usize) -> rowsearch_store::Result<Vec<FeedEntry>> {
-        HbaseView::new(self).feed_since(from_seq, limit)
+        HbaseView::new(self, true).feed_since(from_seq, limit)
     }
 
     fn next_seq(&self) -> rowsearch_store::Result<u64> {
-        HbaseView::new(self).next_seq()
+        HbaseView::new(self, false).next_seq()
     }
 
     fn view(&self) -> rowsearch_store::Result<Box<dyn RowView + '_>> {
-        Ok(Box::new(HbaseView::new(self)))
+        Ok(Box::new(HbaseView::new(self, false)))
+    }
+
+    fn tail_view(&self) -> rowsearch_store::Result<Box<dyn RowView + '_>> {
+        Ok(Box::new(HbaseView::new(self, true)))
     }
 
     fn tables(&self) -> rowsearch_store::Result<Vec<String>> {
@@ -301,15 +309,19 @@ impl RowSource for HbaseSource {
 }
 
 /// HBase's tables as of one time: cells written before `before` only.
+/// Its feed: the writes rowsearch recorded (`rowsearch_feed`), and when it
+/// is the tailer's (`tail`), also every row with a cell written since
+/// (time-range scans of every table).
 #[derive(Debug)]
 struct HbaseView<'s> {
     source: &'s HbaseSource,
     before: u64,
+    tail: bool,
 }
 
 impl<'s> HbaseView<'s> {
-    fn new(source: &'s HbaseSource) -> HbaseView<'s> {
-        HbaseView { source, before: now_ms() + 1 }
+    fn new(source: &'s HbaseSource, tail: bool) -> HbaseView<'s> {
+        HbaseView { source, before: now_ms() + 1, tail }
     }
 }
 
@@ -371,8 +383,9 @@ impl RowView for HbaseView<'_> {
     /// `from_seq` (a time), each once at its newest such time, oldest
     /// first.
     fn feed_since(&self, from_seq: u64, limit: usize) -> rowsearch_store::Result<Vec<FeedEntry>> {
-        let mut entries = Vec::new();
-        for table in self.source.tables.tables().map_err(err)? {
+        let mut entries = self.source.tables.recorded_writes(from_seq, self.before).map_err(err)?;
+        let tables = if self.tail { self.source.tables.tables().map_err(err)? } else { Vec::new() };
+        for table in tables {
             let scanned = self.source.scan(&table, from_seq, self.before, &mut |row| {
                 let seq = row.cells.iter().map(|c| c.timestamp).max().unwrap_or(from_seq);
                 entries.push(FeedEntry { seq, table: table.clone(), row: row.key });

@@ -10,6 +10,14 @@ use crate::thrift::{ClientError, HbaseClient};
 
 /// The catalog table's name.
 pub const CATALOG: &str = "rowsearch_catalog";
+/// The table of writes made through rowsearch (any of its processes): row
+/// `[time ms, 8 bytes] table 0x00 row-key`, kept a day (a family TTL). A
+/// search reads it from what its index absorbed, so those writes are
+/// searchable at once without scanning the tables; other clients' writes
+/// come through the tailer's time-range scans.
+pub const FEED: &str = "rowsearch_feed";
+const FEED_FAMILY: &str = "f";
+const FEED_TTL_SECONDS: u64 = 86_400;
 
 const FAMILY: &str = "c";
 const SCHEMA: &[u8] = b"schema";
@@ -202,9 +210,12 @@ impl HbaseTables {
             Err(e) => return Err(e),
         }
         let mut client = self.client();
-        if !client.table_exists(CATALOG)? {
-            client.create_table(CATALOG, &[FamilySchema::new(FAMILY).max_versions(1)], &[])?;
-        }
+        ensure(&mut client, CATALOG, FamilySchema::new(FAMILY).max_versions(1))?;
+        ensure(
+            &mut client,
+            FEED,
+            FamilySchema::new(FEED_FAMILY).max_versions(1).ttl_seconds(FEED_TTL_SECONDS),
+        )?;
         // The table first, then its catalog row: a crash between leaves
         // an HBase table rowsearch does not list, and the next create-table
         // finds it and records it.
@@ -266,6 +277,62 @@ impl HbaseTables {
 }
 
 impl HbaseTables {
+    /// Records that rows `keys` of `table` were written (or deleted) now,
+    /// through rowsearch.
+    ///
+    /// # Errors
+    /// `Client`.
+    pub(crate) fn record_writes(&self, table: &str, keys: &[&[u8]], now_ms: u64) -> Result<(), HbaseError> {
+        let rows: Vec<(Vec<u8>, Vec<PutCell>)> = keys
+            .iter()
+            .map(|key| {
+                let mut row = now_ms.to_be_bytes().to_vec();
+                row.extend_from_slice(table.as_bytes());
+                row.push(0);
+                row.extend_from_slice(key);
+                (row, vec![PutCell::new(FEED_FAMILY, b"w".to_vec(), Vec::new())])
+            })
+            .collect();
+        let mut client = self.client();
+        ensure(
+            &mut client,
+            FEED,
+            FamilySchema::new(FEED_FAMILY).max_versions(1).ttl_seconds(FEED_TTL_SECONDS),
+        )?;
+        client.put_rows(FEED, &rows)?;
+        Ok(())
+    }
+
+    /// The writes recorded with times in `[from, before)`, oldest first.
+    ///
+    /// # Errors
+    /// `Client`.
+    pub(crate) fn recorded_writes(
+        &self,
+        from: u64,
+        before: u64,
+    ) -> Result<Vec<rowsearch_store::FeedEntry>, HbaseError> {
+        let mut client = self.client();
+        let mut entries = Vec::new();
+        let (start, stop) = (from.to_be_bytes(), before.to_be_bytes());
+        let scanned = client.scan(FEED, (Some(&start), Some(&stop)), None, 1000, &mut |row| {
+            let Some((time, rest)) = row.key.split_first_chunk::<8>() else { return };
+            let Some(end) = rest.iter().position(|&b| b == 0) else { return };
+            let table = String::from_utf8_lossy(&rest[..end]).into_owned();
+            entries.push(rowsearch_store::FeedEntry {
+                seq: u64::from_be_bytes(*time),
+                table,
+                row: rest[end + 1..].to_vec(),
+            });
+        });
+        match scanned {
+            Ok(_) => Ok(entries),
+            // No write recorded yet (a cluster rowsearch has only read).
+            Err(_) if !client.table_exists(FEED)? => Ok(Vec::new()),
+            Err(e) => Err(e.into()),
+        }
+    }
+
     /// Writes `rows` of `table` in put calls spread over `ways`
     /// connections at once (HBase's handlers and region servers work on
     /// them in parallel); the first failure.
@@ -286,7 +353,9 @@ impl HbaseTables {
                 .map(|_| {
                     scope.spawn(|| {
                         let mut client = self.client();
-                        while let Some(call) = calls.get(next.fetch_add(1, std::sync::atomic::Ordering::Relaxed)) {
+                        while let Some(call) =
+                            calls.get(next.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
+                        {
                             client.put_call(table, call)?;
                         }
                         Ok(())
@@ -297,6 +366,18 @@ impl HbaseTables {
         });
         results.into_iter().collect::<Result<Vec<()>, _>>()?;
         Ok(())
+    }
+}
+
+/// Creates rowsearch's own table `name` of one family when missing; one
+/// made meanwhile by another process is as good.
+fn ensure(client: &mut HbaseClient, name: &str, family: FamilySchema) -> Result<(), ClientError> {
+    if client.table_exists(name)? {
+        return Ok(());
+    }
+    match client.create_table(name, &[family], &[]) {
+        Err(ClientError::Refused { .. }) if client.table_exists(name)? => Ok(()),
+        other => other,
     }
 }
 
