@@ -27,11 +27,14 @@ import statistics
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 
 from common import HERE, WORK, Server, arguments, corpus, pct, peer_queries
 
-args = arguments(rounds=(int, 3), n=(int, 50), lag_rows=(int, 100), lag_every=(int, 200))
+args = arguments(rounds=(int, 3), n=(int, 50), lag_rows=(int, 100), lag_every=(int, 200),
+                 phases=(str, "ingest,reindex,search,lag"))
+PHASES = args.phases.split(",")
 mail = corpus(args.corpus)
 BIN = args.bin
 
@@ -67,7 +70,7 @@ def fresh(name):
 
 MESSAGES = None
 ingest = {"embedded": [], "hbase": []}
-for r in range(args.rounds):
+for r in range(args.rounds if "ingest" in PHASES else 0):
     for side in (["embedded", "hbase"] if r % 2 == 0 else ["hbase", "embedded"]):
         if side == "embedded":
             secs, out = run("ingest", mail, data=fresh("over-embedded"))
@@ -80,7 +83,7 @@ for r in range(args.rounds):
         print(f"round {r + 1} ingest {side}: {secs:.1f} s ({out.strip()})", file=sys.stderr)
 
 reindex = {"embedded": [], 1: [], 2: [], 4: []}
-for r in range(args.rounds):
+for r in range(args.rounds if "reindex" in PHASES else 0):
     sides = ["embedded", 1, 2, 4] if r % 2 == 0 else [4, 2, 1, "embedded"]
     for side in sides:
         if side == "embedded":
@@ -91,11 +94,19 @@ for r in range(args.rounds):
         reindex[side].append(secs)
         print(f"round {r + 1} reindex {side}: {secs:.1f} s ({out.strip()})", file=sys.stderr)
 
+# The table the tailer's lag is measured on (made first: it also makes
+# rowsearch's own tables in HBase when an earlier build made the others).
+LAG_SCHEMA = json.dumps({"families": [{"name": "n"}],
+                         "search": {"fields": [{"column": "n:text", "name": "text", "type": "text"}]}})
+subprocess.run([BIN, "--data", os.path.join(WORK, "over-local"), "--hbase", HB, "drop-table", "lagprobe"],
+               capture_output=True)
+run("--hbase", HB, "create-table", "lagprobe", "--schema", LAG_SCHEMA, data=os.path.join(WORK, "over-local"))
+
 qs = peer_queries()
 servers = [Server("embedded", BIN, os.path.join(WORK, "over-embedded")),
            Server("hbase", BIN, os.path.join(WORK, "over-local"), serve_args=("--hbase", HB))]
 times = {(s.name, q): [] for s in servers for q, _ in qs}
-for r in range(args.rounds):
+for r in range(args.rounds if "search" in PHASES else 0):
     for s in (servers if r % 2 == 0 else servers[::-1]):
         for q, path in qs:
             times[(s.name, q)].append(s.times(path, args.n))
@@ -103,45 +114,71 @@ for r in range(args.rounds):
 for s in servers:
     s.stop()
 
-# The tailer: rows put by another client, found by an eventual search.
-local = os.path.join(WORK, "over-local")
-tailer = subprocess.Popen([BIN, "--data", local, "--hbase", HB, "serve", "--listen", "127.0.0.1:0"],
-                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-http_addr = tailer.stdout.readline().strip().removeprefix("listening on http://")
-
-
-def found(word):
-    url = f"http://{http_addr}/tables/mail/search?q={word}&limit=0&consistency=eventual"
-    with urllib.request.urlopen(url) as resp:
-        return json.load(resp)["total"] > 0
-
-
+# The tailer: rows put straight into HBase by another client (happybase,
+# through HBase's Thrift gateway), each timed until an eventual search (the
+# index as the tailer left it) finds it.
 lags = []
-for i in range(args.lag_rows):
-    word = f"lagprobe{i}x{int(time.time())}"
-    key = json.dumps({"user": "zz-lag", "date": 1000 + i, "id": i})
-    put = subprocess.run([BIN, "--data", local, "--hbase", HB, "put", "mail", "--key-fields", key,
-                          f"m:subject={word}", f"m:date={1000 + i}"], capture_output=True, text=True)
-    t0 = time.perf_counter()
-    if put.returncode != 0:
-        sys.exit(f"put: {put.stderr}")
-    while not found(word):
-        time.sleep(0.005)
-    lags.append((time.perf_counter() - t0) * 1e3)
-    time.sleep(args.lag_every / 1000)
-tailer.terminate()
-tailer.wait()
+if "lag" in PHASES:
+    local = os.path.join(WORK, "over-local")
+    thrift1 = os.environ.get("ROWSEARCH_HBASE_THRIFT") or next(
+        l.split("=", 1)[1] for l in open(os.path.join(WORK, "hbase", "addresses")) if l.startswith("thrift="))
+    venv = os.path.join(HERE, "../target/happybase-venv/bin/python")
+    if not os.path.exists(venv):
+        subprocess.run([sys.executable, "-m", "venv", os.path.dirname(os.path.dirname(venv))], check=True)
+        subprocess.run([os.path.join(os.path.dirname(venv), "pip"), "install", "-q", "happybase==1.3.0",
+                        "thriftpy2==0.7.1", "ply==3.11", "six==1.17.0"], check=True)
+    host, port = thrift1.rsplit(":", 1)
+    writer = subprocess.Popen([venv, "-c", f"""
+import sys, happybase
+t = happybase.Connection({host!r}, {port}).table("lagprobe")
+for line in sys.stdin:
+    key, word = line.split()
+    t.put(key.encode(), {{b"n:text": word.encode()}})
+    print("ok", flush=True)
+"""], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    tailer = subprocess.Popen([BIN, "--data", local, "--hbase", HB, "serve", "--listen", "127.0.0.1:0"],
+                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    http_addr = tailer.stdout.readline().strip().removeprefix("listening on http://")
+
+    def found(word):
+        url = f"http://{http_addr}/tables/lagprobe/search?q={word}&limit=0&consistency=eventual"
+        try:
+            with urllib.request.urlopen(url) as resp:
+                return json.load(resp)["total"] > 0
+        except urllib.error.HTTPError:
+            return False  # no index yet: the tailer builds the first
+
+    for i in range(args.lag_rows):
+        word = f"lagprobe{i}x{int(time.time())}"
+        writer.stdin.write(f"r{i} {word}\n")
+        writer.stdin.flush()
+        assert writer.stdout.readline().strip() == "ok"
+        t0 = time.perf_counter()
+        while not found(word):
+            time.sleep(0.005)
+        if i > 0:  # the first waits for the table's first index
+            lags.append((time.perf_counter() - t0) * 1e3)
+        time.sleep(args.lag_every / 1000)
+    writer.stdin.close()
+    writer.wait()
+    tailer.terminate()
+    tailer.wait()
+    print(f"round lag done", file=sys.stderr)
 
 med = statistics.median
+print(f"phases: {args.phases}")
 print(f"machine: {os.uname().nodename}, {os.cpu_count()} cores; rounds {args.rounds}; HBase 2.6.1 standalone "
       f"on the same machine")
-print(f"ingest of {MESSAGES} messages: embedded {med(ingest['embedded']):.1f} s "
+if ingest["hbase"]:
+  print(f"ingest of {MESSAGES} messages: embedded {med(ingest['embedded']):.1f} s "
       f"({MESSAGES / med(ingest['embedded']):.0f} msgs/s), HBase {med(ingest['hbase']):.1f} s "
       f"({MESSAGES / med(ingest['hbase']):.0f} msgs/s): HBase/embedded "
       f"{med(ingest['embedded']) / med(ingest['hbase']):.2f}x the speed")
-for side in (1, 2, 4):
+for side in (1, 2, 4) if reindex[1] else ():
     print(f"full reindex from HBase, {side} region(s) at a time: {med(reindex[side]):.1f} s; the embedded "
           f"store's: {med(reindex['embedded']):.1f} s ({med(reindex['embedded']) / med(reindex[side]):.2f}x its speed)")
+if not times[("embedded", qs[0][0])]:
+    qs = []
 print(f"{'query':36} {'emb p50':>8} {'hb p50':>8} {'ratio':>6} {'emb p99':>8} {'hb p99':>8}")
 ratios50, ratios99 = [], []
 for q, _ in qs:
@@ -152,7 +189,9 @@ for q, _ in qs:
     ratios50.append(h50 / e50)
     ratios99.append(h99 / e99)
     print(f"{q:36} {e50:8.2f} {h50:8.2f} {h50 / e50:5.2f}x {e99:8.2f} {h99:8.2f}")
-print(f"search over HBase / embedded: p50 geometric mean {statistics.geometric_mean(ratios50):.2f}x, "
+if ratios50:
+  print(f"search over HBase / embedded: p50 geometric mean {statistics.geometric_mean(ratios50):.2f}x, "
       f"p99 {statistics.geometric_mean(ratios99):.2f}x")
-print(f"tailer lag at --refresh-ms 1000 ({len(lags)} rows put by another client): p50 {pct(lags, 0.5):.0f} ms, "
+if lags:
+  print(f"tailer lag at --refresh-ms 1000 ({len(lags)} rows put by another client): p50 {pct(lags, 0.5):.0f} ms, "
       f"p99 {pct(lags, 0.99):.0f} ms")

@@ -285,8 +285,7 @@ impl RowSource for HbaseSource {
     }
 
     fn is_enabled(&self, table: &str) -> rowsearch_store::Result<bool> {
-        self.tables.schema(table).map_err(err)?;
-        self.tables.client().is_table_enabled(table).map_err(err)
+        self.tables.is_enabled(table).map_err(err)
     }
 
     fn analyzer(&self) -> Option<Arc<dyn Analyzer>> {

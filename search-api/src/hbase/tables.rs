@@ -18,6 +18,8 @@ pub const CATALOG: &str = "rowsearch_catalog";
 pub const FEED: &str = "rowsearch_feed";
 const FEED_FAMILY: &str = "f";
 const FEED_TTL_SECONDS: u64 = 86_400;
+/// Recorded writes read in one call (more: a scanner).
+const ONE_CALL_ROWS: usize = 1000;
 
 const FAMILY: &str = "c";
 const SCHEMA: &[u8] = b"schema";
@@ -71,6 +73,19 @@ pub struct HbaseTables {
     /// Connections not in use (each call takes one, or opens one, and
     /// gives it back): parallel readers each have their own.
     idle: Mutex<Vec<HbaseClient>>,
+    /// Catalog entries and enabled states read lately.
+    cache: Mutex<Cache>,
+}
+
+/// How long a table's catalog entry and enabled state are taken as read:
+/// another process's drop, re-creation or disable is seen within this
+/// (this process's own at once).
+pub const CATALOG_CACHE: Duration = Duration::from_secs(1);
+
+#[derive(Debug, Default)]
+struct Cache {
+    entries: std::collections::HashMap<String, (std::time::Instant, (TableSchema, u64))>,
+    enabled: std::collections::HashMap<String, (std::time::Instant, bool)>,
 }
 
 /// Most idle connections kept.
@@ -115,7 +130,7 @@ impl HbaseTables {
 
     /// As [`Self::new`], each call failing as unavailable past `timeout`.
     pub fn with_timeout(addr: &str, timeout: Duration) -> HbaseTables {
-        HbaseTables { addr: addr.to_owned(), timeout, idle: Mutex::new(Vec::new()) }
+        HbaseTables { addr: addr.to_owned(), timeout, idle: Mutex::new(Vec::new()), cache: Mutex::default() }
     }
 
     /// The gateway's address.
@@ -164,6 +179,47 @@ impl HbaseTables {
 
     /// A table's catalog row: schema and id.
     fn entry(&self, table: &str) -> Result<(TableSchema, u64), HbaseError> {
+        let now = std::time::Instant::now();
+        if let Some((at, entry)) = self.lock_cache().entries.get(table)
+            && now.duration_since(*at) < CATALOG_CACHE
+        {
+            return Ok(entry.clone());
+        }
+        let entry = self.read_entry(table)?;
+        self.lock_cache().entries.insert(table.to_owned(), (now, entry.clone()));
+        Ok(entry)
+    }
+
+    fn lock_cache(&self) -> std::sync::MutexGuard<'_, Cache> {
+        self.cache.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Forgets what the cache holds of `table` (after this process changed it).
+    fn forget(&self, table: &str) {
+        let mut cache = self.lock_cache();
+        cache.entries.remove(table);
+        cache.enabled.remove(table);
+    }
+
+    /// Whether `table` is enabled (as HBase's `isTableEnabled`), as seen
+    /// at most [`CATALOG_CACHE`] ago.
+    ///
+    /// # Errors
+    /// As [`HbaseTables::schema`].
+    pub fn is_enabled(&self, table: &str) -> Result<bool, HbaseError> {
+        self.entry(table)?;
+        let now = std::time::Instant::now();
+        if let Some((at, enabled)) = self.lock_cache().enabled.get(table)
+            && now.duration_since(*at) < CATALOG_CACHE
+        {
+            return Ok(*enabled);
+        }
+        let enabled = self.client().is_table_enabled(table)?;
+        self.lock_cache().enabled.insert(table.to_owned(), (now, enabled));
+        Ok(enabled)
+    }
+
+    fn read_entry(&self, table: &str) -> Result<(TableSchema, u64), HbaseError> {
         let mut client = self.client();
         if !client.table_exists(CATALOG)? {
             return Err(HbaseError::UnknownTable { table: table.to_owned() });
@@ -189,6 +245,7 @@ impl HbaseTables {
     /// [`HbaseError::Schema`] for a schema the store would refuse or one
     /// that differs from the catalog's; `Client`.
     pub fn create_table(&self, table: &str, schema: &TableSchema) -> Result<bool, HbaseError> {
+        self.forget(table);
         schema
             .validate(table)
             .map_err(|e| HbaseError::Schema { table: table.to_owned(), reason: e.to_string() })?;
@@ -240,6 +297,7 @@ impl HbaseTables {
     /// # Errors
     /// [`HbaseError::UnknownTable`], `Client`.
     pub fn drop_table(&self, table: &str) -> Result<(), HbaseError> {
+        self.forget(table);
         self.schema(table)?;
         let mut client = self.client();
         if client.table_exists(table)? {
@@ -315,7 +373,7 @@ impl HbaseTables {
         let mut client = self.client();
         let mut entries = Vec::new();
         let (start, stop) = (from.to_be_bytes(), before.to_be_bytes());
-        let scanned = client.scan(FEED, (Some(&start), Some(&stop)), None, 1000, &mut |row| {
+        let mut each = |row: Row| {
             let Some((time, rest)) = row.key.split_first_chunk::<8>() else { return };
             let Some(end) = rest.iter().position(|&b| b == 0) else { return };
             let table = String::from_utf8_lossy(&rest[..end]).into_owned();
@@ -324,7 +382,17 @@ impl HbaseTables {
                 table,
                 row: rest[end + 1..].to_vec(),
             });
-        });
+        };
+        // Most often a few rows: one call; past that, a scanner.
+        let range = (Some(&start[..]), Some(&stop[..]));
+        let scanned = match client.scan_once(FEED, range, ONE_CALL_ROWS) {
+            Ok(rows) if rows.len() < ONE_CALL_ROWS => {
+                rows.into_iter().for_each(&mut each);
+                Ok(0)
+            }
+            Ok(_) => client.scan(FEED, range, None, 1000, &mut each),
+            Err(e) => Err(e),
+        };
         match scanned {
             Ok(_) => Ok(entries),
             // No write recorded yet (a cluster rowsearch has only read).

@@ -73,6 +73,7 @@ pub const RETRIED: &[&str] = &[
     "isTableEnabled",
     "getAllRegionLocations",
     "getTableDescriptor",
+    "getScannerResults",
 ];
 
 /// Most bytes of cells one put call carries.
@@ -491,6 +492,38 @@ impl HbaseClient {
         tscan.push((4, Value::I32(16)));
         tscan.push((8, Value::I32(i32::try_from(batch).unwrap_or(i32::MAX))));
         self.run_scanner(table, tscan, 16, each)
+    }
+
+    /// At most `limit` rows of `[start, stop)` (the newest cell of each
+    /// column), in one call (`getScannerResults`).
+    ///
+    /// # Errors
+    /// [`ClientError`].
+    pub fn scan_once(
+        &mut self,
+        table: &str,
+        range: (Option<&[u8]>, Option<&[u8]>),
+        limit: usize,
+    ) -> Result<Vec<Row>, ClientError> {
+        let mut tscan = Vec::new();
+        if let Some(start) = range.0 {
+            tscan.push((1, binary(start)));
+        }
+        if let Some(stop) = range.1 {
+            tscan.push((2, binary(stop)));
+        }
+        let n = Value::I32(i32::try_from(limit).unwrap_or(i32::MAX));
+        let args = vec![(1, binary(table.as_bytes())), (2, Value::Struct(tscan)), (3, n)];
+        let Some(Value::List { items, .. }) = self.call("getScannerResults", args)? else {
+            return Err(Self::protocol("getScannerResults", "not a list"));
+        };
+        let mut rows = Vec::with_capacity(items.len());
+        for r in &items {
+            if let Some(row) = row_of("getScannerResults", r)? {
+                rows.push(row);
+            }
+        }
+        Ok(rows)
     }
 
     /// The newest cell of each column of row `key` that `filter` (HBase's
