@@ -84,7 +84,7 @@ pub use key::rowkey::{
 pub use key::{MAX_QUALIFIER_BYTES, MAX_ROW_KEY_BYTES, prefix_successor};
 pub use keyword::{
     KeywordCell, KeywordCellRef, KeywordHit, KeywordPage, KeywordQuery, Positions, for_each_keyword_cell_of,
-    keyword_cells_of, required_terms,
+    key_partition_of, keyword_cells_of, required_terms,
 };
 pub use read::{ALL_VERSIONS, ReadOptions, ReadTxn, Scan, ScanCursor, ScanIter, ScanPage};
 pub use schema::{

@@ -240,6 +240,29 @@ async fn browser_search_page_as_a_person_uses_it() {
     let Some(driver) = driver() else { return };
     let t = indexed_fixture();
     let s = t.serve(&["serve"]);
+    a_person_uses_it(&driver, &s).await;
+}
+
+/// The same page, unchanged, over tables in HBase (`serve --hbase`;
+/// rowsearch's own Thrift2 gateway stands in for HBase here): the same
+/// steps, each checked against that server's API.
+#[tokio::test(flavor = "current_thread")]
+async fn browser_search_page_over_hbase() {
+    let Some(driver) = driver() else { return };
+    let (_gateway_dir, _gateway, thrift2) = crate::thrift::thrift2_server();
+    let t = TestDir::new();
+    let fixture = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/mail/maildir");
+    let out = t.run(&["--hbase", &thrift2, "ingest", fixture]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = t.run(&["--hbase", &thrift2, "reindex"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let s = t.serve(&["--hbase", &thrift2, "serve"]);
+    a_person_uses_it(&driver, &s).await;
+}
+
+/// What a person does on the page of server `s` holding the fixture mail in
+/// table `mail`, each step checked against the server's own API.
+async fn a_person_uses_it(driver: &Driver, s: &Server) {
     let profile = tempfile::tempdir().unwrap();
     let c = browser(&driver, profile.path()).await;
     c.goto(&format!("http://{}/", s.addr)).await.unwrap();

@@ -6,6 +6,7 @@
 //! the rows' values through the analyzer (`store::for_each_keyword_cell_of`),
 //! so a table filled by any HBase client is searchable.
 
+use std::collections::HashSet;
 use std::sync::Arc;
 
 use rowsearch_store::{
@@ -330,7 +331,10 @@ impl HbaseView<'_> {
         keywords::kept(&mut self.source.tables.client(), table).map_err(err)
     }
 
-    /// The kept keyword cells of the partitions in `range`.
+    /// The kept keyword cells of the partitions in `range`, then the cells
+    /// of the rows of those partitions that have none kept (rows other
+    /// HBase clients wrote), made from their text: a build from the keyword
+    /// rows misses no row.
     fn kept_cells(
         &self,
         table: &str,
@@ -338,7 +342,64 @@ impl HbaseView<'_> {
         f: &mut dyn FnMut(&KeywordCellRef<'_>) -> rowsearch_store::Result<()>,
     ) -> rowsearch_store::Result<()> {
         let schema = self.schema(table)?;
-        keywords::for_each_cell_between(&mut self.source.tables.client(), table, &schema, range, f)
+        let mut seen: HashSet<Vec<u8>> = HashSet::new();
+        keywords::for_each_cell_between(
+            &mut self.source.tables.client(),
+            table,
+            &schema,
+            range,
+            &mut |cell| {
+                if !seen.contains(cell.key) {
+                    seen.insert(cell.key.to_vec());
+                }
+                f(cell)
+            },
+        )?;
+        self.unkept_cells(table, &schema, range, &seen, f)
+    }
+
+    /// The cells of the rows of the partitions in `range` not in `seen`.
+    fn unkept_cells(
+        &self,
+        table: &str,
+        schema: &TableSchema,
+        range: (Option<&[u8]>, Option<&[u8]>),
+        seen: &HashSet<Vec<u8>>,
+        f: &mut dyn FnMut(&KeywordCellRef<'_>) -> rowsearch_store::Result<()>,
+    ) -> rowsearch_store::Result<()> {
+        let in_range = |p: &[u8]| range.0.is_none_or(|lo| p >= lo) && range.1.is_none_or(|hi| p < hi);
+        let mut missing: Vec<Vec<u8>> = Vec::new();
+        let mut failed = None;
+        self.source
+            .tables
+            .client()
+            .scan_keys(table, (None, None), PAGE, &mut |row| {
+                if seen.contains(&row.key) || failed.is_some() {
+                    return;
+                }
+                // A row whose partition its key names only when in range; a
+                // partition column: fetched, its cells' partition decides.
+                match rowsearch_store::key_partition_of(table, schema, &row.key) {
+                    Ok(Some(p)) if !in_range(&p) => {}
+                    Ok(_) => missing.push(row.key),
+                    Err(e) => failed = Some(e),
+                }
+            })
+            .map_err(err)?;
+        if let Some(e) = failed {
+            return Err(e);
+        }
+        let analyzer = &*self.source.analyzer;
+        for chunk in missing.chunks(PAGE) {
+            let keys: Vec<&[u8]> = chunk.iter().map(Vec::as_slice).collect();
+            let rows = self.source.rows_before(table, &keys, &ReadOptions::default(), Some(self.before))?;
+            for row in rows.into_iter().flatten() {
+                rowsearch_store::for_each_keyword_cell_of(table, schema, analyzer, &row, &mut |cell| {
+                    if in_range(cell.partition) { f(cell) } else { Ok(()) }
+                })?;
+            }
+        }
+        Ok(())
     }
 
     /// The keyword cells of every row (made from its text as it is

@@ -494,6 +494,30 @@ impl HbaseClient {
         self.run_scanner(table, tscan, 16, each)
     }
 
+    /// Every row key of `[start, stop)` (a keys-only scan: one empty cell a
+    /// row), `page` rows a call, to `each`.
+    ///
+    /// # Errors
+    /// As [`Self::scan`].
+    pub fn scan_keys(
+        &mut self,
+        table: &str,
+        range: (Option<&[u8]>, Option<&[u8]>),
+        page: usize,
+        each: &mut dyn FnMut(Row),
+    ) -> Result<u64, ClientError> {
+        let mut tscan = Vec::new();
+        if let Some(start) = range.0 {
+            tscan.push((1, binary(start)));
+        }
+        if let Some(stop) = range.1 {
+            tscan.push((2, binary(stop)));
+        }
+        tscan.push((4, Value::I32(i32::try_from(page).unwrap_or(i32::MAX))));
+        tscan.push((7, binary(&b"FirstKeyOnlyFilter() AND KeyOnlyFilter()"[..])));
+        self.run_scanner(table, tscan, page, each)
+    }
+
     /// At most `limit` rows of `[start, stop)` (the newest cell of each
     /// column), in one call (`getScannerResults`).
     ///

@@ -330,6 +330,26 @@ pub fn keyword_cells_of(
     Ok(out)
 }
 
+/// The partition of row key `row` in a table of `schema` when the key alone
+/// tells it (a table partitioned by a field of its key, or not
+/// partitioned); `None` when it takes the row's cells (a partition column).
+///
+/// # Errors
+/// `NotSearchable`; `InvalidSchema`; `InvalidRowKey`.
+pub fn key_partition_of(table: &str, schema: &TableSchema, row: &[u8]) -> Result<Option<Vec<u8>>> {
+    let search = schema
+        .search
+        .as_ref()
+        .ok_or_else(|| crate::error::ErrorKind::NotSearchable { table: table.to_owned() })?;
+    let invalid = |reason: String| crate::error::ErrorKind::InvalidSchema { table: table.to_owned(), reason };
+    let (_, partition, date) = resolve_columns(search, schema, parse_column).map_err(invalid)?;
+    if matches!(partition, PartitionSource::Column(_)) {
+        return Ok(None);
+    }
+    let shape = Shape { schema: search, row_key: schema.row_key.as_ref(), partition: &partition, date };
+    shape.partition_of(row, &[]).map(Some)
+}
+
 /// [`keyword_cells_of`], each cell lent to `f` in key order (as a scan of
 /// the store's keyword rows lends them).
 ///

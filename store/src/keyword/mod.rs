@@ -28,7 +28,7 @@ mod write;
 
 pub use codec::{KeywordCell, KeywordCellRef, Positions};
 pub(crate) use handle::{KeywordCells, SearchHandle};
-pub use handle::{for_each_keyword_cell_of, keyword_cells_of};
+pub use handle::{for_each_keyword_cell_of, key_partition_of, keyword_cells_of};
 pub use lookup::{KeywordHit, KeywordPage, KeywordQuery, required_terms};
 pub(crate) use lookup::{decode_cell, for_each_cell, for_each_cell_between, lookup, partition_splits};
 pub(crate) use write::{convert_cells, read_counter, update};

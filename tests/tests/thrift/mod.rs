@@ -29,7 +29,7 @@ fn thrift_server() -> (TestDir, Server, String) {
 }
 
 /// A server with the Thrift2 gateway on; its Thrift2 address.
-fn thrift2_server() -> (TestDir, Server, String) {
+pub(crate) fn thrift2_server() -> (TestDir, Server, String) {
     let t = TestDir::new();
     let mut server = t.serve(&["serve", "--create", "--thrift2", "127.0.0.1:0"]);
     let lines = server.read_lines(2);

@@ -218,6 +218,12 @@ fn suite(addr: &str, table: &str) {
         search(&hs, table, "q=wombatword")["total"] == 1
     });
     eprintln!("another client's row found after {took:?}");
+    // A full reindex from the keyword rows keeps it (it has no keyword
+    // cells of rowsearch's: made from its text).
+    let out = over(&["reindex", "--table", table, "--full"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = over(&["search", "--table", table, "wombatword"]);
+    assert!(stdout(&out).contains("wombatword from elsewhere"), "{}\n{}", stdout(&out), stderr(&out));
 
     // Another client deletes a row that is a hit: never shown again.
     let before = search(&hs, table, "q=gas&user=badeer-r&limit=1000");
