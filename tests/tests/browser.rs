@@ -264,7 +264,7 @@ async fn browser_search_page_over_hbase() {
 /// table `mail`, each step checked against the server's own API.
 async fn a_person_uses_it(driver: &Driver, s: &Server) {
     let profile = tempfile::tempdir().unwrap();
-    let c = browser(&driver, profile.path()).await;
+    let c = browser(driver, profile.path()).await;
     c.goto(&format!("http://{}/", s.addr)).await.unwrap();
     until("the table picker to offer mail", || async {
         let value = js(&c, "return document.getElementById('table').value").await;
@@ -275,7 +275,7 @@ async fn a_person_uses_it(driver: &Driver, s: &Server) {
     // Typed, no Enter: the API's total and its hits, highlighted.
     let query = "enron meeting";
     type_query(&c, query).await;
-    let expected = api(&s, query, "&limit=10");
+    let expected = api(s, query, "&limit=10");
     assert_eq!(total(&c).await, expected["total"].as_u64().unwrap());
     assert_eq!(hit_subjects(&c).await, subjects_of(&expected));
     let marks = js(&c, "return [...document.querySelectorAll('[data-testid=hit] mark')].map(m => m.textContent.toLowerCase())").await;
@@ -288,7 +288,7 @@ async fn a_person_uses_it(driver: &Driver, s: &Server) {
     let before = answers(&c).await;
     by_id(&c, "next-page").await.click().await.unwrap();
     next_answer(&c, before).await;
-    let second = api(&s, query, "&limit=10&offset=10");
+    let second = api(s, query, "&limit=10&offset=10");
     assert_eq!(hit_subjects(&c).await, subjects_of(&second));
     assert!(by_id(&c, "page").await.text().await.unwrap().starts_with("page 2 of"));
 
@@ -330,7 +330,7 @@ async fn a_person_uses_it(driver: &Driver, s: &Server) {
     let document = by_id(&c, "document").await;
     until("the document view", || async { document.attr("open").await.unwrap().map(|_| ()) }).await;
     let body = js(&c, "return document.querySelector('[data-testid=document-body]').textContent").await;
-    let first = api(&s, query, "&limit=1");
+    let first = api(s, query, "&limit=1");
     assert_eq!(body, first["hits"][0]["document"]["body"]);
     assert!(body.as_str().unwrap().contains('\n'), "the body's lines as text");
     screenshot(&c, "3-document").await;
@@ -372,7 +372,7 @@ async fn a_person_uses_it(driver: &Driver, s: &Server) {
         (shown.as_str() == Some(first_suggestion.as_str())).then_some(())
     })
     .await;
-    assert_eq!(total(&c).await, api(&s, &first_suggestion, "&limit=0")["total"].as_u64().unwrap());
+    assert_eq!(total(&c).await, api(s, &first_suggestion, "&limit=0")["total"].as_u64().unwrap());
 
     // A write shows at once (live search): a new message, searched.
     let (status, _) = s.request(
