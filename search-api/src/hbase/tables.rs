@@ -202,7 +202,7 @@ impl HbaseTables {
     }
 
     /// Whether `table` is enabled (as HBase's `isTableEnabled`), as seen
-    /// at most [`CATALOG_CACHE`] ago.
+    /// at most `CATALOG_CACHE` ago.
     ///
     /// # Errors
     /// As [`HbaseTables::schema`].

@@ -127,7 +127,7 @@ impl HbaseClient {
 
     /// Calls `method` with `args` (its argument struct's fields); the
     /// result's field 0 (`None` for `void`). For a call that may run twice
-    /// ([`RETRIED`]: reads by key, puts, deletes, admin reads), a
+    /// (`RETRIED`: reads by key, puts, deletes, admin reads), a
     /// connection kept from an earlier call that turns out closed (the
     /// gateway restarted, or went away and came back) before any of the
     /// answer came is replaced and the call sent once more. Never a
@@ -610,7 +610,7 @@ impl HbaseClient {
     }
 }
 
-/// `rows` cut into put calls of at most [`PUT_CALL_BYTES`] (a gateway
+/// `rows` cut into put calls of at most `PUT_CALL_BYTES` (a gateway
 /// bounds its messages: rowsearch's at 16 MiB); a row wider than that goes
 /// in pieces.
 pub fn put_calls(rows: &[(Vec<u8>, Vec<PutCell>)]) -> Vec<Vec<(&[u8], &[PutCell])>> {
