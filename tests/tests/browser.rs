@@ -27,7 +27,7 @@ use serde_json::{Value, json};
 const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
 const CHROMIUM: &str = "/usr/bin/chromium";
 /// How long the page may take to show what a test waits for.
-const PATIENCE: Duration = Duration::from_secs(15);
+const PATIENCE: Duration = Duration::from_secs(30);
 
 /// chromedriver on a port of its own, killed when dropped.
 struct Driver {

@@ -75,6 +75,8 @@ pub struct HbaseTables {
     idle: Mutex<Vec<HbaseClient>>,
     /// Catalog entries and enabled states read lately.
     cache: Mutex<Cache>,
+    /// Whether `rowsearch_feed` is known to exist.
+    feed_ready: std::sync::atomic::AtomicBool,
 }
 
 /// How long a table's catalog entry and enabled state are taken as read:
@@ -130,7 +132,13 @@ impl HbaseTables {
 
     /// As [`Self::new`], each call failing as unavailable past `timeout`.
     pub fn with_timeout(addr: &str, timeout: Duration) -> HbaseTables {
-        HbaseTables { addr: addr.to_owned(), timeout, idle: Mutex::new(Vec::new()), cache: Mutex::default() }
+        HbaseTables {
+            addr: addr.to_owned(),
+            timeout,
+            idle: Mutex::new(Vec::new()),
+            cache: Mutex::default(),
+            feed_ready: Default::default(),
+        }
     }
 
     /// The gateway's address.
@@ -352,11 +360,13 @@ impl HbaseTables {
             })
             .collect();
         let mut client = self.client();
-        ensure(
-            &mut client,
-            FEED,
-            FamilySchema::new(FEED_FAMILY).max_versions(1).ttl_seconds(FEED_TTL_SECONDS),
-        )?;
+        // Made once per process (by create_table, or here for tables an
+        // earlier build made), not looked for at every write.
+        if !self.feed_ready.load(std::sync::atomic::Ordering::Relaxed) {
+            let family = FamilySchema::new(FEED_FAMILY).max_versions(1).ttl_seconds(FEED_TTL_SECONDS);
+            ensure(&mut client, FEED, family)?;
+            self.feed_ready.store(true, std::sync::atomic::Ordering::Relaxed);
+        }
         client.put_rows(FEED, &rows)?;
         Ok(())
     }

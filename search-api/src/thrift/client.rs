@@ -449,13 +449,7 @@ impl HbaseClient {
         page: usize,
         each: &mut dyn FnMut(Row),
     ) -> Result<u64, ClientError> {
-        let mut tscan = Vec::new();
-        if let Some(start) = range.0 {
-            tscan.push((1, binary(start)));
-        }
-        if let Some(stop) = range.1 {
-            tscan.push((2, binary(stop)));
-        }
+        let mut tscan = tscan_of(range);
         tscan.push((4, Value::I32(i32::try_from(page).unwrap_or(i32::MAX))));
         if let Some((min, max)) = time {
             tscan.push((
@@ -482,13 +476,7 @@ impl HbaseClient {
         batch: usize,
         each: &mut dyn FnMut(Row),
     ) -> Result<u64, ClientError> {
-        let mut tscan = Vec::new();
-        if let Some(start) = range.0 {
-            tscan.push((1, binary(start)));
-        }
-        if let Some(stop) = range.1 {
-            tscan.push((2, binary(stop)));
-        }
+        let mut tscan = tscan_of(range);
         tscan.push((4, Value::I32(16)));
         tscan.push((8, Value::I32(i32::try_from(batch).unwrap_or(i32::MAX))));
         self.run_scanner(table, tscan, 16, each)
@@ -506,13 +494,7 @@ impl HbaseClient {
         page: usize,
         each: &mut dyn FnMut(Row),
     ) -> Result<u64, ClientError> {
-        let mut tscan = Vec::new();
-        if let Some(start) = range.0 {
-            tscan.push((1, binary(start)));
-        }
-        if let Some(stop) = range.1 {
-            tscan.push((2, binary(stop)));
-        }
+        let mut tscan = tscan_of(range);
         tscan.push((4, Value::I32(i32::try_from(page).unwrap_or(i32::MAX))));
         tscan.push((7, binary(&b"FirstKeyOnlyFilter() AND KeyOnlyFilter()"[..])));
         self.run_scanner(table, tscan, page, each)
@@ -529,13 +511,7 @@ impl HbaseClient {
         range: (Option<&[u8]>, Option<&[u8]>),
         limit: usize,
     ) -> Result<Vec<Row>, ClientError> {
-        let mut tscan = Vec::new();
-        if let Some(start) = range.0 {
-            tscan.push((1, binary(start)));
-        }
-        if let Some(stop) = range.1 {
-            tscan.push((2, binary(stop)));
-        }
+        let tscan = tscan_of(range);
         let n = Value::I32(i32::try_from(limit).unwrap_or(i32::MAX));
         let args = vec![(1, binary(table.as_bytes())), (2, Value::Struct(tscan)), (3, n)];
         let Some(Value::List { items, .. }) = self.call("getScannerResults", args)? else {
@@ -608,6 +584,18 @@ impl HbaseClient {
         }
         outcome
     }
+}
+
+/// A `TScan`'s start and stop rows (open sides left out).
+fn tscan_of(range: (Option<&[u8]>, Option<&[u8]>)) -> Vec<(i16, Value)> {
+    let mut tscan = Vec::new();
+    if let Some(start) = range.0 {
+        tscan.push((1, binary(start)));
+    }
+    if let Some(stop) = range.1 {
+        tscan.push((2, binary(stop)));
+    }
+    tscan
 }
 
 /// `rows` cut into put calls of at most `PUT_CALL_BYTES` (a gateway

@@ -16,7 +16,7 @@ mod rows;
 use rowsearch_tests::{Rng, Server, TestDir, stderr};
 use serde_json::{Value, json};
 
-fn fixture() -> String {
+pub(crate) fn fixture() -> String {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("fixtures/mail/maildir")
         .to_str()
@@ -42,7 +42,7 @@ fn mail_server() -> (TestDir, Server) {
     (t, server)
 }
 
-fn enc(s: &str) -> String {
+pub(crate) fn enc(s: &str) -> String {
     s.bytes()
         .map(|b| {
             if b.is_ascii_alphanumeric() || b"-_.~".contains(&b) {

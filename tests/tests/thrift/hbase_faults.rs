@@ -9,16 +9,9 @@
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use crate::http::fixture;
 use rowsearch::indexer::IndexDir;
 use rowsearch_tests::{Proxy, TestDir, bin, stderr, stdout};
-
-fn fixture() -> String {
-    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("fixtures/mail/maildir")
-        .to_str()
-        .unwrap()
-        .to_owned()
-}
 
 fn suite(upstream: &str, table: &str) {
     let proxy = Proxy::new(upstream);

@@ -10,30 +10,11 @@
 
 use std::time::{Duration, Instant};
 
+use crate::http::{enc, fixture};
 use rowsearch::store::PutCell;
 use rowsearch::thrift::HbaseClient;
 use rowsearch_tests::{Server, TestDir, stderr, stdout};
 use serde_json::{Value, json};
-
-fn fixture() -> String {
-    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("fixtures/mail/maildir")
-        .to_str()
-        .unwrap()
-        .to_owned()
-}
-
-fn enc(s: &str) -> String {
-    s.bytes()
-        .map(|b| {
-            if b.is_ascii_alphanumeric() || b"-_.~".contains(&b) {
-                (b as char).to_string()
-            } else {
-                format!("%{b:02X}")
-            }
-        })
-        .collect()
-}
 
 /// A search's hits as `(order value, key)` with ties of the order value
 /// sorted by key: the two sides build their segments in different orders,
