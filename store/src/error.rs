@@ -43,6 +43,15 @@ pub enum ErrorKind {
         /// The store directory.
         path: PathBuf,
     },
+    /// Another process (or a repack) has the store open, and the operation
+    /// needs it alone.
+    #[error("store in use: {path}: {detail}")]
+    InUse {
+        /// The store directory.
+        path: PathBuf,
+        /// Who has it and what to do.
+        detail: String,
+    },
     /// An I/O error outside LMDB.
     #[error("i/o error on {path}: {source}")]
     Io {
@@ -463,6 +472,7 @@ impl ErrorKind {
             ErrorKind::NotAStore { path: path.clone(), detail: "x".into() },
             ErrorKind::UnsupportedFormat { path: path.clone(), found: "a".into(), expected: "b".into() },
             ErrorKind::AlreadyOpen { path: path.clone() },
+            ErrorKind::InUse { path: path.clone(), detail: "x".into() },
             ErrorKind::Io { path, source: std::io::Error::other("x") },
             ErrorKind::Lmdb { operation: "x", source: heed::Error::Mdb(heed::MdbError::Panic) },
             ErrorKind::UnknownTable { table: "t".into() },
@@ -514,6 +524,7 @@ fn listed(kind: &ErrorKind) {
         ErrorKind::NotAStore { .. }
         | ErrorKind::UnsupportedFormat { .. }
         | ErrorKind::AlreadyOpen { .. }
+        | ErrorKind::InUse { .. }
         | ErrorKind::Io { .. }
         | ErrorKind::Lmdb { .. }
         | ErrorKind::UnknownTable { .. }

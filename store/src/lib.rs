@@ -75,6 +75,7 @@ pub use clock::{Clock, ManualClock, SystemClock};
 pub use db::FORMAT;
 pub use db::feed::{CommitInfo, FeedEntry};
 pub use db::keys::KeyRecord;
+pub use db::repack::{RepackReport, RepackedDatabase, repack};
 pub use error::{CancelReason, Error, ErrorKind, Result};
 pub use filter::lang::{MAX_FILTER_BYTES, MAX_FILTER_DEPTH};
 pub use filter::{Comparator, CompareOp, Filter, FuzzyKey, ListOp, MultiRowRange, RegexComparator};

@@ -382,6 +382,12 @@ pub enum DataCommand {
     /// one does only that and says what it did. Killed at any point, it
     /// leaves the old store, which the next run upgrades again.
     Upgrade,
+    /// Rewrite every database of the store in key order with full pages
+    /// (random inserts leave B-tree pages about two-thirds full): a smaller
+    /// data.mdb and fewer pages per scan. Needs the store alone (refused
+    /// while a server or another command has it open) and free space for a
+    /// second copy; killed at any point, the store is as it was before.
+    Repack,
 }
 
 /// Mail ingest and keyword lookups.
@@ -588,7 +594,12 @@ pub fn exit_code_for(err: &anyhow::Error) -> ExitCode {
             || e.downcast_ref::<rowsearch::hbase::HbaseError>()
                 .is_some_and(rowsearch::hbase::HbaseError::is_user_error)
             || e.downcast_ref::<rowsearch::store::Error>().is_some_and(|e| {
-                e.is_user_error() || matches!(e.kind(), rowsearch::store::ErrorKind::NotAStore { .. })
+                e.is_user_error()
+                    || matches!(
+                        e.kind(),
+                        rowsearch::store::ErrorKind::NotAStore { .. }
+                            | rowsearch::store::ErrorKind::InUse { .. }
+                    )
             })
     });
     ExitCode::from(if bad_input { 2 } else { 1 })

@@ -91,6 +91,26 @@ pub(super) fn run(args: &Args, command: &DataCommand, out: &mut impl Write) -> R
             let report = open(args)?.compact()?;
             writeln!(out, "purged {} cells from {} rows", report.cells_purged, report.rows_touched)?;
         }
+        DataCommand::Repack => {
+            // Opened (and upgraded) first, so a repack writes this build's format.
+            drop(open(args)?);
+            let mb = |bytes: u64| bytes as f64 / 1e6;
+            let report = rowsearch::store::repack(&args.data, &mut |db| {
+                eprintln!(
+                    "repacked {}: {} entries, {} pages -> {}",
+                    db.name, db.entries, db.pages_before, db.pages_after
+                );
+            })?;
+            writeln!(
+                out,
+                "repacked {}: data.mdb {:.1} MB -> {:.1} MB ({} databases) in {:.2} s",
+                args.data.display(),
+                mb(report.bytes_before),
+                mb(report.bytes_after),
+                report.databases.len(),
+                report.seconds
+            )?;
+        }
         DataCommand::Upgrade => {
             let started = std::time::Instant::now();
             let store = open(args)?;

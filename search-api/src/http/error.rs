@@ -287,6 +287,7 @@ pub fn store_status(e: &rowsearch_store::Error) -> (StatusCode, &'static str) {
         ErrorKind::DiskFull { .. } => (S::INSUFFICIENT_STORAGE, "disk_full"),
         ErrorKind::TooManyDatabases { .. } => (S::UNPROCESSABLE_ENTITY, "too_many_families"),
         ErrorKind::Poisoned => (S::SERVICE_UNAVAILABLE, "store_unavailable"),
+        ErrorKind::InUse { .. } => (S::SERVICE_UNAVAILABLE, "store_in_use"),
         ErrorKind::Cancelled { .. } => (S::SERVICE_UNAVAILABLE, "timeout"),
         ErrorKind::Callback { source } if source.downcast_ref::<crate::hbase::HbaseError>().is_some() => {
             source
@@ -408,6 +409,7 @@ mod tests {
             (500, "internal"),              // NotAStore
             (500, "internal"),              // UnsupportedFormat
             (500, "internal"),              // AlreadyOpen
+            (503, "store_in_use"),          // InUse
             (500, "internal"),              // Io
             (500, "internal"),              // Lmdb
             (404, "table_not_found"),       // UnknownTable

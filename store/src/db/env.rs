@@ -26,10 +26,46 @@ pub(crate) struct EnvLimits {
     pub max_readers: u32,
 }
 
+/// The file every process with the store open holds locked shared (an
+/// `flock`, released when the process ends however it ends), and a repack
+/// exclusively (see `repack`).
+pub(crate) const OPEN_LOCK: &str = "open.lock";
+
+/// The processes' open environments, by canonical directory.
+static OPEN: Mutex<Vec<(PathBuf, Weak<Environment>)>> = Mutex::new(Vec::new());
+
+/// Whether this process has the store in `dir` open.
+pub(crate) fn is_open_here(dir: &Path) -> bool {
+    let Ok(canonical) = dir.canonicalize() else { return false };
+    let open = OPEN.lock().unwrap_or_else(|e| e.into_inner());
+    open.iter().any(|(path, env)| *path == canonical && env.strong_count() > 0)
+}
+
+/// `InUse` for `dir`.
+pub(crate) fn in_use(dir: &Path, detail: &str) -> Error {
+    ErrorKind::InUse { path: dir.to_owned(), detail: detail.to_owned() }.into()
+}
+
+/// Takes `open.lock` in `dir` shared; `InUse` while a repack holds it.
+fn lock_shared(dir: &Path) -> Result<std::fs::File> {
+    let path = dir.join(OPEN_LOCK);
+    let io = |source| Error::from(ErrorKind::Io { path: path.clone(), source });
+    let file = std::fs::File::options().create(true).truncate(false).write(true).open(&path).map_err(io)?;
+    match file.try_lock_shared() {
+        Ok(()) => Ok(file),
+        Err(std::fs::TryLockError::WouldBlock) => {
+            Err(in_use(dir, "a repack is rewriting it; open it again when the repack has finished"))
+        }
+        Err(std::fs::TryLockError::Error(source)) => Err(io(source)),
+    }
+}
+
 /// An open LMDB environment and the locks around it.
 #[derive(Debug)]
 pub(crate) struct Environment {
     env: Env<WithoutTls>,
+    /// `open.lock`, held shared while the environment is open.
+    _open_lock: std::fs::File,
     /// Serialises writers, so schema changes and data writes never interleave.
     write_lock: Mutex<()>,
     /// Held by every transaction that opens databases, until it ends: LMDB
@@ -76,7 +112,6 @@ impl Environment {
     /// would release the first one's locks when closed). `limits` apply to
     /// a new environment only.
     pub fn open_shared(dir: &Path, limits: EnvLimits) -> Result<Arc<Environment>> {
-        static OPEN: Mutex<Vec<(PathBuf, Weak<Environment>)>> = Mutex::new(Vec::new());
         let mut open = OPEN.lock().unwrap_or_else(|e| e.into_inner());
         open.retain(|(_, env)| env.strong_count() > 0);
         let canonical = dir.canonicalize().ok();
@@ -103,7 +138,10 @@ impl Environment {
                 let data = dir.join("data.mdb");
                 if !data.try_exists().map_err(io)? {
                     let mut entries = std::fs::read_dir(dir).map_err(io)?;
-                    if entries.next().is_some() {
+                    let other = |entry: std::io::Result<std::fs::DirEntry>| {
+                        entry.map_or(true, |entry| entry.file_name() != OPEN_LOCK)
+                    };
+                    if entries.any(other) {
                         return Err(not_a_store(dir, "directory holds other files and no data.mdb"));
                     }
                 }
@@ -114,6 +152,7 @@ impl Environment {
             Err(e) => return Err(io(e).into()),
         }
 
+        let open_lock = lock_shared(dir)?;
         let mut env_options = EnvOpenOptions::new().read_txn_without_tls();
         env_options
             .map_size(page_align(limits.map_size_bytes))
@@ -133,6 +172,7 @@ impl Environment {
         })?;
         Ok(Environment {
             env,
+            _open_lock: open_lock,
             write_lock: Mutex::new(()),
             dbi_lock: Mutex::new(()),
             resize_lock: RwLock::new(()),

@@ -21,6 +21,7 @@ pub(crate) mod family;
 pub(crate) mod feed;
 pub(crate) mod keys;
 pub(crate) mod meta;
+pub(crate) mod repack;
 pub(crate) mod sorted;
 pub(crate) mod value;
 

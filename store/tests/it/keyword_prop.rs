@@ -280,6 +280,7 @@ proptest! {
         steps in prop::collection::vec(prop::collection::vec(mutation(), 1..4), 1..14),
         queries in prop::collection::vec((0usize..3, query_terms(), 1usize..4), 6),
         prepare in prop::collection::vec(any::<bool>(), 1..5),
+        repack in any::<bool>(),
     ) {
         let dir = tempfile::tempdir().unwrap();
         let clock = Arc::new(ManualClock::new(START_MS));
@@ -313,6 +314,9 @@ proptest! {
             clock.advance_ms(1);
             if i == steps.len() / 2 {
                 drop(store);
+                if repack {
+                    rowsearch_store::repack(dir.path(), &mut |_| {}).unwrap();
+                }
                 store = open();
             }
             for (name, _) in tables() {

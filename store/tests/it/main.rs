@@ -16,6 +16,7 @@ mod index_long_values_prop;
 mod keyword_blocks_prop;
 mod keyword_prop;
 mod model_prop;
+mod repack;
 mod row_source_prop;
 mod rowkey_prop;
 mod shared_prop;

@@ -206,6 +206,9 @@ enum Op {
     Lookup(&'static str, IndexQuery, usize),
     Compact,
     Reopen,
+    /// Closes the store, repacks it (every database rewritten in key
+    /// order) and opens it again.
+    Repack,
     AdvanceClock(u64),
 }
 
@@ -227,6 +230,7 @@ fn op() -> impl Strategy<Value = Op> {
             .prop_map(|(terms, intersect, page)| Op::Combine(terms, intersect, page)),
         1 => Just(Op::Compact),
         1 => Just(Op::Reopen),
+        1 => Just(Op::Repack),
         1 => (0u64..6_000).prop_map(Op::AdvanceClock),
     ]
 }
@@ -392,6 +396,11 @@ fn run(ops: Vec<Op>, runs: usize) {
             }
             Op::Reopen => {
                 drop(store);
+                store = open(dir.path(), &clock, runs);
+            }
+            Op::Repack => {
+                drop(store);
+                rowsearch_store::repack(dir.path(), &mut |_| {}).expect("repack");
                 store = open(dir.path(), &clock, runs);
             }
             Op::AdvanceClock(ms) => clock.advance_ms(ms),

@@ -30,7 +30,7 @@ fn format3_store() -> TestDir {
 const INDEXES: [(&str, &str); 3] = [("mail", "by_from"), ("mail", "by_from_date"), ("notes", "by_tag")];
 
 /// `index verify` is clean for every index.
-fn assert_indexes_verify(t: &TestDir) {
+pub(super) fn assert_indexes_verify(t: &TestDir) {
     for (table, index) in INDEXES {
         let out = t.run(&["index", "verify", table, index]);
         assert!(out.status.success(), "index verify {table} {index}: {} {}", stdout(&out), stderr(&out));
@@ -186,7 +186,7 @@ fn sample_fixture(name: &str) -> std::path::PathBuf {
 
 /// A test directory holding the sample mail as the format 3 build wrote
 /// it: the store and its search index directory.
-fn format3_sample_store() -> TestDir {
+pub(super) fn format3_sample_store() -> TestDir {
     let t = TestDir::new();
     std::fs::create_dir_all(t.data()).unwrap();
     let packed = std::fs::read(sample_fixture("data.mdb.zst")).unwrap();
@@ -206,7 +206,7 @@ fn format3_sample_store() -> TestDir {
 
 /// Every command of the sample fixture's `commands.txt` answers what the
 /// format 3 build answered (searches: total, keys and scores).
-fn assert_sample_as_before(t: &TestDir) {
+pub(super) fn assert_sample_as_before(t: &TestDir) {
     let expected: serde_json::Value =
         serde_json::from_slice(&std::fs::read(sample_fixture("expected.json")).unwrap()).unwrap();
     let expected = expected.as_array().unwrap();
