@@ -120,6 +120,44 @@ pub fn parse_date_ms(value: &[u8]) -> Option<u64> {
     u64::try_from(ts.as_millisecond()).ok()
 }
 
+/// `text` cropped to `words` words (runs of non-whitespace) around the
+/// first word holding a match (its lowercased alphanumeric runs tested with
+/// `matches`), or its first `words` words when none does, with `…` where
+/// text was cut (Meilisearch's `attributesToCrop` with `cropLength`). The
+/// whitespace between the kept words is kept as it is.
+pub fn crop(text: &str, matches: &dyn Fn(&str) -> bool, words: usize) -> String {
+    let spans: Vec<(usize, usize)> = text
+        .split_whitespace()
+        .map(|w| {
+            let start = w.as_ptr() as usize - text.as_ptr() as usize;
+            (start, start + w.len())
+        })
+        .collect();
+    if spans.len() <= words || words == 0 {
+        return if words == 0 { String::new() } else { text.trim().to_owned() };
+    }
+    let mut lower = String::new();
+    let hit = spans.iter().position(|&(s, e)| {
+        text[s..e].split(|c: char| !c.is_alphanumeric()).filter(|p| !p.is_empty()).any(|piece| {
+            lower.clear();
+            lower.extend(piece.chars().flat_map(char::to_lowercase));
+            matches(&lower)
+        })
+    });
+    // The match a third of the way in, as highlights place it.
+    let first = hit.map_or(0, |h| h.saturating_sub(words / 3)).min(spans.len() - words);
+    let last = first + words - 1;
+    let mut out = String::new();
+    if first > 0 {
+        out.push('…');
+    }
+    out.push_str(&text[spans[first].0..spans[last].1]);
+    if last + 1 < spans.len() {
+        out.push('…');
+    }
+    out
+}
+
 /// A snippet of `text` around the first word whose analysed form
 /// (lowercased) `matches` (for a search: [`crate::expand::QueryWords`]),
 /// with every such word wrapped in `<em>` and `</em>`; `None` when no word
@@ -257,6 +295,21 @@ mod tests {
             highlight(text, &terms, 200, false).as_deref(),
             Some("<em>click</em> <em><em>HERE</em></em> </em><script>x</script> & more")
         );
+    }
+
+    #[test]
+    fn crop_keeps_words_around_the_first_match() {
+        let terms = |w: &str| w == "gas";
+        let text = "one two three four five six Gas-fired seven eight nine ten";
+        assert_eq!(crop(text, &terms, 3), "…six Gas-fired seven…");
+        assert_eq!(crop(text, &terms, 100), text);
+        // No match: the first words.
+        assert_eq!(crop(text, &|_| false, 2), "one two…");
+        // A match near the end: the window ends with the text.
+        assert_eq!(crop("a b c d gas", &terms, 3), "…c d gas");
+        assert_eq!(crop("a\r\n  b c", &|_| false, 2), "a\r\n  b…");
+        assert_eq!(crop("  ", &terms, 3), "");
+        assert_eq!(crop("a b", &terms, 0), "");
     }
 
     #[test]

@@ -57,7 +57,7 @@ mod verify;
 use std::path::Path;
 use std::sync::Arc;
 
-pub use analyzer::{TextAnalyzer, highlight, parse_date_ms};
+pub use analyzer::{TextAnalyzer, crop, highlight, parse_date_ms};
 pub use build::{
     DEFAULT_MEMORY_BUDGET_BYTES, RegionDone, ReindexMode, ReindexOptions, ReindexProgress, ReindexReport,
     reindex, reindex_from, reindex_in,
@@ -73,7 +73,7 @@ pub use ingest::{
 pub use live::{
     Consistency, DEFAULT_OVERLAY_MAX_ROWS, Freshness, LiveIndex, LiveIndexes, Snapshot, WALK_KEEP, Want,
 };
-pub use mail::{MailMessage, mail_schema, parse_message};
+pub use mail::{MAIL_DISPLAY, MailMessage, mail_schema, parse_message};
 pub use overlay::Overlay;
 pub use reader::{Generation, KeyHits, SortBy, TableIndex};
 pub use refresh::{EARLY_ROUND_WRITES, RefreshOptions, RefreshStatus, Refresher};

@@ -13,7 +13,8 @@ use rowsearch_store::{
 /// `user, date desc, id`; family `m` for headers and `b` for the body;
 /// indexes by sender; searchable subject, body, from, to and folder (a
 /// keyword), partitioned by user and dated by `m:date`; facets on from and
-/// to (whole addresses) and folder.
+/// to (whole addresses) and folder; documents without the body by default
+/// ([`MAIL_DISPLAY`]).
 pub fn mail_schema() -> TableSchema {
     // The body family, most of a mail row's bytes, compressed (zstd).
     TableSchema::new([FamilySchema::new("m"), FamilySchema::new("b").compression(Compression::Zstd)])
@@ -34,9 +35,15 @@ pub fn mail_schema() -> TableSchema {
                 SearchField::keyword("folder", "m:folder").facet(),
             ])
             .partition("user")
-            .date_column("m:date"),
+            .date_column("m:date")
+            .display(MAIL_DISPLAY),
         )
 }
+
+/// What a mail search's documents carry unless a search names its fields:
+/// everything but the body (a list needs the subject, who, where and when;
+/// `crop=body:30` adds the words around the match, `fields=*` everything).
+pub const MAIL_DISPLAY: [&str; 6] = ["subject", "from", "to", "folder", "user", "date"];
 
 /// The decoded fields of one message.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -11,7 +11,12 @@ use rowsearch_store::{Analyzer, Column, Row, RowKeySchema, SearchSchema};
 use serde::ser::{Serialize, SerializeMap, Serializer};
 
 /// The name of the date in a document.
-pub const DATE: &str = "date";
+pub const DATE: &str = rowsearch_store::DATE_NAME;
+
+/// Most words `crop` keeps of a field.
+pub const MAX_CROP_WORDS: usize = 1000;
+/// Words `crop=FIELD` keeps when it names no number (Meilisearch's default).
+pub const DEFAULT_CROP_WORDS: usize = 10;
 
 /// One value of a document.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -52,6 +57,26 @@ impl Serialize for DocValue {
             }
         }
     }
+}
+
+/// `crop` values (`body:30,subject`, each value comma-separated): the
+/// fields and the words each keeps ([`DEFAULT_CROP_WORDS`] when not
+/// named); the reason when one is not `FIELD` or `FIELD:WORDS`.
+pub fn parse_crop<S: AsRef<str>>(values: &[S]) -> Result<Vec<(String, usize)>, String> {
+    let mut out = Vec::new();
+    for spec in values.iter().flat_map(|v| v.as_ref().split(',')).map(str::trim).filter(|s| !s.is_empty()) {
+        let (name, words) = match spec.split_once(':') {
+            Some((name, words)) => {
+                let words = words
+                    .parse()
+                    .map_err(|_| format!("crop: {spec:?}: FIELD or FIELD:WORDS, WORDS a number"))?;
+                (name, words)
+            }
+            None => (spec, DEFAULT_CROP_WORDS),
+        };
+        out.push((name.to_owned(), words));
+    }
+    Ok(out)
 }
 
 /// A hit's document: named values in order (search fields, partition,
@@ -105,6 +130,11 @@ pub(crate) struct DocumentShape<'a> {
     /// Only these names in the document (`fields=`): search fields, the
     /// partition, `date`, `family:qualifier` columns; `None` for all.
     pub fields: Option<&'a [String]>,
+    /// Search fields cropped to a number of words (and so in the document).
+    pub crop: &'a [(String, usize)],
+    /// The `columns` asked for are in the document too (no `fields` named,
+    /// or `*`).
+    pub columns_too: bool,
 }
 
 impl DocumentShape<'_> {
@@ -141,6 +171,17 @@ impl DocumentShape<'_> {
     /// Whether the document holds `name`.
     fn shows(&self, name: &str) -> bool {
         self.fields.is_none_or(|fields| fields.iter().any(|f| f == name))
+            || self.crop.iter().any(|(field, _)| field == name)
+    }
+
+    /// Crops the fields `crop` names in `doc` around the first word
+    /// `matches` takes (see [`rowsearch_indexer::crop`]).
+    pub fn crop_document(&self, doc: &mut Document, matches: &dyn Fn(&str) -> bool) {
+        for (name, words) in self.crop {
+            if let Some((_, DocValue::Text(text))) = doc.fields.iter_mut().find(|(n, _)| n == name) {
+                *text = rowsearch_indexer::crop(text, matches, *words);
+            }
+        }
     }
 
     /// Checks `fields`: each must be a search field, the partition, `date`
@@ -149,6 +190,18 @@ impl DocumentShape<'_> {
     /// # Errors
     /// What is wrong, and the names a document can hold.
     pub fn check_fields(&self) -> Result<(), String> {
+        for (name, words) in self.crop {
+            if !self.search.fields.iter().any(|f| f.name == *name) {
+                let names: Vec<&str> = self.search.fields.iter().map(|f| f.name.as_str()).collect();
+                return Err(format!(
+                    "crop: {name:?} is not a search field of this table: {}",
+                    names.join(", ")
+                ));
+            }
+            if !(1..=MAX_CROP_WORDS).contains(words) {
+                return Err(format!("crop: {name}:{words}: the words kept must be 1..={MAX_CROP_WORDS}"));
+            }
+        }
         let Some(fields) = self.fields else { return Ok(()) };
         let mut known: Vec<&str> = self.search.fields.iter().map(|f| f.name.as_str()).collect();
         known.extend(self.search.partition.as_deref());
@@ -204,7 +257,7 @@ impl DocumentShape<'_> {
             .filter(|f| f.contains(':'))
             .map(|c| Column::parse(c.as_bytes()))
             .collect();
-        for column in self.columns.iter().filter(|_| self.fields.is_none()).chain(&named) {
+        for column in self.columns.iter().filter(|_| self.columns_too).chain(&named) {
             for cell in &row.cells {
                 let wanted = match column {
                     Column::Family(f) => *f == *cell.family,
@@ -263,7 +316,14 @@ mod tests {
             ],
         };
         let columns = [Column::Qualifier("m".into(), b"path".to_vec())];
-        let shape = DocumentShape { search, row_key: Some(rk), columns: &columns, fields: None };
+        let shape = DocumentShape {
+            search,
+            row_key: Some(rk),
+            columns: &columns,
+            fields: None,
+            crop: &[],
+            columns_too: true,
+        };
         let analyzer = rowsearch_indexer::TextAnalyzer;
         let doc = shape.document(&row, Some(&analyzer));
         let json = serde_json::to_string(&doc).unwrap();

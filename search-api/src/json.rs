@@ -422,6 +422,7 @@ mod tests {
         };
         for next_cursor in [None, Some("c1.1.ab.10".to_owned())] {
             let results = SearchResults {
+                steps: Default::default(),
                 total: 12,
                 took_ms: 0.25,
                 hits: vec![hit(Some(1.5), None), hit(None, Some(988_000_000_000))],
@@ -466,6 +467,7 @@ mod tests {
     #[test]
     fn facets_and_did_you_mean_in_order() {
         let results = SearchResults {
+            steps: Default::default(),
             total: 3,
             took_ms: 0.5,
             hits: Vec::new(),

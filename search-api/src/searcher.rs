@@ -79,6 +79,11 @@ pub struct SearchRequest {
     /// columns read (with `columns` and what `highlight` needs); `None` for
     /// the whole document. `columns` then shape only [`SearchHit::row`].
     pub fields: Option<Vec<String>>,
+    /// Fields cropped in each document to a number of words around the
+    /// first matched word (`crop=body:30`, Meilisearch's
+    /// `attributesToCrop`): each named search field is in the document
+    /// (besides `fields` or the table's display), cropped.
+    pub crop: Vec<(String, usize)>,
     /// Leave [`SearchHit::document`] empty and read only `columns` (the
     /// HBase-shaped answer, `format=cells`): the search fields a document
     /// holds (mail bodies) are then not read unless `highlight` needs them.
@@ -152,6 +157,21 @@ pub struct SearchResults {
     /// For a search without hits and without typo tolerance: the query
     /// with its words corrected, when that finds something.
     pub did_you_mean: Option<String>,
+    /// Where `took_ms` went (HTTP sends it as `Server-Timing`).
+    pub steps: SearchSteps,
+}
+
+/// The steps of one search, ms each (what the search's fixed cost is made
+/// of; HTTP answers carry them in a `Server-Timing` header).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct SearchSteps {
+    /// The table's schema, the snapshot chosen (with the freshness check:
+    /// waiting for the index to absorb writes, or the overlay built).
+    pub snapshot_ms: f64,
+    /// Parsing the query and running it (with facets and "did you mean").
+    pub query_ms: f64,
+    /// Reading the hits' rows and shaping their documents.
+    pub rows_ms: f64,
 }
 
 /// Values per facet when the request does not say.
@@ -309,17 +329,28 @@ impl Searcher {
         if limit > max_limit {
             return Err(Error::BadRequest(format!("limit must be 0..={max_limit}, got {limit}")));
         }
+        // The names asked for; `*` every one; none: the table's display
+        // (documents only: rows alone keep the columns asked for).
+        let fields = match &request.fields {
+            Some(names) if names.iter().any(|n| n == "*") => None,
+            Some(names) => Some(names.clone()),
+            None if request.rows_only => None,
+            None => search.display.clone(),
+        };
         let shape = DocumentShape {
             search,
             row_key: schema.row_key.as_ref(),
             columns: &request.columns,
-            fields: request.fields.as_deref(),
+            fields: fields.as_deref(),
+            crop: &request.crop,
+            columns_too: request.fields.as_ref().is_none_or(|names| names.iter().any(|n| n == "*")),
         };
         shape.check_fields().map_err(Error::BadRequest)?;
         // A cursor's page comes from the snapshot its walk began on (kept
         // while the walk goes on), so refreshes in between neither skip nor
         // repeat a hit; a first page from a fresh snapshot.
         let (live, snapshot, offset, cursor) = self.snapshot(table, table_id, request, started)?;
+        let snapshot_done = Instant::now();
         if offset.checked_add(limit).is_none_or(|end| end > MAX_RESULT_WINDOW) {
             return Err(Error::BadRequest(format!(
                 "offset {offset} + limit {limit} goes past the {MAX_RESULT_WINDOW} hits a search pages through; \
@@ -367,8 +398,15 @@ impl Searcher {
             );
         }
 
-        let words = request.highlight.then(|| parsed.words());
+        let words = (request.highlight || !request.crop.is_empty()).then(|| parsed.words());
+        let query_done = Instant::now();
         let (hits, dropped) = self.hits(table, request, &shape, &found.keys, words.as_ref())?;
+        let ms = |from: Instant, to: Instant| to.duration_since(from).as_secs_f64() * 1e3;
+        let steps = SearchSteps {
+            snapshot_ms: ms(started, snapshot_done),
+            query_ms: ms(snapshot_done, query_done),
+            rows_ms: ms(query_done, Instant::now()),
+        };
         self.dropped.fetch_add(dropped, Ordering::Relaxed);
         let next = offset.saturating_add(limit);
         let more = limit > 0 && next < found.total as usize;
@@ -394,6 +432,7 @@ impl Searcher {
                 })
                 .collect(),
             did_you_mean,
+            steps,
         })
     }
 
@@ -416,11 +455,11 @@ impl Searcher {
         // The columns a hit's row keeps: those asked for, and with rows
         // alone (`format=cells`) the columns of the fields named.
         let mut keep = request.columns.clone();
-        if request.rows_only && request.fields.is_some() {
+        if request.rows_only && shape.fields.is_some() {
             keep.extend(shape.needed());
         }
         let mut read = ReadOptions { columns: keep.clone(), ..ReadOptions::default() };
-        if request.fields.is_some() && !request.rows_only {
+        if shape.fields.is_some() && !request.rows_only {
             // Only what the named fields (and highlights) need; never
             // nothing, which would read every column.
             read.columns.extend(shape.needed());
@@ -466,7 +505,7 @@ impl Searcher {
                 continue;
             };
             let mut highlights = BTreeMap::new();
-            if let Some(words) = words {
+            if let Some(words) = words.filter(|_| request.highlight) {
                 for (name, family, qualifier) in &field_columns {
                     if let Some(text) = row.value(family, qualifier) {
                         let text = String::from_utf8_lossy(&text[..text.len().min(highlight_bytes)]);
@@ -484,7 +523,9 @@ impl Searcher {
             let document = if request.rows_only {
                 Document::default()
             } else {
-                shape.document(&row, analyzer.as_deref())
+                let mut document = shape.document(&row, analyzer.as_deref());
+                shape.crop_document(&mut document, &|w| words.is_some_and(|words| words.matches(w)));
+                document
             };
             if !keep.is_empty() {
                 row.cells.retain(|c| {

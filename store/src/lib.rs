@@ -89,8 +89,9 @@ pub use keyword::{
 };
 pub use read::{ALL_VERSIONS, ReadOptions, ReadTxn, Scan, ScanCursor, ScanIter, ScanPage};
 pub use schema::{
-    Analyzer, Column, Compression, FamilySchema, FieldKind, IndexSchema, MAX_FAMILIES, MAX_FAMILY_NAME_BYTES,
-    MAX_INDEXES, MAX_SEARCH_FIELDS, MAX_TABLE_NAME_BYTES, SearchField, SearchSchema, TableSchema,
+    Analyzer, Column, Compression, DATE_NAME, FamilySchema, FieldKind, IndexSchema, MAX_FAMILIES,
+    MAX_FAMILY_NAME_BYTES, MAX_INDEXES, MAX_SEARCH_FIELDS, MAX_TABLE_NAME_BYTES, SearchField, SearchSchema,
+    TableSchema,
 };
 pub use secondary::{IndexHit, IndexPage, IndexQuery, IndexState, IndexTerm, IndexVerifyReport};
 pub use source::{RowSource, RowView};

@@ -478,6 +478,18 @@ impl Store {
         self.writer().drop_table(table)
     }
 
+    /// Sets the names a table's search documents carry by default (`None`:
+    /// all of them; see [`crate::SearchSchema::display`]): a presentation
+    /// setting, changed on a table that holds rows, seen by every handle
+    /// and process at their next transaction. `false` when it already was.
+    ///
+    /// # Errors
+    /// `UnknownTable`, `NotSearchable` (no search section),
+    /// `InvalidSchema` (a name no document carries).
+    pub fn set_display(&self, table: &str, display: Option<Vec<String>>) -> Result<bool> {
+        self.writer().set_display(table, display)
+    }
+
     /// Enables or disables a table, as HBase's `enableTable` and
     /// `disableTable`: a disabled table keeps its schema, rows, indexes
     /// and keyword rows, and every read or write of its rows answers

@@ -115,6 +115,17 @@ fn ensure_table(store: Target<'_>, table: &str, format: Format) -> Result<TableS
                     reason: MAIL_TABLE_SHAPE.into(),
                 });
             }
+            // A mail table an earlier build made (no display setting, the
+            // rest as made) takes the mail table's default display.
+            let mut untouched = wanted.clone();
+            if let Some(search) = untouched.search.as_mut() {
+                search.display = None;
+            }
+            if let (Target::Store(store), true) = (store, schema == untouched) {
+                let display = wanted.search.as_ref().and_then(|s| s.display.clone());
+                store.set_display(table, display)?;
+                return Ok(wanted);
+            }
             Ok(schema)
         }
         Err(e) if matches!(e.kind(), rowsearch_store::ErrorKind::UnknownTable { .. }) => {

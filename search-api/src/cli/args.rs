@@ -370,6 +370,20 @@ pub enum DataCommand {
         #[arg(long, default_value_t = 2)]
         threads: usize,
     },
+    /// The fields a table's search documents carry when a search names
+    /// none (Meilisearch's displayed attributes): set them (search fields,
+    /// the partition, date, family:qualifier columns), `--all` for every
+    /// field, or nothing to print the current setting.
+    Display {
+        /// Table name.
+        table: String,
+        /// The names, comma-separated or as separate arguments.
+        #[arg(value_delimiter = ',')]
+        names: Vec<String>,
+        /// Every field (the setting removed).
+        #[arg(long, conflicts_with = "names")]
+        all: bool,
+    },
     /// Cell count and bytes of a table.
     Stats {
         /// Table name.
@@ -515,9 +529,15 @@ pub enum SearchCommand {
         #[arg(long, value_enum, default_value_t = HitFormatArg::Documents)]
         format: HitFormatArg,
         /// With --json documents: only these names in each (search fields,
-        /// the partition, date, family:qualifier columns; comma-separated).
+        /// the partition, date, family:qualifier columns; comma-separated;
+        /// `*` every one). Default: the table's display (`rowsearch display`).
         #[arg(long, value_delimiter = ',')]
         fields: Vec<String>,
+        /// With --json documents: search fields cropped to WORDS words
+        /// around the first match (FIELD or FIELD:WORDS, default 10;
+        /// comma-separated), each in the document.
+        #[arg(long, value_delimiter = ',')]
+        crop: Vec<String>,
         /// Count these facets over every match (comma-separated: the
         /// partition's name, fields declared facet, month, year).
         #[arg(long, value_delimiter = ',')]

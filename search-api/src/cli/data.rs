@@ -83,6 +83,18 @@ pub(super) fn run(args: &Args, command: &DataCommand, out: &mut impl Write) -> R
                 writeln!(out, "{}", serde_json::to_string(&region)?)?;
             }
         }
+        DataCommand::Display { table, names, all } => {
+            let store = open(args)?;
+            if *all || !names.is_empty() {
+                let display = (!*all).then(|| names.clone());
+                store.set_display(table, display)?;
+            }
+            let schema = store.schema(table)?;
+            match schema.search.and_then(|s| s.display) {
+                Some(names) => writeln!(out, "{table}: documents carry {}", names.join(", "))?,
+                None => writeln!(out, "{table}: documents carry every field")?,
+            }
+        }
         DataCommand::Stats { table } => {
             let stats = open(args)?.stats(table)?;
             writeln!(out, "{}", serde_json::to_string(&stats)?)?;

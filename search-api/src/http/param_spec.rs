@@ -253,6 +253,12 @@ pub const FIELDS: Param = param(
     "only these names in each document (search fields, the partition, date, family:qualifier columns), \
      comma-separated and repeatable; only their columns are read",
 );
+pub const CROP: Param = param(
+    "crop",
+    Kind::TextList,
+    "search fields cropped to WORDS words around the first matched word (FIELD or FIELD:WORDS, default 10, \
+     at most 1000; … where cut), comma-separated and repeatable; each is in the document",
+);
 pub const FORMAT: Param =
     param("format", Kind::Choice(&["documents", "cells"]), "hits as documents (default) or as rows of cells");
 pub const CONSISTENCY: Param = param(

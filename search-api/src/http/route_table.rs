@@ -290,6 +290,7 @@ pub const ROUTES: &[RouteSpec] = &[
             p::ENCODING,
             p::FORMAT,
             p::FIELDS,
+            p::CROP,
             p::TYPOS,
             p::FACETS,
             p::FACET_LIMIT,

@@ -74,7 +74,19 @@ where
         if worker_phase.compare_exchange(QUEUED, RUNNING, Ordering::AcqRel, Ordering::Acquire).is_err() {
             return Err(ApiError::from(Refusal::Timeout(limit.as_millis())));
         }
-        work(&worker, &access, &cancel)
+        let running = Instant::now();
+        let mut answer = work(&worker, &access, &cancel);
+        // How long the request waited for a worker and how long it ran
+        // there: a `Server-Timing` header (the search adds its own steps).
+        if let Ok(response) = &mut answer {
+            let ms = |from: Instant, to: Instant| to.duration_since(from).as_secs_f64() * 1e3;
+            let timing =
+                format!("queue;dur={:.3}, work;dur={:.3}", ms(started, running), ms(running, Instant::now()));
+            if let Ok(value) = warp::http::HeaderValue::from_str(&timing) {
+                response.headers_mut().append("server-timing", value);
+            }
+        }
+        answer
     });
     let mut task = std::pin::pin!(task);
     let outcome = match tokio::time::timeout(limit, &mut task).await {

@@ -16,5 +16,5 @@ pub(crate) use column::parse_column;
 pub use family::{Compression, FamilySchema};
 pub use index::IndexSchema;
 pub use name::{MAX_FAMILY_NAME_BYTES, MAX_TABLE_NAME_BYTES};
-pub use search::{Analyzer, FieldKind, MAX_SEARCH_FIELDS, SearchField, SearchSchema};
+pub use search::{Analyzer, DATE_NAME, FieldKind, MAX_SEARCH_FIELDS, SearchField, SearchSchema};
 pub use table::{MAX_FAMILIES, MAX_INDEXES, TableSchema};

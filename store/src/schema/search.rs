@@ -8,6 +8,9 @@ use super::family::FamilySchema;
 use super::name::{MAX_FAMILY_NAME_BYTES, validate_name};
 use crate::key::rowkey::RowKeySchema;
 
+/// The name of a row's date in its document.
+pub const DATE_NAME: &str = "date";
+
 /// Most search fields a table may declare (a field is one byte in the key).
 pub const MAX_SEARCH_FIELDS: usize = 255;
 
@@ -38,6 +41,13 @@ pub struct SearchSchema {
     /// date 0. `None`: every row dates 0 and versions sort by row key.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub date_column: Option<String>,
+    /// The names a search's documents carry when the search names none
+    /// (Meilisearch's displayed attributes): search fields, the partition,
+    /// `date`, or `family:qualifier` columns. `None`: every search field,
+    /// the partition and the date. A presentation setting: it may change
+    /// on a table that holds rows ([`crate::Store::set_display`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub display: Option<Vec<String>>,
 }
 
 /// One searchable column.
@@ -103,7 +113,45 @@ pub trait Analyzer: Send + Sync + std::fmt::Debug {
 impl SearchSchema {
     /// A search section over `fields`, without partition or date.
     pub fn new(fields: impl IntoIterator<Item = SearchField>) -> SearchSchema {
-        SearchSchema { partition: None, fields: fields.into_iter().collect(), date_column: None }
+        SearchSchema {
+            partition: None,
+            fields: fields.into_iter().collect(),
+            date_column: None,
+            display: None,
+        }
+    }
+
+    /// Sets the names documents carry by default (see [`SearchSchema::display`]).
+    pub fn display<S: Into<String>>(mut self, names: impl IntoIterator<Item = S>) -> SearchSchema {
+        self.display = Some(names.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// The names a document may carry: the search fields, the partition,
+    /// and `date` when there is a date column (besides `family:qualifier`
+    /// columns).
+    pub fn document_names(&self) -> Vec<&str> {
+        let mut names: Vec<&str> = self.fields.iter().map(|f| f.name.as_str()).collect();
+        names.extend(self.partition.as_deref());
+        if self.date_column.is_some() {
+            names.push(DATE_NAME);
+        }
+        names
+    }
+
+    /// Checks `display`: every name one a document may carry.
+    pub(crate) fn check_display(&self) -> std::result::Result<(), String> {
+        let known = self.document_names();
+        for name in self.display.iter().flatten() {
+            let column = name.split_once(':').is_some_and(|(f, q)| !f.is_empty() && !q.is_empty());
+            if !known.contains(&name.as_str()) && !column {
+                return Err(format!(
+                    "search: display {name:?} is not in this table's documents: {}, or a family:qualifier column",
+                    known.join(", ")
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// Sets the partition (a key field name or a column).
@@ -170,6 +218,6 @@ impl SearchSchema {
                 family_ok("partition", partition)?;
             }
         }
-        Ok(())
+        self.check_display()
     }
 }

@@ -243,6 +243,33 @@ impl Writer<'_> {
         })
     }
 
+    /// [`crate::Store::set_display`].
+    pub fn set_display(&self, table: &str, display: Option<Vec<String>>) -> Result<bool> {
+        let _writer = self.env.lock_writer()?;
+        let tables = self.in_current(true, |wtxn, tables| {
+            let old = tables.table(table)?;
+            let mut schema = old.schema.clone();
+            let search =
+                schema.search.as_mut().ok_or_else(|| ErrorKind::NotSearchable { table: table.to_owned() })?;
+            if search.display == display {
+                return Ok(None);
+            }
+            search.display = display.clone();
+            search
+                .check_display()
+                .map_err(|reason| ErrorKind::InvalidSchema { table: table.to_owned(), reason })?;
+            self.meta.put_schema(wtxn, table, &schema)?;
+            self.reopen(wtxn, tables, table, old.id, schema).map(|(tables, _)| Some(tables))
+        })?;
+        Ok(match tables {
+            Some(tables) => {
+                self.catalog.install(Arc::new(tables));
+                true
+            }
+            None => false,
+        })
+    }
+
     /// Bumps the catalog version and opens `table` again with `schema` (as
     /// the metadata now says: schema and build states): the tables to serve
     /// once `wtxn` commits, and the new handle.

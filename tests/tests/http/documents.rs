@@ -23,7 +23,9 @@ fn http_hits_are_documents_with_plain_text_values() {
     let (status, v) = put(&s, &format!("/tables/mail/rows?key_fields={key_fields}"), &row);
     assert!(status == 200 || status == 201, "{status} {v}");
 
-    let (status, v) = s.get_json("/tables/mail/search?q=numbat&columns=m:folder");
+    // fields=*: every field (the mail table's documents leave the body out
+    // unless asked; see the next test).
+    let (status, v) = s.get_json("/tables/mail/search?q=numbat&columns=m:folder&fields=*");
     assert_eq!(status, 200, "{v}");
     let hit = &v["hits"][0];
     assert!(hit.get("row").is_none(), "no cells by default: {hit}");
@@ -36,7 +38,7 @@ fn http_hits_are_documents_with_plain_text_values() {
     assert_eq!(doc["m:folder"], "inbox", "a column asked for: {doc}");
     assert!(doc.get("to").is_none(), "a value the row lacks is absent: {doc}");
     // The raw JSON text has JSON's escapes, not binary-string ones.
-    let (_, raw) = s.request("GET", "/tables/mail/search?q=numbat", None);
+    let (_, raw) = s.request("GET", "/tables/mail/search?q=numbat&fields=*", None);
     assert!(raw.contains(r#""body":"Line one\r\nLine\ttwo numbat""#), "{raw}");
 
     // fields: only the names asked for (a column by family:qualifier too),
@@ -112,9 +114,13 @@ fn http_hits_are_documents_with_plain_text_values() {
 
     // The CLI prints the same documents, and cells when asked.
     drop(s);
-    let out = t.run(&["search", "numbat", "--json"]);
+    let out = t.run(&["search", "numbat", "--json", "--fields", "*"]);
     let v: Value = serde_json::from_str(&stdout(&out)).unwrap();
     assert_eq!(v["hits"][0]["document"]["body"], "Line one\r\nLine\ttwo numbat", "{v}");
+    let out = t.run(&["search", "numbat", "--json", "--crop", "body:2"]);
+    let v: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(v["hits"][0]["document"]["body"], "…two numbat", "{v}");
+    assert!(v["hits"][0]["document"]["from"].is_string(), "and the display's fields: {v}");
     let out = t.run(&["search", "numbat", "--json", "--fields", "subject,from"]);
     let v: Value = serde_json::from_str(&stdout(&out)).unwrap();
     assert_eq!(
@@ -129,6 +135,70 @@ fn http_hits_are_documents_with_plain_text_values() {
 /// The query language over HTTP: prefixes and fuzzy words find what the
 /// exact word finds (and more), a query that does not parse is a 400 with
 /// the byte where, and an unsupported form is a 400, never a silent zero.
+/// A page of mail documents without whole bodies: the mail table's
+/// display (every field but the body), `crop` for the words around the
+/// match, `fields=*` for everything, and the display changed by the CLI
+/// on a running server.
+#[test]
+fn http_documents_carry_the_tables_display_and_crop_long_fields() {
+    let (t, s) = mail_server();
+    let key_fields = enc(r#"{"user":"crop-c","date":990000000000,"id":2}"#);
+    let body = "one two three four five six seven wombat eight nine ten eleven twelve";
+    let row = json!({"cells": [
+        {"column": "m:subject", "value": "about the wombat"},
+        {"column": "b:text", "value": body},
+        {"column": "m:from", "value": "ann@example.com"},
+        {"column": "m:date", "value": "2001-05-14T16:39:00-07:00"},
+    ]});
+    let (status, v) = put(&s, &format!("/tables/mail/rows?key_fields={key_fields}"), &row);
+    assert!(status == 200 || status == 201, "{status} {v}");
+    let doc = |query: &str| {
+        let query = if query.starts_with("&q=") { query[1..].to_owned() } else { format!("q=wombat{query}") };
+        let (status, v) = s.get_json(&format!("/tables/mail/search?{query}"));
+        assert_eq!(status, 200, "{query}: {v}");
+        v["hits"][0]["document"].clone()
+    };
+    let names = |d: &Value| d.as_object().unwrap().keys().cloned().collect::<Vec<_>>();
+
+    // The table's display: no body; a column asked for still comes.
+    let (_, tables) = s.get_json("/tables");
+    let mail = tables["tables"].as_array().unwrap().iter().find(|t| t["name"] == "mail").unwrap().clone();
+    assert_eq!(
+        mail["search"]["display"],
+        json!(["subject", "from", "to", "folder", "user", "date"]),
+        "{mail}"
+    );
+    assert_eq!(mail["search"]["columns"]["body"], "b:text", "{mail}");
+    assert_eq!(names(&doc("")), ["subject", "from", "user", "date"]);
+    assert_eq!(names(&doc("&columns=m:subject")), ["subject", "from", "user", "date", "m:subject"]);
+    // crop: the words around the first match, marked where cut.
+    let cropped = doc("&crop=body:4");
+    // The match a third of the way in, as highlights place it.
+    assert_eq!(cropped["body"], "…seven wombat eight nine…", "{cropped}");
+    assert_eq!(doc("&crop=body:100")["body"], body);
+    assert_eq!(doc("&crop=body,subject:1")["subject"], "…wombat");
+    assert_eq!(doc("&q=nine&crop=body:2")["body"], "…nine ten…", "the first match of any word");
+    assert_eq!(names(&doc("&fields=subject&crop=body:3")), ["subject", "body"]);
+    // fields=*: every field, the whole body.
+    assert_eq!(doc("&fields=*")["body"], body);
+    for bad in ["crop=bod:3", "crop=body:0", "crop=body:x", "crop=body:1001", "crop=user:3"] {
+        let (status, v) = s.get_json(&format!("/tables/mail/search?q=wombat&{bad}"));
+        assert_eq!((status, v["error"]["code"].as_str()), (400, Some("bad_request")), "{bad}: {v}");
+    }
+
+    // The CLI changes the display while the server runs.
+    let out = t.run(&["display", "mail", "subject,body"]);
+    assert!(out.status.success(), "{}", rowsearch_tests::stderr(&out));
+    assert_eq!(stdout(&out).trim(), "mail: documents carry subject, body");
+    assert_eq!(names(&doc("")), ["subject", "body"]);
+    let out = t.run(&["display", "mail", "bodie"]);
+    assert_eq!(out.status.code(), Some(2), "an unknown name is refused: {}", stdout(&out));
+    assert!(rowsearch_tests::stderr(&out).contains("subject, body, from, to, folder, user, date"));
+    let out = t.run(&["display", "mail", "--all"]);
+    assert_eq!(stdout(&out).trim(), "mail: documents carry every field");
+    assert_eq!(names(&doc("")), ["subject", "body", "from", "user", "date"]);
+}
+
 #[test]
 fn http_prefixes_typos_and_query_errors() {
     let (_t, s) = mail_server();

@@ -103,6 +103,9 @@ fn http_every_endpoint_answers_its_success_path() {
     assert_eq!(
         tables["tables"][0]["search"],
         json!({"partition": "user", "fields": ["subject", "body", "from", "to", "folder"],
+               "columns": {"subject": "m:subject", "body": "b:text", "from": "m:from", "to": "m:to",
+                           "folder": "m:folder"},
+               "display": ["subject", "from", "to", "folder", "user", "date"],
                "facets": ["user", "from", "to", "folder", "month", "year"]})
     );
     assert_eq!(tables["tables"][0]["freshness"]["lag_rows"], 0);

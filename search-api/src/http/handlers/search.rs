@@ -46,6 +46,7 @@ pub(crate) fn search(st: &State, access: &Access, table: &str, p: &Params, cance
         max_highlight_bytes: st.limits.max_highlight_bytes,
         highlight_raw: p.choice("highlight_encoder") == "raw",
         rows_only: format == crate::json::HitFormat::Cells,
+        crop: crate::document::parse_crop(&p.all("crop")).map_err(ApiError::bad_request)?,
         fields: {
             let fields = p.all("fields");
             if fields.is_empty() {
@@ -82,7 +83,20 @@ pub(crate) fn search(st: &State, access: &Access, table: &str, p: &Params, cance
         p.encoding()?,
         format,
     );
-    Ok(warp::reply::with_status(warp::reply::json(&body), StatusCode::OK).into_response())
+    let json_started = std::time::Instant::now();
+    let mut response = warp::reply::with_status(warp::reply::json(&body), StatusCode::OK).into_response();
+    let steps = results.steps;
+    let timing = format!(
+        "snapshot;dur={:.3}, query;dur={:.3}, rows;dur={:.3}, json;dur={:.3}",
+        steps.snapshot_ms,
+        steps.query_ms,
+        steps.rows_ms,
+        json_started.elapsed().as_secs_f64() * 1e3
+    );
+    if let Ok(value) = warp::http::HeaderValue::from_str(&timing) {
+        response.headers_mut().append("server-timing", value);
+    }
+    Ok(response)
 }
 
 /// `GET /tables/{t}/keywords?user=&terms=`: newest first.

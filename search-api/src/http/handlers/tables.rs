@@ -39,7 +39,8 @@ pub(crate) fn list(st: &State, access: &Access) -> Answer {
 }
 
 /// What a client (the search page) needs to search a table: its search
-/// fields, the partition (`user=`) and the facets it can count.
+/// fields and their columns, the partition (`user=`), the names documents
+/// carry by default (`display`, null: all) and the facets it can count.
 fn search_summary(search: &SearchSchema) -> Value {
     let mut facets: Vec<&str> = search.partition.as_deref().into_iter().collect();
     facets.extend(search.fields.iter().filter(|f| f.facet).map(|f| f.name.as_str()));
@@ -47,7 +48,10 @@ fn search_summary(search: &SearchSchema) -> Value {
         facets.extend(["month", "year"]);
     }
     let fields: Vec<&str> = search.fields.iter().map(|f| f.name.as_str()).collect();
-    json!({"partition": search.partition, "fields": fields, "facets": facets})
+    let columns: serde_json::Map<String, Value> =
+        search.fields.iter().map(|f| (f.name.clone(), json!(f.column))).collect();
+    json!({"partition": search.partition, "fields": fields, "columns": columns, "display": search.display,
+           "facets": facets})
 }
 
 /// `GET /tables/{t}/regions`: the table's regions in key order, each its

@@ -4,6 +4,7 @@
 "use strict";
 
 const LIMIT = 10;
+const CROP_WORDS = 40;  // words of a left-out field (a mail body) a hit shows
 const DEBOUNCE_MS = 120;
 const FRESHNESS_EVERY_MS = 5000;
 const KEY_STORAGE = "rowsearch.key";
@@ -170,6 +171,9 @@ async function search() {
     highlight: "true",
     typos: $("typos").checked ? "auto" : "off",
   });
+  // Fields a list leaves out (mail bodies): the words around the match.
+  const cropped = hiddenFields(t);
+  if (cropped.length) params.set("crop", cropped.map((f) => `${f}:${CROP_WORDS}`).join(","));
   if (facets.length) params.set("facets", facets.join(","));
   try {
     const answer = await api(`/tables/${encodeURIComponent(t.name)}/search?${params}`, controller.signal);
@@ -278,6 +282,42 @@ function when(rfc3339) {
   return isNaN(d) ? "" : d.toISOString().slice(0, 16).replace("T", " ");
 }
 
+// Search fields the table's documents leave out by default (`display`).
+function hiddenFields(t) {
+  const display = t.search.display;
+  return display ? t.search.fields.filter((f) => !display.includes(f)) : [];
+}
+
+// A binary string (API.md, "Byte strings") as its bytes: UTF-8 as is,
+// `\\` a backslash, `\xNN` any other byte.
+function bytesOf(s) {
+  const out = [];
+  const utf8 = new TextEncoder();
+  for (let i = 0; i < s.length;) {
+    if (s[i] === "\\" && s[i + 1] === "x") { out.push(parseInt(s.slice(i + 2, i + 4), 16)); i += 4; }
+    else if (s[i] === "\\" && s[i + 1] === "\\") { out.push(92); i += 2; }
+    else { const ch = String.fromCodePoint(s.codePointAt(i)); out.push(...utf8.encode(ch)); i += ch.length; }
+  }
+  return new Uint8Array(out);
+}
+
+// A hit's whole document: the fields its answer left out or cropped, read
+// from its row (a key that may not read rows keeps the cropped text).
+async function wholeDocument(hit) {
+  const t = state.table;
+  const names = hiddenFields(t);
+  if (!names.length) return hit.document || {};
+  const key = Array.from(bytesOf(hit.key), (b) => "%" + b.toString(16).padStart(2, "0")).join("");
+  const columns = names.map((n) => t.search.columns[n]);
+  const row = await api(`/tables/${encodeURIComponent(t.name)}/rows/${key}?columns=${encodeURIComponent(columns.join(","))}`);
+  const doc = { ...(hit.document || {}) };
+  for (const name of names) {
+    const cell = row.cells.find((c) => c.column === t.search.columns[name]);
+    if (cell) doc[name] = new TextDecoder().decode(bytesOf(cell.value));
+  }
+  return doc;
+}
+
 function renderHit(hit, i) {
   const doc = hit.document || {};
   const marks = hit.highlights || {};
@@ -289,7 +329,7 @@ function renderHit(hit, i) {
   const snippet = el("div", { className: "snippet" });
   const other = Object.keys(marks).find((f) => f !== "subject");
   if (other) snippet.append(marked(marks[other]));
-  else snippet.textContent = text(doc.body).slice(0, 240);
+  else snippet.textContent = text(doc.body);
   const item = el("li", { className: "hit", tabIndex: 0 }, subject, meta, snippet);
   item.dataset.testid = "hit";
   item.dataset.index = i;
@@ -393,7 +433,13 @@ function renderError(error, query) {
 function openDocument(i) {
   const hit = state.hits[i];
   if (!hit) return;
-  const doc = hit.document || {};
+  showDocument(hit, hit.document || {}, i);
+  wholeDocument(hit).then((doc) => {
+    if ($("document").open && $("document").dataset.index === String(i)) showDocument(hit, doc, i);
+  }).catch(() => {});
+}
+
+function showDocument(hit, doc, i) {
   $("doc-title").textContent = text(doc.subject) || "(no subject)";
   const rows = [];
   for (const [name, value] of Object.entries(doc)) {
@@ -405,8 +451,10 @@ function openDocument(i) {
   $("doc-body").textContent = text(doc.body);
   const dialog = $("document");
   dialog.dataset.index = i;
-  dialog.showModal();
-  $("doc-close").focus();
+  if (!dialog.open) {
+    dialog.showModal();
+    $("doc-close").focus();
+  }
 }
 
 // ---- suggestions ---------------------------------------------------------
