@@ -126,33 +126,70 @@ pub fn parse_date_ms(value: &[u8]) -> Option<u64> {
 /// text was cut (Meilisearch's `attributesToCrop` with `cropLength`). The
 /// whitespace between the kept words is kept as it is.
 pub fn crop(text: &str, matches: &dyn Fn(&str) -> bool, words: usize) -> String {
-    let spans: Vec<(usize, usize)> = text
-        .split_whitespace()
-        .map(|w| {
-            let start = w.as_ptr() as usize - text.as_ptr() as usize;
-            (start, start + w.len())
-        })
-        .collect();
-    if spans.len() <= words || words == 0 {
-        return if words == 0 { String::new() } else { text.trim().to_owned() };
+    if words == 0 {
+        return String::new();
     }
+    let span = |w: &str| {
+        let start = w.as_ptr() as usize - text.as_ptr() as usize;
+        (start, start + w.len())
+    };
     let mut lower = String::new();
-    let hit = spans.iter().position(|&(s, e)| {
+    let mut is_match = |(s, e): (usize, usize)| {
         text[s..e].split(|c: char| !c.is_alphanumeric()).filter(|p| !p.is_empty()).any(|piece| {
-            lower.clear();
-            lower.extend(piece.chars().flat_map(char::to_lowercase));
-            matches(&lower)
+            if piece.chars().any(char::is_uppercase) {
+                lower.clear();
+                lower.extend(piece.chars().flat_map(char::to_lowercase));
+                matches(&lower)
+            } else {
+                matches(piece)
+            }
         })
-    });
-    // The match a third of the way in, as highlights place it.
-    let first = hit.map_or(0, |h| h.saturating_sub(words / 3)).min(spans.len() - words);
-    let last = first + words - 1;
-    let mut out = String::new();
-    if first > 0 {
+    };
+    // One pass that stops at the first match (a long body's words after
+    // it are never tested), keeping the words that go before it.
+    let lead = words / 3;
+    let mut tokens = text.split_whitespace().map(span);
+    let mut window: std::collections::VecDeque<(usize, usize)> = std::collections::VecDeque::new();
+    let mut cut_before = false;
+    let mut matched = false;
+    for token in tokens.by_ref() {
+        window.push_back(token);
+        if window.len() > lead + 1 {
+            window.pop_front();
+            cut_before = true;
+        }
+        if is_match(token) {
+            matched = true;
+            break;
+        }
+    }
+    if !matched {
+        // No match: the first words.
+        window.clear();
+        cut_before = false;
+        tokens = text.split_whitespace().map(span);
+    }
+    while window.len() < words {
+        match tokens.next() {
+            Some(token) => window.push_back(token),
+            None => break,
+        }
+    }
+    let cut_after = tokens.next().is_some();
+    if window.len() < words && cut_before {
+        // A match near the end: the window ends with the text and starts
+        // early enough to hold `words` words.
+        let all: Vec<(usize, usize)> = text.split_whitespace().map(span).collect();
+        window = all[all.len().saturating_sub(words)..].iter().copied().collect();
+        cut_before = all.len() > words;
+    }
+    let (Some(&(from, _)), Some(&(_, to))) = (window.front(), window.back()) else { return String::new() };
+    let mut out = String::with_capacity(to - from + 8);
+    if cut_before {
         out.push('…');
     }
-    out.push_str(&text[spans[first].0..spans[last].1]);
-    if last + 1 < spans.len() {
+    out.push_str(&text[from..to]);
+    if cut_after {
         out.push('…');
     }
     out
@@ -310,6 +347,52 @@ mod tests {
         assert_eq!(crop("a\r\n  b c", &|_| false, 2), "a\r\n  b…");
         assert_eq!(crop("  ", &terms, 3), "");
         assert_eq!(crop("a b", &terms, 0), "");
+    }
+
+    /// The crop as first written: every word's span, the first match, the
+    /// window slid back to hold `words` words near the end.
+    fn crop_model(text: &str, matches: &dyn Fn(&str) -> bool, words: usize) -> String {
+        let spans: Vec<(usize, usize)> = text
+            .split_whitespace()
+            .map(|w| {
+                let start = w.as_ptr() as usize - text.as_ptr() as usize;
+                (start, start + w.len())
+            })
+            .collect();
+        if words == 0 || spans.is_empty() {
+            return String::new();
+        }
+        let hit = spans.iter().position(|&(s, e)| {
+            text[s..e]
+                .split(|c: char| !c.is_alphanumeric())
+                .any(|p| !p.is_empty() && matches(&p.to_lowercase()))
+        });
+        let first = hit.map_or(0, |h| h.saturating_sub(words / 3)).min(spans.len().saturating_sub(words));
+        let last = (first + words).min(spans.len()) - 1;
+        let mut out = String::new();
+        if first > 0 {
+            out.push('…');
+        }
+        out.push_str(&text[spans[first].0..spans[last].1]);
+        if last + 1 < spans.len() {
+            out.push('…');
+        }
+        out
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn crop_equals_the_model(
+            pieces in proptest::collection::vec(
+                (proptest::sample::select(vec!["gas", "Gas-fired", "deal", "x", "\u{e9}t\u{e9}", "GAS", ""]),
+                 proptest::sample::select(vec![" ", "  ", "\r\n", "\t"])),
+                0..30),
+            words in 0usize..12,
+        ) {
+            let text: String = pieces.iter().map(|(w, sep)| format!("{w}{sep}")).collect();
+            let terms = |w: &str| w == "gas";
+            proptest::prop_assert_eq!(crop(&text, &terms, words), crop_model(&text, &terms, words), "{:?}", text);
+        }
     }
 
     #[test]

@@ -43,6 +43,7 @@ mod live;
 pub mod mail;
 mod overlay;
 mod phrase_prefix;
+mod priority;
 pub mod query;
 mod reader;
 mod refresh;
@@ -67,14 +68,15 @@ pub use error::{Error, FailPoint, Result};
 pub use expand::QueryWords;
 pub use generation::IndexDir;
 pub use ingest::{
-    DEFAULT_MAX_MESSAGE_BYTES, Format, IngestOptions, IngestProgress, IngestReport, RowSink, Skipped, ingest,
-    ingest_to,
+    DEFAULT_INGEST_NICE, DEFAULT_MAX_MESSAGE_BYTES, Format, IngestOptions, IngestProgress, IngestReport,
+    RowSink, Skipped, ingest, ingest_to,
 };
 pub use live::{
     Consistency, DEFAULT_OVERLAY_MAX_ROWS, Freshness, LiveIndex, LiveIndexes, Snapshot, WALK_KEEP, Want,
 };
 pub use mail::{MAIL_DISPLAY, MailMessage, mail_schema, parse_message};
 pub use overlay::Overlay;
+pub use priority::lower_thread_priority;
 pub use reader::{Generation, KeyHits, SortBy, TableIndex};
 pub use refresh::{EARLY_ROUND_WRITES, RefreshOptions, RefreshStatus, Refresher};
 pub use rowsearch_store as store;

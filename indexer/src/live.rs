@@ -351,6 +351,12 @@ impl LiveIndexes {
             let next = changes.next_seq;
             if next >= wanted {
                 if changes.rows.is_empty() {
+                    // Nothing of this table since `from`: the index reflects
+                    // it up to `next`, so the next search reads the feed
+                    // from there, not every other table's write since the
+                    // index last absorbed one (an ingest into another table
+                    // made each search read all of it again).
+                    live.set_absorbed(next);
                     return Ok(Snapshot { generation, overlay: None, seq: next.saturating_sub(1) });
                 }
                 if want.consistency == Consistency::Snapshot

@@ -73,24 +73,6 @@ impl Default for RefreshOptions {
     }
 }
 
-/// Lowers the calling thread's CPU priority to `nice` (on Linux the nice
-/// value is per thread, and the threads it starts inherit it); a no-op
-/// elsewhere, for 0, or when the system refuses.
-fn lower_priority(nice: i32) {
-    if nice <= 0 {
-        return;
-    }
-    #[cfg(target_os = "linux")]
-    #[allow(unsafe_code)]
-    // SAFETY: both calls take plain integers and touch no memory of ours;
-    // a failure is only a return value, ignored (the thread keeps its
-    // priority).
-    unsafe {
-        let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;
-        libc::setpriority(libc::PRIO_PROCESS, tid, nice.min(19));
-    }
-}
-
 /// What a refresher has done, for status pages and metrics.
 #[derive(Debug, Clone, Default)]
 pub struct RefreshStatus {
@@ -208,7 +190,7 @@ impl Drop for Refresher {
 }
 
 fn run(live: &LiveIndexes, options: &RefreshOptions) {
-    lower_priority(options.nice);
+    crate::priority::lower_thread_priority(options.nice);
     let rounds = live.rounds();
     // The store's sequence when the last round began: a round comes early
     // once this many writes (from anyone) have come since.

@@ -28,7 +28,10 @@ use std::time::Instant;
 
 use rowsearch_store::{Store, TableSchema};
 
-pub use options::{DEFAULT_MAX_MESSAGE_BYTES, Format, IngestOptions, IngestProgress, IngestReport, Skipped};
+pub use options::{
+    DEFAULT_INGEST_NICE, DEFAULT_MAX_MESSAGE_BYTES, Format, IngestOptions, IngestProgress, IngestReport,
+    Skipped,
+};
 pub use sink::RowSink;
 
 use crate::error::{Error, Result};
@@ -90,7 +93,10 @@ fn ingest_into(
         let reader_options = options.clone();
         let inputs = &inputs;
         let row_key = row_key.as_ref();
-        scope.spawn(move || read_inputs(inputs, &reader_options, row_key, &tx));
+        scope.spawn(move || {
+            crate::priority::lower_thread_priority(reader_options.nice);
+            read_inputs(inputs, &reader_options, row_key, &tx)
+        });
         write_rows(store, options, &rx, &mut report, total, progress)
     })?;
     report.seconds = started.elapsed().as_secs_f64();

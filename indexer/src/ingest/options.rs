@@ -53,7 +53,16 @@ pub struct IngestOptions {
     pub batch_bytes: usize,
     /// Messages (and files) larger than this are skipped.
     pub max_message_bytes: u64,
+    /// The nice value of the ingest's own threads (reading and parsing,
+    /// writing): above 0 they yield the CPU to searches of a server on the
+    /// same machine ([`crate::lower_thread_priority`]); 0 keeps the
+    /// caller's priority. The calling thread (which batches) is left as it
+    /// is: the CLI lowers its own.
+    pub nice: i32,
 }
+
+/// Default [`IngestOptions::nice`]: as the refresher's threads.
+pub const DEFAULT_INGEST_NICE: i32 = 10;
 
 /// Default [`IngestOptions::max_message_bytes`]: 25 MiB, the common limit
 /// of mail servers.
@@ -68,6 +77,7 @@ impl Default for IngestOptions {
             batch_rows: 4096,
             batch_bytes: 64 * 1024 * 1024,
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
+            nice: DEFAULT_INGEST_NICE,
         }
     }
 }

@@ -118,7 +118,10 @@ pub(super) fn write_rows(
     let (written, skipped) = std::thread::scope(|scope| -> Result<(u64, Vec<Skipped>)> {
         let writer = std::thread::Builder::new()
             .name("rowsearch-write".into())
-            .spawn_scoped(scope, || write_batches(store, batch_rx, &stored))
+            .spawn_scoped(scope, || {
+                crate::priority::lower_thread_priority(options.nice);
+                write_batches(store, batch_rx, &stored)
+            })
             .map_err(|source| store.io_error(source))?;
         let handoff = Handoff { tx: &batch_tx, stored: &stored };
         let batched = batch_rows(store, options, rx, report, total, progress, &handoff);

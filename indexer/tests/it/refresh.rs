@@ -185,3 +185,37 @@ fn the_refresher_thread_runs_at_a_lower_priority() {
     }
     assert_eq!(nice_of_refresher(), Some(10));
 }
+
+#[test]
+fn a_search_remembers_that_other_tables_writes_leave_its_index_current() {
+    // No refresher: what the live index knows, the searches told it.
+    let dir = tempfile::tempdir().unwrap();
+    let store = Arc::new(open_store(dir.path()).unwrap());
+    store.create_table("mail", &mail_schema()).unwrap();
+    let notes =
+        rowsearch_indexer::store::TableSchema::new([rowsearch_indexer::store::FamilySchema::new("n")]);
+    store.create_table("notes", &notes).unwrap();
+    let live = LiveIndexes::new(Arc::clone(&store));
+    let mail = live.current("mail").unwrap();
+    let want = rowsearch_indexer::Want {
+        consistency: rowsearch_indexer::Consistency::Snapshot,
+        min_seq: None,
+        deadline: Instant::now() + Duration::from_secs(60),
+    };
+    live.snapshot(&mail, &want).unwrap();
+    // Writes to another table only (an ingest into it): the next search
+    // finds nothing of its table in them and remembers where it read to,
+    // so the one after reads only what came since, not all of them again.
+    for i in 0..100u32 {
+        store.put("notes", &i.to_be_bytes(), vec![PutCell::new("n", "q", "v")]).unwrap();
+    }
+    let end = store.next_seq().unwrap();
+    let snapshot = live.snapshot(&mail, &want).unwrap();
+    assert_eq!(snapshot.seq(), end - 1);
+    assert_eq!(mail.absorbed(), Some(end), "the mail index reflects the store up to the feed's end");
+    // A write to the table itself is still found at once.
+    let key = mail_row(&store, "ann", 1, "quokka");
+    let snapshot = live.snapshot(&mail, &want).unwrap();
+    assert_eq!(snapshot.overlay_rows(), 1, "matched directly: {key:?}");
+    assert_eq!(mail.absorbed(), Some(end), "and not marked absorbed past it");
+}

@@ -434,6 +434,12 @@ pub enum MailCommand {
         /// Rows per write transaction.
         #[arg(long, default_value_t = 4096)]
         batch_rows: usize,
+        /// CPU priority of the ingest (a nice value, 0-19): above 0 it
+        /// yields the cores to the searches of a server on the same
+        /// machine; 0 runs it at the priority it was started with.
+        #[arg(long, default_value_t = rowsearch::indexer::DEFAULT_INGEST_NICE,
+              value_parser = clap::value_parser!(i32).range(0..=19))]
+        nice: i32,
     },
     /// Keys of one mailbox's rows holding every term, newest first, read
     /// straight from the keyword rows (JSON lines); prints the next cursor

@@ -16,7 +16,9 @@ use super::progress::Progress;
 /// Runs a mail command.
 pub(super) fn run(args: &Args, command: &MailCommand, out: &mut impl Write) -> Result<ExitCode> {
     match command {
-        MailCommand::Ingest { paths, table, format, user, report, max_message_bytes, batch_rows } => {
+        MailCommand::Ingest { paths, table, format, user, report, max_message_bytes, batch_rows, nice } => {
+            // The process is the ingest: its batching thread yields too.
+            rowsearch::indexer::lower_thread_priority(*nice);
             let options = rowsearch::indexer::IngestOptions {
                 table: table.clone(),
                 format: match format {
@@ -29,6 +31,7 @@ pub(super) fn run(args: &Args, command: &MailCommand, out: &mut impl Write) -> R
                 user: user.clone(),
                 batch_rows: (*batch_rows).max(1),
                 max_message_bytes: *max_message_bytes,
+                nice: *nice,
                 ..Default::default()
             };
             let result = match &args.hbase {
