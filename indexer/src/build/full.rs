@@ -291,6 +291,7 @@ pub(super) fn full(
     lock: &ReindexLock,
     current: Option<u64>,
     options: &ReindexOptions,
+    started: std::time::Instant,
     progress: &mut dyn FnMut(&ReindexProgress),
 ) -> Result<ReindexReport> {
     let table_id = store.table_id(table)?;
@@ -340,17 +341,6 @@ pub(super) fn full(
     }
     progress(&ReindexProgress { phase: "commit", done: 0, total: 1, region_done: None });
     commit(table, &mut writer, next_seq, table_id)?;
-    // One segment per indexing thread (or buffer flush) otherwise: every
-    // term dictionary walk (prefixes, fuzzy words, suggestions) and every
-    // posting list is then read once instead of once per segment. The
-    // merge keeps the commit's payload.
-    let segments = index.searchable_segment_ids().map_err(tantivy_err(table, "list segments"))?;
-    if options.merge && segments.len() > 1 {
-        progress(&ReindexProgress { phase: "merge", done: 0, total: 1, region_done: None });
-        writer.merge(&segments).wait().map_err(tantivy_err(table, "merge segments"))?;
-        progress(&ReindexProgress { phase: "merge", done: 1, total: 1, region_done: None });
-    }
-    writer.wait_merging_threads().map_err(tantivy_err(table, "merge segments"))?;
 
     let reader = index.reader().map_err(tantivy_err(table, "open reader"))?;
     let docs = reader.searcher().num_docs();
@@ -365,9 +355,24 @@ pub(super) fn full(
         return Err(Error::FailPoint(FailPoint::BeforeSwitch));
     }
     dir.switch(lock, generation)?;
+    let serving_seconds = started.elapsed().as_secs_f64();
     removed.extend(dir.remove_others(lock, Some(generation))?);
     progress(&ReindexProgress { phase: "commit", done: 1, total: 1, region_done: None });
+    // The new generation serves already; its segments (one per indexing
+    // thread or buffer flush) are merged into one now, under the lock, so
+    // every term dictionary walk (prefixes, fuzzy words, suggestions) and
+    // posting list is then read once instead of once per segment. Servers
+    // take the merged segment at their next reload; the merge keeps the
+    // commit's payload. Killed during it, the generation serves unmerged.
+    let segments = index.searchable_segment_ids().map_err(tantivy_err(table, "list segments"))?;
+    if options.merge && segments.len() > 1 {
+        progress(&ReindexProgress { phase: "merge", done: 0, total: 1, region_done: None });
+        writer.merge(&segments).wait().map_err(tantivy_err(table, "merge segments"))?;
+        progress(&ReindexProgress { phase: "merge", done: 1, total: 1, region_done: None });
+    }
+    writer.wait_merging_threads().map_err(tantivy_err(table, "merge segments"))?;
     Ok(ReindexReport {
+        serving_seconds,
         table: table.to_owned(),
         mode: ReindexMode::Full,
         generation,

@@ -91,5 +91,6 @@ pub(super) fn incremental(
         removed_generations: Vec::new(),
         index_bytes: 0,
         seconds: 0.0,
+        serving_seconds: 0.0,
     })
 }

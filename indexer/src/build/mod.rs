@@ -144,10 +144,13 @@ pub fn reindex_from(
             report.removed_generations = removed;
             report
         }
-        _ => full::full(store, table, &index_schema, &dir, &lock, current, options, progress)?,
+        _ => full::full(store, table, &index_schema, &dir, &lock, current, options, started, progress)?,
     };
     report.index_bytes = dir.generation_bytes(report.generation)?;
     report.seconds = started.elapsed().as_secs_f64();
+    if report.mode != ReindexMode::Full {
+        report.serving_seconds = report.seconds;
+    }
     Ok(report)
 }
 

@@ -127,6 +127,10 @@ pub struct ReindexReport {
     pub index_bytes: u64,
     /// Wall time.
     pub seconds: f64,
+    /// Wall time until the new generation served: a full build serves
+    /// before its segments are merged into one (the rest of `seconds`);
+    /// an incremental run serves when it ends.
+    pub serving_seconds: f64,
 }
 
 impl ReindexReport {
@@ -135,7 +139,10 @@ impl ReindexReport {
         let mode = if self.mode == ReindexMode::Full { "full" } else { "incremental" };
         let rate = if self.seconds > 0.0 { self.rows_indexed as f64 / self.seconds } else { 0.0 };
         let read = if self.mode == ReindexMode::Full {
-            format!(" (keyword rows read in {} ranges on {} threads)", self.ranges, self.readers)
+            format!(
+                " (keyword rows read in {} ranges on {} threads; serving after {:.2}s)",
+                self.ranges, self.readers, self.serving_seconds
+            )
         } else {
             String::new()
         };
