@@ -335,7 +335,7 @@ impl Searcher {
             Some(names) if names.iter().any(|n| n == "*") => None,
             Some(names) => Some(names.clone()),
             None if request.rows_only => None,
-            None => search.display.clone(),
+            None => search.display.clone().filter(|names| !names.iter().any(|n| n == "*")),
         };
         let shape = DocumentShape {
             search,

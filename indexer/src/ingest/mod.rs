@@ -35,7 +35,7 @@ pub use options::{
 pub use sink::RowSink;
 
 use crate::error::{Error, Result};
-use crate::mail::{MAIL_TABLE_SHAPE, fits_mail, mail_schema};
+use crate::mail::{MAIL_DISPLAY, MAIL_TABLE_SHAPE, fits_mail, mail_schema};
 use read::{Item, collect_inputs, read_inputs};
 use write::{Target, write_rows};
 
@@ -121,16 +121,18 @@ fn ensure_table(store: Target<'_>, table: &str, format: Format) -> Result<TableS
                     reason: MAIL_TABLE_SHAPE.into(),
                 });
             }
-            // A mail table an earlier build made (no display setting, the
-            // rest as made) takes the mail table's default display.
-            let mut untouched = wanted.clone();
-            if let Some(search) = untouched.search.as_mut() {
-                search.display = None;
-            }
-            if let (Target::Store(store), true) = (store, schema == untouched) {
-                let display = wanted.search.as_ref().and_then(|s| s.display.clone());
-                store.set_display(table, display)?;
-                return Ok(wanted);
+            // A mail table an earlier build made (no display setting, a
+            // body among its fields) takes the mail table's display, as far
+            // as its documents have those names.
+            let search = schema.search.as_ref().filter(|s| s.display.is_none() && format != Format::Jsonl);
+            if let (Target::Store(store), Some(search)) = (store, search)
+                && search.fields.iter().any(|f| f.name == "body")
+            {
+                let names = search.document_names();
+                let display: Vec<String> =
+                    MAIL_DISPLAY.iter().filter(|n| names.contains(n)).map(|n| (*n).to_owned()).collect();
+                store.set_display(table, Some(display))?;
+                return Ok(store.schema(table)?);
             }
             Ok(schema)
         }

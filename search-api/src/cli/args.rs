@@ -24,7 +24,9 @@ pub struct Args {
     #[arg(long, global = true, env = "ROWSEARCH_DATA", default_value = "./rowsearch-data")]
     pub data: PathBuf,
     /// Tables in an Apache HBase cluster, through its Thrift2 gateway at
-    /// HOST:PORT (so far: tables, create-table, drop-table, put, get).
+    /// HOST:PORT (tables, create-table, drop-table, put, get, ingest,
+    /// keywords, reindex, verify, search, serve; --data then keeps
+    /// rowsearch's own: index generations and access keys).
     #[arg(long, global = true, env = "ROWSEARCH_HBASE")]
     pub hbase: Option<String>,
     #[command(subcommand)]

@@ -86,11 +86,12 @@ pub(super) fn run(args: &Args, command: &DataCommand, out: &mut impl Write) -> R
         DataCommand::Display { table, names, all } => {
             let store = open(args)?;
             if *all || !names.is_empty() {
-                let display = (!*all).then(|| names.clone());
-                store.set_display(table, display)?;
+                // `*`: every field, chosen (an ingest then leaves it).
+                let display = if *all { vec!["*".to_owned()] } else { names.clone() };
+                store.set_display(table, Some(display))?;
             }
             let schema = store.schema(table)?;
-            match schema.search.and_then(|s| s.display) {
+            match schema.search.and_then(|s| s.display).filter(|names| !names.iter().any(|n| n == "*")) {
                 Some(names) => writeln!(out, "{table}: documents carry {}", names.join(", "))?,
                 None => writeln!(out, "{table}: documents carry every field")?,
             }

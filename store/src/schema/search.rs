@@ -43,8 +43,10 @@ pub struct SearchSchema {
     pub date_column: Option<String>,
     /// The names a search's documents carry when the search names none
     /// (Meilisearch's displayed attributes): search fields, the partition,
-    /// `date`, or `family:qualifier` columns. `None`: every search field,
-    /// the partition and the date. A presentation setting: it may change
+    /// `date`, or `family:qualifier` columns; `*` every name (as `None`,
+    /// but chosen: `rowsearch ingest` gives a mail table without a display
+    /// the mail table's). `None`: every search field, the partition and the
+    /// date. A presentation setting: it may change
     /// on a table that holds rows ([`crate::Store::set_display`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub display: Option<Vec<String>>,
@@ -142,7 +144,7 @@ impl SearchSchema {
     /// Checks `display`: every name one a document may carry.
     pub(crate) fn check_display(&self) -> std::result::Result<(), String> {
         let known = self.document_names();
-        for name in self.display.iter().flatten() {
+        for name in self.display.iter().flatten().filter(|n| *n != "*") {
             let column = name.split_once(':').is_some_and(|(f, q)| !f.is_empty() && !q.is_empty());
             if !known.contains(&name.as_str()) && !column {
                 return Err(format!(

@@ -71,3 +71,29 @@ fn cli_a_repack_is_refused_while_a_server_has_the_store_open() {
     let out = t.run(&["repack"]);
     assert!(out.status.success(), "once the server stopped: {}", stderr(&out));
 }
+
+#[test]
+fn cli_a_mail_table_an_earlier_build_made_takes_the_mail_display_at_the_next_ingest() {
+    // The format 3 build made this mail table: its schema has no display,
+    // so its searches' documents carry the bodies.
+    let t = format3_sample_store();
+    let out = t.run(&["display", "mail"]);
+    assert_eq!(stdout(&out).trim(), "mail: documents carry every field", "{}", stderr(&out));
+    let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/mail/maildir");
+    let out = t.run(&["ingest", fixture.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    // The mail table's display, as far as this older table's documents
+    // have its names (that build had no folder field).
+    let out = t.run(&["display", "mail"]);
+    assert_eq!(stdout(&out).trim(), "mail: documents carry subject, from, to, user, date");
+    let out = t.run(&["search", "gas", "--json", "--limit", "1"]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let document = v["hits"][0]["document"].as_object().unwrap();
+    assert!(!document.contains_key("body") && document.contains_key("subject"), "{v}");
+    // A display the operator chose is kept by later ingests.
+    let out = t.run(&["display", "mail", "subject,body"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    t.run(&["ingest", fixture.to_str().unwrap()]);
+    let out = t.run(&["display", "mail"]);
+    assert_eq!(stdout(&out).trim(), "mail: documents carry subject, body");
+}

@@ -285,7 +285,7 @@ function when(rfc3339) {
 // Search fields the table's documents leave out by default (`display`).
 function hiddenFields(t) {
   const display = t.search.display;
-  return display ? t.search.fields.filter((f) => !display.includes(f)) : [];
+  return display && !display.includes("*") ? t.search.fields.filter((f) => !display.includes(f)) : [];
 }
 
 // A binary string (API.md, "Byte strings") as its bytes: UTF-8 as is,
