@@ -147,6 +147,15 @@ pub const ROUTES: &[RouteSpec] = &[
         &[],
     ),
     route(
+        "tables_display",
+        Action::Admin,
+        "PUT",
+        "/tables/{table}/display",
+        "/tables/mail/display",
+        Some(r#"{"display":["subject","from"]}"#),
+        &[],
+    ),
+    route(
         "rows_put",
         Action::Write,
         "PUT",

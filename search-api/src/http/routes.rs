@@ -290,7 +290,18 @@ fn table_routes(c: &Ctx) -> Routes {
             })
     };
 
+    let display = table()
+        .and(warp::path!("display"))
+        .and(warp::put())
+        .and(c.taking_none("tables_display"))
+        .and(c.body())
+        .and_then(|t: String, access: Access, st: Arc<State>, b: Body| {
+            run(st, "tables_display", access, move |st, _| tables::set_display(st, &t, &b))
+        });
+
     list_tables
+        .or(display)
+        .unify()
         .or(put_table)
         .unify()
         .or(get_table)

@@ -197,6 +197,18 @@ fn http_documents_carry_the_tables_display_and_crop_long_fields() {
     let out = t.run(&["display", "mail", "--all"]);
     assert_eq!(stdout(&out).trim(), "mail: documents carry every field");
     assert_eq!(names(&doc("")), ["subject", "body", "from", "user", "date"]);
+
+    // And over HTTP (an admin action), as Meilisearch's displayed attributes.
+    let (status, v) = put(&s, "/tables/mail/display", &json!({"display": ["subject", "date"]}));
+    assert_eq!((status, v["changed"].as_bool()), (200, Some(true)), "{v}");
+    assert_eq!(names(&doc("")), ["subject", "date"]);
+    for bad in [json!({"display": ["bodie"]}), json!({"display": []}), json!({"shown": ["subject"]})] {
+        let (status, v) = put(&s, "/tables/mail/display", &bad);
+        assert_eq!(status / 100, 4, "{bad}: {v}");
+    }
+    let (status, v) = put(&s, "/tables/mail/display", &json!({"display": ["*"]}));
+    assert_eq!(status, 200, "{v}");
+    assert_eq!(names(&doc("")), ["subject", "body", "from", "user", "date"]);
 }
 
 #[test]

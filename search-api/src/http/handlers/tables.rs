@@ -6,7 +6,7 @@ use warp::Reply;
 use warp::http::StatusCode;
 
 use super::{Answer, confine, json_reply, ok};
-use crate::http::error::Refusal;
+use crate::http::error::{ApiError, Refusal};
 use crate::http::params::{Params, parse_json};
 use crate::http::state::State;
 use crate::keys::Access;
@@ -152,6 +152,23 @@ fn get_over_hbase(st: &State, hbase: &crate::hbase::HbaseSource, t: &str) -> Ans
                       "refresh_ms": refresh_ms,
                       "lag_ms": st.freshness(t).map(|f| f.lag_ms)},
     }))
+}
+
+/// `PUT /tables/{t}/display` body `{"display": ["subject", ...]}`: the
+/// names the table's search documents carry by default (`["*"]` every
+/// one; see `Store::set_display`).
+pub(crate) fn set_display(st: &State, t: &str, body: &[u8]) -> Answer {
+    #[derive(serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Display {
+        display: Vec<String>,
+    }
+    let Display { display } = parse_json(body)?;
+    if display.is_empty() {
+        return Err(ApiError::bad_request("display: name at least one field, or [\"*\"] for every one"));
+    }
+    let changed = st.store().set_display(t, Some(display.clone()))?;
+    ok(json!({"name": t, "display": display, "changed": changed}))
 }
 
 /// `POST /tables/{t}/disable` and `/enable`: HBase's disable and enable
