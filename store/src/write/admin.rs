@@ -88,13 +88,7 @@ impl Writer<'_> {
             )?;
             Ok(Some(tables.with(version, Arc::new(handle))))
         })?;
-        Ok(match created {
-            Some(tables) => {
-                self.catalog.install(Arc::new(tables));
-                true
-            }
-            None => false,
-        })
+        Ok(self.install_changed(created))
     }
 
     /// [`crate::Store::drop_table`].
@@ -143,13 +137,7 @@ impl Writer<'_> {
             handle.1.index(&index.name)?.clear(wtxn)?;
             Ok(Some(handle))
         })?;
-        Ok(match tables {
-            Some((tables, _)) => {
-                self.catalog.install(Arc::new(tables));
-                true
-            }
-            None => false,
-        })
+        Ok(self.install_changed(tables.map(|(tables, _)| tables)))
     }
 
     /// [`crate::Store::start_index_rebuild`].
@@ -234,13 +222,7 @@ impl Writer<'_> {
             self.meta.set_disabled(wtxn, table, !enabled)?;
             self.reopen(wtxn, tables, table, old.id, old.schema.clone()).map(|(tables, _)| Some(tables))
         })?;
-        Ok(match tables {
-            Some(tables) => {
-                self.catalog.install(Arc::new(tables));
-                true
-            }
-            None => false,
-        })
+        Ok(self.install_changed(tables))
     }
 
     /// [`crate::Store::set_display`].
@@ -261,13 +243,16 @@ impl Writer<'_> {
             self.meta.put_schema(wtxn, table, &schema)?;
             self.reopen(wtxn, tables, table, old.id, schema).map(|(tables, _)| Some(tables))
         })?;
-        Ok(match tables {
-            Some(tables) => {
-                self.catalog.install(Arc::new(tables));
-                true
-            }
-            None => false,
-        })
+        Ok(self.install_changed(tables))
+    }
+
+    /// Serves `tables` when a schema change made them: whether it did.
+    fn install_changed(&self, tables: Option<Tables>) -> bool {
+        let changed = tables.is_some();
+        if let Some(tables) = tables {
+            self.catalog.install(Arc::new(tables));
+        }
+        changed
     }
 
     /// Bumps the catalog version and opens `table` again with `schema` (as

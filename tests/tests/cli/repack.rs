@@ -4,12 +4,9 @@
 //! killed at random points, and verifies clean; a repack is refused while
 //! a server has the store open, and the server is untouched.
 
-use std::process::{Command, Stdio};
-use std::time::Duration;
+use rowsearch_tests::{Rng, TestDir, stderr, stdout};
 
-use rowsearch_tests::{Rng, TestDir, bin, stderr, stdout};
-
-use super::upgrade::{assert_indexes_verify, assert_sample_as_before, format3_sample_store};
+use super::upgrade::{assert_indexes_verify, assert_sample_as_before, format3_sample_store, kill_runs};
 
 fn data_bytes(t: &TestDir) -> u64 {
     std::fs::metadata(t.data().join("data.mdb")).unwrap().len()
@@ -26,17 +23,7 @@ fn cli_a_repack_killed_at_random_points_leaves_the_store_answering_as_before() {
     assert!(out.status.success(), "{}", stderr(&out));
     let before = data_bytes(&t);
     for _ in 0..8 {
-        let mut child = Command::new(bin())
-            .arg("--data")
-            .arg(t.data())
-            .arg("repack")
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        std::thread::sleep(Duration::from_micros(rng.below(30_000) as u64));
-        child.kill().unwrap();
-        child.wait().unwrap();
+        kill_runs(&t, "repack", &mut rng, 1, 30_000);
         // Whatever the moment, the store opens and answers as before.
         let out = t.run(&["tables"]);
         assert!(out.status.success(), "seed {seed}: {}", stderr(&out));

@@ -132,11 +132,17 @@ fn upgrade_aborted_after(t: &TestDir, cells: u64) {
 /// random moment up to `max_us` after it starts: before, during or after
 /// the upgrade; whichever, what the caller checks next must hold.
 fn kill_upgrades(t: &TestDir, rng: &mut Rng, times: usize, max_us: usize) {
+    kill_runs(t, "upgrade", rng, times, max_us);
+}
+
+/// Runs `rowsearch COMMAND` `times` times, each killed (kill -9) at a
+/// random moment up to `max_us` after it starts.
+pub(super) fn kill_runs(t: &TestDir, command: &str, rng: &mut Rng, times: usize, max_us: usize) {
     for _ in 0..times {
         let mut child = Command::new(bin())
             .arg("--data")
             .arg(t.data())
-            .arg("upgrade")
+            .arg(command)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
