@@ -394,8 +394,10 @@ pub(crate) fn open_table(
         Some(search) => {
             let db_name = dbs::keyword_db(name);
             let db = source.db(env, &db_name, max_dbs, "open keyword database")?;
+            let rows_name = dbs::keyword_rows_db(name);
+            let rows = source.db(env, &rows_name, max_dbs, "open keyword database")?;
             Some(
-                SearchHandle::open(search, &schema, &families, db_name, db)
+                SearchHandle::open(search, &schema, &families, (db_name, db), (rows_name, rows))
                     .map_err(|reason| ErrorKind::InvalidSchema { table: name.to_owned(), reason })?,
             )
         }

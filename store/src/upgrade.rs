@@ -33,8 +33,11 @@ pub(crate) fn table(
             .open_database(wtxn, Some(&crate::db::keyword_cells_db_v3(&table.name)))
             .map_err(|e| Error::lmdb("open keyword cells", e))?;
         if let Some(old) = old {
-            crate::keyword::convert_cells(wtxn, search, &old, report)?;
+            crate::keyword::convert_cells(wtxn, search, &old, &report)?;
         }
+        // Format 4 and before kept each version's row key in the blocks
+        // (format 3's cells are format 4 blocks by now).
+        crate::keyword::number_rows(wtxn, search, &report)?;
     }
     Ok(())
 }

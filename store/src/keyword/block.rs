@@ -1,28 +1,30 @@
-//! The keyword block: the one owner of its bytes.
+//! The keyword block (format 5): the one owner of its bytes.
 //!
 //! A keyword column (one partition, field and term) is stored as a run of
 //! blocks, each one LMDB entry holding consecutive versions of the column
-//! (newest first, as the cells sort):
+//! (newest first, as the cells sort: by `!date`, then by row key):
 //!
 //! ```text
 //! key   = term prefix (codec::term_prefix) ‖ the block's last version tail
-//! value = varint n (versions, >= 1)
+//! value = varint n (versions, >= 1) ‖ varint the last version's row number
 //!         ‖ for each version but the last, in order:
-//!             varint Δdate ‖ varint shared ‖ varint suffix length ‖ suffix
+//!             varint Δdate ‖ varint zigzag(Δrow number)
 //!             ‖ varint positions length ‖ positions
 //!         ‖ for the last version: varint positions length ‖ positions
 //! ```
 //!
-//! A version tail is `!date (u64 BE) ‖ row key` (`codec`). The last
-//! version's tail is the key's, so a block stores nothing twice, and the
-//! block holding tail `t` is the first one whose key is at or after
-//! `prefix ‖ t`: a lookup seeks forward only. The first version's Δdate is
-//! counted from the last version's inverted date, every other one's from
-//! the version before it (tails ascend, so every Δ is >= 0); `shared` is
-//! how many leading bytes the row key has in common with the row key before
-//! it (for the first version: the last version's). Positions are the
-//! cell's value as before (LEB128 deltas), prefixed by their byte length
-//! so a reader that wants only keys skips them without decoding.
+//! A version tail is `!date (u64 BE) ‖ row key` (`codec`); a block holds
+//! each version's row *number* (`rows`: four bytes at most, one to three
+//! as varint differences, where the row key took 15 or more), and its key
+//! ends with the last version's whole tail, so the block holding tail `t`
+//! is still the first one whose key is at or after `prefix ‖ t`: a lookup
+//! seeks forward only, and a reader turns a number into its key only for
+//! the versions it stops at. The first version's Δdate is counted from the
+//! last version's inverted date, every other one's from the version before
+//! it (tails ascend, so every Δ is >= 0); the first version's Δrow from the
+//! last version's number, every other one's from the version before it.
+//! Positions are the cell's value as before (LEB128 deltas), prefixed by
+//! their byte length so a reader that wants only keys skips them.
 //!
 //! Blocks aim at [`TARGET_BLOCK_BYTES`] of value: a write rewrites one small
 //! block per term it touches, a run of new versions is cut into blocks of
@@ -55,9 +57,13 @@ pub(crate) fn push_varint(out: &mut Vec<u8>, mut n: u64) {
     out.push(n as u8);
 }
 
+fn varint_len(n: u64) -> usize {
+    (64 - (n | 1).leading_zeros() as usize).div_ceil(7)
+}
+
 /// Reads a LEB128 number of at most 10 bytes.
 #[inline]
-fn take_varint(bytes: &mut &[u8]) -> Option<u64> {
+pub(crate) fn take_varint(bytes: &mut &[u8]) -> Option<u64> {
     let mut n = 0u64;
     for shift in (0..70).step_by(7) {
         let (&b, rest) = bytes.split_first()?;
@@ -70,47 +76,59 @@ fn take_varint(bytes: &mut &[u8]) -> Option<u64> {
     None
 }
 
-fn take_len(bytes: &mut &[u8]) -> Option<usize> {
+pub(crate) fn take_len(bytes: &mut &[u8]) -> Option<usize> {
     take_varint(bytes).and_then(|n| usize::try_from(n).ok())
 }
 
-fn take_slice<'a>(bytes: &mut &'a [u8], len: usize) -> Option<&'a [u8]> {
+pub(crate) fn take_slice<'a>(bytes: &mut &'a [u8], len: usize) -> Option<&'a [u8]> {
     let (head, rest) = bytes.split_at_checked(len)?;
     *bytes = rest;
     Some(head)
 }
 
-fn date_of(tail: &[u8]) -> u64 {
+/// The inverted date a tail starts with.
+pub(crate) fn date_of(tail: &[u8]) -> u64 {
     tail.first_chunk::<8>().map_or(0, |d| u64::from_be_bytes(*d))
 }
 
-fn shared_len(a: &[u8], b: &[u8]) -> usize {
-    a.iter().zip(b).take_while(|(x, y)| x == y).count()
+fn zigzag(from: u32, to: u32) -> u64 {
+    let d = i64::from(to) - i64::from(from);
+    ((d << 1) ^ (d >> 63)) as u64
 }
 
-/// Encodes versions (tails ascending, each at least 8 bytes; positions as
-/// stored) as a block value; the block's key ends with the last tail.
+fn unzigzag(from: u32, z: u64) -> Option<u32> {
+    let d = ((z >> 1) as i64) ^ -((z & 1) as i64);
+    u32::try_from(i64::from(from).checked_add(d)?).ok()
+}
+
+/// One version as a block keeps it: the inverted date (a tail's first
+/// eight bytes) and the row number.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Version {
+    pub date: u64,
+    pub row: u32,
+}
+
+/// Encodes versions (in column order, at least one; positions as stored)
+/// as a block value; the block's key ends with the last version's tail.
 pub(crate) fn encode<'v>(
-    versions: impl ExactSizeIterator<Item = (&'v [u8], &'v [u8])> + Clone,
+    versions: impl ExactSizeIterator<Item = (Version, &'v [u8])> + Clone,
     out: &mut Vec<u8>,
 ) {
     let n = versions.len();
     push_varint(out, n as u64);
     let Some((last, _)) = versions.clone().last() else { return };
-    let (mut prev_date, mut prev_row) = (date_of(last), &last[8.min(last.len())..]);
-    for (i, (tail, positions)) in versions.enumerate() {
+    push_varint(out, u64::from(last.row));
+    let mut prev = last;
+    for (i, (v, positions)) in versions.enumerate() {
         if i + 1 < n {
-            let (date, row) = (date_of(tail), &tail[8.min(tail.len())..]);
             // The first version counts back from the last; the others forward.
             push_varint(
                 out,
-                if i == 0 { prev_date.wrapping_sub(date) } else { date.wrapping_sub(prev_date) },
+                if i == 0 { prev.date.wrapping_sub(v.date) } else { v.date.wrapping_sub(prev.date) },
             );
-            let shared = shared_len(prev_row, row);
-            push_varint(out, shared as u64);
-            push_varint(out, (row.len() - shared) as u64);
-            out.extend_from_slice(&row[shared..]);
-            (prev_date, prev_row) = (date, row);
+            push_varint(out, zigzag(prev.row, v.row));
+            prev = v;
         }
         push_varint(out, positions.len() as u64);
         out.extend_from_slice(positions);
@@ -118,34 +136,46 @@ pub(crate) fn encode<'v>(
 }
 
 /// The encoded size of versions as one block (what [`encode`] writes).
-pub(crate) fn encoded_len<'v>(
-    versions: impl ExactSizeIterator<Item = (&'v [u8], &'v [u8])> + Clone,
-) -> usize {
-    let mut out = Vec::new();
-    encode(versions, &mut out);
-    out.len()
+pub(crate) fn encoded_len<'v>(versions: impl ExactSizeIterator<Item = (Version, &'v [u8])> + Clone) -> usize {
+    let n = versions.len();
+    let Some((last, _)) = versions.clone().last() else { return varint_len(0) };
+    let mut size = varint_len(n as u64) + varint_len(u64::from(last.row));
+    let mut prev = last;
+    for (i, (v, positions)) in versions.enumerate() {
+        if i + 1 < n {
+            size += varint_len(if i == 0 {
+                prev.date.wrapping_sub(v.date)
+            } else {
+                v.date.wrapping_sub(prev.date)
+            });
+            size += varint_len(zigzag(prev.row, v.row));
+            prev = v;
+        }
+        size += varint_len(positions.len() as u64) + positions.len();
+    }
+    size
 }
 
-/// Reads a block's versions in order, lending each tail from its buffer
-/// and the positions from the block's bytes.
+/// Reads a block's versions in order, lending the positions from the
+/// block's bytes.
 pub(crate) struct BlockReader<'a> {
     db: &'a str,
     key: &'a [u8],
     last_tail: &'a [u8],
+    last: Version,
     rest: &'a [u8],
-    /// Versions left, the last included.
+    /// Versions left, the current one included.
     left: usize,
     total: usize,
-    /// The current tail: `!date ‖ row key`.
-    tail: Vec<u8>,
-    /// The previous version's inverted date (the last version's before the
-    /// first).
-    prev_date: u64,
+    /// The current version (before the first step: the last's, as the
+    /// first version counts from it).
+    current: Version,
+    positions: &'a [u8],
 }
 
 impl<'a> BlockReader<'a> {
-    /// A reader of the block stored under `key` (whose last `tail_len`
-    /// bytes are the last version's tail) with value `value`.
+    /// A reader of the block stored under `key` (whose bytes from
+    /// `tail_start` are the last version's tail) with value `value`.
     pub fn new(db: &'a str, key: &'a [u8], tail_start: usize, value: &'a [u8]) -> Result<BlockReader<'a>> {
         let last_tail = key.get(tail_start..).unwrap_or_default();
         let mut rest = value;
@@ -154,9 +184,21 @@ impl<'a> BlockReader<'a> {
             return Err(corrupted("short keyword block key"));
         }
         let n = take_len(&mut rest).filter(|&n| n >= 1).ok_or_else(|| corrupted("bad version count"))?;
-        let mut tail = Vec::with_capacity(last_tail.len() + 8);
-        tail.extend_from_slice(last_tail);
-        Ok(BlockReader { db, key, last_tail, rest, left: n, total: n, tail, prev_date: date_of(last_tail) })
+        let row = take_varint(&mut rest)
+            .and_then(|r| u32::try_from(r).ok())
+            .ok_or_else(|| corrupted("bad row number"))?;
+        let last = Version { date: date_of(last_tail), row };
+        Ok(BlockReader {
+            db,
+            key,
+            last_tail,
+            last,
+            rest,
+            left: n + 1,
+            total: n,
+            current: last,
+            positions: &[],
+        })
     }
 
     /// How many versions the block holds.
@@ -169,61 +211,60 @@ impl<'a> BlockReader<'a> {
         self.last_tail
     }
 
-    /// The next version: its tail and its positions (checked LEB128 deltas
-    /// are the caller's business), or `None` after the last.
-    #[inline]
-    pub fn next(&mut self) -> Result<Option<(&[u8], &'a [u8])>> {
-        if self.left == 0 {
-            return Ok(None);
-        }
-        self.left -= 1;
-        let first = self.left + 1 == self.total;
-        if self.left == 0 {
-            // The last version: its tail is the key's.
-            let positions = self.take_positions()?;
-            if !first && self.tail.as_slice() >= self.last_tail {
-                return Err(corrupted(self.db, self.key, "versions out of order"));
-            }
-            if self.rest.is_empty() {
-                return Ok(Some((self.last_tail, positions)));
-            }
-            return Err(corrupted(self.db, self.key, "trailing bytes"));
-        }
-        let (db, key) = (self.db, self.key);
-        let bad = |detail: &str| corrupted(db, key, detail);
-        let delta = take_varint(&mut self.rest).ok_or_else(|| bad("bad date"))?;
-        let date = if first { self.prev_date.checked_sub(delta) } else { self.prev_date.checked_add(delta) }
-            .ok_or_else(|| bad("bad date"))?;
-        let shared = take_len(&mut self.rest).ok_or_else(|| bad("bad row key"))?;
-        let suffix_len = take_len(&mut self.rest).ok_or_else(|| bad("bad row key"))?;
-        let suffix = take_slice(&mut self.rest, suffix_len).ok_or_else(|| bad("bad row key"))?;
-        if shared > self.tail.len() - 8 {
-            return Err(bad("bad row key"));
-        }
-        // Ascending: a later date, or the same date and a greater row key
-        // (the first version is checked against the last one at the end).
-        if !first && date == self.prev_date && suffix <= &self.tail[8 + shared..] {
-            return Err(bad("versions out of order"));
-        }
-        self.tail.truncate(8 + shared);
-        self.tail[..8].copy_from_slice(&date.to_be_bytes());
-        self.tail.extend_from_slice(suffix);
-        self.prev_date = date;
-        let positions = self.take_positions()?;
-        Ok(Some((&self.tail, positions)))
-    }
-
     /// Moves to the next version, which [`BlockReader::current`] then
-    /// lends; false after the last.
+    /// tells; false after the last.
     #[inline]
     pub fn step(&mut self) -> Result<bool> {
-        Ok(self.next()?.is_some())
+        if self.left <= 1 {
+            self.left = 0;
+            return Ok(false);
+        }
+        self.left -= 1;
+        let first = self.left == self.total;
+        let (db, key) = (self.db, self.key);
+        let bad = |detail: &str| corrupted(db, key, detail);
+        if self.left == 1 {
+            // The last version: its tail is the key's.
+            self.positions = self.take_positions()?;
+            if !first && self.current.date > self.last.date {
+                return Err(bad("versions out of order"));
+            }
+            if !self.rest.is_empty() {
+                return Err(bad("trailing bytes"));
+            }
+            self.current = self.last;
+            return Ok(true);
+        }
+        let delta = take_varint(&mut self.rest).ok_or_else(|| bad("bad date"))?;
+        let date =
+            if first { self.current.date.checked_sub(delta) } else { self.current.date.checked_add(delta) }
+                .ok_or_else(|| bad("bad date"))?;
+        let row = take_varint(&mut self.rest)
+            .and_then(|z| unzigzag(self.current.row, z))
+            .ok_or_else(|| bad("bad row number"))?;
+        self.current = Version { date, row };
+        self.positions = self.take_positions()?;
+        Ok(true)
     }
 
-    /// The tail of the version the last [`BlockReader::step`] moved to.
+    /// The next version and its positions (checked LEB128 deltas are the
+    /// caller's business), or `None` after the last.
     #[inline]
-    pub fn current(&self) -> &[u8] {
-        if self.left == 0 { self.last_tail } else { &self.tail }
+    pub fn next(&mut self) -> Result<Option<(Version, &'a [u8])>> {
+        Ok(self.step()?.then_some((self.current, self.positions)))
+    }
+
+    /// The version the last [`BlockReader::step`] moved to.
+    #[inline]
+    pub fn current(&self) -> Version {
+        self.current
+    }
+
+    /// Whether the current version is the block's last (whose tail is
+    /// [`BlockReader::last_tail`]).
+    #[inline]
+    pub fn at_last(&self) -> bool {
+        self.left == 1
     }
 
     fn take_positions(&mut self) -> Result<&'a [u8]> {
@@ -236,56 +277,54 @@ fn corrupted(db: &str, key: &[u8], detail: &str) -> Error {
     Error::corrupted(db, key, detail)
 }
 
-/// Owned versions of one column, in one buffer: what a write decodes,
-/// merges its changes into and cuts into blocks again.
+/// Owned versions of one column, the positions in one buffer: what a
+/// write decodes, merges its changes into and cuts into blocks again.
 #[derive(Debug, Default, Clone)]
 pub(crate) struct Versions {
-    bytes: Vec<u8>,
-    /// Per version: where its tail ends and where its positions end.
-    ends: Vec<(usize, usize)>,
+    positions: Vec<u8>,
+    /// Per version: it, and where its positions end.
+    items: Vec<(Version, usize)>,
 }
 
 impl Versions {
     pub fn len(&self) -> usize {
-        self.ends.len()
+        self.items.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.ends.is_empty()
+        self.items.is_empty()
     }
 
     pub fn clear(&mut self) {
-        self.bytes.clear();
-        self.ends.clear();
+        self.positions.clear();
+        self.items.clear();
     }
 
-    /// Version `i`: its tail and its positions.
-    pub fn get(&self, i: usize) -> (&[u8], &[u8]) {
-        let start = i.checked_sub(1).map_or(0, |p| self.ends[p].1);
-        let (tail_end, end) = self.ends[i];
-        (&self.bytes[start..tail_end], &self.bytes[tail_end..end])
+    /// Version `i` and its positions.
+    pub fn get(&self, i: usize) -> (Version, &[u8]) {
+        let start = i.checked_sub(1).map_or(0, |p| self.items[p].1);
+        let (v, end) = self.items[i];
+        (v, &self.positions[start..end])
     }
 
-    pub fn push(&mut self, tail: &[u8], positions: &[u8]) {
-        self.bytes.extend_from_slice(tail);
-        let tail_end = self.bytes.len();
-        self.bytes.extend_from_slice(positions);
-        self.ends.push((tail_end, self.bytes.len()));
+    pub fn push(&mut self, v: Version, positions: &[u8]) {
+        self.positions.extend_from_slice(positions);
+        self.items.push((v, self.positions.len()));
     }
 
     /// Appends every version of a stored block.
     pub fn extend_from_block(&mut self, mut block: BlockReader<'_>) -> Result<()> {
-        while let Some((tail, positions)) = block.next()? {
-            self.push(tail, positions);
+        while let Some((v, positions)) = block.next()? {
+            self.push(v, positions);
         }
         Ok(())
     }
 
-    /// Versions `range` as (tail, positions) pairs.
+    /// Versions `range` with their positions.
     pub fn slice(
         &self,
         range: std::ops::Range<usize>,
-    ) -> impl ExactSizeIterator<Item = (&[u8], &[u8])> + Clone + '_ {
+    ) -> impl ExactSizeIterator<Item = (Version, &[u8])> + Clone + '_ {
         range.map(|i| self.get(i))
     }
 
@@ -306,13 +345,14 @@ impl Versions {
         // its share of any block it lands in.
         let mut cuts = Vec::with_capacity(blocks);
         let (mut start, mut size) = (0, 0usize);
-        let mut prev_row: &[u8] = &[];
+        let mut prev = self.get(0).0;
         for i in 0..self.len() {
-            let (tail, positions) = self.get(i);
-            let row = &tail[8.min(tail.len())..];
-            let shared = shared_len(prev_row, row);
-            prev_row = row;
-            size += 6 + row.len() - shared + positions.len();
+            let (v, positions) = self.get(i);
+            size += varint_len(v.date.wrapping_sub(prev.date))
+                + varint_len(zigzag(prev.row, v.row))
+                + varint_len(positions.len() as u64)
+                + positions.len();
+            prev = v;
             if size >= aim && i + 1 < self.len() {
                 cuts.push(start..i + 1);
                 (start, size) = (i + 1, 0);
@@ -333,14 +373,14 @@ mod tests {
         t
     }
 
-    fn read_all(key_tail: &[u8], value: &[u8]) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
+    fn read_all(key_tail: &[u8], value: &[u8]) -> Result<Vec<(Version, Vec<u8>)>> {
         let mut key = b"p\x00\x01\x00t\x00\x01".to_vec();
         let start = key.len();
         key.extend_from_slice(key_tail);
         let mut r = BlockReader::new("k", &key, start, value)?;
         let mut out = Vec::new();
-        while let Some((t, p)) = r.next()? {
-            out.push((t.to_vec(), p.to_vec()));
+        while let Some((v, p)) = r.next()? {
+            out.push((v, p.to_vec()));
         }
         Ok(out)
     }
@@ -349,24 +389,48 @@ mod tests {
     /// by the next.
     #[test]
     fn block_bytes_are_pinned() {
-        let versions = [(tail(9, b"user\x00\x01ab"), vec![3u8]), (tail(7, b"user\x00\x01aa"), vec![1, 2])];
+        let versions =
+            [(Version { date: !9, row: 300 }, vec![3u8]), (Version { date: !7, row: 5 }, vec![1, 2])];
         let mut value = Vec::new();
-        encode(versions.iter().map(|(t, p)| (t.as_slice(), p.as_slice())), &mut value);
-        // n = 2; first: Δdate = !7 - !9 = 2, shared 7 ("user\0\1a"), suffix "b",
-        // positions [3]; last: positions [1, 2].
-        assert_eq!(value, [2, 2, 7, 1, b'b', 1, 3, 2, 1, 2]);
-        let back = read_all(&versions[1].0, &value).unwrap();
+        encode(versions.iter().map(|(v, p)| (*v, p.as_slice())), &mut value);
+        // n = 2, last row 5; first: Δdate = !7 - !9 = 2, Δrow = +295
+        // (zigzag 590 = 0xCE 0x04), positions [3]; last: positions [1, 2].
+        assert_eq!(value, [2, 5, 2, 0xCE, 0x04, 1, 3, 2, 1, 2]);
+        assert_eq!(encoded_len(versions.iter().map(|(v, p)| (*v, p.as_slice()))), value.len());
+        let back = read_all(&tail(7, b"user\x00\x01aa"), &value).unwrap();
         assert_eq!(back, versions.to_vec());
+    }
+
+    #[test]
+    fn zigzag_round_trips_at_the_ends() {
+        for (a, b) in [(0, u32::MAX), (u32::MAX, 0), (7, 7), (1, 2), (2, 1)] {
+            assert_eq!(unzigzag(a, zigzag(a, b)), Some(b));
+            assert_eq!(varint_len(zigzag(a, b)), {
+                let mut v = Vec::new();
+                push_varint(&mut v, zigzag(a, b));
+                v.len()
+            });
+        }
+        assert_eq!(unzigzag(0, 1), None, "below zero");
     }
 
     #[test]
     fn corrupt_blocks_are_errors() {
         let t = tail(1, b"r");
-        for value in [&[][..], &[0], &[1], &[1, 5, 0], &[1, 0, 9], &[2, 0, 2, 0, 0, 0], &[2, 9, 0, 0, 0]] {
+        for value in [
+            &[][..],
+            &[0, 1],
+            &[1],
+            &[1, 1, 5, 0],
+            &[1, 1, 0, 9],
+            &[2, 1, 0, 2, 0, 0, 0],
+            &[2, 1, 9, 0, 0, 0, 0],
+        ] {
             assert!(read_all(&t, value).is_err(), "{value:?}");
         }
-        // Out of order: the first version equal to the last.
-        assert!(read_all(&t, &[2, 0, 1, 0, 0, 0]).is_err());
-        assert!(read_all(&[1, 2], &[1, 0]).is_err(), "short key tail");
+        // Out of order: the second of three versions later than the last.
+        assert!(read_all(&t, &[3, 1, 0, 2, 0, 0, 2, 0, 0]).is_ok());
+        assert!(read_all(&t, &[3, 1, 0, 2, 0, 5, 2, 0, 0]).is_err());
+        assert!(read_all(&[1, 2], &[1, 1, 0]).is_err(), "short key tail");
     }
 }

@@ -9,8 +9,9 @@ use std::ops::Bound;
 use heed::RoTxn;
 use heed::types::Bytes;
 
-use super::block::BlockReader;
-use crate::db::BytesDb;
+use super::block::{BlockReader, date_of};
+use super::handle::SearchHandle;
+use super::rows;
 use crate::error::{Error, Result};
 use crate::key;
 use crate::stream::SortedKeys;
@@ -18,8 +19,7 @@ use crate::stream::SortedKeys;
 /// The versions of one column (partition, field, term).
 pub(crate) struct ColumnCursor<'t> {
     txn: &'t RoTxn<'t>,
-    db: &'t BytesDb,
-    db_name: &'t str,
+    search: &'t SearchHandle,
     /// The column's term prefix (`prefix_len` bytes), with room to build
     /// a seek's lower bound after it.
     prefix: Vec<u8>,
@@ -30,15 +30,28 @@ pub(crate) struct ColumnCursor<'t> {
     /// Versions are decoded as the cursor reaches them: a lookup that
     /// wants the newest ten of a term decodes ten, not the whole block.
     block: Option<BlockReader<'t>>,
+    /// The current version's tail (its row number turned into its key
+    /// only where the cursor stops: a seek past versions of other dates
+    /// compares dates alone).
+    tail: Vec<u8>,
     read: u64,
 }
 
 impl<'t> ColumnCursor<'t> {
-    pub fn new(txn: &'t RoTxn<'t>, db: &'t BytesDb, db_name: &'t str, prefix: Vec<u8>) -> Result<Self> {
+    pub fn new(txn: &'t RoTxn<'t>, search: &'t SearchHandle, prefix: Vec<u8>) -> Result<Self> {
         let end = key::prefix_successor(&prefix);
         let prefix_len = prefix.len();
-        let mut cursor =
-            ColumnCursor { txn, db, db_name, prefix, prefix_len, end, iter: None, block: None, read: 0 };
+        let mut cursor = ColumnCursor {
+            txn,
+            search,
+            prefix,
+            prefix_len,
+            end,
+            iter: None,
+            block: None,
+            tail: Vec::new(),
+            read: 0,
+        };
         cursor.reposition(&[])?;
         Ok(cursor)
     }
@@ -51,7 +64,7 @@ impl<'t> ColumnCursor<'t> {
             Bound::Included(self.prefix.as_slice()),
             self.end.as_deref().map_or(Bound::Unbounded, Bound::Excluded),
         );
-        self.iter = Some(self.db.range(self.txn, &range).map_err(|e| Error::lmdb("lookup", e))?);
+        self.iter = Some(self.search.db.range(self.txn, &range).map_err(|e| Error::lmdb("lookup", e))?);
         self.prefix.truncate(self.prefix_len);
         self.next_block()?;
         self.skip_below(target)
@@ -66,7 +79,7 @@ impl<'t> ColumnCursor<'t> {
             return Ok(());
         };
         let (k, v) = item.map_err(|e| Error::lmdb("lookup", e))?;
-        let mut block = BlockReader::new(self.db_name, k, self.prefix_len, v)?;
+        let mut block = BlockReader::new(&self.search.db_name, k, self.prefix_len, v)?;
         self.read += block.len() as u64;
         // A block holds at least one version (`BlockReader::new` checks).
         if block.step()? {
@@ -75,27 +88,62 @@ impl<'t> ColumnCursor<'t> {
         Ok(())
     }
 
-    /// Moves to the first version at or after `target`.
-    fn skip_below(&mut self, target: &[u8]) -> Result<()> {
-        while let Some(block) = self.block.as_mut() {
-            if block.current() >= target {
-                break;
-            }
-            if !block.step()? {
-                self.next_block()?;
-            }
+    /// Moves to the next version, in this block or the next.
+    fn step(&mut self) -> Result<()> {
+        if let Some(block) = self.block.as_mut()
+            && !block.step()?
+        {
+            self.next_block()?;
         }
         Ok(())
+    }
+
+    /// Builds the current version's tail.
+    fn land(&mut self) -> Result<()> {
+        self.tail.clear();
+        let Some(block) = &self.block else { return Ok(()) };
+        if block.at_last() {
+            self.tail.extend_from_slice(block.last_tail());
+        } else {
+            let v = block.current();
+            self.tail.extend_from_slice(&v.date.to_be_bytes());
+            let search = self.search;
+            self.tail.extend_from_slice(rows::key_of(self.txn, &search.rows, &search.rows_name, v.row)?);
+        }
+        Ok(())
+    }
+
+    /// Moves to the first version at or after `target`.
+    fn skip_below(&mut self, target: &[u8]) -> Result<()> {
+        let target_date = (target.len() >= 8).then(|| date_of(target));
+        while let Some(block) = &self.block {
+            let date = block.current().date;
+            match target_date {
+                Some(t) if date < t => self.step()?,
+                Some(t) if date > t => break,
+                _ if target.is_empty() => break,
+                _ => {
+                    // The same date (or a short target): the keys decide.
+                    self.land()?;
+                    if self.tail.as_slice() >= target {
+                        return Ok(());
+                    }
+                    self.step()?;
+                }
+            }
+        }
+        self.land()
     }
 }
 
 impl SortedKeys for ColumnCursor<'_> {
     fn peek(&self) -> Option<&[u8]> {
-        self.block.as_ref().map(BlockReader::current)
+        self.block.as_ref().map(|_| self.tail.as_slice())
     }
 
     fn seek(&mut self, target: &[u8]) -> Result<()> {
         match &self.block {
+            Some(_) if self.tail.as_slice() >= target => Ok(()),
             // Within the current block: move on in it.
             Some(block) if block.last_tail() >= target => self.skip_below(target),
             Some(_) => self.reposition(target),
@@ -104,12 +152,8 @@ impl SortedKeys for ColumnCursor<'_> {
     }
 
     fn advance(&mut self) -> Result<()> {
-        if let Some(block) = self.block.as_mut()
-            && !block.step()?
-        {
-            self.next_block()?;
-        }
-        Ok(())
+        self.step()?;
+        self.land()
     }
 
     fn entries_read(&self) -> u64 {

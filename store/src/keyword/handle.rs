@@ -33,6 +33,9 @@ pub(crate) struct SearchHandle {
     pub row_key: Option<RowKeySchema>,
     pub db_name: String,
     pub db: BytesDb,
+    /// The row numbers the blocks hold (`rows`), and their database's name.
+    pub rows: BytesDb,
+    pub rows_name: String,
     /// Every column read: the fields in order, then the partition column
     /// and the date column when they are columns.
     pub columns: Vec<(Arc<FamilyHandle>, Vec<u8>)>,
@@ -85,8 +88,8 @@ impl SearchHandle {
         schema: &SearchSchema,
         table: &TableSchema,
         families: &[Arc<FamilyHandle>],
-        db_name: String,
-        db: BytesDb,
+        (db_name, db): (String, BytesDb),
+        (rows_name, rows): (String, BytesDb),
     ) -> std::result::Result<SearchHandle, String> {
         let (columns, partition, date) = resolve_columns(schema, table, |what, column| {
             let (family, qualifier) = parse_column(what, column)?;
@@ -101,6 +104,8 @@ impl SearchHandle {
             row_key: table.row_key.clone(),
             db_name,
             db,
+            rows,
+            rows_name,
             columns,
             partition,
             date,

@@ -12,6 +12,7 @@ use super::codec::{
 };
 use super::cursor::{ColumnCursor, FieldUnion};
 use super::handle::SearchHandle;
+use super::rows::Names;
 use crate::cursor;
 use crate::error::{Error, ErrorKind, Result};
 use crate::key;
@@ -66,9 +67,9 @@ fn decode_cursor(token: &str) -> Result<Vec<u8>> {
 }
 
 /// Runs a keyword lookup.
-pub(crate) fn lookup(
-    txn: &RoTxn<'_>,
-    search: &SearchHandle,
+pub(crate) fn lookup<'t>(
+    txn: &'t RoTxn<'t>,
+    search: &'t SearchHandle,
     analyzer: &dyn Analyzer,
     query: &KeywordQuery,
 ) -> Result<KeywordPage> {
@@ -78,9 +79,7 @@ pub(crate) fn lookup(
     for (fields, term) in &required {
         let columns = fields
             .iter()
-            .map(|&n| {
-                ColumnCursor::new(txn, &search.db, &search.db_name, term_prefix(&partition_prefix, n, term))
-            })
+            .map(|&n| ColumnCursor::new(txn, search, term_prefix(&partition_prefix, n, term)))
             .collect::<Result<Vec<_>>>()?;
         streams.push(KeyStream::Other(Box::new(FieldUnion::new(columns))));
     }
@@ -152,9 +151,9 @@ pub(crate) fn decode_cell(search: &SearchHandle, k: &[u8], v: &[u8]) -> Result<K
 /// Calls `f` with every keyword cell of `partition` (every partition when
 /// `None`), in key order: partition, field, term, newest first. The cell
 /// is lent: it borrows from the store's pages.
-pub(crate) fn for_each_cell(
-    txn: &RoTxn<'_>,
-    search: &SearchHandle,
+pub(crate) fn for_each_cell<'t>(
+    txn: &'t RoTxn<'t>,
+    search: &'t SearchHandle,
     partition: Option<&[u8]>,
     f: &mut dyn FnMut(&KeywordCellRef<'_>) -> Result<()>,
 ) -> Result<()> {
@@ -171,9 +170,9 @@ pub(crate) fn for_each_cell(
 }
 
 /// Every cell of the partitions `from <= p < to` (`None`: unbounded).
-pub(crate) fn for_each_cell_between(
-    txn: &RoTxn<'_>,
-    search: &SearchHandle,
+pub(crate) fn for_each_cell_between<'t>(
+    txn: &'t RoTxn<'t>,
+    search: &'t SearchHandle,
     from: Option<&[u8]>,
     to: Option<&[u8]>,
     f: &mut dyn FnMut(&KeywordCellRef<'_>) -> Result<()>,
@@ -189,19 +188,30 @@ pub(crate) fn for_each_cell_between(
     )
 }
 
-fn read_cells(
-    txn: &RoTxn<'_>,
-    search: &SearchHandle,
+fn read_cells<'t>(
+    txn: &'t RoTxn<'t>,
+    search: &'t SearchHandle,
     lower: Bound<&[u8]>,
     upper: Bound<&[u8]>,
     f: &mut dyn FnMut(&KeywordCellRef<'_>) -> Result<()>,
 ) -> Result<()> {
-    let (mut partition, mut term) = (Vec::new(), Vec::new());
+    let (mut partition, mut term, mut tail) = (Vec::new(), Vec::new(), Vec::new());
+    // A partition's rows come back in every one of its columns: each
+    // number is looked up once.
+    let mut names = Names::new(txn, &search.rows, &search.rows_name);
     for item in search.db.range(txn, &(lower, upper)).map_err(|e| Error::lmdb("keyword read", e))? {
         let (k, v) = item.map_err(|e| Error::lmdb("keyword read", e))?;
         let column = decode_column(&search.db_name, &search.schema.fields, k, &mut partition, &mut term)?;
         let mut block = BlockReader::new(&search.db_name, k, column.prefix_len, v)?;
-        while let Some((tail, positions)) = block.next()? {
+        while let Some((version, positions)) = block.next()? {
+            let tail: &[u8] = if block.at_last() {
+                block.last_tail()
+            } else {
+                tail.clear();
+                tail.extend_from_slice(&version.date.to_be_bytes());
+                tail.extend_from_slice(names.key(version.row)?);
+                &tail
+            };
             f(&cell_ref(&search.db_name, k, &column, tail, positions)?)?;
         }
     }

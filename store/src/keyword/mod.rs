@@ -13,17 +13,23 @@
 //! used for ingest, index building and query parsing, so all of them agree.
 //!
 //! The database `t/<table>/kb` holds the cells in blocks, one LMDB entry
-//! per run of a column's versions: the cell's layout is owned by [`codec`],
-//! the block's by [`block`]. Files: `handle` (open keyword rows, a row's
-//! cells from its values), `codec` (cell bytes), `block` (block bytes),
+//! per run of a column's versions, each version a date and a row number
+//! (`t/<table>/kr` numbers the rows that have cells): the cell's layout is
+//! owned by [`codec`], the block's by [`block`], the numbers' by [`rows`].
+//! Files: `handle` (open keyword rows, a row's cells from its values),
+//! `codec` (cell bytes), `block` (block bytes), `rows` (row numbers),
 //! `cursor` (sorted versions of a term, with seeking), `lookup` (lookups
-//! and cell reads), `write` (merging a batch's changes into blocks).
+//! and cell reads), `write` (merging a batch's changes into blocks),
+//! `upgrade` and `block_v4` (earlier formats' keyword rows rewritten).
 
 mod block;
+mod block_v4;
 mod codec;
 mod cursor;
 mod handle;
 mod lookup;
+mod rows;
+mod upgrade;
 mod write;
 
 pub use codec::{KeywordCell, KeywordCellRef, Positions};
@@ -31,4 +37,10 @@ pub(crate) use handle::{KeywordCells, SearchHandle};
 pub use handle::{for_each_keyword_cell_of, key_partition_of, keyword_cells_of};
 pub use lookup::{KeywordHit, KeywordPage, KeywordQuery, required_terms};
 pub(crate) use lookup::{decode_cell, for_each_cell, for_each_cell_between, lookup, partition_splits};
-pub(crate) use write::{convert_cells, read_counter, update};
+pub(crate) use upgrade::{convert_cells, number_rows};
+pub(crate) use write::{read_counter, update};
+
+/// How many rows have keyword cells (and so a row number).
+pub(crate) fn numbered_rows(txn: &heed::RoTxn<'_>, search: &SearchHandle) -> crate::error::Result<u64> {
+    rows::count(txn, &search.rows)
+}

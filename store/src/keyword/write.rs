@@ -2,6 +2,8 @@
 //! before and after a batch, merged into the blocks of each column it
 //! touches (every touched block read and written once per batch).
 
+use std::cmp::Ordering;
+use std::collections::HashMap;
 use std::ops::Bound;
 
 use hashbrown::HashTable;
@@ -9,14 +11,21 @@ use hashbrown::hash_table::Entry;
 use heed::RwTxn;
 use xxhash_rust::xxh3::xxh3_64_with_seed;
 
-use super::block::{BlockReader, COUNTER_KEY, MIN_BLOCK_BYTES, Versions, encode, encoded_len};
+use super::block::{
+    BlockReader, COUNTER_KEY, MIN_BLOCK_BYTES, Version, Versions, date_of, encode, encoded_len,
+};
 use super::handle::{KeywordCells, SearchHandle};
-use crate::error::{Error, Result};
+use super::rows;
+use crate::error::{Error, ErrorKind, Result};
 use crate::key;
 
-/// One change to a column: (keyword rows, term prefix, version tail, new
-/// positions or `None` to delete).
-type Change<'h> = (&'h SearchHandle, &'h [u8], &'h [u8], Option<&'h [u8]>);
+/// One change to a column: (keyword rows, term prefix, version tail, the
+/// row's number, new positions or `None` to delete).
+type Change<'h> = (&'h SearchHandle, &'h [u8], &'h [u8], u32, Option<&'h [u8]>);
+
+/// One change to a version of a column: its tail, its row's number, new
+/// positions or `None` to delete.
+type Op<'h> = (&'h [u8], u32, Option<&'h [u8]>);
 
 /// Applies the difference between rows' keyword cells before and after a
 /// batch.
@@ -27,27 +36,44 @@ pub(crate) fn update<'h>(
     let changes: Vec<_> = changes.into_iter().collect();
     let mut writes: Vec<Change<'h>> =
         Vec::with_capacity(changes.iter().map(|(_, b, a)| b.len() + a.len()).sum());
+    // Rows whose last cells go: their numbers go once the blocks are written.
+    let mut unnumbered: Vec<(&SearchHandle, &[u8], u32)> = Vec::new();
+    let mut next_numbers: Vec<(usize, u32)> = Vec::new();
     for (search, before, after) in changes {
+        let Some(row) = before.split(0).or_else(|| after.split(0)).map(|(_, tail, _)| &tail[8..]) else {
+            continue;
+        };
+        let number = if before.len() > 0 {
+            let n = rows::number_of(wtxn, &search.rows, &search.rows_name, row)?;
+            n.ok_or_else(|| {
+                Error::corrupted(&search.rows_name, row, "a row with keyword cells has no number")
+            })?
+        } else {
+            number_new_row(wtxn, search, row, &mut next_numbers)?
+        };
+        if after.len() == 0 {
+            unnumbered.push((search, row, number));
+        }
         let (mut b, mut a) = (0, 0);
         loop {
             match (before.split(b), after.split(a)) {
                 (Some(old), Some(new)) if (old.0, old.1) == (new.0, new.1) => {
                     if old.2 != new.2 {
-                        writes.push((search, new.0, new.1, Some(new.2)));
+                        writes.push((search, new.0, new.1, number, Some(new.2)));
                     }
                     b += 1;
                     a += 1;
                 }
                 (Some(old), Some(new)) if (old.0, old.1) < (new.0, new.1) => {
-                    writes.push((search, old.0, old.1, None));
+                    writes.push((search, old.0, old.1, number, None));
                     b += 1;
                 }
                 (Some(old), None) => {
-                    writes.push((search, old.0, old.1, None));
+                    writes.push((search, old.0, old.1, number, None));
                     b += 1;
                 }
                 (_, Some(new)) => {
-                    writes.push((search, new.0, new.1, Some(new.2)));
+                    writes.push((search, new.0, new.1, number, Some(new.2)));
                     a += 1;
                 }
                 (None, None) => break,
@@ -107,17 +133,17 @@ pub(crate) fn update<'h>(
         *slot += 1;
     }
     let mut merger = Merger::default();
-    let mut ops: Vec<(&[u8], Option<&[u8]>)> = Vec::new();
+    let mut ops: Vec<Op<'h>> = Vec::new();
     let mut cells: i64 = 0;
     for (r, &id) in order.iter().enumerate() {
         let group = &mut sorted[starts[r]..starts[r + 1]];
         group.sort_by(|&a, &b| writes[a].2.cmp(writes[b].2));
         ops.clear();
         for &i in group.iter() {
-            let (_, _, tail, value) = writes[i];
+            let (_, _, tail, number, value) = writes[i];
             match ops.last_mut() {
-                Some(last) if last.0 == tail => *last = (tail, value),
-                _ => ops.push((tail, value)),
+                Some(last) if last.0 == tail => *last = (tail, number, value),
+                _ => ops.push((tail, number, value)),
             }
         }
         let (search, prefix) = (writes[group[0]].0, columns[id as usize].1);
@@ -127,9 +153,39 @@ pub(crate) fn update<'h>(
         if last_of_table {
             add_to_counter(wtxn, search, cells)?;
             cells = 0;
+            // Row numbers are the table's own.
+            merger.names.clear();
         }
     }
+    for (search, row, number) in unnumbered {
+        rows::remove(wtxn, &search.rows, row, number)?;
+    }
     Ok(())
+}
+
+/// Gives a row its first keyword cells' number: the one after the
+/// greatest in use (`next` remembers it per table within a batch).
+fn number_new_row(
+    wtxn: &mut RwTxn,
+    search: &SearchHandle,
+    row: &[u8],
+    next: &mut Vec<(usize, u32)>,
+) -> Result<u32> {
+    let id = std::ptr::from_ref(search) as usize;
+    let slot = match next.iter().position(|(h, _)| *h == id) {
+        Some(i) => i,
+        None => {
+            next.push((id, rows::greatest(wtxn, &search.rows)?));
+            next.len() - 1
+        }
+    };
+    let n = next[slot].1.checked_add(1).ok_or_else(|| ErrorKind::InvalidSchema {
+        table: search.db_name.clone(),
+        reason: format!("keyword rows number at most {} rows (32-bit row numbers)", u32::MAX),
+    })?;
+    next[slot].1 = n;
+    rows::put(wtxn, &search.rows, row, n)?;
+    Ok(n)
 }
 
 /// Adds `delta` to the table's keyword cell count.
@@ -163,6 +219,10 @@ pub(crate) struct Merger {
     read: Vec<Vec<u8>>,
     key: Vec<u8>,
     value: Vec<u8>,
+    /// Row keys by number, as far as this batch needed them (the changes'
+    /// rows, the last version of each block read, and versions whose date
+    /// equals a change's: where keys decide the order).
+    names: HashMap<u32, Vec<u8>>,
 }
 
 impl Merger {
@@ -173,8 +233,11 @@ impl Merger {
         wtxn: &mut RwTxn,
         search: &SearchHandle,
         prefix: &[u8],
-        ops: &[(&[u8], Option<&[u8]>)],
+        ops: &[Op<'_>],
     ) -> Result<i64> {
+        for &(tail, row, _) in ops {
+            self.names.entry(row).or_insert_with(|| tail[8..].to_vec());
+        }
         let end = key::prefix_successor(prefix);
         let mut delta = 0i64;
         let mut i = 0;
@@ -198,12 +261,9 @@ impl Merger {
                         if let Some((k, v)) = before
                             && k.starts_with(prefix)
                         {
-                            self.old.extend_from_block(BlockReader::new(
-                                &search.db_name,
-                                k,
-                                prefix.len(),
-                                v,
-                            )?)?;
+                            let block = BlockReader::new(&search.db_name, k, prefix.len(), v)?;
+                            self.remember_last(&block);
+                            self.old.extend_from_block(block)?;
                             self.read.push(k.to_vec());
                         }
                         None
@@ -214,7 +274,7 @@ impl Merger {
                 while j < ops.len() && upper.as_deref().is_none_or(|u| ops[j].0 <= u) {
                     j += 1;
                 }
-                merge(&self.old, &ops[i..j], &mut self.merged);
+                self.merge(wtxn, search, &ops[i..j])?;
                 let Some(u) = upper.as_deref() else { break };
                 // A small block takes in the next one; changes past the last
                 // block read belong to it when no block follows.
@@ -236,6 +296,13 @@ impl Merger {
         Ok(delta)
     }
 
+    /// Remembers the key of a block's last version (its key's tail).
+    fn remember_last(&mut self, block: &BlockReader<'_>) {
+        // The reader has not stepped: its current version is the last.
+        let row = block.current().row;
+        self.names.entry(row).or_insert_with(|| block.last_tail()[8..].to_vec());
+    }
+
     /// The last tail of the first block of the column in `from..end`,
     /// decoded into `old` (and its key remembered) when `load`.
     fn first_block(
@@ -254,19 +321,88 @@ impl Merger {
         let reader = BlockReader::new(&search.db_name, k, prefix.len(), v)?;
         let last = reader.last_tail().to_vec();
         if load {
+            self.remember_last(&reader);
             self.old.extend_from_block(reader)?;
             self.read.push(k.to_vec());
         }
         Ok(Some(last))
     }
 
+    /// The key of row number `row`.
+    fn name(&mut self, txn: &RwTxn, search: &SearchHandle, row: u32) -> Result<&[u8]> {
+        match self.names.entry(row) {
+            std::collections::hash_map::Entry::Occupied(e) => Ok(e.into_mut()),
+            std::collections::hash_map::Entry::Vacant(v) => {
+                Ok(v.insert(rows::key_of(txn, &search.rows, &search.rows_name, row)?.to_vec()))
+            }
+        }
+    }
+
+    /// `old` with `ops` applied (both in column order) into `merged`.
+    fn merge(&mut self, txn: &RwTxn, search: &SearchHandle, ops: &[Op<'_>]) -> Result<()> {
+        let mut out = std::mem::take(&mut self.merged);
+        out.clear();
+        let (mut o, mut c) = (0, 0);
+        while o < self.old.len() || c < ops.len() {
+            if o == self.old.len() {
+                let (tail, row, op) = ops[c];
+                if let Some(p) = op {
+                    out.push(Version { date: date_of(tail), row }, p);
+                }
+                c += 1;
+                continue;
+            }
+            let Some(&(tail, row, op)) = ops.get(c) else {
+                let (v, positions) = self.old.get(o);
+                out.push(v, positions);
+                o += 1;
+                continue;
+            };
+            let v = self.old.get(o).0;
+            let op_version = Version { date: date_of(tail), row };
+            let order = if v == op_version {
+                Ordering::Equal
+            } else if v.date != op_version.date {
+                v.date.cmp(&op_version.date)
+            } else {
+                // Two rows of one date: their keys decide.
+                self.name(txn, search, v.row)?.cmp(&tail[8..])
+            };
+            let positions = self.old.get(o).1;
+            match order {
+                Ordering::Less => {
+                    out.push(v, positions);
+                    o += 1;
+                }
+                Ordering::Equal => {
+                    if let Some(p) = op {
+                        out.push(op_version, p);
+                    }
+                    o += 1;
+                    c += 1;
+                }
+                Ordering::Greater => {
+                    if let Some(p) = op {
+                        out.push(op_version, p);
+                    }
+                    c += 1;
+                }
+            }
+        }
+        self.merged = out;
+        Ok(())
+    }
+
     /// Writes `merged` as blocks in place of the blocks read.
     fn write(&mut self, wtxn: &mut RwTxn, search: &SearchHandle, prefix: &[u8]) -> Result<()> {
         let mut written: Vec<Vec<u8>> = Vec::new();
         for range in self.merged.cut() {
+            let last = self.merged.get(range.end - 1).0;
+            let name = self.name(wtxn, search, last.row)?.to_vec();
             self.key.clear();
             self.key.extend_from_slice(prefix);
-            self.key.extend_from_slice(self.merged.get(range.end - 1).0);
+            self.key.extend_from_slice(&last.date.to_be_bytes());
+            self.key.extend_from_slice(&name);
             self.value.clear();
             encode(self.merged.slice(range), &mut self.value);
             search.db.put(wtxn, &self.key, &self.value).map_err(|e| Error::lmdb("keyword put", e))?;
@@ -279,97 +415,4 @@ impl Merger {
         }
         Ok(())
     }
-}
-
-/// `old` with `ops` applied (both ascending by tail) into `out`.
-fn merge(old: &Versions, ops: &[(&[u8], Option<&[u8]>)], out: &mut Versions) {
-    out.clear();
-    let (mut o, mut c) = (0, 0);
-    while o < old.len() || c < ops.len() {
-        let theirs = (o < old.len()).then(|| old.get(o));
-        match (theirs, ops.get(c)) {
-            (Some((tail, positions)), Some(&(op_tail, op))) => match tail.cmp(op_tail) {
-                std::cmp::Ordering::Less => {
-                    out.push(tail, positions);
-                    o += 1;
-                }
-                std::cmp::Ordering::Equal => {
-                    if let Some(p) = op {
-                        out.push(op_tail, p);
-                    }
-                    o += 1;
-                    c += 1;
-                }
-                std::cmp::Ordering::Greater => {
-                    if let Some(p) = op {
-                        out.push(op_tail, p);
-                    }
-                    c += 1;
-                }
-            },
-            (Some((tail, positions)), None) => {
-                out.push(tail, positions);
-                o += 1;
-            }
-            (None, Some(&(op_tail, op))) => {
-                if let Some(p) = op {
-                    out.push(op_tail, p);
-                }
-                c += 1;
-            }
-            (None, None) => break,
-        }
-    }
-}
-
-/// How often (in cells) a conversion reports progress.
-pub(crate) const REPORT_EVERY: u64 = 1024;
-
-/// Rewrites keyword cells stored one per entry (format 3, `old`) as
-/// blocks of `search`'s database, in the caller's transaction (the upgrade
-/// commits with the new format marker, or not at all); `old` is emptied.
-/// Returns the cells moved; `report(done, total)` hears how far it is
-/// every [`REPORT_EVERY`] cells and at the start and end.
-pub(crate) fn convert_cells(
-    wtxn: &mut RwTxn,
-    search: &SearchHandle,
-    old: &crate::db::BytesDb,
-    report: impl Fn(u64, u64),
-) -> Result<u64> {
-    let total = old.len(wtxn).map_err(|e| Error::lmdb("upgrade keyword read", e))?;
-    report(0, total);
-    use super::codec::decode_column;
-    let mut columns: Vec<(Vec<u8>, Versions)> = Vec::new();
-    let mut cells = 0u64;
-    {
-        let (mut partition, mut term) = (Vec::new(), Vec::new());
-        for item in old.iter(wtxn).map_err(|e| Error::lmdb("upgrade keyword read", e))? {
-            let (k, v) = item.map_err(|e| Error::lmdb("upgrade keyword read", e))?;
-            let column = decode_column(&search.db_name, &search.schema.fields, k, &mut partition, &mut term)?;
-            let (prefix, tail) = k.split_at(column.prefix_len);
-            if columns.last().is_none_or(|(p, _)| p.as_slice() != prefix) {
-                columns.push((prefix.to_vec(), Versions::default()));
-            }
-            if let Some((_, versions)) = columns.last_mut() {
-                versions.push(tail, v);
-            }
-            cells += 1;
-            if cells.is_multiple_of(REPORT_EVERY) {
-                report(cells, total);
-            }
-        }
-    }
-    let mut value = Vec::new();
-    for (prefix, versions) in &columns {
-        for range in versions.cut() {
-            let key = [prefix.as_slice(), versions.get(range.end - 1).0].concat();
-            value.clear();
-            encode(versions.slice(range), &mut value);
-            search.db.put(wtxn, &key, &value).map_err(|e| Error::lmdb("upgrade keyword put", e))?;
-        }
-    }
-    old.clear(wtxn).map_err(|e| Error::lmdb("upgrade keyword clear", e))?;
-    add_to_counter(wtxn, search, i64::try_from(cells).unwrap_or(i64::MAX))?;
-    report(cells, total);
-    Ok(cells)
 }

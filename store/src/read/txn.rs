@@ -385,6 +385,17 @@ impl<'s> ReadTxn<'s> {
         crate::keyword::read_counter(&self.txn, handle.search()?)
     }
 
+    /// How many rows the table's keyword blocks refer to by number: the
+    /// rows that have keyword cells (format 5 numbers them; a row's number
+    /// goes with its last cell).
+    ///
+    /// # Errors
+    /// `UnknownTable`, `NotSearchable`, `Lmdb`.
+    pub fn keyword_numbered_rows(&self, table: &str) -> Result<u64> {
+        let handle = self.handle(table)?;
+        crate::keyword::numbered_rows(&self.txn, handle.search()?)
+    }
+
     /// How many LMDB entries (blocks) hold the table's keyword cells.
     ///
     /// # Errors

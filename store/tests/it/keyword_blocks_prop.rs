@@ -134,6 +134,9 @@ proptest! {
             }).unwrap();
             prop_assert_eq!(&got, &want);
             prop_assert_eq!(rtxn.keyword_cell_count("t").unwrap(), want.len() as u64);
+            // A row has a number exactly while it has cells.
+            let with_cells: std::collections::BTreeSet<&Vec<u8>> = want.iter().map(|c| &c.3).collect();
+            prop_assert_eq!(rtxn.keyword_numbered_rows("t").unwrap(), with_cells.len() as u64);
             // Blocks hold many versions each, and no column of more than one
             // block has a block under the merge threshold but its last: the
             // store holds far fewer entries than cells once columns are long.

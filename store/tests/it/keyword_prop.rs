@@ -320,7 +320,12 @@ proptest! {
                 store = open();
             }
             for (name, _) in tables() {
-                prop_assert_eq!(stored_cells(&store, name), expected_cells(&model, name), "table {} after step {}", name, i);
+                let want = expected_cells(&model, name);
+                prop_assert_eq!(stored_cells(&store, name), want.clone(), "table {} after step {}", name, i);
+                // A row has a number exactly while it has cells.
+                let with_cells: std::collections::BTreeSet<&Vec<u8>> = want.iter().map(|c| &c.key).collect();
+                let numbered = store.begin_read().unwrap().keyword_numbered_rows(name).unwrap();
+                prop_assert_eq!(numbered, with_cells.len() as u64, "numbered rows of {} after step {}", name, i);
             }
         }
         for (name, schema) in tables() {

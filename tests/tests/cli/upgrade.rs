@@ -101,7 +101,7 @@ fn cli_upgrade_says_what_it_did_with_progress_and_then_that_nothing_is_left() {
     let t = format3_store();
     let out = t.run(&["upgrade"]);
     assert!(out.status.success(), "{}", stderr(&out));
-    assert!(stdout(&out).contains("from rowsearch-store/3 to rowsearch-store/4"), "{}", stdout(&out));
+    assert!(stdout(&out).contains("from rowsearch-store/3 to rowsearch-store/5"), "{}", stdout(&out));
     assert!(
         stderr(&out).contains(&format!("table mail, {FIXTURE_CELLS} keyword cells")),
         "progress names the table and its cells: {}",
@@ -109,7 +109,7 @@ fn cli_upgrade_says_what_it_did_with_progress_and_then_that_nothing_is_left() {
     );
     let out = t.run(&["upgrade"]);
     assert!(out.status.success(), "{}", stderr(&out));
-    assert!(stdout(&out).contains("already rowsearch-store/4"), "{}", stdout(&out));
+    assert!(stdout(&out).contains("already rowsearch-store/5"), "{}", stdout(&out));
     assert!(!stderr(&out).contains("upgrading"), "{}", stderr(&out));
     assert_lookups_as_before(&t);
 }
@@ -186,18 +186,37 @@ fn cli_an_upgrade_killed_at_any_point_leaves_a_store_that_upgrades_again() {
     assert!(out.status.success(), "seed {seed}: verify: {} {}", stdout(&out), stderr(&out));
 }
 
-fn sample_fixture(name: &str) -> std::path::PathBuf {
-    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/format3-sample").join(name)
+/// The sample mail fixtures: as the last format 3 build and the last
+/// format 4 build wrote it.
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Sample {
+    Format3,
+    Format4,
+}
+
+fn sample_fixture(sample: Sample, name: &str) -> std::path::PathBuf {
+    let dir = match sample {
+        Sample::Format3 => "fixtures/format3-sample",
+        Sample::Format4 => "fixtures/format4-sample",
+    };
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(dir).join(name)
 }
 
 /// A test directory holding the sample mail as the format 3 build wrote
 /// it: the store and its search index directory.
 pub(super) fn format3_sample_store() -> TestDir {
+    sample_store(Sample::Format3)
+}
+
+/// A test directory holding a sample fixture: the store and its search
+/// index directory.
+pub(super) fn sample_store(sample: Sample) -> TestDir {
     let t = TestDir::new();
     std::fs::create_dir_all(t.data()).unwrap();
-    let packed = std::fs::read(sample_fixture("data.mdb.zst")).unwrap();
+    let packed = std::fs::read(sample_fixture(sample, "data.mdb.zst")).unwrap();
     std::fs::write(t.data().join("data.mdb"), zstd::decode_all(packed.as_slice()).unwrap()).unwrap();
-    let tar = zstd::decode_all(std::fs::read(sample_fixture("index.tar.zst")).unwrap().as_slice()).unwrap();
+    let tar =
+        zstd::decode_all(std::fs::read(sample_fixture(sample, "index.tar.zst")).unwrap().as_slice()).unwrap();
     let mut untar = Command::new("tar")
         .arg("-x")
         .arg("-C")
@@ -210,17 +229,23 @@ pub(super) fn format3_sample_store() -> TestDir {
     t
 }
 
-/// Every command of the sample fixture's `commands.txt` answers what the
-/// format 3 build answered (searches: total, keys and scores).
+/// Every command of the format 3 sample's `commands.txt` answers what the
+/// format 3 build answered.
 pub(super) fn assert_sample_as_before(t: &TestDir) {
+    assert_answers_as_before(t, Sample::Format3);
+}
+
+/// Every command of a sample fixture's `commands.txt` answers what the
+/// build that wrote it answered (searches: total, keys and scores).
+pub(super) fn assert_answers_as_before(t: &TestDir, sample: Sample) {
     let expected: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(sample_fixture("expected.json")).unwrap()).unwrap();
+        serde_json::from_slice(&std::fs::read(sample_fixture(sample, "expected.json")).unwrap()).unwrap();
     let expected = expected.as_array().unwrap();
     assert!(expected.len() >= 15, "the fixture lists its commands");
     for case in expected {
         let args: Vec<&str> = case["args"].as_array().unwrap().iter().map(|a| a.as_str().unwrap()).collect();
         let out = t.run(&args);
-        assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+        assert!(out.status.success(), "{sample:?} {args:?}: {}", stderr(&out));
         let want = case["stdout"].as_str().unwrap();
         if args[0] == "search" {
             let got: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
@@ -238,7 +263,7 @@ pub(super) fn assert_sample_as_before(t: &TestDir) {
             }
         } else {
             assert!(!want.is_empty() || args.contains(&"--rows"), "{args:?} finds something");
-            assert_eq!(stdout(&out), want, "{args:?}");
+            assert_eq!(stdout(&out), want, "{sample:?} {args:?}");
         }
     }
 }
@@ -291,4 +316,41 @@ fn cli_a_store_upgraded_by_the_build_before_the_fix_has_its_indexes_repaired_on_
     let out = t.run(&["index", "lookup", "notes", "by_tag", "--eq", "blue"]);
     assert!(!stderr(&out).contains("repaired"), "{}", stderr(&out));
     assert_lookups_as_before(&t);
+}
+
+#[test]
+fn cli_the_sample_mail_written_by_format_4_answers_every_lookup_and_search_as_before() {
+    let t = sample_store(Sample::Format4);
+    let out = t.run(&["upgrade"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("from rowsearch-store/4 to rowsearch-store/5"), "{}", stdout(&out));
+    assert!(stderr(&out).contains("table mail, "), "progress names the table: {}", stderr(&out));
+    assert_answers_as_before(&t, Sample::Format4);
+    assert_indexes_verify(&t);
+    let out = t.run(&["verify"]);
+    assert!(out.status.success(), "verify: {} {}", stdout(&out), stderr(&out));
+    // The blocks no longer hold row keys: the store's keyword rows are
+    // smaller, and a repack shows it in the file.
+    let out = t.run(&["repack"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_answers_as_before(&t, Sample::Format4);
+}
+
+#[test]
+fn cli_the_sample_mail_format_4_upgrade_killed_at_random_points_still_answers_as_before() {
+    let seed =
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as u64 | 1;
+    eprintln!("seed {seed}");
+    let mut rng = Rng(seed);
+    let t = sample_store(Sample::Format4);
+    // Aborted at a random point of the conversion (81,697 keyword cells)...
+    upgrade_aborted_after(&t, rng.below(81_000) as u64);
+    // ...and killed at random moments.
+    kill_upgrades(&t, &mut rng, 6, 150_000);
+    let out = t.run(&["upgrade"]);
+    assert!(out.status.success(), "seed {seed}: {}", stderr(&out));
+    assert_answers_as_before(&t, Sample::Format4);
+    assert_indexes_verify(&t);
+    let out = t.run(&["verify"]);
+    assert!(out.status.success(), "seed {seed}: verify: {} {}", stdout(&out), stderr(&out));
 }

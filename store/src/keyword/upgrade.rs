@@ -1,0 +1,141 @@
+//! The keyword rows' upgrades, in the opening transaction: format 3's
+//! cells (one entry each) into format 4 blocks, and format 4 blocks (row
+//! keys in every version) into format 5 blocks (row numbers).
+
+use std::collections::HashMap;
+use std::ops::Bound;
+
+use heed::RwTxn;
+
+use super::block::{self, FIRST_BLOCK_KEY, Version};
+use super::block_v4::{self, Versions};
+use super::codec::decode_column;
+use super::handle::SearchHandle;
+use super::rows;
+use super::write::{add_to_counter, read_counter};
+use crate::error::{Error, Result};
+
+/// How often (in cells) a conversion reports progress.
+pub(crate) const REPORT_EVERY: u64 = 1024;
+
+/// Rewrites keyword cells stored one per entry (format 3, `old`) as
+/// blocks of `search`'s database, in the caller's transaction (the upgrade
+/// commits with the new format marker, or not at all); `old` is emptied.
+/// Returns the cells moved; `report(done, total)` hears how far it is
+/// every [`REPORT_EVERY`] cells and at the start and end.
+pub(crate) fn convert_cells(
+    wtxn: &mut RwTxn,
+    search: &SearchHandle,
+    old: &crate::db::BytesDb,
+    report: impl Fn(u64, u64),
+) -> Result<u64> {
+    let total = old.len(wtxn).map_err(|e| Error::lmdb("upgrade keyword read", e))?;
+    report(0, total);
+
+    let mut columns: Vec<(Vec<u8>, Versions)> = Vec::new();
+    let mut cells = 0u64;
+    {
+        let (mut partition, mut term) = (Vec::new(), Vec::new());
+        for item in old.iter(wtxn).map_err(|e| Error::lmdb("upgrade keyword read", e))? {
+            let (k, v) = item.map_err(|e| Error::lmdb("upgrade keyword read", e))?;
+            let column = decode_column(&search.db_name, &search.schema.fields, k, &mut partition, &mut term)?;
+            let (prefix, tail) = k.split_at(column.prefix_len);
+            if columns.last().is_none_or(|(p, _)| p.as_slice() != prefix) {
+                columns.push((prefix.to_vec(), Versions::default()));
+            }
+            if let Some((_, versions)) = columns.last_mut() {
+                versions.push(tail, v);
+            }
+            cells += 1;
+            if cells.is_multiple_of(REPORT_EVERY) {
+                report(cells, total);
+            }
+        }
+    }
+    let mut value = Vec::new();
+    for (prefix, versions) in &columns {
+        for range in versions.cut() {
+            let key = [prefix.as_slice(), versions.get(range.end - 1).0].concat();
+            value.clear();
+            block_v4::encode(versions.slice(range), &mut value);
+            search.db.put(wtxn, &key, &value).map_err(|e| Error::lmdb("upgrade keyword put", e))?;
+        }
+    }
+    old.clear(wtxn).map_err(|e| Error::lmdb("upgrade keyword clear", e))?;
+    add_to_counter(wtxn, search, i64::try_from(cells).unwrap_or(i64::MAX))?;
+    report(cells, total);
+    Ok(cells)
+}
+
+/// Blocks rewritten per step of [`number_rows`] (read, then written).
+const BLOCKS_PER_STEP: usize = 256;
+
+/// Rewrites format 4 blocks (each version's row key) as format 5 blocks
+/// (row numbers), numbering the rows in key order, in the caller's
+/// transaction. Block keys stay as they are: a block's key ends with its
+/// last version's tail in both. Returns the cells rewritten; `report(done,
+/// total)` as [`convert_cells`].
+pub(crate) fn number_rows(wtxn: &mut RwTxn, search: &SearchHandle, report: impl Fn(u64, u64)) -> Result<u64> {
+    let total = read_counter(wtxn, search)?;
+    report(0, total);
+    let read_err = |e| Error::lmdb("upgrade keyword read", e);
+    let (mut partition, mut term) = (Vec::new(), Vec::new());
+    // Every row with cells, numbered in key order.
+    let mut numbers: HashMap<Vec<u8>, u32> = HashMap::new();
+    for item in
+        search.db.range(wtxn, &(Bound::Included(FIRST_BLOCK_KEY), Bound::Unbounded)).map_err(read_err)?
+    {
+        let (k, v) = item.map_err(read_err)?;
+        let column = decode_column(&search.db_name, &search.schema.fields, k, &mut partition, &mut term)?;
+        let mut reader = block_v4::BlockReader::new(&search.db_name, k, column.prefix_len, v)?;
+        while let Some((tail, _)) = reader.next()? {
+            let row = &tail[8..];
+            if !numbers.contains_key(row) {
+                numbers.insert(row.to_vec(), 0);
+            }
+        }
+    }
+    let mut keys: Vec<&Vec<u8>> = numbers.keys().collect();
+    keys.sort_unstable();
+    let keys: Vec<Vec<u8>> = keys.into_iter().cloned().collect();
+    for (i, row) in keys.iter().enumerate() {
+        let n = u32::try_from(i + 1)
+            .map_err(|_| Error::corrupted(&search.rows_name, row, "more than 2^32 rows"))?;
+        rows::put(wtxn, &search.rows, row, n)?;
+        numbers.insert(row.clone(), n);
+    }
+    drop(keys);
+    let mut cells = 0u64;
+    let mut after: Vec<u8> = FIRST_BLOCK_KEY.to_vec();
+    let mut first = true;
+    let mut step: Vec<(Vec<u8>, Vec<u8>)> = Vec::with_capacity(BLOCKS_PER_STEP);
+    let mut versions: Vec<(Version, Vec<u8>)> = Vec::new();
+    loop {
+        step.clear();
+        let lower = if first { Bound::Included(after.as_slice()) } else { Bound::Excluded(after.as_slice()) };
+        for item in search.db.range(wtxn, &(lower, Bound::Unbounded)).map_err(read_err)?.take(BLOCKS_PER_STEP)
+        {
+            let (k, v) = item.map_err(read_err)?;
+            let column = decode_column(&search.db_name, &search.schema.fields, k, &mut partition, &mut term)?;
+            let mut reader = block_v4::BlockReader::new(&search.db_name, k, column.prefix_len, v)?;
+            versions.clear();
+            while let Some((tail, positions)) = reader.next()? {
+                let row = numbers.get(&tail[8..]).copied().unwrap_or(0);
+                versions.push((Version { date: block::date_of(tail), row }, positions.to_vec()));
+            }
+            cells += versions.len() as u64;
+            let mut value = Vec::with_capacity(v.len());
+            block::encode(versions.iter().map(|(v, p)| (*v, p.as_slice())), &mut value);
+            step.push((k.to_vec(), value));
+        }
+        let Some((last, _)) = step.last() else { break };
+        after.clone_from(last);
+        first = false;
+        for (k, v) in &step {
+            search.db.put(wtxn, k, v).map_err(|e| Error::lmdb("upgrade keyword put", e))?;
+        }
+        report(cells, total);
+    }
+    report(cells, total);
+    Ok(cells)
+}
