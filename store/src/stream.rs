@@ -260,24 +260,41 @@ pub(crate) fn combine(
     after: Option<&[u8]>,
     limit: Option<usize>,
 ) -> Result<KeyPage> {
+    combine_in(&mut streams, op, after, limit, &|_, _| false)
+}
+
+/// [`combine`] on streams the caller keeps (to go on from where a page
+/// ended), and past `limit` for as long as `go_on(last key, next key)`
+/// says (a caller that sorts ties its own way takes a whole group of
+/// ties).
+pub(crate) fn combine_in(
+    streams: &mut [KeyStream<'_>],
+    op: SetOp,
+    after: Option<&[u8]>,
+    limit: Option<usize>,
+    go_on: &dyn Fn(&[u8], &[u8]) -> bool,
+) -> Result<KeyPage> {
     let limit = limit.unwrap_or(usize::MAX);
     if let Some(after) = after {
         let mut next = after.to_vec();
         next.push(0);
-        for s in &mut streams {
+        for s in streams.iter_mut() {
             s.seek(&next)?;
         }
     }
+    let full = |keys: &[Vec<u8>], next: &[u8]| {
+        keys.len() >= limit && keys.last().is_none_or(|last| !go_on(last, next))
+    };
     let mut keys: Vec<Vec<u8>> = Vec::new();
     let mut more = false;
     match op {
         SetOp::Union => {
             while let Some(min) = streams.iter().filter_map(KeyStream::peek).min().map(<[u8]>::to_vec) {
-                if keys.len() == limit {
+                if full(&keys, &min) {
                     more = true;
                     break;
                 }
-                for s in &mut streams {
+                for s in streams.iter_mut() {
                     if s.peek() == Some(min.as_slice()) {
                         s.advance()?;
                     }
@@ -296,7 +313,7 @@ pub(crate) fn combine(
             };
             loop {
                 let mut agreed = true;
-                for s in &mut streams {
+                for s in streams.iter_mut() {
                     if s.peek().is_some_and(|k| k < candidate.as_slice()) {
                         s.seek(&candidate)?;
                     }
@@ -313,11 +330,11 @@ pub(crate) fn combine(
                     break;
                 }
             }
-            if keys.len() == limit {
+            if full(&keys, &candidate) {
                 more = true;
                 break;
             }
-            for s in &mut streams {
+            for s in streams.iter_mut() {
                 s.advance()?;
             }
             keys.push(candidate);

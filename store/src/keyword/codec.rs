@@ -198,13 +198,6 @@ impl Iterator for Positions<'_> {
 
 impl ExactSizeIterator for Positions<'_> {}
 
-/// The date (ms) and row key of a version tail.
-pub(crate) fn split_tail<'t>(db: &str, tail: &'t [u8]) -> Result<(u64, &'t [u8])> {
-    let (date, key) =
-        tail.split_first_chunk::<8>().ok_or_else(|| Error::corrupted(db, tail, "short keyword cell"))?;
-    Ok((!u64::from_be_bytes(*date), key))
-}
-
 /// The column part of a keyword block's key: partition, field and term.
 pub(crate) struct Column<'a> {
     pub partition: &'a [u8],
@@ -310,7 +303,6 @@ mod tests {
                 positions: vec![3, 7],
             }
         );
-        assert_eq!(split_tail("t/k", &key[key.len() - 10..]).unwrap(), (7, &b"r\x00"[..]));
     }
 
     #[test]

@@ -1,7 +1,12 @@
-//! Version cursors over keyword blocks: the sorted tails of one term in
-//! one or more fields, with seeking, for the lookups' leapfrog. A cursor
+//! Version cursors over keyword blocks for the lookups' leapfrog: the
+//! versions of one term in one or more fields as *order tails*, `!date (u64
+//! BE) ‖ row number (u32 BE)`, ascending, with seeking. Blocks keep a
+//! column's versions by date and then by row key; a cursor reads the
+//! versions of one date (one, or a few copies of a message) and sorts them
+//! by number, so every cursor of a lookup agrees on one order without
+//! turning a number into a key: only the hits are (`lookup`). A cursor
 //! decodes a block's versions as it reaches them (skipping the positions)
-//! and moves within it; a seek past the block's last tail goes back to
+//! and moves within it; a seek past the block's last date goes back to
 //! LMDB.
 
 use std::ops::Bound;
@@ -9,12 +14,28 @@ use std::ops::Bound;
 use heed::RoTxn;
 use heed::types::Bytes;
 
-use super::block::{BlockReader, date_of};
+use super::block::{BlockReader, Version, date_of};
 use super::handle::SearchHandle;
-use super::rows;
 use crate::error::{Error, Result};
 use crate::key;
 use crate::stream::SortedKeys;
+
+/// The order tail of a version: `!date ‖ row number`, big-endian.
+pub(crate) fn order_tail(v: Version) -> [u8; 12] {
+    let mut t = [0u8; 12];
+    t[..8].copy_from_slice(&v.date.to_be_bytes());
+    t[8..].copy_from_slice(&v.row.to_be_bytes());
+    t
+}
+
+/// The version an order tail names (a short one: its bytes as far as they
+/// go, zeros after).
+pub(crate) fn version_of(tail: &[u8]) -> Version {
+    let mut t = [0u8; 12];
+    let n = tail.len().min(12);
+    t[..n].copy_from_slice(&tail[..n]);
+    Version { date: date_of(&t), row: u32::from_be_bytes([t[8], t[9], t[10], t[11]]) }
+}
 
 /// The versions of one column (partition, field, term).
 pub(crate) struct ColumnCursor<'t> {
@@ -26,14 +47,14 @@ pub(crate) struct ColumnCursor<'t> {
     prefix_len: usize,
     end: Option<Vec<u8>>,
     iter: Option<heed::RoRange<'t, Bytes, Bytes>>,
-    /// The current block, on the current version (`None`: at the end).
-    /// Versions are decoded as the cursor reaches them: a lookup that
-    /// wants the newest ten of a term decodes ten, not the whole block.
+    /// The current block, on the first version not yet in `group`
+    /// (`None`: no versions left after the group).
     block: Option<BlockReader<'t>>,
-    /// The current version's tail (its row number turned into its key
-    /// only where the cursor stops: a seek past versions of other dates
-    /// compares dates alone).
-    tail: Vec<u8>,
+    /// The versions of the current date, by row number, and where the
+    /// cursor is among them (past the end: at the end of the column).
+    group: Vec<Version>,
+    at: usize,
+    tail: [u8; 12],
     read: u64,
 }
 
@@ -49,17 +70,21 @@ impl<'t> ColumnCursor<'t> {
             end,
             iter: None,
             block: None,
-            tail: Vec::new(),
+            group: Vec::new(),
+            at: 0,
+            tail: [0; 12],
             read: 0,
         };
-        cursor.reposition(&[])?;
+        cursor.reposition(0)?;
+        cursor.fill_group()?;
         Ok(cursor)
     }
 
-    /// Reads blocks from LMDB again, from the one holding `target`.
-    fn reposition(&mut self, target: &[u8]) -> Result<()> {
+    /// Reads blocks from LMDB again, from the one holding the first
+    /// version of inverted date `date` or later.
+    fn reposition(&mut self, date: u64) -> Result<()> {
         self.prefix.truncate(self.prefix_len);
-        self.prefix.extend_from_slice(target);
+        self.prefix.extend_from_slice(&date.to_be_bytes());
         let range = (
             Bound::Included(self.prefix.as_slice()),
             self.end.as_deref().map_or(Bound::Unbounded, Bound::Excluded),
@@ -67,7 +92,13 @@ impl<'t> ColumnCursor<'t> {
         self.iter = Some(self.search.db.range(self.txn, &range).map_err(|e| Error::lmdb("lookup", e))?);
         self.prefix.truncate(self.prefix_len);
         self.next_block()?;
-        self.skip_below(target)
+        while let Some(block) = &self.block {
+            if block.current().date >= date {
+                break;
+            }
+            self.step()?;
+        }
+        Ok(())
     }
 
     /// Moves to the next block's first version (none left: the end).
@@ -88,7 +119,8 @@ impl<'t> ColumnCursor<'t> {
         Ok(())
     }
 
-    /// Moves to the next version, in this block or the next.
+    /// Moves the block reader to the next version, in this block or the
+    /// next.
     fn step(&mut self) -> Result<()> {
         if let Some(block) = self.block.as_mut()
             && !block.step()?
@@ -98,62 +130,95 @@ impl<'t> ColumnCursor<'t> {
         Ok(())
     }
 
-    /// Builds the current version's tail.
-    fn land(&mut self) -> Result<()> {
-        self.tail.clear();
-        let Some(block) = &self.block else { return Ok(()) };
-        if block.at_last() {
-            self.tail.extend_from_slice(block.last_tail());
-        } else {
+    /// Takes the versions of the next date from the blocks into `group`,
+    /// sorted by row number.
+    fn fill_group(&mut self) -> Result<()> {
+        self.group.clear();
+        self.at = 0;
+        let Some(first) = self.block.as_ref().map(BlockReader::current) else { return Ok(()) };
+        while let Some(block) = &self.block {
             let v = block.current();
-            self.tail.extend_from_slice(&v.date.to_be_bytes());
-            let search = self.search;
-            self.tail.extend_from_slice(rows::key_of(self.txn, &search.rows, &search.rows_name, v.row)?);
+            if v.date != first.date {
+                break;
+            }
+            self.group.push(v);
+            self.step()?;
         }
+        if self.group.len() > 1 {
+            self.group.sort_unstable_by_key(|v| v.row);
+        }
+        self.set_tail();
         Ok(())
     }
 
-    /// Moves to the first version at or after `target`.
-    fn skip_below(&mut self, target: &[u8]) -> Result<()> {
-        let target_date = (target.len() >= 8).then(|| date_of(target));
-        while let Some(block) = &self.block {
-            let date = block.current().date;
-            match target_date {
-                Some(t) if date < t => self.step()?,
-                Some(t) if date > t => break,
-                _ if target.is_empty() => break,
-                _ => {
-                    // The same date (or a short target): the keys decide.
-                    self.land()?;
-                    if self.tail.as_slice() >= target {
-                        return Ok(());
-                    }
-                    self.step()?;
-                }
-            }
+    fn set_tail(&mut self) {
+        if let Some(&v) = self.group.get(self.at) {
+            self.tail = order_tail(v);
         }
-        self.land()
+    }
+
+    /// Moves to the first version at or after `target` (an order tail).
+    fn seek_version(&mut self, target: Version) -> Result<()> {
+        loop {
+            let Some(&current) = self.group.get(self.at) else { return Ok(()) };
+            if current.date == target.date {
+                while self.group.get(self.at).is_some_and(|v| v.row < target.row) {
+                    self.at += 1;
+                }
+                if self.at < self.group.len() {
+                    self.set_tail();
+                    return Ok(());
+                }
+                self.fill_group()?;
+                return Ok(());
+            }
+            if current.date > target.date {
+                return Ok(());
+            }
+            // An earlier date: past the group, within the block while its
+            // last date is not below the target's, else from LMDB.
+            match &self.block {
+                Some(block) if date_of(block.last_tail()) >= target.date => {
+                    while let Some(block) = &self.block {
+                        if block.current().date >= target.date {
+                            break;
+                        }
+                        self.step()?;
+                    }
+                }
+                Some(_) => self.reposition(target.date)?,
+                None => {}
+            }
+            self.fill_group()?;
+        }
     }
 }
 
 impl SortedKeys for ColumnCursor<'_> {
     fn peek(&self) -> Option<&[u8]> {
-        self.block.as_ref().map(|_| self.tail.as_slice())
+        (self.at < self.group.len()).then_some(&self.tail[..])
     }
 
     fn seek(&mut self, target: &[u8]) -> Result<()> {
-        match &self.block {
-            Some(_) if self.tail.as_slice() >= target => Ok(()),
-            // Within the current block: move on in it.
-            Some(block) if block.last_tail() >= target => self.skip_below(target),
-            Some(_) => self.reposition(target),
-            None => Ok(()),
+        if self.peek().is_none_or(|now| now >= target) {
+            return Ok(());
         }
+        self.seek_version(version_of(target))?;
+        // A target longer than an order tail is past the one it starts with.
+        if self.peek().is_some_and(|now| now < target) {
+            self.advance()?;
+        }
+        Ok(())
     }
 
     fn advance(&mut self) -> Result<()> {
-        self.step()?;
-        self.land()
+        self.at += 1;
+        if self.at < self.group.len() {
+            self.set_tail();
+            Ok(())
+        } else {
+            self.fill_group()
+        }
     }
 
     fn entries_read(&self) -> u64 {

@@ -36,6 +36,8 @@ pub(crate) struct SearchHandle {
     /// The row numbers the blocks hold (`rows`), and their database's name.
     pub rows: BytesDb,
     pub rows_name: String,
+    /// Row keys by number, as lookups read them.
+    pub names: super::rows::NameCache,
     /// Every column read: the fields in order, then the partition column
     /// and the date column when they are columns.
     pub columns: Vec<(Arc<FamilyHandle>, Vec<u8>)>,
@@ -106,6 +108,7 @@ impl SearchHandle {
             db,
             rows,
             rows_name,
+            names: super::rows::NameCache::default(),
             columns,
             partition,
             date,

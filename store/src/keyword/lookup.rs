@@ -5,19 +5,19 @@ use std::ops::Bound;
 
 use heed::RoTxn;
 
+use super::block::date_of;
 use super::block::{BlockReader, FIRST_BLOCK_KEY};
 use super::codec::{
-    KeywordCell, KeywordCellRef, cell_ref, decode_cell_ref, decode_column, partition_start, split_tail,
-    term_prefix,
+    KeywordCell, KeywordCellRef, cell_ref, decode_cell_ref, decode_column, partition_start, term_prefix,
 };
-use super::cursor::{ColumnCursor, FieldUnion};
+use super::cursor::{ColumnCursor, FieldUnion, version_of};
 use super::handle::SearchHandle;
 use super::rows::Names;
 use crate::cursor;
 use crate::error::{Error, ErrorKind, Result};
 use crate::key;
 use crate::schema::{Analyzer, SearchSchema};
-use crate::stream::{KeyStream, SetOp, combine};
+use crate::stream::{KeyStream, SetOp, combine_in};
 
 /// A keyword lookup: the rows of one partition holding every term.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -66,7 +66,10 @@ fn decode_cursor(token: &str) -> Result<Vec<u8>> {
     }
 }
 
-/// Runs a keyword lookup.
+/// Runs a keyword lookup: a leapfrog over the terms' cursors in order
+/// tails (date, then row number), then the hits' keys, ties of one date
+/// sorted by key (the cells' order). A page ends after a whole date, so
+/// the sort sees every tie before the limit cuts.
 pub(crate) fn lookup<'t>(
     txn: &'t RoTxn<'t>,
     search: &'t SearchHandle,
@@ -83,19 +86,50 @@ pub(crate) fn lookup<'t>(
             .collect::<Result<Vec<_>>>()?;
         streams.push(KeyStream::Other(Box::new(FieldUnion::new(columns))));
     }
-    let after = query.cursor.as_deref().map(decode_cursor).transpose()?;
-    let page = combine(streams, SetOp::Intersect, after.as_deref(), query.limit)?;
-    let hits = page
-        .keys
-        .iter()
-        .map(|t| {
-            split_tail(&search.db_name, t).map(|(date_ms, key)| KeywordHit { key: key.to_vec(), date_ms })
-        })
-        .collect::<Result<Vec<_>>>()?;
+    // A cursor names the last hit's tail (date and key); its date's
+    // versions are read again and those up to its key skipped.
+    let resume = query.cursor.as_deref().map(decode_cursor).transpose()?;
+    let mut after = resume.as_deref().map(|t| {
+        let mut a = t[..8].to_vec();
+        a.extend_from_slice(&[0; 4]);
+        a
+    });
+    let limit = query.limit.unwrap_or(usize::MAX);
+    let same_date = |a: &[u8], b: &[u8]| a.get(..8) == b.get(..8);
+    let mut hits: Vec<(u64, std::sync::Arc<[u8]>)> = Vec::new();
+    let mut more;
+    let mut cells_read;
+    loop {
+        let want = limit.saturating_sub(hits.len());
+        let page = combine_in(&mut streams, SetOp::Intersect, after.as_deref(), Some(want), &same_date)?;
+        cells_read = page.entries_read;
+        for t in &page.keys {
+            let v = version_of(t);
+            let key = search.names.key(txn, &search.rows, &search.rows_name, v.row)?;
+            if let Some(r) = &resume
+                && date_of(r) == v.date
+                && *key <= r[8..]
+            {
+                continue;
+            }
+            hits.push((v.date, key));
+        }
+        more = page.next_after.is_some();
+        if !more || hits.len() >= limit {
+            break;
+        }
+        after = page.next_after;
+    }
+    hits.sort_unstable();
+    if hits.len() > limit {
+        hits.truncate(limit);
+        more = true;
+    }
+    let tail = |(date, key): &(u64, std::sync::Arc<[u8]>)| [&date.to_be_bytes()[..], key].concat();
     Ok(KeywordPage {
-        hits,
-        next_cursor: page.next_after.as_deref().map(encode_cursor),
-        cells_read: page.entries_read,
+        next_cursor: if more { hits.last().map(|h| encode_cursor(&tail(h))) } else { None },
+        hits: hits.iter().map(|(date, key)| KeywordHit { key: key.to_vec(), date_ms: !date }).collect(),
+        cells_read,
     })
 }
 

@@ -6,19 +6,23 @@
 //! 02 ‖ row key          ->  number (u32 BE)
 //! ```
 //!
+//! 00                    ->  the next number to give (u32 BE)
+//!
 //! A row has a number while it has keyword cells: the write that gives a
-//! row its first cells gives it the number after the greatest in use, the
-//! write that takes its last ones removes it (a number can then be given
-//! again: no block refers to it any more). Numbers start at 1; the
-//! upgrade from format 4 numbers the rows in key order.
+//! row its first cells gives it the next number, the write that takes its
+//! last ones removes it. A number is never given twice, so what a number
+//! names never changes: a reader may keep it ([`NameCache`]). Numbers start
+//! at 1; the upgrade from format 4 numbers the rows in key order.
 
 use std::collections::HashMap;
+use std::sync::{Arc, RwLock};
 
 use heed::{RoTxn, RwTxn};
 
 use crate::db::BytesDb;
 use crate::error::{Error, Result};
 
+const NEXT: &[u8] = &[0];
 const BY_NUMBER: u8 = 1;
 const BY_KEY: u8 = 2;
 
@@ -53,13 +57,23 @@ pub(crate) fn number_of(txn: &RoTxn<'_>, db: &BytesDb, db_name: &str, row: &[u8]
         .ok_or_else(|| Error::corrupted(db_name, &key_key(row), "bad row number"))
 }
 
-/// The greatest number in use (0: none).
-pub(crate) fn greatest(txn: &RoTxn<'_>, db: &BytesDb) -> Result<u32> {
+/// The next number to give: the kept counter, else (a store numbered
+/// before the counter) one past the greatest in use.
+pub(crate) fn next_number(txn: &RoTxn<'_>, db: &BytesDb) -> Result<u32> {
+    if let Some(v) = db.get(txn, NEXT).map_err(lmdb)?.and_then(|v| v.first_chunk::<4>()) {
+        return Ok(u32::from_be_bytes(*v));
+    }
     let last = db.get_lower_than(txn, &[BY_KEY]).map_err(lmdb)?;
     Ok(match last {
         Some((k, _)) if k.len() == 5 && k[0] == BY_NUMBER => u32::from_be_bytes([k[1], k[2], k[3], k[4]]),
         _ => 0,
-    })
+    }
+    .saturating_add(1))
+}
+
+/// Keeps the next number to give.
+pub(crate) fn set_next_number(wtxn: &mut RwTxn, db: &BytesDb, n: u32) -> Result<()> {
+    db.put(wtxn, NEXT, &n.to_be_bytes()).map_err(lmdb)
 }
 
 /// Gives row `row` number `n` (both directions).
@@ -107,5 +121,34 @@ impl<'t> Names<'t> {
         let k = key_of(self.txn, self.db, self.db_name, n)?;
         self.seen.insert(n, k);
         Ok(k)
+    }
+}
+
+/// Row keys by number kept across transactions: a number names one key
+/// for as long as it names any (numbers are never given twice), so a key
+/// read in any snapshot holds in every snapshot whose blocks hold the
+/// number. Bounded: emptied when it reaches [`NameCache::MAX`] keys.
+#[derive(Debug, Default)]
+pub(crate) struct NameCache {
+    keys: RwLock<HashMap<u32, Arc<[u8]>>>,
+}
+
+impl NameCache {
+    /// Keys kept at most.
+    const MAX: usize = 1 << 20;
+
+    /// The key of number `n`, from the cache or `txn`.
+    pub fn key(&self, txn: &RoTxn<'_>, db: &BytesDb, db_name: &str, n: u32) -> Result<Arc<[u8]>> {
+        if let Some(k) = self.keys.read().ok().and_then(|keys| keys.get(&n).cloned()) {
+            return Ok(k);
+        }
+        let key: Arc<[u8]> = Arc::from(key_of(txn, db, db_name, n)?);
+        if let Ok(mut keys) = self.keys.write() {
+            if keys.len() >= Self::MAX {
+                keys.clear();
+            }
+            keys.insert(n, key.clone());
+        }
+        Ok(key)
     }
 }

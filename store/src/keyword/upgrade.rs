@@ -104,6 +104,8 @@ pub(crate) fn number_rows(wtxn: &mut RwTxn, search: &SearchHandle, report: impl 
         rows::put(wtxn, &search.rows, row, n)?;
         numbers.insert(row.clone(), n);
     }
+    let next = u32::try_from(keys.len() + 1).unwrap_or(u32::MAX);
+    rows::set_next_number(wtxn, &search.rows, next)?;
     drop(keys);
     let mut cells = 0u64;
     let mut after: Vec<u8> = FIRST_BLOCK_KEY.to_vec();

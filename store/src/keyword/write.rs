@@ -163,8 +163,8 @@ pub(crate) fn update<'h>(
     Ok(())
 }
 
-/// Gives a row its first keyword cells' number: the one after the
-/// greatest in use (`next` remembers it per table within a batch).
+/// Gives a row its first keyword cells' number: the table's next (`next`
+/// remembers it per table within a batch).
 fn number_new_row(
     wtxn: &mut RwTxn,
     search: &SearchHandle,
@@ -175,16 +175,21 @@ fn number_new_row(
     let slot = match next.iter().position(|(h, _)| *h == id) {
         Some(i) => i,
         None => {
-            next.push((id, rows::greatest(wtxn, &search.rows)?));
+            next.push((id, rows::next_number(wtxn, &search.rows)?));
             next.len() - 1
         }
     };
-    let n = next[slot].1.checked_add(1).ok_or_else(|| ErrorKind::InvalidSchema {
+    let n = next[slot].1;
+    let after = n.checked_add(1).ok_or_else(|| ErrorKind::InvalidSchema {
         table: search.db_name.clone(),
-        reason: format!("keyword rows number at most {} rows (32-bit row numbers)", u32::MAX),
+        reason: format!(
+            "keyword rows number at most {} rows in a table's life (32-bit row numbers)",
+            u32::MAX
+        ),
     })?;
-    next[slot].1 = n;
+    next[slot].1 = after;
     rows::put(wtxn, &search.rows, row, n)?;
+    rows::set_next_number(wtxn, &search.rows, after)?;
     Ok(n)
 }
 
