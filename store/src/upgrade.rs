@@ -26,18 +26,22 @@ pub(crate) fn table(
             index.absorb_unprefixed_pending(wtxn)?;
         }
     }
-    // Format 3 and before kept one keyword cell per entry.
+    // Format 3 kept one keyword cell per entry, format 4 blocks with row
+    // keys: the cells become format 4 blocks, the blocks format 5 blocks.
     if let Some(search) = &table.search {
-        let old: Option<crate::db::BytesDb> = env
-            .raw()
-            .open_database(wtxn, Some(&crate::db::keyword_cells_db_v3(&table.name)))
-            .map_err(|e| Error::lmdb("open keyword cells", e))?;
-        if let Some(old) = old {
-            crate::keyword::convert_cells(wtxn, search, &old, &report)?;
+        let open = |wtxn: &mut RwTxn, name: String| -> Result<Option<crate::db::BytesDb>> {
+            env.raw().open_database(wtxn, Some(&name)).map_err(|e| Error::lmdb("open keyword cells", e))
+        };
+        let cells = open(wtxn, crate::db::keyword_cells_db_v3(&table.name))?;
+        let mut blocks = open(wtxn, crate::db::keyword_blocks_db_v4(&table.name))?;
+        if let Some(cells) = cells {
+            let v4 = env.create_db(wtxn, &crate::db::keyword_blocks_db_v4(&table.name), 0, "upgrade")?;
+            crate::keyword::convert_cells(wtxn, search, &cells, &v4, &report)?;
+            blocks = Some(v4);
         }
-        // Format 4 and before kept each version's row key in the blocks
-        // (format 3's cells are format 4 blocks by now).
-        crate::keyword::number_rows(wtxn, search, &report)?;
+        if let Some(blocks) = blocks {
+            crate::keyword::number_rows(wtxn, search, &blocks, &report)?;
+        }
     }
     Ok(())
 }

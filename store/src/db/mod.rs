@@ -13,7 +13,8 @@
 //! | `t/<table>/f/<family>` | cell key (see `key`)   | value bytes                    |
 //! | `t/<table>/i/<index>`  | index entry (see `index`) | expiry (u64 BE; empty: never) |
 //! | `t/<table>/p/<index>`  | run id (u32 BE), index entry; run 0: the run directory | as above; directory: entries written (u64 BE) |
-//! | `t/<table>/kb`         | keyword block key, or `00`: the cell count (see `keyword`) | keyword block; the count: u64 BE |
+//! | `t/<table>/kv`         | keyword block key, or `00`: the cell count (see `keyword`) | keyword block; the count: u64 BE |
+//! | `t/<table>/kb`         | (format 4: keyword blocks with row keys; emptied by the upgrade) | |
 //! | `t/<table>/kr`         | `01` ‖ row number (u32 BE); `02` ‖ row key (see `keyword::rows`) | row key; row number (u32 BE) |
 //! | `t/<table>/k`          | (format 3: keyword cell; emptied by the upgrade) | positions |
 
@@ -99,8 +100,14 @@ pub(crate) fn pending_index_db(table: &str, index: &str) -> String {
     format!("t/{table}/p/{index}")
 }
 
-/// The database holding a table's keyword rows (blocks; format 4).
+/// The database holding a table's keyword rows (blocks; format 5).
 pub(crate) fn keyword_db(table: &str) -> String {
+    format!("t/{table}/kv")
+}
+
+/// The database that held a table's keyword blocks with row keys (format
+/// 4): read by the upgrade, then emptied.
+pub(crate) fn keyword_blocks_db_v4(table: &str) -> String {
     format!("t/{table}/kb")
 }
 

@@ -1,28 +1,30 @@
 //! The keyword block (format 5): the one owner of its bytes.
 //!
 //! A keyword column (one partition, field and term) is stored as a run of
-//! blocks, each one LMDB entry holding consecutive versions of the column
-//! (newest first, as the cells sort: by `!date`, then by row key):
+//! blocks, each one LMDB entry holding consecutive versions of the column,
+//! newest first: by `!date`, then by row *number* (`rows`), each version's
+//! *order tail* `!date (u64 BE) ‖ row number (u32 BE)`:
 //!
 //! ```text
-//! key   = term prefix (codec::term_prefix) ‖ the block's last version tail
-//! value = varint n (versions, >= 1) ‖ varint the last version's row number
+//! key   = term prefix (codec::term_prefix) ‖ the block's last order tail
+//! value = varint n (versions, >= 1)
 //!         ‖ for each version but the last, in order:
 //!             varint Δdate ‖ varint zigzag(Δrow number)
 //!             ‖ varint positions length ‖ positions
 //!         ‖ for the last version: varint positions length ‖ positions
 //! ```
 //!
-//! A version tail is `!date (u64 BE) ‖ row key` (`codec`); a block holds
-//! each version's row *number* (`rows`: four bytes at most, one to three
-//! as varint differences, where the row key took 15 or more), and its key
-//! ends with the last version's whole tail, so the block holding tail `t`
-//! is still the first one whose key is at or after `prefix ‖ t`: a lookup
-//! seeks forward only, and a reader turns a number into its key only for
-//! the versions it stops at. The first version's Δdate is counted from the
-//! last version's inverted date, every other one's from the version before
-//! it (tails ascend, so every Δ is >= 0); the first version's Δrow from the
-//! last version's number, every other one's from the version before it.
+//! A block holds no row key (a number takes one to three bytes as a
+//! difference, where a key took 15 or more, and a key ends with twelve
+//! bytes, where it ended with the whole row key); the block holding order
+//! tail `t` is the first one whose key is at or after `prefix ‖ t`, so a
+//! lookup seeks forward only and turns numbers into keys only for its
+//! hits. Cells are read in the model's order (by date, then by row key):
+//! a reader sorts the few versions of one date by key. The first version's
+//! Δdate is counted from the last version's inverted date, every other
+//! one's from the version before it (order tails ascend, so every Δ is >=
+//! 0); the first version's Δrow from the last version's number, every
+//! other one's from the version before it.
 //! Positions are the cell's value as before (LEB128 deltas), prefixed by
 //! their byte length so a reader that wants only keys skips them.
 //!
@@ -91,6 +93,26 @@ pub(crate) fn date_of(tail: &[u8]) -> u64 {
     tail.first_chunk::<8>().map_or(0, |d| u64::from_be_bytes(*d))
 }
 
+/// The length of an order tail.
+pub(crate) const ORDER_TAIL_LEN: usize = 12;
+
+/// The order tail of a version: `!date ‖ row number`, big-endian.
+pub(crate) fn order_tail(v: Version) -> [u8; ORDER_TAIL_LEN] {
+    let mut t = [0u8; ORDER_TAIL_LEN];
+    t[..8].copy_from_slice(&v.date.to_be_bytes());
+    t[8..].copy_from_slice(&v.row.to_be_bytes());
+    t
+}
+
+/// The version an order tail names (a short one: its bytes as far as they
+/// go, zeros after).
+pub(crate) fn version_of(tail: &[u8]) -> Version {
+    let mut t = [0u8; ORDER_TAIL_LEN];
+    let n = tail.len().min(ORDER_TAIL_LEN);
+    t[..n].copy_from_slice(&tail[..n]);
+    Version { date: date_of(&t), row: u32::from_be_bytes([t[8], t[9], t[10], t[11]]) }
+}
+
 fn zigzag(from: u32, to: u32) -> u64 {
     let d = i64::from(to) - i64::from(from);
     ((d << 1) ^ (d >> 63)) as u64
@@ -102,15 +124,15 @@ fn unzigzag(from: u32, z: u64) -> Option<u32> {
 }
 
 /// One version as a block keeps it: the inverted date (a tail's first
-/// eight bytes) and the row number.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// eight bytes) and the row number; ordered as order tails are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) struct Version {
     pub date: u64,
     pub row: u32,
 }
 
-/// Encodes versions (in column order, at least one; positions as stored)
-/// as a block value; the block's key ends with the last version's tail.
+/// Encodes versions (ascending, at least one; positions as stored) as a
+/// block value; the block's key ends with the last version's order tail.
 pub(crate) fn encode<'v>(
     versions: impl ExactSizeIterator<Item = (Version, &'v [u8])> + Clone,
     out: &mut Vec<u8>,
@@ -118,7 +140,6 @@ pub(crate) fn encode<'v>(
     let n = versions.len();
     push_varint(out, n as u64);
     let Some((last, _)) = versions.clone().last() else { return };
-    push_varint(out, u64::from(last.row));
     let mut prev = last;
     for (i, (v, positions)) in versions.enumerate() {
         if i + 1 < n {
@@ -139,7 +160,7 @@ pub(crate) fn encode<'v>(
 pub(crate) fn encoded_len<'v>(versions: impl ExactSizeIterator<Item = (Version, &'v [u8])> + Clone) -> usize {
     let n = versions.len();
     let Some((last, _)) = versions.clone().last() else { return varint_len(0) };
-    let mut size = varint_len(n as u64) + varint_len(u64::from(last.row));
+    let mut size = varint_len(n as u64);
     let mut prev = last;
     for (i, (v, positions)) in versions.enumerate() {
         if i + 1 < n {
@@ -175,19 +196,16 @@ pub(crate) struct BlockReader<'a> {
 
 impl<'a> BlockReader<'a> {
     /// A reader of the block stored under `key` (whose bytes from
-    /// `tail_start` are the last version's tail) with value `value`.
+    /// `tail_start` are the last version's order tail) with value `value`.
     pub fn new(db: &'a str, key: &'a [u8], tail_start: usize, value: &'a [u8]) -> Result<BlockReader<'a>> {
         let last_tail = key.get(tail_start..).unwrap_or_default();
         let mut rest = value;
         let corrupted = |detail: &str| corrupted(db, key, detail);
-        if last_tail.len() < 8 {
-            return Err(corrupted("short keyword block key"));
+        if last_tail.len() != ORDER_TAIL_LEN {
+            return Err(corrupted("bad keyword block key"));
         }
         let n = take_len(&mut rest).filter(|&n| n >= 1).ok_or_else(|| corrupted("bad version count"))?;
-        let row = take_varint(&mut rest)
-            .and_then(|r| u32::try_from(r).ok())
-            .ok_or_else(|| corrupted("bad row number"))?;
-        let last = Version { date: date_of(last_tail), row };
+        let last = version_of(last_tail);
         Ok(BlockReader {
             db,
             key,
@@ -206,7 +224,7 @@ impl<'a> BlockReader<'a> {
         self.total
     }
 
-    /// The last version's tail (the block's greatest).
+    /// The last version's order tail (the block's greatest).
     pub fn last_tail(&self) -> &'a [u8] {
         self.last_tail
     }
@@ -226,7 +244,7 @@ impl<'a> BlockReader<'a> {
         if self.left == 1 {
             // The last version: its tail is the key's.
             self.positions = self.take_positions()?;
-            if !first && self.current.date > self.last.date {
+            if !first && self.current >= self.last {
                 return Err(bad("versions out of order"));
             }
             if !self.rest.is_empty() {
@@ -242,7 +260,12 @@ impl<'a> BlockReader<'a> {
         let row = take_varint(&mut self.rest)
             .and_then(|z| unzigzag(self.current.row, z))
             .ok_or_else(|| bad("bad row number"))?;
-        self.current = Version { date, row };
+        let v = Version { date, row };
+        // Ascending (the first version is checked against the last at the end).
+        if !first && v <= self.current {
+            return Err(bad("versions out of order"));
+        }
+        self.current = v;
         self.positions = self.take_positions()?;
         Ok(true)
     }
@@ -258,13 +281,6 @@ impl<'a> BlockReader<'a> {
     #[inline]
     pub fn current(&self) -> Version {
         self.current
-    }
-
-    /// Whether the current version is the block's last (whose tail is
-    /// [`BlockReader::last_tail`]).
-    #[inline]
-    pub fn at_last(&self) -> bool {
-        self.left == 1
     }
 
     fn take_positions(&mut self) -> Result<&'a [u8]> {
@@ -367,10 +383,8 @@ impl Versions {
 mod tests {
     use super::*;
 
-    fn tail(date: u64, row: &[u8]) -> Vec<u8> {
-        let mut t = (!date).to_be_bytes().to_vec();
-        t.extend_from_slice(row);
-        t
+    fn tail(date: u64, row: u32) -> Vec<u8> {
+        order_tail(Version { date: !date, row }).to_vec()
     }
 
     fn read_all(key_tail: &[u8], value: &[u8]) -> Result<Vec<(Version, Vec<u8>)>> {
@@ -393,11 +407,12 @@ mod tests {
             [(Version { date: !9, row: 300 }, vec![3u8]), (Version { date: !7, row: 5 }, vec![1, 2])];
         let mut value = Vec::new();
         encode(versions.iter().map(|(v, p)| (*v, p.as_slice())), &mut value);
-        // n = 2, last row 5; first: Δdate = !7 - !9 = 2, Δrow = +295
-        // (zigzag 590 = 0xCE 0x04), positions [3]; last: positions [1, 2].
-        assert_eq!(value, [2, 5, 2, 0xCE, 0x04, 1, 3, 2, 1, 2]);
+        // n = 2; first: Δdate = !7 - !9 = 2, Δrow from the last's 5 = +295
+        // (zigzag 590 = 0xCE 0x04), positions [3]; last (7, row 5, from the
+        // key): positions [1, 2].
+        assert_eq!(value, [2, 2, 0xCE, 0x04, 1, 3, 2, 1, 2]);
         assert_eq!(encoded_len(versions.iter().map(|(v, p)| (*v, p.as_slice()))), value.len());
-        let back = read_all(&tail(7, b"user\x00\x01aa"), &value).unwrap();
+        let back = read_all(&tail(7, 5), &value).unwrap();
         assert_eq!(back, versions.to_vec());
     }
 
@@ -416,21 +431,15 @@ mod tests {
 
     #[test]
     fn corrupt_blocks_are_errors() {
-        let t = tail(1, b"r");
-        for value in [
-            &[][..],
-            &[0, 1],
-            &[1],
-            &[1, 1, 5, 0],
-            &[1, 1, 0, 9],
-            &[2, 1, 0, 2, 0, 0, 0],
-            &[2, 1, 9, 0, 0, 0, 0],
-        ] {
+        let t = tail(1, 1);
+        for value in [&[][..], &[0], &[1], &[1, 5, 0], &[1, 0, 9], &[2, 0, 2, 0, 0, 0], &[2, 9, 0, 0, 0, 0]] {
             assert!(read_all(&t, value).is_err(), "{value:?}");
         }
+        // Of one date, by row number: rows 0, 1, then the last, 1 again.
+        assert!(read_all(&t, &[2, 0, 1, 0, 0]).is_ok(), "row 0 then row 1");
+        assert!(read_all(&t, &[3, 0, 1, 0, 0, 2, 0, 0]).is_err(), "row 0, 1, then 1 again");
         // Out of order: the second of three versions later than the last.
-        assert!(read_all(&t, &[3, 1, 0, 2, 0, 0, 2, 0, 0]).is_ok());
-        assert!(read_all(&t, &[3, 1, 0, 2, 0, 5, 2, 0, 0]).is_err());
-        assert!(read_all(&[1, 2], &[1, 1, 0]).is_err(), "short key tail");
+        assert!(read_all(&t, &[3, 0, 1, 0, 5, 2, 0, 0]).is_err());
+        assert!(read_all(&[1, 2], &[1, 0]).is_err(), "short key tail");
     }
 }

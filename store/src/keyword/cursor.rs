@@ -1,41 +1,20 @@
 //! Version cursors over keyword blocks for the lookups' leapfrog: the
-//! versions of one term in one or more fields as *order tails*, `!date (u64
-//! BE) ‖ row number (u32 BE)`, ascending, with seeking. Blocks keep a
-//! column's versions by date and then by row key; a cursor reads the
-//! versions of one date (one, or a few copies of a message) and sorts them
-//! by number, so every cursor of a lookup agrees on one order without
-//! turning a number into a key: only the hits are (`lookup`). A cursor
-//! decodes a block's versions as it reaches them (skipping the positions)
-//! and moves within it; a seek past the block's last date goes back to
-//! LMDB.
+//! versions of one term in one or more fields as order tails (`!date ‖ row
+//! number`, `block`), ascending, with seeking. A cursor decodes a block's
+//! versions as it reaches them (skipping the positions) and moves within
+//! it; a seek past the block's last tail goes back to LMDB. Numbers become
+//! keys only for the lookup's hits (`lookup`).
 
 use std::ops::Bound;
 
 use heed::RoTxn;
 use heed::types::Bytes;
 
-use super::block::{BlockReader, Version, date_of};
+use super::block::{BlockReader, ORDER_TAIL_LEN, order_tail};
 use super::handle::SearchHandle;
 use crate::error::{Error, Result};
 use crate::key;
 use crate::stream::SortedKeys;
-
-/// The order tail of a version: `!date ‖ row number`, big-endian.
-pub(crate) fn order_tail(v: Version) -> [u8; 12] {
-    let mut t = [0u8; 12];
-    t[..8].copy_from_slice(&v.date.to_be_bytes());
-    t[8..].copy_from_slice(&v.row.to_be_bytes());
-    t
-}
-
-/// The version an order tail names (a short one: its bytes as far as they
-/// go, zeros after).
-pub(crate) fn version_of(tail: &[u8]) -> Version {
-    let mut t = [0u8; 12];
-    let n = tail.len().min(12);
-    t[..n].copy_from_slice(&tail[..n]);
-    Version { date: date_of(&t), row: u32::from_be_bytes([t[8], t[9], t[10], t[11]]) }
-}
 
 /// The versions of one column (partition, field, term).
 pub(crate) struct ColumnCursor<'t> {
@@ -47,14 +26,9 @@ pub(crate) struct ColumnCursor<'t> {
     prefix_len: usize,
     end: Option<Vec<u8>>,
     iter: Option<heed::RoRange<'t, Bytes, Bytes>>,
-    /// The current block, on the first version not yet in `group`
-    /// (`None`: no versions left after the group).
+    /// The current block, on the current version (`None`: at the end).
     block: Option<BlockReader<'t>>,
-    /// The versions of the current date, by row number, and where the
-    /// cursor is among them (past the end: at the end of the column).
-    group: Vec<Version>,
-    at: usize,
-    tail: [u8; 12],
+    tail: [u8; ORDER_TAIL_LEN],
     read: u64,
 }
 
@@ -70,21 +44,17 @@ impl<'t> ColumnCursor<'t> {
             end,
             iter: None,
             block: None,
-            group: Vec::new(),
-            at: 0,
-            tail: [0; 12],
+            tail: [0; ORDER_TAIL_LEN],
             read: 0,
         };
-        cursor.reposition(0)?;
-        cursor.fill_group()?;
+        cursor.reposition(&[])?;
         Ok(cursor)
     }
 
-    /// Reads blocks from LMDB again, from the one holding the first
-    /// version of inverted date `date` or later.
-    fn reposition(&mut self, date: u64) -> Result<()> {
+    /// Reads blocks from LMDB again, from the one holding `target`.
+    fn reposition(&mut self, target: &[u8]) -> Result<()> {
         self.prefix.truncate(self.prefix_len);
-        self.prefix.extend_from_slice(&date.to_be_bytes());
+        self.prefix.extend_from_slice(target);
         let range = (
             Bound::Included(self.prefix.as_slice()),
             self.end.as_deref().map_or(Bound::Unbounded, Bound::Excluded),
@@ -92,13 +62,7 @@ impl<'t> ColumnCursor<'t> {
         self.iter = Some(self.search.db.range(self.txn, &range).map_err(|e| Error::lmdb("lookup", e))?);
         self.prefix.truncate(self.prefix_len);
         self.next_block()?;
-        while let Some(block) = &self.block {
-            if block.current().date >= date {
-                break;
-            }
-            self.step()?;
-        }
-        Ok(())
+        self.skip_below(target)
     }
 
     /// Moves to the next block's first version (none left: the end).
@@ -114,111 +78,48 @@ impl<'t> ColumnCursor<'t> {
         self.read += block.len() as u64;
         // A block holds at least one version (`BlockReader::new` checks).
         if block.step()? {
+            self.tail = order_tail(block.current());
             self.block = Some(block);
         }
         Ok(())
     }
 
-    /// Moves the block reader to the next version, in this block or the
-    /// next.
-    fn step(&mut self) -> Result<()> {
-        if let Some(block) = self.block.as_mut()
-            && !block.step()?
-        {
-            self.next_block()?;
-        }
-        Ok(())
-    }
-
-    /// Takes the versions of the next date from the blocks into `group`,
-    /// sorted by row number.
-    fn fill_group(&mut self) -> Result<()> {
-        self.group.clear();
-        self.at = 0;
-        let Some(first) = self.block.as_ref().map(BlockReader::current) else { return Ok(()) };
-        while let Some(block) = &self.block {
-            let v = block.current();
-            if v.date != first.date {
-                break;
-            }
-            self.group.push(v);
+    /// Moves to the first version at or after `target`.
+    fn skip_below(&mut self, target: &[u8]) -> Result<()> {
+        while self.block.is_some() && self.tail.as_slice() < target {
             self.step()?;
         }
-        if self.group.len() > 1 {
-            self.group.sort_unstable_by_key(|v| v.row);
-        }
-        self.set_tail();
         Ok(())
     }
 
-    fn set_tail(&mut self) {
-        if let Some(&v) = self.group.get(self.at) {
-            self.tail = order_tail(v);
-        }
-    }
-
-    /// Moves to the first version at or after `target` (an order tail).
-    fn seek_version(&mut self, target: Version) -> Result<()> {
-        loop {
-            let Some(&current) = self.group.get(self.at) else { return Ok(()) };
-            if current.date == target.date {
-                while self.group.get(self.at).is_some_and(|v| v.row < target.row) {
-                    self.at += 1;
-                }
-                if self.at < self.group.len() {
-                    self.set_tail();
-                    return Ok(());
-                }
-                self.fill_group()?;
-                return Ok(());
-            }
-            if current.date > target.date {
-                return Ok(());
-            }
-            // An earlier date: past the group, within the block while its
-            // last date is not below the target's, else from LMDB.
-            match &self.block {
-                Some(block) if date_of(block.last_tail()) >= target.date => {
-                    while let Some(block) = &self.block {
-                        if block.current().date >= target.date {
-                            break;
-                        }
-                        self.step()?;
-                    }
-                }
-                Some(_) => self.reposition(target.date)?,
-                None => {}
-            }
-            self.fill_group()?;
+    /// Moves to the next version, in this block or the next.
+    fn step(&mut self) -> Result<()> {
+        let Some(block) = self.block.as_mut() else { return Ok(()) };
+        if block.step()? {
+            self.tail = order_tail(block.current());
+            Ok(())
+        } else {
+            self.next_block()
         }
     }
 }
 
 impl SortedKeys for ColumnCursor<'_> {
     fn peek(&self) -> Option<&[u8]> {
-        (self.at < self.group.len()).then_some(&self.tail[..])
+        self.block.as_ref().map(|_| &self.tail[..])
     }
 
     fn seek(&mut self, target: &[u8]) -> Result<()> {
-        if self.peek().is_none_or(|now| now >= target) {
-            return Ok(());
+        match &self.block {
+            // Within the current block: move on in it.
+            Some(block) if block.last_tail() >= target => self.skip_below(target),
+            Some(_) => self.reposition(target),
+            None => Ok(()),
         }
-        self.seek_version(version_of(target))?;
-        // A target longer than an order tail is past the one it starts with.
-        if self.peek().is_some_and(|now| now < target) {
-            self.advance()?;
-        }
-        Ok(())
     }
 
     fn advance(&mut self) -> Result<()> {
-        self.at += 1;
-        if self.at < self.group.len() {
-            self.set_tail();
-            Ok(())
-        } else {
-            self.fill_group()
-        }
+        self.step()
     }
 
     fn entries_read(&self) -> u64 {

@@ -5,12 +5,12 @@ use std::ops::Bound;
 
 use heed::RoTxn;
 
-use super::block::date_of;
-use super::block::{BlockReader, FIRST_BLOCK_KEY};
+use super::block::{BlockReader, FIRST_BLOCK_KEY, ORDER_TAIL_LEN, date_of, version_of};
 use super::codec::{
-    KeywordCell, KeywordCellRef, cell_ref, decode_cell_ref, decode_column, partition_start, term_prefix,
+    Column, KeywordCell, KeywordCellRef, cell_ref, decode_cell_ref, decode_column, partition_start,
+    term_prefix,
 };
-use super::cursor::{ColumnCursor, FieldUnion, version_of};
+use super::cursor::{ColumnCursor, FieldUnion};
 use super::handle::SearchHandle;
 use super::rows::Names;
 use crate::cursor;
@@ -229,27 +229,81 @@ fn read_cells<'t>(
     upper: Bound<&[u8]>,
     f: &mut dyn FnMut(&KeywordCellRef<'_>) -> Result<()>,
 ) -> Result<()> {
-    let (mut partition, mut term, mut tail) = (Vec::new(), Vec::new(), Vec::new());
     // A partition's rows come back in every one of its columns: each
     // number is looked up once.
     let mut names = Names::new(txn, &search.rows, &search.rows_name);
+    // One column at a time: its versions by date, then by row key (the
+    // blocks keep a date's versions by number).
+    let mut column = OwnedColumn::default();
+    let mut versions: Vec<(u64, &'t [u8], &'t [u8])> = Vec::new();
     for item in search.db.range(txn, &(lower, upper)).map_err(|e| Error::lmdb("keyword read", e))? {
         let (k, v) = item.map_err(|e| Error::lmdb("keyword read", e))?;
-        let column = decode_column(&search.db_name, &search.schema.fields, k, &mut partition, &mut term)?;
+        let same = column.key.len() >= column.prefix_len
+            && k.len() == column.prefix_len + ORDER_TAIL_LEN
+            && k.starts_with(&column.key[..column.prefix_len]);
+        if !same {
+            column.emit(search, &mut versions, f)?;
+            column.take(search, k)?;
+        }
         let mut block = BlockReader::new(&search.db_name, k, column.prefix_len, v)?;
         while let Some((version, positions)) = block.next()? {
-            let tail: &[u8] = if block.at_last() {
-                block.last_tail()
-            } else {
-                tail.clear();
-                tail.extend_from_slice(&version.date.to_be_bytes());
-                tail.extend_from_slice(names.key(version.row)?);
-                &tail
-            };
-            f(&cell_ref(&search.db_name, k, &column, tail, positions)?)?;
+            versions.push((version.date, names.key(version.row)?, positions));
         }
     }
-    Ok(())
+    column.emit(search, &mut versions, f)
+}
+
+/// The column being read by [`read_cells`], owned (its first block's key,
+/// its partition and term unescaped).
+#[derive(Default)]
+struct OwnedColumn {
+    key: Vec<u8>,
+    partition: Vec<u8>,
+    field_index: usize,
+    term: String,
+    prefix_len: usize,
+}
+
+impl OwnedColumn {
+    fn take(&mut self, search: &SearchHandle, k: &[u8]) -> Result<()> {
+        let (mut partition, mut term) = (Vec::new(), Vec::new());
+        let column = decode_column(&search.db_name, &search.schema.fields, k, &mut partition, &mut term)?;
+        (self.field_index, self.prefix_len) = (column.field_index, column.prefix_len);
+        self.term = column.term.to_owned();
+        self.partition = column.partition.to_vec();
+        self.key = k.to_vec();
+        Ok(())
+    }
+
+    /// Lends `versions` (this column's) to `f` in cell order, and empties
+    /// them.
+    fn emit(
+        &self,
+        search: &SearchHandle,
+        versions: &mut Vec<(u64, &[u8], &[u8])>,
+        f: &mut dyn FnMut(&KeywordCellRef<'_>) -> Result<()>,
+    ) -> Result<()> {
+        if versions.is_empty() {
+            return Ok(());
+        }
+        versions.sort_unstable_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
+        let column = Column {
+            partition: &self.partition,
+            field_index: self.field_index,
+            field: &search.schema.fields[self.field_index].name,
+            term: &self.term,
+            prefix_len: self.prefix_len,
+        };
+        let mut tail = Vec::new();
+        for &(date, key, positions) in versions.iter() {
+            tail.clear();
+            tail.extend_from_slice(&date.to_be_bytes());
+            tail.extend_from_slice(key);
+            f(&cell_ref(&search.db_name, &self.key, &column, &tail, positions)?)?;
+        }
+        versions.clear();
+        Ok(())
+    }
 }
 
 /// Partition boundaries that cut the keyword rows where the table's

@@ -7,26 +7,31 @@ use std::ops::Bound;
 
 use heed::RwTxn;
 
-use super::block::{self, FIRST_BLOCK_KEY, Version};
+use heed::PutFlags;
+
+use super::block::{self, COUNTER_KEY, FIRST_BLOCK_KEY, Version};
 use super::block_v4::{self, Versions};
 use super::codec::decode_column;
 use super::handle::SearchHandle;
 use super::rows;
-use super::write::{add_to_counter, read_counter};
+use super::write::add_to_counter;
+use crate::db::BytesDb;
 use crate::error::{Error, Result};
 
 /// How often (in cells) a conversion reports progress.
 pub(crate) const REPORT_EVERY: u64 = 1024;
 
-/// Rewrites keyword cells stored one per entry (format 3, `old`) as
-/// blocks of `search`'s database, in the caller's transaction (the upgrade
-/// commits with the new format marker, or not at all); `old` is emptied.
+/// Rewrites keyword cells stored one per entry (format 3, `old`) as format
+/// 4 blocks in `v4` (with the cell count), in the caller's transaction
+/// (the upgrade commits with the new format marker, or not at all); `old`
+/// is emptied.
 /// Returns the cells moved; `report(done, total)` hears how far it is
 /// every [`REPORT_EVERY`] cells and at the start and end.
 pub(crate) fn convert_cells(
     wtxn: &mut RwTxn,
     search: &SearchHandle,
-    old: &crate::db::BytesDb,
+    old: &BytesDb,
+    v4: &BytesDb,
     report: impl Fn(u64, u64),
 ) -> Result<u64> {
     let total = old.len(wtxn).map_err(|e| Error::lmdb("upgrade keyword read", e))?;
@@ -58,11 +63,13 @@ pub(crate) fn convert_cells(
             let key = [prefix.as_slice(), versions.get(range.end - 1).0].concat();
             value.clear();
             block_v4::encode(versions.slice(range), &mut value);
-            search.db.put(wtxn, &key, &value).map_err(|e| Error::lmdb("upgrade keyword put", e))?;
+            v4.put(wtxn, &key, &value).map_err(|e| Error::lmdb("upgrade keyword put", e))?;
         }
     }
     old.clear(wtxn).map_err(|e| Error::lmdb("upgrade keyword clear", e))?;
-    add_to_counter(wtxn, search, i64::try_from(cells).unwrap_or(i64::MAX))?;
+    if cells > 0 {
+        v4.put(wtxn, COUNTER_KEY, &cells.to_be_bytes()).map_err(|e| Error::lmdb("upgrade keyword put", e))?;
+    }
     report(cells, total);
     Ok(cells)
 }
@@ -70,21 +77,27 @@ pub(crate) fn convert_cells(
 /// Blocks rewritten per step of [`number_rows`] (read, then written).
 const BLOCKS_PER_STEP: usize = 256;
 
-/// Rewrites format 4 blocks (each version's row key) as format 5 blocks
-/// (row numbers), numbering the rows in key order, in the caller's
-/// transaction. Block keys stay as they are: a block's key ends with its
-/// last version's tail in both. Returns the cells rewritten; `report(done,
-/// total)` as [`convert_cells`].
-pub(crate) fn number_rows(wtxn: &mut RwTxn, search: &SearchHandle, report: impl Fn(u64, u64)) -> Result<u64> {
-    let total = read_counter(wtxn, search)?;
+/// Rewrites format 4 blocks (`v4`: each version's row key) as format 5
+/// blocks of `search`'s database (row numbers), numbering the rows in key
+/// order, in the caller's transaction; `v4` is emptied. Numbered in key
+/// order, a column's versions keep their order and its blocks their
+/// boundaries, and the new keys ascend as the old ones do: every block is
+/// appended (`MDB_APPEND`, full pages). Returns the cells rewritten;
+/// `report(done, total)` as [`convert_cells`].
+pub(crate) fn number_rows(
+    wtxn: &mut RwTxn,
+    search: &SearchHandle,
+    v4: &BytesDb,
+    report: impl Fn(u64, u64),
+) -> Result<u64> {
+    let stored = v4.get(wtxn, COUNTER_KEY).map_err(|e| Error::lmdb("upgrade keyword read", e))?;
+    let total = stored.and_then(|v| v.first_chunk::<8>()).map_or(0, |b| u64::from_be_bytes(*b));
     report(0, total);
     let read_err = |e| Error::lmdb("upgrade keyword read", e);
     let (mut partition, mut term) = (Vec::new(), Vec::new());
     // Every row with cells, numbered in key order.
     let mut numbers: HashMap<Vec<u8>, u32> = HashMap::new();
-    for item in
-        search.db.range(wtxn, &(Bound::Included(FIRST_BLOCK_KEY), Bound::Unbounded)).map_err(read_err)?
-    {
+    for item in v4.range(wtxn, &(Bound::Included(FIRST_BLOCK_KEY), Bound::Unbounded)).map_err(read_err)? {
         let (k, v) = item.map_err(read_err)?;
         let column = decode_column(&search.db_name, &search.schema.fields, k, &mut partition, &mut term)?;
         let mut reader = block_v4::BlockReader::new(&search.db_name, k, column.prefix_len, v)?;
@@ -110,13 +123,12 @@ pub(crate) fn number_rows(wtxn: &mut RwTxn, search: &SearchHandle, report: impl 
     let mut cells = 0u64;
     let mut after: Vec<u8> = FIRST_BLOCK_KEY.to_vec();
     let mut first = true;
-    let mut step: Vec<(Vec<u8>, Vec<u8>)> = Vec::with_capacity(BLOCKS_PER_STEP);
+    let mut step: Vec<(Vec<u8>, Vec<u8>, Vec<u8>)> = Vec::with_capacity(BLOCKS_PER_STEP);
     let mut versions: Vec<(Version, Vec<u8>)> = Vec::new();
     loop {
         step.clear();
         let lower = if first { Bound::Included(after.as_slice()) } else { Bound::Excluded(after.as_slice()) };
-        for item in search.db.range(wtxn, &(lower, Bound::Unbounded)).map_err(read_err)?.take(BLOCKS_PER_STEP)
-        {
+        for item in v4.range(wtxn, &(lower, Bound::Unbounded)).map_err(read_err)?.take(BLOCKS_PER_STEP) {
             let (k, v) = item.map_err(read_err)?;
             let column = decode_column(&search.db_name, &search.schema.fields, k, &mut partition, &mut term)?;
             let mut reader = block_v4::BlockReader::new(&search.db_name, k, column.prefix_len, v)?;
@@ -128,16 +140,25 @@ pub(crate) fn number_rows(wtxn: &mut RwTxn, search: &SearchHandle, report: impl 
             cells += versions.len() as u64;
             let mut value = Vec::with_capacity(v.len());
             block::encode(versions.iter().map(|(v, p)| (*v, p.as_slice())), &mut value);
-            step.push((k.to_vec(), value));
+            let mut key = k[..column.prefix_len].to_vec();
+            key.extend_from_slice(&block::order_tail(
+                versions.last().map_or(Version { date: 0, row: 0 }, |v| v.0),
+            ));
+            step.push((k.to_vec(), key, value));
         }
-        let Some((last, _)) = step.last() else { break };
+        let Some((last, _, _)) = step.last() else { break };
         after.clone_from(last);
         first = false;
-        for (k, v) in &step {
-            search.db.put(wtxn, k, v).map_err(|e| Error::lmdb("upgrade keyword put", e))?;
+        for (_, k, v) in &step {
+            search
+                .db
+                .put_with_flags(wtxn, PutFlags::APPEND, k, v)
+                .map_err(|e| Error::lmdb("upgrade keyword put", e))?;
         }
         report(cells, total);
     }
+    v4.clear(wtxn).map_err(|e| Error::lmdb("upgrade keyword clear", e))?;
+    add_to_counter(wtxn, search, i64::try_from(cells).unwrap_or(i64::MAX))?;
     report(cells, total);
     Ok(cells)
 }

@@ -3,7 +3,6 @@
 //! touches (every touched block read and written once per batch).
 
 use std::cmp::Ordering;
-use std::collections::HashMap;
 use std::ops::Bound;
 
 use hashbrown::HashTable;
@@ -12,7 +11,8 @@ use heed::RwTxn;
 use xxhash_rust::xxh3::xxh3_64_with_seed;
 
 use super::block::{
-    BlockReader, COUNTER_KEY, MIN_BLOCK_BYTES, Version, Versions, date_of, encode, encoded_len,
+    BlockReader, COUNTER_KEY, MIN_BLOCK_BYTES, Version, Versions, date_of, encode, encoded_len, order_tail,
+    version_of,
 };
 use super::handle::{KeywordCells, SearchHandle};
 use super::rows;
@@ -23,9 +23,9 @@ use crate::key;
 /// row's number, new positions or `None` to delete).
 type Change<'h> = (&'h SearchHandle, &'h [u8], &'h [u8], u32, Option<&'h [u8]>);
 
-/// One change to a version of a column: its tail, its row's number, new
-/// positions or `None` to delete.
-type Op<'h> = (&'h [u8], u32, Option<&'h [u8]>);
+/// One change to a version of a column: the version, new positions or
+/// `None` to delete.
+type Op<'h> = (Version, Option<&'h [u8]>);
 
 /// Applies the difference between rows' keyword cells before and after a
 /// batch.
@@ -137,13 +137,14 @@ pub(crate) fn update<'h>(
     let mut cells: i64 = 0;
     for (r, &id) in order.iter().enumerate() {
         let group = &mut sorted[starts[r]..starts[r + 1]];
-        group.sort_by(|&a, &b| writes[a].2.cmp(writes[b].2));
+        let version = |i: usize| Version { date: date_of(writes[i].2), row: writes[i].3 };
+        group.sort_by_key(|&i| version(i));
         ops.clear();
         for &i in group.iter() {
-            let (_, _, tail, number, value) = writes[i];
+            let (v, value) = (version(i), writes[i].4);
             match ops.last_mut() {
-                Some(last) if last.0 == tail => *last = (tail, number, value),
-                _ => ops.push((tail, number, value)),
+                Some(last) if last.0 == v => *last = (v, value),
+                _ => ops.push((v, value)),
             }
         }
         let (search, prefix) = (writes[group[0]].0, columns[id as usize].1);
@@ -153,8 +154,6 @@ pub(crate) fn update<'h>(
         if last_of_table {
             add_to_counter(wtxn, search, cells)?;
             cells = 0;
-            // Row numbers are the table's own.
-            merger.names.clear();
         }
     }
     for (search, row, number) in unnumbered {
@@ -224,14 +223,10 @@ pub(crate) struct Merger {
     read: Vec<Vec<u8>>,
     key: Vec<u8>,
     value: Vec<u8>,
-    /// Row keys by number, as far as this batch needed them (the changes'
-    /// rows, the last version of each block read, and versions whose date
-    /// equals a change's: where keys decide the order).
-    names: HashMap<u32, Vec<u8>>,
 }
 
 impl Merger {
-    /// Merges `ops` (ascending tails) into the column's blocks; returns
+    /// Merges `ops` (ascending versions) into the column's blocks; returns
     /// how many versions the column gained (negative: lost).
     pub fn column(
         &mut self,
@@ -240,9 +235,6 @@ impl Merger {
         prefix: &[u8],
         ops: &[Op<'_>],
     ) -> Result<i64> {
-        for &(tail, row, _) in ops {
-            self.names.entry(row).or_insert_with(|| tail[8..].to_vec());
-        }
         let end = key::prefix_successor(prefix);
         let mut delta = 0i64;
         let mut i = 0;
@@ -253,7 +245,7 @@ impl Merger {
             // column's last (which then owns everything after it too).
             self.key.clear();
             self.key.extend_from_slice(prefix);
-            self.key.extend_from_slice(ops[i].0);
+            self.key.extend_from_slice(&order_tail(ops[i].0));
             let from = self.key.clone();
             let mut upper =
                 match self.first_block(wtxn, search, prefix, Bound::Included(&from), &end, true)? {
@@ -266,9 +258,12 @@ impl Merger {
                         if let Some((k, v)) = before
                             && k.starts_with(prefix)
                         {
-                            let block = BlockReader::new(&search.db_name, k, prefix.len(), v)?;
-                            self.remember_last(&block);
-                            self.old.extend_from_block(block)?;
+                            self.old.extend_from_block(BlockReader::new(
+                                &search.db_name,
+                                k,
+                                prefix.len(),
+                                v,
+                            )?)?;
                             self.read.push(k.to_vec());
                         }
                         None
@@ -276,18 +271,18 @@ impl Merger {
                 };
             let mut j = i;
             loop {
-                while j < ops.len() && upper.as_deref().is_none_or(|u| ops[j].0 <= u) {
+                while j < ops.len() && upper.is_none_or(|u| ops[j].0 <= u) {
                     j += 1;
                 }
-                self.merge(wtxn, search, &ops[i..j])?;
-                let Some(u) = upper.as_deref() else { break };
+                merge(&self.old, &ops[i..j], &mut self.merged);
+                let Some(u) = upper else { break };
                 // A small block takes in the next one; changes past the last
                 // block read belong to it when no block follows.
                 let small = encoded_len(self.merged.slice(0..self.merged.len())) < MIN_BLOCK_BYTES;
                 if !small && j == ops.len() {
                     break;
                 }
-                let after = [prefix, u].concat();
+                let after = [prefix, &order_tail(u)].concat();
                 match self.first_block(wtxn, search, prefix, Bound::Excluded(&after), &end, small)? {
                     None => upper = None,
                     Some(next) if small => upper = Some(next),
@@ -301,14 +296,7 @@ impl Merger {
         Ok(delta)
     }
 
-    /// Remembers the key of a block's last version (its key's tail).
-    fn remember_last(&mut self, block: &BlockReader<'_>) {
-        // The reader has not stepped: its current version is the last.
-        let row = block.current().row;
-        self.names.entry(row).or_insert_with(|| block.last_tail()[8..].to_vec());
-    }
-
-    /// The last tail of the first block of the column in `from..end`,
+    /// The last version of the first block of the column in `from..end`,
     /// decoded into `old` (and its key remembered) when `load`.
     fn first_block(
         &mut self,
@@ -318,96 +306,27 @@ impl Merger {
         from: Bound<&Vec<u8>>,
         end: &Option<Vec<u8>>,
         load: bool,
-    ) -> Result<Option<Vec<u8>>> {
+    ) -> Result<Option<Version>> {
         let range = (from.map(Vec::as_slice), end.as_deref().map_or(Bound::Unbounded, Bound::Excluded));
         let mut iter = search.db.range(wtxn, &range).map_err(|e| Error::lmdb("keyword read", e))?;
         let Some(item) = iter.next() else { return Ok(None) };
         let (k, v) = item.map_err(|e| Error::lmdb("keyword read", e))?;
         let reader = BlockReader::new(&search.db_name, k, prefix.len(), v)?;
-        let last = reader.last_tail().to_vec();
+        let last = version_of(reader.last_tail());
         if load {
-            self.remember_last(&reader);
             self.old.extend_from_block(reader)?;
             self.read.push(k.to_vec());
         }
         Ok(Some(last))
     }
 
-    /// The key of row number `row`.
-    fn name(&mut self, txn: &RwTxn, search: &SearchHandle, row: u32) -> Result<&[u8]> {
-        match self.names.entry(row) {
-            std::collections::hash_map::Entry::Occupied(e) => Ok(e.into_mut()),
-            std::collections::hash_map::Entry::Vacant(v) => {
-                Ok(v.insert(rows::key_of(txn, &search.rows, &search.rows_name, row)?.to_vec()))
-            }
-        }
-    }
-
-    /// `old` with `ops` applied (both in column order) into `merged`.
-    fn merge(&mut self, txn: &RwTxn, search: &SearchHandle, ops: &[Op<'_>]) -> Result<()> {
-        let mut out = std::mem::take(&mut self.merged);
-        out.clear();
-        let (mut o, mut c) = (0, 0);
-        while o < self.old.len() || c < ops.len() {
-            if o == self.old.len() {
-                let (tail, row, op) = ops[c];
-                if let Some(p) = op {
-                    out.push(Version { date: date_of(tail), row }, p);
-                }
-                c += 1;
-                continue;
-            }
-            let Some(&(tail, row, op)) = ops.get(c) else {
-                let (v, positions) = self.old.get(o);
-                out.push(v, positions);
-                o += 1;
-                continue;
-            };
-            let v = self.old.get(o).0;
-            let op_version = Version { date: date_of(tail), row };
-            let order = if v == op_version {
-                Ordering::Equal
-            } else if v.date != op_version.date {
-                v.date.cmp(&op_version.date)
-            } else {
-                // Two rows of one date: their keys decide.
-                self.name(txn, search, v.row)?.cmp(&tail[8..])
-            };
-            let positions = self.old.get(o).1;
-            match order {
-                Ordering::Less => {
-                    out.push(v, positions);
-                    o += 1;
-                }
-                Ordering::Equal => {
-                    if let Some(p) = op {
-                        out.push(op_version, p);
-                    }
-                    o += 1;
-                    c += 1;
-                }
-                Ordering::Greater => {
-                    if let Some(p) = op {
-                        out.push(op_version, p);
-                    }
-                    c += 1;
-                }
-            }
-        }
-        self.merged = out;
-        Ok(())
-    }
-
     /// Writes `merged` as blocks in place of the blocks read.
     fn write(&mut self, wtxn: &mut RwTxn, search: &SearchHandle, prefix: &[u8]) -> Result<()> {
         let mut written: Vec<Vec<u8>> = Vec::new();
         for range in self.merged.cut() {
-            let last = self.merged.get(range.end - 1).0;
-            let name = self.name(wtxn, search, last.row)?.to_vec();
             self.key.clear();
             self.key.extend_from_slice(prefix);
-            self.key.extend_from_slice(&last.date.to_be_bytes());
-            self.key.extend_from_slice(&name);
+            self.key.extend_from_slice(&order_tail(self.merged.get(range.end - 1).0));
             self.value.clear();
             encode(self.merged.slice(range), &mut self.value);
             search.db.put(wtxn, &self.key, &self.value).map_err(|e| Error::lmdb("keyword put", e))?;
@@ -419,5 +338,46 @@ impl Merger {
             }
         }
         Ok(())
+    }
+}
+
+/// `old` with `ops` applied (both ascending) into `out`.
+fn merge(old: &Versions, ops: &[Op<'_>], out: &mut Versions) {
+    out.clear();
+    let (mut o, mut c) = (0, 0);
+    while o < old.len() || c < ops.len() {
+        let theirs = (o < old.len()).then(|| old.get(o));
+        match (theirs, ops.get(c)) {
+            (Some((v, positions)), Some(&(op_v, op))) => match v.cmp(&op_v) {
+                Ordering::Less => {
+                    out.push(v, positions);
+                    o += 1;
+                }
+                Ordering::Equal => {
+                    if let Some(p) = op {
+                        out.push(op_v, p);
+                    }
+                    o += 1;
+                    c += 1;
+                }
+                Ordering::Greater => {
+                    if let Some(p) = op {
+                        out.push(op_v, p);
+                    }
+                    c += 1;
+                }
+            },
+            (Some((v, positions)), None) => {
+                out.push(v, positions);
+                o += 1;
+            }
+            (None, Some(&(op_v, op))) => {
+                if let Some(p) = op {
+                    out.push(op_v, p);
+                }
+                c += 1;
+            }
+            (None, None) => break,
+        }
     }
 }
