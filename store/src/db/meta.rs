@@ -59,6 +59,11 @@ impl Meta {
         }
     }
 
+    /// Writes the format marker (the upgrade tests' older stores).
+    pub fn set_format(&self, wtxn: &mut RwTxn, format: &str) -> Result<()> {
+        self.db.put(wtxn, META_FORMAT, format.as_bytes()).map_err(|e| Error::lmdb("write format", e))
+    }
+
     /// Every stored table schema, by table name.
     pub fn schemas(&self, txn: &RoTxn<'_>) -> Result<Vec<(String, TableSchema)>> {
         let mut schemas = Vec::new();

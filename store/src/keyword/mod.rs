@@ -37,7 +37,7 @@ pub(crate) use handle::{KeywordCells, SearchHandle};
 pub use handle::{for_each_keyword_cell_of, key_partition_of, keyword_cells_of};
 pub use lookup::{KeywordHit, KeywordPage, KeywordQuery, required_terms};
 pub(crate) use lookup::{decode_cell, for_each_cell, for_each_cell_between, lookup, partition_splits};
-pub(crate) use upgrade::{convert_cells, number_rows};
+pub(crate) use upgrade::{convert_cells, number_rows, write_format_4};
 pub(crate) use write::{read_counter, update};
 
 /// How many rows have keyword cells (and so a row number).

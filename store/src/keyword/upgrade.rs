@@ -11,7 +11,7 @@ use heed::PutFlags;
 
 use super::block::{self, COUNTER_KEY, FIRST_BLOCK_KEY, Version};
 use super::block_v4::{self, Versions};
-use super::codec::decode_column;
+use super::codec::{decode_column, partition_start, push_version_tail, term_prefix};
 use super::handle::SearchHandle;
 use super::rows;
 use super::write::add_to_counter;
@@ -161,4 +161,42 @@ pub(crate) fn number_rows(
     add_to_counter(wtxn, search, i64::try_from(cells).unwrap_or(i64::MAX))?;
     report(cells, total);
     Ok(cells)
+}
+
+/// The inverse of [`number_rows`], for the upgrade's tests: `search`'s
+/// cells as format 4 blocks in `v4` (with the count), its blocks and row
+/// numbers emptied.
+pub(crate) fn write_format_4(wtxn: &mut RwTxn, search: &SearchHandle, v4: &BytesDb) -> Result<()> {
+    let mut columns: Vec<(Vec<u8>, Versions)> = Vec::new();
+    let mut cells = 0u64;
+    let mut tail = Vec::new();
+    super::lookup::for_each_cell_between(wtxn, search, None, None, &mut |cell| {
+        let prefix = term_prefix(&partition_start(cell.partition), cell.field_index, cell.term);
+        if columns.last().is_none_or(|(p, _)| *p != prefix) {
+            columns.push((prefix, Versions::default()));
+        }
+        tail.clear();
+        push_version_tail(&mut tail, cell.date_ms, cell.key);
+        if let Some((_, versions)) = columns.last_mut() {
+            versions.push(&tail, cell.encoded_positions());
+        }
+        cells += 1;
+        Ok(())
+    })?;
+    let put_err = |e| Error::lmdb("write format 4", e);
+    search.db.clear(wtxn).map_err(put_err)?;
+    search.rows.clear(wtxn).map_err(put_err)?;
+    let mut value = Vec::new();
+    for (prefix, versions) in &columns {
+        for range in versions.cut() {
+            let key = [prefix.as_slice(), versions.get(range.end - 1).0].concat();
+            value.clear();
+            block_v4::encode(versions.slice(range), &mut value);
+            v4.put(wtxn, &key, &value).map_err(put_err)?;
+        }
+    }
+    if cells > 0 {
+        v4.put(wtxn, COUNTER_KEY, &cells.to_be_bytes()).map_err(put_err)?;
+    }
+    Ok(())
 }

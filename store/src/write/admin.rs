@@ -247,6 +247,21 @@ impl Writer<'_> {
         Ok(self.install_changed(tables))
     }
 
+    /// [`crate::Store::write_format_4_for_tests`].
+    pub fn write_format_4(&self) -> Result<()> {
+        let _writer = self.env.lock_writer()?;
+        self.env.write_txn(|wtxn| {
+            for handle in self.catalog.current().all() {
+                if let Some(search) = &handle.search {
+                    let name = crate::db::keyword_blocks_db_v4(&handle.name);
+                    let v4 = self.env.create_db(wtxn, &name, self.max_dbs, "write format 4")?;
+                    crate::keyword::write_format_4(wtxn, search, &v4)?;
+                }
+            }
+            self.meta.set_format(wtxn, "rowsearch-store/4")
+        })
+    }
+
     /// Serves `tables` when a schema change made them: whether it did.
     fn install_changed(&self, tables: Option<Tables>) -> bool {
         let changed = tables.is_some();
@@ -320,5 +335,17 @@ impl Writer<'_> {
             self.feed.append(wtxn, &refs, now_ms)?;
             Ok(report)
         })
+    }
+}
+
+impl crate::Store {
+    /// For tests of the upgrade: rewrites every table's keyword rows as the
+    /// format 4 build kept them (blocks with row keys, no row numbers) and
+    /// marks the store format 4, so that the next opening upgrades it.
+    /// The handle must be dropped right after (its tables no longer match
+    /// the store).
+    #[doc(hidden)]
+    pub fn write_format_4_for_tests(&self) -> Result<()> {
+        self.writer().write_format_4()
     }
 }

@@ -1,7 +1,8 @@
 //! Keyword rows against a model: after random puts, overwrites and deletes
 //! (with versions and out-of-order timestamps), the store's keyword cells
 //! equal those computed from the model's rows, and keyword lookups equal a
-//! brute-force search of the model, page by page; also after a reopen.
+//! brute-force search of the model, page by page; also after a reopen, a
+//! repack, and the upgrade from format 4's keyword rows.
 
 use crate::common;
 
@@ -281,6 +282,7 @@ proptest! {
         queries in prop::collection::vec((0usize..3, query_terms(), 1usize..4), 6),
         prepare in prop::collection::vec(any::<bool>(), 1..5),
         repack in any::<bool>(),
+        downgrade in any::<bool>(),
     ) {
         let dir = tempfile::tempdir().unwrap();
         let clock = Arc::new(ManualClock::new(START_MS));
@@ -313,11 +315,17 @@ proptest! {
             model.apply(&batch, rowsearch_store::Clock::now_ms(&*clock));
             clock.advance_ms(1);
             if i == steps.len() / 2 {
+                // The keyword rows as the format 4 build kept them, upgraded
+                // by the next opening (and a repack, either way).
+                if downgrade {
+                    store.write_format_4_for_tests().unwrap();
+                }
                 drop(store);
                 if repack {
                     rowsearch_store::repack(dir.path(), &mut |_| {}).unwrap();
                 }
                 store = open();
+                prop_assert_eq!(store.upgraded_from().is_some(), downgrade);
             }
             for (name, _) in tables() {
                 let want = expected_cells(&model, name);
