@@ -61,6 +61,45 @@ pub struct IngestOptions {
     pub nice: i32,
 }
 
+/// The least memory budget [`IngestOptions::for_memory_mb`] takes (MiB).
+pub const MIN_INGEST_MEMORY_MB: u64 = 176;
+
+/// Memory an ingest holds whatever its batches (MiB): the parser, the
+/// walker, the allocator's pools (measured on the full corpus: peak
+/// anonymous memory about 140 MiB + 90 KiB a row of a batch).
+const FIXED_MEMORY_MB: u64 = 144;
+
+/// Memory a row of a batch holds until its transaction commits (KiB):
+/// the parsed message, its keyword cells, and the LMDB pages the
+/// transaction dirties (see [`FIXED_MEMORY_MB`]; with some room).
+const MEMORY_PER_ROW_KB: u64 = 96;
+
+impl IngestOptions {
+    /// These options with batches sized so that the ingest's own memory
+    /// (anonymous memory: not the store's pages, which LMDB maps from the
+    /// file and the kernel reclaims as it needs) stays within `mb` MiB,
+    /// whatever the input's size: `(mb - 144 MiB) / 96 KiB` rows a batch
+    /// (64 to 4,096), a quarter of `mb` of input. Smaller batches cost
+    /// speed (search-api/BENCHMARKS.md, "Issue 40, second part").
+    ///
+    /// # Errors
+    /// A message naming the least budget when `mb` is below
+    /// [`MIN_INGEST_MEMORY_MB`].
+    pub fn for_memory_mb(self, mb: u64) -> Result<IngestOptions, String> {
+        if mb < MIN_INGEST_MEMORY_MB {
+            return Err(format!(
+                "a memory budget of {mb} MiB is too small: an ingest needs at least {MIN_INGEST_MEMORY_MB} MiB"
+            ));
+        }
+        let rows = ((mb - FIXED_MEMORY_MB) * 1024 / MEMORY_PER_ROW_KB).clamp(64, 4096);
+        Ok(IngestOptions {
+            batch_rows: usize::try_from(rows).unwrap_or(4096),
+            batch_bytes: usize::try_from(mb * 1024 * 1024 / 4).unwrap_or(usize::MAX),
+            ..self
+        })
+    }
+}
+
 /// Default [`IngestOptions::nice`]: as the refresher's threads.
 pub const DEFAULT_INGEST_NICE: i32 = 10;
 
@@ -158,4 +197,20 @@ pub struct IngestProgress {
     pub files_total: u64,
     /// Rows written so far.
     pub stored: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_memory_budget_sizes_the_batches_within_their_bounds() {
+        let small = IngestOptions::default().for_memory_mb(MIN_INGEST_MEMORY_MB).unwrap();
+        assert_eq!(small.batch_rows, 341);
+        assert_eq!(IngestOptions::default().for_memory_mb(256).unwrap().batch_rows, 1194);
+        assert_eq!(IngestOptions::default().for_memory_mb(1 << 20).unwrap().batch_rows, 4096);
+        assert_eq!(IngestOptions::default().for_memory_mb(256).unwrap().batch_bytes, 64 << 20);
+        let err = IngestOptions::default().for_memory_mb(MIN_INGEST_MEMORY_MB - 1).unwrap_err();
+        assert!(err.contains("at least 176 MiB"), "{err}");
+    }
 }

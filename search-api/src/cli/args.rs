@@ -434,8 +434,14 @@ pub enum MailCommand {
         #[arg(long, default_value_t = rowsearch::indexer::DEFAULT_MAX_MESSAGE_BYTES)]
         max_message_bytes: u64,
         /// Rows per write transaction.
-        #[arg(long, default_value_t = 4096)]
+        #[arg(long, default_value_t = 4096, conflicts_with = "memory_mb")]
         batch_rows: usize,
+        /// Memory budget in MiB for the ingest's own memory (batches,
+        /// their keyword cells and dirtied pages; not the store's mapped
+        /// pages): sizes the batches to fit (at least 176; default: batches
+        /// of 4,096 rows, about 450 MiB).
+        #[arg(long)]
+        memory_mb: Option<u64>,
         /// CPU priority of the ingest (a nice value, 0-19): above 0 it
         /// yields the cores to the searches of a server on the same
         /// machine; 0 runs it at the priority it was started with.

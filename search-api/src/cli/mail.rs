@@ -16,7 +16,17 @@ use super::progress::Progress;
 /// Runs a mail command.
 pub(super) fn run(args: &Args, command: &MailCommand, out: &mut impl Write) -> Result<ExitCode> {
     match command {
-        MailCommand::Ingest { paths, table, format, user, report, max_message_bytes, batch_rows, nice } => {
+        MailCommand::Ingest {
+            paths,
+            table,
+            format,
+            user,
+            report,
+            max_message_bytes,
+            batch_rows,
+            memory_mb,
+            nice,
+        } => {
             // The process is the ingest: its batching thread yields too.
             rowsearch::indexer::lower_thread_priority(*nice);
             let options = rowsearch::indexer::IngestOptions {
@@ -33,6 +43,10 @@ pub(super) fn run(args: &Args, command: &MailCommand, out: &mut impl Write) -> R
                 max_message_bytes: *max_message_bytes,
                 nice: *nice,
                 ..Default::default()
+            };
+            let options = match memory_mb {
+                Some(mb) => options.for_memory_mb(*mb).map_err(super::args::UsageError)?,
+                None => options,
             };
             let result = match &args.hbase {
                 Some(addr) => ingest_hbase(addr, paths, &options)?,

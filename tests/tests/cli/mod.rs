@@ -245,10 +245,16 @@ fn cli_ingest_and_keywords() {
         stdout(&out)
     );
     assert_eq!(std::fs::read_to_string(&report).unwrap(), "");
-    // Again: all duplicates, still success.
-    let out = t.run(&["ingest", maildir.to_str().unwrap()]);
-    assert_eq!(code(&out), 0);
+    // Again, in batches sized by a memory budget: all duplicates, still
+    // success; a budget too small or beside --batch-rows is bad usage.
+    let out = t.run(&["ingest", maildir.to_str().unwrap(), "--memory-mb", "200"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert!(stdout(&out).contains("0 stored, 347 duplicates"), "{}", stdout(&out));
+    let out = t.run(&["ingest", maildir.to_str().unwrap(), "--memory-mb", "100"]);
+    assert_eq!(code(&out), 2);
+    assert!(stderr(&out).contains("at least 176 MiB"), "{}", stderr(&out));
+    let out = t.run(&["ingest", maildir.to_str().unwrap(), "--memory-mb", "300", "--batch-rows", "9"]);
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
     // A bad file is skipped and named, and is not a failure.
     let bad = t.dir.path().join("junk/inbox");
     std::fs::create_dir_all(&bad).unwrap();
