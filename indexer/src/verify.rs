@@ -72,6 +72,9 @@ pub struct VerifyReport {
     pub orphan_cells: Mismatches,
     /// Sampled rows whose keyword cells differ from their values'.
     pub cells_differ: Mismatches,
+    /// Row numbers of the keyword rows that do not hold (the embedded
+    /// store's; see `ReadTxn::check_keyword_numbers`).
+    pub row_numbers: Mismatches,
     /// Sampled rows whose indexed terms differ from their keyword cells.
     pub terms_differ: Mismatches,
     /// Rows compared term by term.
@@ -112,6 +115,7 @@ impl VerifyReport {
             &self.orphan_cells,
             &self.cells_differ,
             &self.terms_differ,
+            &self.row_numbers,
         ]
         .iter()
         .all(|m| m.count == 0)
@@ -122,7 +126,7 @@ impl VerifyReport {
         let state = if self.is_clean() { "clean" } else { "MISMATCH" };
         format!(
             "verify {:?} generation {}: {state}: {} docs, {} rows with keyword cells, {} pending (index at seq {}, store at {}{}), {} missing, {} stale, \
-             {} duplicate, {} orphan cells, {} sampled ({} cell and {} term mismatches), {:.2}s",
+             {} duplicate, {} orphan cells, {} sampled ({} cell and {} term mismatches){}, {:.2}s",
             self.table,
             self.generation,
             self.docs,
@@ -140,6 +144,10 @@ impl VerifyReport {
             self.sampled,
             self.cells_differ.count,
             self.terms_differ.count,
+            match self.row_numbers.count {
+                0 => String::new(),
+                n => format!(", {n} row number problems"),
+            },
             self.seconds
         )
     }
@@ -220,6 +228,9 @@ pub fn verify_in(
         Ok(())
     })?;
     report.rows_with_cells = rows.len() as u64;
+    for (key, problem) in rtxn.check_keyword_numbers(table)? {
+        report.row_numbers.add(&key, Some(problem), max);
+    }
     let read = ReadOptions::default();
     let mut sorted_rows: Vec<&Vec<u8>> = rows.iter().collect();
     sorted_rows.sort();

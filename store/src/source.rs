@@ -185,6 +185,16 @@ pub trait RowView {
     /// `NotSearchable`; as [`Self::schema`].
     fn keyword_partition_splits(&self, table: &str) -> Result<Vec<Vec<u8>>>;
 
+    /// What does not hold in how the keyword rows refer to rows (the
+    /// embedded store's row numbers, [`ReadTxn::check_keyword_numbers`]);
+    /// empty for a source that keeps keys in them.
+    ///
+    /// # Errors
+    /// As [`Self::keyword_partition_splits`].
+    fn check_keyword_numbers(&self, _table: &str) -> Result<Vec<(Vec<u8>, String)>> {
+        Ok(Vec::new())
+    }
+
     /// How many keyword cells the table holds (a total for progress).
     ///
     /// # Errors
@@ -257,6 +267,10 @@ impl RowView for ReadTxn<'_> {
 
     fn keyword_cell_count(&self, table: &str) -> Result<u64> {
         ReadTxn::keyword_cell_count(self, table)
+    }
+
+    fn check_keyword_numbers(&self, table: &str) -> Result<Vec<(Vec<u8>, String)>> {
+        ReadTxn::check_keyword_numbers(self, table)
     }
 
     fn for_each_keyword_cell(

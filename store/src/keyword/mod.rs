@@ -44,3 +44,25 @@ pub(crate) use write::{read_counter, update};
 pub(crate) fn numbered_rows(txn: &heed::RoTxn<'_>, search: &SearchHandle) -> crate::error::Result<u64> {
     rows::count(txn, &search.rows)
 }
+
+/// What does not hold in the table's row numbers (see `rows::check`):
+/// (the key concerned, or empty; what is wrong).
+pub(crate) fn check_numbers(
+    txn: &heed::RoTxn<'_>,
+    search: &SearchHandle,
+) -> crate::error::Result<Vec<(Vec<u8>, String)>> {
+    let mut referenced = std::collections::HashSet::new();
+    let range = (std::ops::Bound::Included(block::FIRST_BLOCK_KEY), std::ops::Bound::Unbounded);
+    let (mut partition, mut term) = (Vec::new(), Vec::new());
+    let read_err = |e| crate::error::Error::lmdb("keyword read", e);
+    for item in search.db.range(txn, &range).map_err(read_err)? {
+        let (k, v) = item.map_err(read_err)?;
+        let column =
+            codec::decode_column(&search.db_name, &search.schema.fields, k, &mut partition, &mut term)?;
+        let mut reader = block::BlockReader::new(&search.db_name, k, column.prefix_len, v)?;
+        while let Some((version, _)) = reader.next()? {
+            referenced.insert(version.row);
+        }
+    }
+    rows::check(txn, &search.rows, &referenced)
+}

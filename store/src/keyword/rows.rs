@@ -152,3 +152,107 @@ impl NameCache {
         Ok(key)
     }
 }
+
+/// What does not hold in a table's row numbers: a number and a key that
+/// do not name each other both ways, a number the blocks refer to that
+/// names no row, a numbered row no block refers to, a next number not past
+/// every number in use. `referenced` are the numbers the blocks hold.
+pub(crate) fn check(
+    txn: &RoTxn<'_>,
+    db: &BytesDb,
+    referenced: &std::collections::HashSet<u32>,
+) -> Result<Vec<(Vec<u8>, String)>> {
+    let mut problems = Vec::new();
+    let mut keys: HashMap<u32, Vec<u8>> = HashMap::new();
+    for item in db.prefix_iter(txn, &[BY_NUMBER]).map_err(lmdb)? {
+        let (k, key) = item.map_err(lmdb)?;
+        let Some(n) = k.get(1..).and_then(|b| <[u8; 4]>::try_from(b).ok()).map(u32::from_be_bytes) else {
+            problems.push((k.to_vec(), "a bad row number entry".to_owned()));
+            continue;
+        };
+        let back = db.get(txn, &key_key(key)).map_err(lmdb)?.and_then(|v| v.first_chunk::<4>().copied());
+        if back != Some(n.to_be_bytes()) {
+            problems.push((key.to_vec(), format!("row number {n} names this row, which has {back:?}")));
+        }
+        keys.insert(n, key.to_vec());
+    }
+    let mut by_key = 0usize;
+    for item in db.prefix_iter(txn, &[BY_KEY]).map_err(lmdb)? {
+        let (k, v) = item.map_err(lmdb)?;
+        by_key += 1;
+        let n = v.first_chunk::<4>().map(|b| u32::from_be_bytes(*b));
+        if n.and_then(|n| keys.get(&n)).map(Vec::as_slice) != Some(&k[1..]) {
+            problems.push((k[1..].to_vec(), format!("has row number {n:?}, which does not name it")));
+        }
+    }
+    if by_key != keys.len() {
+        problems.push((Vec::new(), format!("{} numbers but {by_key} numbered keys", keys.len())));
+    }
+    let greatest = keys.keys().max().copied().unwrap_or(0);
+    if let Some(next) = db.get(txn, NEXT).map_err(lmdb)?.and_then(|v| v.first_chunk::<4>().copied())
+        && u32::from_be_bytes(next) <= greatest
+    {
+        problems.push((Vec::new(), format!("the next number {} is in use", u32::from_be_bytes(next))));
+    }
+    let mut unreferenced: Vec<(&u32, &Vec<u8>)> =
+        keys.iter().filter(|(n, _)| !referenced.contains(n)).collect();
+    unreferenced.sort();
+    for (n, key) in unreferenced {
+        problems.push((key.clone(), format!("has row number {n} but no keyword cells")));
+    }
+    let mut dangling: Vec<u32> = referenced.iter().filter(|n| !keys.contains_key(n)).copied().collect();
+    dangling.sort_unstable();
+    for n in dangling {
+        problems.push((Vec::new(), format!("keyword cells refer to row number {n}, which names no row")));
+    }
+    Ok(problems)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashSet;
+
+    use super::*;
+
+    fn with_db(f: impl Fn(&mut RwTxn, &BytesDb)) {
+        let dir = tempfile::tempdir().unwrap();
+        let limits = crate::db::env::EnvLimits { map_size_bytes: 1 << 20, max_dbs: 1, max_readers: 8 };
+        let env = crate::db::env::Environment::open_shared(dir.path(), limits).unwrap();
+        env.write_txn(|wtxn| {
+            let db = env.create_db(wtxn, "kr", 1, "test")?;
+            f(wtxn, &db);
+            Ok(())
+        })
+        .unwrap();
+    }
+
+    #[test]
+    fn numbers_are_given_once_and_checked_both_ways() {
+        with_db(|wtxn, db| {
+            assert_eq!(next_number(wtxn, db).unwrap(), 1);
+            put(wtxn, db, b"a", 1).unwrap();
+            put(wtxn, db, b"b", 2).unwrap();
+            set_next_number(wtxn, db, 3).unwrap();
+            remove(wtxn, db, b"b", 2).unwrap();
+            // The greatest number went, but the counter keeps it given.
+            assert_eq!(next_number(wtxn, db).unwrap(), 3);
+            assert_eq!(number_of(wtxn, db, "kr", b"a").unwrap(), Some(1));
+            assert_eq!(key_of(wtxn, db, "kr", 1).unwrap(), b"a");
+            assert!(key_of(wtxn, db, "kr", 2).is_err());
+            let sound = check(wtxn, db, &HashSet::from([1])).unwrap();
+            assert!(sound.is_empty(), "{sound:?}");
+            // A number no cell refers to, a cell's number that names no row.
+            let problems = check(wtxn, db, &HashSet::from([7])).unwrap();
+            assert_eq!(problems.len(), 2, "{problems:?}");
+            // One direction lost.
+            db.delete(wtxn, &key_key(b"a")).unwrap();
+            let problems = check(wtxn, db, &HashSet::from([1])).unwrap();
+            assert!(problems.iter().any(|(k, p)| k == b"a" && p.contains("row number 1")), "{problems:?}");
+            // A counter behind a number in use.
+            put(wtxn, db, b"a", 1).unwrap();
+            put(wtxn, db, b"c", 5).unwrap();
+            let problems = check(wtxn, db, &HashSet::from([1, 5])).unwrap();
+            assert!(problems.iter().any(|(_, p)| p.contains("next number 3 is in use")), "{problems:?}");
+        });
+    }
+}

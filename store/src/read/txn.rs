@@ -396,6 +396,18 @@ impl<'s> ReadTxn<'s> {
         crate::keyword::numbered_rows(&self.txn, handle.search()?)
     }
 
+    /// What does not hold in how the table's keyword blocks refer to its
+    /// rows by number (format 5): each problem with the row key concerned
+    /// (empty when there is none). Empty for a sound store.
+    ///
+    /// # Errors
+    /// `UnknownTable`, `NotSearchable`, `Lmdb`, `Corrupted` (a block that
+    /// does not decode).
+    pub fn check_keyword_numbers(&self, table: &str) -> Result<Vec<(Vec<u8>, String)>> {
+        let handle = self.handle(table)?;
+        crate::keyword::check_numbers(&self.txn, handle.search()?)
+    }
+
     /// How many LMDB entries (blocks) hold the table's keyword cells.
     ///
     /// # Errors

@@ -334,6 +334,8 @@ proptest! {
                 let with_cells: std::collections::BTreeSet<&Vec<u8>> = want.iter().map(|c| &c.key).collect();
                 let numbered = store.begin_read().unwrap().keyword_numbered_rows(name).unwrap();
                 prop_assert_eq!(numbered, with_cells.len() as u64, "numbered rows of {} after step {}", name, i);
+                let problems = store.begin_read().unwrap().check_keyword_numbers(name).unwrap();
+                prop_assert!(problems.is_empty(), "{:?}", problems);
             }
         }
         for (name, schema) in tables() {
