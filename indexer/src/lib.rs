@@ -69,7 +69,7 @@ pub use expand::QueryWords;
 pub use generation::IndexDir;
 pub use ingest::{
     DEFAULT_INGEST_NICE, DEFAULT_MAX_MESSAGE_BYTES, Format, IngestOptions, IngestProgress, IngestReport,
-    RowSink, Skipped, ingest, ingest_to,
+    MIN_INGEST_MEMORY_MB, RowSink, Skipped, ingest, ingest_to,
 };
 pub use live::{
     Consistency, DEFAULT_OVERLAY_MAX_ROWS, Freshness, LiveIndex, LiveIndexes, Snapshot, WALK_KEEP, Want,

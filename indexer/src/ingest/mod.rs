@@ -30,7 +30,7 @@ use rowsearch_store::{Store, TableSchema};
 
 pub use options::{
     DEFAULT_INGEST_NICE, DEFAULT_MAX_MESSAGE_BYTES, Format, IngestOptions, IngestProgress, IngestReport,
-    Skipped,
+    MIN_INGEST_MEMORY_MB, Skipped,
 };
 pub use sink::RowSink;
 
