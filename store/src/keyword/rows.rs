@@ -15,6 +15,7 @@
 //! at 1; the upgrade from format 4 numbers the rows in key order.
 
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::{Arc, RwLock};
 
 use heed::{RoTxn, RwTxn};
@@ -98,18 +99,42 @@ pub(crate) fn count(txn: &RoTxn<'_>, db: &BytesDb) -> Result<u64> {
     Ok(n)
 }
 
+/// Hashes a row number with one multiplication (Fibonacci hashing): the
+/// maps below are keyed by numbers alone, which no one chooses.
+#[derive(Default)]
+pub(crate) struct NumberHasher(u64);
+
+impl Hasher for NumberHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+
+    fn write_u32(&mut self, n: u32) {
+        self.0 = (self.0 ^ u64::from(n)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+/// A map keyed by row number.
+type ByNumber<V> = HashMap<u32, V, BuildHasherDefault<NumberHasher>>;
+
 /// Row keys by number in one read transaction: each number looked up in
 /// LMDB once (a scan of a partition meets each row once per term).
 pub(crate) struct Names<'t> {
     txn: &'t RoTxn<'t>,
     db: &'t BytesDb,
     db_name: &'t str,
-    seen: HashMap<u32, &'t [u8]>,
+    seen: ByNumber<&'t [u8]>,
 }
 
 impl<'t> Names<'t> {
     pub fn new(txn: &'t RoTxn<'t>, db: &'t BytesDb, db_name: &'t str) -> Names<'t> {
-        Names { txn, db, db_name, seen: HashMap::new() }
+        Names { txn, db, db_name, seen: ByNumber::default() }
     }
 
     /// The row key of number `n`.
@@ -130,7 +155,7 @@ impl<'t> Names<'t> {
 /// number. Bounded: emptied when it reaches [`NameCache::MAX`] keys.
 #[derive(Debug, Default)]
 pub(crate) struct NameCache {
-    keys: RwLock<HashMap<u32, Arc<[u8]>>>,
+    keys: RwLock<ByNumber<Arc<[u8]>>>,
 }
 
 impl NameCache {
