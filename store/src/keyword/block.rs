@@ -284,12 +284,18 @@ impl<'a> BlockReader<'a> {
     }
 
     fn take_positions(&mut self) -> Result<&'a [u8]> {
-        let len = take_len(&mut self.rest).ok_or_else(|| corrupted(self.db, self.key, "bad positions"))?;
-        take_slice(&mut self.rest, len).ok_or_else(|| corrupted(self.db, self.key, "bad positions"))
+        take_positions(&mut self.rest, self.db, self.key)
     }
 }
 
-fn corrupted(db: &str, key: &[u8], detail: &str) -> Error {
+/// Reads a version's positions, prefixed by their length (both formats'
+/// blocks keep them so), from `rest`.
+pub(crate) fn take_positions<'a>(rest: &mut &'a [u8], db: &str, key: &[u8]) -> Result<&'a [u8]> {
+    let len = take_len(rest).ok_or_else(|| corrupted(db, key, "bad positions"))?;
+    take_slice(rest, len).ok_or_else(|| corrupted(db, key, "bad positions"))
+}
+
+pub(crate) fn corrupted(db: &str, key: &[u8], detail: &str) -> Error {
     Error::corrupted(db, key, detail)
 }
 

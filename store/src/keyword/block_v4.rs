@@ -18,8 +18,10 @@
 //! has in common with the row key before it (for the first version: the
 //! last version's).
 
-use super::block::{TARGET_BLOCK_BYTES, push_varint, take_len, take_slice, take_varint};
-use crate::error::{Error, Result};
+use super::block::{
+    TARGET_BLOCK_BYTES, corrupted, push_varint, take_len, take_positions, take_slice, take_varint,
+};
+use crate::error::Result;
 
 fn date_of(tail: &[u8]) -> u64 {
     tail.first_chunk::<8>().map_or(0, |d| u64::from_be_bytes(*d))
@@ -145,13 +147,8 @@ impl<'a> BlockReader<'a> {
     }
 
     fn take_positions(&mut self) -> Result<&'a [u8]> {
-        let len = take_len(&mut self.rest).ok_or_else(|| corrupted(self.db, self.key, "bad positions"))?;
-        take_slice(&mut self.rest, len).ok_or_else(|| corrupted(self.db, self.key, "bad positions"))
+        take_positions(&mut self.rest, self.db, self.key)
     }
-}
-
-fn corrupted(db: &str, key: &[u8], detail: &str) -> Error {
-    Error::corrupted(db, key, detail)
 }
 
 /// Owned versions of one column, in one buffer: what a write decodes,

@@ -57,19 +57,8 @@ pub(crate) fn convert_cells(
             }
         }
     }
-    let mut value = Vec::new();
-    for (prefix, versions) in &columns {
-        for range in versions.cut() {
-            let key = [prefix.as_slice(), versions.get(range.end - 1).0].concat();
-            value.clear();
-            block_v4::encode(versions.slice(range), &mut value);
-            v4.put(wtxn, &key, &value).map_err(|e| Error::lmdb("upgrade keyword put", e))?;
-        }
-    }
+    put_v4_blocks(wtxn, v4, &columns, cells)?;
     old.clear(wtxn).map_err(|e| Error::lmdb("upgrade keyword clear", e))?;
-    if cells > 0 {
-        v4.put(wtxn, COUNTER_KEY, &cells.to_be_bytes()).map_err(|e| Error::lmdb("upgrade keyword put", e))?;
-    }
     report(cells, total);
     Ok(cells)
 }
@@ -183,11 +172,18 @@ pub(crate) fn write_format_4(wtxn: &mut RwTxn, search: &SearchHandle, v4: &Bytes
         cells += 1;
         Ok(())
     })?;
-    let put_err = |e| Error::lmdb("write format 4", e);
-    search.db.clear(wtxn).map_err(put_err)?;
-    search.rows.clear(wtxn).map_err(put_err)?;
+    let clear_err = |e| Error::lmdb("write format 4", e);
+    search.db.clear(wtxn).map_err(clear_err)?;
+    search.rows.clear(wtxn).map_err(clear_err)?;
+    put_v4_blocks(wtxn, v4, &columns, cells)
+}
+
+/// Writes columns (term prefix, versions) as format 4 blocks in `v4`, and
+/// the cell count.
+fn put_v4_blocks(wtxn: &mut RwTxn, v4: &BytesDb, columns: &[(Vec<u8>, Versions)], cells: u64) -> Result<()> {
+    let put_err = |e| Error::lmdb("keyword put (format 4)", e);
     let mut value = Vec::new();
-    for (prefix, versions) in &columns {
+    for (prefix, versions) in columns {
         for range in versions.cut() {
             let key = [prefix.as_slice(), versions.get(range.end - 1).0].concat();
             value.clear();
