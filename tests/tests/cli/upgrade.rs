@@ -59,6 +59,8 @@ fn assert_small_fixture_indexes(t: &TestDir) {
 
 /// Keyword cells of the fixture's mail table (what the upgrade reports).
 const FIXTURE_CELLS: u64 = 6422;
+/// Keyword cells of the format 4 sample (`tests/fixtures/format4-sample`).
+const FORMAT4_SAMPLE_CELLS: u64 = 77_364;
 
 /// The lookups the previous build answered on the fixture give the same
 /// keys.
@@ -117,6 +119,12 @@ fn cli_upgrade_says_what_it_did_with_progress_and_then_that_nothing_is_left() {
 /// Runs `rowsearch upgrade` aborting (as kill -9 would: no unwinding, no
 /// commit) once `cells` keyword cells are rewritten.
 fn upgrade_aborted_after(t: &TestDir, cells: u64) {
+    upgrade_aborted_after_of(t, cells, None)
+}
+
+/// [`upgrade_aborted_after`], also checking that the upgrade announced
+/// `total` keyword cells (a fail point past the total would never fire).
+fn upgrade_aborted_after_of(t: &TestDir, cells: u64, total: Option<u64>) {
     let out = Command::new(bin())
         .arg("--data")
         .arg(t.data())
@@ -126,6 +134,9 @@ fn upgrade_aborted_after(t: &TestDir, cells: u64) {
         .unwrap();
     assert!(!out.status.success(), "the fail point at {cells} cells fired: {}", stdout(&out));
     assert!(stderr(&out).contains("upgrading the store"), "{}", stderr(&out));
+    if let Some(total) = total {
+        assert!(stderr(&out).contains(&format!(", {total} keyword cells")), "{}", stderr(&out));
+    }
 }
 
 /// Runs `rowsearch upgrade` `times` times, each killed (kill -9) at a
@@ -343,8 +354,9 @@ fn cli_the_sample_mail_format_4_upgrade_killed_at_random_points_still_answers_as
     eprintln!("seed {seed}");
     let mut rng = Rng(seed);
     let t = sample_store(Sample::Format4);
-    // Aborted at a random point of the conversion (81,697 keyword cells)...
-    upgrade_aborted_after(&t, rng.below(81_000) as u64);
+    // Aborted at a random point of the conversion...
+    let cells = rng.below(FORMAT4_SAMPLE_CELLS as usize) as u64;
+    upgrade_aborted_after_of(&t, cells, Some(FORMAT4_SAMPLE_CELLS));
     // ...and killed at random moments.
     kill_upgrades(&t, &mut rng, 6, 150_000);
     let out = t.run(&["upgrade"]);
