@@ -20,7 +20,7 @@ use crate::read::{ReadOptions, ReadTxn, Scan, ScanPage};
 use crate::schema::{Analyzer, IndexSchema, TableSchema};
 use crate::secondary::{IndexPage, IndexQuery, IndexState, IndexVerifyReport};
 use crate::table::{Catalog, DbSource, Region, RegionStats, TableHandle, TableStats, Tables, open_table};
-use crate::write::{Batch, CompactReport, Delete, IndexBuildStep, PreparedBatch, Writer};
+use crate::write::{Batch, CompactReport, Delete, IndexBuildStep, PendingRuns, PreparedBatch, Writer};
 use crate::write::{BuildCursor, build_chunk};
 
 /// Default initial size of the memory map (it grows on demand).
@@ -44,7 +44,7 @@ pub struct StoreBuilder {
     max_readers: u32,
     clock: Arc<dyn Clock>,
     analyzer: Option<Arc<dyn Analyzer>>,
-    index_pending_runs: usize,
+    pending_runs: PendingRuns,
 }
 
 impl Default for StoreBuilder {
@@ -56,7 +56,10 @@ impl Default for StoreBuilder {
             max_readers: 512,
             clock: Arc::new(SystemClock),
             analyzer: None,
-            index_pending_runs: crate::secondary::PENDING_RUNS,
+            pending_runs: PendingRuns {
+                index: crate::secondary::PENDING_RUNS,
+                keyword: crate::keyword::PENDING_RUNS,
+            },
         }
     }
 }
@@ -102,7 +105,18 @@ impl StoreBuilder {
     /// ranges; 0 merges on every write. See "Secondary indexes" in
     /// `store/FORMAT.md`.
     pub fn index_pending_runs(mut self, runs: usize) -> StoreBuilder {
-        self.index_pending_runs = runs;
+        self.pending_runs.index = runs;
+        self
+    }
+
+    /// Most pending keyword runs a table keeps beside its keyword blocks
+    /// (default 8): each write appends its new keyword versions as one run,
+    /// and a write that leaves more runs moves them all into the blocks.
+    /// More runs make merges rarer but lookups read more places; 0 writes
+    /// every change straight into the blocks. See "Keyword rows" in
+    /// `store/FORMAT.md`.
+    pub fn keyword_pending_runs(mut self, runs: usize) -> StoreBuilder {
+        self.pending_runs.keyword = runs;
         self
     }
 
@@ -230,7 +244,7 @@ pub struct Store {
     catalog: Catalog,
     clock: Arc<dyn Clock>,
     max_dbs: u32,
-    index_pending_runs: usize,
+    pending_runs: PendingRuns,
     upgraded_from: Option<String>,
     repaired: Vec<RepairedIndex>,
 }
@@ -320,7 +334,7 @@ impl Store {
             catalog: Catalog::new(tables, options.analyzer, meta, options.max_dbs),
             clock: options.clock,
             max_dbs: options.max_dbs,
-            index_pending_runs: options.index_pending_runs,
+            pending_runs: options.pending_runs,
             upgraded_from,
             repaired,
         })
@@ -347,7 +361,7 @@ impl Store {
             feed: self.feed,
             clock: &*self.clock,
             max_dbs: self.max_dbs,
-            index_pending_runs: self.index_pending_runs,
+            pending_runs: self.pending_runs,
         }
     }
 

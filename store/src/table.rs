@@ -396,9 +396,18 @@ pub(crate) fn open_table(
             let db = source.db(env, &db_name, max_dbs, "open keyword database")?;
             let rows_name = dbs::keyword_rows_db(name);
             let rows = source.db(env, &rows_name, max_dbs, "open keyword database")?;
+            let pending_name = dbs::keyword_runs_db(name);
+            let pending = source.db(env, &pending_name, max_dbs, "open keyword database")?;
             Some(
-                SearchHandle::open(search, &schema, &families, (db_name, db), (rows_name, rows))
-                    .map_err(|reason| ErrorKind::InvalidSchema { table: name.to_owned(), reason })?,
+                SearchHandle::open(
+                    search,
+                    &schema,
+                    &families,
+                    (db_name, db),
+                    (rows_name, rows),
+                    (pending_name, pending),
+                )
+                .map_err(|reason| ErrorKind::InvalidSchema { table: name.to_owned(), reason })?,
             )
         }
     };

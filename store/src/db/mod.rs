@@ -14,6 +14,7 @@
 //! | `t/<table>/i/<index>`  | index entry (see `index`) | expiry (u64 BE; empty: never) |
 //! | `t/<table>/p/<index>`  | run id (u32 BE), index entry; run 0: the run directory | as above; directory: entries written (u64 BE) |
 //! | `t/<table>/kv`         | keyword block key, or `00`: the cell count (see `keyword`) | keyword block; the count: u64 BE |
+//! | `t/<table>/kp`         | run id (u32 BE) ‖ keyword block key; run 0: the run directory (see `keyword::runs`) | keyword block; directory: versions written (u64 BE) |
 //! | `t/<table>/kb`         | (format 4: keyword blocks with row keys; emptied by the upgrade) | |
 //! | `t/<table>/kr`         | `01` ‖ row number (u32 BE); `02` ‖ row key (see `keyword::rows`) | row key; row number (u32 BE) |
 //! | `t/<table>/k`          | (format 3: keyword cell; emptied by the upgrade) | positions |
@@ -70,7 +71,7 @@ pub(crate) const META_TABLE_ID_PREFIX: &[u8] = b"table_id/";
 pub(crate) const META_DISABLED_PREFIX: &[u8] = b"disabled/";
 
 /// The format this build reads and writes.
-pub const FORMAT: &str = "rowsearch-store/5";
+pub const FORMAT: &str = "rowsearch-store/6";
 /// Older formats this build opens and marks as [`FORMAT`]: version 1 had no
 /// pending index databases (created empty on open); version 2 kept pending
 /// index entries without run ids (moved into the main index on open). An
@@ -79,8 +80,15 @@ pub const FORMAT: &str = "rowsearch-store/5";
 /// version 4 keeps blocks in `t/<table>/kb` (converted on open, in the
 /// opening transaction); version 5's blocks hold row numbers (`t/<table>/kr`)
 /// where version 4's held row keys (converted on open the same way).
-pub(crate) const UPGRADES_FROM: &[&str] =
-    &["rowsearch-store/1", "rowsearch-store/2", "rowsearch-store/3", "rowsearch-store/4"];
+/// Version 6 keeps new keyword versions in pending runs (`t/<table>/kp`,
+/// created empty on open), which an older build would not read.
+pub(crate) const UPGRADES_FROM: &[&str] = &[
+    "rowsearch-store/1",
+    "rowsearch-store/2",
+    "rowsearch-store/3",
+    "rowsearch-store/4",
+    "rowsearch-store/5",
+];
 
 /// Databases besides the families.
 pub(crate) const FIXED_DBS: u32 = 3;
@@ -103,6 +111,12 @@ pub(crate) fn pending_index_db(table: &str, index: &str) -> String {
 /// The database holding a table's keyword rows (blocks; format 5).
 pub(crate) fn keyword_db(table: &str) -> String {
     format!("t/{table}/kv")
+}
+
+/// The database holding a table's pending keyword runs (format 6; see
+/// `keyword::runs`).
+pub(crate) fn keyword_runs_db(table: &str) -> String {
+    format!("t/{table}/kp")
 }
 
 /// The database that held a table's keyword blocks with row keys (format

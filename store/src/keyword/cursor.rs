@@ -11,7 +11,7 @@ use heed::RoTxn;
 use heed::types::Bytes;
 
 use super::block::{BlockReader, ORDER_TAIL_LEN, order_tail};
-use super::handle::SearchHandle;
+use super::runs::Place;
 use crate::error::{Error, Result};
 use crate::key;
 use crate::stream::SortedKeys;
@@ -19,8 +19,8 @@ use crate::stream::SortedKeys;
 /// The versions of one column (partition, field, term).
 pub(crate) struct ColumnCursor<'t> {
     txn: &'t RoTxn<'t>,
-    search: &'t SearchHandle,
-    /// The column's term prefix (`prefix_len` bytes), with room to build
+    place: Place<'t>,
+    /// The column's term prefix in its place (`prefix_len` bytes), with room to build
     /// a seek's lower bound after it.
     prefix: Vec<u8>,
     prefix_len: usize,
@@ -33,12 +33,14 @@ pub(crate) struct ColumnCursor<'t> {
 }
 
 impl<'t> ColumnCursor<'t> {
-    pub fn new(txn: &'t RoTxn<'t>, search: &'t SearchHandle, prefix: Vec<u8>) -> Result<Self> {
+    /// The versions of the column whose block keys in `place` start with
+    /// `prefix` (the place's own prefix included).
+    pub fn new(txn: &'t RoTxn<'t>, place: Place<'t>, prefix: Vec<u8>) -> Result<Self> {
         let end = key::prefix_successor(&prefix);
         let prefix_len = prefix.len();
         let mut cursor = ColumnCursor {
             txn,
-            search,
+            place,
             prefix,
             prefix_len,
             end,
@@ -59,7 +61,7 @@ impl<'t> ColumnCursor<'t> {
             Bound::Included(self.prefix.as_slice()),
             self.end.as_deref().map_or(Bound::Unbounded, Bound::Excluded),
         );
-        self.iter = Some(self.search.db.range(self.txn, &range).map_err(|e| Error::lmdb("lookup", e))?);
+        self.iter = Some(self.place.db.range(self.txn, &range).map_err(|e| Error::lmdb("lookup", e))?);
         self.prefix.truncate(self.prefix_len);
         self.next_block()?;
         self.skip_below(target)
@@ -74,7 +76,7 @@ impl<'t> ColumnCursor<'t> {
             return Ok(());
         };
         let (k, v) = item.map_err(|e| Error::lmdb("lookup", e))?;
-        let mut block = BlockReader::new(&self.search.db_name, k, self.prefix_len, v)?;
+        let mut block = BlockReader::new(self.place.name, k, self.prefix_len, v)?;
         self.read += block.len() as u64;
         // A block holds at least one version (`BlockReader::new` checks).
         if block.step()? {

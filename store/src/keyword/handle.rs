@@ -33,6 +33,9 @@ pub(crate) struct SearchHandle {
     pub row_key: Option<RowKeySchema>,
     pub db_name: String,
     pub db: BytesDb,
+    /// The pending runs (`runs`), and their database's name.
+    pub pending: BytesDb,
+    pub pending_name: String,
     /// The row numbers the blocks hold (`rows`), and their database's name.
     pub rows: BytesDb,
     pub rows_name: String,
@@ -92,6 +95,7 @@ impl SearchHandle {
         families: &[Arc<FamilyHandle>],
         (db_name, db): (String, BytesDb),
         (rows_name, rows): (String, BytesDb),
+        (pending_name, pending): (String, BytesDb),
     ) -> std::result::Result<SearchHandle, String> {
         let (columns, partition, date) = resolve_columns(schema, table, |what, column| {
             let (family, qualifier) = parse_column(what, column)?;
@@ -106,6 +110,8 @@ impl SearchHandle {
             row_key: table.row_key.clone(),
             db_name,
             db,
+            pending,
+            pending_name,
             rows,
             rows_name,
             names: super::rows::NameCache::default(),

@@ -13,6 +13,7 @@ use super::codec::{
 use super::cursor::{ColumnCursor, FieldUnion};
 use super::handle::SearchHandle;
 use super::rows::Names;
+use super::runs::{self, MergedBlocks};
 use crate::cursor;
 use crate::error::{Error, ErrorKind, Result};
 use crate::key;
@@ -78,12 +79,17 @@ pub(crate) fn lookup<'t>(
 ) -> Result<KeywordPage> {
     let partition_prefix = partition_start(&query.partition);
     let required = required_terms(&search.schema, analyzer, &query.terms)?;
+    // A term's versions are in the blocks and in the pending runs.
+    let places = runs::places(txn, search)?;
     let mut streams = Vec::with_capacity(required.len());
     for (fields, term) in &required {
-        let columns = fields
-            .iter()
-            .map(|&n| ColumnCursor::new(txn, search, term_prefix(&partition_prefix, n, term)))
-            .collect::<Result<Vec<_>>>()?;
+        let mut columns = Vec::with_capacity(fields.len() * places.len());
+        for &n in fields {
+            let prefix = term_prefix(&partition_prefix, n, term);
+            for &place in &places {
+                columns.push(ColumnCursor::new(txn, place, place.key(&prefix))?);
+            }
+        }
         streams.push(KeyStream::Other(Box::new(FieldUnion::new(columns))));
     }
     // A cursor names the last hit's tail (date and key); its date's
@@ -236,8 +242,10 @@ fn read_cells<'t>(
     // blocks keep a date's versions by number).
     let mut column = OwnedColumn::default();
     let mut versions: Vec<(u64, &'t [u8], &'t [u8])> = Vec::new();
-    for item in search.db.range(txn, &(lower, upper)).map_err(|e| Error::lmdb("keyword read", e))? {
-        let (k, v) = item.map_err(|e| Error::lmdb("keyword read", e))?;
+    // The blocks and the pending runs side by side: a column's versions
+    // may be in several places.
+    for item in MergedBlocks::new(txn, search, lower, upper)? {
+        let (place, k, v) = item?;
         let same = column.key.len() >= column.prefix_len
             && k.len() == column.prefix_len + ORDER_TAIL_LEN
             && k.starts_with(&column.key[..column.prefix_len]);
@@ -245,7 +253,7 @@ fn read_cells<'t>(
             column.emit(search, &mut versions, f)?;
             column.take(search, k)?;
         }
-        let mut block = BlockReader::new(&search.db_name, k, column.prefix_len, v)?;
+        let mut block = BlockReader::new(place.name, k, column.prefix_len, v)?;
         while let Some((version, positions)) = block.next()? {
             versions.push((version.date, names.key(version.row)?, positions));
         }
@@ -320,11 +328,10 @@ pub(crate) fn partition_splits(
     for split in splits.iter().filter(|s| !s.is_empty()) {
         // Not below the first block: the counter sorts before it.
         let range = (Bound::Included(split.as_slice().max(FIRST_BLOCK_KEY)), Bound::Unbounded);
-        let Some(item) = search.db.range(txn, &range).map_err(|e| Error::lmdb("keyword read", e))?.next()
-        else {
+        let Some(item) = MergedBlocks::new(txn, search, range.0, range.1)?.next() else {
             break;
         };
-        let (k, _) = item.map_err(|e| Error::lmdb("keyword read", e))?;
+        let (_, k, _) = item?;
         let mut partition = Vec::new();
         key::take_component_into(k, &mut partition)
             .ok_or_else(|| Error::corrupted(&search.db_name, k, "bad partition"))?;

@@ -29,6 +29,7 @@ mod cursor;
 mod handle;
 mod lookup;
 mod rows;
+mod runs;
 mod upgrade;
 mod write;
 
@@ -37,8 +38,14 @@ pub(crate) use handle::{KeywordCells, SearchHandle};
 pub use handle::{for_each_keyword_cell_of, key_partition_of, keyword_cells_of};
 pub use lookup::{KeywordHit, KeywordPage, KeywordQuery, required_terms};
 pub(crate) use lookup::{decode_cell, for_each_cell, for_each_cell_between, lookup, partition_splits};
+pub(crate) use runs::PENDING_RUNS;
 pub(crate) use upgrade::{convert_cells, number_rows, write_format_4};
-pub(crate) use write::{read_counter, update};
+pub(crate) use write::{merge_runs, read_counter, update};
+
+/// How many blocks the pending runs hold.
+pub(crate) fn pending_block_count(txn: &heed::RoTxn<'_>, search: &SearchHandle) -> crate::error::Result<u64> {
+    runs::block_count(txn, search)
+}
 
 /// How many rows have keyword cells (and so a row number).
 pub(crate) fn numbered_rows(txn: &heed::RoTxn<'_>, search: &SearchHandle) -> crate::error::Result<u64> {
@@ -54,12 +61,10 @@ pub(crate) fn check_numbers(
     let mut referenced = std::collections::HashSet::new();
     let range = (std::ops::Bound::Included(block::FIRST_BLOCK_KEY), std::ops::Bound::Unbounded);
     let (mut partition, mut term) = (Vec::new(), Vec::new());
-    let read_err = |e| crate::error::Error::lmdb("keyword read", e);
-    for item in search.db.range(txn, &range).map_err(read_err)? {
-        let (k, v) = item.map_err(read_err)?;
-        let column =
-            codec::decode_column(&search.db_name, &search.schema.fields, k, &mut partition, &mut term)?;
-        let mut reader = block::BlockReader::new(&search.db_name, k, column.prefix_len, v)?;
+    for item in runs::MergedBlocks::new(txn, search, range.0, range.1)? {
+        let (place, k, v) = item?;
+        let column = codec::decode_column(place.name, &search.schema.fields, k, &mut partition, &mut term)?;
+        let mut reader = block::BlockReader::new(place.name, k, column.prefix_len, v)?;
         while let Some((version, _)) = reader.next()? {
             referenced.insert(version.row);
         }

@@ -175,6 +175,7 @@ pub(crate) fn write_format_4(wtxn: &mut RwTxn, search: &SearchHandle, v4: &Bytes
     let clear_err = |e| Error::lmdb("write format 4", e);
     search.db.clear(wtxn).map_err(clear_err)?;
     search.rows.clear(wtxn).map_err(clear_err)?;
+    super::runs::clear(wtxn, search)?;
     put_v4_blocks(wtxn, v4, &columns, cells)
 }
 

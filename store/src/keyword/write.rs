@@ -16,22 +16,28 @@ use super::block::{
 };
 use super::handle::{KeywordCells, SearchHandle};
 use super::rows;
+use super::runs::{self, Place, RunChunks, RunWriter};
 use crate::error::{Error, ErrorKind, Result};
 use crate::key;
 
 /// One change to a column: (keyword rows, term prefix, version tail, the
-/// row's number, new positions or `None` to delete).
-type Change<'h> = (&'h SearchHandle, &'h [u8], &'h [u8], u32, Option<&'h [u8]>);
+/// row's number, new positions or `None` to delete, whether the version
+/// was stored before).
+type Change<'h> = (&'h SearchHandle, &'h [u8], &'h [u8], u32, Option<&'h [u8]>, bool);
 
 /// One change to a version of a column: the version, new positions or
 /// `None` to delete.
 type Op<'h> = (Version, Option<&'h [u8]>);
 
 /// Applies the difference between rows' keyword cells before and after a
-/// batch.
+/// batch: stored versions deleted or replaced where they are, new versions
+/// written as one new run per table, the runs merged into the blocks once
+/// a table holds more than `max_runs` (0: every change straight into the
+/// blocks).
 pub(crate) fn update<'h>(
     wtxn: &mut RwTxn,
     changes: impl IntoIterator<Item = (&'h SearchHandle, &'h KeywordCells, &'h KeywordCells)>,
+    max_runs: usize,
 ) -> Result<()> {
     let changes: Vec<_> = changes.into_iter().collect();
     let mut writes: Vec<Change<'h>> =
@@ -59,21 +65,21 @@ pub(crate) fn update<'h>(
             match (before.split(b), after.split(a)) {
                 (Some(old), Some(new)) if (old.0, old.1) == (new.0, new.1) => {
                     if old.2 != new.2 {
-                        writes.push((search, new.0, new.1, number, Some(new.2)));
+                        writes.push((search, new.0, new.1, number, Some(new.2), true));
                     }
                     b += 1;
                     a += 1;
                 }
                 (Some(old), Some(new)) if (old.0, old.1) < (new.0, new.1) => {
-                    writes.push((search, old.0, old.1, number, None));
+                    writes.push((search, old.0, old.1, number, None, true));
                     b += 1;
                 }
                 (Some(old), None) => {
-                    writes.push((search, old.0, old.1, number, None));
+                    writes.push((search, old.0, old.1, number, None, true));
                     b += 1;
                 }
                 (_, Some(new)) => {
-                    writes.push((search, new.0, new.1, number, Some(new.2)));
+                    writes.push((search, new.0, new.1, number, Some(new.2), false));
                     a += 1;
                 }
                 (None, None) => break,
@@ -133,33 +139,137 @@ pub(crate) fn update<'h>(
         *slot += 1;
     }
     let mut merger = Merger::default();
-    let mut ops: Vec<Op<'h>> = Vec::new();
+    let mut ops: Vec<(Version, Option<&'h [u8]>, bool)> = Vec::new();
+    let (mut plain, mut deletes): (Vec<Op<'h>>, Vec<Op<'h>>) = (Vec::new(), Vec::new());
+    let mut inserts = Versions::default();
     let mut cells: i64 = 0;
+    // The table being written: its runs before this write, its new run.
+    let mut table: Option<(Vec<[u8; 4]>, Option<RunWriter>)> = None;
     for (r, &id) in order.iter().enumerate() {
         let group = &mut sorted[starts[r]..starts[r + 1]];
         let version = |i: usize| Version { date: date_of(writes[i].2), row: writes[i].3 };
         group.sort_by_key(|&i| version(i));
         ops.clear();
         for &i in group.iter() {
-            let (v, value) = (version(i), writes[i].4);
+            let (v, value, existed) = (version(i), writes[i].4, writes[i].5);
             match ops.last_mut() {
-                Some(last) if last.0 == v => *last = (v, value),
-                _ => ops.push((v, value)),
+                Some(last) if last.0 == v => *last = (v, value, existed || last.2),
+                _ => ops.push((v, value, existed)),
             }
         }
         let (search, prefix) = (writes[group[0]].0, columns[id as usize].1);
-        cells += merger.column(wtxn, search, prefix, &ops)?;
-        // The table's count, once its last column is written.
+        let (runs_before, run) = match &mut table {
+            Some(t) => t,
+            None => {
+                let mut runs_before = runs::runs(wtxn, search)?;
+                if max_runs == 0 && !runs_before.is_empty() {
+                    // Straight into the blocks: only once no run is left.
+                    merge_runs(wtxn, search)?;
+                    runs_before.clear();
+                }
+                let run = (max_runs > 0).then(|| RunWriter::new(search, &runs_before)).transpose()?;
+                table.insert((runs_before, run))
+            }
+        };
+        match run {
+            None => {
+                plain.clear();
+                plain.extend(ops.iter().map(|&(v, value, _)| (v, value)));
+                cells += merger.column(wtxn, Place::blocks(search), prefix, &plain)?;
+            }
+            Some(run) => {
+                // Versions that were stored go from where they are; the new
+                // ones (replacements too) into this write's run.
+                deletes.clear();
+                deletes.extend(ops.iter().filter(|o| o.2).map(|&(v, _, _)| (v, None)));
+                if !deletes.is_empty() {
+                    let mut places = vec![Place::blocks(search)];
+                    places.extend(runs::run_places(search, runs_before));
+                    for place in places {
+                        cells += merger.column(wtxn, place, &place.key(prefix), &deletes)?;
+                    }
+                }
+                inserts.clear();
+                for &(v, value, _) in &ops {
+                    if let Some(positions) = value {
+                        inserts.push(v, positions);
+                    }
+                }
+                if !inserts.is_empty() {
+                    run.column(wtxn, search, prefix, &inserts)?;
+                    cells += inserts.len() as i64;
+                }
+            }
+        }
+        // The table's count and run, once its last column is written.
         let last_of_table = order.get(r + 1).is_none_or(|&n| columns[n as usize].0 != handle(search));
         if last_of_table {
             add_to_counter(wtxn, search, cells)?;
             cells = 0;
+            if let Some((runs_before, run)) = table.take()
+                && let Some(run) = run
+            {
+                let written = run.finish(wtxn, search)?;
+                if runs_before.len() + usize::from(written) > max_runs {
+                    merge_runs(wtxn, search)?;
+                }
+            }
         }
     }
     for (search, row, number) in unnumbered {
         rows::remove(wtxn, &search.rows, row, number)?;
     }
     Ok(())
+}
+
+/// Moves every pending run's versions into the blocks (the runs read
+/// side by side, column by column in key order, so the blocks are written
+/// in key order too), then empties the runs. Returns the versions moved.
+pub(crate) fn merge_runs(wtxn: &mut RwTxn, search: &SearchHandle) -> Result<u64> {
+    let runs = runs::runs(wtxn, search)?;
+    if runs.is_empty() {
+        return Ok(0);
+    }
+    let mut chunks: Vec<RunChunks> = runs.iter().map(|&r| RunChunks::new(r)).collect();
+    let mut merger = Merger::default();
+    let mut blocks: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
+    let mut moved = 0u64;
+    loop {
+        let mut prefix: Option<Vec<u8>> = None;
+        for c in &mut chunks {
+            if let Some(head) = c.head(wtxn, search)?
+                && prefix.as_deref().is_none_or(|p| head < p)
+            {
+                prefix = Some(head.to_vec());
+            }
+        }
+        let Some(prefix) = prefix else { break };
+        blocks.clear();
+        for c in &mut chunks {
+            c.take_column(wtxn, search, &prefix, &mut blocks)?;
+        }
+        let mut ops: Vec<Op<'_>> = Vec::new();
+        for (k, v) in &blocks {
+            let mut reader = BlockReader::new(&search.pending_name, k, prefix.len(), v)?;
+            while let Some((version, positions)) = reader.next()? {
+                ops.push((version, Some(positions)));
+            }
+        }
+        // A version is in one run; were it in two, the later run's wins
+        // (the sort keeps the runs' order among equals).
+        ops.sort_by_key(|o| o.0);
+        let mut kept: Vec<Op<'_>> = Vec::with_capacity(ops.len());
+        for op in ops {
+            match kept.last_mut() {
+                Some(last) if last.0 == op.0 => *last = op,
+                _ => kept.push(op),
+            }
+        }
+        moved += kept.len() as u64;
+        merger.column(wtxn, Place::blocks(search), &prefix, &kept)?;
+    }
+    runs::clear(wtxn, search)?;
+    Ok(moved)
 }
 
 /// Gives a row its first keyword cells' number: the table's next (`next`
@@ -231,7 +341,7 @@ impl Merger {
     pub fn column(
         &mut self,
         wtxn: &mut RwTxn,
-        search: &SearchHandle,
+        place: Place<'_>,
         prefix: &[u8],
         ops: &[Op<'_>],
     ) -> Result<i64> {
@@ -247,28 +357,20 @@ impl Merger {
             self.key.extend_from_slice(prefix);
             self.key.extend_from_slice(&order_tail(ops[i].0));
             let from = self.key.clone();
-            let mut upper =
-                match self.first_block(wtxn, search, prefix, Bound::Included(&from), &end, true)? {
-                    Some(last) => Some(last),
-                    None => {
-                        let before = search
-                            .db
-                            .get_lower_than(wtxn, &from)
-                            .map_err(|e| Error::lmdb("keyword read", e))?;
-                        if let Some((k, v)) = before
-                            && k.starts_with(prefix)
-                        {
-                            self.old.extend_from_block(BlockReader::new(
-                                &search.db_name,
-                                k,
-                                prefix.len(),
-                                v,
-                            )?)?;
-                            self.read.push(k.to_vec());
-                        }
-                        None
+            let mut upper = match self.first_block(wtxn, place, prefix, Bound::Included(&from), &end, true)? {
+                Some(last) => Some(last),
+                None => {
+                    let before =
+                        place.db.get_lower_than(wtxn, &from).map_err(|e| Error::lmdb("keyword read", e))?;
+                    if let Some((k, v)) = before
+                        && k.starts_with(prefix)
+                    {
+                        self.old.extend_from_block(BlockReader::new(place.name, k, prefix.len(), v)?)?;
+                        self.read.push(k.to_vec());
                     }
-                };
+                    None
+                }
+            };
             let mut j = i;
             loop {
                 while j < ops.len() && upper.is_none_or(|u| ops[j].0 <= u) {
@@ -283,14 +385,19 @@ impl Merger {
                     break;
                 }
                 let after = [prefix, &order_tail(u)].concat();
-                match self.first_block(wtxn, search, prefix, Bound::Excluded(&after), &end, small)? {
+                match self.first_block(wtxn, place, prefix, Bound::Excluded(&after), &end, small)? {
                     None => upper = None,
                     Some(next) if small => upper = Some(next),
                     Some(_) => break,
                 }
             }
-            delta += self.merged.len() as i64 - self.old.len() as i64;
-            self.write(wtxn, search, prefix)?;
+            let change = self.merged.len() as i64 - self.old.len() as i64;
+            delta += change;
+            // Deletes of versions this place does not hold change nothing.
+            let unchanged = change == 0 && ops[i..j].iter().all(|op| op.1.is_none());
+            if !unchanged {
+                self.write(wtxn, place, prefix)?;
+            }
             i = j;
         }
         Ok(delta)
@@ -301,17 +408,17 @@ impl Merger {
     fn first_block(
         &mut self,
         wtxn: &RwTxn,
-        search: &SearchHandle,
+        place: Place<'_>,
         prefix: &[u8],
         from: Bound<&Vec<u8>>,
         end: &Option<Vec<u8>>,
         load: bool,
     ) -> Result<Option<Version>> {
         let range = (from.map(Vec::as_slice), end.as_deref().map_or(Bound::Unbounded, Bound::Excluded));
-        let mut iter = search.db.range(wtxn, &range).map_err(|e| Error::lmdb("keyword read", e))?;
+        let mut iter = place.db.range(wtxn, &range).map_err(|e| Error::lmdb("keyword read", e))?;
         let Some(item) = iter.next() else { return Ok(None) };
         let (k, v) = item.map_err(|e| Error::lmdb("keyword read", e))?;
-        let reader = BlockReader::new(&search.db_name, k, prefix.len(), v)?;
+        let reader = BlockReader::new(place.name, k, prefix.len(), v)?;
         let last = version_of(reader.last_tail());
         if load {
             self.old.extend_from_block(reader)?;
@@ -321,7 +428,7 @@ impl Merger {
     }
 
     /// Writes `merged` as blocks in place of the blocks read.
-    fn write(&mut self, wtxn: &mut RwTxn, search: &SearchHandle, prefix: &[u8]) -> Result<()> {
+    fn write(&mut self, wtxn: &mut RwTxn, place: Place<'_>, prefix: &[u8]) -> Result<()> {
         let mut written: Vec<Vec<u8>> = Vec::new();
         for range in self.merged.cut() {
             self.key.clear();
@@ -329,12 +436,12 @@ impl Merger {
             self.key.extend_from_slice(&order_tail(self.merged.get(range.end - 1).0));
             self.value.clear();
             encode(self.merged.slice(range), &mut self.value);
-            search.db.put(wtxn, &self.key, &self.value).map_err(|e| Error::lmdb("keyword put", e))?;
+            place.db.put(wtxn, &self.key, &self.value).map_err(|e| Error::lmdb("keyword put", e))?;
             written.push(self.key.clone());
         }
         for old in &self.read {
             if !written.contains(old) {
-                search.db.delete(wtxn, old).map_err(|e| Error::lmdb("keyword delete", e))?;
+                place.db.delete(wtxn, old).map_err(|e| Error::lmdb("keyword delete", e))?;
             }
         }
         Ok(())

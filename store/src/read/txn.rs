@@ -415,9 +415,10 @@ impl<'s> ReadTxn<'s> {
     pub fn keyword_block_count(&self, table: &str) -> Result<u64> {
         let handle = self.handle(table)?;
         let stat = handle.search()?.db.stat(&self.txn).map_err(|e| Error::lmdb("stat", e))?;
-        // Less the counter's entry.
+        // Less the counter's entry; and the pending runs' blocks.
         let counter = u64::from(crate::keyword::read_counter(&self.txn, handle.search()?)? > 0);
-        Ok((stat.entries as u64).saturating_sub(counter))
+        let pending = crate::keyword::pending_block_count(&self.txn, handle.search()?)?;
+        Ok((stat.entries as u64).saturating_sub(counter) + pending)
     }
 
     /// The keyword cells that row `row` should have, computed from its

@@ -324,10 +324,14 @@ impl Writer<'_> {
                 }
             }
             // Index runs merged, so a compacted index is one database
-            // again, then entries whose cells expired removed.
+            // again, then entries whose cells expired removed; keyword runs
+            // merged into the blocks.
             for handle in &handles {
                 for index in &handle.indexes {
                     index.compact(wtxn, now_ms)?;
+                }
+                if let Some(search) = &handle.search {
+                    crate::keyword::merge_runs(wtxn, search)?;
                 }
             }
             report.rows_touched = touched.len() as u64;

@@ -74,7 +74,15 @@ pub(crate) struct Writer<'s> {
     pub feed: Feed,
     pub clock: &'s dyn Clock,
     pub max_dbs: u32,
-    pub index_pending_runs: usize,
+    pub pending_runs: PendingRuns,
+}
+
+/// Most pending runs a write leaves before it merges them: a secondary
+/// index's, a table's keyword rows'.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct PendingRuns {
+    pub index: usize,
+    pub keyword: usize,
 }
 
 impl Writer<'_> {
@@ -347,7 +355,7 @@ impl Writer<'_> {
             }
         }
         let after = index_entries(wtxn, &indexed, &existed, Some(&puts_only), now_ms)?;
-        update_indexes(wtxn, &indexed, &before, &after, self.index_pending_runs)?;
+        update_indexes(wtxn, &indexed, &before, &after, self.pending_runs.index)?;
         let keywords_after =
             keyword_entries(self.catalog, wtxn, &indexed, &existed, Some(&puts_only), &ahead, now_ms)?;
         crate::keyword::update(
@@ -357,6 +365,7 @@ impl Writer<'_> {
                 .zip(&keywords_before)
                 .zip(&keywords_after)
                 .filter_map(|(((t, _), b), a)| t.search.as_ref().map(|s| (s, &**b, &**a))),
+            self.pending_runs.keyword,
         )?;
         self.feed.append(wtxn, &touched, now_ms)
     }

@@ -10,7 +10,7 @@ mod derived;
 mod row;
 
 pub use admin::{CompactReport, IndexBuildStep};
-pub(crate) use apply::Writer;
 pub use apply::{CellReader, Decide, PreparedBatch, Produce};
+pub(crate) use apply::{PendingRuns, Writer};
 pub use batch::{Batch, Delete, Mutation};
 pub(crate) use derived::{BuildCursor, build_chunk};

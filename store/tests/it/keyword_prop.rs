@@ -283,10 +283,22 @@ proptest! {
         prepare in prop::collection::vec(any::<bool>(), 1..5),
         repack in any::<bool>(),
         downgrade in any::<bool>(),
+        // Pending keyword runs a write leaves (0: none, every change
+        // straight into the blocks), and a step after which `compact`
+        // merges them.
+        max_runs in 0usize..4,
+        compact_after in 0usize..20,
     ) {
         let dir = tempfile::tempdir().unwrap();
         let clock = Arc::new(ManualClock::new(START_MS));
-        let open = || Store::builder().clock(clock.clone()).analyzer(Arc::new(Words)).open(dir.path()).unwrap();
+        let open = || {
+            Store::builder()
+                .clock(clock.clone())
+                .analyzer(Arc::new(Words))
+                .keyword_pending_runs(max_runs)
+                .open(dir.path())
+                .unwrap()
+        };
         let mut store = open();
         let mut model = Model::new();
         for (name, schema) in tables() {
@@ -327,9 +339,20 @@ proptest! {
                 store = open();
                 prop_assert_eq!(store.upgraded_from().is_some(), downgrade);
             }
+            if i == compact_after {
+                store.compact().unwrap();
+            }
             for (name, _) in tables() {
                 let want = expected_cells(&model, name);
                 prop_assert_eq!(stored_cells(&store, name), want.clone(), "table {} after step {}", name, i);
+                let count = store.begin_read().unwrap().keyword_cell_count(name).unwrap();
+                prop_assert_eq!(count, want.len() as u64, "cell count of {} after step {}", name, i);
+                // Lookups equal the model's with runs pending or not.
+                for (user, terms, page) in &queries {
+                    let partition = USERS[*user].as_bytes();
+                    let got = lookup_all(&store, name, partition, terms, *page);
+                    prop_assert_eq!(got, expected_lookup(&want, partition, terms), "{} {:?} {:?} after step {}", name, USERS[*user], terms, i);
+                }
                 // A row has a number exactly while it has cells.
                 let with_cells: std::collections::BTreeSet<&Vec<u8>> = want.iter().map(|c| &c.key).collect();
                 let numbered = store.begin_read().unwrap().keyword_numbered_rows(name).unwrap();

@@ -103,7 +103,7 @@ fn cli_upgrade_says_what_it_did_with_progress_and_then_that_nothing_is_left() {
     let t = format3_store();
     let out = t.run(&["upgrade"]);
     assert!(out.status.success(), "{}", stderr(&out));
-    assert!(stdout(&out).contains("from rowsearch-store/3 to rowsearch-store/5"), "{}", stdout(&out));
+    assert!(stdout(&out).contains("from rowsearch-store/3 to rowsearch-store/6"), "{}", stdout(&out));
     assert!(
         stderr(&out).contains(&format!("table mail, {FIXTURE_CELLS} keyword cells")),
         "progress names the table and its cells: {}",
@@ -111,7 +111,7 @@ fn cli_upgrade_says_what_it_did_with_progress_and_then_that_nothing_is_left() {
     );
     let out = t.run(&["upgrade"]);
     assert!(out.status.success(), "{}", stderr(&out));
-    assert!(stdout(&out).contains("already rowsearch-store/5"), "{}", stdout(&out));
+    assert!(stdout(&out).contains("already rowsearch-store/6"), "{}", stdout(&out));
     assert!(!stderr(&out).contains("upgrading"), "{}", stderr(&out));
     assert_lookups_as_before(&t);
 }
@@ -197,18 +197,20 @@ fn cli_an_upgrade_killed_at_any_point_leaves_a_store_that_upgrades_again() {
     assert!(out.status.success(), "seed {seed}: verify: {} {}", stdout(&out), stderr(&out));
 }
 
-/// The sample mail fixtures: as the last format 3 build and the last
-/// format 4 build wrote it.
+/// The sample mail fixtures: as the last format 3, format 4 and format 5
+/// builds wrote it.
 #[derive(Clone, Copy, Debug)]
 pub(super) enum Sample {
     Format3,
     Format4,
+    Format5,
 }
 
 fn sample_fixture(sample: Sample, name: &str) -> std::path::PathBuf {
     let dir = match sample {
         Sample::Format3 => "fixtures/format3-sample",
         Sample::Format4 => "fixtures/format4-sample",
+        Sample::Format5 => "fixtures/format5-sample",
     };
     std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(dir).join(name)
 }
@@ -330,11 +332,35 @@ fn cli_a_store_upgraded_by_the_build_before_the_fix_has_its_indexes_repaired_on_
 }
 
 #[test]
+fn cli_the_sample_mail_written_by_format_5_answers_every_lookup_and_search_as_before() {
+    let t = sample_store(Sample::Format5);
+    let out = t.run(&["upgrade"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("from rowsearch-store/5 to rowsearch-store/6"), "{}", stdout(&out));
+    assert_answers_as_before(&t, Sample::Format5);
+    assert_indexes_verify(&t);
+    let out = t.run(&["verify"]);
+    assert!(out.status.success(), "verify: {} {}", stdout(&out), stderr(&out));
+    // Writes after the upgrade go into pending keyword runs: a message
+    // put and deleted again leaves every answer as it was.
+    let key = r"badeer-r\x00\x01\x00\x00\x00\x00\x00\x00\x00\x01zzzzzzzz";
+    let out = t.run(&["put", "mail", key, "m:subject=zyzzyva pending run", "m:date=2001-05-01"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = t.run(&["keywords", "--user", "badeer-r", "zyzzyva"]);
+    assert!(stdout(&out).contains("zzzzzzzz"), "the pending run answers: {} {}", stdout(&out), stderr(&out));
+    let out = t.run(&["verify"]);
+    assert!(out.status.success(), "verify with a run pending: {} {}", stdout(&out), stderr(&out));
+    let out = t.run(&["delete", "mail", key]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_answers_as_before(&t, Sample::Format5);
+}
+
+#[test]
 fn cli_the_sample_mail_written_by_format_4_answers_every_lookup_and_search_as_before() {
     let t = sample_store(Sample::Format4);
     let out = t.run(&["upgrade"]);
     assert!(out.status.success(), "{}", stderr(&out));
-    assert!(stdout(&out).contains("from rowsearch-store/4 to rowsearch-store/5"), "{}", stdout(&out));
+    assert!(stdout(&out).contains("from rowsearch-store/4 to rowsearch-store/6"), "{}", stdout(&out));
     assert!(stderr(&out).contains("table mail, "), "progress names the table: {}", stderr(&out));
     assert_answers_as_before(&t, Sample::Format4);
     assert_indexes_verify(&t);
