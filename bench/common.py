@@ -2,7 +2,9 @@
 extracted once under /tmp/rowsearch-bench, and percentiles."""
 import argparse
 import http.client
+import json
 import os
+import sqlite3
 import subprocess
 import sys
 import time
@@ -41,6 +43,32 @@ def corpus_store(args):
         subprocess.run([args.bin, "--data", data + ".tmp", "reindex", "--full"], check=True, capture_output=True)
         os.rename(data + ".tmp", data)
     return data
+
+
+def fts5_db(binary, store):
+    """The messages of `store` (exported with `rowsearch scan mail`) in an
+    SQLite FTS5 table (subject, body, sender, recipients; user, date, key
+    unindexed), made once at /tmp/rowsearch-bench/search-fts5.db: a
+    connection to it."""
+    db_path = os.path.join(WORK, "search-fts5.db")
+    os.makedirs(WORK, exist_ok=True)
+    if not os.path.exists(db_path):
+        export = subprocess.Popen([binary, "--data", store, "scan", "mail", "--columns",
+                                   "m:subject,b:text,m:from,m:to"], stdout=subprocess.PIPE, text=True)
+        db = sqlite3.connect(db_path + ".tmp")
+        db.execute("CREATE VIRTUAL TABLE mail USING fts5(subject, body, sender, recipients, "
+                   "user UNINDEXED, date UNINDEXED, key UNINDEXED)")
+        rows = []
+        for line in export.stdout:
+            row = json.loads(line)
+            cells = {c["column"]: c["value"] for c in row["cells"]}
+            rows.append((cells.get("m:subject", ""), cells.get("b:text", ""), cells.get("m:from", ""),
+                         cells.get("m:to", ""), row["key_fields"]["user"], row["key_fields"]["date"], row["key"]))
+        db.executemany("INSERT INTO mail VALUES (?,?,?,?,?,?,?)", rows)
+        db.commit()
+        db.close()
+        os.rename(db_path + ".tmp", db_path)
+    return sqlite3.connect(db_path)
 
 
 def build_at(rev):

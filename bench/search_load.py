@@ -22,10 +22,8 @@ Rows are projected to --columns (default subject and sender, an inbox listing)
 on both rowsearch sides.
 """
 import argparse
-import json
 import os
 import re
-import sqlite3
 import statistics
 import subprocess
 import sys
@@ -94,25 +92,10 @@ for line in bench.splitlines():
         inproc[m.group(1)] = (float(m.group(2)), float(m.group(3)))
         print(line)
 
-db_path = "/tmp/rowsearch-bench/search-fts5.db"
-os.makedirs(os.path.dirname(db_path), exist_ok=True)
-if not os.path.exists(db_path):
-    export = subprocess.Popen([args.bin, "--data", args.store, "scan", "mail", "--columns",
-                               "m:subject,b:text,m:from,m:to"], stdout=subprocess.PIPE, text=True)
-    db = sqlite3.connect(db_path + ".tmp")
-    db.execute("CREATE VIRTUAL TABLE mail USING fts5(subject, body, sender, recipients, "
-               "user UNINDEXED, date UNINDEXED, key UNINDEXED)")
-    rows = []
-    for line in export.stdout:
-        row = json.loads(line)
-        cells = {c["column"]: c["value"] for c in row["cells"]}
-        rows.append((cells.get("m:subject", ""), cells.get("b:text", ""), cells.get("m:from", ""),
-                     cells.get("m:to", ""), row["key_fields"]["user"], row["key_fields"]["date"], row["key"]))
-    db.executemany("INSERT INTO mail VALUES (?,?,?,?,?,?,?)", rows)
-    db.commit()
-    db.close()
-    os.rename(db_path + ".tmp", db_path)
-db = sqlite3.connect(db_path)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import fts5_db  # noqa: E402
+
+db = fts5_db(args.bin, args.store)
 fts = {}
 for name, _, match, user in QUERIES:
     if user:

@@ -110,7 +110,7 @@ impl StoreBuilder {
     }
 
     /// Most pending keyword runs a table keeps beside its keyword blocks
-    /// (default 8): each write appends its new keyword versions as one run,
+    /// (default 4): each write appends its new keyword versions as one run,
     /// and a write that leaves more runs moves them all into the blocks.
     /// More runs make merges rarer but lookups read more places; 0 writes
     /// every change straight into the blocks. See "Keyword rows" in

@@ -56,7 +56,12 @@ pub(super) fn open(args: &Args) -> Result<Store> {
 pub(super) fn create(args: &Args) -> Result<Store> {
     let progress = Mutex::new(None::<Progress>);
     let abort_after = upgrade_fail_point();
-    let store = rowsearch::indexer::store_builder()
+    let mut builder = rowsearch::indexer::store_builder();
+    // Pending keyword runs a write leaves (API.md; for tuning and benchmarks).
+    if let Some(n) = std::env::var("ROWSEARCH_KEYWORD_PENDING_RUNS").ok().and_then(|v| v.parse().ok()) {
+        builder = builder.keyword_pending_runs(n);
+    }
+    let store = builder
         .on_upgrade(move |p| {
             let Ok(mut slot) = progress.lock() else { return };
             if p.cells_done == 0 {

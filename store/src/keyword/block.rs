@@ -156,6 +156,12 @@ pub(crate) fn encode<'v>(
     }
 }
 
+/// How many versions the block stored under `key` (its order tail from
+/// `tail_start`) holds, read from its header.
+pub(crate) fn count(db: &str, key: &[u8], tail_start: usize, value: &[u8]) -> Result<u64> {
+    Ok(BlockReader::new(db, key, tail_start, value)?.len() as u64)
+}
+
 /// The encoded size of versions as one block (what [`encode`] writes).
 pub(crate) fn encoded_len<'v>(versions: impl ExactSizeIterator<Item = (Version, &'v [u8])> + Clone) -> usize {
     let n = versions.len();

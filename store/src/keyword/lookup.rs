@@ -86,8 +86,8 @@ pub(crate) fn lookup<'t>(
         let mut columns = Vec::with_capacity(fields.len() * places.len());
         for &n in fields {
             let prefix = term_prefix(&partition_prefix, n, term);
-            for &place in &places {
-                columns.push(ColumnCursor::new(txn, place, place.key(&prefix))?);
+            for place in places.iter().filter(|p| p.may_hold(&prefix)) {
+                columns.push(ColumnCursor::new(txn, *place, place.key(&prefix))?);
             }
         }
         streams.push(KeyStream::Other(Box::new(FieldUnion::new(columns))));

@@ -6,8 +6,15 @@
 //!
 //! ```text
 //! run entry = run id (u32 BE, from 1) ‖ block key (column prefix ‖ order tail)  ->  block
-//! directory = 00 00 00 00 ‖ run id  ->  versions written (u64 BE)
+//! directory = 00 00 00 00 ‖ run id  ->  versions written (u64 BE) ‖ filter
 //! ```
+//!
+//! The filter is a Bloom filter of the run's column prefixes (xxh3-64 of
+//! the prefix, [`FILTER_PROBES`] bits by double hashing, about ten bits per
+//! column): a lookup opens a cursor on a run only when its filter may hold
+//! the column, so runs that hold none of a lookup's columns cost it no
+//! LMDB search. Deletes in a run never clear bits (a filter may only say
+//! "maybe" too often).
 //!
 //! A run's entries are blocks exactly as `kv`'s (`block`), so a reader
 //! reads a run as it reads the blocks, under a key prefix: a [`Place`]. A
@@ -26,13 +33,37 @@ use super::handle::SearchHandle;
 use crate::db::BytesDb;
 use crate::error::{Error, ErrorKind, Result};
 use crate::key;
+use xxhash_rust::xxh3::xxh3_64;
 
 /// Default most pending keyword runs of a table before a write merges them
 /// into the blocks ([`crate::StoreBuilder::keyword_pending_runs`]).
-pub(crate) const PENDING_RUNS: usize = 8;
+pub(crate) const PENDING_RUNS: usize = 4;
 
 /// The directory's run id.
 const DIRECTORY: [u8; 4] = [0; 4];
+
+/// Bits a filter sets and tests per column.
+const FILTER_PROBES: u64 = 7;
+
+/// Bits of filter per column of a run.
+const FILTER_BITS_PER_COLUMN: usize = 10;
+
+/// The filter bits of a column prefix's hash in a filter of `bits` bits.
+fn filter_bits(hash: u64, bits: u64) -> impl Iterator<Item = u64> {
+    let (h1, h2) = (hash & 0xffff_ffff, (hash >> 32) | 1);
+    (0..FILTER_PROBES).map(move |i| h1.wrapping_add(i.wrapping_mul(h2)) % bits)
+}
+
+/// Whether a run whose directory value is `value` may hold column
+/// `prefix` (a value without a filter: it may).
+fn filter_may_hold(value: &[u8], prefix: &[u8]) -> bool {
+    let filter = value.get(8..).unwrap_or_default();
+    if filter.is_empty() {
+        return true;
+    }
+    let bits = filter.len() as u64 * 8;
+    filter_bits(xxh3_64(prefix), bits).all(|b| filter[(b / 8) as usize] & (1 << (b % 8)) != 0)
+}
 
 fn lmdb(e: heed::Error) -> Error {
     Error::lmdb("keyword runs", e)
@@ -45,16 +76,24 @@ pub(crate) struct Place<'h> {
     pub db: &'h BytesDb,
     pub name: &'h str,
     run: Option<[u8; 4]>,
+    /// A run's directory value (its filter), when read.
+    directory: Option<&'h [u8]>,
 }
 
 impl<'h> Place<'h> {
     /// The table's blocks.
     pub fn blocks(search: &'h SearchHandle) -> Place<'h> {
-        Place { db: &search.db, name: &search.db_name, run: None }
+        Place { db: &search.db, name: &search.db_name, run: None, directory: None }
     }
 
-    fn run(search: &'h SearchHandle, run: [u8; 4]) -> Place<'h> {
-        Place { db: &search.pending, name: &search.pending_name, run: Some(run) }
+    fn run(search: &'h SearchHandle, run: [u8; 4], directory: Option<&'h [u8]>) -> Place<'h> {
+        Place { db: &search.pending, name: &search.pending_name, run: Some(run), directory }
+    }
+
+    /// Whether this place may hold column `prefix` (false only for a run
+    /// whose filter says it does not).
+    pub fn may_hold(&self, prefix: &[u8]) -> bool {
+        self.directory.is_none_or(|value| filter_may_hold(value, prefix))
     }
 
     /// What every key of this place starts with: nothing for the blocks,
@@ -74,25 +113,43 @@ pub(crate) fn runs(txn: &RoTxn<'_>, search: &SearchHandle) -> Result<Vec<[u8; 4]
     let mut runs = Vec::new();
     for item in search.pending.prefix_iter(txn, &DIRECTORY).map_err(lmdb)? {
         let (k, _) = item.map_err(lmdb)?;
-        let run = k
-            .get(4..)
-            .and_then(|r| <[u8; 4]>::try_from(r).ok())
-            .ok_or_else(|| Error::corrupted(&search.pending_name, k, "bad keyword run directory key"))?;
-        runs.push(run);
+        runs.push(run_of(search, k)?);
     }
     Ok(runs)
 }
 
-/// Every place keyword blocks are read from: the blocks, then the runs.
-pub(crate) fn places<'h>(txn: &RoTxn<'_>, search: &'h SearchHandle) -> Result<Vec<Place<'h>>> {
+/// Every place keyword blocks are read from: the blocks, then the runs
+/// (with their filters).
+pub(crate) fn places<'h>(txn: &'h RoTxn<'_>, search: &'h SearchHandle) -> Result<Vec<Place<'h>>> {
     let mut places = vec![Place::blocks(search)];
-    places.extend(runs(txn, search)?.into_iter().map(|r| Place::run(search, r)));
+    for item in search.pending.prefix_iter(txn, &DIRECTORY).map_err(lmdb)? {
+        let (k, v) = item.map_err(lmdb)?;
+        places.push(Place::run(search, run_of(search, k)?, Some(v)));
+    }
     Ok(places)
 }
 
-/// The places of `runs` (from [`runs`]).
+/// The run id of directory key `k`.
+fn run_of(search: &SearchHandle, k: &[u8]) -> Result<[u8; 4]> {
+    k.get(4..)
+        .and_then(|r| <[u8; 4]>::try_from(r).ok())
+        .ok_or_else(|| Error::corrupted(&search.pending_name, k, "bad keyword run directory key"))
+}
+
+/// The places of `runs` (from [`runs`]), without their filters.
 pub(crate) fn run_places<'h>(search: &'h SearchHandle, runs: &[[u8; 4]]) -> Vec<Place<'h>> {
-    runs.iter().map(|&r| Place::run(search, r)).collect()
+    runs.iter().map(|&r| Place::run(search, r, None)).collect()
+}
+
+/// Whether run `run`'s filter may hold column `prefix`.
+pub(crate) fn run_may_hold(
+    txn: &RoTxn<'_>,
+    search: &SearchHandle,
+    run: [u8; 4],
+    prefix: &[u8],
+) -> Result<bool> {
+    let key = [DIRECTORY, run].concat();
+    Ok(search.pending.get(txn, &key).map_err(lmdb)?.is_none_or(|v| filter_may_hold(v, prefix)))
 }
 
 /// How many blocks the runs hold.
@@ -111,6 +168,8 @@ pub(crate) fn clear(wtxn: &mut RwTxn, search: &SearchHandle) -> Result<()> {
 pub(crate) struct RunWriter {
     run: [u8; 4],
     written: u64,
+    /// The hashes of the columns written, for the filter.
+    hashes: Vec<u64>,
     key: Vec<u8>,
     value: Vec<u8>,
 }
@@ -123,7 +182,13 @@ impl RunWriter {
             table: search.db_name.clone(),
             reason: "2^32 keyword runs without a merge (keyword_pending_runs is too high)".into(),
         })?;
-        Ok(RunWriter { run: next.to_be_bytes(), written: 0, key: Vec::new(), value: Vec::new() })
+        Ok(RunWriter {
+            run: next.to_be_bytes(),
+            written: 0,
+            hashes: Vec::new(),
+            key: Vec::new(),
+            value: Vec::new(),
+        })
     }
 
     /// Appends column `prefix`'s new versions (ascending, not empty), after
@@ -145,6 +210,7 @@ impl RunWriter {
             search.pending.put_with_flags(wtxn, PutFlags::APPEND, &self.key, &self.value).map_err(lmdb)?;
         }
         self.written += versions.len() as u64;
+        self.hashes.push(xxh3_64(prefix));
         Ok(())
     }
 
@@ -155,7 +221,16 @@ impl RunWriter {
             return Ok(false);
         }
         let key = [DIRECTORY, self.run].concat();
-        search.pending.put(wtxn, &key, &self.written.to_be_bytes()).map_err(lmdb)?;
+        let bits = (self.hashes.len() * FILTER_BITS_PER_COLUMN).max(64).next_multiple_of(8);
+        let mut value = vec![0u8; 8 + bits / 8];
+        value[..8].copy_from_slice(&self.written.to_be_bytes());
+        let filter = &mut value[8..];
+        for &h in &self.hashes {
+            for b in filter_bits(h, bits as u64) {
+                filter[(b / 8) as usize] |= 1 << (b % 8);
+            }
+        }
+        search.pending.put(wtxn, &key, &value).map_err(lmdb)?;
         Ok(true)
     }
 }

@@ -7,12 +7,12 @@ use std::ops::Bound;
 
 use hashbrown::HashTable;
 use hashbrown::hash_table::Entry;
-use heed::RwTxn;
+use heed::{PutFlags, RwTxn};
 use xxhash_rust::xxh3::xxh3_64_with_seed;
 
 use super::block::{
-    BlockReader, COUNTER_KEY, MIN_BLOCK_BYTES, Version, Versions, date_of, encode, encoded_len, order_tail,
-    version_of,
+    self, BlockReader, COUNTER_KEY, MIN_BLOCK_BYTES, Version, Versions, date_of, encode, encoded_len,
+    order_tail, version_of,
 };
 use super::handle::{KeywordCells, SearchHandle};
 use super::rows;
@@ -183,10 +183,11 @@ pub(crate) fn update<'h>(
                 deletes.clear();
                 deletes.extend(ops.iter().filter(|o| o.2).map(|&(v, _, _)| (v, None)));
                 if !deletes.is_empty() {
-                    let mut places = vec![Place::blocks(search)];
-                    places.extend(runs::run_places(search, runs_before));
-                    for place in places {
-                        cells += merger.column(wtxn, place, &place.key(prefix), &deletes)?;
+                    cells += merger.column(wtxn, Place::blocks(search), prefix, &deletes)?;
+                    for (&run, place) in runs_before.iter().zip(runs::run_places(search, runs_before)) {
+                        if runs::run_may_hold(wtxn, search, run, prefix)? {
+                            cells += merger.column(wtxn, place, &place.key(prefix), &deletes)?;
+                        }
                     }
                 }
                 inserts.clear();
@@ -234,6 +235,12 @@ pub(crate) fn merge_runs(wtxn: &mut RwTxn, search: &SearchHandle) -> Result<u64>
     let mut merger = Merger::default();
     let mut blocks: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
     let mut moved = 0u64;
+    // Once the columns pass the blocks' last column, every column left is
+    // new and sorts after all the blocks: appended, no search.
+    let last = search.db.last(wtxn).map_err(|e| Error::lmdb("keyword merge", e))?.map(|(k, _)| k.to_vec());
+    let mut appending = false;
+    let mut versions = Versions::default();
+    let mut value = Vec::new();
     loop {
         let mut prefix: Option<Vec<u8>> = None;
         for c in &mut chunks {
@@ -245,8 +252,23 @@ pub(crate) fn merge_runs(wtxn: &mut RwTxn, search: &SearchHandle) -> Result<u64>
         }
         let Some(prefix) = prefix else { break };
         blocks.clear();
+        let mut holding = 0;
         for c in &mut chunks {
+            let before = blocks.len();
             c.take_column(wtxn, search, &prefix, &mut blocks)?;
+            holding += usize::from(blocks.len() > before);
+        }
+        appending = appending || last.as_deref().is_none_or(|l| runs::column_of(l) < prefix.as_slice());
+        if appending && holding == 1 {
+            // One run's blocks, cut already: moved as they are.
+            for (k, v) in &blocks {
+                moved += block::count(&search.pending_name, k, prefix.len(), v)?;
+                search
+                    .db
+                    .put_with_flags(wtxn, PutFlags::APPEND, k, v)
+                    .map_err(|e| Error::lmdb("keyword merge", e))?;
+            }
+            continue;
         }
         let mut ops: Vec<Op<'_>> = Vec::new();
         for (k, v) in &blocks {
@@ -266,7 +288,23 @@ pub(crate) fn merge_runs(wtxn: &mut RwTxn, search: &SearchHandle) -> Result<u64>
             }
         }
         moved += kept.len() as u64;
-        merger.column(wtxn, Place::blocks(search), &prefix, &kept)?;
+        if appending {
+            versions.clear();
+            for &(v, positions) in &kept {
+                versions.push(v, positions.unwrap_or_default());
+            }
+            for range in versions.cut() {
+                let key = [prefix.as_slice(), &order_tail(versions.get(range.end - 1).0)].concat();
+                value.clear();
+                encode(versions.slice(range), &mut value);
+                search
+                    .db
+                    .put_with_flags(wtxn, PutFlags::APPEND, &key, &value)
+                    .map_err(|e| Error::lmdb("keyword merge", e))?;
+            }
+        } else {
+            merger.column(wtxn, Place::blocks(search), &prefix, &kept)?;
+        }
     }
     runs::clear(wtxn, search)?;
     Ok(moved)
