@@ -106,6 +106,7 @@ impl Writer<'_> {
             if let Some(search) = &handle.search {
                 search.db.clear(wtxn).map_err(|e| Error::lmdb("clear keyword rows", e))?;
                 search.rows.clear(wtxn).map_err(|e| Error::lmdb("clear keyword rows", e))?;
+                search.pending.clear(wtxn).map_err(|e| Error::lmdb("clear keyword rows", e))?;
             }
             self.meta.delete_schema(wtxn, table)?;
             let version = self.meta.bump_catalog_version(wtxn)?;

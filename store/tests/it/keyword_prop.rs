@@ -563,3 +563,28 @@ proptest! {
         prop_assert_eq!(got, want.into_iter().collect::<Vec<_>>());
     }
 }
+
+#[test]
+fn a_table_dropped_with_keyword_runs_pending_comes_back_without_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::builder().analyzer(Arc::new(Words)).keyword_pending_runs(8).open(dir.path()).unwrap();
+    let (name, schema) = tables().remove(0);
+    let put = |id: u8, subject: &str| {
+        let mut batch = Batch::new();
+        let cells = vec![PutCell::new("m", "subject", subject), PutCell::new("m", "user", "ann")];
+        batch.put(name, row_key(name, 0, id), cells);
+        store.apply(&batch).unwrap();
+    };
+    let gas = || lookup_all(&store, name, b"ann", &["gas".to_owned()], 10);
+    store.create_table(name, &schema).unwrap();
+    put(1, "gas deal");
+    put(2, "gas");
+    assert_eq!(gas().len(), 2, "the pending runs answer");
+    store.drop_table(name).unwrap();
+    store.create_table(name, &schema).unwrap();
+    assert_eq!(gas(), vec![], "nothing left of the dropped table's runs");
+    assert_eq!(store.begin_read().unwrap().keyword_cell_count(name).unwrap(), 0);
+    put(3, "power gas");
+    assert_eq!(gas().len(), 1);
+    assert!(store.begin_read().unwrap().check_keyword_numbers(name).unwrap().is_empty());
+}
