@@ -95,12 +95,11 @@ pub use schema::{
 };
 pub use secondary::{IndexHit, IndexPage, IndexQuery, IndexState, IndexTerm, IndexVerifyReport};
 pub use source::{RowSource, RowView};
-pub use store::{
-    DEFAULT_MAP_SIZE_BYTES, DEFAULT_MAX_DBS, INDEX_BUILD_STEP_ROWS, RepairedIndex, Store, StoreBuilder,
-    UpgradeProgress,
-};
+pub use store::{DEFAULT_MAP_SIZE_BYTES, DEFAULT_MAX_DBS, INDEX_BUILD_STEP_ROWS, Store, StoreBuilder};
 pub use stream::{KeyPage, SetOp};
 pub use table::{Region, RegionStats, TableStats};
+pub use upgrade::UpgradeProgress;
+pub use write::RepairedIndex;
 pub use write::{
     Batch, CellReader, CompactReport, Decide, Delete, IndexBuildStep, Mutation, PreparedBatch, Produce,
 };

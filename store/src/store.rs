@@ -19,9 +19,10 @@ use crate::keyword::{KeywordPage, KeywordQuery};
 use crate::read::{ReadOptions, ReadTxn, Scan, ScanPage};
 use crate::schema::{Analyzer, IndexSchema, TableSchema};
 use crate::secondary::{IndexPage, IndexQuery, IndexState, IndexVerifyReport};
-use crate::table::{Catalog, DbSource, Region, RegionStats, TableHandle, TableStats, Tables, open_table};
+use crate::table::{Catalog, DbSource, Region, RegionStats, TableStats, Tables, open_table};
+use crate::upgrade::{UpgradeObserver, UpgradeProgress};
 use crate::write::{Batch, CompactReport, Delete, IndexBuildStep, PendingRuns, PreparedBatch, Writer};
-use crate::write::{BuildCursor, build_chunk};
+use crate::write::{RepairedIndex, repair_moved_runs};
 
 /// Default initial size of the memory map (it grows on demand).
 pub const DEFAULT_MAP_SIZE_BYTES: usize = 1 << 30;
@@ -152,76 +153,6 @@ impl StoreBuilder {
     }
 }
 
-/// Where an upgrade of the on-disk format is ([`StoreBuilder::on_upgrade`]).
-#[derive(Debug, Clone, Copy)]
-pub struct UpgradeProgress<'a> {
-    /// The format the store had.
-    pub from: &'a str,
-    /// The format it gets (this build's).
-    pub to: &'a str,
-    /// The table being converted.
-    pub table: &'a str,
-    /// Its keyword cells rewritten so far.
-    pub cells_done: u64,
-    /// Its keyword cells in all.
-    pub cells_total: u64,
-}
-
-type UpgradeCallback = Arc<dyn Fn(&UpgradeProgress<'_>) + Send + Sync>;
-
-#[derive(Clone)]
-struct UpgradeObserver(Option<UpgradeCallback>);
-
-impl std::fmt::Debug for UpgradeObserver {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(if self.0.is_some() { "Some(..)" } else { "None" })
-    }
-}
-
-/// A secondary index an opening found broken and rebuilt from its table's
-/// rows, in the opening transaction: one whose main database held pending
-/// runs moved there as they were (by the format 3 to 4 upgrade of the
-/// build before the fix, which left every lookup of the index empty).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RepairedIndex {
-    /// The table.
-    pub table: String,
-    /// The index.
-    pub index: String,
-    /// The entries it holds after the rebuild.
-    pub entries: u64,
-}
-
-/// Rebuilds, in `wtxn`, every index of `handle` whose main database holds
-/// moved pending runs ([`crate::secondary`]'s `holds_moved_runs`); returns
-/// the handle and what was rebuilt.
-fn repair_moved_runs(
-    wtxn: &mut heed::RwTxn,
-    meta: &Meta,
-    handle: TableHandle,
-    now_ms: u64,
-) -> Result<(TableHandle, Vec<RepairedIndex>)> {
-    let mut repaired = Vec::new();
-    for index in &handle.indexes {
-        if !index.holds_moved_runs(wtxn)? {
-            continue;
-        }
-        index.clear(wtxn)?;
-        meta.delete_index_build(wtxn, &handle.name, &index.schema.name)?;
-        let mut cursor = Some(BuildCursor::default());
-        while let Some(at) = cursor {
-            cursor = build_chunk(wtxn, &handle, &index.schema.name, &at, INDEX_BUILD_STEP_ROWS, now_ms)?.1;
-        }
-        let entries = index.db.len(wtxn).map_err(|e| Error::lmdb("index repair", e))?;
-        repaired.push(RepairedIndex {
-            table: handle.name.clone(),
-            index: index.schema.name.clone(),
-            entries,
-        });
-    }
-    Ok((handle, repaired))
-}
-
 /// An embedded wide-row store on LMDB. Share it between threads with `Arc`.
 ///
 /// ```
@@ -302,7 +233,13 @@ impl Store {
                     };
                     crate::upgrade::table(&env, wtxn, &handle, from, report)?;
                 }
-                let handle = match repair_moved_runs(wtxn, &meta, handle, options.clock.now_ms())? {
+                let handle = match repair_moved_runs(
+                    wtxn,
+                    &meta,
+                    handle,
+                    INDEX_BUILD_STEP_ROWS,
+                    options.clock.now_ms(),
+                )? {
                     (handle, found) if found.is_empty() => handle,
                     (handle, found) => {
                         repaired.extend(found);

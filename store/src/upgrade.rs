@@ -3,6 +3,8 @@
 //! upgraded whole or not at all). The marker itself and the list of
 //! formats this build reads are `db/meta.rs`'s.
 
+use std::sync::Arc;
+
 use heed::RwTxn;
 
 use crate::db::env::Environment;
@@ -44,4 +46,30 @@ pub(crate) fn table(
         }
     }
     Ok(())
+}
+
+/// Where an upgrade of the on-disk format is ([`crate::StoreBuilder::on_upgrade`]).
+#[derive(Debug, Clone, Copy)]
+pub struct UpgradeProgress<'a> {
+    /// The format the store had.
+    pub from: &'a str,
+    /// The format it gets (this build's).
+    pub to: &'a str,
+    /// The table being converted.
+    pub table: &'a str,
+    /// Its keyword cells rewritten so far.
+    pub cells_done: u64,
+    /// Its keyword cells in all.
+    pub cells_total: u64,
+}
+
+pub(crate) type UpgradeCallback = Arc<dyn Fn(&UpgradeProgress<'_>) + Send + Sync>;
+
+#[derive(Clone)]
+pub(crate) struct UpgradeObserver(pub Option<UpgradeCallback>);
+
+impl std::fmt::Debug for UpgradeObserver {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_some() { "Some(..)" } else { "None" })
+    }
 }

@@ -7,6 +7,7 @@ mod admin;
 mod apply;
 mod batch;
 mod derived;
+mod repair;
 mod row;
 
 pub use admin::{CompactReport, IndexBuildStep};
@@ -14,3 +15,5 @@ pub use apply::{CellReader, Decide, PreparedBatch, Produce};
 pub(crate) use apply::{PendingRuns, Writer};
 pub use batch::{Batch, Delete, Mutation};
 pub(crate) use derived::{BuildCursor, build_chunk};
+pub use repair::RepairedIndex;
+pub(crate) use repair::repair_moved_runs;
