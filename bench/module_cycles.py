@@ -70,7 +70,9 @@ def expand_uses(text):
 def root_reexports(text):
     """Item name -> module path, from the crate root's `pub use`."""
     out = {}
-    for path in expand_uses("\n".join(l for l in text.splitlines() if l.strip().startswith("pub use"))):
+    # Whole statements: a `pub use a::{..}` may span several lines.
+    statements = re.findall(r"^\s*pub use [^;]*;", text, re.M)
+    for path in expand_uses("\n".join(" ".join(st.split()) for st in statements)):
         segs = [s for s in path.split("::") if s and s != "crate"]
         if len(segs) >= 2:
             out[segs[-1].split(" as ")[0]] = tuple(segs[:-1])

@@ -181,6 +181,16 @@ pub struct Store {
 }
 
 impl Store {
+    /// For tests of the upgrade: rewrites every table's keyword rows as the
+    /// format 4 build kept them (blocks with row keys, no row numbers) and
+    /// marks the store format 4, so that the next opening upgrades it.
+    /// The handle must be dropped right after (its tables no longer match
+    /// the store).
+    #[doc(hidden)]
+    pub fn write_format_4_for_tests(&self) -> Result<()> {
+        self.writer().write_format_4()
+    }
+
     /// Opens (or creates) the store in `dir` with default options.
     ///
     /// # Errors

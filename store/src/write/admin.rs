@@ -248,7 +248,7 @@ impl Writer<'_> {
         Ok(self.install_changed(tables))
     }
 
-    /// [`crate::Store::write_format_4_for_tests`].
+    /// [`crate::Store::write_format_4_for_tests`] (the store calls it).
     pub fn write_format_4(&self) -> Result<()> {
         let _writer = self.env.lock_writer()?;
         self.env.write_txn(|wtxn| {
@@ -340,17 +340,5 @@ impl Writer<'_> {
             self.feed.append(wtxn, &refs, now_ms)?;
             Ok(report)
         })
-    }
-}
-
-impl crate::Store {
-    /// For tests of the upgrade: rewrites every table's keyword rows as the
-    /// format 4 build kept them (blocks with row keys, no row numbers) and
-    /// marks the store format 4, so that the next opening upgrades it.
-    /// The handle must be dropped right after (its tables no longer match
-    /// the store).
-    #[doc(hidden)]
-    pub fn write_format_4_for_tests(&self) -> Result<()> {
-        self.writer().write_format_4()
     }
 }

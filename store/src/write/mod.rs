@@ -14,6 +14,5 @@ pub use admin::{CompactReport, IndexBuildStep};
 pub use apply::{CellReader, Decide, PreparedBatch, Produce};
 pub(crate) use apply::{PendingRuns, Writer};
 pub use batch::{Batch, Delete, Mutation};
-pub(crate) use derived::{BuildCursor, build_chunk};
 pub use repair::RepairedIndex;
 pub(crate) use repair::repair_moved_runs;

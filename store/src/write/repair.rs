@@ -1,10 +1,10 @@
 //! Indexes an opening repairs: those a build's earlier upgrade left
 //! holding pending runs in their main database.
 
+use super::derived::{BuildCursor, build_chunk};
 use crate::db::meta::Meta;
 use crate::error::{Error, Result};
 use crate::table::TableHandle;
-use super::derived::{BuildCursor, build_chunk};
 
 /// A secondary index an opening found broken and rebuilt from its table's
 /// rows, in the opening transaction: one whose main database held pending
