@@ -13,6 +13,12 @@
 //! `ROWSEARCH_CRASH_REINDEX_ITERATIONS` kills (default 10) one more
 //! reindex must succeed and leave one generation.
 //!
+//! Keyword rows: as the store test, into a searchable table whose writes
+//! leave at most two pending keyword runs (so kills land in run appends
+//! and in merges alike), each batch also rewriting a row of the batch
+//! before; after each kill every batch's keyword lookup answers exactly
+//! its rows, the cell count and the row numbers hold.
+//!
 //! `ROWSEARCH_CRASH_SEED` replays a run.
 //!
 //! The child processes are this test binary itself, running the ignored
@@ -24,7 +30,10 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use rowsearch::store::{Batch, FamilySchema, PutCell, ReadOptions, Scan, Store, TableSchema};
+use rowsearch::store::{
+    Batch, FamilySchema, KeywordQuery, PutCell, ReadOptions, Scan, SearchField, SearchSchema, Store,
+    TableSchema,
+};
 use rowsearch_tests::Rng;
 
 /// This test binary, to run `role` alone: the ignored test
@@ -57,6 +66,7 @@ fn crash_child() {
     match std::env::var("ROWSEARCH_CRASH_ROLE").as_deref() {
         Ok("writer") => writer(Path::new(&dir)),
         Ok("reindexer") => reindexer(Path::new(&dir)),
+        Ok("keywords") => keyword_writer(Path::new(&dir)),
         role => panic!("ROWSEARCH_CRASH_ROLE {role:?}: run by the crash tests only"),
     }
 }
@@ -107,7 +117,11 @@ fn writer(dir: &Path) {
 }
 
 fn last_batch(store: &Store) -> Option<u64> {
-    let row = store.get(TABLE, b"last", &ReadOptions::default()).ok()??;
+    last_batch_of(store, TABLE)
+}
+
+fn last_batch_of(store: &Store, table: &str) -> Option<u64> {
+    let row = store.get(table, b"last", &ReadOptions::default()).ok()??;
     Some(u64::from_be_bytes(row.cells[0].value.as_slice().try_into().ok()?))
 }
 
@@ -135,6 +149,86 @@ fn check(dir: &Path, acked: u64) -> Result<u64, String> {
                 return Err(format!("batch {n} row {i}: wrong cells {:?}", row.cells));
             }
         }
+    }
+    Ok(last)
+}
+
+const KEYWORD_TABLE: &str = "crash_keywords";
+
+/// The store of the keyword crash test: the indexer's analyzer, at most
+/// two pending keyword runs.
+fn keyword_store(dir: &Path) -> Result<Store, String> {
+    rowsearch::indexer::store_builder().keyword_pending_runs(2).open(dir).map_err(|e| format!("open: {e}"))
+}
+
+/// A row's subject; a changed one moves every word (so each cell's
+/// positions change: replaced where it is stored).
+fn subject(n: u64, i: u64, changed: bool) -> String {
+    format!("{}batch{n} row{i} every", if changed { "changed " } else { "" })
+}
+
+fn keyword_writer(dir: &Path) {
+    let store = keyword_store(dir).expect("keyword writer: open");
+    let search = SearchSchema::new([SearchField::text("subject", "m:subject")]);
+    let schema = TableSchema::new([FamilySchema::new("m")]).search(search);
+    store.create_table(KEYWORD_TABLE, &schema).expect("keyword writer: create table");
+    let mut n = last_batch_of(&store, KEYWORD_TABLE).map_or(1, |n| n + 1);
+    let stdout = std::io::stdout();
+    loop {
+        let mut batch = Batch::new();
+        for i in 0..batch_rows(n) {
+            let cells = vec![PutCell::new("m", "subject", subject(n, i, false))];
+            batch.put(KEYWORD_TABLE, format!("{}{i:05}", batch_prefix(n)), cells);
+        }
+        if n > 1 {
+            // A stored row's cells replaced: deletes where they are.
+            let cells = vec![PutCell::new("m", "subject", subject(n - 1, 0, true))];
+            batch.put(KEYWORD_TABLE, format!("{}{:05}", batch_prefix(n - 1), 0), cells);
+        }
+        batch.put(KEYWORD_TABLE, "last", vec![PutCell::new("m", "n", n.to_be_bytes().to_vec())]);
+        store.apply(&batch).expect("keyword writer: apply");
+        let mut out = stdout.lock();
+        writeln!(out, "acked {n}").and_then(|()| out.flush()).expect("keyword writer: stdout");
+        n += 1;
+    }
+}
+
+/// Checks the keyword rows of every batch; returns the highest batch.
+fn check_keywords(dir: &Path, acked: u64) -> Result<u64, String> {
+    let store = keyword_store(dir)?;
+    let last = last_batch_of(&store, KEYWORD_TABLE).unwrap_or(0);
+    if last < acked {
+        return Err(format!("acked batch {acked} but the store's last batch is {last}"));
+    }
+    let count = |term: &str| -> Result<u64, String> {
+        let query = KeywordQuery { terms: vec![term.to_owned()], ..KeywordQuery::default() };
+        let page = store.keyword_lookup(KEYWORD_TABLE, &query).map_err(|e| format!("lookup {term}: {e}"))?;
+        Ok(page.hits.len() as u64)
+    };
+    let mut rows = 0;
+    for n in 1..=last + 1 {
+        let want = if n <= last { batch_rows(n) } else { 0 };
+        rows += want;
+        let got = count(&format!("batch{n}"))?;
+        if got != want {
+            return Err(format!("batch{n}: {got} keyword hits, want {want} (acked up to {acked})"));
+        }
+    }
+    let changed = last.saturating_sub(1);
+    for (term, want) in [("every", rows), ("changed", changed)] {
+        let got = count(term)?;
+        if got != want {
+            return Err(format!("{term}: {got} keyword hits, want {want} (last batch {last})"));
+        }
+    }
+    let read = store.begin_read().map_err(|e| e.to_string())?;
+    let cells = read.keyword_cell_count(KEYWORD_TABLE).map_err(|e| e.to_string())?;
+    if cells != 3 * rows + changed {
+        return Err(format!("keyword cell count {cells}, want {}", 3 * rows + changed));
+    }
+    let problems = read.check_keyword_numbers(KEYWORD_TABLE).map_err(|e| e.to_string())?;
+    if !problems.is_empty() {
+        return Err(format!("row numbers: {problems:?}"));
     }
     Ok(last)
 }
@@ -254,6 +348,17 @@ fn reindex_crashes(rng: &mut Rng, iterations: u32) -> u32 {
 /// leaves no batch in part.
 #[test]
 fn kill_9_during_commits_loses_no_acknowledged_batch_and_leaves_none_in_part() {
+    kill_writes("writer", check);
+}
+
+#[test]
+fn kill_9_during_keyword_runs_and_merges_leaves_every_lookup_exact() {
+    kill_writes("keywords", check_keywords);
+}
+
+/// Kills the child `role` at random moments of its commits; `check` reads
+/// the store after each kill.
+fn kill_writes(role: &str, check: fn(&Path, u64) -> Result<u64, String>) {
     let iterations: u32 =
         std::env::var("ROWSEARCH_CRASH_ITERATIONS").ok().and_then(|v| v.parse().ok()).unwrap_or(20);
     let seed = seed();
@@ -263,7 +368,7 @@ fn kill_9_during_commits_loses_no_acknowledged_batch_and_leaves_none_in_part() {
     let (mut passed, mut failed) = (0, 0);
     let mut total_acked = 0u64;
     for iteration in 1..=iterations {
-        let mut child = child("writer", dir.path()).spawn().expect("spawn writer");
+        let mut child = child(role, dir.path()).spawn().expect("spawn writer");
         let stdout = child.stdout.take().expect("child stdout");
         let mut acks =
             BufReader::new(stdout).lines().map_while(Result::ok).filter_map(|line| fact(&line, "acked "));
