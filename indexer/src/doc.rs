@@ -433,9 +433,18 @@ pub struct CellDoc {
     key_field: Field,
     partition_field: Field,
     date_field: Field,
+    /// The bytes it holds while tantivy has it queued (a full build's).
+    pub(crate) ticket: crate::inflight::Held,
 }
 
 impl CellDoc {
+    /// About the bytes the document holds.
+    pub fn heap_bytes(&self) -> usize {
+        let texts: usize = self.texts.iter().map(|t| t.0.len()).sum();
+        let facets: usize = self.facet_terms.iter().map(|(_, t)| t.len() + 32).sum();
+        self.key.len() + self.partition.len() + texts + facets + 256
+    }
+
     /// An empty document for `schema`.
     pub fn new(schema: &DocSchema) -> CellDoc {
         CellDoc {
@@ -450,6 +459,7 @@ impl CellDoc {
             key_field: schema.key,
             partition_field: schema.partition,
             date_field: schema.date,
+            ticket: crate::inflight::Held::default(),
         }
     }
 

@@ -37,6 +37,7 @@ mod error;
 mod expand;
 pub mod facets;
 mod generation;
+mod inflight;
 mod ingest;
 mod io_counts;
 mod live;

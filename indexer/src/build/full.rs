@@ -1,6 +1,7 @@
 //! Full builds: a new generation from every keyword row (see the module
 //! documentation of `build`).
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 use rowsearch_store::{KeywordCellRef, RowSource, RowView};
@@ -8,10 +9,11 @@ use tantivy::{Index, IndexWriter};
 use xxhash_rust::xxh3::xxh3_64;
 
 use super::options::{RegionDone, ReindexMode, ReindexOptions, ReindexProgress, ReindexReport};
-use super::writer::{commit, writer};
+use super::writer::{commit, in_flight_budget, writer};
 use crate::doc::{CellDoc, CellText, DocSchema, register_cells};
 use crate::error::{FailPoint, tantivy_err};
 use crate::generation::{IndexDir, ReindexLock};
+use crate::inflight::{Held, InFlight};
 use crate::{Error, Result};
 
 /// Builds one partition's documents, keyed by row.
@@ -35,6 +37,8 @@ struct Grouper<'a> {
     /// The partition of the rows held (one at a time).
     partition: Vec<u8>,
     bytes: usize,
+    /// The bytes of documents handed to tantivy and not indexed yet.
+    in_flight: Arc<InFlight>,
 }
 
 /// Longest row key kept in the slot table itself.
@@ -76,8 +80,9 @@ struct RowHead {
 }
 
 impl<'a> Grouper<'a> {
-    fn new(schema: &'a DocSchema) -> Grouper<'a> {
+    fn new(schema: &'a DocSchema, in_flight: Arc<InFlight>) -> Grouper<'a> {
         Grouper {
+            in_flight,
             schema,
             slots: hashbrown::HashTable::new(),
             rows: Vec::new(),
@@ -150,6 +155,8 @@ impl<'a> Grouper<'a> {
             for text in &mut doc.texts {
                 *text = texts.next().unwrap_or_default();
             }
+            // Waits while tantivy's queue holds its share of the budget.
+            doc.ticket = Held::of(self.in_flight.take(doc.heap_bytes()));
             writer.add_document(doc).map_err(tantivy_err(table, "add document"))?;
         }
         debug_assert_eq!(texts.len(), 0, "one text per row and field");
@@ -184,6 +191,8 @@ struct Readers<'a> {
     failed: AtomicBool,
     /// Grouping memory of one reader.
     group_budget: usize,
+    /// Documents queued for tantivy: their share of the budget.
+    in_flight: Arc<InFlight>,
     /// Regions read, not reported yet.
     regions_done: std::sync::Mutex<Vec<RegionDone>>,
 }
@@ -202,7 +211,7 @@ impl Readers<'_> {
         let rtxn = &*view;
         let next_seq = rtxn.settled_seq()?;
         let mut rows = 0u64;
-        let mut grouper = Grouper::new(self.schema);
+        let mut grouper = Grouper::new(self.schema, Arc::clone(&self.in_flight));
         loop {
             let index = self.next_range.fetch_add(1, Ordering::Relaxed);
             let Some((from, to)) = self.ranges.get(index) else { break };
@@ -330,6 +339,7 @@ pub(super) fn full(
         cells_read: AtomicU64::new(0),
         failed: AtomicBool::new(false),
         group_budget: (options.memory_budget_bytes / 4 / readers).max(1 << 20),
+        in_flight: InFlight::new(in_flight_budget(options.memory_budget_bytes)),
         regions_done: std::sync::Mutex::new(Vec::new()),
     };
     let (rows, next_seq) = shared.run_all(readers, total, progress)?;

@@ -199,7 +199,15 @@ impl HbaseSource {
         if !client.table_exists(table).map_err(err)? {
             return Ok(true);
         }
-        Ok(!client.is_table_enabled(table).map_err(err)?)
+        match client.is_table_enabled(table) {
+            Ok(enabled) => Ok(!enabled),
+            // Dropped between the two questions (another client's
+            // drop-table): gone; anything else is the error it is.
+            Err(e) => match client.table_exists(table) {
+                Ok(false) => Ok(true),
+                _ => Err(err(e)),
+            },
+        }
     }
 
     /// Every row of `table` with a cell written in `[from, before)`, to `f`.
