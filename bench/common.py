@@ -71,6 +71,26 @@ def fts5_db(binary, store):
     return sqlite3.connect(db_path)
 
 
+def fts5_times(db, match, user, runs):
+    """Milliseconds of `runs` runs (after 10 untimed) of an FTS5 query of
+    the table `fts5_db` makes, sorted: the top 10 by bm25 fetching key,
+    subject and sender, or with `user` that mailbox's newest 10."""
+    if user:
+        sql = "SELECT key, subject, sender FROM mail WHERE mail MATCH ? AND user = ? ORDER BY date DESC LIMIT 10"
+        params = (match, user)
+    else:
+        sql = "SELECT key, subject, sender FROM mail WHERE mail MATCH ? ORDER BY rank LIMIT 10"
+        params = (match,)
+    for _ in range(10):
+        db.execute(sql, params).fetchall()
+    times = []
+    for _ in range(runs):
+        t = time.perf_counter()
+        db.execute(sql, params).fetchall()
+        times.append((time.perf_counter() - t) * 1000)
+    return sorted(times)
+
+
 def build_at(rev):
     """The release binary of git revision `rev`, from a worktree at
     /tmp/rowsearch-bench/before-REV, built when missing."""

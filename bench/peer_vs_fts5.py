@@ -22,7 +22,7 @@ import subprocess
 import sys
 import time
 
-from common import FIELDS, MAILBOX, arguments, corpus_store, fts5_db, peer_queries
+from common import FIELDS, MAILBOX, arguments, corpus_store, fts5_db, fts5_times, peer_queries
 
 args = arguments(seconds=(int, 3), fts_runs=(int, 200), store=(str, ""))
 store = args.store or corpus_store(args)
@@ -69,21 +69,8 @@ db = fts5_db(args.bin, store)
 users = {f"{q} user={u} newest": (q, u) for q, u in MAILBOX}
 fts = {}
 for name, _ in queries:
-    if name in users:
-        q, u = users[name]
-        sql = "SELECT key, subject, sender FROM mail WHERE mail MATCH ? AND user = ? ORDER BY date DESC LIMIT 10"
-        params = (q, u)
-    else:
-        sql = "SELECT key, subject, sender FROM mail WHERE mail MATCH ? ORDER BY rank LIMIT 10"
-        params = (fts5_match(name),)
-    for _ in range(10):
-        db.execute(sql, params).fetchall()
-    times = []
-    for _ in range(args.fts_runs):
-        t = time.perf_counter()
-        db.execute(sql, params).fetchall()
-        times.append((time.perf_counter() - t) * 1e6)
-    fts[name] = statistics.median(times)
+    match, user = users.get(name, (fts5_match(name), None))
+    fts[name] = statistics.median(fts5_times(db, match, user, args.fts_runs)) * 1000
 
 print("\n| class | query | rowsearch HTTP p50 | FTS5 p50 | FTS5 / rowsearch |")
 print("|---|---|---|---|---|")

@@ -93,26 +93,12 @@ for line in bench.splitlines():
         print(line)
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import fts5_db  # noqa: E402
+from common import fts5_db, fts5_times  # noqa: E402
 
 db = fts5_db(args.bin, args.store)
 fts = {}
 for name, _, match, user in QUERIES:
-    if user:
-        sql = ("SELECT key, subject, sender FROM mail WHERE mail MATCH ? AND user = ? "
-               "ORDER BY date DESC LIMIT 10")
-        params = (match, user)
-    else:
-        sql = "SELECT key, subject, sender FROM mail WHERE mail MATCH ? ORDER BY rank LIMIT 10"
-        params = (match,)
-    for _ in range(10):
-        db.execute(sql, params).fetchall()
-    times = []
-    for _ in range(args.fts_runs):
-        t = time.perf_counter()
-        db.execute(sql, params).fetchall()
-        times.append((time.perf_counter() - t) * 1000)
-    times.sort()
+    times = fts5_times(db, match, user, args.fts_runs)
     fts[name] = (statistics.median(times), times[int(len(times) * 0.99) - 1])
     print(f"fts5 {name}: p50 {fts[name][0]:.3f} ms, p99 {fts[name][1]:.3f} ms")
 
