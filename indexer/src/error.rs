@@ -131,6 +131,16 @@ pub enum Error {
         /// The store's last write.
         last: u64,
     },
+    /// A backup that cannot be taken or restored as asked: the destination
+    /// holds something, the backup is partial, corrupt or from a newer
+    /// build.
+    #[error("{path}: {detail}")]
+    Backup {
+        /// The backup or store directory, or the file at fault.
+        path: PathBuf,
+        /// What is wrong.
+        detail: String,
+    },
     /// A planned failure (tests only).
     #[error("failpoint {0:?} reached")]
     FailPoint(FailPoint),
@@ -156,7 +166,8 @@ impl Error {
             | Error::Busy { .. }
             | Error::Query { .. }
             | Error::StaleCursor { .. }
-            | Error::FutureSeq { .. } => true,
+            | Error::FutureSeq { .. }
+            | Error::Backup { .. } => true,
             Error::Store(e) => e.is_user_error(),
             Error::Report { .. }
             | Error::Tantivy { .. }
@@ -217,6 +228,7 @@ impl Error {
             Error::NotFresh { table: "t".into(), wanted: 2, reflects: 1 },
             Error::FutureSeq { min_seq: 9, last: 8 },
             Error::FailPoint(FailPoint::BeforeCommit),
+            Error::Backup { path: path.clone(), detail: "x".into() },
             Error::Report { path, source: io() },
         ];
         for e in &errors {
@@ -235,6 +247,7 @@ impl Error {
                 | Error::StaleCursor { .. }
                 | Error::NotFresh { .. }
                 | Error::FutureSeq { .. }
+                | Error::Backup { .. }
                 | Error::FailPoint(_)
                 | Error::Report { .. } => {}
             }

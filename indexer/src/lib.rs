@@ -24,6 +24,7 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 
 mod analyzer;
+mod backup;
 mod build;
 mod cancellable;
 mod changes;
@@ -60,6 +61,10 @@ use std::path::Path;
 use std::sync::Arc;
 
 pub use analyzer::{TextAnalyzer, crop, highlight, parse_date_ms};
+pub use backup::{
+    BackupFile, BackupProgress, BackupReport, BackupTable, MANIFEST, Manifest, RestoreReport, backup,
+    read_manifest, restore,
+};
 pub use build::{
     DEFAULT_MEMORY_BUDGET_BYTES, RegionDone, ReindexMode, ReindexOptions, ReindexProgress, ReindexReport,
     reindex, reindex_from, reindex_in,

@@ -3,6 +3,7 @@
 //! Exit status: 0 success; 1 the job ran and found a problem (or the store
 //! failed underneath it); 2 bad usage or unusable input.
 
+mod alloc;
 mod cli;
 
 // The server hands every request between a tokio worker and a work-pool
@@ -16,7 +17,11 @@ use std::process::ExitCode;
 use clap::Parser;
 
 fn main() -> ExitCode {
-    let args = cli::Args::parse();
+    let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let args = cli::Args::parse_from(&argv);
+    if args.keeps_a_memory_budget() {
+        alloc::run_with_lazy_allocator(&argv);
+    }
     match cli::run(args) {
         Ok(code) => code,
         Err(err) => {

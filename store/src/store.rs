@@ -583,6 +583,16 @@ impl Store {
         self.feed.next_seq(&rtxn.txn)
     }
 
+    /// Streams a compacted copy of `data.mdb` taken from one snapshot into
+    /// `sink` while the store serves and takes writes; returns its length
+    /// ([`crate::CopyFacts::read`] tells what it holds).
+    ///
+    /// # Errors
+    /// `Io` (the sink's error too), `Lmdb`.
+    pub fn copy_compacted(&self, sink: &mut dyn FnMut(&[u8]) -> std::io::Result<()>) -> Result<u64> {
+        self.env.copy_compacted(sink)
+    }
+
     /// Removes feed entries with `seq <= up_to_seq`; returns how many.
     ///
     /// # Errors

@@ -33,6 +33,19 @@ pub struct Args {
     pub command: Command,
 }
 
+impl Args {
+    /// Whether this run is a batch job that was given a memory budget to
+    /// keep: a reindex or an ingest given `--memory-mb`. main.rs then has the allocator give freed memory back
+    /// at once (`crate::alloc`).
+    pub fn keeps_a_memory_budget(&self) -> bool {
+        match &self.command {
+            Command::Search(SearchCommand::Reindex { memory_mb, .. }) => memory_mb.is_some(),
+            Command::Mail(MailCommand::Ingest { memory_mb, .. }) => memory_mb.is_some(),
+            _ => false,
+        }
+    }
+}
+
 /// `rowsearch keys ...`.
 #[derive(Debug, Subcommand)]
 pub enum KeysCommand {
@@ -404,6 +417,23 @@ pub enum DataCommand {
     /// while a server or another command has it open) and free space for a
     /// second copy; killed at any point, the store is as it was before.
     Repack,
+    /// Copy the store into DEST while it serves and takes writes: its file
+    /// from one snapshot (compacted), each table's serving index
+    /// generation, the access keys, and manifest.json (format, sequence,
+    /// tables, every file's length and checksum) written last. DEST must be
+    /// new or empty (a backup killed before it finished is cleared).
+    Backup {
+        /// The backup directory.
+        dest: PathBuf,
+    },
+    /// Make the store of --data (a new or empty directory) from the backup
+    /// in SRC, checking the manifest and every file's checksum first: a
+    /// partial, corrupt or newer-format backup is refused and nothing is
+    /// written. Tables whose index the backup lacks are reindexed.
+    Restore {
+        /// The backup directory.
+        src: PathBuf,
+    },
 }
 
 /// Mail ingest and keyword lookups.
@@ -439,7 +469,8 @@ pub enum MailCommand {
         /// Memory budget in MiB for the ingest's own memory (batches,
         /// their keyword cells and dirtied pages; not the store's mapped
         /// pages): sizes the batches to fit (at least 176; default: batches
-        /// of 4,096 rows, about 450 MiB).
+        /// of 4,096 rows, about 450 MiB). Given, the process's allocator
+        /// also returns freed memory at once (a little slower).
         #[arg(long)]
         memory_mb: Option<u64>,
         /// CPU priority of the ingest (a nice value, 0-19): above 0 it
@@ -488,9 +519,11 @@ pub enum SearchCommand {
         /// Apply the change feed to the serving generation.
         #[arg(long)]
         incremental: bool,
-        /// Memory budget in MiB (indexing buffers and grouping).
-        #[arg(long, default_value_t = 512)]
-        memory_mb: usize,
+        /// Memory budget in MiB (indexing buffers, grouping, documents
+        /// queued; default 512). Given, the process's allocator also returns
+        /// freed memory at once, so the peak stays near it (a little slower).
+        #[arg(long)]
+        memory_mb: Option<usize>,
         /// Indexing threads, and regions read in parallel (default: every
         /// core).
         #[arg(long, visible_alias = "parallel")]

@@ -1,15 +1,17 @@
 //! Tables, rows, scans and maintenance: `tables`, `create-table`,
 //! `drop-table`, `put`, `get`, `delete`, `scan`, `regions`, `stats`,
-//! `compact`, `upgrade`.
+//! `compact`, `upgrade`, `repack`, `backup`, `restore`.
 
 use std::io::Write;
 use std::process::ExitCode;
+use std::time::Duration;
 
 use anyhow::{Context, Result};
 use rowsearch::store::{Batch, Column, Delete, Filter, PutCell, Scan, ScanCursor, TableSchema};
 
 use super::args::{Args, DataCommand, ScanArgs, UsageError};
 use super::common::{bytes, create, open, read_options};
+use super::progress::Progress;
 use rowsearch::json::row_json;
 
 /// Runs a data command.
@@ -123,6 +125,25 @@ pub(super) fn run(args: &Args, command: &DataCommand, out: &mut impl Write) -> R
                 report.databases.len(),
                 report.seconds
             )?;
+        }
+        DataCommand::Backup { dest } => {
+            let store = open(args)?;
+            let total = std::fs::metadata(args.data.join("data.mdb")).map_or(0, |m| m.len());
+            let mut progress = Progress::new("backup", "MB", Duration::from_secs(2));
+            let report = rowsearch::indexer::backup(&store, dest, &mut |p| {
+                progress.update(p.bytes >> 20, total.max(p.bytes) >> 20, p.phase);
+            })?;
+            progress.finish();
+            writeln!(out, "{}", serde_json::to_string(&report)?)?;
+        }
+        DataCommand::Restore { src } => {
+            let mut progress = Progress::new("restore", "MB", Duration::from_secs(2));
+            let total = rowsearch::indexer::read_manifest(src)?.files.iter().map(|f| f.bytes).sum::<u64>();
+            let report = rowsearch::indexer::restore(src, &args.data, &mut |p| {
+                progress.update(p.bytes >> 20, total >> 20, p.phase);
+            })?;
+            progress.finish();
+            writeln!(out, "{}", serde_json::to_string(&report)?)?;
         }
         DataCommand::Upgrade => {
             let started = std::time::Instant::now();

@@ -21,12 +21,11 @@ pub(super) fn run(args: &Args, command: &SearchCommand, out: &mut impl Write) ->
                 (_, true) => rowsearch::indexer::ReindexMode::Incremental,
                 _ => rowsearch::indexer::ReindexMode::Auto,
             };
-            let mut options = rowsearch::indexer::ReindexOptions {
-                mode,
-                memory_budget_bytes: memory_mb.saturating_mul(1 << 20),
-                merge: !no_merge,
-                ..Default::default()
-            };
+            let mut options =
+                rowsearch::indexer::ReindexOptions { mode, merge: !no_merge, ..Default::default() };
+            if let Some(mb) = memory_mb {
+                options.memory_budget_bytes = mb.saturating_mul(1 << 20);
+            }
             if let Some(t) = threads {
                 options.threads = (*t).max(1);
             }

@@ -73,9 +73,9 @@ pub(crate) struct Environment {
     dbi_lock: Mutex<()>,
     /// Held shared by every open transaction of this process and exclusively
     /// while the map is resized (LMDB requires no open transaction then).
-    resize_lock: RwLock<()>,
+    pub(super) resize_lock: RwLock<()>,
     /// The store's directory (for telling a full disk from other I/O errors).
-    dir: PathBuf,
+    pub(super) dir: PathBuf,
     /// Why the last write of this process failed at the storage level
     /// (disk full, I/O), until a write succeeds again.
     write_failure: Mutex<Option<String>>,

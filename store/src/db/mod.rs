@@ -19,6 +19,7 @@
 //! | `t/<table>/kr`         | `01` ‖ row number (u32 BE); `02` ‖ row key (see `keyword::rows`) | row key; row number (u32 BE) |
 //! | `t/<table>/k`          | (format 3: keyword cell; emptied by the upgrade) | positions |
 
+pub(crate) mod backup;
 pub(crate) mod env;
 pub(crate) mod family;
 pub(crate) mod feed;
@@ -82,7 +83,7 @@ pub const FORMAT: &str = "rowsearch-store/6";
 /// where version 4's held row keys (converted on open the same way).
 /// Version 6 keeps new keyword versions in pending runs (`t/<table>/kp`,
 /// created empty on open), which an older build would not read.
-pub(crate) const UPGRADES_FROM: &[&str] = &[
+pub const UPGRADES_FROM: &[&str] = &[
     "rowsearch-store/1",
     "rowsearch-store/2",
     "rowsearch-store/3",
