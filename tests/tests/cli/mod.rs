@@ -1,3 +1,4 @@
+mod backup;
 mod repack;
 mod upgrade;
 use rowsearch_tests::{TestDir, stderr, stdout};
