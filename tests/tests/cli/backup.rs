@@ -176,7 +176,7 @@ fn cli_a_backup_killed_at_any_moment_never_looks_finished_and_the_next_one_start
         let finished = child.wait().unwrap().success();
         let restored = t.dir.path().join(format!("r{round}"));
         let out = run_on(&restored, &["restore", dest.to_str().unwrap()]);
-        if dest.join("manifest.json").exists() {
+        if dest.join("manifest.json").try_exists().unwrap() {
             // Finished before the kill: a whole backup.
             assert!(out.status.success(), "seed {seed}: {}", stderr(&out));
             assert_eq!(total(&restored, "gas"), hits);
@@ -185,7 +185,7 @@ fn cli_a_backup_killed_at_any_moment_never_looks_finished_and_the_next_one_start
             assert_eq!(out.status.code(), Some(2), "seed {seed}: {}", stderr(&out));
             let said = stderr(&out);
             assert!(said.contains("did not finish") || said.contains("not a rowsearch backup"), "{said}");
-            assert!(!restored.exists(), "seed {seed}: nothing written on a refusal");
+            assert!(!restored.try_exists().unwrap(), "seed {seed}: nothing written on a refusal");
             // The next backup into the same place clears it and finishes.
             let out = t.run(&["backup", dest.to_str().unwrap()]);
             assert!(out.status.success(), "seed {seed}: {}", stderr(&out));
@@ -215,7 +215,7 @@ fn cli_a_restore_refuses_partial_corrupt_newer_and_occupied_and_writes_nothing()
         let out = run_on(&target, &["restore", src.to_str().unwrap()]);
         assert_eq!(out.status.code(), Some(2), "{}: {}", src.display(), stderr(&out));
         assert!(stderr(&out).contains(want), "{}: {}", src.display(), stderr(&out));
-        assert!(!target.exists(), "nothing written for {}", src.display());
+        assert!(!target.try_exists().unwrap(), "nothing written for {}", src.display());
         let parent: Vec<_> =
             std::fs::read_dir(t.dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
         assert!(!parent.iter().any(|n| n.to_string_lossy().contains("restoring")), "{parent:?}");
@@ -276,7 +276,7 @@ fn cli_a_restore_refuses_partial_corrupt_newer_and_occupied_and_writes_nothing()
     let inside = t.data().join("backup");
     let out = t.run(&["backup", inside.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
-    assert!(!inside.exists(), "nothing made inside the store");
+    assert!(!inside.try_exists().unwrap(), "nothing made inside the store");
     // And the good one restores.
     let target = t.dir.path().join("target");
     let out = run_on(&target, &["restore", good.to_str().unwrap()]);
