@@ -556,3 +556,92 @@ pub fn restore(src: &Path, data: &Path, progress: &mut dyn FnMut(&BackupProgress
         seconds: started.elapsed().as_secs_f64(),
     })
 }
+
+/// A backup in a directory of backups (`serve --backup-dir`).
+#[derive(Debug, Clone, Serialize)]
+pub struct BackupEntry {
+    /// Its directory's name: `backup-<UTC time>`.
+    pub name: String,
+    /// Whether it has its manifest (one without is being written, or was
+    /// killed before it finished).
+    pub complete: bool,
+    /// The manifest's sequence.
+    pub sequence: Option<u64>,
+    /// The manifest's time, ms since the epoch.
+    pub created_ms: Option<u64>,
+    /// Bytes of its files, as the manifest lists them.
+    pub bytes: Option<u64>,
+}
+
+const NAME_PREFIX: &str = "backup-";
+
+/// The backups in `dir`, oldest first (missing `dir`: none).
+///
+/// # Errors
+/// `Io`.
+pub fn list_backups(dir: &Path) -> Result<Vec<BackupEntry>> {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(io(dir)(e)),
+    };
+    let mut backups = Vec::new();
+    for entry in entries {
+        let entry = entry.map_err(io(dir))?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if !name.starts_with(NAME_PREFIX) || !entry.file_type().map_err(io(dir))?.is_dir() {
+            continue;
+        }
+        let manifest = read_manifest(&entry.path()).ok();
+        backups.push(BackupEntry {
+            name,
+            complete: manifest.is_some(),
+            sequence: manifest.as_ref().map(|m| m.sequence),
+            created_ms: manifest.as_ref().map(|m| m.created_ms),
+            bytes: manifest.as_ref().map(|m| m.files.iter().map(|f| f.bytes).sum()),
+        });
+    }
+    backups.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(backups)
+}
+
+/// Takes a backup of `store` into a new `dir/backup-<UTC time>`, then
+/// keeps the newest `keep` complete backups of `dir` and removes the older
+/// ones and every unfinished one (a backup runs at a time, so those are
+/// leftovers of killed runs).
+///
+/// # Errors
+/// As [`backup`]; `Io` when an old backup cannot be removed.
+pub fn backup_into(
+    store: &Store,
+    dir: &Path,
+    keep: usize,
+    progress: &mut dyn FnMut(&BackupProgress),
+) -> Result<BackupReport> {
+    let now = jiff::Timestamp::from_millisecond(i64::try_from(store.now_ms()).unwrap_or(i64::MAX))
+        .unwrap_or(jiff::Timestamp::UNIX_EPOCH);
+    let mut name = format!("{NAME_PREFIX}{}", now.strftime("%Y%m%dT%H%M%S%.3fZ"));
+    // Two backups in one millisecond (a clock set back): a suffix.
+    let mut n = 1;
+    while dir.join(&name).try_exists().map_err(io(dir))? {
+        n += 1;
+        name = format!("{NAME_PREFIX}{}-{n}", now.strftime("%Y%m%dT%H%M%S%.3fZ"));
+    }
+    let report = backup(store, &dir.join(&name), progress)?;
+    let backups = list_backups(dir)?;
+    let complete = backups.iter().filter(|b| b.complete).count();
+    let mut extra = complete.saturating_sub(keep.max(1));
+    for old in backups {
+        let remove = if old.complete && extra > 0 && old.name != name {
+            extra -= 1;
+            true
+        } else {
+            !old.complete
+        };
+        if remove {
+            let path = dir.join(&old.name);
+            std::fs::remove_dir_all(&path).map_err(io(&path))?;
+        }
+    }
+    Ok(report)
+}

@@ -583,12 +583,8 @@ impl Store {
         self.feed.next_seq(&rtxn.txn)
     }
 
-    /// Streams a compacted copy of `data.mdb` taken from one snapshot into
-    /// `sink` while the store serves and takes writes; returns its length
-    /// ([`crate::CopyFacts::read`] tells what it holds).
-    ///
-    /// # Errors
-    /// `Io` (the sink's error too), `Lmdb`.
+    /// Streams a compacted copy of `data.mdb` from one snapshot into `sink`
+    /// (writes go on); returns its length. `Io` (the sink's too), `Lmdb`.
     pub fn copy_compacted(&self, sink: &mut dyn FnMut(&[u8]) -> std::io::Result<()>) -> Result<u64> {
         self.env.copy_compacted(sink)
     }

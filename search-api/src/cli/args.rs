@@ -302,6 +302,18 @@ pub enum ServeCommand {
         /// waits for the index to absorb them (0: always waits).
         #[arg(long, default_value_t = rowsearch::DEFAULT_OVERLAY_MAX_ROWS)]
         overlay_max_rows: usize,
+        /// Where `POST /backups` and scheduled backups go, each into a new
+        /// `backup-<UTC time>` directory (outside --data).
+        #[arg(long, value_name = "DIR")]
+        backup_dir: Option<PathBuf>,
+        /// Take a backup this often (`90s`, `30m`, `6h`, `1d`); needs
+        /// --backup-dir.
+        #[arg(long, value_name = "DURATION", value_parser = parse_duration, requires = "backup_dir")]
+        backup_every: Option<std::time::Duration>,
+        /// Complete backups kept in --backup-dir; older ones are removed
+        /// after each backup.
+        #[arg(long, default_value_t = 7, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+        backup_keep: usize,
     },
 }
 
@@ -715,4 +727,42 @@ pub struct ScanArgs {
     pub prefix_fields: Option<String>,
     #[command(flatten)]
     pub read: ReadArgs,
+}
+
+/// A duration as `--backup-every` takes it: a number and a unit, `s`, `m`,
+/// `h` or `d` (`90s`, `30m`, `6h`, `1d`), at least a second.
+pub(super) fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
+    let split = text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let number: u64 =
+        number.parse().map_err(|_| format!("{text:?}: a number and a unit (90s, 30m, 6h, 1d)"))?;
+    let seconds = match unit {
+        "s" => 1,
+        "m" => 60,
+        "h" => 3600,
+        "d" => 86_400,
+        _ => return Err(format!("{text:?}: the unit is s, m, h or d (90s, 30m, 6h, 1d)")),
+    };
+    match number.checked_mul(seconds) {
+        Some(0) => Err(format!("{text:?}: at least 1s")),
+        Some(s) => Ok(std::time::Duration::from_secs(s)),
+        None => Err(format!("{text:?}: too long")),
+    }
+}
+
+#[cfg(test)]
+mod duration_tests {
+    use crate::cli::args::parse_duration;
+    use std::time::Duration;
+
+    #[test]
+    fn durations_take_a_number_and_a_unit() {
+        assert_eq!(parse_duration("90s"), Ok(Duration::from_secs(90)));
+        assert_eq!(parse_duration("30m"), Ok(Duration::from_secs(1800)));
+        assert_eq!(parse_duration("6h"), Ok(Duration::from_secs(21_600)));
+        assert_eq!(parse_duration("1d"), Ok(Duration::from_secs(86_400)));
+        for bad in ["", "6", "h", "0s", "6 h", "6hours", "-1s", "99999999999999999999d"] {
+            assert!(parse_duration(bad).is_err(), "{bad}");
+        }
+    }
 }

@@ -26,16 +26,14 @@ pub(super) fn run(args: &Args, command: &ServeCommand) -> Result<ExitCode> {
             };
             if !*no_serve {
                 let refresh = rowsearch::indexer::RefreshOptions::default();
-                serve(
-                    store,
-                    listen,
-                    Gateways::default(),
-                    rowsearch::http::Limits::default(),
-                    true,
-                    Default::default(),
+                let options = ServeOptions {
+                    demo: true,
+                    access: Default::default(),
                     refresh,
-                    None,
-                )?;
+                    hbase: None,
+                    backups: None,
+                };
+                serve(store, listen, Gateways::default(), rowsearch::http::Limits::default(), options)?;
             }
         }
         ServeCommand::Serve {
@@ -65,6 +63,9 @@ pub(super) fn run(args: &Args, command: &ServeCommand) -> Result<ExitCode> {
             idle_spin_us,
             refresh_ms,
             overlay_max_rows,
+            backup_dir,
+            backup_every,
+            backup_keep,
         } => {
             let defaults = rowsearch::http::Limits::default();
             let limits = rowsearch::http::Limits {
@@ -118,7 +119,34 @@ pub(super) fn run(args: &Args, command: &ServeCommand) -> Result<ExitCode> {
                 thrift2: thrift2.as_deref(),
                 open_network: *thrift_open_network,
             };
-            serve(store, listen, thrift, limits, false, access, refresh, args.hbase.as_deref())?;
+            let backups = match backup_dir {
+                Some(_) if args.hbase.is_some() => {
+                    return Err(UsageError(
+                        "--backup-dir beside --hbase: the tables live in HBase; take its snapshots there"
+                            .into(),
+                    )
+                    .into());
+                }
+                Some(dir) => {
+                    std::fs::create_dir_all(dir)
+                        .map_err(|e| UsageError(format!("--backup-dir {}: {e}", dir.display())))?;
+                    if dir.canonicalize()?.starts_with(store.path().canonicalize()?) {
+                        return Err(UsageError(format!(
+                            "--backup-dir {} lies inside --data: a backup would copy its own earlier ones",
+                            dir.display()
+                        ))
+                        .into());
+                    }
+                    Some(Backups {
+                        config: rowsearch::http::BackupConfig { dir: dir.clone(), keep: *backup_keep },
+                        every: *backup_every,
+                    })
+                }
+                None => None,
+            };
+            let options =
+                ServeOptions { demo: false, access, refresh, hbase: args.hbase.as_deref(), backups };
+            serve(store, listen, thrift, limits, options)?;
         }
     }
     Ok(ExitCode::SUCCESS)
@@ -171,19 +199,34 @@ fn thrift_address(flag: &str, listen: &str, open_network: bool) -> Result<std::n
     Ok(addr)
 }
 
+/// `serve --backup-dir`, `--backup-every`, `--backup-keep`.
+pub(super) struct Backups {
+    pub config: rowsearch::http::BackupConfig,
+    /// How often the server takes one by itself.
+    pub every: Option<std::time::Duration>,
+}
+
+/// How [`serve`] serves, besides its address, gateways and limits.
+pub(super) struct ServeOptions<'a> {
+    /// Print the demo's example requests.
+    pub demo: bool,
+    pub access: rowsearch::http::AccessConfig,
+    pub refresh: rowsearch::indexer::RefreshOptions,
+    /// The HBase Thrift2 gateway the tables live behind.
+    pub hbase: Option<&'a str>,
+    pub backups: Option<Backups>,
+}
+
 /// Serves HTTP on `listen` until SIGINT or SIGTERM. Prints the bound
 /// address (and, for the demo, example requests) once it accepts.
-#[allow(clippy::too_many_arguments)]
 pub(super) fn serve(
     store: Store,
     listen: &str,
     thrift: Gateways<'_>,
     limits: rowsearch::http::Limits,
-    demo: bool,
-    access: rowsearch::http::AccessConfig,
-    refresh: rowsearch::indexer::RefreshOptions,
-    hbase: Option<&str>,
+    options: ServeOptions<'_>,
 ) -> Result<()> {
+    let ServeOptions { demo, access, refresh, hbase, backups } = options;
     let addr: std::net::SocketAddr =
         listen.parse().map_err(|e| UsageError(format!("--listen {listen:?}: {e}")))?;
     if access.checker.is_none() {
@@ -270,7 +313,12 @@ pub(super) fn serve(
         let refresher =
             std::sync::Arc::new(rowsearch::indexer::Refresher::start(std::sync::Arc::new(live), refresh)?);
         state.searcher = rowsearch::Searcher::with_refresher(std::sync::Arc::clone(state.store()), refresher);
+        let every = backups.as_ref().and_then(|b| b.every);
+        state.backups = backups.map(|b| b.config);
         let state = std::sync::Arc::new(state);
+        if let Some(every) = every {
+            tokio::spawn(take_backups(std::sync::Arc::clone(&state), every));
+        }
         for (table, index, job) in state.resume_index_builds() {
             eprintln!("resuming the build of index {index} of {table} as job {job}");
         }
@@ -290,6 +338,22 @@ pub(super) fn serve(
         rowsearch::http::serve(listener, state, shutdown_signal()).await;
         Ok(())
     })
+}
+
+/// Starts a backup job every `every` (the first one `every` after the
+/// start), as `POST /backups` does; a backup still running when the next
+/// is due is left to finish and that one skipped.
+async fn take_backups(state: std::sync::Arc<rowsearch::http::State>, every: std::time::Duration) {
+    let mut ticks = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
+    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+    loop {
+        ticks.tick().await;
+        let Some(config) = state.backups.clone() else { return };
+        match state.jobs.start_backup(std::sync::Arc::clone(state.store()), config.dir, config.keep) {
+            Ok(job) => eprintln!("scheduled backup: job {job}"),
+            Err(running) => eprintln!("scheduled backup skipped: job {running} is still taking the last one"),
+        }
+    }
 }
 
 /// The example requests the demo prints (and its tests run as printed).

@@ -107,6 +107,10 @@ pub enum Refusal {
         /// The index.
         index: String,
     },
+    /// A backup is already running as this job.
+    BackupRunning(String),
+    /// `POST /backups` on a server started without `--backup-dir`.
+    NoBackupDir,
     /// The server runs without a master key: there are no keys to manage.
     KeysDisabled,
     /// An unknown key uid.
@@ -161,6 +165,8 @@ impl Refusal {
             Refusal::JobNotFound(_) => (S::NOT_FOUND, "job_not_found"),
             Refusal::ReindexRunning { .. } => (S::CONFLICT, "reindex_running"),
             Refusal::IndexJobRunning { .. } => (S::CONFLICT, "index_building"),
+            Refusal::BackupRunning(_) => (S::CONFLICT, "backup_running"),
+            Refusal::NoBackupDir => (S::CONFLICT, "no_backup_dir"),
             Refusal::KeysDisabled => (S::CONFLICT, "keys_disabled"),
             Refusal::KeyNotFound(_) => (S::NOT_FOUND, "key_not_found"),
             Refusal::MissingKey => (S::UNAUTHORIZED, "missing_key"),
@@ -217,6 +223,11 @@ impl Refusal {
             }
             Refusal::IndexJobRunning { job, table, index } => {
                 format!("job {job} is already building index {index:?} of table {table:?}")
+            }
+            Refusal::BackupRunning(job) => format!("job {job} is already taking a backup"),
+            Refusal::NoBackupDir => {
+                "this server takes no backups: start it with --backup-dir DIR (or run `rowsearch backup DEST`)"
+                    .to_owned()
             }
             Refusal::MethodNotAllowed { method, allow } => {
                 format!("{method} is not allowed on this path; it takes {}", allow.join(", "))
@@ -330,6 +341,7 @@ pub fn indexer_status(e: &IndexerError) -> (StatusCode, &'static str) {
         }
         IndexerError::StaleCursor { .. } => (S::CONFLICT, "stale_cursor"),
         IndexerError::NotFresh { .. } => (S::SERVICE_UNAVAILABLE, "timeout"),
+        IndexerError::Backup { .. } => (S::CONFLICT, "backup_refused"),
         _ => (S::INTERNAL_SERVER_ERROR, "internal"),
     }
 }
@@ -469,6 +481,7 @@ mod tests {
             (503, "timeout"),           // NotFresh
             (400, "bad_request"),       // FutureSeq
             (500, "internal"),          // FailPoint
+            (409, "backup_refused"),    // Backup
             (500, "internal"),          // Report
         ];
         let examples = IndexerError::examples();
@@ -509,6 +522,8 @@ mod tests {
                 Refusal::IndexJobRunning { job: "j1".into(), table: "t".into(), index: "i".into() },
                 (409, "index_building"),
             ),
+            (Refusal::BackupRunning("j1".into()), (409, "backup_running")),
+            (Refusal::NoBackupDir, (409, "no_backup_dir")),
             (
                 Refusal::MethodNotAllowed { method: "PATCH".into(), allow: vec!["GET"] },
                 (405, "method_not_allowed"),
@@ -534,6 +549,8 @@ mod tests {
                 | Refusal::JobNotFound(_)
                 | Refusal::ReindexRunning { .. }
                 | Refusal::IndexJobRunning { .. }
+                | Refusal::BackupRunning(_)
+                | Refusal::NoBackupDir
                 | Refusal::KeysDisabled
                 | Refusal::KeyNotFound(_)
                 | Refusal::MissingKey

@@ -18,9 +18,10 @@ use serde_json::{Value, json};
 pub struct JobState {
     /// The job id.
     pub id: String,
-    /// `reindex` or `index_build`.
+    /// `reindex`, `index_build` or `backup`.
     pub kind: &'static str,
-    /// The table.
+    /// The table (none for a backup: it holds every table).
+    #[serde(skip_serializing_if = "String::is_empty")]
     pub table: String,
     /// The index, for an index build.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -87,6 +88,35 @@ impl Jobs {
             let state = store.indexes(table).map_err(|e| e.to_string())?;
             let entries = state.iter().find(|s| s.schema.name == name).map(|s| s.entries);
             Ok(json!({"index": name, "state": "ready", "entries": entries}))
+        })
+    }
+
+    /// Takes a backup of the whole store into a new directory of `dir` and
+    /// keeps the newest `keep` there (`rowsearch_indexer::backup_into`), on
+    /// its own thread; returns the job id.
+    ///
+    /// # Errors
+    /// The id of the backup job already running.
+    pub fn start_backup(
+        &self,
+        store: Arc<Store>,
+        dir: std::path::PathBuf,
+        keep: usize,
+    ) -> Result<String, String> {
+        self.start("backup", "", None, move |_, progress| {
+            let report = rowsearch_indexer::backup_into(&store, &dir, keep, &mut |p| {
+                progress(p.phase, p.bytes, 0);
+            })
+            .map_err(|e| e.to_string())?;
+            let name = report.dest.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            Ok(json!({
+                "backup": name,
+                "sequence": report.sequence,
+                "tables": report.tables,
+                "tables_to_reindex": report.tables_to_reindex,
+                "bytes": report.bytes,
+                "seconds": report.seconds,
+            }))
         })
     }
 

@@ -336,6 +336,8 @@ pub const ROUTES: &[RouteSpec] = &[
     route("keys_list", Action::Master, "GET", "/keys", "/keys", None, &[]),
     route("keys_delete", Action::Master, "DELETE", "/keys/{uid}", "/keys/none", None, &[]),
     route("jobs", Action::Admin, "GET", "/jobs/{id}", "/jobs/j1", None, &[]),
+    route("backups_create", Action::Master, "POST", "/backups", "/backups", None, &[]),
+    route("backups_list", Action::Master, "GET", "/backups", "/backups", None, &[]),
 ];
 
 const fn route(

@@ -542,6 +542,21 @@ fn key_routes(c: &Ctx) -> Routes {
     keys_create.or(keys_list).unify().or(keys_delete).unify().boxed()
 }
 
+/// Backups of the whole store (`serve --backup-dir`).
+fn backup_routes(c: &Ctx) -> Routes {
+    let create = warp::path!("backups").and(warp::post()).and(c.taking_none("backups_create")).and_then(
+        |access: Access, st: Arc<State>| {
+            run(st, "backups_create", access, move |st, _| handlers::jobs::backup(st))
+        },
+    );
+    let list = warp::path!("backups").and(warp::get()).and(c.taking_none("backups_list")).and_then(
+        |access: Access, st: Arc<State>| {
+            run(st, "backups_list", access, move |st, _| handlers::jobs::backups(st))
+        },
+    );
+    create.or(list).unify().boxed()
+}
+
 /// All routes, with the final recovery.
 pub fn routes(
     state: Arc<State>,
@@ -565,6 +580,8 @@ pub fn routes(
         .or(search_routes(&c))
         .unify()
         .or(key_routes(&c))
+        .unify()
+        .or(backup_routes(&c))
         .unify()
         .recover(|r: warp::Rejection| async move {
             match r.find::<Rejected>() {

@@ -137,6 +137,18 @@ pub struct State {
     /// The HBase cluster the tables live in (`serve --hbase`); `None`:
     /// the embedded store's tables.
     pub hbase: Option<Arc<crate::hbase::HbaseSource>>,
+    /// Where backups go and how many are kept (`serve --backup-dir`);
+    /// `None`: the server takes none.
+    pub backups: Option<BackupConfig>,
+}
+
+/// `serve --backup-dir DIR --backup-keep N`.
+#[derive(Debug, Clone)]
+pub struct BackupConfig {
+    /// The directory of backups (each in `backup-<UTC time>/`).
+    pub dir: std::path::PathBuf,
+    /// Complete backups kept; older ones are removed after each backup.
+    pub keep: usize,
 }
 
 impl State {
@@ -163,6 +175,7 @@ impl State {
             answers,
             access: AccessConfig::default(),
             hbase: None,
+            backups: None,
         })
     }
 

@@ -282,3 +282,85 @@ fn cli_a_restore_refuses_partial_corrupt_newer_and_occupied_and_writes_nothing()
     let out = run_on(&target, &["restore", good.to_str().unwrap()]);
     assert!(out.status.success(), "{}", stderr(&out));
 }
+
+/// Polls `/jobs/{id}` until it is done or failed (at most a minute).
+fn finished_job(server: &rowsearch_tests::Server, id: &str) -> serde_json::Value {
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        let (_, state) = server.get_json(&format!("/jobs/{id}"));
+        if state["state"] == "done" || state["state"] == "failed" || std::time::Instant::now() > deadline {
+            return state;
+        }
+        std::thread::yield_now();
+    }
+}
+
+#[test]
+fn http_backups_are_jobs_into_the_backup_dir_and_scheduled_ones_keep_the_newest() {
+    let t = indexed_mail();
+    let hits = total(&t.data(), "gas");
+    // Without --backup-dir the server takes none, and says how.
+    let server = t.serve(&["serve"]);
+    let (status, body) = server.request("POST", "/backups", None);
+    assert_eq!(status, 409, "{body}");
+    assert!(body.contains("no_backup_dir") && body.contains("--backup-dir"), "{body}");
+    assert!(server.terminate().success());
+    // --backup-dir inside --data is refused at the start.
+    let out = t.run(&["serve", "--backup-dir", t.data().join("b").to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("lies inside --data"), "{}", stderr(&out));
+
+    let dir = t.dir.path().join("backups");
+    let server = t.serve(&["serve", "--backup-dir", dir.to_str().unwrap(), "--backup-keep", "2"]);
+    let mut names = Vec::new();
+    for _ in 0..3 {
+        let (status, body) = server.request("POST", "/backups", None);
+        assert_eq!(status, 202, "{body}");
+        let job: serde_json::Value = serde_json::from_str(&body).unwrap();
+        let state = finished_job(&server, job["job"].as_str().unwrap());
+        assert_eq!(state["state"], "done", "{state}");
+        assert_eq!(state["kind"], "backup", "{state}");
+        names.push(state["report"]["backup"].as_str().unwrap().to_owned());
+    }
+    let (status, list) = server.get_json("/backups");
+    assert_eq!(status, 200, "{list}");
+    let listed: Vec<&str> =
+        list["backups"].as_array().unwrap().iter().map(|b| b["name"].as_str().unwrap()).collect();
+    // --backup-keep 2: the two newest, complete, oldest first.
+    assert_eq!(listed, names[1..].iter().map(String::as_str).collect::<Vec<_>>(), "{list}");
+    assert!(list["backups"].as_array().unwrap().iter().all(|b| b["complete"] == true), "{list}");
+    assert!(server.terminate().success());
+    let restored = t.dir.path().join("restored");
+    let out = run_on(&restored, &["restore", dir.join(&names[2]).to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(total(&restored, "gas"), hits);
+
+    // Scheduled: every second, the newest two kept.
+    let server = t.serve(&[
+        "serve",
+        "--backup-dir",
+        dir.to_str().unwrap(),
+        "--backup-every",
+        "1s",
+        "--backup-keep",
+        "2",
+    ]);
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        let (_, list) = server.get_json("/backups");
+        let listed: Vec<String> = list["backups"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|b| b["name"].as_str().unwrap().to_owned())
+            .collect();
+        // Both earlier backups replaced by scheduled ones.
+        if listed.len() == 2 && listed.iter().all(|n| !names.contains(n)) {
+            break;
+        }
+        assert!(listed.len() <= 3, "never more than keep (and one being written): {listed:?}");
+        assert!(std::time::Instant::now() < deadline, "no scheduled backups: {listed:?}");
+        std::thread::yield_now();
+    }
+    assert!(server.terminate().success());
+}

@@ -1,4 +1,5 @@
-//! `/tables/{t}/reindex` (a reindex job) and `/jobs/{id}`.
+//! `/tables/{t}/reindex` (a reindex job), `/backups` (backup jobs and the
+//! backups taken) and `/jobs/{id}`.
 
 use std::sync::Arc;
 
@@ -38,4 +39,21 @@ pub(crate) fn get(st: &State, id: &str) -> Answer {
         }
         None => Err(Refusal::JobNotFound(id.to_owned()).into()),
     }
+}
+
+/// `POST /backups`: 202 with the job taking a backup of the whole store
+/// into a new directory of `--backup-dir`.
+pub(crate) fn backup(st: &State) -> Answer {
+    let config = st.backups.as_ref().ok_or(Refusal::NoBackupDir)?;
+    match st.jobs.start_backup(Arc::clone(st.store()), config.dir.clone(), config.keep) {
+        Ok(job) => Ok(json_reply(&json!({"job": job}), StatusCode::ACCEPTED)),
+        Err(running) => Err(Refusal::BackupRunning(running).into()),
+    }
+}
+
+/// `GET /backups`: the backups of `--backup-dir`, oldest first.
+pub(crate) fn backups(st: &State) -> Answer {
+    let config = st.backups.as_ref().ok_or(Refusal::NoBackupDir)?;
+    let backups = rowsearch_indexer::list_backups(&config.dir)?;
+    ok(json!({"backups": backups, "keep": config.keep}))
 }
