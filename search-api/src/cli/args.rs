@@ -437,6 +437,11 @@ pub enum DataCommand {
     Backup {
         /// The backup directory.
         dest: PathBuf,
+        /// CPU priority of the backup (a nice value, 0-19), as ingest's:
+        /// above 0 it yields the cores to a server's searches.
+        #[arg(long, default_value_t = rowsearch::indexer::DEFAULT_INGEST_NICE,
+              value_parser = clap::value_parser!(i32).range(0..=19))]
+        nice: i32,
     },
     /// Make the store of --data (a new or empty directory) from the backup
     /// in SRC, checking the manifest and every file's checksum first: a

@@ -126,7 +126,9 @@ pub(super) fn run(args: &Args, command: &DataCommand, out: &mut impl Write) -> R
                 report.seconds
             )?;
         }
-        DataCommand::Backup { dest } => {
+        DataCommand::Backup { dest, nice } => {
+            // Threads started from here (the copy's) inherit it.
+            rowsearch::indexer::lower_thread_priority(*nice);
             let store = open(args)?;
             let total = std::fs::metadata(args.data.join("data.mdb")).map_or(0, |m| m.len());
             let mut progress = Progress::new("backup", "MB", Duration::from_secs(2));

@@ -104,6 +104,8 @@ impl Jobs {
         keep: usize,
     ) -> Result<String, String> {
         self.start("backup", "", None, move |_, progress| {
+            // This thread is the job's alone; the copy's threads inherit it.
+            rowsearch_indexer::lower_thread_priority(rowsearch_indexer::DEFAULT_INGEST_NICE);
             let report = rowsearch_indexer::backup_into(&store, &dir, keep, &mut |p| {
                 progress(p.phase, p.bytes, 0);
             })

@@ -210,6 +210,15 @@ pub const ROUTES: &[RouteSpec] = &[
         Some(r#"{"mutations":[]}"#),
         &[p::ENCODING],
     ),
+    route(
+        "mutate_tables",
+        Action::Write,
+        "POST",
+        "/mutate",
+        "/mutate",
+        Some(r#"{"mutations":[]}"#),
+        &[p::ENCODING],
+    ),
     route("scan", Action::Read, "GET", "/tables/{table}/scan", "/tables/mail/scan?limit=1", None, SCAN),
     route(
         "scan",

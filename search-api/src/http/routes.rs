@@ -365,7 +365,13 @@ fn row_routes(c: &Ctx) -> Routes {
     let mutate =
         table().and(warp::path!("mutate")).and(warp::post()).and(c.taking("mutate")).and(c.body()).and_then(
             |t: String, access: Access, st: Arc<State>, p: Params, b: Body| {
-                run(st, "mutate", access, move |st, access| rows::mutate(st, access, &t, &p, b))
+                run(st, "mutate", access, move |st, access| rows::mutate(st, access, Some(&t), &p, b))
+            },
+        );
+    let mutate_tables =
+        warp::path!("mutate").and(warp::post()).and(c.taking("mutate_tables")).and(c.body()).and_then(
+            |access: Access, st: Arc<State>, p: Params, b: Body| {
+                run(st, "mutate_tables", access, move |st, access| rows::mutate(st, access, None, &p, b))
             },
         );
 
@@ -381,6 +387,8 @@ fn row_routes(c: &Ctx) -> Routes {
         .or(delete_fields)
         .unify()
         .or(mutate)
+        .unify()
+        .or(mutate_tables)
         .unify()
         .boxed()
 }

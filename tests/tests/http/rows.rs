@@ -175,3 +175,87 @@ fn http_and_cli_exact_deletes_remove_one_version() {
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(!stdout(&t.run(&["get", "v", "r", "--versions", "all"])).contains("timestamp"));
 }
+
+/// `POST /mutate`: one transaction across tables, each mutation naming its
+/// table; a bad one anywhere writes none; a key limited to some tables may
+/// not write the others through it.
+#[test]
+fn http_mutate_across_tables_is_all_or_nothing_and_keeps_each_keys_tables() {
+    let t = TestDir::new();
+    let master = "a-master-key-of-enough-bytes";
+    let s = t.serve(&["serve", "--create", "--master-key", master]);
+    let auth = [("Authorization", format!("Bearer {master}"))];
+    let call = |method: &str, path: &str, body: &Value, key: &[(&str, String)]| {
+        let headers: Vec<(&str, &str)> = key.iter().map(|(h, v)| (*h, v.as_str())).collect();
+        let body = (!body.is_null()).then(|| body.to_string());
+        let (status, bytes) = s.raw(method, path, &headers, body.as_deref().map(str::as_bytes));
+        (status, serde_json::from_slice::<Value>(&bytes).unwrap_or(Value::Null))
+    };
+    for table in ["a", "b"] {
+        let (status, body) =
+            call("PUT", &format!("/tables/{table}"), &json!({"families": [{"name": "f"}]}), &auth);
+        assert_eq!(status, 201, "{body}");
+    }
+    let cell = |v: &str| json!([{"column": "f:q", "value": v}]);
+    let (status, body) = call(
+        "POST",
+        "/mutate",
+        &json!({"mutations": [
+            {"put": {"table": "a", "key": "r1", "cells": cell("one")}},
+            {"put": {"table": "b", "key": "r1", "cells": cell("two")}}]}),
+        &auth,
+    );
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["tables"], json!(["a", "b"]), "{body}");
+    let seq = body["seq"].as_u64().unwrap();
+    for (table, value) in [("a", "one"), ("b", "two")] {
+        let (status, row) = call("GET", &format!("/tables/{table}/rows/r1"), &Value::Null, &auth);
+        assert_eq!((status, row["cells"][0]["value"].as_str()), (200, Some(value)), "{row}");
+    }
+    // A mutation of a table that does not exist, after a good one: neither.
+    let (status, body) = call(
+        "POST",
+        "/mutate",
+        &json!({"mutations": [
+            {"delete": {"table": "a", "key": "r1"}},
+            {"put": {"table": "nope", "key": "r1", "cells": cell("x")}}]}),
+        &auth,
+    );
+    assert_eq!(status, 404, "{body}");
+    assert_eq!(call("GET", "/tables/a/rows/r1", &Value::Null, &auth).0, 200, "the delete was not kept");
+    // A mutation without its table, and one naming another table on a
+    // table's own route: 400.
+    let (status, body) =
+        call("POST", "/mutate", &json!({"mutations": [{"put": {"key": "r2", "cells": cell("x")}}]}), &auth);
+    assert_eq!(status, 400, "{body}");
+    assert!(body["error"]["message"].as_str().unwrap_or_default().contains("names its table"), "{body}");
+    let (status, body) = call(
+        "POST",
+        "/tables/a/mutate",
+        &json!({"mutations": [{"put": {"table": "b", "key": "r2", "cells": cell("x")}}]}),
+        &auth,
+    );
+    assert_eq!(status, 400, "{body}");
+    // A key for table a alone may not write b through /mutate.
+    let (status, key) = call("POST", "/keys", &json!({"actions": ["write", "read"], "tables": ["a"]}), &auth);
+    assert_eq!(status, 201, "{key}");
+    let limited = [("Authorization", format!("Bearer {}", key["key"].as_str().unwrap()))];
+    let (status, body) = call(
+        "POST",
+        "/mutate",
+        &json!({"mutations": [
+            {"put": {"table": "a", "key": "r3", "cells": cell("x")}},
+            {"put": {"table": "b", "key": "r3", "cells": cell("x")}}]}),
+        &limited,
+    );
+    assert_eq!(status, 403, "{body}");
+    assert_eq!(call("GET", "/tables/a/rows/r3", &Value::Null, &auth).0, 404, "nothing written");
+    let (status, body) = call(
+        "POST",
+        "/mutate",
+        &json!({"mutations": [{"put": {"table": "a", "key": "r3", "cells": cell("x")}}]}),
+        &limited,
+    );
+    assert_eq!(status, 200, "{body}");
+    assert!(body["seq"].as_u64().unwrap() > seq);
+}

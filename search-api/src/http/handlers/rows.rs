@@ -111,20 +111,47 @@ fn hbase_now_ms() -> u64 {
 /// Mutations of a `mutate` body written per batch (see [`mutate`]).
 const MUTATE_CHUNK: usize = 4096;
 
-pub(crate) fn mutate(st: &State, access: &Access, t: &str, p: &Params, raw: bytes::Bytes) -> Answer {
+pub(crate) fn mutate(
+    st: &State,
+    access: &Access,
+    route_table: Option<&str>,
+    p: &Params,
+    raw: bytes::Bytes,
+) -> Answer {
     let enc = p.encoding()?;
+    // The table of each mutation: the route's (`/tables/{t}/mutate`, where a
+    // mutation may name it again), or its own (`/mutate`).
+    let table_of = |named: &Option<String>| -> Result<String, ApiError> {
+        let table = match (route_table, named) {
+            (Some(t), None) => t.to_owned(),
+            (Some(t), Some(n)) if n == t => n.clone(),
+            (Some(t), Some(n)) => {
+                return Err(ApiError::bad_request(format!(
+                    "this route writes table {t:?} and a mutation names {n:?}: POST /mutate takes a table per \
+                     mutation"
+                )));
+            }
+            (None, Some(n)) => n.clone(),
+            (None, None) => {
+                return Err(ApiError::bad_request("each mutation of POST /mutate names its table"));
+            }
+        };
+        if !access.may_touch(&table) {
+            return Err(Refusal::Forbidden(format!("this key may not touch table {table:?}")).into());
+        }
+        Ok(table)
+    };
     // Read when a mutation first names its row by fields: a body that
     // does not parse is a 400 before the table is looked at.
-    let mut schema = None;
-    let mut key_of = |key: &Option<String>, fields: &Option<Value>| -> Result<Vec<u8>, ApiError> {
+    let mut schemas = std::collections::HashMap::new();
+    let mut key_of = |t: &str, key: &Option<String>, fields: &Option<Value>| -> Result<Vec<u8>, ApiError> {
         match (key, fields) {
             (Some(key), None) => binary(enc, "key", key),
             (None, Some(fields)) => {
-                let schema = match &mut schema {
-                    Some(schema) => schema,
-                    None => schema.insert(st.store().schema(t)?),
-                };
-                Ok(key_from_fields(schema, t, &fields.to_string())?)
+                if !schemas.contains_key(t) {
+                    schemas.insert(t.to_owned(), st.store().schema(t)?);
+                }
+                Ok(key_from_fields(&schemas[t], t, &fields.to_string())?)
             }
             _ => Err(ApiError::bad_request(
                 "each mutation names its row by key or by key_fields (one of them)",
@@ -137,13 +164,14 @@ pub(crate) fn mutate(st: &State, access: &Access, t: &str, p: &Params, raw: byte
     // batch. A failure of ours (a bad mutation, a row outside the key's
     // partitions) is kept here and ends the transaction.
     let mut failed: Option<ApiError> = None;
+    let mut tables = std::collections::BTreeSet::new();
     let written = st.store().apply_each(&mut |sink| {
         let mut batch = Batch::new();
         let mut flush = |batch: &mut Batch| -> Result<(), ApiError> {
             if access.partitions().is_some() {
                 let rtxn = st.store().begin_read()?;
                 for m in &batch.mutations {
-                    confine::may_write(access, &rtxn, t, m.row())?;
+                    confine::may_write(access, &rtxn, m.table(), m.row())?;
                 }
             }
             Ok(sink(std::mem::take(batch))?)
@@ -151,14 +179,18 @@ pub(crate) fn mutate(st: &State, access: &Access, t: &str, p: &Params, raw: byte
         let mut add = |m: MutationRequest| -> Result<(), ApiError> {
             match (m.put, m.delete) {
                 (Some(put), None) => {
-                    batch.put(t, key_of(&put.key, &put.key_fields)?, put.row.cells(enc)?);
+                    let t = table_of(&put.table)?;
+                    batch.put(&t, key_of(&t, &put.key, &put.key_fields)?, put.row.cells(enc)?);
+                    tables.insert(t);
                 }
                 (None, Some(del)) => {
-                    let key = key_of(&del.key, &del.key_fields)?;
+                    let t = table_of(&del.table)?;
+                    let key = key_of(&t, &del.key, &del.key_fields)?;
                     let columns: Vec<&str> = del.columns.iter().map(String::as_str).collect();
                     for what in deletes(&columns_of(enc, &columns)?, del.timestamp, del.exact)? {
-                        batch.delete(t, key.clone(), what);
+                        batch.delete(&t, key.clone(), what);
                     }
+                    tables.insert(t);
                 }
                 _ => {
                     return Err(ApiError::bad_request(
@@ -181,11 +213,11 @@ pub(crate) fn mutate(st: &State, access: &Access, t: &str, p: &Params, raw: byte
         (Some(e), _) => return Err(e),
         (None, written) => written?,
     };
-    if info.rows == 0 {
+    if let (0, Some(t)) = (info.rows, route_table) {
         // No mutation named the table: it must exist all the same.
         st.store().table_id(t)?;
     }
-    ok(json!({"rows": info.rows, "seq": info.last_seq}))
+    ok(json!({"rows": info.rows, "seq": info.last_seq, "tables": tables}))
 }
 
 /// `{"cells":[{"column","value","timestamp"?}]}`.
@@ -235,6 +267,8 @@ struct MutationRequest {
 #[derive(Debug, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 struct PutRequest {
+    /// The table (`POST /mutate`; on `/tables/{t}/mutate` absent or `t`).
+    table: Option<String>,
     key: Option<String>,
     key_fields: Option<Value>,
     #[serde(flatten)]
@@ -244,6 +278,7 @@ struct PutRequest {
 #[derive(Debug, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 struct DeleteRequest {
+    table: Option<String>,
     key: Option<String>,
     key_fields: Option<Value>,
     #[serde(default)]
