@@ -7,11 +7,11 @@ Usage: python3 bench/backup_vs_cp.py [--rounds 3] [--secs 10]
 (needs wrk: apt-get install wrk; the store from bench/common.py's
 corpus_store)
 
-Copy speed: --rounds rounds, the store's files read once before each (warm
+Copy speed (unpaced): --rounds rounds, the store's files read once before each (warm
 page cache for both), MB/s of each one's own output (a backup's is smaller:
 free pages are left out). Searches: wrk -t1 -c1 for --secs idle, then for
 --secs while backups of the same store run one after another from another
-process; p50 and p99 are wrk's, medians of the rounds.
+process, unpaced and at `--max-mb-per-s 150`; p50 and p99 are wrk's, medians of the rounds.
 """
 import os
 import re
@@ -85,28 +85,30 @@ def wrk(server):
     return ms("50%"), ms("99%")
 
 
-lat = {k: [] for k in ("idle p50", "idle p99", "backup p50", "backup p99")}
-backups_taken = []
+variants = {"unpaced": "", "paced 150 MB/s": "--max-mb-per-s 150"}
+lat = {(v, k): [] for v in variants for k in ("idle p50", "idle p99", "p50", "p99")}
+backups_taken = {v: [] for v in variants}
 for r in range(args.rounds):
-    server = Server("now", args.bin, store)
-    server.get(paths[0])
-    p50, p99 = wrk(server)
-    lat["idle p50"].append(p50)
-    lat["idle p99"].append(p99)
-    loop = subprocess.Popen(
-        ["sh", "-c", f"i=0; while :; do i=$((i+1)); rm -rf {out_dir}/loop; "
-                     f"{args.bin} --data {store} backup {out_dir}/loop >/dev/null 2>&1 || exit 1; echo $i; done"],
-        stdout=subprocess.PIPE, text=True)
-    p50, p99 = wrk(server)
-    loop.kill()
-    taken = loop.stdout.read().split()
-    loop.wait()
-    backups_taken.append(len(taken))
-    lat["backup p50"].append(p50)
-    lat["backup p99"].append(p99)
-    server.stop()
-    print(f"search round {r + 1}: idle {lat['idle p50'][-1]:.3f}/{lat['idle p99'][-1]:.3f} ms, "
-          f"beside backups {p50:.3f}/{p99:.3f} ms ({len(taken)} backups)", file=sys.stderr)
+    for v, flag in variants.items():
+        server = Server("now", args.bin, store)
+        server.get(paths[0])
+        p50, p99 = wrk(server)
+        lat[(v, "idle p50")].append(p50)
+        lat[(v, "idle p99")].append(p99)
+        loop = subprocess.Popen(
+            ["sh", "-c", f"i=0; while :; do i=$((i+1)); rm -rf {out_dir}/loop; {args.bin} --data {store} "
+                         f"backup {out_dir}/loop {flag} >/dev/null 2>&1 || exit 1; echo $i; done"],
+            stdout=subprocess.PIPE, text=True)
+        p50, p99 = wrk(server)
+        loop.kill()
+        taken = loop.stdout.read().split()
+        loop.wait()
+        backups_taken[v].append(len(taken))
+        lat[(v, "p50")].append(p50)
+        lat[(v, "p99")].append(p99)
+        server.stop()
+        print(f"search round {r + 1} {v}: idle {lat[(v, 'idle p50')][-1]:.3f}/{lat[(v, 'idle p99')][-1]:.3f} ms, "
+              f"beside backups {p50:.3f}/{p99:.3f} ms ({len(taken)} backups)", file=sys.stderr)
 os.unlink(script.name)
 shutil.rmtree(out_dir, ignore_errors=True)
 
@@ -117,7 +119,8 @@ print(f"backup: {b:.2f} s, {sizes['backup'] / 1e6:.0f} MB written, {sizes['backu
       f"({du(store) / 1e6 / b:.0f} MB/s of the store's size)")
 print(f"cp -r:  {c:.2f} s, {sizes['cp'] / 1e6:.0f} MB written, {sizes['cp'] / 1e6 / c:.0f} MB/s; "
       f"backup / cp time {b / c:.2f}x")
-print(f"48 peer queries, wrk -t1 -c1 -d{args.secs}s: idle p50 {med['idle p50'] * 1e3:.0f} us p99 "
-      f"{med['idle p99'] * 1e3:.0f} us; beside backups p50 {med['backup p50'] * 1e3:.0f} us "
-      f"({med['backup p50'] / med['idle p50']:.2f}x) p99 {med['backup p99'] * 1e3:.0f} us "
-      f"({med['backup p99'] / med['idle p99']:.2f}x); {statistics.median(backups_taken)} backups per window")
+for v in variants:
+    i50, i99, g50, g99 = (med[(v, k)] for k in ("idle p50", "idle p99", "p50", "p99"))
+    print(f"48 peer queries, wrk -t1 -c1 -d{args.secs}s, backups {v} in a loop beside: idle p50 {i50 * 1e3:.0f} us "
+          f"p99 {i99 * 1e3:.0f} us; beside p50 {g50 * 1e3:.0f} us ({g50 / i50:.2f}x) p99 {g99 * 1e3:.0f} us "
+          f"({g99 / i99:.2f}x); {statistics.median(backups_taken[v])} backups per window")

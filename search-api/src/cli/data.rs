@@ -126,13 +126,16 @@ pub(super) fn run(args: &Args, command: &DataCommand, out: &mut impl Write) -> R
                 report.seconds
             )?;
         }
-        DataCommand::Backup { dest, nice } => {
+        DataCommand::Backup { dest, nice, max_mb_per_s } => {
             // Threads started from here (the copy's) inherit it.
             rowsearch::indexer::lower_thread_priority(*nice);
             let store = open(args)?;
             let total = std::fs::metadata(args.data.join("data.mdb")).map_or(0, |m| m.len());
             let mut progress = Progress::new("backup", "MB", Duration::from_secs(2));
-            let report = rowsearch::indexer::backup(&store, dest, &mut |p| {
+            let options = rowsearch::indexer::BackupOptions {
+                max_bytes_per_sec: max_mb_per_s.map(|mb| mb * 1_000_000),
+            };
+            let report = rowsearch::indexer::backup(&store, dest, &options, &mut |p| {
                 progress.update(p.bytes >> 20, total.max(p.bytes) >> 20, p.phase);
             })?;
             progress.finish();

@@ -66,6 +66,7 @@ pub(super) fn run(args: &Args, command: &ServeCommand) -> Result<ExitCode> {
             backup_dir,
             backup_every,
             backup_keep,
+            backup_max_mb_per_s,
         } => {
             let defaults = rowsearch::http::Limits::default();
             let limits = rowsearch::http::Limits {
@@ -138,7 +139,12 @@ pub(super) fn run(args: &Args, command: &ServeCommand) -> Result<ExitCode> {
                         .into());
                     }
                     Some(Backups {
-                        config: rowsearch::http::BackupConfig { dir: dir.clone(), keep: *backup_keep },
+                        config: rowsearch::http::BackupConfig {
+                            dir: dir.clone(),
+                            keep: *backup_keep,
+                            max_bytes_per_sec: (*backup_max_mb_per_s > 0)
+                                .then(|| backup_max_mb_per_s * 1_000_000),
+                        },
                         every: *backup_every,
                     })
                 }
@@ -349,7 +355,7 @@ async fn take_backups(state: std::sync::Arc<rowsearch::http::State>, every: std:
     loop {
         ticks.tick().await;
         let Some(config) = state.backups.clone() else { return };
-        match state.jobs.start_backup(std::sync::Arc::clone(state.store()), config.dir, config.keep) {
+        match state.jobs.start_backup(std::sync::Arc::clone(state.store()), config) {
             Ok(job) => eprintln!("scheduled backup: job {job}"),
             Err(running) => eprintln!("scheduled backup skipped: job {running} is still taking the last one"),
         }

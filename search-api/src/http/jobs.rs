@@ -91,25 +91,27 @@ impl Jobs {
         })
     }
 
-    /// Takes a backup of the whole store into a new directory of `dir` and
-    /// keeps the newest `keep` there (`rowsearch_indexer::backup_into`), on
-    /// its own thread; returns the job id.
+    /// Takes a backup of the whole store into a new directory of
+    /// `config.dir` at its pace and keeps the newest `config.keep` there
+    /// (`rowsearch_indexer::backup_into`), on its own thread; returns the
+    /// job id.
     ///
     /// # Errors
     /// The id of the backup job already running.
     pub fn start_backup(
         &self,
         store: Arc<Store>,
-        dir: std::path::PathBuf,
-        keep: usize,
+        config: super::state::BackupConfig,
     ) -> Result<String, String> {
         self.start("backup", "", None, move |_, progress| {
             // This thread is the job's alone; the copy's threads inherit it.
             rowsearch_indexer::lower_thread_priority(rowsearch_indexer::DEFAULT_INGEST_NICE);
-            let report = rowsearch_indexer::backup_into(&store, &dir, keep, &mut |p| {
-                progress(p.phase, p.bytes, 0);
-            })
-            .map_err(|e| e.to_string())?;
+            let options = rowsearch_indexer::BackupOptions { max_bytes_per_sec: config.max_bytes_per_sec };
+            let report =
+                rowsearch_indexer::backup_into(&store, &config.dir, config.keep, &options, &mut |p| {
+                    progress(p.phase, p.bytes, 0);
+                })
+                .map_err(|e| e.to_string())?;
             let name = report.dest.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
             Ok(json!({
                 "backup": name,

@@ -149,6 +149,8 @@ pub struct BackupConfig {
     pub dir: std::path::PathBuf,
     /// Complete backups kept; older ones are removed after each backup.
     pub keep: usize,
+    /// Most bytes a second a backup writes (`None`: as fast as it goes).
+    pub max_bytes_per_sec: Option<u64>,
 }
 
 impl State {

@@ -45,7 +45,7 @@ pub(crate) fn get(st: &State, id: &str) -> Answer {
 /// into a new directory of `--backup-dir`.
 pub(crate) fn backup(st: &State) -> Answer {
     let config = st.backups.as_ref().ok_or(Refusal::NoBackupDir)?;
-    match st.jobs.start_backup(Arc::clone(st.store()), config.dir.clone(), config.keep) {
+    match st.jobs.start_backup(Arc::clone(st.store()), config.clone()) {
         Ok(job) => Ok(json_reply(&json!({"job": job}), StatusCode::ACCEPTED)),
         Err(running) => Err(Refusal::BackupRunning(running).into()),
     }
