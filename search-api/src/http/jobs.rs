@@ -50,6 +50,17 @@ pub struct Progress {
 /// What a job's work reports as it goes.
 pub type ProgressFn<'a> = &'a mut dyn FnMut(&'static str, u64, u64);
 
+/// `serve --backup-dir DIR --backup-keep N`.
+#[derive(Debug, Clone)]
+pub struct BackupConfig {
+    /// The directory of backups (each in `backup-<UTC time>/`).
+    pub dir: std::path::PathBuf,
+    /// Complete backups kept; older ones are removed after each backup.
+    pub keep: usize,
+    /// Most bytes a second a backup writes (`None`: as fast as it goes).
+    pub max_bytes_per_sec: Option<u64>,
+}
+
 /// The jobs of this server.
 #[derive(Debug, Default)]
 pub struct Jobs {
@@ -98,11 +109,7 @@ impl Jobs {
     ///
     /// # Errors
     /// The id of the backup job already running.
-    pub fn start_backup(
-        &self,
-        store: Arc<Store>,
-        config: super::state::BackupConfig,
-    ) -> Result<String, String> {
+    pub fn start_backup(&self, store: Arc<Store>, config: BackupConfig) -> Result<String, String> {
         self.start("backup", "", None, move |_, progress| {
             // This thread is the job's alone; the copy's threads inherit it.
             rowsearch_indexer::lower_thread_priority(rowsearch_indexer::DEFAULT_INGEST_NICE);

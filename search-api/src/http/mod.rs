@@ -39,9 +39,9 @@ mod state;
 
 pub use error::{ApiError, Refusal};
 pub use hosts::HostRule;
-pub use jobs::{JobState, Jobs};
+pub use jobs::{BackupConfig, JobState, Jobs};
 pub use metrics::{Metrics, TableFigures};
 pub use openapi::document as openapi_document;
 pub use route_table::{ROUTES, RouteSpec, allowed_methods};
 pub use server::serve;
-pub use state::{AccessConfig, BackupConfig, Limits, MAX_INDEX_TERMS, State};
+pub use state::{AccessConfig, Limits, MAX_INDEX_TERMS, State};

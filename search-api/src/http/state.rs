@@ -139,18 +139,7 @@ pub struct State {
     pub hbase: Option<Arc<crate::hbase::HbaseSource>>,
     /// Where backups go and how many are kept (`serve --backup-dir`);
     /// `None`: the server takes none.
-    pub backups: Option<BackupConfig>,
-}
-
-/// `serve --backup-dir DIR --backup-keep N`.
-#[derive(Debug, Clone)]
-pub struct BackupConfig {
-    /// The directory of backups (each in `backup-<UTC time>/`).
-    pub dir: std::path::PathBuf,
-    /// Complete backups kept; older ones are removed after each backup.
-    pub keep: usize,
-    /// Most bytes a second a backup writes (`None`: as fast as it goes).
-    pub max_bytes_per_sec: Option<u64>,
+    pub backups: Option<super::jobs::BackupConfig>,
 }
 
 impl State {
