@@ -364,3 +364,28 @@ fn http_backups_are_jobs_into_the_backup_dir_and_scheduled_ones_keep_the_newest(
     }
     assert!(server.terminate().success());
 }
+
+#[test]
+fn cli_a_table_without_an_index_is_marked_in_the_backup_and_reindexed_by_the_restore() {
+    let t = TestDir::new();
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/mail/maildir");
+    let out = t.run(&["ingest", fixture.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let backup = t.dir.path().join("b");
+    let out = t.run(&["backup", backup.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let report: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(report["tables_to_reindex"], serde_json::json!(["mail"]), "{report}");
+    assert_eq!(manifest(&backup)["tables"][0]["generation"], serde_json::Value::Null);
+    let restored = t.dir.path().join("restored");
+    let out = run_on(&restored, &["restore", backup.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let report: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(report["reindexed"], serde_json::json!(["mail"]), "{report}");
+    // The restored store searches at once, as the source would once indexed.
+    let out = t.run(&["reindex"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(total(&restored, "gas"), total(&t.data(), "gas"));
+    let out = run_on(&restored, &["verify"]);
+    assert!(out.status.success(), "{}", stdout(&out));
+}
