@@ -14,15 +14,13 @@ free pages are left out). Searches: wrk -t1 -c1 for --secs idle, then for
 process, unpaced and at `--max-mb-per-s 150`; p50 and p99 are wrk's, medians of the rounds.
 """
 import os
-import re
 import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 
-from common import WORK, Server, arguments, corpus_store, peer_queries
+from common import WORK, Server, arguments, corpus_store, peer_queries, peer_wrk_script, wrk_cycle
 
 args = arguments(rounds=(int, 3), secs=(int, 10))
 store = corpus_store(args)
@@ -65,24 +63,12 @@ for r in range(args.rounds):
         copies[name].append(secs)
     print(f"copy round {r + 1}: backup {copies['backup'][-1]:.2f} s, cp {copies['cp'][-1]:.2f} s", file=sys.stderr)
 
-script = tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False)
+script = peer_wrk_script()
 paths = [path for _, path in peer_queries()]
-script.write("paths = {" + ",".join(f'"{p}"' for p in paths) + "}\n"
-             "i = 0\nrequest = function()\n  i = i % #paths + 1\n  return wrk.format(\"GET\", paths[i])\nend\n")
-script.close()
 
 
 def wrk(server):
-    out = subprocess.run(["wrk", "-t1", "-c1", f"-d{args.secs}s", "--latency", "-s", script.name,
-                          f"http://{server.host}:{server.port}/"], capture_output=True, text=True,
-                         check=True).stdout
-
-    def ms(label):
-        value, unit = re.search(rf"{label}\s+([\d.]+)(us|ms|s)\b", out).groups()
-        return float(value) * {"us": 1e-3, "ms": 1.0, "s": 1e3}[unit]
-    if re.search(r"Non-2xx or 3xx responses: (\d+)", out):
-        sys.exit("wrk: error answers")
-    return ms("50%"), ms("99%")
+    return wrk_cycle(server, script, args.secs)
 
 
 variants = {"unpaced": "", "paced 150 MB/s": "--max-mb-per-s 150"}
@@ -109,7 +95,7 @@ for r in range(args.rounds):
         server.stop()
         print(f"search round {r + 1} {v}: idle {lat[(v, 'idle p50')][-1]:.3f}/{lat[(v, 'idle p99')][-1]:.3f} ms, "
               f"beside backups {p50:.3f}/{p99:.3f} ms ({len(taken)} backups)", file=sys.stderr)
-os.unlink(script.name)
+os.unlink(script)
 shutil.rmtree(out_dir, ignore_errors=True)
 
 med = {k: statistics.median(v) for k, v in lat.items()}

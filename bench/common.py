@@ -179,3 +179,32 @@ class Server:
     def stop(self):
         self.server.terminate()
         self.server.wait()
+
+
+def peer_wrk_script():
+    """A wrk Lua script cycling through the 48 peer queries' paths: its
+    file name (the caller removes it)."""
+    import tempfile
+    paths = [path for _, path in peer_queries()]
+    script = tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False)
+    script.write("paths = {" + ",".join(f'"{p}"' for p in paths) + "}\n"
+                 "i = 0\nrequest = function()\n  i = i % #paths + 1\n  return wrk.format(\"GET\", paths[i])\nend\n")
+    script.close()
+    return script.name
+
+
+def wrk_cycle(server, script, secs):
+    """wrk -t1 -c1 for `secs` seconds running `script` against `server`
+    (a `Server`): its p50 and p99 in ms; exits on any error answer."""
+    import re
+    out = subprocess.run(["wrk", "-t1", "-c1", f"-d{secs}s", "--latency", "-s", script,
+                          f"http://{server.host}:{server.port}/"], capture_output=True, text=True,
+                         check=True).stdout
+
+    def ms(label):
+        value, unit = re.search(rf"{label}\s+([\d.]+)(us|ms|s)\b", out).groups()
+        return float(value) * {"us": 1e-3, "ms": 1.0, "s": 1e3}[unit]
+    errors = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+    if errors:
+        sys.exit(f"wrk: {errors.group(1)} error answers")
+    return ms("50%"), ms("99%")

@@ -19,15 +19,13 @@ window. Ingest seconds are reported too (this build's ingest yields the
 cores to searches: `--nice`, default 10).
 """
 import os
-import re
 import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 
-from common import WORK, Server, arguments, build_at, corpus, corpus_store, peer_queries
+from common import WORK, Server, arguments, build_at, corpus, corpus_store, peer_queries, peer_wrk_script, wrk_cycle
 
 args = arguments(secs=(int, 10), rounds=(int, 3), before_rev=(str, "13b72cf"), before_bin=(str, ""),
                  nices=(str, "0,10,19"))
@@ -47,25 +45,12 @@ def fresh_copy(path):
     shutil.rmtree(path, ignore_errors=True)
     shutil.copytree(source, path)
 
-script = tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False)
+script = peer_wrk_script()
 paths = [path for _, path in peer_queries()]
-script.write("paths = {" + ",".join(f'"{p}"' for p in paths) + "}\n"
-             "i = 0\nrequest = function()\n  i = i % #paths + 1\n  return wrk.format(\"GET\", paths[i])\nend\n")
-script.close()
 
 
 def wrk(server):
-    out = subprocess.run(["wrk", "-t1", "-c1", f"-d{args.secs}s", "--latency", "-s", script.name,
-                          f"http://{server.host}:{server.port}/"], capture_output=True, text=True,
-                         check=True).stdout
-
-    def ms(label):
-        value, unit = re.search(rf"{label}\s+([\d.]+)(us|ms|s)\b", out).groups()
-        return float(value) * {"us": 1e-3, "ms": 1.0, "s": 1e3}[unit]
-    errors = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
-    if errors:
-        sys.exit(f"wrk: {errors.group(1)} error answers")
-    return ms("50%"), ms("99%")
+    return wrk_cycle(server, script, args.secs)
 
 
 figures = {(side, phase, q): [] for side in bins for phase in ("idle", "ingest") for q in ("p50", "p99")}
@@ -93,7 +78,7 @@ for r in range(args.rounds):
         figures[(side, "ingest", "p99")].append(p99)
         server.stop()
     print(f"round {r + 1} done", file=sys.stderr)
-os.unlink(script.name)
+os.unlink(script)
 
 med = {k: statistics.median(v) for k, v in figures.items()}
 print(f"48 peer queries cycled by wrk -t1 -c1 -d{args.secs}s, idle and beside a CLI ingest of the full corpus "
