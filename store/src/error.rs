@@ -262,6 +262,31 @@ pub enum ErrorKind {
         /// Why.
         detail: String,
     },
+    /// A change-feed consumer that does not exist.
+    #[error("no change-feed consumer {name:?}")]
+    UnknownConsumer {
+        /// The name given.
+        name: String,
+    },
+    /// A read of the change feed after a sequence whose following entries
+    /// were trimmed: the reader (or consumer) fell behind the feed.
+    #[error(
+        "the change feed no longer holds the changes after sequence {since}: it starts at {oldest}; read the table again (export) and follow from its sequence"
+    )]
+    FellBehind {
+        /// The sequence asked after.
+        since: u64,
+        /// The oldest sequence the feed holds (the next one when empty).
+        oldest: u64,
+    },
+    /// A read of the change feed after a sequence it has not reached.
+    #[error("the change feed has not reached sequence {since}: its last is {last}")]
+    PastFeedEnd {
+        /// The sequence asked after.
+        since: u64,
+        /// The last sequence committed (0 for none).
+        last: u64,
+    },
     /// Bytes in the store that do not decode.
     #[error("corrupted data in database {db:?} at key {key}: {detail}")]
     Corrupted {
@@ -369,6 +394,9 @@ impl Error {
                 | ErrorKind::CursorMismatch { .. }
                 | ErrorKind::NotACounter { .. }
                 | ErrorKind::TableDisabled { .. }
+                | ErrorKind::UnknownConsumer { .. }
+                | ErrorKind::FellBehind { .. }
+                | ErrorKind::PastFeedEnd { .. }
         )
     }
 
@@ -379,6 +407,7 @@ impl Error {
             ErrorKind::UnknownTable { .. }
                 | ErrorKind::UnknownFamily { .. }
                 | ErrorKind::UnknownRegion { .. }
+                | ErrorKind::UnknownConsumer { .. }
         )
     }
 
@@ -508,6 +537,9 @@ impl ErrorKind {
                 detail: "it holds 3 bytes".into(),
             },
             ErrorKind::TableDisabled { table: "t".into() },
+            ErrorKind::UnknownConsumer { name: "c".into() },
+            ErrorKind::FellBehind { since: 1, oldest: 5 },
+            ErrorKind::PastFeedEnd { since: 9, last: 5 },
             ErrorKind::Poisoned,
             ErrorKind::DiskFull { path: "d".into(), available_bytes: 0 },
             ErrorKind::Callback { source: "x".into() },
@@ -550,6 +582,9 @@ fn listed(kind: &ErrorKind) {
         | ErrorKind::CursorMismatch { .. }
         | ErrorKind::NotACounter { .. }
         | ErrorKind::TableDisabled { .. }
+        | ErrorKind::UnknownConsumer { .. }
+        | ErrorKind::FellBehind { .. }
+        | ErrorKind::PastFeedEnd { .. }
         | ErrorKind::Cancelled { .. }
         | ErrorKind::Corrupted { .. }
         | ErrorKind::MapFull { .. }

@@ -24,6 +24,9 @@ use crate::upgrade::{UpgradeObserver, UpgradeProgress};
 use crate::write::{Batch, CompactReport, Delete, IndexBuildStep, PendingRuns, PreparedBatch, Writer};
 use crate::write::{RepairedIndex, repair_moved_runs};
 
+mod consumers;
+pub use consumers::ConsumerState;
+
 /// Default initial size of the memory map (it grows on demand).
 pub const DEFAULT_MAP_SIZE_BYTES: usize = 1 << 30;
 /// Default limit on the LMDB databases of a store's tables: one per column
@@ -589,13 +592,19 @@ impl Store {
         self.env.copy_compacted(sink)
     }
 
-    /// Removes feed entries with `seq <= up_to_seq`; returns how many.
+    /// Removes feed entries with `seq <= up_to_seq`, but none after the
+    /// position of a consumer still holding the feed
+    /// ([`Store::set_consumer`]); returns how many.
     ///
     /// # Errors
     /// `Lmdb`, `Poisoned`.
     pub fn trim_feed(&self, up_to_seq: u64) -> Result<u64> {
+        let now_ms = self.clock.now_ms();
         let _writer = self.env.lock_writer()?;
-        self.env.write_txn(|wtxn| self.feed.trim(wtxn, up_to_seq))
+        self.env.write_txn(|wtxn| {
+            let limit = self.feed.trim_limit(wtxn, up_to_seq, now_ms)?;
+            self.feed.trim(wtxn, limit)
+        })
     }
 
     /// Purges cells past their family's TTL in every table; each row that

@@ -20,6 +20,7 @@
 //! | `t/<table>/k`          | (format 3: keyword cell; emptied by the upgrade) | positions |
 
 pub(crate) mod backup;
+pub(crate) mod consumers;
 pub(crate) mod env;
 pub(crate) mod family;
 pub(crate) mod feed;

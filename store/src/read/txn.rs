@@ -160,6 +160,19 @@ impl<'s> ReadTxn<'s> {
         self.feed.since(&self.txn, from_seq, limit)
     }
 
+    /// Change-feed entries after `since` (`seq > since`), at most `limit`,
+    /// in order, checking first that the feed still holds every one of
+    /// them.
+    ///
+    /// # Errors
+    /// `FellBehind` when entries after `since` were trimmed; `PastFeedEnd`
+    /// when `since` is past the last sequence of this snapshot;
+    /// `Corrupted`, `Lmdb`.
+    pub fn changes_after(&self, since: u64, limit: usize) -> Result<Vec<crate::FeedEntry>> {
+        self.feed.check_after(&self.txn, since)?;
+        self.feed.since(&self.txn, since.saturating_add(1), limit)
+    }
+
     /// When the commit that wrote feed sequence `seq` was made (ms of the
     /// store's clock); `None` when the store kept no time for it.
     ///

@@ -5,6 +5,7 @@ mod common;
 
 mod api;
 mod apply_each_prop;
+mod consumers;
 mod disabled;
 mod filter_fuzz;
 mod filter_prop;

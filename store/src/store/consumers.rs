@@ -1,0 +1,113 @@
+//! The change feed's consumers, as the store's API ([`Store::set_consumer`]
+//! and the rest); the record layout is `db::consumers`'.
+
+use super::Store;
+use crate::db::consumers::{Consumer, DEFAULT_RETENTION_MS, validate_name};
+use crate::error::{ErrorKind, Result};
+
+impl Store {
+    /// Every change-feed consumer, by name.
+    ///
+    /// # Errors
+    /// `Corrupted`, `Lmdb`.
+    pub fn consumers(&self) -> Result<Vec<Consumer>> {
+        let rtxn = self.env.read_txn()?;
+        self.feed.consumers(&rtxn.txn)
+    }
+
+    /// The consumer called `name`.
+    ///
+    /// # Errors
+    /// `UnknownConsumer`, `Corrupted`, `Lmdb`.
+    pub fn consumer(&self, name: &str) -> Result<Consumer> {
+        let rtxn = self.env.read_txn()?;
+        self.feed
+            .consumer(&rtxn.txn, name)?
+            .ok_or_else(|| ErrorKind::UnknownConsumer { name: name.to_owned() }.into())
+    }
+
+    /// Creates the consumer `name` or acknowledges its position.
+    ///
+    /// A new consumer starts at `position`, or at the feed's end (it sees
+    /// the changes committed after this call). An existing one moves to
+    /// `position` when given (back as well as forward, to read changes
+    /// again, while the feed holds them). `retention_ms` (default 7 days)
+    /// is how long it holds the feed's entries after its position from
+    /// being trimmed.
+    ///
+    /// # Errors
+    /// `InvalidName`; `FellBehind` when `position` is below what the feed
+    /// holds, `PastFeedEnd` when it is past its last sequence; `Lmdb`,
+    /// `Poisoned`.
+    pub fn set_consumer(
+        &self,
+        name: &str,
+        position: Option<u64>,
+        retention_ms: Option<u64>,
+    ) -> Result<Consumer> {
+        validate_name(name)?;
+        let now_ms = self.clock.now_ms();
+        let _writer = self.env.lock_writer()?;
+        self.env.write_txn(|wtxn| {
+            let existing = self.feed.consumer(wtxn, name)?;
+            let position = match (position, &existing) {
+                (Some(p), _) => {
+                    self.feed.check_after(wtxn, p)?;
+                    p
+                }
+                (None, Some(c)) => c.position,
+                (None, None) => self.feed.next_seq(wtxn)? - 1,
+            };
+            let retention_ms =
+                retention_ms.or(existing.as_ref().map(|c| c.retention_ms)).unwrap_or(DEFAULT_RETENTION_MS);
+            let consumer = Consumer { name: name.to_owned(), position, retention_ms, updated_ms: now_ms };
+            self.feed.put_consumer(wtxn, &consumer)?;
+            Ok(consumer)
+        })
+    }
+
+    /// Removes the consumer `name` (the feed is no longer held for it);
+    /// whether there was one.
+    ///
+    /// # Errors
+    /// `Lmdb`, `Poisoned`.
+    pub fn delete_consumer(&self, name: &str) -> Result<bool> {
+        let _writer = self.env.lock_writer()?;
+        self.env.write_txn(|wtxn| self.feed.delete_consumer(wtxn, name))
+    }
+
+    /// Whether consumer `c` still holds the feed (its oldest unacknowledged
+    /// change is within its retention) and whether the feed still holds
+    /// every change after its position.
+    ///
+    /// # Errors
+    /// `Corrupted`, `Lmdb`.
+    pub fn consumer_state(&self, c: &Consumer) -> Result<ConsumerState> {
+        let rtxn = self.env.read_txn()?;
+        let next_seq = self.feed.next_seq(&rtxn.txn)?;
+        let oldest = self.feed.oldest(&rtxn.txn)?;
+        Ok(ConsumerState {
+            holding: self.feed.holds(&rtxn.txn, c, self.clock.now_ms())?,
+            fell_behind: c.position.saturating_add(1) < oldest,
+            pending: next_seq.saturating_sub(c.position.saturating_add(1)),
+            oldest,
+            next_seq,
+        })
+    }
+}
+
+/// Where a consumer stands against the feed ([`Store::consumer_state`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ConsumerState {
+    /// It still holds the feed from being trimmed past its position.
+    pub holding: bool,
+    /// Changes after its position were trimmed: it must read the table
+    /// again and move its position.
+    pub fell_behind: bool,
+    /// Changes committed after its position (of every table).
+    pub pending: u64,
+    /// The oldest sequence the feed holds.
+    pub oldest: u64,
+    /// The sequence of the next change.
+    pub next_seq: u64,
+}
