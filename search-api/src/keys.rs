@@ -29,6 +29,8 @@ pub enum Action {
     Read,
     /// Writing rows.
     Write,
+    /// Reading the change feed and managing its consumers.
+    Changes,
     /// Tables, indexes, reindexes, jobs and metrics.
     Admin,
     /// Managing keys: the master key only.
@@ -44,6 +46,7 @@ impl Action {
             Action::Search => "search",
             Action::Read => "read",
             Action::Write => "write",
+            Action::Changes => "changes",
             Action::Admin => "admin",
             Action::Master => "master",
         }
@@ -51,7 +54,7 @@ impl Action {
 }
 
 /// The actions a key may be given.
-pub const ACTIONS: &[&str] = &["search", "read", "write", "admin", "*"];
+pub const ACTIONS: &[&str] = &["search", "read", "write", "changes", "admin", "*"];
 
 /// Who a request is.
 #[derive(Debug, Clone)]
@@ -114,7 +117,7 @@ impl Access {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct NewKey {
-    /// What it may do: `search`, `read`, `write`, `admin` (or `*`).
+    /// What it may do: `search`, `read`, `write`, `changes`, `admin` (or `*`).
     pub actions: Vec<String>,
     /// The tables it may touch; empty (or `*`) for all.
     #[serde(default)]

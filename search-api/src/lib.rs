@@ -27,6 +27,7 @@
 pub mod document;
 mod error;
 mod facade;
+pub mod feed;
 pub mod hbase;
 pub mod http;
 pub mod json;

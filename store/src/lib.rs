@@ -73,7 +73,7 @@ pub use cancel::Cancel;
 pub use cell::{Cell, PutCell, Row};
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use db::backup::CopyFacts;
-pub use db::consumers::{Consumer, DEFAULT_RETENTION_MS, MAX_CONSUMER_NAME};
+pub use db::consumers::{Consumer, ConsumerState, DEFAULT_RETENTION_MS, MAX_CONSUMER_NAME};
 pub use db::feed::{CommitInfo, FeedEntry};
 pub use db::keys::KeyRecord;
 pub use db::repack::{RepackReport, RepackedDatabase, repack};
@@ -97,9 +97,7 @@ pub use schema::{
 };
 pub use secondary::{IndexHit, IndexPage, IndexQuery, IndexState, IndexTerm, IndexVerifyReport};
 pub use source::{RowSource, RowView};
-pub use store::{
-    ConsumerState, DEFAULT_MAP_SIZE_BYTES, DEFAULT_MAX_DBS, INDEX_BUILD_STEP_ROWS, Store, StoreBuilder,
-};
+pub use store::{DEFAULT_MAP_SIZE_BYTES, DEFAULT_MAX_DBS, INDEX_BUILD_STEP_ROWS, Store, StoreBuilder};
 pub use stream::{KeyPage, SetOp};
 pub use table::{Region, RegionStats, TableStats};
 pub use upgrade::UpgradeProgress;

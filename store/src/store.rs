@@ -25,7 +25,6 @@ use crate::write::{Batch, CompactReport, Delete, IndexBuildStep, PendingRuns, Pr
 use crate::write::{RepairedIndex, repair_moved_runs};
 
 mod consumers;
-pub use consumers::ConsumerState;
 
 /// Default initial size of the memory map (it grows on demand).
 pub const DEFAULT_MAP_SIZE_BYTES: usize = 1 << 30;

@@ -160,6 +160,8 @@ pub enum Command {
     Mail(MailCommand),
     #[command(flatten)]
     Search(SearchCommand),
+    #[command(flatten)]
+    Move(super::move_args::MoveCommand),
 }
 
 /// Running the demo and the HTTP server.

@@ -11,6 +11,8 @@ mod hbase;
 mod index;
 mod keys;
 mod mail;
+mod move_args;
+mod moves;
 mod progress;
 mod sample;
 mod search;
@@ -35,12 +37,14 @@ pub fn run(args: Args) -> Result<ExitCode> {
             Command::Data(command) => hbase::run(addr, command, &mut out),
             Command::Search(command) => search::run(&args, command, &mut out),
             Command::Mail(command) => mail::run(&args, command, &mut out),
-            Command::Index(_) | Command::Keys(_) | Command::Serve(_) => Err(args::UsageError(
-                "secondary indexes and access keys are the embedded store's; with --hbase: tables, \
+            Command::Index(_) | Command::Keys(_) | Command::Serve(_) | Command::Move(_) => {
+                Err(args::UsageError(
+                    "secondary indexes and access keys are the embedded store's; with --hbase: tables, \
                  create-table, drop-table, put, get, ingest, keywords, reindex, verify, search, serve"
-                    .into(),
-            )
-            .into()),
+                        .into(),
+                )
+                .into())
+            }
         };
     }
     match &args.command {
@@ -50,5 +54,6 @@ pub fn run(args: Args) -> Result<ExitCode> {
         Command::Keys(command) => keys::run(&args, command, &mut out),
         Command::Mail(command) => mail::run(&args, command, &mut out),
         Command::Search(command) => search::run(&args, command, &mut out),
+        Command::Move(command) => moves::run(&args, command, &mut out),
     }
 }

@@ -271,6 +271,24 @@ pub const MIN_SEQ: Param = param(
     Kind::Integer { min: 0, max: Max::Any },
     "answer only once the index reflects this write's seq (waits within the time limit)",
 );
+pub const SINCE: Param = param(
+    "since",
+    Kind::Integer { min: 0, max: Max::Any },
+    "the changes after this sequence (default: the consumer's position, else the oldest change the feed holds)",
+);
+pub const CHANGES_LIMIT: Param =
+    param("limit", Kind::Integer { min: 1, max: Max::Fixed(10_000) }, "changes in the page (default 1000)");
+pub const WAIT_MS: Param = param(
+    "wait_ms",
+    Kind::Integer { min: 0, max: Max::Fixed(60_000) },
+    "when there is no change yet, wait up to this long for one (long poll; default 0)",
+);
+pub const CELLS: Param = param("cells", Kind::Flag, "each changed row's cells as it stands now");
+pub const CONSUMER: Param = param(
+    "consumer",
+    Kind::Text,
+    "start after this consumer's position (PUT /consumers/{name} acknowledges)",
+);
 pub const TYPED: Param = required("q", Kind::Typed, "the text typed so far: its last word is completed");
 pub const SUGGEST_LIMIT: Param = param(
     "limit",

@@ -16,7 +16,7 @@ fn find(declared: &'static [Param], name: &str) -> Option<&'static Param> {
 
 /// The query string as (name, value) pairs, decoded and checked against
 /// the route's declared parameters (`param_spec.rs`).
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct Params {
     pairs: Vec<(String, String)>,
     declared: &'static [Param],

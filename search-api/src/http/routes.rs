@@ -139,6 +139,77 @@ where
     Ok(answer(&state, route, started, outcome))
 }
 
+/// How often a long poll of the change feed looks for new changes: other
+/// processes' writes reach the feed without telling this one.
+const FEED_POLL: std::time::Duration = std::time::Duration::from_millis(20);
+
+/// `GET /tables/{t}/changes`: a page of changes read on the work pool;
+/// with `wait_ms`, while the page is empty, waits for the feed to move past
+/// its cursor (looking at its last sequence every [`FEED_POLL`], beside
+/// the pool) and reads again, until a change comes or the wait is over.
+async fn changes(
+    state: Arc<State>,
+    access: Access,
+    table: String,
+    p: Params,
+) -> Result<Response, std::convert::Infallible> {
+    let started = Instant::now();
+    let result = long_poll(&state, access, table, p, started).await;
+    let response = answer(&state, "changes", started, Some(Ok(result)));
+    Ok(super::answers::held(response, &state.answers, state.limits.max_answers_bytes, false).await)
+}
+
+async fn long_poll(
+    state: &Arc<State>,
+    access: Access,
+    table: String,
+    p: Params,
+    started: Instant,
+) -> handlers::Answer {
+    use handlers::changes;
+    if state.hbase.is_some() {
+        return Err(Refusal::NotOverHbase("changes").into());
+    }
+    let wait = std::time::Duration::from_millis(p.number::<u64>("wait_ms")?.unwrap_or(0));
+    let deadline = started + wait;
+    let (access, table, p) = (Arc::new(access), Arc::new(table), Arc::new(p));
+    let mut since: Option<u64> = None;
+    loop {
+        let (st, access, table, p) =
+            (Arc::clone(state), Arc::clone(&access), Arc::clone(&table), Arc::clone(&p));
+        let page = state
+            .work
+            .run(move || {
+                let from = match since {
+                    Some(from) => from,
+                    None => changes::start(&st, &p)?,
+                };
+                changes::read(&st, &access, &table, &p, from)
+            })
+            .await
+            .map_err(|failed| ApiError::from(Refusal::Internal(failed.to_string())))??;
+        if !page.changes.is_empty() || Instant::now() >= deadline {
+            return Ok(warp::reply::json(&page.to_json()).into_response());
+        }
+        since = Some(page.cursor);
+        // Wait for a sequence past the cursor, or the deadline.
+        loop {
+            tokio::time::sleep(FEED_POLL.min(deadline.saturating_duration_since(Instant::now()))).await;
+            if Instant::now() >= deadline {
+                break;
+            }
+            let store = Arc::clone(state.store());
+            let next = tokio::task::spawn_blocking(move || store.next_seq()).await;
+            match next {
+                Ok(Ok(next)) if next > page.cursor + 1 => break,
+                Ok(Ok(_)) => {}
+                Ok(Err(e)) => return Err(e.into()),
+                Err(join) => return Err(Refusal::Internal(join.to_string()).into()),
+            }
+        }
+    }
+}
+
 /// When a read's request future is dropped (its client gone, or its
 /// answer given): marks its queued work dropped and cancels its running
 /// work (a finished request's work has ended already).
@@ -565,6 +636,39 @@ fn backup_routes(c: &Ctx) -> Routes {
     create.or(list).unify().boxed()
 }
 
+/// The change feed (`/tables/{t}/changes`) and its consumers.
+fn feed_routes(c: &Ctx) -> Routes {
+    use handlers::changes;
+    let read = table()
+        .and(warp::path!("changes"))
+        .and(warp::get())
+        .and(c.taking("changes"))
+        .and_then(|t: String, access: Access, st: Arc<State>, p: Params| changes(st, access, t, p));
+    let list = warp::path!("consumers").and(warp::get()).and(c.taking_none("consumers_list")).and_then(
+        |access: Access, st: Arc<State>| run(st, "consumers_list", access, move |st, _| changes::list(st)),
+    );
+    let put = warp::path!("consumers" / String)
+        .and(warp::put())
+        .and(c.taking_none("consumers_put"))
+        .and(c.body())
+        .and_then(|name: String, access: Access, st: Arc<State>, b: Body| {
+            run(st, "consumers_put", access, move |st, _| changes::put(st, &name, &b))
+        });
+    let get = warp::path!("consumers" / String)
+        .and(warp::get())
+        .and(c.taking_none("consumers_get"))
+        .and_then(|name: String, access: Access, st: Arc<State>| {
+            run(st, "consumers_get", access, move |st, _| changes::get(st, &name))
+        });
+    let delete = warp::path!("consumers" / String)
+        .and(warp::delete())
+        .and(c.taking_none("consumers_delete"))
+        .and_then(|name: String, access: Access, st: Arc<State>| {
+            run(st, "consumers_delete", access, move |st, _| changes::delete(st, &name))
+        });
+    read.or(list).unify().or(put).unify().or(get).unify().or(delete).unify().boxed()
+}
+
 /// All routes, with the final recovery.
 pub fn routes(
     state: Arc<State>,
@@ -590,6 +694,8 @@ pub fn routes(
         .or(key_routes(&c))
         .unify()
         .or(backup_routes(&c))
+        .unify()
+        .or(feed_routes(&c))
         .unify()
         .recover(|r: warp::Rejection| async move {
             match r.find::<Rejected>() {

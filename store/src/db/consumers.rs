@@ -68,6 +68,22 @@ fn decode(k: &[u8], v: &[u8]) -> Result<Consumer> {
     Ok(Consumer { name: name.to_owned(), position: at(0), retention_ms: at(8), updated_ms: at(16) })
 }
 
+/// Where a consumer stands against the feed ([`crate::Store::consumer_state`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ConsumerState {
+    /// It still holds the feed from being trimmed past its position.
+    pub holding: bool,
+    /// Changes after its position were trimmed: it must read the table
+    /// again and move its position.
+    pub fell_behind: bool,
+    /// Changes committed after its position (of every table).
+    pub pending: u64,
+    /// The oldest sequence the feed holds.
+    pub oldest: u64,
+    /// The sequence of the next change.
+    pub next_seq: u64,
+}
+
 /// Checks a consumer name.
 pub fn validate_name(name: &str) -> Result<()> {
     let reason = if name.is_empty() {

@@ -160,6 +160,15 @@ impl<'s> ReadTxn<'s> {
         self.feed.since(&self.txn, from_seq, limit)
     }
 
+    /// The oldest sequence the change feed holds in this snapshot (the next
+    /// one when it holds none): every change below it was trimmed.
+    ///
+    /// # Errors
+    /// `Corrupted`, `Lmdb`.
+    pub fn feed_oldest(&self) -> Result<u64> {
+        self.feed.oldest(&self.txn)
+    }
+
     /// Change-feed entries after `since` (`seq > since`), at most `limit`,
     /// in order, checking first that the feed still holds every one of
     /// them.

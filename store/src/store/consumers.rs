@@ -2,7 +2,7 @@
 //! and the rest); the record layout is `db::consumers`'.
 
 use super::Store;
-use crate::db::consumers::{Consumer, DEFAULT_RETENTION_MS, validate_name};
+use crate::db::consumers::{Consumer, ConsumerState, DEFAULT_RETENTION_MS, validate_name};
 use crate::error::{ErrorKind, Result};
 
 impl Store {
@@ -94,20 +94,4 @@ impl Store {
             next_seq,
         })
     }
-}
-
-/// Where a consumer stands against the feed ([`Store::consumer_state`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ConsumerState {
-    /// It still holds the feed from being trimmed past its position.
-    pub holding: bool,
-    /// Changes after its position were trimmed: it must read the table
-    /// again and move its position.
-    pub fell_behind: bool,
-    /// Changes committed after its position (of every table).
-    pub pending: u64,
-    /// The oldest sequence the feed holds.
-    pub oldest: u64,
-    /// The sequence of the next change.
-    pub next_seq: u64,
 }

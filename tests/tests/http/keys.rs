@@ -43,7 +43,7 @@ pub(super) fn keyed_server() -> (TestDir, Server) {
 #[test]
 fn http_every_route_checks_its_action_generated_from_the_route_table() {
     let (_t, s) = keyed_server();
-    let keys: Vec<(&str, String)> = ["search", "read", "write", "admin"]
+    let keys: Vec<(&str, String)> = ["search", "read", "write", "changes", "admin"]
         .into_iter()
         .map(|action| (action, make_key(&s, json!({"actions": [action]})).1))
         .collect();

@@ -3,6 +3,7 @@
 mod answers;
 mod budget;
 mod cancel;
+mod changes;
 mod disk;
 mod documents;
 mod freshness;

@@ -2,6 +2,7 @@
 //! with the request already parsed by the route (`routes.rs`) and answers
 //! or fails with an error that `error.rs` turns into a status and code.
 
+pub(super) mod changes;
 mod confine;
 pub(super) mod indexes;
 pub(super) mod jobs;
