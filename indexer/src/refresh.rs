@@ -252,6 +252,7 @@ fn round(live: &LiveIndexes, options: &ReindexOptions) -> (u64, Option<String>) 
         // Another reindex of the table runs (a job, the CLI): it brings
         // the index current itself; the next round looks again.
         if !matches!(e, Error::Busy { .. }) {
+            tracing::warn!(target: "rowsearch::refresh", table, error = %e, "refresh failed");
             error.get_or_insert_with(|| format!("table {table}: {e}"));
         }
     };
@@ -280,10 +281,15 @@ fn round(live: &LiveIndexes, options: &ReindexOptions) -> (u64, Option<String>) 
         None => None,
     };
     for (table, generation) in &tables {
+        let started = std::time::Instant::now();
         match refresh_table(live, table, generation.as_deref(), feed.as_ref(), options) {
             Ok((next_seq, ran)) => {
                 table.set_absorbed(next_seq);
                 reindexes += u64::from(ran);
+                if ran {
+                    let ms = started.elapsed().as_secs_f64() * 1e3;
+                    tracing::info!(target: "rowsearch::refresh", table = table.table(), absorbed_seq = next_seq, duration_ms = ms, "index refreshed");
+                }
             }
             Err(e) => fail(table.table(), e),
         }

@@ -35,6 +35,7 @@ pub mod keys;
 mod searcher;
 pub mod suggest;
 pub mod thrift;
+pub mod transfer;
 
 pub use error::{Error, Result};
 pub use facade::Rowsearch;

@@ -103,14 +103,17 @@ impl Server {
     /// Starts `command` (a server that prints `listening on http://...`)
     /// and waits for that line (no sleeping).
     // The child moves into the returned Server, whose Drop kills and waits.
+    pub fn spawn(command: Command) -> Server {
+        Server::spawn_with_stderr(command, std::process::Stdio::inherit())
+    }
+
+    /// [`Server::spawn`] with the server's stderr (its log) going to
+    /// `stderr` (a file the test reads).
     #[allow(clippy::zombie_processes)]
-    pub fn spawn(mut command: Command) -> Server {
+    pub fn spawn_with_stderr(mut command: Command, stderr: std::process::Stdio) -> Server {
         use std::io::BufRead;
-        let mut child = command
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::inherit())
-            .spawn()
-            .expect("spawn rowsearch");
+        let mut child =
+            command.stdout(std::process::Stdio::piped()).stderr(stderr).spawn().expect("spawn rowsearch");
         let mut reader = std::io::BufReader::new(child.stdout.take().expect("stdout"));
         let mut lines = Vec::new();
         loop {

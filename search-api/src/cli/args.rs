@@ -320,7 +320,24 @@ pub enum ServeCommand {
         /// it goes), so that searches keep their speed beside it.
         #[arg(long, default_value_t = 150)]
         backup_max_mb_per_s: u64,
+        /// How log lines (one per request, jobs, refreshes) are written on
+        /// stderr: text, or json (one object per line).
+        #[arg(long, value_enum, default_value_t = LogFormatArg::Text)]
+        log_format: LogFormatArg,
+        /// Requests slower than this many milliseconds are logged as slow
+        /// (at WARN).
+        #[arg(long, default_value_t = 1000)]
+        slow_ms: u64,
     },
+}
+
+/// `serve --log-format`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum LogFormatArg {
+    /// `TIME LEVEL target: message key=value ...`.
+    Text,
+    /// One JSON object per line.
+    Json,
 }
 
 /// Tables, rows, scans and maintenance.

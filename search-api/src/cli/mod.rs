@@ -24,6 +24,7 @@ use anyhow::Result;
 
 use args::Command;
 pub use args::{Args, exit_code_for};
+use move_args::MoveCommand;
 
 /// Runs a parsed command line.
 pub fn run(args: Args) -> Result<ExitCode> {
@@ -37,6 +38,9 @@ pub fn run(args: Args) -> Result<ExitCode> {
             Command::Data(command) => hbase::run(addr, command, &mut out),
             Command::Search(command) => search::run(&args, command, &mut out),
             Command::Mail(command) => mail::run(&args, command, &mut out),
+            Command::Move(command @ (MoveCommand::Export { .. } | MoveCommand::Import { .. })) => {
+                moves::run(&args, command, &mut out)
+            }
             Command::Index(_) | Command::Keys(_) | Command::Serve(_) | Command::Move(_) => {
                 Err(args::UsageError(
                     "secondary indexes and access keys are the embedded store's; with --hbase: tables, \

@@ -1,6 +1,8 @@
 //! The arguments of `changes`, `export`, `import` and `copy-table`
 //! (`moves.rs` runs them).
 
+use std::path::PathBuf;
+
 use clap::Subcommand;
 
 /// The change feed, exports and imports, copies between sources.
@@ -32,5 +34,53 @@ pub enum MoveCommand {
         /// Changes read at a time.
         #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u64).range(1..=10_000))]
         limit: u64,
+    },
+    /// Write every version of every cell of a table, with its schema, as
+    /// JSON lines (a header, a row a line in key order, a last line with
+    /// the counts): from one snapshot of the store, or from HBase with
+    /// --hbase. Into --output (written as FILE.partial, renamed once
+    /// complete) or standard output.
+    Export {
+        /// Table name.
+        table: String,
+        /// The file to write (default: standard output).
+        #[arg(long, short)]
+        output: Option<PathBuf>,
+    },
+    /// Read an export into a table (created from the export's schema when
+    /// missing), in the store or in HBase with --hbase. Idempotent: the
+    /// same cells at the same timestamps; rows the export lacks are left
+    /// alone. An export without its last line is imported and reported
+    /// incomplete (exit 2).
+    Import {
+        /// The export file, or - for standard input.
+        input: PathBuf,
+        /// Import into this table instead of the export's.
+        #[arg(long)]
+        table: Option<String>,
+    },
+    /// Copy a table between the store (--data) and HBase, every version of
+    /// every cell, in key order, a checkpoint after each batch: killed, the
+    /// same command goes on where it stopped.
+    CopyTable {
+        /// Table name.
+        table: String,
+        /// Copy the store's table into the HBase behind this Thrift2
+        /// gateway (HOST:PORT).
+        #[arg(long, conflicts_with = "from_hbase", required_unless_present = "from_hbase")]
+        to_hbase: Option<String>,
+        /// Copy the table of the HBase behind this gateway into the store.
+        #[arg(long)]
+        from_hbase: Option<String>,
+        /// The destination table (default: the same name).
+        #[arg(long)]
+        to_table: Option<String>,
+        /// The checkpoint file (default: copies/TABLE-to|from-HOST_PORT.json
+        /// in the data directory).
+        #[arg(long)]
+        checkpoint: Option<PathBuf>,
+        /// Rows written at a time (a checkpoint after each batch).
+        #[arg(long, default_value_t = 500, value_parser = clap::value_parser!(u64).range(1..=100_000))]
+        batch_rows: u64,
     },
 }

@@ -2,16 +2,19 @@
 //! feed, followed), `export`, `import` and `copy-table`.
 
 use std::io::Write;
+use std::path::Path;
 use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::Result;
 use rowsearch::feed::{DEFAULT_LIMIT, PageRequest, read_page};
 use rowsearch::json::Encoding;
+use rowsearch::transfer::{self, Counts, Place};
 
-use super::args::Args;
+use super::args::{Args, UsageError};
 use super::common::open;
 use super::move_args::MoveCommand;
+use super::progress::Progress;
 
 /// How often `changes --follow` looks for new changes.
 const FOLLOW_POLL: Duration = Duration::from_millis(100);
@@ -53,6 +56,118 @@ pub(super) fn run(args: &Args, command: &MoveCommand, out: &mut impl Write) -> R
                 }
             }
         }
+        MoveCommand::Export { table, output } => export(args, table, output.as_deref(), out)?,
+        MoveCommand::Import { input, table } => {
+            let store;
+            let hbase;
+            let to = match &args.hbase {
+                Some(addr) => {
+                    hbase = super::hbase::source(addr);
+                    Place::Hbase(&hbase)
+                }
+                None => {
+                    store = super::common::create(args)?;
+                    Place::Store(&store)
+                }
+            };
+            let mut progress = Progress::new("import", "rows", Duration::from_secs(2));
+            let mut report = |c: Counts| progress.update(c.rows, 0, &format!("{} cells", c.cells));
+            let counts = if input.as_os_str() == "-" {
+                transfer::import(to, &mut std::io::stdin().lock(), table.as_deref(), &mut report)?
+            } else {
+                let file = std::fs::File::open(input)
+                    .map_err(|e| UsageError(format!("cannot read {}: {e}", input.display())))?;
+                transfer::import(to, &mut std::io::BufReader::new(file), table.as_deref(), &mut report)?
+            };
+            progress.finish();
+            writeln!(out, "{}", serde_json::json!({"imported": counts}))?;
+        }
+        MoveCommand::CopyTable { table, to_hbase, from_hbase, to_table, checkpoint, batch_rows } => {
+            let (addr, direction) = match (to_hbase, from_hbase) {
+                (Some(addr), None) => (addr, "to"),
+                (None, Some(addr)) => (addr, "from"),
+                _ => return Err(UsageError("give one of --to-hbase and --from-hbase".into()).into()),
+            };
+            let store = super::common::create(args)?;
+            let hbase = super::hbase::source(addr);
+            let (from, to) = match direction {
+                "to" => (Place::Store(&store), Place::Hbase(&hbase)),
+                _ => (Place::Hbase(&hbase), Place::Store(&store)),
+            };
+            let checkpoint = match checkpoint {
+                Some(path) => path.clone(),
+                None => {
+                    let dir = args.data.join("copies");
+                    std::fs::create_dir_all(&dir)?;
+                    let safe: String =
+                        addr.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect();
+                    dir.join(format!("{table}-{direction}-{safe}.json"))
+                }
+            };
+            if let Some(earlier) = transfer::Checkpoint::read(&checkpoint)?
+                && !earlier.complete
+            {
+                eprintln!(
+                    "copy-table: going on from {} (after {} rows)",
+                    checkpoint.display(),
+                    earlier.copied.rows
+                );
+            }
+            let mut progress = Progress::new("copy-table", "rows", Duration::from_secs(2));
+            let done = transfer::copy_table(
+                from,
+                to,
+                table,
+                to_table.as_deref().unwrap_or(table),
+                &checkpoint,
+                usize::try_from(*batch_rows).unwrap_or(500),
+                &mut |c| progress.update(c.copied.rows, 0, &format!("{} cells", c.copied.cells)),
+            )?;
+            progress.finish();
+            writeln!(out, "{}", serde_json::to_string(&done)?)?;
+        }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `rowsearch export`: into `output` through `output.partial` (renamed
+/// once the export is whole and synced), or standard output.
+fn export(args: &Args, table: &str, output: Option<&Path>, out: &mut impl Write) -> Result<()> {
+    let store;
+    let hbase;
+    let from = match &args.hbase {
+        Some(addr) => {
+            hbase = super::hbase::source(addr);
+            Place::Hbase(&hbase)
+        }
+        None => {
+            store = open(args)?;
+            Place::Store(&store)
+        }
+    };
+    let total = match from {
+        Place::Store(store) => store.stats(table).map_or(0, |s| s.cells),
+        Place::Hbase(_) => 0,
+    };
+    let mut progress = Progress::new("export", "cells", Duration::from_secs(2));
+    let mut report = |c: Counts| progress.update(c.cells, total.max(c.cells), &format!("{} rows", c.rows));
+    let counts = match output {
+        None => transfer::export(from, table, out, &mut report)?,
+        Some(path) => {
+            let mut partial = path.as_os_str().to_owned();
+            partial.push(".partial");
+            let partial = std::path::PathBuf::from(partial);
+            let file = std::fs::File::create(&partial)
+                .map_err(|e| UsageError(format!("cannot write {}: {e}", partial.display())))?;
+            let mut writer = std::io::BufWriter::with_capacity(1 << 20, file);
+            let counts = transfer::export(from, table, &mut writer, &mut report)?;
+            let file = writer.into_inner().map_err(|e| e.into_error())?;
+            file.sync_all()?;
+            std::fs::rename(&partial, path)?;
+            counts
+        }
+    };
+    progress.finish();
+    eprintln!("exported {} rows, {} cells of table {table}", counts.rows, counts.cells);
+    Ok(())
 }

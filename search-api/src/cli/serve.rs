@@ -20,6 +20,7 @@ pub(super) fn run(args: &Args, command: &ServeCommand) -> Result<ExitCode> {
             .into());
         }
         ServeCommand::Demo { rows, listen, no_serve } => {
+            rowsearch::http::init_log(rowsearch::http::LogFormat::Text);
             let store = {
                 let stdout = std::io::stdout();
                 demo(args, *rows, &mut stdout.lock())?
@@ -67,7 +68,13 @@ pub(super) fn run(args: &Args, command: &ServeCommand) -> Result<ExitCode> {
             backup_every,
             backup_keep,
             backup_max_mb_per_s,
+            log_format,
+            slow_ms,
         } => {
+            rowsearch::http::init_log(match log_format {
+                super::args::LogFormatArg::Text => rowsearch::http::LogFormat::Text,
+                super::args::LogFormatArg::Json => rowsearch::http::LogFormat::Json,
+            });
             let defaults = rowsearch::http::Limits::default();
             let limits = rowsearch::http::Limits {
                 max_body_bytes: *max_body,
@@ -87,6 +94,7 @@ pub(super) fn run(args: &Args, command: &ServeCommand) -> Result<ExitCode> {
                 max_scan_limit: *max_scan_limit,
                 max_lookups: *max_lookups,
                 max_highlight_bytes: *max_highlight_bytes,
+                slow_request: std::time::Duration::from_millis(*slow_ms),
                 ..defaults
             };
             if master_key.is_none() {

@@ -163,6 +163,22 @@ impl HbaseSource {
         Ok(())
     }
 
+    /// Every row of `table` from `start` on (inclusive), in key order,
+    /// with every version of each cell, to `f` (an export or a copy).
+    ///
+    /// # Errors
+    /// HBase's failures; what `f` returns.
+    pub fn scan_all_versions(
+        &self,
+        table: &str,
+        start: Option<&[u8]>,
+        f: &mut dyn FnMut(Row) -> rowsearch_store::Result<()>,
+    ) -> rowsearch_store::Result<()> {
+        let mut client = self.tables.client();
+        let produce = |each: &mut dyn FnMut(Row)| client.scan_all_versions(table, (start, None), PAGE, each);
+        read_ahead(produce, f)
+    }
+
     /// Deletes row `key` of `table` and its keyword columns.
     ///
     /// # Errors

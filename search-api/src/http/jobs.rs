@@ -162,23 +162,35 @@ impl Jobs {
         }));
         jobs.insert(id.clone(), Arc::clone(&state));
         drop(jobs);
+        let job_id = id.clone();
         let table = table.to_owned();
+        let index = index.map(str::to_owned);
         std::thread::spawn(move || {
             let set =
                 |f: &mut dyn FnMut(&mut JobState)| f(&mut state.lock().unwrap_or_else(|e| e.into_inner()));
             set(&mut |s| s.state = "running");
+            let started = std::time::Instant::now();
+            let index_name = index.as_deref().unwrap_or("-");
+            tracing::info!(target: "rowsearch::job", job = %job_id, kind, table = %table, index = index_name, "job started");
             let result = work(&table, &mut |phase, done, total| {
                 set(&mut |s| s.progress = Progress { phase, done, total });
             });
+            let seconds = started.elapsed().as_secs_f64();
             match result {
-                Ok(report) => set(&mut |s| {
-                    s.state = "done";
-                    s.report = Some(report.clone());
-                }),
-                Err(e) => set(&mut |s| {
-                    s.state = "failed";
-                    s.error = Some(e.clone());
-                }),
+                Ok(report) => {
+                    tracing::info!(target: "rowsearch::job", job = %job_id, kind, table = %table, index = index_name, seconds, "job done");
+                    set(&mut |s| {
+                        s.state = "done";
+                        s.report = Some(report.clone());
+                    })
+                }
+                Err(e) => {
+                    tracing::error!(target: "rowsearch::job", job = %job_id, kind, table = %table, index = index_name, seconds, error = %e, "job failed");
+                    set(&mut |s| {
+                        s.state = "failed";
+                        s.error = Some(e.clone());
+                    })
+                }
             }
         });
         Ok(id)

@@ -66,8 +66,9 @@ where
     let _left = (!writes).then(|| Abandon { phase: Arc::clone(&phase), cancel: cancel.clone() });
     if state.hbase.is_some() && !RouteSpec::over_hbase(route) {
         let refused = ApiError::from(Refusal::NotOverHbase(route));
-        return Ok(answer(&state, route, started, Some(Ok(Err(refused)))));
+        return Ok(answer(&state, route, &access, started, Some(Ok(Err(refused)))));
     }
+    let logged_key = access.clone();
     let worker = Arc::clone(&state);
     let worker_phase = Arc::clone(&phase);
     let task = state.work.run(move || {
@@ -97,15 +98,18 @@ where
             if !dropped && writes { Some(task.await) } else { None }
         }
     };
-    let response = answer(&state, route, started, outcome.map(|o| o.map_err(|failed| failed.to_string())));
+    let response =
+        answer(&state, route, &logged_key, started, outcome.map(|o| o.map_err(|failed| failed.to_string())));
     Ok(super::answers::held(response, &state.answers, state.limits.max_answers_bytes, writes).await)
 }
 
 /// A request's answer from what its work gave (`None`: the time limit
-/// passed; `Err`: the work failed), counted under `route`.
+/// passed; `Err`: the work failed), counted under `route`, and marked for
+/// the request log with the route and the key's uid.
 fn answer(
     state: &State,
     route: &'static str,
+    access: &Access,
     started: Instant,
     outcome: Option<Result<Answer, String>>,
 ) -> Response {
@@ -116,6 +120,13 @@ fn answer(
         None => ApiError::from(Refusal::Timeout(state.limits.request_timeout.as_millis())).into_response(),
     };
     state.metrics.observe(route, response.status().as_u16(), started.elapsed().as_secs_f64());
+    let mut response = response;
+    let key = match access {
+        Access::Open => None,
+        Access::Master => Some("master".to_owned()),
+        Access::Key(record) => Some(record.uid.clone()),
+    };
+    response.extensions_mut().insert(super::request_log::Logged { route, key });
     response
 }
 
@@ -134,9 +145,10 @@ where
     let started = Instant::now();
     let limit = state.limits.request_timeout;
     let worker = Arc::clone(&state);
+    let logged_key = access.clone();
     let task = tokio::task::spawn_blocking(move || work(&worker, &access));
     let outcome = tokio::time::timeout(limit, task).await.ok().map(|o| o.map_err(|join| join.to_string()));
-    Ok(answer(&state, route, started, outcome))
+    Ok(answer(&state, route, &logged_key, started, outcome))
 }
 
 /// How often a long poll of the change feed looks for new changes: other
@@ -154,8 +166,9 @@ async fn changes(
     p: Params,
 ) -> Result<Response, std::convert::Infallible> {
     let started = Instant::now();
+    let logged_key = access.clone();
     let result = long_poll(&state, access, table, p, started).await;
-    let response = answer(&state, "changes", started, Some(Ok(result)));
+    let response = answer(&state, "changes", &logged_key, started, Some(Ok(result)));
     Ok(super::answers::held(response, &state.answers, state.limits.max_answers_bytes, false).await)
 }
 

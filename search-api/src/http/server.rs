@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use super::conn::Conn;
 use super::gate::Gate;
+use super::request_log::RequestLog;
 use super::routes;
 use super::state::State;
 
@@ -76,7 +77,9 @@ pub async fn serve(
     let slots = Arc::new(tokio::sync::Semaphore::new(state.limits.max_connections.max(1)));
     let clients: Arc<Mutex<HashMap<IpAddr, usize>>> = Arc::default();
     let shared = Arc::clone(&state);
-    let service = Gate { inner: warp::service(routes::routes(Arc::clone(&state))), state };
+    let slow = state.limits.slow_request;
+    let service =
+        RequestLog { inner: Gate { inner: warp::service(routes::routes(Arc::clone(&state))), state }, slow };
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
     let mut shutdown = std::pin::pin!(shutdown);
     loop {

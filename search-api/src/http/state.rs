@@ -70,6 +70,9 @@ pub struct Limits {
     /// Most bytes of a field's text a highlight looks through (default
     /// [`crate::MAX_HIGHLIGHT_TEXT_BYTES`]).
     pub max_highlight_bytes: usize,
+    /// A request that takes longer is logged at `WARN` as slow (default
+    /// 1 s; `request_log.rs`).
+    pub slow_request: Duration,
 }
 
 /// Default most lookups one intersection or union combines (each is a
@@ -97,6 +100,7 @@ impl Default for Limits {
             max_lookups: MAX_INDEX_TERMS,
             max_highlight_bytes: crate::searcher::MAX_HIGHLIGHT_TEXT_BYTES,
             overlay_max_rows: crate::searcher::DEFAULT_OVERLAY_MAX_ROWS,
+            slow_request: Duration::from_secs(1),
         }
     }
 }

@@ -463,6 +463,25 @@ impl HbaseClient {
         self.run_scanner(table, tscan, page, each)
     }
 
+    /// Scans `[start, stop)` as [`Self::scan`] does, every version of each
+    /// cell (HBase's `maxVersions`): what an export or a copy of a table
+    /// reads.
+    ///
+    /// # Errors
+    /// As [`Self::scan`].
+    pub fn scan_all_versions(
+        &mut self,
+        table: &str,
+        range: (Option<&[u8]>, Option<&[u8]>),
+        page: usize,
+        each: &mut dyn FnMut(Row),
+    ) -> Result<u64, ClientError> {
+        let mut tscan = tscan_of(range);
+        tscan.push((4, Value::I32(i32::try_from(page).unwrap_or(i32::MAX))));
+        tscan.push((5, Value::I32(i32::MAX)));
+        self.run_scanner(table, tscan, page, each)
+    }
+
     /// Scans `[start, stop)` as [`Self::scan`] does (every time), a wide
     /// row's cells at most `batch` at a time: a row wider than that comes
     /// as several rows of the same key, in column order.

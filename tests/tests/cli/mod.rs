@@ -1,4 +1,5 @@
 mod backup;
+mod moves;
 mod repack;
 mod upgrade;
 use rowsearch_tests::{TestDir, stderr, stdout};

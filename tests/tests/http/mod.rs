@@ -10,6 +10,7 @@ mod freshness;
 mod holes;
 mod hostile;
 mod keys;
+mod logs;
 mod processes;
 mod protocol;
 mod rows;
