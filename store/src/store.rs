@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use crate::cell::{PutCell, Row};
 use crate::clock::{Clock, SystemClock};
 use crate::db::env::{EnvLimits, Environment};
-use crate::db::feed::{CommitInfo, Feed, FeedEntry};
+use crate::db::feed::{CommitInfo, Feed};
 use crate::db::keys::{KeyRecord, Keys};
 use crate::db::meta::Meta;
 use crate::db::{self as dbs};
@@ -24,7 +24,7 @@ use crate::upgrade::{UpgradeObserver, UpgradeProgress};
 use crate::write::{Batch, CompactReport, Delete, IndexBuildStep, PendingRuns, PreparedBatch, Writer};
 use crate::write::{RepairedIndex, repair_moved_runs};
 
-mod consumers;
+mod feed;
 
 /// Default initial size of the memory map (it grows on demand).
 pub const DEFAULT_MAP_SIZE_BYTES: usize = 1 << 30;
@@ -567,43 +567,10 @@ impl Store {
         self.writer().apply(prepared.batch(), prepared.ahead())
     }
 
-    /// Change-feed entries with `seq >= from_seq`, at most `limit`, in order.
-    ///
-    /// # Errors
-    /// `Corrupted`, `Lmdb`.
-    pub fn feed_since(&self, from_seq: u64, limit: usize) -> Result<Vec<FeedEntry>> {
-        let rtxn = self.env.read_txn()?;
-        self.feed.since(&rtxn.txn, from_seq, limit)
-    }
-
-    /// The sequence the next committed row will get (1 for a new store).
-    ///
-    /// # Errors
-    /// `Lmdb`.
-    pub fn next_seq(&self) -> Result<u64> {
-        let rtxn = self.env.read_txn()?;
-        self.feed.next_seq(&rtxn.txn)
-    }
-
     /// Streams a compacted copy of `data.mdb` from one snapshot into `sink`
     /// (writes go on); returns its length. `Io` (the sink's too), `Lmdb`.
     pub fn copy_compacted(&self, sink: &mut dyn FnMut(&[u8]) -> std::io::Result<()>) -> Result<u64> {
         self.env.copy_compacted(sink)
-    }
-
-    /// Removes feed entries with `seq <= up_to_seq`, but none after the
-    /// position of a consumer still holding the feed
-    /// ([`Store::set_consumer`]); returns how many.
-    ///
-    /// # Errors
-    /// `Lmdb`, `Poisoned`.
-    pub fn trim_feed(&self, up_to_seq: u64) -> Result<u64> {
-        let now_ms = self.clock.now_ms();
-        let _writer = self.env.lock_writer()?;
-        self.env.write_txn(|wtxn| {
-            let limit = self.feed.trim_limit(wtxn, up_to_seq, now_ms)?;
-            self.feed.trim(wtxn, limit)
-        })
     }
 
     /// Purges cells past their family's TTL in every table; each row that

@@ -121,7 +121,7 @@ fn cli_an_export_or_import_killed_at_any_moment_never_looks_complete_and_the_nex
     std::fs::write(&source, &lines).unwrap();
     ok(t.run(&["import", source.to_str().unwrap()]));
     let want = rows_of(&lines);
-    let mut rng = Rng(0x5eed_0e1);
+    let mut rng = Rng(0x05ee_d0e1);
     let out_file = t.dir.path().join("big.jsonl");
     for round in 0..5 {
         let _ = std::fs::remove_file(&out_file);

@@ -1,11 +1,46 @@
-//! The change feed's consumers, as the store's API ([`Store::set_consumer`]
-//! and the rest); the record layout is `db::consumers`'.
+//! The change feed as the store's API: reading and trimming it, and its
+//! consumers ([`Store::set_consumer`] and the rest); the layouts are
+//! `db::feed`'s and `db::consumers`'.
 
 use super::Store;
 use crate::db::consumers::{Consumer, ConsumerState, DEFAULT_RETENTION_MS, validate_name};
+use crate::db::feed::FeedEntry;
 use crate::error::{ErrorKind, Result};
 
 impl Store {
+    /// Change-feed entries with `seq >= from_seq`, at most `limit`, in order.
+    ///
+    /// # Errors
+    /// `Corrupted`, `Lmdb`.
+    pub fn feed_since(&self, from_seq: u64, limit: usize) -> Result<Vec<FeedEntry>> {
+        let rtxn = self.env.read_txn()?;
+        self.feed.since(&rtxn.txn, from_seq, limit)
+    }
+
+    /// The sequence the next committed row will get (1 for a new store).
+    ///
+    /// # Errors
+    /// `Lmdb`.
+    pub fn next_seq(&self) -> Result<u64> {
+        let rtxn = self.env.read_txn()?;
+        self.feed.next_seq(&rtxn.txn)
+    }
+
+    /// Removes feed entries with `seq <= up_to_seq`, but none after the
+    /// position of a consumer still holding the feed
+    /// ([`Store::set_consumer`]); returns how many.
+    ///
+    /// # Errors
+    /// `Lmdb`, `Poisoned`.
+    pub fn trim_feed(&self, up_to_seq: u64) -> Result<u64> {
+        let now_ms = self.clock.now_ms();
+        let _writer = self.env.lock_writer()?;
+        self.env.write_txn(|wtxn| {
+            let limit = self.feed.trim_limit(wtxn, up_to_seq, now_ms)?;
+            self.feed.trim(wtxn, limit)
+        })
+    }
+
     /// Every change-feed consumer, by name.
     ///
     /// # Errors
