@@ -300,38 +300,61 @@ pub fn import(
     let table = rename.unwrap_or(&header.table);
     to.ensure_table(table, &header.schema)?;
     let mut counts = Counts::default();
-    let mut batch = Vec::new();
-    let mut batch_bytes = 0;
     let mut ended = None;
-    for (i, line) in lines {
-        let line = line.map_err(io)?;
-        let at = i + 1;
-        if ended.is_some() {
-            return Err(Error::BadRequest(format!("line {at}: a line after the export's last")));
-        }
-        if line.starts_with("{\"rowsearch_export_end\"") {
-            let end: ExportEnd =
-                serde_json::from_str(&line).map_err(|e| Error::BadRequest(format!("line {at}: {e}")))?;
-            ended = Some(end.rowsearch_export_end);
-            continue;
-        }
-        let row: ExportRow = serde_json::from_str(&line)
-            .map_err(|e| Error::BadRequest(format!("line {at}: not a row: {e}")))?;
-        let (key, cells) = import_row(&row, encoding, at)?;
-        batch_bytes += cells.iter().map(|c| c.value.len() + c.qualifier.len()).sum::<usize>();
-        counts.cells += cells.len() as u64;
-        batch.push((key, cells));
-        if batch.len() >= BATCH_ROWS || batch_bytes >= BATCH_BYTES {
+    // Batches are read, parsed and prepared here while the one before is
+    // written on another thread (bench/export_import.py).
+    let read = std::thread::scope(|scope| -> Result<()> {
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Work<'_>>(1);
+        let writer = scope.spawn(move || -> Result<()> {
+            for work in rx {
+                work.write(table)?;
+            }
+            Ok(())
+        });
+        let mut batch = Vec::new();
+        let mut batch_bytes = 0;
+        let hand = move |batch: Vec<(Vec<u8>, Vec<rowsearch_store::PutCell>)>, counts: &mut Counts| {
             counts.rows += batch.len() as u64;
-            to.put_rows(table, std::mem::take(&mut batch))?;
-            batch_bytes = 0;
-            progress(counts);
-        }
-    }
-    counts.rows += batch.len() as u64;
-    if !batch.is_empty() {
-        to.put_rows(table, batch)?;
-    }
+            // A failed writer has dropped its end: its error is the one.
+            tx.send(Work::of(to, table, batch)).is_ok()
+        };
+        let parsed = (|| -> Result<()> {
+            for (i, line) in lines {
+                let line = line.map_err(io)?;
+                let at = i + 1;
+                if ended.is_some() {
+                    return Err(Error::BadRequest(format!("line {at}: a line after the export's last")));
+                }
+                if line.starts_with("{\"rowsearch_export_end\"") {
+                    let end: ExportEnd = serde_json::from_str(&line)
+                        .map_err(|e| Error::BadRequest(format!("line {at}: {e}")))?;
+                    ended = Some(end.rowsearch_export_end);
+                    continue;
+                }
+                let row: ExportRow = serde_json::from_str(&line)
+                    .map_err(|e| Error::BadRequest(format!("line {at}: not a row: {e}")))?;
+                let (key, cells) = import_row(&row, encoding, at)?;
+                batch_bytes += cells.iter().map(|c| c.value.len() + c.qualifier.len()).sum::<usize>();
+                counts.cells += cells.len() as u64;
+                batch.push((key, cells));
+                if batch.len() >= BATCH_ROWS || batch_bytes >= BATCH_BYTES {
+                    batch_bytes = 0;
+                    if !hand(std::mem::take(&mut batch), &mut counts) {
+                        return Ok(());
+                    }
+                    progress(counts);
+                }
+            }
+            if !batch.is_empty() {
+                hand(std::mem::take(&mut batch), &mut counts);
+            }
+            Ok(())
+        })();
+        drop(hand);
+        let written = writer.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
+        written.and(parsed)
+    });
+    read?;
     progress(counts);
     match ended {
         Some(end) if end == counts => Ok(counts),
@@ -343,6 +366,38 @@ pub fn import(
             "the export ends without its last line: it is incomplete (its {} rows were imported; import a complete export again)",
             counts.rows
         ))),
+    }
+}
+
+/// A batch on its way to the destination: the store's prepared (its
+/// keyword cells made before the write transaction), HBase's as rows.
+enum Work<'a> {
+    Prepared(&'a Store, rowsearch_store::PreparedBatch),
+    Rows(Place<'a>, Vec<(Vec<u8>, Vec<rowsearch_store::PutCell>)>),
+}
+
+impl<'a> Work<'a> {
+    fn of(to: Place<'a>, table: &str, rows: Vec<(Vec<u8>, Vec<rowsearch_store::PutCell>)>) -> Work<'a> {
+        match to {
+            Place::Store(store) => {
+                let mut batch = Batch::new();
+                for (key, cells) in rows {
+                    batch.put(table, key, cells);
+                }
+                Work::Prepared(store, store.prepare(batch))
+            }
+            Place::Hbase(_) => Work::Rows(to, rows),
+        }
+    }
+
+    fn write(self, table: &str) -> Result<()> {
+        match self {
+            Work::Prepared(store, prepared) => {
+                store.apply_prepared(&prepared)?;
+                Ok(())
+            }
+            Work::Rows(to, rows) => to.put_rows(table, rows),
+        }
     }
 }
 
