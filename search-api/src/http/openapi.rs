@@ -42,6 +42,7 @@ fn path_params(path: &str) -> Vec<Value> {
                 "index" => ("index name", json!({"type": "string", "pattern": "^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,31}$"})),
                 "key" => ("row key: percent-encoded bytes", json!({"type": "string", "minLength": 1})),
                 "uid" => ("access key uid", json!({"type": "string"})),
+                "name" => ("consumer name", json!({"type": "string", "pattern": "^[A-Za-z0-9_.-]{1,64}$"})),
                 _ => ("job id", json!({"type": "string"})),
             };
             json!({"name": name, "in": "path", "required": true, "description": description, "schema": schema})
@@ -66,6 +67,9 @@ fn operation(route: &RouteSpec, limits: &Limits) -> Value {
     let (status, schema) = success;
     responses.insert(status.to_string(), answer("the answer", schema));
     match route.name {
+        "consumers_put" => {
+            responses.insert("200".into(), answer("the consumer's position acknowledged", Some("Consumer")));
+        }
         "tables_put" => {
             responses.insert("200".into(), answer("a table with this schema exists", Some("TableCreated")));
         }
@@ -222,6 +226,28 @@ fn shape(name: &str) -> (&'static str, Option<&'static str>, (u16, Option<&'stat
         ),
         "keys_list" => ("the access keys (never the keys)", None, (200, Some("KeyList"))),
         "keys_delete" => ("delete an access key", None, (204, None)),
+        "mutate_tables" => (
+            "puts and deletes across tables in one atomic batch",
+            Some("Mutate"),
+            (200, Some("MutateResult")),
+        ),
+        "changes" => (
+            "a table's changes after a sequence, in order (waits up to wait_ms for one)",
+            None,
+            (200, Some("ChangesPage")),
+        ),
+        "consumers_list" => ("the change feed's consumers", None, (200, Some("ConsumerList"))),
+        "consumers_put" => (
+            "create a consumer (201) or acknowledge its position (200)",
+            Some("ConsumerBody"),
+            (201, Some("Consumer")),
+        ),
+        "consumers_get" => ("a consumer and where it stands", None, (200, Some("Consumer"))),
+        "consumers_delete" => {
+            ("delete a consumer (the feed is no longer held for it)", None, (200, Some("ConsumerDeleted")))
+        }
+        "backups_create" => ("take a backup (a job; master key only)", None, (202, Some("JobStarted"))),
+        "backups_list" => ("the backups in --backup-dir (master key only)", None, (200, Some("BackupList"))),
         _ => ("a job's state", None, (200, Some("Job"))),
     }
 }
@@ -241,8 +267,15 @@ fn errors(route: &RouteSpec) -> Vec<(u16, &'static str)> {
         out.push((401, "no access key (the server has a master key)"));
         out.push((403, "the key is not valid or may not do this; or a foreign Origin"));
     }
-    if has_table || route.path.contains("{id}") || route.path.contains("{uid}") {
-        out.push((404, "no such table, row, index, region or job"));
+    if has_table
+        || route.path.contains("{id}")
+        || route.path.contains("{uid}")
+        || route.path.contains("{name}")
+    {
+        out.push((404, "no such table, row, index, region, job or consumer"));
+    }
+    if matches!(route.name, "changes" | "consumers_put") {
+        out.push((410, "fell behind: the feed no longer holds the changes after that position"));
     }
     if has_body {
         out.extend([
