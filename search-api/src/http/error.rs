@@ -454,6 +454,9 @@ mod tests {
             (422, "too_many_families"),     // TooManyDatabases
             (422, "not_a_counter"),         // NotACounter
             (409, "table_disabled"),        // TableDisabled
+            (404, "consumer_not_found"),    // UnknownConsumer
+            (410, "fell_behind"),           // FellBehind
+            (400, "past_feed_end"),         // PastFeedEnd
             (503, "store_unavailable"),     // Poisoned
             (507, "disk_full"),             // DiskFull
             (500, "internal"),              // Callback
