@@ -76,19 +76,22 @@ impl Place<'_> {
     }
 
     /// Every row of `table` after `after` (all when `None`), in key order,
-    /// each with every version of its cells, to `f`; the store's sequence
-    /// of the snapshot read (`None` for HBase).
+    /// each with every version of its cells, to `f`, after `opened` got
+    /// the table's schema and the store's last sequence of the snapshot
+    /// read (`None` for HBase), from that snapshot.
     fn each_row(
         &self,
         table: &str,
         after: Option<&[u8]>,
+        opened: &mut dyn FnMut(TableSchema, Option<u64>) -> Result<()>,
         f: &mut dyn FnMut(Row) -> rowsearch_store::Result<()>,
-    ) -> Result<Option<u64>> {
+    ) -> Result<()> {
         // The first key after `after`: it with a zero byte.
         let start = after.map(|k| [k, &[0u8][..]].concat());
         match self {
             Place::Store(store) => {
                 let rtxn = store.begin_read()?;
+                opened(rtxn.schema(table)?, Some(rtxn.next_seq()? - 1))?;
                 let mut scan = Scan::new().read(ReadOptions::default().versions(ALL_VERSIONS));
                 if let Some(start) = start {
                     scan = scan.start(start);
@@ -96,13 +99,13 @@ impl Place<'_> {
                 for row in rtxn.scan(table, &scan)? {
                     f(row?)?;
                 }
-                Ok(Some(rtxn.next_seq()? - 1))
             }
             Place::Hbase(hbase) => {
+                opened(self.schema(table)?, None)?;
                 hbase.scan_all_versions(table, start.as_deref(), f)?;
-                Ok(None)
             }
         }
+        Ok(())
     }
 
     /// Writes `rows` (each cell at its own timestamp).
@@ -222,32 +225,29 @@ pub fn export(
     out: &mut dyn Write,
     progress: &mut dyn FnMut(Counts),
 ) -> Result<Counts> {
-    let schema = from.schema(table)?;
     let encoding = Encoding::Binary;
     let io = |e: std::io::Error| Error::BadRequest(format!("writing the export: {e}"));
-    // The sequence is known once the snapshot is open: the header is
-    // written with the first row (or at the end for an empty table).
-    let mut header = ExportHeader {
-        rowsearch_export: EXPORT_LAYOUT,
-        table: table.to_owned(),
-        schema,
-        encoding: "binary".to_owned(),
-        sequence: None,
-    };
-    let sequence = match from {
-        Place::Store(store) => Some(store.begin_read()?.next_seq()? - 1),
-        Place::Hbase(_) => None,
-    };
-    header.sequence = sequence;
-    let line = serde_json::to_string(&header).map_err(|e| Error::BadRequest(e.to_string()))?;
-    writeln!(out, "{line}").map_err(io)?;
     let mut counts = Counts::default();
     let mut failed = None;
-    let read = from.each_row(table, None, &mut |row| {
+    // The header is written once the snapshot is open: its schema and
+    // sequence are the rows'.
+    let out = std::cell::RefCell::new(out);
+    let mut header = |schema: TableSchema, sequence: Option<u64>| -> Result<()> {
+        let header = ExportHeader {
+            rowsearch_export: EXPORT_LAYOUT,
+            table: table.to_owned(),
+            schema,
+            encoding: "binary".to_owned(),
+            sequence,
+        };
+        let line = serde_json::to_string(&header).map_err(|e| Error::BadRequest(e.to_string()))?;
+        writeln!(out.borrow_mut(), "{line}").map_err(io)
+    };
+    let read = from.each_row(table, None, &mut header, &mut |row| {
         counts.rows += 1;
         counts.cells += row.cells.len() as u64;
         let line = serde_json::to_string(&export_row(&row, encoding)).unwrap_or_default();
-        if let Err(e) = writeln!(out, "{line}") {
+        if let Err(e) = writeln!(out.borrow_mut(), "{line}") {
             failed = Some(e);
             return Err(rowsearch_store::Error::callback(std::io::Error::other(
                 "the export's output failed",
@@ -263,6 +263,7 @@ pub fn export(
     }
     read?;
     let end = serde_json::to_string(&ExportEnd { rowsearch_export_end: counts }).unwrap_or_default();
+    let out = out.into_inner();
     writeln!(out, "{end}").map_err(io)?;
     out.flush().map_err(io)?;
     progress(counts);
@@ -508,7 +509,7 @@ pub fn copy_table(
             Ok(())
         };
     let mut failed = None;
-    let read = from.each_row(table, after.as_deref(), &mut |row| {
+    let read = from.each_row(table, after.as_deref(), &mut |_, _| Ok(()), &mut |row| {
         batch_bytes += row.cells.iter().map(|c| c.value.len() + c.qualifier.len()).sum::<usize>();
         let cells = row
             .cells

@@ -58,18 +58,8 @@ pub(super) fn run(args: &Args, command: &MoveCommand, out: &mut impl Write) -> R
         }
         MoveCommand::Export { table, output } => export(args, table, output.as_deref(), out)?,
         MoveCommand::Import { input, table } => {
-            let store;
-            let hbase;
-            let to = match &args.hbase {
-                Some(addr) => {
-                    hbase = super::hbase::source(addr);
-                    Place::Hbase(&hbase)
-                }
-                None => {
-                    store = super::common::create(args)?;
-                    Place::Store(&store)
-                }
-            };
+            let opened = Opened::of(args, true)?;
+            let to = opened.place();
             let mut progress = Progress::new("import", "rows", Duration::from_secs(2));
             let mut report = |c: Counts| progress.update(c.rows, 0, &format!("{} cells", c.cells));
             let counts = if input.as_os_str() == "-" {
@@ -130,21 +120,36 @@ pub(super) fn run(args: &Args, command: &MoveCommand, out: &mut impl Write) -> R
     Ok(ExitCode::SUCCESS)
 }
 
+/// The tables an export reads or an import writes: the store of --data,
+/// or HBase's with --hbase.
+enum Opened {
+    Store(rowsearch::store::Store),
+    Hbase(rowsearch::hbase::HbaseSource),
+}
+
+impl Opened {
+    /// The store (made when missing if `create`) or HBase.
+    fn of(args: &Args, create: bool) -> Result<Opened> {
+        Ok(match &args.hbase {
+            Some(addr) => Opened::Hbase(super::hbase::source(addr)),
+            None if create => Opened::Store(super::common::create(args)?),
+            None => Opened::Store(open(args)?),
+        })
+    }
+
+    fn place(&self) -> Place<'_> {
+        match self {
+            Opened::Store(store) => Place::Store(store),
+            Opened::Hbase(hbase) => Place::Hbase(hbase),
+        }
+    }
+}
+
 /// `rowsearch export`: into `output` through `output.partial` (renamed
 /// once the export is whole and synced), or standard output.
 fn export(args: &Args, table: &str, output: Option<&Path>, out: &mut impl Write) -> Result<()> {
-    let store;
-    let hbase;
-    let from = match &args.hbase {
-        Some(addr) => {
-            hbase = super::hbase::source(addr);
-            Place::Hbase(&hbase)
-        }
-        None => {
-            store = open(args)?;
-            Place::Store(&store)
-        }
-    };
+    let opened = Opened::of(args, false)?;
+    let from = opened.place();
     let total = match from {
         Place::Store(store) => store.stats(table).map_or(0, |s| s.cells),
         Place::Hbase(_) => 0,

@@ -449,8 +449,7 @@ impl HbaseClient {
         page: usize,
         each: &mut dyn FnMut(Row),
     ) -> Result<u64, ClientError> {
-        let mut tscan = tscan_of(range);
-        tscan.push((4, Value::I32(i32::try_from(page).unwrap_or(i32::MAX))));
+        let mut tscan = tscan_paged(range, page);
         if let Some((min, max)) = time {
             tscan.push((
                 6,
@@ -476,8 +475,7 @@ impl HbaseClient {
         page: usize,
         each: &mut dyn FnMut(Row),
     ) -> Result<u64, ClientError> {
-        let mut tscan = tscan_of(range);
-        tscan.push((4, Value::I32(i32::try_from(page).unwrap_or(i32::MAX))));
+        let mut tscan = tscan_paged(range, page);
         tscan.push((5, Value::I32(i32::MAX)));
         self.run_scanner(table, tscan, page, each)
     }
@@ -513,8 +511,7 @@ impl HbaseClient {
         page: usize,
         each: &mut dyn FnMut(Row),
     ) -> Result<u64, ClientError> {
-        let mut tscan = tscan_of(range);
-        tscan.push((4, Value::I32(i32::try_from(page).unwrap_or(i32::MAX))));
+        let mut tscan = tscan_paged(range, page);
         tscan.push((7, binary(&b"FirstKeyOnlyFilter() AND KeyOnlyFilter()"[..])));
         self.run_scanner(table, tscan, page, each)
     }
@@ -614,6 +611,13 @@ fn tscan_of(range: (Option<&[u8]>, Option<&[u8]>)) -> Vec<(i16, Value)> {
     if let Some(stop) = range.1 {
         tscan.push((2, binary(stop)));
     }
+    tscan
+}
+
+/// [`tscan_of`] with `page` rows a call (TScan's `caching`).
+fn tscan_paged(range: (Option<&[u8]>, Option<&[u8]>), page: usize) -> Vec<(i16, Value)> {
+    let mut tscan = tscan_of(range);
+    tscan.push((4, Value::I32(i32::try_from(page).unwrap_or(i32::MAX))));
     tscan
 }
 
