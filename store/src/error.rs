@@ -135,6 +135,12 @@ pub enum ErrorKind {
         /// The table.
         table: String,
     },
+    /// The table keeps no threads: its schema has no threads section.
+    #[error("table {table:?} keeps no threads: its schema has no threads section")]
+    NotThreaded {
+        /// The table.
+        table: String,
+    },
     /// A searchable table was written through a store opened without an
     /// analyzer.
     #[error(
@@ -382,6 +388,7 @@ impl Error {
                 | ErrorKind::InvalidFilter { .. }
                 | ErrorKind::InvalidKeywordQuery { .. }
                 | ErrorKind::NotSearchable { .. }
+                | ErrorKind::NotThreaded { .. }
                 | ErrorKind::SchemaConflict { .. }
                 | ErrorKind::IndexConflict { .. }
                 | ErrorKind::IndexBuilding { .. }
@@ -513,6 +520,7 @@ impl ErrorKind {
             ErrorKind::InvalidIndexQuery { index: "i".into(), reason: "x".into() },
             ErrorKind::InvalidKeywordQuery { reason: "x".into() },
             ErrorKind::NotSearchable { table: "t".into() },
+            ErrorKind::NotThreaded { table: "t".into() },
             ErrorKind::NoAnalyzer { table: "t".into() },
             ErrorKind::InvalidFilter { position: 0, expected: "x".into(), found: "y".into() },
             ErrorKind::UnknownRegion { table: "t".into(), region: 9, regions: 1 },
@@ -568,6 +576,7 @@ fn listed(kind: &ErrorKind) {
         | ErrorKind::InvalidIndexQuery { .. }
         | ErrorKind::InvalidKeywordQuery { .. }
         | ErrorKind::NotSearchable { .. }
+        | ErrorKind::NotThreaded { .. }
         | ErrorKind::NoAnalyzer { .. }
         | ErrorKind::InvalidFilter { .. }
         | ErrorKind::UnknownRegion { .. }

@@ -66,6 +66,7 @@ mod source;
 mod store;
 mod stream;
 mod table;
+mod threads;
 mod upgrade;
 mod write;
 
@@ -91,15 +92,16 @@ pub use keyword::{
 };
 pub use read::{ALL_VERSIONS, ReadOptions, ReadTxn, Scan, ScanCursor, ScanIter, ScanPage};
 pub use schema::{
-    Analyzer, Column, Compression, DATE_NAME, FamilySchema, FieldKind, IndexSchema, MAX_FAMILIES,
-    MAX_FAMILY_NAME_BYTES, MAX_INDEXES, MAX_SEARCH_FIELDS, MAX_TABLE_NAME_BYTES, SearchField, SearchSchema,
-    TableSchema,
+    Analyzer, Column, Compression, DATE_NAME, DEFAULT_SUBJECT_WINDOW_MS, FamilySchema, FieldKind,
+    IndexSchema, MAX_FAMILIES, MAX_FAMILY_NAME_BYTES, MAX_INDEXES, MAX_SEARCH_FIELDS, MAX_TABLE_NAME_BYTES,
+    SearchField, SearchSchema, TableSchema, ThreadSchema,
 };
 pub use secondary::{IndexHit, IndexPage, IndexQuery, IndexState, IndexTerm, IndexVerifyReport};
 pub use source::{RowSource, RowView};
 pub use store::{DEFAULT_MAP_SIZE_BYTES, DEFAULT_MAX_DBS, INDEX_BUILD_STEP_ROWS, Store, StoreBuilder};
 pub use stream::{KeyPage, SetOp};
 pub use table::{Region, RegionStats, TableStats};
+pub use threads::{ThreadMember, normalize_subject, parse_thread_id, thread_id_text};
 pub use upgrade::UpgradeProgress;
 pub use write::RepairedIndex;
 pub use write::{

@@ -34,6 +34,8 @@ pub(crate) struct TableHandle {
     pub indexes: Vec<IndexHandle>,
     /// Keyword rows, for a table with a `search` section.
     pub search: Option<SearchHandle>,
+    /// Thread entries, for a table with a `threads` section.
+    pub threads: Option<crate::threads::ThreadsHandle>,
     /// Sorted by family name: HBase's family order.
     pub families: Vec<Arc<FamilyHandle>>,
     /// Disabled (HBase's `disableTable`): rows are neither read nor
@@ -411,6 +413,26 @@ pub(crate) fn open_table(
             )
         }
     };
+    let threads = match &schema.threads {
+        None => None,
+        Some(threads) => {
+            let db = source.db(env, &dbs::threads_db(name), max_dbs, "open thread database")?;
+            let columns = threads
+                .parsed()
+                .map_err(|reason| ErrorKind::InvalidSchema { table: name.to_owned(), reason })?;
+            Some(crate::threads::ThreadsHandle { schema: threads.clone(), columns, db })
+        }
+    };
     let disabled = meta.is_disabled(source.txn(), name)?;
-    Ok(TableHandle { name: name.to_owned(), id, schema, splits, families, indexes, search, disabled })
+    Ok(TableHandle {
+        name: name.to_owned(),
+        id,
+        schema,
+        splits,
+        families,
+        indexes,
+        search,
+        threads,
+        disabled,
+    })
 }

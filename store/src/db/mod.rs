@@ -17,6 +17,7 @@
 //! | `t/<table>/kp`         | run id (u32 BE) ‖ keyword block key; run 0: the run directory (see `keyword::runs`) | keyword block; directory: versions written (u64 BE) |
 //! | `t/<table>/kb`         | (format 4: keyword blocks with row keys; emptied by the upgrade) | |
 //! | `t/<table>/kr`         | `01` ‖ row number (u32 BE); `02` ‖ row key (see `keyword::rows`) | row key; row number (u32 BE) |
+//! | `t/<table>/th`         | thread entries (see `threads::entries`) | as there |
 //! | `t/<table>/k`          | (format 3: keyword cell; emptied by the upgrade) | positions |
 
 pub(crate) mod backup;
@@ -131,6 +132,11 @@ pub(crate) fn keyword_blocks_db_v4(table: &str) -> String {
 /// (format 5; see `keyword::rows`).
 pub(crate) fn keyword_rows_db(table: &str) -> String {
     format!("t/{table}/kr")
+}
+
+/// The database holding a table's thread entries (see `threads::entries`).
+pub(crate) fn threads_db(table: &str) -> String {
+    format!("t/{table}/th")
 }
 
 /// The database that held a table's keyword cells one per entry (format

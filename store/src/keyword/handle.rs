@@ -88,6 +88,39 @@ impl KeywordCells {
     }
 }
 
+impl KeywordCells {
+    /// These cells and `other`'s (of the same row, no key in both), in key
+    /// order.
+    pub fn merged(&self, other: &KeywordCells) -> KeywordCells {
+        let mut out = KeywordCells {
+            bytes: Vec::with_capacity(self.bytes.len() + other.bytes.len()),
+            ends: Vec::with_capacity(self.len() + other.len()),
+            tail_len: self.tail_len.max(other.tail_len),
+        };
+        let (mut a, mut b) = (self.iter().peekable(), other.iter().peekable());
+        loop {
+            let next = match (a.peek(), b.peek()) {
+                (Some(x), Some(y)) => {
+                    if x.0 <= y.0 {
+                        a.next()
+                    } else {
+                        b.next()
+                    }
+                }
+                (Some(_), None) => a.next(),
+                (None, Some(_)) => b.next(),
+                (None, None) => break,
+            };
+            let Some((key, value)) = next else { break };
+            out.bytes.extend_from_slice(key);
+            let key_end = out.bytes.len();
+            out.bytes.extend_from_slice(value);
+            out.ends.push((key_end, out.bytes.len()));
+        }
+        out
+    }
+}
+
 impl SearchHandle {
     pub fn open(
         schema: &SearchSchema,
@@ -166,6 +199,19 @@ impl SearchHandle {
     /// The partition of a row.
     pub fn partition_of(&self, row: &[u8], values: &[Option<&[u8]>]) -> Result<Vec<u8>> {
         self.shape().partition_of(row, values)
+    }
+
+    /// The date of a row whose columns hold `values` (the date column's,
+    /// as the analyzer reads it).
+    pub fn date_ms(&self, analyzer: &dyn Analyzer, values: &[Option<&[u8]>]) -> Option<u64> {
+        self.date.and_then(|n| values.get(n).copied().flatten()).and_then(|v| analyzer.date_ms(v))
+    }
+
+    /// The search field reading `family:qualifier`, if any.
+    pub fn field_of(&self, family: &str, qualifier: &[u8]) -> Option<usize> {
+        self.columns[..self.schema.fields.len()]
+            .iter()
+            .position(|(f, q)| *f.name == *family && q == qualifier)
     }
 
     /// Every keyword cell of a row whose columns hold `values`, sorted by key.

@@ -129,6 +129,20 @@ impl<'s> ReadTxn<'s> {
         }
     }
 
+    /// The members of thread `thread` of `table` (its ids, each with the
+    /// row carrying it, or none for an id only referred to).
+    ///
+    /// # Errors
+    /// `UnknownTable`; `NotThreaded` for a table without threads.
+    pub fn thread_members(&self, table: &str, thread: u64) -> Result<Vec<crate::ThreadMember>> {
+        let handle = self.handle(table)?;
+        let threads = handle
+            .threads
+            .as_ref()
+            .ok_or_else(|| crate::ErrorKind::NotThreaded { table: table.to_owned() })?;
+        crate::threads::members_of(&self.txn, threads, thread)
+    }
+
     /// A table's regions in this snapshot (see [`crate::Store::regions`]).
     ///
     /// # Errors

@@ -10,6 +10,7 @@ mod index;
 mod name;
 mod search;
 mod table;
+mod threads;
 
 pub use column::Column;
 pub(crate) use column::parse_column;
@@ -18,3 +19,5 @@ pub use index::IndexSchema;
 pub use name::{MAX_FAMILY_NAME_BYTES, MAX_TABLE_NAME_BYTES};
 pub use search::{Analyzer, DATE_NAME, FieldKind, MAX_SEARCH_FIELDS, SearchField, SearchSchema};
 pub use table::{MAX_FAMILIES, MAX_INDEXES, TableSchema};
+pub(crate) use threads::ParsedThreads;
+pub use threads::{DEFAULT_SUBJECT_WINDOW_MS, ThreadSchema};

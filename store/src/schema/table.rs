@@ -7,6 +7,7 @@ use super::family::FamilySchema;
 use super::index::IndexSchema;
 use super::name::{MAX_FAMILY_NAME_BYTES, MAX_TABLE_NAME_BYTES, validate_name};
 use super::search::SearchSchema;
+use super::threads::ThreadSchema;
 use crate::error::{ErrorKind, Result};
 use crate::key::rowkey::RowKeySchema;
 
@@ -46,6 +47,10 @@ pub struct TableSchema {
     /// Searchable columns: the table's keyword rows (see [`SearchSchema`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub search: Option<SearchSchema>,
+    /// Conversations: which columns link rows into threads (see
+    /// [`ThreadSchema`]); needs `search`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threads: Option<ThreadSchema>,
 }
 
 impl TableSchema {
@@ -57,7 +62,14 @@ impl TableSchema {
             splits: Vec::new(),
             indexes: Vec::new(),
             search: None,
+            threads: None,
         }
+    }
+
+    /// Keeps threads (see [`ThreadSchema`]).
+    pub fn threads(mut self, threads: ThreadSchema) -> TableSchema {
+        self.threads = Some(threads);
+        self
     }
 
     /// Sets the typed row key.
@@ -166,6 +178,12 @@ impl TableSchema {
         }
         if let Some(search) = &self.search {
             search.check(&self.families, self.row_key.as_ref()).map_err(invalid)?;
+        }
+        if let Some(threads) = &self.threads {
+            let Some(search) = &self.search else {
+                return Err(invalid("threads need a search section (their partition and date)".into()).into());
+            };
+            threads.check(&self.families, search.date_column.is_some()).map_err(invalid)?;
         }
         if self.splits.iter().any(Vec::is_empty) {
             return Err(invalid("a split must not be empty".into()).into());

@@ -108,6 +108,9 @@ impl Writer<'_> {
                 search.rows.clear(wtxn).map_err(|e| Error::lmdb("clear keyword rows", e))?;
                 search.pending.clear(wtxn).map_err(|e| Error::lmdb("clear keyword rows", e))?;
             }
+            if let Some(threads) = &handle.threads {
+                threads.db.clear(wtxn).map_err(|e| Error::lmdb("clear threads", e))?;
+            }
             self.meta.delete_schema(wtxn, table)?;
             let version = self.meta.bump_catalog_version(wtxn)?;
             Ok(tables.without(version, table))

@@ -274,6 +274,14 @@ impl Writer<'_> {
         keywords: &[Option<Ahead>],
         now_ms: u64,
     ) -> Result<CommitInfo> {
+        // Threaded puts gain their thread column, and rows of merged
+        // threads are written again, in this transaction.
+        let threaded =
+            crate::threads::assign::thread_batch(wtxn, self.catalog, handles, batch, keywords, now_ms)?;
+        let (batch, keywords) = match &threaded {
+            Some((batch, keywords)) => (batch, &keywords[..]),
+            None => (batch, keywords),
+        };
         let touched = touched_rows(batch);
         // Rows of indexed or searchable tables: their entries and keyword
         // cells before and after the batch.

@@ -21,3 +21,4 @@ mod repack;
 mod row_source_prop;
 mod rowkey_prop;
 mod shared_prop;
+mod threads_prop;

@@ -1,0 +1,46 @@
+//! Reading threads: a thread's members, and thread ids as text.
+
+use heed::RoTxn;
+
+use super::ThreadsHandle;
+use super::entries::{by_id_key, decode_by_id, member_id, members_prefix};
+use crate::error::{Error, Result};
+
+/// One id of a thread.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ThreadMember {
+    /// The id as kept (an id past 250 bytes is `00` and its hash).
+    pub id: Vec<u8>,
+    /// The partition (mailbox) the thread lives in.
+    pub partition: Vec<u8>,
+    /// The row carrying the id; `None` for an id only referred to.
+    pub row: Option<Vec<u8>>,
+}
+
+/// A thread id as text: 16 lowercase hex digits (what the thread column
+/// holds and `thread:` queries name).
+pub fn thread_id_text(thread: u64) -> String {
+    format!("{thread:016x}")
+}
+
+/// A thread id from its text; `None` unless it is 16 hex digits.
+pub fn parse_thread_id(text: &str) -> Option<u64> {
+    (text.len() == 16 && text.bytes().all(|b| b.is_ascii_hexdigit()))
+        .then(|| u64::from_str_radix(text, 16).ok())
+        .flatten()
+}
+
+/// The members of thread `thread`, in id order.
+pub(crate) fn members(txn: &RoTxn<'_>, threads: &ThreadsHandle, thread: u64) -> Result<Vec<ThreadMember>> {
+    let err = |e| Error::lmdb("read threads", e);
+    let mut out = Vec::new();
+    for item in threads.db.prefix_iter(txn, &members_prefix(thread)).map_err(err)? {
+        let (key, partition) = item.map_err(err)?;
+        out.push(ThreadMember { id: member_id(key).to_vec(), partition: partition.to_vec(), row: None });
+    }
+    for member in &mut out {
+        let found = threads.db.get(txn, &by_id_key(&member.partition, &member.id)).map_err(err)?;
+        member.row = found.and_then(decode_by_id).map(|(_, row)| row.to_vec()).filter(|r| !r.is_empty());
+    }
+    Ok(out)
+}
