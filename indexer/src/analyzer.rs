@@ -272,9 +272,12 @@ impl Analyzer for TextAnalyzer {
     fn terms(&self, field: &SearchField, text: &str, sink: &mut dyn FnMut(&str, u32)) {
         match field.kind {
             FieldKind::Text => tokenize(text, sink),
+            // One term per line: a folded message's folders and ids.
             FieldKind::Keyword => {
-                if let Some(term) = keyword_term(text) {
-                    sink(&term, 0);
+                for (n, line) in text.split('\n').enumerate() {
+                    if let Some(term) = keyword_term(line) {
+                        sink(&term, n as u32);
+                    }
                 }
             }
         }
@@ -304,7 +307,7 @@ mod tests {
     }
 
     #[test]
-    fn keyword_fields_are_one_whole_term() {
+    fn keyword_fields_are_a_whole_term_per_line() {
         let field = SearchField::keyword("folder", "m:folder");
         let mut out = Vec::new();
         TextAnalyzer.terms(&field, "  Sent_Items/Ärger \n", &mut |t, p| out.push((t.to_owned(), p)));
@@ -312,6 +315,11 @@ mod tests {
         out.clear();
         TextAnalyzer.terms(&field, " \t ", &mut |t, p| out.push((t.to_owned(), p)));
         assert!(out.is_empty(), "a blank value has no term");
+        // A value of several lines (a folded message's folders) is a term
+        // per line.
+        out.clear();
+        TextAnalyzer.terms(&field, "inbox\n\nAll_Documents\n", &mut |t, p| out.push((t.to_owned(), p)));
+        assert_eq!(out, vec![("inbox".to_owned(), 0), ("all_documents".to_owned(), 2)]);
         let long = "é".repeat(80);
         let term = keyword_term(&long).unwrap();
         assert_eq!(term.len(), MAX_KEYWORD_BYTES, "cut at a character edge");

@@ -6,7 +6,7 @@ use std::borrow::Cow;
 use mail_parser::{Address, MessageParser};
 use rowsearch_store::{
     Column, Compression, FamilySchema, IndexSchema, KeyField, KeyOrder, KeyType, KeyValue, PutCell,
-    ReadOptions, RowKeySchema, SearchField, SearchSchema, TableSchema,
+    ReadOptions, RowKeySchema, SearchField, SearchSchema, TableSchema, ThreadSchema,
 };
 
 /// The schema `rowsearch ingest` creates for mail (API.md's example): key
@@ -14,7 +14,10 @@ use rowsearch_store::{
 /// indexes by sender; searchable subject, body, from, to and folder (a
 /// keyword), partitioned by user and dated by `m:date`; facets on from and
 /// to (whole addresses) and folder; documents without the body by default
-/// ([`MAIL_DISPLAY`]).
+/// ([`MAIL_DISPLAY`]). Threads by Message-ID, In-Reply-To and References
+/// and replies gathered by subject (`m:thread`, searchable as `thread:`,
+/// a facet so searches can collapse by it); copies of a message folded
+/// ([`ThreadSchema::fold_copies`]); `id:` finds a Message-ID.
 pub fn mail_schema() -> TableSchema {
     // The body family, most of a mail row's bytes, compressed (zstd).
     TableSchema::new([FamilySchema::new("m"), FamilySchema::new("b").compression(Compression::Zstd)])
@@ -33,17 +36,24 @@ pub fn mail_schema() -> TableSchema {
                 SearchField::text("from", "m:from").facet(),
                 SearchField::text("to", "m:to").facet(),
                 SearchField::keyword("folder", "m:folder").facet(),
+                SearchField::keyword("id", "m:message_id"),
+                SearchField::keyword("thread", "m:thread").facet(),
             ])
             .partition("user")
             .date_column("m:date")
             .display(MAIL_DISPLAY),
+        )
+        .threads(
+            ThreadSchema::new("m:message_id", ["m:in_reply_to", "m:references"], "m:thread")
+                .by_subject("m:subject")
+                .fold_copies(),
         )
 }
 
 /// What a mail search's documents carry unless a search names its fields:
 /// everything but the body (a list needs the subject, who, where and when;
 /// `crop=body:30` adds the words around the match, `fields=*` everything).
-pub const MAIL_DISPLAY: [&str; 6] = ["subject", "from", "to", "folder", "user", "date"];
+pub const MAIL_DISPLAY: [&str; 7] = ["subject", "from", "to", "folder", "user", "date", "thread"];
 
 /// The decoded fields of one message.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -60,6 +70,10 @@ pub struct MailMessage {
     pub cc: String,
     /// `Subject`, with RFC 2047 encoded words decoded.
     pub subject: String,
+    /// `In-Reply-To` as written (unfolded): the `<id>`s it names.
+    pub in_reply_to: String,
+    /// `References` as written (unfolded).
+    pub references: String,
     /// The text/plain body (parts joined by a blank line), else text derived
     /// from the HTML body; attachments are skipped.
     pub text: String,
@@ -165,11 +179,33 @@ pub fn parse_message(raw: &[u8]) -> Result<MailMessage, NotMail> {
         to: addresses(message.to()),
         cc: addresses(message.cc()),
         subject: message.subject().unwrap_or_default().to_owned(),
+        in_reply_to: raw_header(&message, "In-Reply-To"),
+        references: raw_header(&message, "References"),
         text,
     })
 }
 
+/// A header's raw value, unfolded and trimmed; empty when absent.
+fn raw_header(message: &mail_parser::Message<'_>, name: &str) -> String {
+    message.header_raw(name).map(|v| v.split_whitespace().collect::<Vec<_>>().join(" ")).unwrap_or_default()
+}
+
 impl MailMessage {
+    /// The id of the message when copies fold (see
+    /// [`ThreadSchema::fold_copies`]): a hash of what a copy keeps (sender,
+    /// date, subject and body), so copies in other folders, with other
+    /// Message-IDs, are one row.
+    pub fn content_id(&self) -> u64 {
+        let mut h = xxhash_rust::xxh3::Xxh3::new();
+        for part in [self.from.as_bytes(), &self.date_ms.unwrap_or(0).to_be_bytes(), self.subject.as_bytes()]
+        {
+            h.update(part);
+            h.update(&[0]);
+        }
+        h.update(self.text.as_bytes());
+        h.digest()
+    }
+
     /// The stable id of the message: a hash of its Message-ID, or of its
     /// raw bytes when it has none.
     pub fn id(&self, raw: &[u8]) -> u64 {
@@ -196,7 +232,7 @@ impl MailMessage {
         let date_ms = self.date_ms.unwrap_or(0);
         let key = vec![KeyValue::String(user.to_owned()), KeyValue::U64(date_ms), KeyValue::U64(id)];
         let date = self.date_text();
-        let mut cells = Vec::with_capacity(9);
+        let mut cells = Vec::with_capacity(11);
         for (family, qualifier, value) in [
             ("m", "from", self.from.as_str()),
             ("m", "to", self.to.as_str()),
@@ -204,6 +240,8 @@ impl MailMessage {
             ("m", "subject", self.subject.as_str()),
             ("m", "date", date.as_str()),
             ("m", "message_id", self.message_id.as_str()),
+            ("m", "in_reply_to", self.in_reply_to.as_str()),
+            ("m", "references", self.references.as_str()),
             ("m", "folder", folder),
             ("m", "path", path),
             ("b", "text", self.text.as_str()),

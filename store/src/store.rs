@@ -453,6 +453,20 @@ impl Store {
         self.writer().set_display(table, display)
     }
 
+    /// Gives searchable table `table` the schema `schema`: its search
+    /// fields with more appended, a threads section added, another display.
+    /// The rows' keyword cells of the new fields are written in the same
+    /// transaction, and the table takes a new id, so search index
+    /// generations of the old fields are built again (a reindex). `false`
+    /// when the schema is already `schema`.
+    ///
+    /// # Errors
+    /// `InvalidSchema` for any other change; `NotSearchable`; as
+    /// [`Store::create_table`].
+    pub fn extend_search(&self, table: &str, schema: &TableSchema) -> Result<bool> {
+        self.writer().extend_search(table, schema)
+    }
+
     /// Enables or disables a table, as HBase's `enableTable` and
     /// `disableTable`: a disabled table keeps its schema, rows, indexes
     /// and keyword rows, and every read or write of its rows answers

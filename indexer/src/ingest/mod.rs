@@ -85,6 +85,8 @@ fn ingest_into(
     report.files_seen = inputs.len() as u64 + report.skipped.len() as u64;
     let schema = ensure_table(store, &options.table, options.format)?;
     let row_key = schema.row_key.clone();
+    let fold_copies =
+        options.format != Format::Jsonl && schema.threads.as_ref().is_some_and(|t| t.fold_copies);
     let total = inputs.len() as u64;
     progress(IngestProgress { files_done: 0, files_total: total, stored: 0 });
 
@@ -92,10 +94,10 @@ fn ingest_into(
     std::thread::scope(|scope| -> Result<()> {
         let reader_options = options.clone();
         let inputs = &inputs;
-        let row_key = row_key.as_ref();
+        let keys = read::RowKeys { row_key: row_key.as_ref(), fold_copies };
         scope.spawn(move || {
             crate::priority::lower_thread_priority(reader_options.nice);
-            read_inputs(inputs, &reader_options, row_key, &tx)
+            read_inputs(inputs, &reader_options, keys, &tx)
         });
         write_rows(store, options, &rx, &mut report, total, progress)
     })?;
@@ -121,6 +123,13 @@ fn ensure_table(store: Target<'_>, table: &str, format: Format) -> Result<TableS
                     reason: MAIL_TABLE_SHAPE.into(),
                 });
             }
+            // A mail table an earlier build made without threads gets them
+            // (its `id` and `thread` fields, its keyword cells of them; the
+            // messages thread as they are ingested again).
+            if let (Target::Store(store), Some(extended)) = (store, with_threads(&schema, format)) {
+                store.extend_search(table, &extended)?;
+                return Ok(store.schema(table)?);
+            }
             // A mail table an earlier build made (no display setting, a
             // body among its fields) takes the mail table's display, as far
             // as its documents have those names.
@@ -145,4 +154,28 @@ fn ensure_table(store: Target<'_>, table: &str, format: Format) -> Result<TableS
         }
         Err(e) => Err(e.into()),
     }
+}
+
+/// A mail table's schema from an earlier build, without threads, given the
+/// mail table's threads, its `id` and `thread` fields, and the thread in
+/// its display; `None` when it has threads (or is not mail).
+fn with_threads(schema: &TableSchema, format: Format) -> Option<TableSchema> {
+    let wanted = mail_schema();
+    if format == Format::Jsonl || schema.threads.is_some() || !fits_mail(schema) {
+        return None;
+    }
+    let mut extended = schema.clone();
+    let search = extended.search.as_mut()?;
+    for field in wanted.search.as_ref()?.fields.iter() {
+        if !search.fields.iter().any(|f| f.name == field.name) {
+            search.fields.push(field.clone());
+        }
+    }
+    if let Some(display) = &mut search.display
+        && !display.iter().any(|n| n == "thread")
+    {
+        display.push("thread".into());
+    }
+    extended.threads = wanted.threads;
+    Some(extended)
 }

@@ -140,8 +140,13 @@ pub struct IngestReport {
     pub messages_seen: u64,
     /// Rows written.
     pub stored: u64,
-    /// Messages already in the table (same mailbox, date and id).
+    /// Messages already in the table (same mailbox, date and id), and
+    /// copies folded into another (see `folded`).
     pub duplicates: u64,
+    /// Copies of a message (another folder, or another Message-ID with the
+    /// same sender, date, subject and body) that gave a row a folder or id
+    /// it lacked: one row carries them all.
+    pub folded: u64,
     /// Files and messages skipped, in input order.
     pub skipped: Vec<Skipped>,
     /// Input bytes read.
@@ -165,6 +170,9 @@ impl IngestReport {
             self.seconds,
             rate
         );
+        if self.folded > 0 {
+            let _ = write!(out, "; {} copies folded into the message they copy", self.folded);
+        }
         for s in self.skipped.iter().take(names) {
             let _ = write!(out, "\n  skipped {}: {}", s.source, s.reason);
         }

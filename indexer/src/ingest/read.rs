@@ -23,6 +23,14 @@ pub(super) struct Input {
     folder: String,
 }
 
+/// How the reader makes row keys: the table's typed key, and whether
+/// copies fold (a message's key from its content, not its Message-ID).
+#[derive(Clone, Copy)]
+pub(super) struct RowKeys<'a> {
+    pub row_key: Option<&'a RowKeySchema>,
+    pub fold_copies: bool,
+}
+
 /// What the reader thread hands the writer.
 pub(super) enum Item {
     Row {
@@ -31,6 +39,8 @@ pub(super) enum Item {
         source: String,
         dedupe: bool,
         bytes: usize,
+        /// The key an earlier build gave this message, when it differs.
+        legacy: Option<Vec<u8>>,
     },
     /// A skipped file or message; `true` when it was a message (or row).
     Skip(Skipped, bool),
@@ -122,9 +132,10 @@ fn kind_of(format: Format, path: &Path, head: &[u8]) -> Kind {
 pub(super) fn read_inputs(
     inputs: &[Input],
     options: &IngestOptions,
-    row_key: Option<&RowKeySchema>,
+    keys: RowKeys<'_>,
     tx: &SyncSender<Vec<Item>>,
 ) {
+    let row_key = keys.row_key;
     for input in inputs {
         let mut items = Vec::new();
         let source = input.path.display().to_string();
@@ -139,8 +150,8 @@ pub(super) fn read_inputs(
                 let head = reader.fill_buf().map(<[u8]>::to_vec).unwrap_or_default();
                 let kind = kind_of(options.format, &input.path, &head);
                 match kind {
-                    Kind::Message => read_message(&mut reader, input, size, options, row_key, &mut items),
-                    Kind::Mbox => read_mbox(reader, input, options, row_key, &mut items),
+                    Kind::Message => read_message(&mut reader, input, size, options, keys, &mut items),
+                    Kind::Mbox => read_mbox(reader, input, options, keys, &mut items),
                     Kind::Jsonl => read_jsonl(reader, input, row_key, &mut items),
                 }
                 size
@@ -158,7 +169,7 @@ fn mail_row(
     input: &Input,
     source: String,
     path_suffix: &str,
-    row_key: Option<&RowKeySchema>,
+    keys: RowKeys<'_>,
     items: &mut Vec<Item>,
 ) {
     let message: MailMessage = match parse_message(raw) {
@@ -168,10 +179,16 @@ fn mail_row(
             return;
         }
     };
-    let id = message.id(raw);
+    let by_message_id = message.id(raw);
+    let id = if keys.fold_copies { message.content_id() } else { by_message_id };
     let path = format!("{}{path_suffix}", input.relative);
     let (key_values, cells) = message.row(&input.user, id, &input.folder, &path);
-    let key = match row_key.map(|rk| rk.encode(&key_values)) {
+    // The key an earlier build gave the message (by its Message-ID): that
+    // row goes when the message is written under its content's key.
+    let legacy = (id != by_message_id)
+        .then(|| message.row(&input.user, by_message_id, &input.folder, &path).0)
+        .and_then(|values| keys.row_key.and_then(|rk| rk.encode(&values).ok()));
+    let key = match keys.row_key.map(|rk| rk.encode(&key_values)) {
         Some(Ok(key)) => key,
         Some(Err(e)) => {
             items.push(Item::Skip(Skipped { source, reason: e.to_string() }, true));
@@ -182,7 +199,7 @@ fn mail_row(
             return;
         }
     };
-    items.push(Item::Row { key, cells, source, dedupe: true, bytes: raw.len() });
+    items.push(Item::Row { key, cells, source, dedupe: true, bytes: raw.len(), legacy });
 }
 
 fn read_message(
@@ -190,7 +207,7 @@ fn read_message(
     input: &Input,
     size: u64,
     options: &IngestOptions,
-    row_key: Option<&RowKeySchema>,
+    keys: RowKeys<'_>,
     items: &mut Vec<Item>,
 ) {
     let source = input.path.display().to_string();
@@ -205,14 +222,14 @@ fn read_message(
         items.push(Item::Skip(Skipped { source, reason: format!("cannot read: {e}") }, false));
         return;
     }
-    mail_row(&raw, input, source, "", row_key, items);
+    mail_row(&raw, input, source, "", keys, items);
 }
 
 fn read_mbox(
     reader: impl BufRead,
     input: &Input,
     options: &IngestOptions,
-    row_key: Option<&RowKeySchema>,
+    keys: RowKeys<'_>,
     items: &mut Vec<Item>,
 ) {
     let folder = input.path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
@@ -238,7 +255,7 @@ fn read_mbox(
                     items.push(Item::Skip(Skipped { source, reason }, true));
                     continue;
                 }
-                mail_row(raw, &input, source, &format!("#{}", n + 1), row_key, items);
+                mail_row(raw, &input, source, &format!("#{}", n + 1), keys, items);
             }
         }
     }
@@ -313,7 +330,7 @@ fn read_jsonl(reader: impl BufRead, input: &Input, row_key: Option<&RowKeySchema
         }
         match json_row(&text, row_key) {
             Ok((key, cells)) => {
-                items.push(Item::Row { key, cells, source, dedupe: false, bytes: line.len() })
+                items.push(Item::Row { key, cells, source, dedupe: false, bytes: line.len(), legacy: None })
             }
             Err(reason) => items.push(Item::Skip(Skipped { source, reason }, true)),
         }

@@ -2,7 +2,7 @@
 //! preparing each batch's keyword cells, and a writer thread applying
 //! batches while the next one is prepared.
 
-use std::collections::HashSet;
+use std::collections::{BTreeSet, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::time::Instant;
@@ -21,6 +21,51 @@ struct Pending {
     cells: Vec<PutCell>,
     source: String,
     dedupe: bool,
+    legacy: Option<Vec<u8>>,
+}
+
+/// The folders, Message-IDs and paths one row carries (one per line in
+/// `m:folder`, `m:message_id` and `m:path`): copies of a message add
+/// theirs, so a row is the same whatever order its copies come in.
+type Lines = [BTreeSet<String>; 3];
+
+/// A row's [`Lines`]; `None` where the target says only that the row
+/// exists (a sink).
+type Copies = Option<Lines>;
+
+/// The columns of [`Lines`], in order.
+const COPY_COLUMNS: [&[u8]; 3] = [b"folder", b"message_id", b"path"];
+
+/// The folders, ids and paths in `cells` (of family `m`).
+fn copies_in<'c>(cells: impl IntoIterator<Item = (&'c [u8], &'c [u8])>) -> Lines {
+    let mut out: Lines = Default::default();
+    for (qualifier, value) in cells {
+        let Some(n) = COPY_COLUMNS.iter().position(|c| *c == qualifier) else { continue };
+        for line in String::from_utf8_lossy(value).lines().map(str::trim).filter(|l| !l.is_empty()) {
+            out[n].insert(line.to_owned());
+        }
+    }
+    out
+}
+
+fn put_copies(cells: &[PutCell]) -> Lines {
+    copies_in(cells.iter().filter(|c| c.family == "m").map(|c| (c.qualifier.as_slice(), c.value.as_slice())))
+}
+
+/// `cells` carrying `copies`' folders, ids and paths (one per line,
+/// sorted), stamped as the row's other cells are.
+fn with_copies(mut cells: Vec<PutCell>, copies: &Lines) -> Vec<PutCell> {
+    let at = cells.first().and_then(|c| c.timestamp);
+    cells.retain(|c| !(c.family == "m" && COPY_COLUMNS.contains(&c.qualifier.as_slice())));
+    for (qualifier, set) in COPY_COLUMNS.into_iter().zip(copies) {
+        if !set.is_empty() {
+            let mut cell =
+                PutCell::new("m", qualifier.to_vec(), set.iter().cloned().collect::<Vec<_>>().join("\n"));
+            cell.timestamp = at;
+            cells.push(cell);
+        }
+    }
+    cells
 }
 
 /// Where an ingest writes: the embedded store, or another sink.
@@ -38,15 +83,27 @@ impl Target<'_> {
         }
     }
 
-    /// Whether each of `keys` of `table` is a row already.
-    fn exist(&self, table: &str, keys: &[&[u8]]) -> Result<Vec<bool>> {
+    /// For each of `keys` of `table`: `None` when it is no row, else the
+    /// folders and ids it carries (`Some(None)` from a sink, which tells
+    /// existence only).
+    fn stored(&self, table: &str, keys: &[&[u8]]) -> Result<Vec<Option<Copies>>> {
         match self {
             Target::Store(store) => {
                 let rtxn = store.begin_read()?;
                 let probe = mail::existence_probe();
-                keys.iter().map(|k| Ok(rtxn.get(table, k, &probe)?.is_some())).collect()
+                keys.iter()
+                    .map(|k| {
+                        Ok(rtxn.get(table, k, &probe)?.map(|row| {
+                            let cells =
+                                row.cells.iter().map(|c| (c.qualifier.as_slice(), c.value.as_slice()));
+                            Some(copies_in(cells))
+                        }))
+                    })
+                    .collect()
             }
-            Target::Sink(sink) => Ok(sink.exist(table, keys)?),
+            Target::Sink(sink) => {
+                Ok(sink.exist(table, keys)?.into_iter().map(|found| found.then_some(None)).collect())
+            }
         }
     }
 
@@ -72,14 +129,6 @@ enum Rows {
 }
 
 impl Rows {
-    fn keys(&self) -> Vec<Vec<u8>> {
-        match self {
-            Rows::Prepared(b) => b.batch().mutations.iter().map(|m| m.row().to_vec()).collect(),
-            Rows::Batch(b) => b.mutations.iter().map(|m| m.row().to_vec()).collect(),
-            Rows::Plain(_, rows) => rows.iter().map(|(k, _)| k.clone()).collect(),
-        }
-    }
-
     /// Each row as a batch of its own (to name a bad one).
     fn one_by_one(self) -> Vec<Rows> {
         match self {
@@ -147,7 +196,7 @@ fn write_batches(
     stored: &AtomicU64,
 ) -> Result<(u64, Vec<Skipped>)> {
     let mut skipped = Vec::new();
-    for Prepared { batch, sources } in rx {
+    for Prepared { batch, sources, .. } in rx {
         match store.apply(&batch) {
             Ok(()) => {
                 stored.fetch_add(sources.len() as u64, Ordering::Relaxed);
@@ -182,7 +231,12 @@ const IN_FLIGHT: usize = QUEUED + 1;
 struct Prepared {
     batch: Rows,
     sources: Vec<String>,
+    /// The folders and ids of each message row it writes.
+    copies: InFlight,
 }
+
+/// The rows of a batch sent, with the folders and ids each carries.
+type InFlight = HashMap<Vec<u8>, Copies>;
 
 /// Where the batcher hands batches to the writer, and the writer's count
 /// of rows stored (for progress).
@@ -206,25 +260,25 @@ fn batch_rows(
     let mut files_done = 0u64;
     let mut last_progress = Instant::now();
     // Keys of the last batches sent, which may not be in the store yet.
-    let mut in_flight: [HashSet<Vec<u8>>; IN_FLIGHT] = Default::default();
+    let mut in_flight: [InFlight; IN_FLIGHT] = Default::default();
     let mut send = |pending: &mut Vec<Pending>, report: &mut IngestReport| -> Result<()> {
-        let Some(prepared) = prepare(store, table, pending, &in_flight, report)? else { return Ok(()) };
-        let keys = prepared.batch.keys();
+        let Some(mut prepared) = prepare(store, table, pending, &in_flight, report)? else { return Ok(()) };
+        let sent = std::mem::take(&mut prepared.copies);
         if handoff.tx.send(prepared).is_err() {
             // The writer stopped on an error, which it reports.
             return Ok(());
         }
         in_flight.rotate_left(1);
-        in_flight[IN_FLIGHT - 1] = keys.into_iter().collect();
+        in_flight[IN_FLIGHT - 1] = sent;
         Ok(())
     };
     for items in rx {
         for item in items {
             match item {
-                Item::Row { key, cells, source, dedupe, bytes } => {
+                Item::Row { key, cells, source, dedupe, bytes, legacy } => {
                     report.messages_seen += 1;
                     pending_bytes += bytes;
-                    pending.push(Pending { key, cells, source, dedupe });
+                    pending.push(Pending { key, cells, source, dedupe, legacy });
                 }
                 Item::Skip(s, message) => {
                     report.messages_seen += u64::from(message);
@@ -249,14 +303,17 @@ fn batch_rows(
     send(&mut pending, report)
 }
 
-/// Sorts `pending` by key, drops duplicates (of an earlier row of the
-/// batch, of a batch still in flight, or of a row in the store) and
-/// prepares the rest; `None` when nothing is left.
+/// Sorts `pending` by key, folds copies of one message (rows of one key:
+/// the store's row, a row of a batch still in flight, and the pending
+/// ones) into one row carrying every folder and id, drops what adds
+/// nothing, and prepares the rest; `None` when nothing is left. A row an
+/// earlier build keyed by Message-ID (`legacy`) is deleted in the same
+/// batch, its folders and ids kept.
 fn prepare(
     store: Target<'_>,
     table: &str,
     pending: &mut Vec<Pending>,
-    in_flight: &[HashSet<Vec<u8>>; IN_FLIGHT],
+    in_flight: &[InFlight; IN_FLIGHT],
     report: &mut IngestReport,
 ) -> Result<Option<Prepared>> {
     if pending.is_empty() {
@@ -265,51 +322,95 @@ fn prepare(
     // Sorted by key (stable: the first of equal keys stays first), so the
     // batch writes in B-tree order.
     pending.sort_by(|a, b| a.key.cmp(&b.key));
-    let mut rows: Vec<Pending> = Vec::with_capacity(pending.len());
-    {
-        // One look at the target for the rows that may be duplicates.
-        let probed: Vec<&[u8]> = pending.iter().filter(|p| p.dedupe).map(|p| p.key.as_slice()).collect();
-        let exists = store.exist(table, &probed)?;
-        let mut exists = exists.into_iter();
-        let mut seen: HashSet<&[u8]> = HashSet::new();
-        let mut duplicate = vec![false; pending.len()];
-        for (i, p) in pending.iter().enumerate() {
-            if p.dedupe {
-                let stored = exists.next().unwrap_or(false);
-                if !seen.insert(&p.key) || in_flight.iter().any(|keys| keys.contains(&p.key)) || stored {
-                    duplicate[i] = true;
+    // One look at the target for the rows that may be copies, and for
+    // the keys an earlier build gave them.
+    let found: HashMap<Vec<u8>, Option<Copies>> = {
+        let mut probed: Vec<&[u8]> = pending.iter().filter(|p| p.dedupe).map(|p| p.key.as_slice()).collect();
+        probed.extend(pending.iter().filter_map(|p| p.legacy.as_deref()));
+        let stored = store.stored(table, &probed)?;
+        probed.into_iter().map(<[u8]>::to_vec).zip(stored).collect()
+    };
+    let mut rows: Vec<(Vec<u8>, Vec<PutCell>, String)> = Vec::with_capacity(pending.len());
+    let mut deletes: Vec<Vec<u8>> = Vec::new();
+    let mut copies = InFlight::new();
+    let mut pending = std::mem::take(pending).into_iter().peekable();
+    while let Some(first) = pending.next() {
+        if !first.dedupe {
+            rows.push((first.key, first.cells, first.source));
+            continue;
+        }
+        let mut group = vec![first];
+        while let Some(next) = pending.next_if(|p| p.dedupe && p.key == group[0].key) {
+            group.push(next);
+        }
+        let key = group[0].key.clone();
+        // What the row carries already: in flight (the newest), else stored.
+        let before: Option<Copies> = in_flight
+            .iter()
+            .rev()
+            .find_map(|sent| sent.get(&key).cloned())
+            .or_else(|| found.get(key.as_slice()).cloned().flatten());
+        if let Some(None) = before {
+            // A sink's row: it exists; what it carries is not known.
+            report.duplicates += group.len() as u64;
+            continue;
+        }
+        let mut union = before.clone().flatten().unwrap_or_default();
+        let add = |union: &mut Lines, more: Lines| {
+            for (set, lines) in union.iter_mut().zip(more) {
+                set.extend(lines);
+            }
+        };
+        for p in &group {
+            add(&mut union, put_copies(&p.cells));
+            if let Some(legacy) = p.legacy.as_deref()
+                && let Some(old) = found.get(legacy).cloned().flatten()
+            {
+                if let Some(lines) = old {
+                    add(&mut union, lines);
+                }
+                if !deletes.iter().any(|d| d.as_slice() == legacy) {
+                    deletes.push(legacy.to_vec());
                 }
             }
         }
-        for (p, dup) in pending.drain(..).zip(duplicate) {
-            if dup {
-                report.duplicates += 1;
-            } else {
-                rows.push(p);
-            }
+        let adds = before.as_ref().and_then(Option::as_ref) != Some(&union);
+        // The rows past the one that makes the message a row.
+        let copies_of = group.len() as u64 - u64::from(before.is_none());
+        report.duplicates += copies_of;
+        if !adds {
+            continue;
         }
+        report.folded += copies_of;
+        let p = group.swap_remove(0);
+        copies.insert(key.clone(), Some(union.clone()));
+        rows.push((key, with_copies(p.cells, &union), p.source));
     }
-    if rows.is_empty() {
+    if rows.is_empty() && deletes.is_empty() {
         return Ok(None);
     }
     let mut sources = Vec::with_capacity(rows.len());
     let batch = match store {
         Target::Store(store) => {
             let mut batch = Batch::new();
-            for p in rows {
-                batch.put(table, p.key, p.cells);
-                sources.push(p.source);
+            for (key, cells, source) in rows {
+                batch.put(table, key, cells);
+                sources.push(source);
+            }
+            for key in deletes {
+                batch.delete(table, key, rowsearch_store::Delete::Row { up_to: None });
+                sources.push("(the row an earlier build wrote)".into());
             }
             Rows::Prepared(store.prepare(batch))
         }
         Target::Sink(_) => {
             let mut plain = Vec::with_capacity(rows.len());
-            for p in rows {
-                plain.push((p.key, p.cells));
-                sources.push(p.source);
+            for (key, cells, source) in rows {
+                plain.push((key, cells));
+                sources.push(source);
             }
             Rows::Plain(table.to_owned(), plain)
         }
     };
-    Ok(Some(Prepared { batch, sources }))
+    Ok(Some(Prepared { batch, sources, copies }))
 }

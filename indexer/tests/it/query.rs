@@ -80,7 +80,7 @@ fn edits(a: &str, b: &str) -> usize {
 fn prefixes_fuzzy_terms_and_dates_equal_a_brute_force() {
     let (_dir, store, rows) = fixture_store();
     let index = TableIndex::open(&store, "mail").unwrap();
-    assert!(rows.len() > 300);
+    assert!(rows.len() > 250, "{} rows", rows.len());
 
     for (field, prefix) in
         [(None, "enr"), (None, "gas"), (None, "mee"), (Some("subject"), "pri"), (Some("from"), "ka")]

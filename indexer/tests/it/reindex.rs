@@ -96,7 +96,7 @@ fn full_reindex_finds_exactly_what_the_keyword_rows_find() {
     let (_dir, store) = ingested();
     let report = reindex(&store, "mail", &options(ReindexMode::Auto), &mut |_| {}).unwrap();
     assert_eq!(report.mode, ReindexMode::Full, "no index yet: auto means full");
-    assert_eq!((report.generation, report.docs, report.rows_indexed), (1, 347, 347), "{report:?}");
+    assert_eq!((report.generation, report.docs, report.rows_indexed), (1, 288, 288), "{report:?}");
     assert_eq!(report.next_seq, store.next_seq().unwrap());
     // The mail table's splits g, n, t make four regions; the fixture's
     // mailboxes (b..., c..., g...) fill the first two, whose keyword rows
@@ -112,7 +112,7 @@ fn full_reindex_finds_exactly_what_the_keyword_rows_find() {
                 .unwrap();
         assert_eq!(
             (report.generation, report.docs, report.readers),
-            (generation, 347, readers),
+            (generation, 288, readers),
             "{report:?}"
         );
         assert_index_equals_keyword_rows(&store, &index, 0x5eed + threads as u64);
@@ -132,7 +132,7 @@ fn full_reindex_finds_exactly_what_the_keyword_rows_find() {
     // read again in hash slices.
     let tiny = ReindexOptions { memory_budget_bytes: 1, ..options(ReindexMode::Full) };
     let report = reindex(&store, "mail", &tiny, &mut |_| {}).unwrap();
-    assert_eq!((report.generation, report.docs, report.removed_generations.clone()), (5, 347, vec![4]));
+    assert_eq!((report.generation, report.docs, report.removed_generations.clone()), (5, 288, vec![4]));
     assert_index_equals_keyword_rows(&store, &index, 0xbeef);
 }
 
@@ -154,8 +154,8 @@ fn phrases_fields_and_dates_work_on_prebuilt_terms() {
     assert!(count("subject:enron") > 0);
     // Date ranges cover everything or nothing as they should.
     let all = generation.search_keys("*", None, SortBy::Relevance, 0, 1).unwrap().total;
-    assert_eq!(all, 347);
-    assert_eq!(count("date:[1970-01-01T00:00:00Z TO 2100-01-01T00:00:00Z]"), 347);
+    assert_eq!(all, 288);
+    assert_eq!(count("date:[1970-01-01T00:00:00Z TO 2100-01-01T00:00:00Z]"), 288);
     assert_eq!(count("date:[2100-01-01T00:00:00Z TO 2200-01-01T00:00:00Z]"), 0);
     // A query that does not parse is a typed, usage error.
     let err = generation.search_keys("subject:(", None, SortBy::Relevance, 0, 10).unwrap_err();
@@ -186,11 +186,11 @@ fn failed_builds_leave_the_serving_generation_and_the_next_run_cleans_up() {
     let opts =
         ReindexOptions { fail_at: Some(FailPoint::MidIncremental), ..options(ReindexMode::Incremental) };
     reindex(&store, "mail", &opts, &mut |_| {}).unwrap_err();
-    assert_eq!(index.generation().unwrap().reader.searcher().num_docs(), 347);
+    assert_eq!(index.generation().unwrap().reader.searcher().num_docs(), 288);
 
     let report = reindex(&store, "mail", &options(ReindexMode::Full), &mut |_| {}).unwrap();
     assert!(report.generation > 1, "past every generation that served: {report:?}");
-    assert_eq!(report.docs, 337);
+    assert_eq!(report.docs, 278);
     assert_eq!(
         dir.generations().unwrap(),
         vec![report.generation],
@@ -215,7 +215,7 @@ fn incremental_reindex_applies_the_feed_and_trims_it() {
     }
     let report = reindex(&store, "mail", &options(ReindexMode::Auto), &mut |_| {}).unwrap();
     assert_eq!(report.mode, ReindexMode::Incremental);
-    assert_eq!((report.rows_indexed, report.rows_removed, report.docs), (15, 5, 342), "{report:?}");
+    assert_eq!((report.rows_indexed, report.rows_removed, report.docs), (15, 5, 283), "{report:?}");
     assert_eq!(report.feed_trimmed, 20);
     assert_eq!(index_keys(&index, &user_of(&store, &rows[5].key), &["quokka".to_owned()]).0, {
         rows[5..].iter().filter(|r| user_of(&store, &r.key) == user_of(&store, &rows[5].key)).count() as u64
@@ -223,7 +223,7 @@ fn incremental_reindex_applies_the_feed_and_trims_it() {
     assert_index_equals_keyword_rows(&store, &index, 11);
     // Nothing new: nothing changes.
     let again = reindex(&store, "mail", &options(ReindexMode::Incremental), &mut |_| {}).unwrap();
-    assert_eq!((again.rows_indexed, again.rows_removed, again.docs), (0, 0, 342));
+    assert_eq!((again.rows_indexed, again.rows_removed, again.docs), (0, 0, 283));
 }
 
 /// A table dropped through the store alone (its index directory left
@@ -246,7 +246,7 @@ fn a_table_created_again_does_not_inherit_the_old_index() {
     assert!(err.to_string().contains("dropped since"), "{err}");
     let report = reindex(&store, "mail", &options(ReindexMode::Auto), &mut |_| {}).unwrap();
     assert_eq!((report.mode, report.docs), (ReindexMode::Full, rows), "{report:?}");
-    assert!(rows < 347, "{rows}");
+    assert!(rows < 288, "{rows}");
     assert_eq!(index.generation().unwrap().table_id, store.table_id("mail").unwrap());
 }
 
@@ -308,7 +308,7 @@ fn verify_is_clean_after_a_reindex_and_finds_what_is_changed_behind_its_back() {
     assert!(report.is_clean(), "{}", report.summary());
     assert_eq!(
         (report.docs, report.rows_with_cells, report.sampled),
-        (347, 347, 347),
+        (288, 288, 288),
         "{}",
         report.summary()
     );
@@ -479,7 +479,7 @@ fn a_source_that_is_not_the_store_builds_the_same_index_elsewhere() {
         (from_store.docs, from_store.rows_indexed, from_store.next_seq)
     );
     let keys = indexed_keys(elsewhere.path());
-    assert_eq!(keys.len(), 347);
+    assert_eq!(keys.len(), 288);
     assert_eq!(keys, indexed_keys(store.path()));
     // And incrementally, from the same source, once rows change.
     store

@@ -298,6 +298,7 @@ pub fn store_status(e: &rowsearch_store::Error) -> (StatusCode, &'static str) {
         ErrorKind::InvalidIndexQuery { .. } => (S::BAD_REQUEST, "invalid_index_query"),
         ErrorKind::InvalidKeywordQuery { .. } => (S::BAD_REQUEST, "invalid_keyword_query"),
         ErrorKind::NotSearchable { .. } => (S::UNPROCESSABLE_ENTITY, "not_searchable"),
+        ErrorKind::NotThreaded { .. } => (S::UNPROCESSABLE_ENTITY, "not_threaded"),
         ErrorKind::DiskFull { .. } => (S::INSUFFICIENT_STORAGE, "disk_full"),
         ErrorKind::TooManyDatabases { .. } => (S::UNPROCESSABLE_ENTITY, "too_many_families"),
         ErrorKind::Poisoned => (S::SERVICE_UNAVAILABLE, "store_unavailable"),
@@ -436,6 +437,7 @@ mod tests {
             (400, "invalid_index_query"),   // InvalidIndexQuery
             (400, "invalid_keyword_query"), // InvalidKeywordQuery
             (422, "not_searchable"),        // NotSearchable
+            (422, "not_threaded"),          // NotThreaded
             (500, "internal"),              // NoAnalyzer
             (400, "invalid_filter"),        // InvalidFilter
             (404, "region_not_found"),      // UnknownRegion

@@ -53,12 +53,14 @@ fn fixture() -> (tempfile::TempDir, Arc<Store>, Vec<Values>) {
             let date = rowsearch::indexer::parse_date_ms(text(b"date").as_bytes()).unwrap_or(0);
             let day =
                 jiff::Timestamp::from_millisecond(date as i64).unwrap().to_zoned(jiff::tz::TimeZone::UTC);
-            let folder = text(b"folder").trim().to_lowercase();
+            // A folded message's folders, one per line: each counts.
+            let folders: BTreeSet<String> =
+                text(b"folder").lines().map(|f| f.trim().to_lowercase()).filter(|f| !f.is_empty()).collect();
             let mut by_facet = BTreeMap::new();
             by_facet.insert("user", BTreeSet::from([user]));
             by_facet.insert("from", addresses(&text(b"from")));
             by_facet.insert("to", addresses(&text(b"to")));
-            by_facet.insert("folder", [folder].into_iter().filter(|f| !f.is_empty()).collect());
+            by_facet.insert("folder", folders);
             by_facet.insert("month", BTreeSet::from([day.strftime("%Y-%m").to_string()]));
             by_facet.insert("year", BTreeSet::from([day.strftime("%Y").to_string()]));
             Values { key: row.key.clone(), by_facet }
@@ -117,7 +119,7 @@ fn counted(results: &rowsearch::SearchResults, facet: &str) -> BTreeMap<String, 
 fn facet_counts_equal_counts_over_the_matching_rows() {
     let (_dir, store, rows) = fixture();
     let searcher = Searcher::new(Arc::clone(&store));
-    assert!(rows.len() > 300);
+    assert!(rows.len() > 200, "{} rows", rows.len());
     for query in ["*", "gas", "enron", "meeting OR power", "subject:re", "date:2001"] {
         let keys = matching(&searcher, query, None);
         assert!(!keys.is_empty(), "{query} matches something");

@@ -46,6 +46,12 @@ pub struct ThreadSchema {
     /// The window of subject gathering, in milliseconds either side.
     #[serde(default = "default_window")]
     pub subject_window_ms: u64,
+    /// Copies fold: rows that differ only in id and folder are one row
+    /// carrying every id and folder (for a writer that derives row keys
+    /// from content, as `rowsearch ingest` does; the store itself keeps
+    /// what it is given).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub fold_copies: bool,
 }
 
 fn default_window() -> u64 {
@@ -66,7 +72,14 @@ impl ThreadSchema {
             thread_column: thread_column.into(),
             subject_column: None,
             subject_window_ms: DEFAULT_SUBJECT_WINDOW_MS,
+            fold_copies: false,
         }
+    }
+
+    /// Copies fold (see [`ThreadSchema::fold_copies`]).
+    pub fn fold_copies(mut self) -> ThreadSchema {
+        self.fold_copies = true;
+        self
     }
 
     /// Gathers replies without references by the subject in `column`.

@@ -267,7 +267,7 @@ impl Writer<'_> {
     }
 
     /// Serves `tables` when a schema change made them: whether it did.
-    fn install_changed(&self, tables: Option<Tables>) -> bool {
+    pub(super) fn install_changed(&self, tables: Option<Tables>) -> bool {
         let changed = tables.is_some();
         if let Some(tables) = tables {
             self.catalog.install(Arc::new(tables));

@@ -7,6 +7,7 @@ mod admin;
 mod apply;
 mod batch;
 mod derived;
+mod extend;
 mod repair;
 mod row;
 
