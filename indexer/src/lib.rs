@@ -28,6 +28,7 @@ mod backup;
 mod build;
 mod cancellable;
 mod changes;
+mod collapse;
 mod completion_cache;
 mod correct;
 // The tantivy field set and documents from keyword cells: public for the

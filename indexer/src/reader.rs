@@ -16,6 +16,7 @@ use tantivy::query::{Bm25StatisticsProvider, BooleanQuery, Occur, Query, TermQue
 use tantivy::schema::IndexRecordOption;
 use tantivy::{Index, IndexReader, Order, ReloadPolicy, Term};
 
+use crate::collapse::{CollapseCollector, Group, GroupOrder};
 use crate::doc::{DATE_FIELD, DocSchema, register_analyzer};
 use crate::error::tantivy_err;
 use crate::facets::{FacetCollector, FacetCounts, FacetSpec};
@@ -103,6 +104,9 @@ pub struct KeyHits {
     pub commit: u64,
     /// Per facet asked for, each value's number of matches (every match).
     pub facets: FacetCounts,
+    /// Collapsed (`total` counts groups): per key, its group's value and
+    /// how many of its documents match; empty otherwise.
+    pub groups: Vec<(String, u64)>,
 }
 
 /// A table's index as readers see it.
@@ -278,7 +282,7 @@ impl Generation {
         offset: usize,
         limit: usize,
     ) -> Result<KeyHits> {
-        self.search_scoped(query_text, query, overlay, facets, &[], sort, offset, limit)
+        self.search_scoped(query_text, query, overlay, facets, &[], sort, offset, limit, None)
     }
 
     /// As [`Self::search_overlaid`], scoring with the BM25 statistics of
@@ -299,6 +303,7 @@ impl Generation {
         sort: SortBy,
         offset: usize,
         limit: usize,
+        collapse: Option<&str>,
     ) -> Result<KeyHits> {
         let searcher = self.reader.searcher();
         let scoped = (!stats_partitions.is_empty()).then(|| {
@@ -321,6 +326,41 @@ impl Generation {
                 top_docs(on, stats, q, counting.as_ref(), sort, offset, limit)
                     .map_err(|e| search_err(&self.schema.table, query_text, e))
             };
+        if let Some(field) = collapse {
+            let runs = match overlay {
+                None => vec![(&searcher, query.box_clone())],
+                Some(overlay) => {
+                    commit = xxhash_rust::xxh3::xxh3_64(
+                        format!("{commit:x}+{}:{}", overlay.from_seq, overlay.last_seq).as_bytes(),
+                    );
+                    runs(&searcher, query, overlay)
+                }
+            };
+            let combined = Combined { searchers: runs.iter().map(|(on, _)| *on).collect() };
+            let stats: &dyn Bm25StatisticsProvider = match &scoped {
+                Some(s) => s,
+                None if runs.len() == 1 => &searcher,
+                None => &combined,
+            };
+            let order = GroupOrder { by_date: sort != SortBy::Relevance, descending: sort != SortBy::Oldest };
+            let mut fruits = Vec::with_capacity(runs.len());
+            let mut counts = FacetCounts::new();
+            for (i, (on, q)) in runs.iter().enumerate() {
+                let collector = (CollapseCollector::new(field, order, i), counting.clone());
+                let (groups, facets) = on
+                    .search_with_statistics_provider(&**q, &collector, stats)
+                    .map_err(|e| search_err(&self.schema.table, query_text, e))?;
+                fruits.push(groups);
+                crate::facets::add(&mut counts, facets.unwrap_or_default());
+            }
+            let merged = crate::collapse::merge(order, fruits);
+            let total = merged.len() as u64;
+            let page: Vec<Group> = merged.into_iter().skip(offset).take(limit).collect();
+            let searchers: Vec<&tantivy::Searcher> = runs.iter().map(|(on, _)| *on).collect();
+            let keys = self.keys(&searchers, page.iter().map(|g| (g.best, g.addr, g.run)))?;
+            let groups = page.into_iter().map(|g| (g.value, g.matched)).collect();
+            return Ok(KeyHits { total, keys, generation: self.number, commit, facets: counts, groups });
+        }
         let Some(overlay) = overlay else {
             let stats: &dyn Bm25StatisticsProvider = match &scoped {
                 Some(s) => s,
@@ -328,7 +368,14 @@ impl Generation {
             };
             let (total, hits, facets) = run(&searcher, stats, query, offset, limit)?;
             let keys = self.keys(&[&searcher], hits.into_iter().map(|(v, a)| (v, a, 0)))?;
-            return Ok(KeyHits { total: total as u64, keys, generation: self.number, commit, facets });
+            return Ok(KeyHits {
+                total: total as u64,
+                keys,
+                generation: self.number,
+                commit,
+                facets,
+                groups: Vec::new(),
+            });
         };
         commit = xxhash_rust::xxh3::xxh3_64(
             format!("{commit:x}+{}:{}", overlay.from_seq, overlay.last_seq).as_bytes(),
@@ -342,7 +389,14 @@ impl Generation {
             };
             let (total, hits, facets) = run(&searcher, stats, &*runs[0].1, offset, limit)?;
             let keys = self.keys(&[&searcher], hits.into_iter().map(|(v, a)| (v, a, 0)))?;
-            return Ok(KeyHits { total: total as u64, keys, generation: self.number, commit, facets });
+            return Ok(KeyHits {
+                total: total as u64,
+                keys,
+                generation: self.number,
+                commit,
+                facets,
+                groups: Vec::new(),
+            });
         }
         let combined = Combined { searchers: runs.iter().map(|(on, _)| *on).collect() };
         let stats: &dyn Bm25StatisticsProvider = match &scoped {
@@ -368,7 +422,14 @@ impl Generation {
         merged.truncate(window);
         let searchers: Vec<&tantivy::Searcher> = runs.iter().map(|(on, _)| *on).collect();
         let keys = self.keys(&searchers, merged.into_iter().skip(offset))?;
-        Ok(KeyHits { total: total as u64, keys, generation: self.number, commit, facets: counts })
+        Ok(KeyHits {
+            total: total as u64,
+            keys,
+            generation: self.number,
+            commit,
+            facets: counts,
+            groups: Vec::new(),
+        })
     }
 
     /// The row keys of hits, each read from the searcher it names.

@@ -64,6 +64,8 @@ impl Snapshot {
     /// Runs `parsed`: the total, the keys `offset..offset + limit` in
     /// `sort` order, and `facets`' counts; scored with the statistics of
     /// `stats_partitions` alone when it is not empty (a confined caller).
+    /// With `collapse`, one key per value of that facet field (the best
+    /// matching document of each, with its matches), `total` the values.
     ///
     /// # Errors
     /// `Tantivy`, `Corrupted`, `Store` (`Cancelled`).
@@ -75,6 +77,7 @@ impl Snapshot {
         sort: SortBy,
         offset: usize,
         limit: usize,
+        collapse: Option<&str>,
     ) -> Result<KeyHits> {
         self.generation.search_scoped(
             &parsed.text,
@@ -85,6 +88,7 @@ impl Snapshot {
             sort,
             offset,
             limit,
+            collapse,
         )
     }
 

@@ -250,6 +250,7 @@ impl<'a> SearchBody<'a> {
                     score: h.score,
                     date_ms: h.date_ms,
                     highlights: highlights.then_some(&h.highlights),
+                    thread: h.thread.as_ref(),
                 }
             })
             .collect();
@@ -282,6 +283,8 @@ struct HitBody<'a> {
     row: Option<RowView>,
     #[serde(skip_serializing_if = "Option::is_none")]
     highlights: Option<&'a std::collections::BTreeMap<String, String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    thread: Option<&'a crate::threads::ThreadSummary>,
 }
 
 /// A row as [`row_json_in`] shows it.
@@ -419,6 +422,7 @@ mod tests {
             score,
             date_ms,
             highlights: BTreeMap::from([("subject".to_owned(), "<em>gas</em>".to_owned())]),
+            thread: None,
         };
         for next_cursor in [None, Some("c1.1.ab.10".to_owned())] {
             let results = SearchResults {
@@ -508,4 +512,34 @@ mod tests {
         .unwrap();
         assert!(!body.contains("facets") && !body.contains("did_you_mean"), "{body}");
     }
+}
+
+/// A thread view as `GET /tables/{t}/threads/{id}` answers it and
+/// `rowsearch thread` prints it: the thread, its mailbox, and its messages
+/// in reading order, each with its key, depth, parent (a place in the
+/// list) and document.
+pub fn thread_json(view: &crate::threads::ThreadView, row_key: Option<&RowKeySchema>) -> Value {
+    let messages: Vec<Value> = view
+        .messages
+        .iter()
+        .map(|m| {
+            let mut out = serde_json::json!({
+                "key": Encoding::Binary.encode(&m.key),
+                "depth": m.depth,
+                "parent": m.parent,
+                "document": m.document,
+            });
+            if let Some(fields) = key_fields(&m.key, row_key) {
+                out["key_fields"] = fields;
+            }
+            out
+        })
+        .collect();
+    serde_json::json!({
+        "thread": view.thread,
+        "user": String::from_utf8_lossy(&view.partition),
+        "count": view.messages.len(),
+        "missing": view.missing,
+        "messages": messages,
+    })
 }

@@ -34,6 +34,7 @@ pub mod json;
 pub mod keys;
 mod searcher;
 pub mod suggest;
+pub mod threads;
 pub mod thrift;
 pub mod transfer;
 

@@ -106,6 +106,9 @@ pub struct SearchRequest {
     /// How long the search may wait for the index to reflect the writes
     /// it must (default [`DEFAULT_FRESHNESS_WAIT`] from its start).
     pub deadline: Option<Instant>,
+    /// `Some("thread")`: one hit per thread (its best matching message,
+    /// with [`SearchHit::thread`]); `total` counts threads.
+    pub collapse: Option<String>,
 }
 
 /// How long a search waits by default for its index to reflect the writes
@@ -126,6 +129,8 @@ pub struct SearchHit {
     pub date_ms: Option<u64>,
     /// Per search field name, a snippet (with `highlight`).
     pub highlights: BTreeMap<String, String>,
+    /// The hit's thread, when the search collapsed by thread.
+    pub thread: Option<crate::threads::ThreadSummary>,
 }
 
 /// A page of hits.
@@ -381,8 +386,16 @@ impl Searcher {
         .map_err(Error::BadRequest)?;
         // A confined key's scores come from its partitions alone.
         let stats_partitions: &[&[u8]] = if request.scope.is_some() { &partitions } else { &[] };
-        let mut found =
-            snapshot.search(&parsed, &facets, stats_partitions, request.sort, offset, limit.max(1))?;
+        let collapse = self.collapse_field(table, &schema, request)?;
+        let mut found = snapshot.search(
+            &parsed,
+            &facets,
+            stats_partitions,
+            request.sort,
+            offset,
+            limit.max(1),
+            collapse.as_deref(),
+        )?;
         found.keys.truncate(limit);
         let did_you_mean = if found.total == 0 && !request.typos && cursor.is_none() {
             snapshot.did_you_mean(&request.query, &partitions)?
@@ -400,7 +413,10 @@ impl Searcher {
 
         let words = (request.highlight || !request.crop.is_empty()).then(|| parsed.words());
         let query_done = Instant::now();
-        let (hits, dropped) = self.hits(table, request, &shape, &found.keys, words.as_ref())?;
+        let (mut hits, dropped) = self.hits(table, request, &shape, &found.keys, words.as_ref())?;
+        if collapse.is_some() {
+            self.attach_threads(table, &found, &mut hits)?;
+        }
         let ms = |from: Instant, to: Instant| to.duration_since(from).as_secs_f64() * 1e3;
         let steps = SearchSteps {
             snapshot_ms: ms(started, snapshot_done),
@@ -434,6 +450,50 @@ impl Searcher {
             did_you_mean,
             steps,
         })
+    }
+
+    /// The field `collapse` groups by (the table's thread field), checked.
+    fn collapse_field(
+        &self,
+        table: &str,
+        schema: &rowsearch_store::TableSchema,
+        request: &SearchRequest,
+    ) -> Result<Option<String>> {
+        let Some(what) = request.collapse.as_deref() else { return Ok(None) };
+        if what != "thread" {
+            return Err(Error::BadRequest(format!("collapse: {what:?}; searches collapse by thread only")));
+        }
+        let field = schema.threads.as_ref().and_then(|threads| {
+            schema.search.as_ref()?.fields.iter().find(|f| f.column == threads.thread_column && f.facet)
+        });
+        match field {
+            Some(field) => Ok(Some(field.name.clone())),
+            None => Err(Error::BadRequest(format!(
+                "collapse=thread: table {table:?} keeps no threads (its schema has no threads section with a facet field on its thread column)"
+            ))),
+        }
+    }
+
+    /// Each collapsed hit's thread: its id and matches from the index, its
+    /// messages and participants from the store.
+    fn attach_threads(
+        &self,
+        table: &str,
+        found: &rowsearch_indexer::KeyHits,
+        hits: &mut [SearchHit],
+    ) -> Result<()> {
+        let by_key: std::collections::HashMap<&[u8], &(String, u64)> =
+            found.keys.iter().map(|(k, _)| k.as_slice()).zip(&found.groups).collect();
+        // A document without a thread value is a group of its own.
+        let grouped = |h: &SearchHit| by_key.get(h.row.key.as_slice()).filter(|g| !g.0.is_empty()).copied();
+        let wanted: Vec<(String, u64)> = hits.iter().filter_map(|h| grouped(h).cloned()).collect();
+        let mut summaries = crate::threads::summaries(&self.store, table, &wanted)?.into_iter();
+        for hit in hits.iter_mut() {
+            if grouped(hit).is_some() {
+                hit.thread = summaries.next();
+            }
+        }
+        Ok(())
     }
 
     /// The hits of the keys a search found (with their scores or dates),
@@ -539,7 +599,7 @@ impl Searcher {
                 SortBy::Relevance => (Some(value), None),
                 SortBy::Newest | SortBy::Oldest => (None, Some(value as u64)),
             };
-            hits.push(SearchHit { row, document, score, date_ms, highlights });
+            hits.push(SearchHit { row, document, score, date_ms, highlights, thread: None });
         }
         Ok((hits, dropped))
     }

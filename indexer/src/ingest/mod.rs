@@ -171,10 +171,21 @@ fn with_threads(schema: &TableSchema, format: Format) -> Option<TableSchema> {
             search.fields.push(field.clone());
         }
     }
-    if let Some(display) = &mut search.display
-        && !display.iter().any(|n| n == "thread")
-    {
-        display.push("thread".into());
+    match &mut search.display {
+        Some(display) => {
+            if !display.iter().any(|n| n == "thread") {
+                display.push("thread".into());
+            }
+        }
+        // An earlier build's table without a display (a body among its
+        // fields) takes the mail table's, as far as its documents have
+        // those names.
+        None if search.fields.iter().any(|f| f.name == "body") => {
+            let names = search.document_names();
+            search.display =
+                Some(MAIL_DISPLAY.iter().filter(|n| names.contains(n)).map(|n| (*n).to_owned()).collect());
+        }
+        None => {}
     }
     extended.threads = wanted.threads;
     Some(extended)

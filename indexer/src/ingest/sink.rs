@@ -3,7 +3,7 @@
 //! implements. The store itself is written through its own prepared
 //! batches (keyword cells computed while the batch before is written).
 
-use rowsearch_store::{PutCell, TableSchema};
+use rowsearch_store::{PutCell, Row, TableSchema};
 
 /// A place rows are written to (see the module docs).
 pub trait RowSink: Send + Sync + std::fmt::Debug {
@@ -19,12 +19,12 @@ pub trait RowSink: Send + Sync + std::fmt::Debug {
     /// A refused schema; the sink's own failures.
     fn create_table(&self, table: &str, schema: &TableSchema) -> rowsearch_store::Result<()>;
 
-    /// Whether each of `keys` is a row of `table` (for dropping
-    /// duplicates), in order.
+    /// Each of `keys` of `table` that is a row, with its cells (for
+    /// dropping duplicates and folding copies), in order.
     ///
     /// # Errors
     /// The sink's own failures.
-    fn exist(&self, table: &str, keys: &[&[u8]]) -> rowsearch_store::Result<Vec<bool>>;
+    fn rows(&self, table: &str, keys: &[&[u8]]) -> rowsearch_store::Result<Vec<Option<Row>>>;
 
     /// Writes `rows` (sorted by key) with their keyword rows, as one batch
     /// where the sink can; an error that [`rowsearch_store::Error::is_user_error`]

@@ -29,10 +29,6 @@ struct Pending {
 /// theirs, so a row is the same whatever order its copies come in.
 type Lines = [BTreeSet<String>; 3];
 
-/// A row's [`Lines`]; `None` where the target says only that the row
-/// exists (a sink).
-type Copies = Option<Lines>;
-
 /// The columns of [`Lines`], in order.
 const COPY_COLUMNS: [&[u8]; 3] = [b"folder", b"message_id", b"path"];
 
@@ -84,26 +80,23 @@ impl Target<'_> {
     }
 
     /// For each of `keys` of `table`: `None` when it is no row, else the
-    /// folders and ids it carries (`Some(None)` from a sink, which tells
-    /// existence only).
-    fn stored(&self, table: &str, keys: &[&[u8]]) -> Result<Vec<Option<Copies>>> {
+    /// folders, ids and paths it carries.
+    fn stored(&self, table: &str, keys: &[&[u8]]) -> Result<Vec<Option<Lines>>> {
+        let lines = |row: rowsearch_store::Row| {
+            copies_in(
+                row.cells
+                    .iter()
+                    .filter(|c| &*c.family == "m")
+                    .map(|c| (c.qualifier.as_slice(), c.value.as_slice())),
+            )
+        };
         match self {
             Target::Store(store) => {
                 let rtxn = store.begin_read()?;
                 let probe = mail::existence_probe();
-                keys.iter()
-                    .map(|k| {
-                        Ok(rtxn.get(table, k, &probe)?.map(|row| {
-                            let cells =
-                                row.cells.iter().map(|c| (c.qualifier.as_slice(), c.value.as_slice()));
-                            Some(copies_in(cells))
-                        }))
-                    })
-                    .collect()
+                keys.iter().map(|k| Ok(rtxn.get(table, k, &probe)?.map(lines))).collect()
             }
-            Target::Sink(sink) => {
-                Ok(sink.exist(table, keys)?.into_iter().map(|found| found.then_some(None)).collect())
-            }
+            Target::Sink(sink) => Ok(sink.rows(table, keys)?.into_iter().map(|row| row.map(lines)).collect()),
         }
     }
 
@@ -236,7 +229,7 @@ struct Prepared {
 }
 
 /// The rows of a batch sent, with the folders and ids each carries.
-type InFlight = HashMap<Vec<u8>, Copies>;
+type InFlight = HashMap<Vec<u8>, Lines>;
 
 /// Where the batcher hands batches to the writer, and the writer's count
 /// of rows stored (for progress).
@@ -324,7 +317,7 @@ fn prepare(
     pending.sort_by(|a, b| a.key.cmp(&b.key));
     // One look at the target for the rows that may be copies, and for
     // the keys an earlier build gave them.
-    let found: HashMap<Vec<u8>, Option<Copies>> = {
+    let found: HashMap<Vec<u8>, Option<Lines>> = {
         let mut probed: Vec<&[u8]> = pending.iter().filter(|p| p.dedupe).map(|p| p.key.as_slice()).collect();
         probed.extend(pending.iter().filter_map(|p| p.legacy.as_deref()));
         let stored = store.stored(table, &probed)?;
@@ -345,17 +338,12 @@ fn prepare(
         }
         let key = group[0].key.clone();
         // What the row carries already: in flight (the newest), else stored.
-        let before: Option<Copies> = in_flight
+        let before: Option<Lines> = in_flight
             .iter()
             .rev()
             .find_map(|sent| sent.get(&key).cloned())
             .or_else(|| found.get(key.as_slice()).cloned().flatten());
-        if let Some(None) = before {
-            // A sink's row: it exists; what it carries is not known.
-            report.duplicates += group.len() as u64;
-            continue;
-        }
-        let mut union = before.clone().flatten().unwrap_or_default();
+        let mut union = before.clone().unwrap_or_default();
         let add = |union: &mut Lines, more: Lines| {
             for (set, lines) in union.iter_mut().zip(more) {
                 set.extend(lines);
@@ -366,15 +354,13 @@ fn prepare(
             if let Some(legacy) = p.legacy.as_deref()
                 && let Some(old) = found.get(legacy).cloned().flatten()
             {
-                if let Some(lines) = old {
-                    add(&mut union, lines);
-                }
+                add(&mut union, old);
                 if !deletes.iter().any(|d| d.as_slice() == legacy) {
                     deletes.push(legacy.to_vec());
                 }
             }
         }
-        let adds = before.as_ref().and_then(Option::as_ref) != Some(&union);
+        let adds = before.as_ref() != Some(&union);
         // The rows past the one that makes the message a row.
         let copies_of = group.len() as u64 - u64::from(before.is_none());
         report.duplicates += copies_of;
@@ -383,7 +369,7 @@ fn prepare(
         }
         report.folded += copies_of;
         let p = group.swap_remove(0);
-        copies.insert(key.clone(), Some(union.clone()));
+        copies.insert(key.clone(), union.clone());
         rows.push((key, with_copies(p.cells, &union), p.source));
     }
     if rows.is_empty() && deletes.is_empty() {

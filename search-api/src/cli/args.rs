@@ -637,7 +637,31 @@ pub enum SearchCommand {
         /// Values per facet, most matches first.
         #[arg(long, default_value_t = rowsearch::DEFAULT_FACET_LIMIT)]
         facet_limit: usize,
+        /// One hit per thread (its best matching message; the thread's id,
+        /// matches and messages printed with it); the total counts threads.
+        #[arg(long, value_enum)]
+        collapse: Option<CollapseArg>,
     },
+    /// A conversation in reading order (JSON): each message a document
+    /// with its depth and the message it answers.
+    Thread {
+        /// The thread id (16 hex digits: a document's `thread`).
+        id: String,
+        /// Table name.
+        #[arg(long, default_value = "mail")]
+        table: String,
+        /// Only these names in each document (comma-separated; `*` every
+        /// one). Default: the table's display.
+        #[arg(long, value_delimiter = ',')]
+        fields: Vec<String>,
+    },
+}
+
+/// `--collapse` values of `search`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum CollapseArg {
+    /// One hit per thread.
+    Thread,
 }
 
 /// `--format` values of `search --json`.

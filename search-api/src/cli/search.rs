@@ -69,6 +69,7 @@ pub(super) fn run(args: &Args, command: &SearchCommand, out: &mut impl Write) ->
             typos,
             facets,
             facet_limit,
+            collapse,
         } => {
             let documents = *json && matches!(format, HitFormatArg::Documents);
             if !fields.is_empty() && !documents {
@@ -102,6 +103,7 @@ pub(super) fn run(args: &Args, command: &SearchCommand, out: &mut impl Write) ->
                 typos: *typos,
                 facets: facets.clone(),
                 facet_limit: Some(*facet_limit),
+                collapse: collapse.map(|_| "thread".to_owned()),
                 ..Default::default()
             };
             let results = searcher.search(table, &request)?;
@@ -122,6 +124,19 @@ pub(super) fn run(args: &Args, command: &SearchCommand, out: &mut impl Write) ->
             } else {
                 print_hits(&results, &schema, out)?;
             }
+        }
+        SearchCommand::Thread { id, table, fields } => {
+            let store = open(args)?;
+            let request = rowsearch::threads::ThreadRequest {
+                fields: (!fields.is_empty()).then(|| fields.clone()),
+                columns: Vec::new(),
+                scope: None,
+            };
+            let Some(view) = rowsearch::threads::thread_view(&store, table, id, &request)? else {
+                return Err(UsageError(format!("no thread {id:?} in table {table:?}")).into());
+            };
+            let row_key = store.schema(table)?.row_key;
+            writeln!(out, "{}", rowsearch::json::thread_json(&view, row_key.as_ref()))?;
         }
     }
     Ok(ExitCode::SUCCESS)
@@ -152,7 +167,12 @@ fn print_hits(results: &rowsearch::SearchResults, schema: &TableSchema, out: &mu
             })
             .map(|v| String::from_utf8_lossy(v).chars().take(80).collect::<String>())
             .unwrap_or_default();
-        writeln!(out, "{order}  {key}  {text}")?;
+        match &hit.thread {
+            Some(t) => {
+                writeln!(out, "{order}  {key}  {text}  [thread {} {}/{}]", t.id, t.matched, t.messages)?
+            }
+            None => writeln!(out, "{order}  {key}  {text}")?,
+        }
     }
     for (name, values) in &results.facets {
         let values: Vec<String> = values.iter().map(|(v, n)| format!("{v} ({n})")).collect();

@@ -250,12 +250,11 @@ impl rowsearch_indexer::RowSink for HbaseSource {
         HbaseSource::create_table(self, table, schema).map(|_| ()).map_err(err)
     }
 
-    fn exist(&self, table: &str, keys: &[&[u8]]) -> rowsearch_store::Result<Vec<bool>> {
+    fn rows(&self, table: &str, keys: &[&[u8]]) -> rowsearch_store::Result<Vec<Option<Row>>> {
         if keys.is_empty() {
             return Ok(Vec::new());
         }
-        let rows = self.tables.client().get_rows(table, keys).map_err(err)?;
-        Ok(rows.iter().map(Option::is_some).collect())
+        self.tables.client().get_rows(table, keys).map_err(err)
     }
 
     fn put_rows(&self, table: &str, rows: Vec<(Vec<u8>, Vec<PutCell>)>) -> rowsearch_store::Result<()> {

@@ -89,6 +89,9 @@ pub enum Refusal {
     UnsupportedMediaType(String),
     /// A row read that found no row.
     RowNotFound,
+    /// A thread id no thread of the table has (or one of a mailbox the key
+    /// may not see).
+    ThreadNotFound(String),
     /// An unknown job id.
     JobNotFound(String),
     /// A reindex of the table is already running as this job.
@@ -162,6 +165,7 @@ impl Refusal {
             Refusal::InvalidQuery(_) => (S::BAD_REQUEST, "invalid_query"),
             Refusal::UnsupportedMediaType(_) => (S::UNSUPPORTED_MEDIA_TYPE, "unsupported_media_type"),
             Refusal::RowNotFound => (S::NOT_FOUND, "row_not_found"),
+            Refusal::ThreadNotFound(_) => (S::NOT_FOUND, "thread_not_found"),
             Refusal::JobNotFound(_) => (S::NOT_FOUND, "job_not_found"),
             Refusal::ReindexRunning { .. } => (S::CONFLICT, "reindex_running"),
             Refusal::IndexJobRunning { .. } => (S::CONFLICT, "index_building"),
@@ -217,6 +221,7 @@ impl Refusal {
                 format!("unknown field {field} in the request body; {detail}")
             }
             Refusal::RowNotFound => "no such row".to_owned(),
+            Refusal::ThreadNotFound(id) => format!("no thread {id:?} in this table"),
             Refusal::JobNotFound(id) => format!("no job {id:?}"),
             Refusal::ReindexRunning { job, table } => {
                 format!("job {job} is already reindexing table {table:?}")
@@ -524,6 +529,7 @@ mod tests {
             (Refusal::InvalidQuery("x".into()), (400, "invalid_query")),
             (Refusal::UnsupportedMediaType("x".into()), (415, "unsupported_media_type")),
             (Refusal::RowNotFound, (404, "row_not_found")),
+            (Refusal::ThreadNotFound("x".into()), (404, "thread_not_found")),
             (Refusal::JobNotFound("j1".into()), (404, "job_not_found")),
             (Refusal::ReindexRunning { job: "j1".into(), table: "t".into() }, (409, "reindex_running")),
             (
@@ -554,6 +560,7 @@ mod tests {
                 | Refusal::InvalidQuery(_)
                 | Refusal::UnsupportedMediaType(_)
                 | Refusal::RowNotFound
+                | Refusal::ThreadNotFound(_)
                 | Refusal::JobNotFound(_)
                 | Refusal::ReindexRunning { .. }
                 | Refusal::IndexJobRunning { .. }

@@ -216,6 +216,11 @@ pub const SORTS: &[&str] = &["relevance", "newest", "oldest"];
 pub const QUERY: Param =
     required("q", Kind::Query, "the query: terms (ANDed), field:term, \"phrases\", date ranges");
 pub const SORT: Param = param("sort", Kind::Choice(SORTS), "order of the hits");
+pub const COLLAPSE: Param = param(
+    "collapse",
+    Kind::Choice(&["thread"]),
+    "thread: one hit per thread (its best matching message, with the thread's id, matches, messages and participants); total counts threads",
+);
 pub const SEARCH_LIMIT: Param = param(
     "limit",
     Kind::Integer { min: 0, max: Max::SearchLimit },

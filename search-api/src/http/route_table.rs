@@ -312,7 +312,17 @@ pub const ROUTES: &[RouteSpec] = &[
             p::TYPOS,
             p::FACETS,
             p::FACET_LIMIT,
+            p::COLLAPSE,
         ],
+    ),
+    route(
+        "threads_get",
+        Action::Search,
+        "GET",
+        "/tables/{table}/threads/{thread}",
+        "/tables/mail/threads/0000000000000000",
+        None,
+        &[p::FIELDS, p::COLUMNS, p::ENCODING],
     ),
     route(
         "suggest",

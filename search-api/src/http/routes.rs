@@ -611,7 +611,27 @@ fn search_routes(c: &Ctx) -> Routes {
         |id: String, access: Access, st: Arc<State>| run(st, "jobs", access, move |st, _| jobs::get(st, &id)),
     );
 
-    search.or(suggest).unify().or(keywords).unify().or(reindex).unify().or(job).unify().boxed()
+    let thread = table()
+        .and(warp::path("threads"))
+        .and(warp::path::param::<String>())
+        .and(warp::path::end())
+        .and(warp::get())
+        .and(c.taking("threads_get"))
+        .and_then(|t: String, id: String, access: Access, st: Arc<State>, p: Params| {
+            run(st, "threads_get", access, move |st, access| search::thread(st, access, &t, &id, &p))
+        });
+    search
+        .or(suggest)
+        .unify()
+        .or(keywords)
+        .unify()
+        .or(thread)
+        .unify()
+        .or(reindex)
+        .unify()
+        .or(job)
+        .unify()
+        .boxed()
 }
 
 /// Access keys.

@@ -72,7 +72,7 @@ fn cli_a_mail_table_an_earlier_build_made_takes_the_mail_display_at_the_next_ing
     // The mail table's display, as far as this older table's documents
     // have its names (that build had no folder field).
     let out = t.run(&["display", "mail"]);
-    assert_eq!(stdout(&out).trim(), "mail: documents carry subject, from, to, user, date");
+    assert_eq!(stdout(&out).trim(), "mail: documents carry subject, from, to, folder, user, date, thread");
     let out = t.run(&["search", "gas", "--json", "--limit", "1"]);
     let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
     let document = v["hits"][0]["document"].as_object().unwrap();

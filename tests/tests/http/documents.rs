@@ -63,7 +63,10 @@ fn http_hits_are_documents_with_plain_text_values() {
     }
     let (_, v) = s.get_json("/tables/mail/search?q=numbat&fields=subjet");
     assert!(
-        v["error"]["message"].as_str().unwrap().contains("subject, body, from, to, folder, user, date"),
+        v["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("subject, body, from, to, folder, id, thread, user, date"),
         "{v}"
     );
 
@@ -165,7 +168,7 @@ fn http_documents_carry_the_tables_display_and_crop_long_fields() {
     let mail = tables["tables"].as_array().unwrap().iter().find(|t| t["name"] == "mail").unwrap().clone();
     assert_eq!(
         mail["search"]["display"],
-        json!(["subject", "from", "to", "folder", "user", "date"]),
+        json!(["subject", "from", "to", "folder", "user", "date", "thread"]),
         "{mail}"
     );
     assert_eq!(mail["search"]["columns"]["body"], "b:text", "{mail}");
@@ -193,7 +196,9 @@ fn http_documents_carry_the_tables_display_and_crop_long_fields() {
     assert_eq!(names(&doc("")), ["subject", "body"]);
     let out = t.run(&["display", "mail", "bodie"]);
     assert_eq!(out.status.code(), Some(2), "an unknown name is refused: {}", stdout(&out));
-    assert!(rowsearch_tests::stderr(&out).contains("subject, body, from, to, folder, user, date"));
+    assert!(
+        rowsearch_tests::stderr(&out).contains("subject, body, from, to, folder, id, thread, user, date")
+    );
     let out = t.run(&["display", "mail", "--all"]);
     assert_eq!(stdout(&out).trim(), "mail: documents carry every field");
     assert_eq!(names(&doc("")), ["subject", "body", "from", "user", "date"]);

@@ -73,6 +73,7 @@ pub(crate) fn search(st: &State, access: &Access, table: &str, p: &Params, cance
         // Inside the request's time limit, so a search that cannot be
         // brought current answers why rather than a bare timeout.
         deadline: Some(std::time::Instant::now() + st.limits.request_timeout.mul_f64(0.9)),
+        collapse: p.get("collapse").map(str::to_owned),
     };
     let results = st.searcher.search(table, &request)?;
     st.metrics.stale(results.dropped);
@@ -148,4 +149,20 @@ pub(crate) fn suggest(st: &State, access: &Access, table: &str, p: &Params) -> A
     };
     let suggestions = st.searcher.suggest(table, &request)?;
     ok(serde_json::to_value(&suggestions).unwrap_or(Value::Null))
+}
+
+/// `GET /tables/{t}/threads/{id}`: the conversation in reading order, each
+/// message a document with its depth and parent.
+pub(crate) fn thread(st: &State, access: &Access, table: &str, id: &str, p: &Params) -> Answer {
+    let fields = p.all("fields");
+    let request = crate::threads::ThreadRequest {
+        fields: (!fields.is_empty())
+            .then(|| fields.iter().flat_map(|f| f.split(',')).map(str::trim).map(str::to_owned).collect()),
+        columns: columns_of(p.encoding()?, &p.all("columns"))?,
+        scope: access.partitions().map(|ps| ps.iter().map(|p| p.as_bytes().to_vec()).collect()),
+    };
+    let view = crate::threads::thread_view(st.store(), table, id, &request)?
+        .ok_or_else(|| Refusal::ThreadNotFound(id.to_owned()))?;
+    let row_key = st.store().schema(table)?.row_key;
+    ok(crate::json::thread_json(&view, row_key.as_ref()))
 }

@@ -1,0 +1,106 @@
+//! Threads against notmuch, the oracle: the fixture `fixtures/threads`
+//! (a mailing list's reply trees with real In-Reply-To and References,
+//! ghosts, a late message joining two threads, copies in several folders;
+//! `make.py` writes it) ingested by the CLI, and indexed by Debian's
+//! `notmuch`. The partition of Message-IDs into threads equals notmuch's,
+//! by references alone and with the mail table's subject gathering (the
+//! fixture's subjects differ per tree), and the rows, copies folded, are
+//! notmuch's messages.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use rowsearch::store::{ReadOptions, Scan};
+use rowsearch_tests::{TestDir, stderr, stdout};
+
+fn fixture() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/threads/maildir")
+}
+
+/// Every message id of a `notmuch show --format=json` tree (a thread is a
+/// list of [message, replies] pairs).
+fn collect_ids(value: &serde_json::Value, out: &mut BTreeSet<String>) {
+    match value {
+        serde_json::Value::Array(items) => items.iter().for_each(|i| collect_ids(i, out)),
+        serde_json::Value::Object(map) => {
+            if let Some(id) = map.get("id").and_then(|v| v.as_str()) {
+                out.insert(id.to_owned());
+            }
+        }
+        _ => {}
+    }
+}
+
+/// notmuch's threads of the fixture: sets of Message-IDs, and its count of
+/// messages.
+fn notmuch_threads() -> (BTreeSet<BTreeSet<String>>, usize) {
+    let dir = tempfile::tempdir().unwrap();
+    let mail = dir.path().join("mail");
+    let copied = Command::new("cp").arg("-r").arg(fixture()).arg(&mail).status().unwrap();
+    assert!(copied.success());
+    let config = dir.path().join("config");
+    std::fs::write(&config, format!("[database]\npath={}\n[new]\ntags=\n", mail.display())).unwrap();
+    let notmuch = |args: &[&str]| {
+        let out = Command::new("notmuch")
+            .args(args)
+            .env("NOTMUCH_CONFIG", &config)
+            .output()
+            .expect("Debian's notmuch is installed (apt-get install notmuch; .ci/run does it)");
+        assert!(out.status.success(), "notmuch {args:?}: {}", stderr(&out));
+        stdout(&out)
+    };
+    notmuch(&["new", "--quiet"]);
+    let count: usize = notmuch(&["count", "--output=messages", "*"]).trim().parse().unwrap();
+    let shown: serde_json::Value =
+        serde_json::from_str(&notmuch(&["show", "--format=json", "--body=false", "--entire-thread", "*"]))
+            .unwrap();
+    let threads = shown
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|thread| {
+            let mut ids = BTreeSet::new();
+            collect_ids(thread, &mut ids);
+            ids
+        })
+        .collect();
+    (threads, count)
+}
+
+/// Ours: the Message-IDs of each thread of `table`, and its rows.
+fn our_threads(data: &Path, table: &str) -> (BTreeSet<BTreeSet<String>>, usize) {
+    let store = rowsearch::indexer::open_store(data).unwrap();
+    let rows = store.scan(table, &Scan { read: ReadOptions::default(), ..Scan::new() }).unwrap().rows;
+    let mut by_thread: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for row in &rows {
+        let text = |q: &[u8]| String::from_utf8_lossy(row.value("m", q).unwrap_or_default()).into_owned();
+        let thread = text(b"thread");
+        assert_eq!(thread.len(), 16, "every row has a thread: {row:?}");
+        by_thread.entry(thread).or_default().extend(text(b"message_id").lines().map(str::to_owned));
+    }
+    (by_thread.into_values().collect(), rows.len())
+}
+
+#[test]
+fn cli_threads_by_references_equal_notmuchs_and_copies_fold_into_its_messages() {
+    let (expected, messages) = notmuch_threads();
+    assert_eq!((expected.len(), messages), (22, 100), "the fixture as make.py writes it");
+    let t = TestDir::new();
+    // By references alone: the mail table's schema without subject gathering.
+    let mut schema = serde_json::to_value(rowsearch::indexer::mail_schema()).unwrap();
+    schema["threads"].as_object_mut().unwrap().remove("subject_column");
+    let out = t.run(&["create-table", "refs", "--schema", &schema.to_string()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let fixture = fixture();
+    let fixture = fixture.to_str().unwrap();
+    for table in ["refs", "mail"] {
+        let out = t.run(&["ingest", fixture, "--table", table, "--batch-rows", "7"]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        // 126 files: 100 messages, 26 copies folded.
+        assert!(stdout(&out).contains("126 messages: 100 stored, 26 duplicates"), "{}", stdout(&out));
+        let (ours, rows) = our_threads(&t.data(), table);
+        assert_eq!(rows, messages, "{table}: one row per message once copies fold");
+        assert_eq!(ours, expected, "{table}: threads as notmuch groups them");
+    }
+}
