@@ -69,6 +69,7 @@ impl Snapshot {
     ///
     /// # Errors
     /// `Tantivy`, `Corrupted`, `Store` (`Cancelled`).
+    #[allow(clippy::too_many_arguments)]
     pub fn search(
         &self,
         parsed: &ParsedQuery,

@@ -188,6 +188,8 @@ pub struct SearchBody<'a> {
     facets: Option<FacetsView<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     did_you_mean: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    unknown_user: Option<&'a crate::searcher::UnknownUser>,
 }
 
 /// Facets as API.md's object of objects, in the order asked for and each
@@ -263,6 +265,7 @@ impl<'a> SearchBody<'a> {
             seq: results.seq,
             facets: (!results.facets.is_empty()).then_some(FacetsView(&results.facets)),
             did_you_mean: results.did_you_mean.as_deref(),
+            unknown_user: results.unknown_user.as_ref(),
         }
     }
 }
@@ -356,6 +359,36 @@ pub fn key_from_fields(schema: &TableSchema, table: &str, fields: &str) -> crate
     Ok(rk.encode_json(&value)?)
 }
 
+/// A thread view as `GET /tables/{t}/threads/{id}` answers it and
+/// `rowsearch thread` prints it: the thread, its mailbox, and its messages
+/// in reading order, each with its key, depth, parent (a place in the
+/// list) and document.
+pub fn thread_json(view: &crate::threads::ThreadView, row_key: Option<&RowKeySchema>) -> Value {
+    let messages: Vec<Value> = view
+        .messages
+        .iter()
+        .map(|m| {
+            let mut out = serde_json::json!({
+                "key": Encoding::Binary.encode(&m.key),
+                "depth": m.depth,
+                "parent": m.parent,
+                "document": m.document,
+            });
+            if let Some(fields) = key_fields(&m.key, row_key) {
+                out["key_fields"] = fields;
+            }
+            out
+        })
+        .collect();
+    serde_json::json!({
+        "thread": view.thread,
+        "user": String::from_utf8_lossy(&view.partition),
+        "count": view.messages.len(),
+        "missing": view.missing,
+        "messages": messages,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use std::collections::BTreeMap;
@@ -438,6 +471,7 @@ mod tests {
                 overlay_rows: 0,
                 facets: Vec::new(),
                 did_you_mean: None,
+                unknown_user: None,
             };
             for row_key in [None, Some(&typed)] {
                 for highlights in [false, true] {
@@ -486,6 +520,7 @@ mod tests {
                 ("from".into(), vec![("z@x.com".into(), 3), ("a@x.com".into(), 1)]),
             ],
             did_you_mean: Some("gas deal".into()),
+            unknown_user: None,
         };
         let body = serde_json::to_string(&SearchBody::new(
             &results,
@@ -512,34 +547,4 @@ mod tests {
         .unwrap();
         assert!(!body.contains("facets") && !body.contains("did_you_mean"), "{body}");
     }
-}
-
-/// A thread view as `GET /tables/{t}/threads/{id}` answers it and
-/// `rowsearch thread` prints it: the thread, its mailbox, and its messages
-/// in reading order, each with its key, depth, parent (a place in the
-/// list) and document.
-pub fn thread_json(view: &crate::threads::ThreadView, row_key: Option<&RowKeySchema>) -> Value {
-    let messages: Vec<Value> = view
-        .messages
-        .iter()
-        .map(|m| {
-            let mut out = serde_json::json!({
-                "key": Encoding::Binary.encode(&m.key),
-                "depth": m.depth,
-                "parent": m.parent,
-                "document": m.document,
-            });
-            if let Some(fields) = key_fields(&m.key, row_key) {
-                out["key_fields"] = fields;
-            }
-            out
-        })
-        .collect();
-    serde_json::json!({
-        "thread": view.thread,
-        "user": String::from_utf8_lossy(&view.partition),
-        "count": view.messages.len(),
-        "missing": view.missing,
-        "messages": messages,
-    })
 }

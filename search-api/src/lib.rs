@@ -45,7 +45,7 @@ pub use rowsearch_store as store;
 pub use searcher::{
     Consistency, DEFAULT_FACET_LIMIT, DEFAULT_FRESHNESS_WAIT, DEFAULT_LIMIT, DEFAULT_OVERLAY_MAX_ROWS,
     Freshness, MAX_FACET_LIMIT, MAX_HIGHLIGHT_TEXT_BYTES, MAX_LIMIT, MAX_RESULT_WINDOW, SearchHit,
-    SearchRequest, SearchResults, SearchSteps, Searcher,
+    SearchRequest, SearchResults, SearchSteps, Searcher, UnknownUser,
 };
 pub use suggest::{SuggestRequest, Suggestion, Suggestions};
 

@@ -111,6 +111,16 @@ pub struct SearchRequest {
     pub collapse: Option<String>,
 }
 
+/// A search's `user` that holds no document, and the mailbox names nearest
+/// it (API.md: `unknown_user`).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct UnknownUser {
+    /// The partition asked for.
+    pub user: String,
+    /// The nearest partitions the caller may see, closest first (at most 3).
+    pub nearest: Vec<String>,
+}
+
 /// How long a search waits by default for its index to reflect the writes
 /// it must.
 pub const DEFAULT_FRESHNESS_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
@@ -159,9 +169,11 @@ pub struct SearchResults {
     /// Per facet asked for (in the order asked), its values with the most
     /// matches and their counts, most first.
     pub facets: Vec<(String, Vec<(String, u64)>)>,
-    /// For a search without hits and without typo tolerance: the query
-    /// with its words corrected, when that finds something.
+    /// For a search without hits: the query with its words corrected,
+    /// when that finds something.
     pub did_you_mean: Option<String>,
+    /// The search's `user` holds no document: the nearest mailbox names.
+    pub unknown_user: Option<UnknownUser>,
     /// Where `took_ms` went (HTTP sends it as `Server-Timing`).
     pub steps: SearchSteps,
 }
@@ -397,10 +409,20 @@ impl Searcher {
             collapse.as_deref(),
         )?;
         found.keys.truncate(limit);
-        let did_you_mean = if found.total == 0 && !request.typos && cursor.is_none() {
+        // Typo tolerance on, a query can still find nothing: the nearest
+        // held terms are offered then too.
+        let did_you_mean = if found.total == 0 && cursor.is_none() {
             snapshot.did_you_mean(&request.query, &partitions)?
         } else {
             None
+        };
+        // A mailbox that holds nothing (a misspelt `user`): said, with the
+        // names nearest it among those the caller may see.
+        let unknown_user = match &request.partition {
+            Some(user) if found.total == 0 && cursor.is_none() => {
+                self.empty_partition(&snapshot, search, user, request.scope.as_deref())?
+            }
+            _ => None,
         };
         // An incremental reindex changes the hits under the same generation:
         // offsets would shift, so the walk restarts.
@@ -448,8 +470,50 @@ impl Searcher {
                 })
                 .collect(),
             did_you_mean,
+            unknown_user,
             steps,
         })
+    }
+
+    /// When partition `user` holds no document: the partitions (of `scope`,
+    /// when given) nearest its name, at most 3, closest first.
+    fn empty_partition(
+        &self,
+        snapshot: &rowsearch_indexer::Snapshot,
+        search: &rowsearch_store::SearchSchema,
+        user: &[u8],
+        scope: Option<&[Vec<u8>]>,
+    ) -> Result<Option<UnknownUser>> {
+        let Some(name) = search.partition.as_deref() else { return Ok(None) };
+        let options = rowsearch_indexer::query::ParseOptions::default();
+        let all = snapshot.parse("*", &[user], &options)?;
+        if snapshot.search(&all, &[], &[], SortBy::Newest, 0, 1, None)?.total > 0 {
+            return Ok(None);
+        }
+        let spec = rowsearch_indexer::facets::resolve(
+            &snapshot.generation().schema,
+            Some(name),
+            search.date_column.is_some(),
+            &[name.to_owned()],
+        )
+        .map_err(Error::BadRequest)?;
+        let visible: Vec<&[u8]> = scope.map(|s| s.iter().map(Vec::as_slice).collect()).unwrap_or_default();
+        let everything = snapshot.parse("*", &visible, &options)?;
+        let counted = snapshot.search(&everything, &spec, &[], SortBy::Newest, 0, 1, None)?;
+        let wanted = String::from_utf8_lossy(user).to_lowercase();
+        let mut names: Vec<(f64, String)> = counted
+            .facets
+            .first()
+            .map(|counts| counts.keys().cloned().collect::<Vec<_>>())
+            .unwrap_or_default()
+            .into_iter()
+            .map(|n| (strsim::normalized_damerau_levenshtein(&wanted, &n.to_lowercase()), n))
+            .collect();
+        names.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+        Ok(Some(UnknownUser {
+            user: String::from_utf8_lossy(user).into_owned(),
+            nearest: names.into_iter().take(3).map(|(_, n)| n).collect(),
+        }))
     }
 
     /// The field `collapse` groups by (the table's thread field), checked.

@@ -80,10 +80,34 @@ impl Searcher {
         let partitions = partitions_of(&request.partition, &request.scope)?;
         let (_, table_id) = self.searchable(table)?;
         let (_, snapshot, _, _) = self.snapshot(table, table_id, &search, started)?;
-        let completed = snapshot.complete(&request.query, &partitions, limit)?;
+        let words: Vec<&str> = request.query.split_whitespace().collect();
+        // After plain words, a completion is offered as the phrase it makes,
+        // only where that phrase occurs, counted as a phrase: `natural ga`
+        // suggests "natural gas" with the documents holding "natural gas".
+        let phrase = words.len() > 1
+            && words.iter().all(|w| w.chars().all(char::is_alphanumeric))
+            && !request.query.ends_with(char::is_whitespace);
+        let want = if phrase { (limit * 4).min(MAX_SUGGEST_LIMIT) } else { limit };
+        let completed = snapshot.complete(&request.query, &partitions, want)?;
+        let mut terms = completed.terms;
+        if phrase {
+            let head = completed.head.trim_end();
+            let options = rowsearch_indexer::query::ParseOptions::default();
+            let mut counted = Vec::with_capacity(terms.len());
+            for (term, _) in terms {
+                let parsed = snapshot.parse(&format!("\"{head} {term}\""), &partitions, &options)?;
+                let found =
+                    snapshot.search(&parsed, &[], &[], rowsearch_indexer::SortBy::Newest, 0, 1, None)?;
+                if found.total > 0 {
+                    counted.push((term, found.total));
+                }
+            }
+            counted.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+            counted.truncate(limit);
+            terms = counted;
+        }
         Ok(Suggestions {
-            suggestions: completed
-                .terms
+            suggestions: terms
                 .into_iter()
                 .map(|(term, docs)| Suggestion { text: format!("{}{term}", completed.head), docs })
                 .collect(),

@@ -208,8 +208,8 @@ pub fn thread_view(
     }
     let mut children: Vec<Vec<usize>> = vec![Vec::new(); rows.len()];
     let mut roots = Vec::new();
-    for i in 0..rows.len() {
-        match parent[i] {
+    for (i, p) in parent.iter().enumerate() {
+        match *p {
             Some(p) => children[p].push(i),
             None => roots.push(i),
         }

@@ -80,7 +80,7 @@ fn ingest_into(
     let mut report = IngestReport::default();
     let mut inputs = Vec::new();
     for path in paths {
-        collect_inputs(path, options, &mut inputs, &mut report.skipped)?;
+        collect_inputs(path, options, &mut inputs, &mut report.skipped, &mut report.notes)?;
     }
     report.files_seen = inputs.len() as u64 + report.skipped.len() as u64;
     let schema = ensure_table(store, &options.table, options.format)?;
@@ -146,10 +146,19 @@ fn ensure_table(store: Target<'_>, table: &str, format: Format) -> Result<TableS
             Ok(schema)
         }
         Err(e) if matches!(e.kind(), rowsearch_store::ErrorKind::UnknownTable { .. }) => {
-            match store {
-                Target::Store(store) => store.create_table(table, &wanted).map(|_| ())?,
-                Target::Sink(sink) => sink.create_table(table, &wanted)?,
-            }
+            let wanted = match store {
+                Target::Store(store) => {
+                    store.create_table(table, &wanted)?;
+                    wanted
+                }
+                // Threads are kept by the store's write transaction: a
+                // table elsewhere gets none (and keys by Message-ID).
+                Target::Sink(sink) => {
+                    let wanted = TableSchema { threads: None, ..wanted };
+                    sink.create_table(table, &wanted)?;
+                    wanted
+                }
+            };
             Ok(wanted)
         }
         Err(e) => Err(e.into()),
@@ -172,11 +181,8 @@ fn with_threads(schema: &TableSchema, format: Format) -> Option<TableSchema> {
         }
     }
     match &mut search.display {
-        Some(display) => {
-            if !display.iter().any(|n| n == "thread") {
-                display.push("thread".into());
-            }
-        }
+        Some(display) if !display.iter().any(|n| n == "thread") => display.push("thread".into()),
+        Some(_) => {}
         // An earlier build's table without a display (a body among its
         // fields) takes the mail table's, as far as its documents have
         // those names.

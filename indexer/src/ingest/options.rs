@@ -151,6 +151,9 @@ pub struct IngestReport {
     pub skipped: Vec<Skipped>,
     /// Input bytes read.
     pub bytes_read: u64,
+    /// What the run chose that the caller did not say (a mailbox named
+    /// from a file's name).
+    pub notes: Vec<String>,
     /// Wall time of the run.
     pub seconds: f64,
 }
@@ -172,6 +175,9 @@ impl IngestReport {
         );
         if self.folded > 0 {
             let _ = write!(out, "; {} copies folded into the message they copy", self.folded);
+        }
+        for note in &self.notes {
+            let _ = write!(out, "\n  note: {note}");
         }
         for s in self.skipped.iter().take(names) {
             let _ = write!(out, "\n  skipped {}: {}", s.source, s.reason);

@@ -59,16 +59,26 @@ pub(super) fn collect_inputs(
     options: &IngestOptions,
     out: &mut Vec<Input>,
     skipped: &mut Vec<Skipped>,
+    notes: &mut Vec<String>,
 ) -> Result<()> {
     let meta = std::fs::metadata(path).map_err(|source| Error::Input { path: path.to_owned(), source })?;
     if meta.is_file() {
         let parent = path.parent().map(file_name).unwrap_or_default();
-        out.push(Input {
-            path: path.to_owned(),
-            relative: file_name(path),
-            user: options.user.clone().unwrap_or(parent),
-            folder: String::new(),
-        });
+        // A file given alone in the current directory (`ingest list.mbox`)
+        // has no directory to name its mailbox: the file's name does.
+        let user = match &options.user {
+            Some(user) => user.clone(),
+            None if parent.is_empty() => {
+                let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+                notes.push(format!(
+                    "{}: mailbox {stem:?}, named from the file (--user NAME chooses another)",
+                    path.display()
+                ));
+                stem
+            }
+            None => parent,
+        };
+        out.push(Input { path: path.to_owned(), relative: file_name(path), user, folder: String::new() });
         return Ok(());
     }
     let root_name = file_name(&std::fs::canonicalize(path).unwrap_or_else(|_| path.to_owned()));

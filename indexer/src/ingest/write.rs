@@ -189,17 +189,17 @@ fn write_batches(
     stored: &AtomicU64,
 ) -> Result<(u64, Vec<Skipped>)> {
     let mut skipped = Vec::new();
-    for Prepared { batch, sources, .. } in rx {
+    for Prepared { batch, sources, fresh, .. } in rx {
         match store.apply(&batch) {
             Ok(()) => {
-                stored.fetch_add(sources.len() as u64, Ordering::Relaxed);
+                stored.fetch_add(fresh.iter().filter(|f| **f).count() as u64, Ordering::Relaxed);
             }
             Err(e) if e.is_user_error() => {
                 // Some row is bad: write them one by one and name it.
-                for (one, source) in batch.one_by_one().into_iter().zip(sources) {
+                for ((one, source), fresh) in batch.one_by_one().into_iter().zip(sources).zip(fresh) {
                     match store.apply(&one) {
                         Ok(_) => {
-                            stored.fetch_add(1, Ordering::Relaxed);
+                            stored.fetch_add(u64::from(fresh), Ordering::Relaxed);
                         }
                         Err(e) if e.is_user_error() => {
                             skipped.push(Skipped { source, reason: e.to_string() })
@@ -224,6 +224,10 @@ const IN_FLIGHT: usize = QUEUED + 1;
 struct Prepared {
     batch: Rows,
     sources: Vec<String>,
+    /// Per mutation: a message stored as a row of its own (not a row
+    /// written again for a copy's folder, nor an earlier build's row
+    /// deleted).
+    fresh: Vec<bool>,
     /// The folders and ids of each message row it writes.
     copies: InFlight,
 }
@@ -323,13 +327,13 @@ fn prepare(
         let stored = store.stored(table, &probed)?;
         probed.into_iter().map(<[u8]>::to_vec).zip(stored).collect()
     };
-    let mut rows: Vec<(Vec<u8>, Vec<PutCell>, String)> = Vec::with_capacity(pending.len());
+    let mut rows: Vec<(Vec<u8>, Vec<PutCell>, String, bool)> = Vec::with_capacity(pending.len());
     let mut deletes: Vec<Vec<u8>> = Vec::new();
     let mut copies = InFlight::new();
     let mut pending = std::mem::take(pending).into_iter().peekable();
     while let Some(first) = pending.next() {
         if !first.dedupe {
-            rows.push((first.key, first.cells, first.source));
+            rows.push((first.key, first.cells, first.source, true));
             continue;
         }
         let mut group = vec![first];
@@ -370,33 +374,37 @@ fn prepare(
         report.folded += copies_of;
         let p = group.swap_remove(0);
         copies.insert(key.clone(), union.clone());
-        rows.push((key, with_copies(p.cells, &union), p.source));
+        rows.push((key, with_copies(p.cells, &union), p.source, before.is_none()));
     }
     if rows.is_empty() && deletes.is_empty() {
         return Ok(None);
     }
     let mut sources = Vec::with_capacity(rows.len());
+    let mut fresh = Vec::with_capacity(rows.len());
     let batch = match store {
         Target::Store(store) => {
             let mut batch = Batch::new();
-            for (key, cells, source) in rows {
+            for (key, cells, source, new) in rows {
                 batch.put(table, key, cells);
                 sources.push(source);
+                fresh.push(new);
             }
             for key in deletes {
                 batch.delete(table, key, rowsearch_store::Delete::Row { up_to: None });
                 sources.push("(the row an earlier build wrote)".into());
+                fresh.push(false);
             }
             Rows::Prepared(store.prepare(batch))
         }
         Target::Sink(_) => {
             let mut plain = Vec::with_capacity(rows.len());
-            for (key, cells, source) in rows {
+            for (key, cells, source, new) in rows {
                 plain.push((key, cells));
                 sources.push(source);
+                fresh.push(new);
             }
             Rows::Plain(table.to_owned(), plain)
         }
     };
-    Ok(Some(Prepared { batch, sources, copies }))
+    Ok(Some(Prepared { batch, sources, fresh, copies }))
 }

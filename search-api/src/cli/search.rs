@@ -186,6 +186,12 @@ fn print_hits(results: &rowsearch::SearchResults, schema: &TableSchema, out: &mu
         results.generation,
         results.took_ms
     );
+    if let Some(fix) = &results.did_you_mean {
+        eprintln!("did you mean: {fix}");
+    }
+    if let Some(unknown) = &results.unknown_user {
+        eprintln!("mailbox {:?} holds no mail; nearest: {}", unknown.user, unknown.nearest.join(", "));
+    }
     Ok(())
 }
 

@@ -73,6 +73,58 @@ fn with_head(head: &str, terms: Vec<(String, u64)>) -> Vec<(String, u64)> {
     terms.into_iter().map(|(t, n)| (format!("{head}{t}"), n)).collect()
 }
 
+/// The completions of `prefix` after the words `head` as phrases: among
+/// the `candidates` most frequent completions, those that follow the
+/// words somewhere in a field of a row, with the rows holding that phrase.
+fn brute_phrases(store: &Store, head: &[&str], prefix: &str, candidates: usize) -> Vec<(String, u64)> {
+    let all = rows(store);
+    let wanted: Vec<String> =
+        brute(&all, None, prefix, &[], candidates).into_iter().map(|(t, _)| t).collect();
+    let keys = store.scan("mail", &Scan { keys_only: true, ..Scan::new() }).unwrap().rows;
+    let rtxn = store.begin_read().unwrap();
+    let mut docs: BTreeMap<String, u64> = BTreeMap::new();
+    for row in &keys {
+        // field -> term -> positions
+        let mut at: BTreeMap<String, BTreeMap<String, BTreeSet<u32>>> = BTreeMap::new();
+        for cell in rtxn.row_keyword_cells("mail", &row.key).unwrap() {
+            at.entry(cell.field).or_default().entry(cell.term).or_default().extend(cell.positions);
+        }
+        for term in &wanted {
+            let found = at.values().any(|terms| {
+                let Some(first) = terms.get(head[0]) else { return false };
+                first.iter().any(|&p| {
+                    let mut words: Vec<&str> = head[1..].to_vec();
+                    words.push(term);
+                    words
+                        .iter()
+                        .enumerate()
+                        .all(|(i, w)| terms.get(*w).is_some_and(|ps| ps.contains(&(p + 1 + i as u32))))
+                })
+            });
+            if found {
+                *docs.entry(term.clone()).or_default() += 1;
+            }
+        }
+    }
+    let mut out: Vec<(String, u64)> = docs.into_iter().collect();
+    out.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    out.truncate(20);
+    out
+}
+
+#[test]
+fn completions_after_words_are_phrases_that_occur_with_their_own_counts() {
+    let (_dir, store) = common::fixture_store();
+    let searcher = Searcher::new(Arc::clone(&store));
+    for (typed, head, prefix) in [("natural ga", vec!["natural"], "ga"), ("Gas pri", vec!["gas"], "pri")] {
+        let want = brute_phrases(&store, &head, prefix, 80);
+        assert!(!want.is_empty(), "{typed}");
+        let got = suggest(&searcher, typed, None, None);
+        let head_text = &typed[..typed.len() - prefix.len()];
+        assert_eq!(got, with_head(head_text, want), "{typed}");
+    }
+}
+
 #[test]
 fn completions_equal_the_terms_of_the_rows() {
     let (_dir, store) = common::fixture_store();

@@ -9,20 +9,25 @@ use std::sync::Arc;
 use heed::RwTxn;
 
 use super::entries::{
-    by_id_key, by_id_value, decode_by_id, decode_subject, member_id, member_key, members_prefix, subject_key,
-    subject_prefix,
+    self, by_id_key, by_id_value, decode_by_id, decode_subject, member_id, member_key, members_prefix,
+    subject_key, subject_prefix,
 };
-use super::{ThreadsHandle, id_hash, named_ids, normalize_subject, row_ids, thread_id_text};
+use super::handle::ThreadsHandle;
+use super::ids::{id_hash, named_ids, normalize_subject, row_ids};
+use super::read::thread_id_text;
 use crate::cell::PutCell;
 use crate::error::{Error, Result};
 use crate::keyword::KeywordCells;
 use crate::read::{ReadOptions, get_row};
 use crate::schema::Column;
 use crate::table::{Catalog, TableHandle};
-use crate::write::{Batch, Delete, Mutation};
+use crate::write::batch::{Batch, Delete, Mutation};
 
 /// A row's keyword cells computed ahead, as `write::apply` keeps them.
 type Ahead = (Arc<TableHandle>, KeywordCells);
+
+/// Rows whose thread changed: (table, row) -> (partition, an id of it).
+type Moved = BTreeMap<(String, Vec<u8>), (Vec<u8>, Vec<u8>)>;
 
 /// One put being threaded.
 struct Message {
@@ -76,7 +81,7 @@ pub(crate) fn thread_batch(
                 let mut ids = row_ids(&id_cell.value);
                 if ids.is_empty() {
                     // A row without an id threads alone, by its key.
-                    ids.push(super::entries::key_part(&[b"\x01", &row[..]].concat(), 250).into_owned());
+                    ids.push(entries::key_part(&[b"\x01", &row[..]].concat(), 250).into_owned());
                 }
                 let mut refs = Vec::new();
                 for (family, qualifier) in &threads.columns.refs {
@@ -98,10 +103,10 @@ pub(crate) fn thread_batch(
         return Ok(None);
     }
     // Rows whose thread changed: (table, row) -> (partition, an id of it).
-    let mut moved: BTreeMap<(String, Vec<u8>), (Vec<u8>, Vec<u8>)> = BTreeMap::new();
+    let mut moved: Moved = BTreeMap::new();
     for m in &messages {
         let mutation = &batch.mutations[m.at];
-        let threads = handles[mutation.table()].threads.as_ref().expect("threaded table");
+        let Some(threads) = handles[mutation.table()].threads.as_ref() else { continue };
         link(wtxn, threads, mutation.table(), mutation.row(), m, &mut moved)?;
     }
     let mut out = batch.clone();
@@ -111,7 +116,7 @@ pub(crate) fn thread_batch(
         let mutation = &mut out.mutations[m.at];
         let table = mutation.table().to_owned();
         let handle = &handles[&table];
-        let threads = handle.threads.as_ref().expect("threaded table");
+        let Some(threads) = handle.threads.as_ref() else { continue };
         in_batch.insert((table.clone(), mutation.row().to_vec()));
         let thread = thread_of(wtxn, threads, &m.partition, &m.ids[0])?;
         let text = thread_id_text(thread);
@@ -143,7 +148,7 @@ pub(crate) fn thread_batch(
             continue;
         }
         let handle = &handles[&table];
-        let threads = handle.threads.as_ref().expect("threaded table");
+        let Some(threads) = handle.threads.as_ref() else { continue };
         let (id_family, id_qualifier) = &threads.columns.id;
         let (family, qualifier) = &threads.columns.thread;
         let read = ReadOptions::default()
@@ -208,7 +213,7 @@ fn link(
     table: &str,
     row: &[u8],
     m: &Message,
-    moved: &mut BTreeMap<(String, Vec<u8>), (Vec<u8>, Vec<u8>)>,
+    moved: &mut Moved,
 ) -> Result<()> {
     let p = &m.partition;
     let mut reached: BTreeSet<u64> = BTreeSet::new();

@@ -2,8 +2,8 @@
 
 use heed::RoTxn;
 
-use super::ThreadsHandle;
 use super::entries::{by_id_key, decode_by_id, member_id, members_prefix};
+use super::handle::ThreadsHandle;
 use crate::error::{Error, Result};
 
 /// One id of a thread.

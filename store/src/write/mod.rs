@@ -5,7 +5,7 @@
 
 mod admin;
 mod apply;
-mod batch;
+pub(crate) mod batch;
 mod derived;
 mod extend;
 mod repair;

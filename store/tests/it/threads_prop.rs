@@ -129,7 +129,7 @@ fn messages() -> impl Strategy<Value = Vec<Msg>> {
 fn model(msgs: &[Msg]) -> BTreeSet<BTreeSet<usize>> {
     let n = msgs.len();
     let mut parent: Vec<usize> = (0..n).collect();
-    fn find(p: &mut Vec<usize>, x: usize) -> usize {
+    fn find(p: &mut [usize], x: usize) -> usize {
         let mut x = x;
         while p[x] != x {
             p[x] = p[p[x]];
