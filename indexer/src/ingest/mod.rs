@@ -170,7 +170,11 @@ fn ensure_table(store: Target<'_>, table: &str, format: Format) -> Result<TableS
 /// its display; `None` when it has threads (or is not mail).
 fn with_threads(schema: &TableSchema, format: Format) -> Option<TableSchema> {
     let wanted = mail_schema();
-    if format == Format::Jsonl || schema.threads.is_some() || !fits_mail(schema) {
+    // A table with a thread field but no threads section was made so on
+    // purpose (the mail schema without threads): it is left as it is.
+    let has_thread_field =
+        schema.search.as_ref().is_some_and(|s| s.fields.iter().any(|f| f.name == "thread"));
+    if format == Format::Jsonl || schema.threads.is_some() || has_thread_field || !fits_mail(schema) {
         return None;
     }
     let mut extended = schema.clone();

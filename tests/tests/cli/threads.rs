@@ -104,3 +104,48 @@ fn cli_threads_by_references_equal_notmuchs_and_copies_fold_into_its_messages() 
         assert_eq!(ours, expected, "{table}: threads as notmuch groups them");
     }
 }
+
+/// What a new user trips on: an mbox given alone names its mailbox from
+/// the file (and says so), a `user` holding no mail says so with the
+/// nearest names, and typo tolerance keeps "did you mean".
+#[test]
+fn cli_an_mbox_alone_names_its_mailbox_and_an_empty_user_is_said() {
+    let t = TestDir::new();
+    // An mbox of the fixture's inbox, in the directory the command runs in.
+    let mut mbox = String::new();
+    let inbox = fixture().join("list/inbox");
+    let mut files: Vec<_> = std::fs::read_dir(&inbox).unwrap().map(|e| e.unwrap().path()).collect();
+    files.sort();
+    for file in files.iter().take(20) {
+        mbox.push_str("From someone@example.org Fri Mar  1 10:00:00 2024\n");
+        mbox.push_str(&std::fs::read_to_string(file).unwrap().replace("\r\n", "\n"));
+        mbox.push('\n');
+    }
+    std::fs::write(t.dir.path().join("lists.mbox"), mbox).unwrap();
+    let out = Command::new(rowsearch_tests::bin())
+        .current_dir(t.dir.path())
+        .args(["--data", "data", "ingest", "lists.mbox"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("20 stored"), "{}", stdout(&out));
+    assert!(stdout(&out).contains(r#"mailbox "lists", named from the file"#), "{}", stdout(&out));
+    let out = t.run(&["search", "topic", "--user", "lists"]);
+    assert!(out.status.success() && stdout(&out).lines().count() > 1, "{}", stderr(&out));
+    // A misspelt mailbox: no hits, said with the nearest name.
+    let out = t.run(&["search", "topic", "--user", "list"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).is_empty(), "{}", stdout(&out));
+    assert!(stderr(&out).contains(r#"mailbox "list" holds no mail; nearest: lists"#), "{}", stderr(&out));
+    let out = t.run(&["search", "topic", "--user", "list", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(v["unknown_user"], serde_json::json!({"user": "list", "nearest": ["lists"]}), "{v}");
+    // A mailbox that holds mail but not the words: no notice.
+    let out = t.run(&["search", "qqqzzz", "--user", "lists", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert!(v.get("unknown_user").is_none(), "{v}");
+    // Typo tolerance on, a query finding nothing still gets its correction.
+    let out = t.run(&["search", "lne", "--typos", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!((v["total"].as_u64(), v["did_you_mean"].as_str()), (Some(0), Some("line")), "{v}");
+}

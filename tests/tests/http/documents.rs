@@ -276,11 +276,22 @@ fn http_facets_suggestions_and_did_you_mean() {
         assert!(v["error"]["message"].as_str().unwrap().contains(says), "{path}: {v}");
     }
 
-    let (status, v) = s.get_json("/tables/mail/suggest?q=gas%20enr&limit=3");
+    // After a word, completions are phrases that occur, each counted as
+    // the phrase search counts it.
+    let (status, v) = s.get_json("/tables/mail/suggest?q=natural%20ga&limit=3");
     assert_eq!(status, 200, "{v}");
     let suggestions = v["suggestions"].as_array().unwrap();
-    assert_eq!(suggestions[0]["text"], "gas enron", "{v}");
-    assert!(suggestions.len() <= 3 && suggestions[0]["docs"].as_u64().unwrap() > 100);
+    assert_eq!(suggestions[0]["text"], "natural gas", "{v}");
+    assert!(suggestions.len() <= 3, "{v}");
+    for q in ["natural%20ga", "gas%20enr", "gas%20pri"] {
+        let (_, v) = s.get_json(&format!("/tables/mail/suggest?q={q}&limit=5"));
+        for suggestion in v["suggestions"].as_array().unwrap() {
+            let phrase = suggestion["text"].as_str().unwrap().replace(' ', "%20");
+            let (_, found) = s.get_json(&format!("/tables/mail/search?q=%22{phrase}%22&limit=0"));
+            assert_eq!(suggestion["docs"], found["total"], "{q}: {suggestion}");
+            assert!(found["total"].as_u64().unwrap() > 0, "{q}: {suggestion}");
+        }
+    }
 
     let (_, v) = s.get_json("/tables/mail/search?q=enrn&limit=0");
     assert_eq!((v["total"].as_u64(), v["did_you_mean"].as_str()), (Some(0), Some("enron")), "{v}");
