@@ -62,8 +62,8 @@ pub(crate) struct SegmentGroups {
     dates: Option<Column<tantivy::DateTime>>,
     sort: GroupOrder,
     run: usize,
-    /// Per ordinal: best value, its doc, matches.
-    groups: HashMap<u64, (f64, DocId, u64)>,
+    /// Per ordinal of the column: best value, its doc, matches (0: none).
+    groups: Vec<(f64, DocId, u64)>,
     /// Matches without a value: each its own group, keyed by its doc.
     loose: Vec<(f64, DocId)>,
 }
@@ -75,6 +75,7 @@ impl Collector for CollapseCollector {
     fn for_segment(&self, segment: SegmentOrdinal, reader: &SegmentReader) -> tantivy::Result<SegmentGroups> {
         let fast = reader.fast_fields();
         let values = fast.str(&self.column)?.map(BytesColumn::from);
+        let terms = values.as_ref().map_or(0, |c| c.num_terms());
         let dates = if self.sort.by_date { Some(fast.date(DATE_FIELD)?) } else { None };
         Ok(SegmentGroups {
             segment,
@@ -82,7 +83,7 @@ impl Collector for CollapseCollector {
             dates,
             sort: self.sort,
             run: self.run,
-            groups: HashMap::new(),
+            groups: vec![(0.0, 0, 0); terms],
             loose: Vec::new(),
         })
     }
@@ -142,30 +143,28 @@ impl SegmentCollector for SegmentGroups {
             self.loose.push((value, doc));
             return;
         };
-        let sort = self.sort;
-        self.groups
-            .entry(ord)
-            .and_modify(|(best, at, n)| {
-                *n += 1;
-                if better(sort, value, *best) {
-                    *best = value;
-                    *at = doc;
-                }
-            })
-            .or_insert((value, doc, 1));
+        let Some((best, at, n)) = self.groups.get_mut(ord as usize) else {
+            self.loose.push((value, doc));
+            return;
+        };
+        if *n == 0 || better(self.sort, value, *best) {
+            *best = value;
+            *at = doc;
+        }
+        *n += 1;
     }
 
     fn harvest(self) -> Vec<Group> {
         let mut out = Vec::with_capacity(self.groups.len() + self.loose.len());
         if let Some(column) = &self.values {
-            let mut ords: Vec<u64> = self.groups.keys().copied().collect();
-            ords.sort_unstable();
+            let ords: Vec<u64> =
+                self.groups.iter().enumerate().filter(|(_, g)| g.2 > 0).map(|(o, _)| o as u64).collect();
             let mut at = 0;
             // An unreadable dictionary leaves those groups out (the column
             // was written by this build).
             let _ = column.dictionary().sorted_ords_to_term_cb(&ords, |term| {
-                if let Some(ord) = ords.get(at)
-                    && let Some(&(best, doc, matched)) = self.groups.get(ord)
+                if let Some(&ord) = ords.get(at)
+                    && let Some(&(best, doc, matched)) = self.groups.get(ord as usize)
                 {
                     out.push(Group {
                         value: String::from_utf8_lossy(term).into_owned(),

@@ -247,12 +247,16 @@ pub struct ThreadSummary {
     /// Its messages (rows), whether they match or not.
     pub messages: u64,
     /// The senders of its messages (the `from` field), each once, in the
-    /// order they first wrote.
+    /// order they first wrote (of its first [`PARTICIPANT_ROWS`] rows by
+    /// key: the mail table's keys sort a mailbox's newest first).
     pub participants: Vec<String>,
 }
 
 /// Most participants a summary names.
 pub const MAX_PARTICIPANTS: usize = 10;
+/// Most of a thread's rows a summary reads for its participants (the
+/// thread's rows are counted from its entries, without reading them).
+pub const PARTICIPANT_ROWS: usize = 64;
 
 /// The summaries of threads `threads` (id, matched) of `table`, read in one
 /// snapshot of `store`; a thread the store does not hold (a table in
@@ -296,7 +300,8 @@ pub fn summaries(store: &Store, table: &str, threads: &[(String, u64)]) -> Resul
         keys.sort_unstable();
         keys.dedup();
         let mut rows: Vec<Row> = if from.is_some() {
-            rtxn.multi_get(table, &keys, &read)?.into_iter().flatten().collect()
+            let some = &keys[..keys.len().min(PARTICIPANT_ROWS)];
+            rtxn.multi_get(table, some, &read)?.into_iter().flatten().collect()
         } else {
             Vec::new()
         };
