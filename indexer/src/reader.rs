@@ -330,9 +330,7 @@ impl Generation {
             let runs = match overlay {
                 None => vec![(&searcher, query.box_clone())],
                 Some(overlay) => {
-                    commit = xxhash_rust::xxh3::xxh3_64(
-                        format!("{commit:x}+{}:{}", overlay.from_seq, overlay.last_seq).as_bytes(),
-                    );
+                    commit = overlaid_commit(commit, overlay);
                     runs(&searcher, query, overlay)
                 }
             };
@@ -377,9 +375,7 @@ impl Generation {
                 groups: Vec::new(),
             });
         };
-        commit = xxhash_rust::xxh3::xxh3_64(
-            format!("{commit:x}+{}:{}", overlay.from_seq, overlay.last_seq).as_bytes(),
-        );
+        commit = overlaid_commit(commit, overlay);
         let runs = runs(&searcher, query, overlay);
         if runs.len() == 1 {
             // Every changed row is gone (or has no terms): hidden only.
@@ -508,6 +504,12 @@ fn top_docs(
             )
         }
     })
+}
+
+/// The commit a search over `commit`'s segments with `overlay` laid on
+/// them saw.
+fn overlaid_commit(commit: u64, overlay: &Overlay) -> u64 {
+    xxhash_rust::xxh3::xxh3_64(format!("{commit:x}+{}:{}", overlay.from_seq, overlay.last_seq).as_bytes())
 }
 
 /// A hash of the segments (and their deletes) a searcher sees.

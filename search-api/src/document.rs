@@ -119,6 +119,16 @@ impl Serialize for Document {
     }
 }
 
+/// The names documents carry: those asked for (`*`: every one, `None`),
+/// else the table's display (`None` when it is every name).
+pub(crate) fn shown_names(asked: Option<&[String]>, search: &SearchSchema) -> Option<Vec<String>> {
+    match asked {
+        Some(names) if names.iter().any(|n| n == "*") => None,
+        Some(names) => Some(names.to_vec()),
+        None => search.display.clone().filter(|names| !names.iter().any(|n| n == "*")),
+    }
+}
+
 /// What a table's documents are made of: its search section and row key,
 /// and the columns a search asked for.
 #[derive(Debug, Clone)]

@@ -349,10 +349,8 @@ impl Searcher {
         // The names asked for; `*` every one; none: the table's display
         // (documents only: rows alone keep the columns asked for).
         let fields = match &request.fields {
-            Some(names) if names.iter().any(|n| n == "*") => None,
-            Some(names) => Some(names.clone()),
             None if request.rows_only => None,
-            None => search.display.clone().filter(|names| !names.iter().any(|n| n == "*")),
+            asked => crate::document::shown_names(asked.as_deref(), search),
         };
         let shape = DocumentShape {
             search,

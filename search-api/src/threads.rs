@@ -101,11 +101,7 @@ pub fn thread_view(
     let threads = schema.threads.as_ref().ok_or_else(|| {
         Error::Store(rowsearch_store::ErrorKind::NotThreaded { table: table.to_owned() }.into())
     })?;
-    let fields = match &request.fields {
-        Some(names) if names.iter().any(|n| n == "*") => None,
-        Some(names) => Some(names.clone()),
-        None => search.display.clone().filter(|names| !names.iter().any(|n| n == "*")),
-    };
+    let fields = crate::document::shown_names(request.fields.as_deref(), search);
     let shape = DocumentShape {
         search,
         row_key: schema.row_key.as_ref(),
