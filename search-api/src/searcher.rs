@@ -525,10 +525,7 @@ impl Searcher {
         if what != "thread" {
             return Err(Error::BadRequest(format!("collapse: {what:?}; searches collapse by thread only")));
         }
-        let field = schema.threads.as_ref().and_then(|threads| {
-            schema.search.as_ref()?.fields.iter().find(|f| f.column == threads.thread_column && f.facet)
-        });
-        match field {
+        match thread_field(schema) {
             Some(field) => Ok(Some(field.name.clone())),
             None => Err(Error::BadRequest(format!(
                 "collapse=thread: table {table:?} keeps no threads (its schema has no threads section with a facet field on its thread column)"
@@ -688,6 +685,13 @@ pub(crate) fn partitions_of<'r>(
         (None, Some(scope)) => scope.iter().map(Vec::as_slice).collect(),
         (None, None) => Vec::new(),
     })
+}
+
+/// The search field a table's hits collapse by (`collapse=thread`): the
+/// facet field on its threads section's thread column, if it has both.
+pub(crate) fn thread_field(schema: &rowsearch_store::TableSchema) -> Option<&rowsearch_store::SearchField> {
+    let threads = schema.threads.as_ref()?;
+    schema.search.as_ref()?.fields.iter().find(|f| f.column == threads.thread_column && f.facet)
 }
 
 /// `c1.<generation>.<commit hex>.<offset>`.

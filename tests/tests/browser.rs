@@ -21,6 +21,8 @@ use std::time::{Duration, Instant};
 use fantoccini::elements::Element;
 use fantoccini::key::Key;
 use fantoccini::{Client, ClientBuilder, Locator};
+use std::collections::BTreeSet;
+
 use rowsearch_tests::{Server, TestDir, stderr};
 use serde_json::{Value, json};
 
@@ -173,11 +175,14 @@ async fn total(c: &Client) -> u64 {
     text.trim().parse().unwrap_or_else(|_| panic!("total {text:?}"))
 }
 
-/// The subjects of the hits shown, as text.
+/// The subjects of the hits shown, as text (without a conversation's count).
 async fn hit_subjects(c: &Client) -> Vec<String> {
-    let subjects =
-        js(c, "return [...document.querySelectorAll('[data-testid=hit] .subject')].map(e => e.textContent)")
-            .await;
+    let subjects = js(
+        c,
+        "return [...document.querySelectorAll('[data-testid=hit] .subject')].map(e => [...e.childNodes]
+            .filter(n => !(n.classList && n.classList.contains('badge'))).map(n => n.textContent).join(''))",
+    )
+    .await;
     serde_json::from_value(subjects).unwrap()
 }
 
@@ -271,6 +276,19 @@ async fn a_person_uses_it(driver: &Driver, s: &Server) {
         (value.as_str() == Some("mail")).then_some(())
     })
     .await;
+    // The conversations switch shows where the table keeps threads (the
+    // embedded mail table; not over HBase); this person reads messages
+    // one by one, so turns it off (conversations have a test of their own).
+    let (_, tables) = s.get_json("/tables");
+    let threads = tables["tables"].as_array().unwrap().iter().find(|t| t["name"] == "mail").unwrap()["search"]
+        ["threads"]
+        .clone();
+    let switch_shown =
+        !js(&c, "return document.getElementById('conversations-label').hidden").await.as_bool().unwrap();
+    assert_eq!(switch_shown, !threads.is_null(), "the switch shows where threads are kept: {threads}");
+    if switch_shown {
+        by_id(&c, "conversations").await.click().await.unwrap();
+    }
 
     // Typed, no Enter: the API's total and its hits, highlighted.
     let query = "enron meeting";
@@ -402,6 +420,151 @@ async fn a_person_uses_it(driver: &Driver, s: &Server) {
     c.close().await.unwrap();
 }
 
+/// Conversations on the page (the default where the table keeps threads):
+/// one hit per thread as `collapse=thread` answers, with its matched and
+/// total messages and senders; a thread opens as the API's tree, each reply
+/// drawn right of the message it answers, exactly the messages the query
+/// matches within the thread marked (checked against the plain hits), a
+/// message's whole body on a click; switched off, plain hits again.
+#[tokio::test(flavor = "current_thread")]
+async fn browser_search_page_shows_conversations() {
+    let Some(driver) = driver() else { return };
+    let t = TestDir::new();
+    for dir in ["threads/maildir", "mail/maildir"] {
+        let out = t.run(&["ingest", &format!("{}/fixtures/{dir}", env!("CARGO_MANIFEST_DIR"))]);
+        assert!(out.status.success(), "{}", stderr(&out));
+    }
+    let out = t.run(&["reindex"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let s = t.serve(&["serve"]);
+    let profile = tempfile::tempdir().unwrap();
+    let c = browser(&driver, profile.path()).await;
+    c.goto(&format!("http://{}/", s.addr)).await.unwrap();
+    until("the conversations switch", || async {
+        let shown = js(&c, "return !document.getElementById('conversations-label').hidden").await;
+        (shown == json!(true)).then_some(())
+    })
+    .await;
+    assert_eq!(js(&c, "return document.getElementById('conversations').checked").await, json!(true));
+
+    // Replies say "re" and their roots do not: threads match in part.
+    let query = "re";
+    type_query(&c, query).await;
+    let expected = api(&s, query, "&limit=10&collapse=thread");
+    assert_eq!(total(&c).await, expected["total"].as_u64().unwrap());
+    assert_eq!(by_id(&c, "total").await.text().await.unwrap().trim(), expected["total"].to_string());
+    let label = js(&c, "return document.getElementById('total-label').textContent").await;
+    assert_eq!(label, "conversations");
+    assert_eq!(hit_subjects(&c).await, subjects_of(&expected));
+    let shown = js(
+        &c,
+        "return [...document.querySelectorAll('[data-testid=hit]')].map(h => {
+            const b = h.querySelector('[data-testid=thread-count]');
+            return [b ? Number(b.dataset.matched) : null, b ? Number(b.dataset.messages) : null,
+                    h.querySelector('.meta').textContent];
+         })",
+    )
+    .await;
+    let hits = expected["hits"].as_array().unwrap();
+    let mut partial = None;
+    for (n, (hit, shown)) in hits.iter().zip(shown.as_array().unwrap()).enumerate() {
+        let thread = &hit["thread"];
+        let (matched, messages) = (thread["matched"].as_u64().unwrap(), thread["messages"].as_u64().unwrap());
+        if messages > 1 {
+            assert_eq!(shown[0].as_u64(), Some(matched), "{hit}");
+            assert_eq!(shown[1].as_u64(), Some(messages), "{hit}");
+        } else {
+            assert!(shown[0].is_null(), "a single message shows no count: {shown}");
+        }
+        let first = thread["participants"][0].as_str().unwrap();
+        assert!(shown[2].as_str().unwrap().starts_with(first), "{shown} begins with {first}");
+        if partial.is_none() && 1 < matched && matched < messages {
+            partial = Some(n);
+        }
+    }
+    let n = partial.expect("a thread the query matches in part on the first page");
+    let id = hits[n]["thread"]["id"].as_str().unwrap().to_owned();
+    screenshot(&c, "6-conversations").await;
+
+    // Its thread view: the API's tree.
+    let item = c.find_all(Locator::Css("[data-testid=hit]")).await.unwrap().remove(n);
+    item.click().await.unwrap();
+    let view = by_id(&c, "thread-view").await;
+    until("the thread view", || async {
+        let ready = view.attr("data-ready").await.unwrap();
+        let thread = view.attr("data-thread").await.unwrap();
+        (ready.as_deref() == Some("true") && thread.as_deref() == Some(id.as_str())).then_some(())
+    })
+    .await;
+    let (status, tree) = s.get_json(&format!("/tables/mail/threads/{id}?fields=*"));
+    assert_eq!(status, 200, "{tree}");
+    let messages = tree["messages"].as_array().unwrap();
+    let drawn = js(
+        &c,
+        "return [...document.querySelectorAll('[data-testid=thread-message]')].map(m =>
+            [m.dataset.key, Number(m.dataset.depth), m.dataset.matched === 'true', m.getBoundingClientRect().left])",
+    )
+    .await;
+    let drawn = drawn.as_array().unwrap();
+    assert_eq!(drawn.len(), messages.len(), "every message of the thread");
+    // The messages the query matches within this thread, from the plain hits.
+    let matching: BTreeSet<String> = api(&s, query, "&limit=1000")["hits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|h| h["document"]["thread"] == id.as_str())
+        .map(|h| h["key"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(matching.len() as u64, hits[n]["thread"]["matched"].as_u64().unwrap());
+    for (m, d) in messages.iter().zip(drawn) {
+        assert_eq!(d[0], m["key"], "the API's order");
+        assert_eq!(d[1], m["depth"]);
+        assert_eq!(d[2].as_bool().unwrap(), matching.contains(m["key"].as_str().unwrap()), "{m}");
+        if let Some(parent) = m["parent"].as_u64() {
+            let left = |v: &Value| v[3].as_f64().unwrap();
+            assert!(
+                left(d) > left(&drawn[parent as usize]),
+                "a reply right of what it answers: {d} {}",
+                drawn[parent as usize]
+            );
+        }
+    }
+    assert!(messages.iter().any(|m| m["depth"].as_u64() > Some(0)), "a tree, not a list");
+    let figures = by_id(&c, "thread-figures").await.text().await.unwrap();
+    assert_eq!(figures, format!("{} messages, {} matching", messages.len(), matching.len()));
+    screenshot(&c, "7-thread").await;
+
+    // A message opens its whole body (the list's documents carry none).
+    let last = messages.len() - 1;
+    let message = c.find_all(Locator::Css("[data-testid=thread-message]")).await.unwrap().remove(last);
+    message.click().await.unwrap();
+    let whole = messages[last]["document"]["body"].clone();
+    assert!(whole.is_string(), "{}", messages[last]);
+    until("the message's body", || async {
+        let body = js(&c, "const b = document.querySelectorAll('[data-testid=message-body]'); return b.length ? b[0].textContent : null").await;
+        (body == whole).then_some(())
+    })
+    .await;
+    c.active_element().await.unwrap().send_keys(&Key::Escape).await.unwrap();
+    until("the thread view to close", || async { view.attr("open").await.unwrap().is_none().then_some(()) })
+        .await;
+    assert_eq!(js(&c, "return document.activeElement.dataset.index").await, json!(n.to_string()));
+
+    // Switched off: the plain hits, counted as matches, and said in the URL.
+    let before = answers(&c).await;
+    by_id(&c, "conversations").await.click().await.unwrap();
+    next_answer(&c, before).await;
+    let plain = api(&s, query, "&limit=10");
+    assert_eq!(total(&c).await, plain["total"].as_u64().unwrap());
+    assert!(plain["total"].as_u64() > expected["total"].as_u64(), "threads gather messages");
+    assert_eq!(hit_subjects(&c).await, subjects_of(&plain));
+    assert!(c.current_url().await.unwrap().as_str().contains("conversations=off"));
+    for entry in console(&c).await {
+        assert!(entry["level"] != "SEVERE", "console: {entry}");
+    }
+    c.close().await.unwrap();
+}
+
 #[tokio::test(flavor = "current_thread")]
 async fn browser_search_page_asks_for_a_key_and_keeps_to_its_partition() {
     let Some(driver) = driver() else { return };
@@ -434,16 +597,17 @@ async fn browser_search_page_asks_for_a_key_and_keeps_to_its_partition() {
     })
     .await;
     type_query(&c, "enron").await;
+    // Conversations (the page's default), within the key's mailbox.
     let (_, confined) = s.raw(
         "GET",
-        "/tables/mail/search?q=enron&limit=0",
+        "/tables/mail/search?q=enron&limit=0&collapse=thread",
         &[("Authorization", &format!("Bearer {key}"))],
         None,
     );
     let confined: Value = serde_json::from_slice(&confined).unwrap();
     let (_, whole) = s.raw(
         "GET",
-        "/tables/mail/search?q=enron&limit=0",
+        "/tables/mail/search?q=enron&limit=0&collapse=thread",
         &[("Authorization", &format!("Bearer {master}"))],
         None,
     );

@@ -19,7 +19,7 @@ pub(crate) fn list(st: &State, access: &Access) -> Answer {
         .into_iter()
         .filter(|name| access.may_touch(name))
         .map(|name| {
-            let search = rows.schema(&name).ok().and_then(|s| s.search).map(|s| search_summary(&s));
+            let search = rows.schema(&name).ok().and_then(|s| Some(search_summary(s.search.as_ref()?, &s)));
             let mut entry = json!({"name": name});
             if let Some(search) = search {
                 // How current its index is, as GET /tables/{t} says it (a
@@ -40,8 +40,10 @@ pub(crate) fn list(st: &State, access: &Access) -> Answer {
 
 /// What a client (the search page) needs to search a table: its search
 /// fields and their columns, the partition (`user=`), the names documents
-/// carry by default (`display`, null: all) and the facets it can count.
-fn search_summary(search: &SearchSchema) -> Value {
+/// carry by default (`display`, null: all), the facets it can count and
+/// the field its hits collapse into conversations by (`threads`, null:
+/// none).
+fn search_summary(search: &SearchSchema, schema: &TableSchema) -> Value {
     let mut facets: Vec<&str> = search.partition.as_deref().into_iter().collect();
     facets.extend(search.fields.iter().filter(|f| f.facet).map(|f| f.name.as_str()));
     if search.date_column.is_some() {
@@ -51,7 +53,7 @@ fn search_summary(search: &SearchSchema) -> Value {
     let columns: serde_json::Map<String, Value> =
         search.fields.iter().map(|f| (f.name.clone(), json!(f.column))).collect();
     json!({"partition": search.partition, "fields": fields, "columns": columns, "display": search.display,
-           "facets": facets})
+           "facets": facets, "threads": crate::searcher::thread_field(schema).map(|f| &f.name)})
 }
 
 /// `GET /tables/{t}/regions`: the table's regions in key order, each its

@@ -1,5 +1,6 @@
 // rowsearch's search page: plain JavaScript over the server's own HTTP API
-// (API.md): GET /tables, /tables/{t}, /tables/{t}/search and /suggest.
+// (API.md): GET /tables, /tables/{t}, /tables/{t}/search, /suggest,
+// /threads/{id} and a hit's row.
 // No framework and no request to anything but this server.
 "use strict";
 
@@ -8,6 +9,8 @@ const CROP_WORDS = 40;  // words of a left-out field (a mail body) a hit shows
 const DEBOUNCE_MS = 120;
 const FRESHNESS_EVERY_MS = 5000;
 const KEY_STORAGE = "rowsearch.key";
+const MATCH_LIMIT = 1000;  // matching messages a thread view marks, at most
+const MAX_INDENT = 8;      // reply depths indented (deeper ones stay there)
 
 const $ = (id) => document.getElementById(id);
 const el = (tag, props = {}, ...children) => {
@@ -23,6 +26,7 @@ const state = {
   selected: [],    // [{facet, value, param|clause}] facet values clicked
   hits: [],
   total: 0,
+  collapsed: false, // whether the hits shown are conversations
   searchSeq: 0,    // which search an answer belongs to (late answers are dropped)
   searching: null, // AbortController of the search in flight
   suggesting: null,
@@ -83,6 +87,7 @@ async function loadTables() {
 
 function chooseTable(name) {
   state.table = state.tables.find((t) => t.name === name) || null;
+  $("conversations-label").hidden = !threadField();
   state.selected = [];
   state.offset = 0;
   state.freshnessAt = 0;
@@ -120,6 +125,16 @@ function renderFreshness() {
 }
 
 // ---- the query -----------------------------------------------------------
+
+// The field the chosen table's hits collapse by (null: no threads).
+function threadField() {
+  return (state.table && state.table.search.threads) || null;
+}
+
+// Whether searches answer one hit per conversation.
+function conversations() {
+  return threadField() !== null && $("conversations").checked;
+}
 
 function typed() {
   return $("q").value.trim();
@@ -171,6 +186,8 @@ async function search() {
     highlight: "true",
     typos: $("typos").checked ? "auto" : "off",
   });
+  const collapsed = conversations();
+  if (collapsed) params.set("collapse", "thread");
   // Fields a list leaves out (mail bodies): the words around the match.
   const cropped = hiddenFields(t);
   if (cropped.length) params.set("crop", cropped.map((f) => `${f}:${CROP_WORDS}`).join(","));
@@ -178,7 +195,7 @@ async function search() {
   try {
     const answer = await api(`/tables/${encodeURIComponent(t.name)}/search?${params}`, controller.signal);
     if (mine !== state.searchSeq) return;
-    renderAnswer(answer, query);
+    renderAnswer(answer, query, collapsed);
     refreshFreshness(answer.seq);
   } catch (error) {
     if (error.name === "AbortError" || mine !== state.searchSeq) return;
@@ -200,6 +217,7 @@ function syncLocation() {
   if (state.table) params.set("table", state.table.name);
   if (typed()) params.set("q", typed());
   if ($("sort").value !== "relevance") params.set("sort", $("sort").value);
+  if (threadField() && !$("conversations").checked) params.set("conversations", "off");
   const url = params.toString() ? `?${params}` : location.pathname;
   history.replaceState(null, "", url);
 }
@@ -232,14 +250,16 @@ function answered(query) {
   data.answeredAt = performance.now().toFixed(1);
 }
 
-function renderAnswer(answer, query) {
+function renderAnswer(answer, query, collapsed) {
   answered(query);
   state.total = answer.total;
   state.hits = answer.hits;
+  state.collapsed = collapsed;
   $("error").hidden = true;
   $("summary").hidden = false;
   $("total").textContent = String(answer.total);
-  $("total-label").textContent = answer.total === 1 ? "match" : "matches";
+  const [one, many] = collapsed ? ["conversation", "conversations"] : ["match", "matches"];
+  $("total-label").textContent = answer.total === 1 ? one : many;
   $("took").textContent = `in ${answer.took_ms.toFixed(1)} ms`;
   const dym = answer.did_you_mean;
   $("did-you-mean").hidden = !dym;
@@ -301,8 +321,9 @@ function bytesOf(s) {
   return new Uint8Array(out);
 }
 
-// A hit's whole document: the fields its answer left out or cropped, read
-// from its row (a key that may not read rows keeps the cropped text).
+// A hit's whole document (or a thread view message's: `key` and
+// `document` alike): the fields its answer left out or cropped, read from
+// its row (a key that may not read rows keeps the cropped text).
 async function wholeDocument(hit) {
   const t = state.table;
   const names = hiddenFields(t);
@@ -318,14 +339,32 @@ async function wholeDocument(hit) {
   return doc;
 }
 
+// A conversation's senders as a list shows them: the first ones, then how
+// many more.
+function participants(names) {
+  const shown = names.slice(0, 3).map(text);
+  return names.length > 3 ? `${shown.join(", ")} +${names.length - 3}` : shown.join(", ");
+}
+
 function renderHit(hit, i) {
   const doc = hit.document || {};
   const marks = hit.highlights || {};
+  const thread = hit.thread;
   const subject = el("div", { className: "subject" });
   subject.append(marks.subject ? marked(marks.subject) : text(doc.subject) || "(no subject)");
+  if (thread && thread.messages > 1) {
+    // How many of the conversation's messages match, of how many.
+    const count = el("span", { className: "badge", title: "messages of this conversation that match, of all it holds",
+      textContent: thread.matched === thread.messages ? `${thread.messages}` : `${thread.matched} of ${thread.messages}` });
+    count.dataset.testid = "thread-count";
+    count.dataset.matched = thread.matched;
+    count.dataset.messages = thread.messages;
+    subject.append(count);
+  }
   const partition = state.table.search.partition;
+  const who = thread ? participants(thread.participants) : text(doc.from);
   const meta = el("div", { className: "meta",
-    textContent: [text(doc.from), when(doc.date), partition ? text(doc[partition]) : ""].filter(Boolean).join(" · ") });
+    textContent: [who, when(doc.date), partition ? text(doc[partition]) : ""].filter(Boolean).join(" · ") });
   const snippet = el("div", { className: "snippet" });
   const other = Object.keys(marks).find((f) => f !== "subject");
   if (other) snippet.append(marked(marks[other]));
@@ -333,11 +372,11 @@ function renderHit(hit, i) {
   const item = el("li", { className: "hit", tabIndex: 0 }, subject, meta, snippet);
   item.dataset.testid = "hit";
   item.dataset.index = i;
-  item.addEventListener("click", () => openDocument(i));
+  item.addEventListener("click", () => openHit(i));
   item.addEventListener("keydown", (e) => {
-    // Enter's default would also press the document view's close button,
-    // which has the focus by then.
-    if (e.key === "Enter") { e.preventDefault(); openDocument(i); }
+    // Enter's default would also press the view's close button, which has
+    // the focus by then.
+    if (e.key === "Enter") { e.preventDefault(); openHit(i); }
     else if (e.key === "ArrowDown") { e.preventDefault(); focusHit(i + 1); }
     else if (e.key === "ArrowUp") { e.preventDefault(); i === 0 ? $("q").focus() : focusHit(i - 1); }
   });
@@ -430,6 +469,14 @@ function renderError(error, query) {
 
 // ---- the document view ---------------------------------------------------
 
+// A conversation of several messages opens as its thread; anything else
+// as its document.
+function openHit(i) {
+  const hit = state.hits[i];
+  if (hit && hit.thread && hit.thread.messages > 1) openThread(i);
+  else openDocument(i);
+}
+
 function openDocument(i) {
   const hit = state.hits[i];
   if (!hit) return;
@@ -454,6 +501,81 @@ function showDocument(hit, doc, i) {
   if (!dialog.open) {
     dialog.showModal();
     $("doc-close").focus();
+  }
+}
+
+// ---- the thread view -----------------------------------------------------
+
+// Hit `i`'s conversation as a tree (GET /tables/{t}/threads/{id}), replies
+// indented under what they answer, the messages that match the search
+// (the same query within `thread:ID`) marked; a message opens its body.
+async function openThread(i) {
+  const hit = state.hits[i];
+  const t = state.table;
+  const id = hit.thread.id;
+  const dialog = $("thread");
+  dialog.dataset.index = i;
+  dialog.dataset.thread = id;
+  delete dialog.dataset.ready;
+  $("thread-title").textContent = text((hit.document || {}).subject) || "(no subject)";
+  $("thread-figures").textContent = "";
+  $("thread-messages").replaceChildren();
+  if (!dialog.open) {
+    dialog.showModal();
+    $("thread-close").focus();
+  }
+  const base = `/tables/${encodeURIComponent(t.name)}`;
+  const params = searchParams({ limit: Math.min(hit.thread.matched, MATCH_LIMIT), typos: $("typos").checked ? "auto" : "off" });
+  params.set("q", `(${params.get("q")}) ${threadField()}:${id}`);
+  try {
+    const [view, found] = await Promise.all([
+      api(`${base}/threads/${id}`),
+      api(`${base}/search?${params}`).catch(() => ({ hits: [] })),
+    ]);
+    if (!dialog.open || dialog.dataset.thread !== id) return;
+    const matching = new Set(found.hits.map((h) => h.key));
+    const marked = view.messages.filter((m) => matching.has(m.key)).length;
+    $("thread-figures").textContent = `${view.count} ${view.count === 1 ? "message" : "messages"}, ${marked} matching`;
+    $("thread-messages").replaceChildren(...view.messages.map((m, n) => renderMessage(m, n, matching.has(m.key))));
+  } catch (error) {
+    if (!dialog.open || dialog.dataset.thread !== id) return;
+    $("thread-figures").textContent = `could not read the conversation: ${error.message}`;
+  }
+  dialog.dataset.ready = "true";
+}
+
+function renderMessage(message, n, matches) {
+  const doc = message.document || {};
+  const line = el("div", { className: "line" },
+    el("strong", { textContent: text(doc.from) || "(no sender)" }), ` · ${when(doc.date)}`);
+  if (matches) line.append(el("span", { className: "tag", textContent: "matches" }));
+  const item = el("li", { className: matches ? "message match" : "message", tabIndex: 0 },
+    line, el("div", { className: "subject", textContent: text(doc.subject) || "(no subject)" }));
+  item.style.marginLeft = `${Math.min(message.depth, MAX_INDENT) * 1.25}rem`;
+  item.dataset.testid = "thread-message";
+  item.dataset.depth = message.depth;
+  item.dataset.key = message.key;
+  item.dataset.matched = String(matches);
+  item.addEventListener("click", (e) => { if (!e.target.closest("pre")) toggleBody(item, message); });
+  item.addEventListener("keydown", (e) => {
+    const step = { ArrowDown: 1, ArrowUp: -1 }[e.key];
+    if (e.key === "Enter") { e.preventDefault(); toggleBody(item, message); }
+    else if (step) { e.preventDefault(); const next = $("thread-messages").children[n + step]; if (next) next.focus(); }
+  });
+  return item;
+}
+
+// Shows a thread view message's body under it, or hides it again.
+async function toggleBody(item, message) {
+  const shown = item.querySelector("pre");
+  if (shown) return shown.remove();
+  const body = el("pre", { textContent: "…" });
+  body.dataset.testid = "message-body";
+  item.append(body);
+  try {
+    body.textContent = text((await wholeDocument(message)).body);
+  } catch (error) {
+    body.textContent = `could not read the message: ${error.message}`;
   }
 }
 
@@ -560,6 +682,7 @@ function wire() {
   $("table").addEventListener("change", (e) => chooseTable(e.target.value));
   $("sort").addEventListener("change", () => { state.offset = 0; search(); });
   $("typos").addEventListener("change", () => { state.offset = 0; search(); });
+  $("conversations").addEventListener("change", () => { state.offset = 0; search(); });
   $("prev").addEventListener("click", () => { state.offset = Math.max(0, state.offset - LIMIT); search(); });
   $("next").addEventListener("click", () => { state.offset += LIMIT; search(); });
   $("did-you-mean-link").addEventListener("click", (e) => {
@@ -570,6 +693,8 @@ function wire() {
   });
   $("doc-close").addEventListener("click", () => $("document").close());
   $("document").addEventListener("close", () => focusHit(Number($("document").dataset.index)));
+  $("thread-close").addEventListener("click", () => $("thread").close());
+  $("thread").addEventListener("close", () => focusHit(Number($("thread").dataset.index)));
   $("key-button").addEventListener("click", () => $("key-dialog").showModal());
   $("key-form").addEventListener("submit", () => {
     const key = $("key-input").value.trim();
@@ -599,6 +724,7 @@ function restoreLocation() {
   const params = new URLSearchParams(location.search);
   if (params.get("q")) $("q").value = params.get("q");
   if (["relevance", "newest", "oldest"].includes(params.get("sort"))) $("sort").value = params.get("sort");
+  if (params.get("conversations") === "off") $("conversations").checked = false;
 }
 
 wire();
