@@ -109,7 +109,7 @@ fn http_every_endpoint_answers_its_success_path() {
                "columns": {"subject": "m:subject", "body": "b:text", "from": "m:from", "to": "m:to",
                            "folder": "m:folder", "id": "m:message_id", "thread": "m:thread"},
                "display": ["subject", "from", "to", "folder", "user", "date", "thread"],
-               "facets": ["user", "from", "to", "folder", "thread", "month", "year"]})
+               "facets": ["user", "from", "to", "folder", "thread", "month", "year"], "threads": "thread"})
     );
     assert_eq!(tables["tables"][0]["freshness"]["lag_rows"], 0);
     assert!(tables["tables"][1].get("search").is_none() && tables["tables"][1].get("freshness").is_none());
