@@ -3,7 +3,11 @@
 //!
 //! Rules (DESIGN.md, "Analyzer"):
 //! - text splits on every character that is not alphanumeric (Unicode);
-//! - terms are lowercased (Unicode lowercase);
+//! - terms are lowercased (Unicode lowercase) and their accents folded
+//!   (Lucene's ASCII folding, as tantivy's `AsciiFoldingFilter` and
+//!   Elasticsearch's `asciifolding` do it: `Crème` is `creme`, `Straße`
+//!   `strasse`, `Ærø` `aero`), so `creme` finds "Crème" and `crème` finds
+//!   "creme" ([`normalize`]);
 //! - terms longer than [`MAX_TERM_BYTES`] bytes are dropped (they still take
 //!   a position, so a phrase never matches across them);
 //! - no stemming, no stop words;
@@ -12,8 +16,9 @@
 //!   shares the position of its first part. This applies in every field, so
 //!   an address quoted in a body is found as well as one in `from`.
 //!
-//! A keyword field's value is one term, whole: trimmed, lowercased and cut
-//! to [`MAX_KEYWORD_BYTES`] (`Sent Items` is the term `sent items`).
+//! A keyword field's value is a term per line, whole: trimmed, lowercased,
+//! folded and cut to [`MAX_KEYWORD_BYTES`] (`Sent Items` is the term `sent
+//! items`).
 //!
 //! Dates (the table's date column) are read as milliseconds since the epoch
 //! (decimal digits) or as RFC 3339 (`2001-05-14T16:39:00-07:00`).
@@ -26,11 +31,11 @@ pub const MAX_TERM_BYTES: usize = 40;
 /// at the last character that fits.
 pub const MAX_KEYWORD_BYTES: usize = 100;
 
-/// A keyword field's one term: the value trimmed and lowercased, cut to
-/// [`MAX_KEYWORD_BYTES`]; `None` for a blank value.
+/// A keyword field's one term: the value trimmed, lowercased and folded,
+/// cut to [`MAX_KEYWORD_BYTES`]; `None` for a blank value.
 pub fn keyword_term(text: &str) -> Option<String> {
     let mut lower = String::new();
-    lowercase_into(&mut lower, text.trim());
+    normalize_into(&mut lower, text.trim());
     let mut end = lower.len().min(MAX_KEYWORD_BYTES);
     while !lower.is_char_boundary(end) {
         end -= 1;
@@ -72,15 +77,41 @@ fn email_address(chunk: &str) -> Option<&str> {
     ok.then_some(trimmed)
 }
 
-/// `text` lowercased into `out` (ASCII, most of mail, byte by byte).
-fn lowercase_into(out: &mut String, text: &str) {
+/// A word as the analyzer keeps it: lowercased, its accents folded (the
+/// form of every term, in keyword rows, indexes and queries alike).
+pub fn normalize(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    normalize_into(&mut out, text);
+    out
+}
+
+/// [`normalize`] into `out` (ASCII, most of mail, byte by byte).
+pub fn normalize_into(out: &mut String, text: &str) {
     out.clear();
     if text.is_ascii() {
         out.push_str(text);
         out.make_ascii_lowercase();
-    } else {
-        out.extend(text.chars().flat_map(char::to_lowercase));
+        return;
     }
+    let lower: String = text.chars().flat_map(char::to_lowercase).collect();
+    FOLD.with_borrow_mut(|fold| {
+        let mut stream = fold.token_stream(&lower);
+        if stream.advance() {
+            out.push_str(&stream.token().text);
+        }
+    });
+    // A folding's letters are lowercase already, but never trust a table.
+    out.make_ascii_lowercase();
+}
+
+thread_local! {
+    /// Lucene's ASCII folding over a whole word (tantivy's filter, behind a
+    /// tokenizer that yields its text as one token).
+    static FOLD: std::cell::RefCell<tantivy::tokenizer::TextAnalyzer> = std::cell::RefCell::new(
+        tantivy::tokenizer::TextAnalyzer::builder(tantivy::tokenizer::RawTokenizer::default())
+            .filter(tantivy::tokenizer::AsciiFoldingFilter)
+            .build(),
+    );
 }
 
 fn tokenize(text: &str, sink: &mut dyn FnMut(&str, u32)) {
@@ -91,7 +122,7 @@ fn tokenize(text: &str, sink: &mut dyn FnMut(&str, u32)) {
             continue;
         }
         if let Some(address) = email_address(chunk) {
-            lowercase_into(&mut lower, address);
+            normalize_into(&mut lower, address);
             if lower.len() <= MAX_TERM_BYTES {
                 sink(&lower, position);
             }
@@ -100,7 +131,7 @@ fn tokenize(text: &str, sink: &mut dyn FnMut(&str, u32)) {
             if part.is_empty() {
                 continue;
             }
-            lowercase_into(&mut lower, part);
+            normalize_into(&mut lower, part);
             if lower.len() <= MAX_TERM_BYTES {
                 sink(&lower, position);
             }
@@ -121,7 +152,7 @@ pub fn parse_date_ms(value: &[u8]) -> Option<u64> {
 }
 
 /// `text` cropped to `words` words (runs of non-whitespace) around the
-/// first word holding a match (its lowercased alphanumeric runs tested with
+/// first word holding a match (its normalized alphanumeric runs tested with
 /// `matches`), or its first `words` words when none does, with `…` where
 /// text was cut (Meilisearch's `attributesToCrop` with `cropLength`). The
 /// whitespace between the kept words is kept as it is.
@@ -136,9 +167,8 @@ pub fn crop(text: &str, matches: &dyn Fn(&str) -> bool, words: usize) -> String 
     let mut lower = String::new();
     let mut is_match = |(s, e): (usize, usize)| {
         text[s..e].split(|c: char| !c.is_alphanumeric()).filter(|p| !p.is_empty()).any(|piece| {
-            if piece.chars().any(char::is_uppercase) {
-                lower.clear();
-                lower.extend(piece.chars().flat_map(char::to_lowercase));
+            if !piece.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit()) {
+                normalize_into(&mut lower, piece);
                 matches(&lower)
             } else {
                 matches(piece)
@@ -196,7 +226,7 @@ pub fn crop(text: &str, matches: &dyn Fn(&str) -> bool, words: usize) -> String 
 }
 
 /// A snippet of `text` around the first word whose analysed form
-/// (lowercased) `matches` (for a search: [`crate::expand::QueryWords`]),
+/// ([`normalize`]d) `matches` (for a search: [`crate::expand::QueryWords`]),
 /// with every such word wrapped in `<em>` and `</em>`; `None` when no word
 /// matches. About `width` bytes of context, cut at word edges. Email
 /// addresses match by their parts. With `escape`, `<`, `>` and `&` of the
@@ -210,8 +240,7 @@ pub fn highlight(text: &str, matches: &dyn Fn(&str) -> bool, width: usize, escap
         match (c.is_alphanumeric() && i < text.len(), start) {
             (true, None) => start = Some(i),
             (false, Some(s)) => {
-                lower.clear();
-                lower.extend(text[s..i].chars().flat_map(char::to_lowercase));
+                normalize_into(&mut lower, &text[s..i]);
                 if matches(&lower) {
                     spans.push((s, i));
                 }
@@ -297,13 +326,31 @@ mod tests {
     }
 
     proptest::proptest! {
-        /// The ASCII fast path lowercases exactly as Unicode does.
+        /// The ASCII fast path lowercases exactly as Unicode does; any
+        /// text normalizes to what its lowercase folds to, and folding
+        /// twice changes nothing.
         #[test]
-        fn lowercasing_matches_unicode(text in "[ -~]{0,40}|\\PC{0,20}") {
+        fn normalizing_lowercases_as_unicode_and_folds_once(text in "[ -~]{0,40}|\\PC{0,20}") {
             let mut out = String::new();
-            lowercase_into(&mut out, &text);
-            proptest::prop_assert_eq!(out, text.chars().flat_map(char::to_lowercase).collect::<String>());
+            normalize_into(&mut out, &text);
+            let lower = text.chars().flat_map(char::to_lowercase).collect::<String>();
+            if text.is_ascii() {
+                proptest::prop_assert_eq!(&out, &lower);
+            }
+            proptest::prop_assert_eq!(&normalize(&lower), &out);
+            proptest::prop_assert_eq!(&normalize(&out), &out);
         }
+    }
+
+    #[test]
+    fn accents_fold_in_words_addresses_and_keywords() {
+        let words = |text: &str| terms(text).into_iter().map(|(t, _)| t).collect::<Vec<_>>();
+        assert_eq!(words("Crème BRÛLÉE à Zürich"), ["creme", "brulee", "a", "zurich"]);
+        assert_eq!(words("Straße Ærø naïve façade Łódź"), ["strasse", "aero", "naive", "facade", "lodz"]);
+        assert_eq!(words("josé.pérez@enron.com"), ["jose.perez@enron.com", "jose", "perez", "enron", "com"]);
+        // Letters without an ASCII form stay as they are, lowercased.
+        assert_eq!(words("Жёлтый 東京"), ["жёлтый", "東京"]);
+        assert_eq!(keyword_term(" Boîte de Réception ").as_deref(), Some("boite de reception"));
     }
 
     #[test]
@@ -311,7 +358,7 @@ mod tests {
         let field = SearchField::keyword("folder", "m:folder");
         let mut out = Vec::new();
         TextAnalyzer.terms(&field, "  Sent_Items/Ärger \n", &mut |t, p| out.push((t.to_owned(), p)));
-        assert_eq!(out, vec![("sent_items/ärger".to_owned(), 0)]);
+        assert_eq!(out, vec![("sent_items/arger".to_owned(), 0)]);
         out.clear();
         TextAnalyzer.terms(&field, " \t ", &mut |t, p| out.push((t.to_owned(), p)));
         assert!(out.is_empty(), "a blank value has no term");
@@ -320,10 +367,15 @@ mod tests {
         out.clear();
         TextAnalyzer.terms(&field, "inbox\n\nAll_Documents\n", &mut |t, p| out.push((t.to_owned(), p)));
         assert_eq!(out, vec![("inbox".to_owned(), 0), ("all_documents".to_owned(), 2)]);
-        let long = "é".repeat(80);
+        let long = "ж".repeat(80);
         let term = keyword_term(&long).unwrap();
         assert_eq!(term.len(), MAX_KEYWORD_BYTES, "cut at a character edge");
         assert!(long.starts_with(&term));
+        assert_eq!(
+            keyword_term(&"é".repeat(120)).unwrap(),
+            "e".repeat(MAX_KEYWORD_BYTES),
+            "folded, then cut"
+        );
     }
 
     #[test]
@@ -430,7 +482,7 @@ mod tests {
     #[test]
     fn splits_on_non_alphanumerics_and_lowercases() {
         assert_eq!(terms("Gas-prices, UP 10%!"), t(&[("gas", 0), ("prices", 1), ("up", 2), ("10", 3)]));
-        assert_eq!(terms("Ärger über Öl"), t(&[("ärger", 0), ("über", 1), ("öl", 2)]));
+        assert_eq!(terms("Ärger über Öl"), t(&[("arger", 0), ("uber", 1), ("ol", 2)]));
         assert_eq!(terms("  \t\n"), t(&[]));
         assert_eq!(terms("it's"), t(&[("it", 0), ("s", 1)]));
     }
@@ -463,8 +515,10 @@ mod tests {
         let long = "x".repeat(41);
         let exact = "y".repeat(40);
         assert_eq!(terms(&format!("a {long} {exact} b")), t(&[("a", 0), (exact.as_str(), 2), ("b", 3)]));
-        // A multi-byte term is measured in bytes: 21 two-byte letters = 42 bytes.
-        assert_eq!(terms(&"é".repeat(21)), t(&[]));
+        // A multi-byte term is measured in bytes (once folded): 21
+        // two-byte letters = 42 bytes.
+        assert_eq!(terms(&"ж".repeat(21)), t(&[]));
+        assert_eq!(terms(&"é".repeat(21)), t(&[(&"e".repeat(21), 0)]));
     }
 
     #[test]

@@ -54,7 +54,7 @@ pub fn did_you_mean(
     let mut changed = false;
     let mut last = 0;
     for (at, token) in words(query) {
-        let word: String = token.chars().flat_map(char::to_lowercase).collect();
+        let word = crate::analyzer::normalize(token);
         let chars = word.chars().count();
         if chars < 3 || ["and", "or", "not"].contains(&word.as_str()) {
             continue;

@@ -61,7 +61,7 @@ mod verify;
 use std::path::Path;
 use std::sync::Arc;
 
-pub use analyzer::{TextAnalyzer, crop, highlight, parse_date_ms};
+pub use analyzer::{TextAnalyzer, crop, highlight, normalize, parse_date_ms};
 pub use backup::{
     BackupEntry, BackupFile, BackupOptions, BackupProgress, BackupReport, BackupTable, MANIFEST, Manifest,
     RestoreReport, backup, backup_into, list_backups, read_manifest, restore,

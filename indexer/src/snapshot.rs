@@ -125,7 +125,7 @@ impl Snapshot {
             word_at += name.len() + 1;
         }
         let head = text[..word_at].to_owned();
-        let word: String = text[word_at..].chars().flat_map(char::to_lowercase).collect();
+        let word = crate::analyzer::normalize(&text[word_at..]);
         if word.is_empty() || limit == 0 {
             return Ok(Completions { head, terms: Vec::new() });
         }

@@ -180,6 +180,7 @@ pub struct Store {
     pending_runs: PendingRuns,
     upgraded_from: Option<String>,
     repaired: Vec<RepairedIndex>,
+    reanalysed: Vec<String>,
 }
 
 impl Store {
@@ -217,33 +218,52 @@ impl Store {
         let writer = env.lock_writer()?;
         let dbi = env.lock_dbi();
         let mut repaired = Vec::new();
+        let mut reanalysed = Vec::new();
         let (meta, feed, keys, tables, upgraded_from) = env.write_txn(|wtxn| {
             let (meta, upgraded_from) = Meta::open(&env, wtxn, dir)?;
             let feed =
                 Feed { db: env.create_db(wtxn, dbs::FEED, options.max_dbs, "create feed")?, meta: meta.db };
             let keys =
                 Keys { db: env.create_db(wtxn, dbs::KEYS, options.max_dbs, "create keys")?, meta: meta.db };
-            let version = meta.catalog_version(wtxn)?;
             let mut tables = BTreeMap::new();
             repaired.clear();
+            reanalysed.clear();
             for (name, schema) in meta.schemas(wtxn)? {
                 let id = meta.table_id(wtxn, &name)?;
-                let handle =
+                let mut handle =
                     open_table(&env, &meta, &mut DbSource::Create(wtxn), &name, id, schema, options.max_dbs)?;
                 if let Some(from) = &upgraded_from {
                     // Committed with the new format marker, or not at all.
-                    let report = |cells_done, cells_total| {
+                    let report = |unit: &str, cells_done, cells_total| {
                         if let Some(observer) = &options.on_upgrade.0 {
                             observer(&UpgradeProgress {
                                 from,
                                 to: crate::db::FORMAT,
                                 table: &name,
+                                unit,
                                 cells_done,
                                 cells_total,
                             });
                         }
                     };
-                    crate::upgrade::table(&env, wtxn, &handle, from, report)?;
+                    let analyzer = options.analyzer.as_deref();
+                    if crate::upgrade::table(&env, wtxn, &handle, from, analyzer, report)? {
+                        // Other terms: a new id, so the search index
+                        // generations built on the old ones are not used.
+                        let id = meta.bump_catalog_version(wtxn)?;
+                        meta.put_table_id(wtxn, &name, id)?;
+                        let schema = handle.schema.clone();
+                        handle = open_table(
+                            &env,
+                            &meta,
+                            &mut DbSource::Create(wtxn),
+                            &name,
+                            id,
+                            schema,
+                            options.max_dbs,
+                        )?;
+                        reanalysed.push(name.clone());
+                    }
                 }
                 let handle = match repair_moved_runs(
                     wtxn,
@@ -270,6 +290,7 @@ impl Store {
                 };
                 tables.insert(name, Arc::new(handle));
             }
+            let version = meta.catalog_version(wtxn)?;
             Ok((meta, feed, keys, Tables::new(version, tables), upgraded_from))
         })?;
         drop(dbi);
@@ -286,6 +307,7 @@ impl Store {
             pending_runs: options.pending_runs,
             upgraded_from,
             repaired,
+            reanalysed,
         })
     }
 
@@ -293,6 +315,14 @@ impl Store {
     /// from (`None`: it was current, or new).
     pub fn upgraded_from(&self) -> Option<&str> {
         self.upgraded_from.as_deref()
+    }
+
+    /// The tables whose keyword terms this handle's opening changed when it
+    /// upgraded the store (format 7 folds accents): each took a new table
+    /// id, so its search index must be built again (`rowsearch reindex`;
+    /// a server's refresher does it). Empty for a store without such text.
+    pub fn reanalysed_tables(&self) -> &[String] {
+        &self.reanalysed
     }
 
     /// The indexes this handle's opening found broken and rebuilt from

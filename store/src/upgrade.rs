@@ -8,19 +8,29 @@ use std::sync::Arc;
 use heed::RwTxn;
 
 use crate::db::env::Environment;
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Result};
+use crate::keyword::{KeywordCells, SearchHandle};
+use crate::schema::Analyzer;
 use crate::table::TableHandle;
 
+/// What an upgrade step counts in its progress reports.
+pub(crate) const CELLS: &str = "keyword cells";
+/// What the analysis of every row counts.
+pub(crate) const ROWS: &str = "rows analysed";
+
 /// Brings `table`'s stored layout from format `from` to this build's,
-/// telling `report` (cells done, cells in all) how a keyword conversion
-/// goes.
+/// telling `report` (what it counts, done, in all) how a keyword
+/// conversion goes. `true` when the table's keyword terms changed (the
+/// analysis of format 7 folds accents), so its search indexes, which hold
+/// the old terms, must be built again.
 pub(crate) fn table(
     env: &Environment,
     wtxn: &mut RwTxn,
     table: &TableHandle,
     from: &str,
-    report: impl Fn(u64, u64),
-) -> Result<()> {
+    analyzer: Option<&dyn Analyzer>,
+    report: impl Fn(&str, u64, u64),
+) -> Result<bool> {
     // Versions 1 and 2 kept pending index entries without a run id;
     // version 3's runs are already in this build's layout.
     if matches!(from, "rowsearch-store/1" | "rowsearch-store/2") {
@@ -36,16 +46,76 @@ pub(crate) fn table(
         };
         let cells = open(wtxn, crate::db::keyword_cells_db_v3(&table.name))?;
         let mut blocks = open(wtxn, crate::db::keyword_blocks_db_v4(&table.name))?;
+        let cells_report = |done, total| report(CELLS, done, total);
         if let Some(cells) = cells {
             let v4 = env.create_db(wtxn, &crate::db::keyword_blocks_db_v4(&table.name), 0, "upgrade")?;
-            crate::keyword::convert_cells(wtxn, search, &cells, &v4, &report)?;
+            crate::keyword::convert_cells(wtxn, search, &cells, &v4, cells_report)?;
             blocks = Some(v4);
         }
         if let Some(blocks) = blocks {
-            crate::keyword::number_rows(wtxn, search, &blocks, &report)?;
+            crate::keyword::number_rows(wtxn, search, &blocks, cells_report)?;
         }
+        // Formats up to 6 kept terms unfolded (`crème`), and a keyword
+        // value of several lines as one term.
+        let analyzer = analyzer.ok_or_else(|| ErrorKind::NoAnalyzer { table: table.name.clone() })?;
+        return reanalyze(wtxn, table, search, analyzer, &|done, total| report(ROWS, done, total));
     }
-    Ok(())
+    Ok(false)
+}
+
+/// Every keyword cell of `table` written again from its rows with
+/// `analyzer` (the blocks, row numbers and pending runs emptied first, the
+/// rows numbered again in key order); whether the cells differ from those
+/// before, compared as an order-free sum of their hashes.
+fn reanalyze(
+    wtxn: &mut RwTxn,
+    table: &TableHandle,
+    search: &SearchHandle,
+    analyzer: &dyn Analyzer,
+    report: &dyn Fn(u64, u64),
+) -> Result<bool> {
+    let before = cells_digest(wtxn, search)?;
+    let lmdb = |e| Error::lmdb("upgrade: empty the keyword rows", e);
+    search.db.clear(wtxn).map_err(lmdb)?;
+    search.rows.clear(wtxn).map_err(lmdb)?;
+    search.pending.clear(wtxn).map_err(lmdb)?;
+    let rows = crate::write::extend::search_rows(wtxn, table, search)?;
+    let total = rows.len() as u64;
+    report(0, total);
+    let none = KeywordCells::default();
+    let mut done = 0;
+    for chunk in rows.chunks(crate::write::extend::CHUNK_ROWS) {
+        let mut cells = Vec::with_capacity(chunk.len());
+        for stored in chunk {
+            let row = if table.is_salted() { crate::key::salt::unsalted(stored) } else { &stored[..] };
+            let values = search.values(wtxn, stored)?;
+            let values: Vec<Option<&[u8]>> = values.iter().map(|v| v.as_deref()).collect();
+            cells.push(search.entries(analyzer, row, &values)?);
+        }
+        crate::keyword::update(wtxn, cells.iter().map(|after| (search, &none, after)), 0)?;
+        done += chunk.len() as u64;
+        report(done, total);
+    }
+    Ok(cells_digest(wtxn, search)? != before)
+}
+
+/// The keyword cells of a table as one hash, whatever their order or
+/// blocks: the wrapping sum of each cell's.
+fn cells_digest(txn: &heed::RoTxn<'_>, search: &SearchHandle) -> Result<u64> {
+    let mut sum = 0u64;
+    let mut bytes = Vec::new();
+    crate::keyword::for_each_cell(txn, search, None, &mut |cell| {
+        bytes.clear();
+        for part in [cell.partition, cell.field.as_bytes(), cell.term.as_bytes(), cell.key] {
+            bytes.extend_from_slice(&(part.len() as u64).to_be_bytes());
+            bytes.extend_from_slice(part);
+        }
+        bytes.extend_from_slice(&cell.date_ms.to_be_bytes());
+        bytes.extend_from_slice(cell.encoded_positions());
+        sum = sum.wrapping_add(xxhash_rust::xxh3::xxh3_64(&bytes));
+        Ok(())
+    })?;
+    Ok(sum)
 }
 
 /// Where an upgrade of the on-disk format is ([`crate::StoreBuilder::on_upgrade`]).
@@ -57,9 +127,13 @@ pub struct UpgradeProgress<'a> {
     pub to: &'a str,
     /// The table being converted.
     pub table: &'a str,
-    /// Its keyword cells rewritten so far.
+    /// What this step counts: `"keyword cells"` (a conversion of the
+    /// keyword rows' layout) or `"rows analysed"` (the keyword cells of
+    /// every row written again with this build's analyzer).
+    pub unit: &'a str,
+    /// Done so far (of `unit`).
     pub cells_done: u64,
-    /// Its keyword cells in all.
+    /// In all (of `unit`).
     pub cells_total: u64,
 }
 

@@ -66,12 +66,16 @@ pub(super) fn create(args: &Args) -> Result<Store> {
             let Ok(mut slot) = progress.lock() else { return };
             if p.cells_done == 0 {
                 eprintln!(
-                    "upgrading the store from {} to {}: table {}, {} keyword cells",
-                    p.from, p.to, p.table, p.cells_total
+                    "upgrading the store from {} to {}: table {}, {} {}",
+                    p.from, p.to, p.table, p.cells_total, p.unit
                 );
+                // A bar per step: what it counts changes.
+                if let Some(done) = slot.take() {
+                    done.finish();
+                }
             }
-            let bar =
-                slot.get_or_insert_with(|| Progress::new("upgrade", "keyword cells", Duration::from_secs(2)));
+            let unit = if p.unit == "rows analysed" { "rows analysed" } else { "keyword cells" };
+            let bar = slot.get_or_insert_with(|| Progress::new("upgrade", unit, Duration::from_secs(2)));
             bar.update(p.cells_done, p.cells_total, p.table);
             if abort_after.is_some_and(|n| p.cells_done >= n) {
                 // What a kill -9 does: no unwinding, nothing committed.
@@ -80,6 +84,12 @@ pub(super) fn create(args: &Args) -> Result<Store> {
         })
         .open(&args.data)
         .with_context(|| format!("opening store {}", args.data.display()))?;
+    for table in store.reanalysed_tables() {
+        eprintln!(
+            "table {table}: its keyword terms changed with the upgrade (accents folded); its search index is \
+             built again by `rowsearch upgrade`, `rowsearch reindex` or `serve`"
+        );
+    }
     for r in store.repaired_indexes() {
         eprintln!(
             "repaired index {}.{}: it held pending runs moved there by an earlier build's upgrade from \

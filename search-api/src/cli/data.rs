@@ -153,6 +153,7 @@ pub(super) fn run(args: &Args, command: &DataCommand, out: &mut impl Write) -> R
         DataCommand::Upgrade => {
             let started = std::time::Instant::now();
             let store = open(args)?;
+            let rebuild = stale_indexes(&store)?;
             match store.upgraded_from() {
                 Some(from) => writeln!(
                     out,
@@ -161,12 +162,26 @@ pub(super) fn run(args: &Args, command: &DataCommand, out: &mut impl Write) -> R
                     rowsearch::store::FORMAT,
                     started.elapsed().as_secs_f64()
                 )?,
-                None => writeln!(
+                None if rebuild.is_empty() => writeln!(
                     out,
                     "{} is already {}: nothing to do",
                     args.data.display(),
                     rowsearch::store::FORMAT
                 )?,
+                None => {}
+            }
+            // The tables whose terms changed (this upgrade's, or one killed
+            // after its commit): their indexes now.
+            for table in rebuild {
+                let started = std::time::Instant::now();
+                let options = rowsearch::indexer::ReindexOptions::default();
+                let report = super::progress::reindex(&store, &table, &options)?;
+                writeln!(
+                    out,
+                    "rebuilt the search index of table {table}: {} documents in {:.2} s",
+                    report.docs,
+                    started.elapsed().as_secs_f64()
+                )?;
             }
         }
     }
@@ -302,4 +317,22 @@ fn row_key(
 /// The key of a row of `table` named by its typed key's fields (JSON).
 fn row_by_fields(store: &rowsearch::store::Store, table: &str, fields: &str) -> Result<Vec<u8>> {
     Ok(rowsearch::json::key_from_fields(&store.schema(table)?, table, fields)?)
+}
+
+/// The searchable tables whose index was built for an earlier table of the
+/// name (an upgrade that changed their terms gave them a new id); a table
+/// never indexed is not one.
+fn stale_indexes(store: &rowsearch::store::Store) -> Result<Vec<String>> {
+    let mut stale = Vec::new();
+    for table in store.tables()? {
+        if store.schema(&table)?.search.is_none() {
+            continue;
+        }
+        match rowsearch::indexer::TableIndex::open(store, &table)?.generation() {
+            Ok(generation) if generation.table_id != store.table_id(&table)? => stale.push(table),
+            Ok(_) | Err(rowsearch::indexer::Error::NoIndex { .. }) => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(stale)
 }

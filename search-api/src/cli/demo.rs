@@ -13,8 +13,8 @@ use rowsearch::store::{
 use super::args::Args;
 use super::common::create;
 use super::mail::ingest;
+use super::progress::reindex;
 use super::sample::Sample;
-use super::search::reindex;
 use rowsearch::json::row_json;
 
 /// The demo: everything the store can do, on a fresh table.

@@ -81,6 +81,27 @@ fn line(label: &str, unit: &str, done: u64, total: u64, detail: &str) -> String 
     out
 }
 
+/// A full build's region read, as a progress line.
+pub(super) fn region_line(r: &rowsearch::indexer::RegionDone) -> String {
+    format!("region {} of {} read: {} keyword cells in {:.1} s", r.index + 1, r.of, r.cells, r.seconds)
+}
+
+/// Runs a reindex, reporting progress on stderr (each region read as a
+/// line).
+pub(super) fn reindex(
+    store: &rowsearch::store::Store,
+    table: &str,
+    options: &rowsearch::indexer::ReindexOptions,
+) -> anyhow::Result<rowsearch::indexer::ReindexReport> {
+    let mut progress = Progress::new(format!("reindex {table}"), "", Duration::from_secs(2));
+    let report = rowsearch::indexer::reindex(store, table, options, &mut |p| match p.region_done {
+        Some(r) => progress.note(&region_line(&r)),
+        None => progress.update(p.done, p.total, p.phase),
+    });
+    progress.finish();
+    Ok(report?)
+}
+
 #[cfg(test)]
 mod tests {
     use super::line;

@@ -5,12 +5,12 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::Result;
-use rowsearch::store::{Column, Store, TableSchema};
+use rowsearch::store::{Column, TableSchema};
 use rowsearch::wire;
 
 use super::args::{Args, HitFormatArg, SearchCommand, SortArg, UsageError};
 use super::common::open;
-use super::progress::Progress;
+use super::progress::{Progress, region_line, reindex};
 
 /// Runs a search-index command.
 pub(super) fn run(args: &Args, command: &SearchCommand, out: &mut impl Write) -> Result<ExitCode> {
@@ -211,26 +211,6 @@ fn reindex_hbase(
             Some(r) => progress.note(&region_line(&r)),
             None => progress.update(p.done, p.total, p.phase),
         });
-    progress.finish();
-    Ok(report?)
-}
-
-/// A full build's region read, as a progress line.
-fn region_line(r: &rowsearch::indexer::RegionDone) -> String {
-    format!("region {} of {} read: {} keyword cells in {:.1} s", r.index + 1, r.of, r.cells, r.seconds)
-}
-
-/// Runs a reindex, reporting progress on stderr.
-pub(super) fn reindex(
-    store: &Store,
-    table: &str,
-    options: &rowsearch::indexer::ReindexOptions,
-) -> Result<rowsearch::indexer::ReindexReport> {
-    let mut progress = Progress::new(format!("reindex {table}"), "", Duration::from_secs(2));
-    let report = rowsearch::indexer::reindex(store, table, options, &mut |p| match p.region_done {
-        Some(r) => progress.note(&region_line(&r)),
-        None => progress.update(p.done, p.total, p.phase),
-    });
     progress.finish();
     Ok(report?)
 }

@@ -74,7 +74,7 @@ pub(crate) const META_TABLE_ID_PREFIX: &[u8] = b"table_id/";
 pub(crate) const META_DISABLED_PREFIX: &[u8] = b"disabled/";
 
 /// The format this build reads and writes.
-pub const FORMAT: &str = "rowsearch-store/6";
+pub const FORMAT: &str = "rowsearch-store/7";
 /// Older formats this build opens and marks as [`FORMAT`]: version 1 had no
 /// pending index databases (created empty on open); version 2 kept pending
 /// index entries without run ids (moved into the main index on open). An
@@ -84,13 +84,18 @@ pub const FORMAT: &str = "rowsearch-store/6";
 /// opening transaction); version 5's blocks hold row numbers (`t/<table>/kr`)
 /// where version 4's held row keys (converted on open the same way).
 /// Version 6 keeps new keyword versions in pending runs (`t/<table>/kp`,
-/// created empty on open), which an older build would not read.
+/// created empty on open), which an older build would not read. Version 7's
+/// terms are folded (`crème` is `creme`) and a keyword value holds a term
+/// per line: every keyword cell is written again on open, and a table whose
+/// cells changed takes a new id (its search index is built again); an older
+/// build would look up unfolded terms.
 pub const UPGRADES_FROM: &[&str] = &[
     "rowsearch-store/1",
     "rowsearch-store/2",
     "rowsearch-store/3",
     "rowsearch-store/4",
     "rowsearch-store/5",
+    "rowsearch-store/6",
 ];
 
 /// Databases besides the families.

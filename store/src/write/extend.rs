@@ -13,7 +13,7 @@ use crate::keyword::KeywordCells;
 use crate::schema::TableSchema;
 
 /// Rows whose keyword cells one update writes.
-const CHUNK_ROWS: usize = 2_000;
+pub(crate) const CHUNK_ROWS: usize = 2_000;
 
 impl Writer<'_> {
     /// [`crate::Store::extend_search`].
@@ -44,18 +44,7 @@ impl Writer<'_> {
                 && search.schema.fields.len() > added
             {
                 let analyzer = self.catalog.analyzer_for(table)?;
-                // Every row, from the families the new fields read.
-                let mut rows: BTreeSet<Vec<u8>> = BTreeSet::new();
-                for family in handle.families.iter().filter(|f| search.reads(f)) {
-                    for item in family.db.iter(wtxn).map_err(|e| Error::lmdb("extend search", e))? {
-                        let (k, _) = item.map_err(|e| Error::lmdb("extend search", e))?;
-                        let row_esc = key::RawCellKey::split(&family.db_name, k)?.row_esc;
-                        if !rows.contains(row_esc) {
-                            rows.insert(row_esc.to_vec());
-                        }
-                    }
-                }
-                let rows: Vec<Vec<u8>> = rows.into_iter().map(|r| key::unescape(&r)).collect();
+                let rows = search_rows(wtxn, &handle, search)?;
                 for chunk in rows.chunks(CHUNK_ROWS) {
                     let mut changes: Vec<(KeywordCells, KeywordCells)> = Vec::with_capacity(chunk.len());
                     for stored in chunk {
@@ -80,6 +69,26 @@ impl Writer<'_> {
         })?;
         Ok(self.install_changed(tables))
     }
+}
+
+/// The stored keys (salt included) of every row of `handle` holding a
+/// column its search section reads, in key order.
+pub(crate) fn search_rows(
+    txn: &heed::RoTxn<'_>,
+    handle: &crate::table::TableHandle,
+    search: &crate::keyword::SearchHandle,
+) -> Result<Vec<Vec<u8>>> {
+    let mut rows: BTreeSet<Vec<u8>> = BTreeSet::new();
+    for family in handle.families.iter().filter(|f| search.reads(f)) {
+        for item in family.db.iter(txn).map_err(|e| Error::lmdb("read a table's rows", e))? {
+            let (k, _) = item.map_err(|e| Error::lmdb("read a table's rows", e))?;
+            let row_esc = key::RawCellKey::split(&family.db_name, k)?.row_esc;
+            if !rows.contains(row_esc) {
+                rows.insert(row_esc.to_vec());
+            }
+        }
+    }
+    Ok(rows.into_iter().map(|r| key::unescape(&r)).collect())
 }
 
 /// `InvalidSchema` unless `new` is `old` with search fields appended, a

@@ -7,7 +7,7 @@ mod admin;
 mod apply;
 pub(crate) mod batch;
 mod derived;
-mod extend;
+pub(crate) mod extend;
 mod repair;
 mod row;
 
