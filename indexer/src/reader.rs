@@ -16,7 +16,7 @@ use tantivy::query::{Bm25StatisticsProvider, BooleanQuery, Occur, Query, TermQue
 use tantivy::schema::IndexRecordOption;
 use tantivy::{Index, IndexReader, Order, ReloadPolicy, Term};
 
-use crate::collapse::{CollapseCollector, Group, GroupOrder};
+use crate::collapse::{CollapseCollector, GroupOrder};
 use crate::doc::{DATE_FIELD, DocSchema, register_analyzer};
 use crate::error::tantivy_err;
 use crate::facets::{FacetCollector, FacetCounts, FacetSpec};
@@ -351,9 +351,7 @@ impl Generation {
                 fruits.push(groups);
                 crate::facets::add(&mut counts, facets.unwrap_or_default());
             }
-            let merged = crate::collapse::merge(order, fruits);
-            let total = merged.len() as u64;
-            let page: Vec<Group> = merged.into_iter().skip(offset).take(limit).collect();
+            let (total, page) = crate::collapse::page(order, fruits, offset, limit);
             let searchers: Vec<&tantivy::Searcher> = runs.iter().map(|(on, _)| *on).collect();
             let keys = self.keys(&searchers, page.iter().map(|g| (g.best, g.addr, g.run)))?;
             let groups = page.into_iter().map(|g| (g.value, g.matched)).collect();
