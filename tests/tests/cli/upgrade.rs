@@ -542,3 +542,58 @@ fn cli_the_format_6_upgrade_killed_at_random_points_still_answers_as_before() {
     let out = t.run(&["verify"]);
     assert!(out.status.success(), "seed {seed}: verify: {} {}", stdout(&out), stderr(&out));
 }
+
+/// The keys of every row of `table`.
+fn row_keys(t: &TestDir, table: &str) -> std::collections::BTreeSet<String> {
+    let out = t.run(&["scan", table, "--keys-only"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    stdout(&out)
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["key"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[test]
+fn cli_mail_an_earlier_build_keyed_by_message_id_moves_to_content_keys_when_ingested_again() {
+    // The format 5 build keyed a message by its Message-ID and kept each
+    // copy apart; this build keys it by content and folds the copies.
+    let mail = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/mail/maildir");
+    let t = sample_store(Sample::Format5);
+    let before = row_keys(&t, "mail");
+    let fresh = TestDir::new();
+    for store in [&t, &fresh] {
+        let out = store.run(&["ingest", mail]);
+        assert!(out.status.success(), "{}", stderr(&out));
+    }
+    let after = row_keys(&t, "mail");
+    assert_eq!(after, row_keys(&fresh, "mail"), "the rows a fresh store's ingest makes, no more");
+    assert!(after.len() < before.len(), "copies folded: {} rows from {}", after.len(), before.len());
+    assert!(before.is_disjoint(&after), "no row keyed by Message-ID is left");
+    // Again: nothing changes.
+    let out = t.run(&["ingest", mail]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(row_keys(&t, "mail"), after);
+    // Searched as the fresh store is, conversations included.
+    for store in [&t, &fresh] {
+        let out = store.run(&["reindex"]);
+        assert!(out.status.success(), "{}", stderr(&out));
+    }
+    for args in [
+        &["search", "enron", "--json", "--limit", "1000"][..],
+        &["search", "gas price", "--user", "cuilla-m", "--json", "--limit", "1000"],
+        &["search", "folder:inbox", "--json", "--limit", "1000"],
+        &["search", "subject:re", "--collapse", "thread", "--json", "--limit", "1000"],
+    ] {
+        let answer = |store: &TestDir| -> (serde_json::Value, std::collections::BTreeSet<String>) {
+            let out = store.run(args);
+            assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+            let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+            let keys =
+                v["hits"].as_array().unwrap().iter().map(|h| h["key"].as_str().unwrap().to_owned()).collect();
+            (v["total"].clone(), keys)
+        };
+        let (total, keys) = answer(&t);
+        assert!(!keys.is_empty(), "{args:?}");
+        assert_eq!((total, keys), answer(&fresh), "{args:?}");
+    }
+}
