@@ -57,6 +57,21 @@ fn nodes(f: &Filter) -> usize {
     }
 }
 
+/// Whether a row-key filter of `f` (a prefix, an inclusive stop, a row
+/// compared with bytes), alone or in an AND list, rejects `key` before any
+/// cell is looked at.
+fn key_rejects(f: &Filter, key: &[u8], reverse: bool) -> bool {
+    match f {
+        Filter::Prefix(p) => !key.starts_with(p),
+        Filter::InclusiveStop(stop) if reverse => key < stop.as_slice(),
+        Filter::InclusiveStop(stop) => key > stop.as_slice(),
+        Filter::Row(op, cmp @ Comparator::Binary(_)) => !holds(*op, cmp, key),
+        Filter::List(ListOp::All, children) => children.iter().any(|c| key_rejects(c, key, reverse)),
+        Filter::Skip(inner) => key_rejects(inner, key, reverse),
+        _ => false,
+    }
+}
+
 fn same_column(a: &Cell, b: &Cell) -> bool {
     a.family == b.family && a.qualifier == b.qualifier
 }
@@ -74,6 +89,12 @@ impl FilterModel {
         for row in rows {
             if model.all_ended(filter, &mut 0) {
                 break;
+            }
+            // HBase asks every filter of an AND about the row key before
+            // any sees a cell: a row a key filter rejects is never counted
+            // by the others (ColumnCountGetFilter, PageFilter).
+            if key_rejects(filter, &row.key, reverse) {
+                continue;
             }
             let o = model.eval(filter, &mut 0, &row);
             if !o.row {
