@@ -228,6 +228,10 @@ impl Store {
             let mut tables = BTreeMap::new();
             repaired.clear();
             reanalysed.clear();
+            // A table opened again under `id` (after its databases changed).
+            let reopen = |wtxn: &mut heed::RwTxn, name: &str, id, schema| {
+                open_table(&env, &meta, &mut DbSource::Create(wtxn), name, id, schema, options.max_dbs)
+            };
             for (name, schema) in meta.schemas(wtxn)? {
                 let id = meta.table_id(wtxn, &name)?;
                 let mut handle =
@@ -252,16 +256,7 @@ impl Store {
                         // generations built on the old ones are not used.
                         let id = meta.bump_catalog_version(wtxn)?;
                         meta.put_table_id(wtxn, &name, id)?;
-                        let schema = handle.schema.clone();
-                        handle = open_table(
-                            &env,
-                            &meta,
-                            &mut DbSource::Create(wtxn),
-                            &name,
-                            id,
-                            schema,
-                            options.max_dbs,
-                        )?;
+                        handle = reopen(wtxn, &name, id, handle.schema.clone())?;
                         reanalysed.push(name.clone());
                     }
                 }
@@ -276,16 +271,7 @@ impl Store {
                     (handle, found) => {
                         repaired.extend(found);
                         // Opened again: a build the repair finished is done.
-                        let (id, schema) = (handle.id, handle.schema.clone());
-                        open_table(
-                            &env,
-                            &meta,
-                            &mut DbSource::Create(wtxn),
-                            &name,
-                            id,
-                            schema,
-                            options.max_dbs,
-                        )?
+                        reopen(wtxn, &name, handle.id, handle.schema.clone())?
                     }
                 };
                 tables.insert(name, Arc::new(handle));
