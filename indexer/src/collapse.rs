@@ -1,28 +1,33 @@
 //! Collapsing hits by a field (search's `collapse=thread`): one hit per
 //! value, the best matching document of each (by score, or by date), with
-//! how many documents of it match; the groups in the asked order. Read per
-//! segment from the field's facet column (term ordinals, resolved to text
-//! once per segment), merged across segments and an overlay's layers by
-//! value: a thread id (16 hex digits) as its number, so the merge hashes
-//! and compares integers; only the page's groups are written as text.
+//! how many documents of it match; the groups in the asked order, and how
+//! many there are.
+//!
+//! As Lucene's grouping does it: each segment keeps only the `window`
+//! best groups seen so far (a document that cannot enter them costs one
+//! comparison) and a count per term ordinal of the field's facet column
+//! (a byte per value, so they stay in cache). The
+//! window best groups of a search are among the window best of each
+//! segment; only those are resolved to their text and merged. The number
+//! of groups is the count of values matched: in the largest segment read
+//! off its counts, in the others by looking their matched values up in
+//! it.
 
 use tantivy::collector::{Collector, SegmentCollector};
 use tantivy::columnar::{BytesColumn, Column};
+use tantivy::query::Weight;
 use tantivy::{DocAddress, DocId, Score, SegmentOrdinal, SegmentReader};
 
 use crate::doc::{DATE_FIELD, FACET_PREFIX};
 
 /// A group's value as the merge keeps it: a thread id (16 lowercase hex
-/// digits, what the store writes) as its number, whose order is the text's;
-/// any other text as it is (after every id); none (a document without a
-/// value, a group of its own).
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub(crate) enum Key {
+/// digits, what the store writes) as its number; any other text as it is;
+/// none (a document without a value, a group of its own). Ordered as the
+/// values' bytes are (the order of a column's term ordinals), none last.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+enum Key {
     Id(u64),
-    Text(Box<str>),
-    /// A term ordinal of the one segment a search read ([`Fruit::column`]):
-    /// resolved to text for the page only.
-    Ord(u64),
+    Text(Box<[u8]>),
     None,
 }
 
@@ -42,68 +47,42 @@ impl Key {
             .flatten();
         match id {
             Some(id) => Key::Id(id),
-            None => Key::Text(String::from_utf8_lossy(term).into()),
+            None => Key::Text(term.into()),
         }
     }
 
-    fn text(&self) -> String {
+    fn bytes(&self) -> Vec<u8> {
         match self {
-            Key::Id(id) => format!("{id:016x}"),
-            Key::Text(text) => text.to_string(),
-            Key::Ord(_) | Key::None => String::new(),
+            Key::Id(id) => format!("{id:016x}").into_bytes(),
+            Key::Text(text) => text.to_vec(),
+            Key::None => Vec::new(),
         }
     }
 }
 
-/// The groups of a segment, or of several merged: keyed by ordinals of
-/// `column` while they come from one segment (no text read yet), else by
-/// value.
-pub(crate) struct Fruit {
-    groups: Vec<Partial>,
-    column: Option<BytesColumn>,
-}
-
-impl Fruit {
-    /// The groups keyed by value: ordinals resolved through the column's
-    /// dictionary (an unreadable one leaves those groups out: the column
-    /// was written by this build).
-    fn resolved(self) -> Vec<Partial> {
-        let Some(column) = self.column else { return self.groups };
-        let (mut keyed, loose): (Vec<Partial>, Vec<Partial>) =
-            self.groups.into_iter().partition(|g| matches!(g.key, Key::Ord(_)));
-        keyed.sort_unstable_by_key(|g| match g.key {
-            Key::Ord(ord) => ord,
-            _ => 0,
-        });
-        let ords: Vec<u64> = keyed.iter().map(|g| if let Key::Ord(ord) = g.key { ord } else { 0 }).collect();
-        let mut at = 0;
-        let _ = column.dictionary().sorted_ords_to_term_cb(&ords, |term| {
-            if let Some(group) = keyed.get_mut(at) {
-                group.key = if term.is_empty() { Key::None } else { Key::of(term) };
-            }
-            at += 1;
-        });
-        keyed.truncate(at);
-        keyed.extend(loose);
-        keyed
+impl Ord for Key {
+    fn cmp(&self, other: &Key) -> std::cmp::Ordering {
+        match (self, other) {
+            (Key::Id(a), Key::Id(b)) => a.cmp(b),
+            (Key::None, Key::None) => std::cmp::Ordering::Equal,
+            (Key::None, _) => std::cmp::Ordering::Greater,
+            (_, Key::None) => std::cmp::Ordering::Less,
+            _ => self.bytes().cmp(&other.bytes()),
+        }
     }
 }
 
-/// One group as segments and searches give it (its value as a [`Key`]).
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Partial {
-    key: Key,
-    best: f64,
-    addr: DocAddress,
-    run: usize,
-    matched: u64,
+impl PartialOrd for Key {
+    fn partial_cmp(&self, other: &Key) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
 }
 
 /// One group: its value, its best document (score or date, where) and how
 /// many of its documents match.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Group {
-    /// The field's value (a thread id).
+    /// The field's value (a thread id; empty for a document without one).
     pub value: String,
     /// The best document's score or date (ms).
     pub best: f64,
@@ -124,38 +103,187 @@ pub(crate) struct GroupOrder {
     pub descending: bool,
 }
 
-/// Groups matches by the facet column of field `field`.
+impl GroupOrder {
+    /// Whether value `a` goes strictly before `b`.
+    fn before(self, a: f64, b: f64) -> bool {
+        if self.descending { a > b } else { a < b }
+    }
+
+    /// `a` against `b` in this order (the first goes first).
+    fn cmp(self, a: f64, b: f64) -> std::cmp::Ordering {
+        if self.descending { b.total_cmp(&a) } else { a.total_cmp(&b) }
+    }
+}
+
+/// A document without a value in a segment's ordering: after every
+/// ordinal (as [`Key::None`] goes after every value).
+const NO_VALUE: u64 = u64::MAX;
+
+/// A segment's candidate: a group (a term ordinal, or [`NO_VALUE`]) with
+/// its best document so far. Ranked by value, then ordinal, then
+/// document: the order [`page`] sorts groups in, restricted to a segment.
+#[derive(Debug, Clone, Copy)]
+struct Entry {
+    value: f64,
+    ord: u64,
+    doc: DocId,
+}
+
+impl Entry {
+    fn ahead(self, of: Entry, sort: GroupOrder) -> bool {
+        sort.cmp(self.value, of.value).then_with(|| (self.ord, self.doc).cmp(&(of.ord, of.doc)))
+            == std::cmp::Ordering::Less
+    }
+}
+
+/// The `window` best groups of a segment so far.
+struct Top {
+    window: usize,
+    sort: GroupOrder,
+    entries: Vec<Entry>,
+    /// Where each ordinal's entry is (documents without a value are each
+    /// a group of their own, never looked up).
+    at: hashbrown::HashMap<u64, usize>,
+    /// The last entry in the order (when `entries` is not empty).
+    worst: usize,
+}
+
+impl Top {
+    fn new(window: usize, sort: GroupOrder) -> Top {
+        Top { window, sort, entries: Vec::new(), at: hashbrown::HashMap::new(), worst: 0 }
+    }
+
+    /// Whether `entry` can change the window: false only when it is full
+    /// and `entry` goes after its last (then neither its group's best nor
+    /// a new group's can be `entry`).
+    fn admits(&self, entry: Entry) -> bool {
+        self.entries.len() < self.window || entry.ahead(self.entries[self.worst], self.sort)
+    }
+
+    fn offer(&mut self, entry: Entry) {
+        if !self.admits(entry) {
+            return;
+        }
+        let known = if entry.ord == NO_VALUE { None } else { self.at.get(&entry.ord).copied() };
+        match known {
+            Some(i) => {
+                if entry.ahead(self.entries[i], self.sort) {
+                    self.entries[i] = entry;
+                    if i == self.worst {
+                        self.find_worst();
+                    }
+                }
+            }
+            None if self.entries.len() < self.window => {
+                if entry.ord != NO_VALUE {
+                    self.at.insert(entry.ord, self.entries.len());
+                }
+                self.entries.push(entry);
+                if self.entries.len() == 1 || self.entries[self.worst].ahead(entry, self.sort) {
+                    self.worst = self.entries.len() - 1;
+                }
+            }
+            None => {
+                let out = self.entries[self.worst];
+                if out.ord != NO_VALUE {
+                    self.at.remove(&out.ord);
+                }
+                if entry.ord != NO_VALUE {
+                    self.at.insert(entry.ord, self.worst);
+                }
+                self.entries[self.worst] = entry;
+                self.find_worst();
+            }
+        }
+    }
+
+    fn find_worst(&mut self) {
+        let mut worst = 0;
+        for (i, e) in self.entries.iter().enumerate() {
+            if self.entries[worst].ahead(*e, self.sort) {
+                worst = i;
+            }
+        }
+        self.worst = worst;
+    }
+}
+
+/// What a segment found: its window best groups, and per term ordinal how
+/// many of its documents match.
+pub(crate) struct Fruit {
+    segment: SegmentOrdinal,
+    run: usize,
+    top: Vec<Entry>,
+    /// Matching documents per ordinal, up to 255 (a byte each, so the
+    /// counts of a segment of many values stay in cache) ...
+    counts: Vec<u8>,
+    /// ... and what a value has beyond that.
+    more: hashbrown::HashMap<u64, u64>,
+    /// Matching documents without a value.
+    loose: u64,
+    column: Option<BytesColumn>,
+}
+
+impl Fruit {
+    /// Values matched (documents without one not counted).
+    fn values(&self) -> u64 {
+        self.counts.iter().filter(|&&n| n > 0).count() as u64
+    }
+
+    /// The ordinal of `term` in this segment's column.
+    fn ord(&self, term: &[u8]) -> Option<u64> {
+        self.column.as_ref()?.dictionary().term_ord(term).ok().flatten()
+    }
+
+    /// How many documents with value `key` match (`ord`: its ordinal
+    /// here, when known).
+    fn matched(&self, key: &Key, ord: Option<u64>) -> u64 {
+        let Some(ord) = ord.or_else(|| self.ord(&key.bytes())) else { return 0 };
+        self.counts.get(ord as usize).map_or(0, |&n| u64::from(n)) + self.more.get(&ord).copied().unwrap_or(0)
+    }
+
+    /// The text of each of `ords` (ascending), called in order; ordinals
+    /// the dictionary cannot read are skipped.
+    fn terms(&self, ords: &[u64], mut each: impl FnMut(u64, &[u8])) {
+        let Some(column) = &self.column else { return };
+        let mut at = 0;
+        let _ = column.dictionary().sorted_ords_to_term_cb(ords, |term| {
+            if let Some(&ord) = ords.get(at) {
+                each(ord, term);
+            }
+            at += 1;
+        });
+    }
+}
+
+/// Groups matches by the facet column of field `field`, keeping the
+/// `window` best.
 pub(crate) struct CollapseCollector {
     column: String,
     sort: GroupOrder,
     run: usize,
+    window: usize,
 }
 
 impl CollapseCollector {
-    pub(crate) fn new(field: &str, sort: GroupOrder, run: usize) -> CollapseCollector {
-        CollapseCollector { column: format!("{FACET_PREFIX}{field}"), sort, run }
+    pub(crate) fn new(field: &str, sort: GroupOrder, run: usize, window: usize) -> CollapseCollector {
+        CollapseCollector { column: format!("{FACET_PREFIX}{field}"), sort, run, window: window.max(1) }
     }
-}
-
-/// Whether `a` goes before `b` in `sort`'s order.
-fn better(sort: GroupOrder, a: f64, b: f64) -> bool {
-    if sort.descending { a > b } else { a < b }
 }
 
 pub(crate) struct SegmentGroups {
     segment: SegmentOrdinal,
     values: Option<BytesColumn>,
     dates: Option<Column<tantivy::DateTime>>,
-    sort: GroupOrder,
     run: usize,
-    /// Per ordinal of the column: best value, its doc, matches (0: none).
-    groups: Vec<(f64, DocId, u64)>,
-    /// Matches without a value: each its own group, keyed by its doc.
-    loose: Vec<(f64, DocId)>,
+    counts: Vec<u8>,
+    more: hashbrown::HashMap<u64, u64>,
+    loose: u64,
+    top: Top,
 }
 
 impl Collector for CollapseCollector {
-    type Fruit = Fruit;
+    type Fruit = Vec<Fruit>;
     type Child = SegmentGroups;
 
     fn for_segment(&self, segment: SegmentOrdinal, reader: &SegmentReader) -> tantivy::Result<SegmentGroups> {
@@ -167,10 +295,11 @@ impl Collector for CollapseCollector {
             segment,
             values,
             dates,
-            sort: self.sort,
             run: self.run,
-            groups: vec![(0.0, 0, 0); terms],
-            loose: Vec::new(),
+            counts: vec![0; terms],
+            more: hashbrown::HashMap::new(),
+            loose: 0,
+            top: Top::new(self.window, self.sort),
         })
     }
 
@@ -178,158 +307,225 @@ impl Collector for CollapseCollector {
         !self.sort.by_date
     }
 
-    fn merge_fruits(&self, mut fruits: Vec<Fruit>) -> tantivy::Result<Fruit> {
-        if fruits.len() == 1 {
-            return Ok(fruits.remove(0));
+    /// By score: every match counted without scores, then the window
+    /// filled by block-max WAND (documents that cannot enter it are not
+    /// scored). By date: both in one pass without scores.
+    fn collect_segment(
+        &self,
+        weight: &dyn Weight,
+        segment: SegmentOrdinal,
+        reader: &SegmentReader,
+    ) -> tantivy::Result<Vec<Fruit>> {
+        let mut groups = self.for_segment(segment, reader)?;
+        let alive = reader.alive_bitset();
+        let is_alive = |doc| alive.is_none_or(|a| a.is_alive(doc));
+        if self.sort.by_date {
+            weight.for_each_no_score(reader, &mut |docs| {
+                for &doc in docs.iter().filter(|&&d| is_alive(d)) {
+                    groups.collect(doc, 0.0);
+                }
+            })?;
+            return Ok(groups.harvest());
         }
-        Ok(Fruit { groups: combine(self.sort, fruits), column: None })
+        if !self.sort.descending {
+            weight.for_each(reader, &mut |doc, score| {
+                if is_alive(doc) {
+                    groups.collect(doc, score);
+                }
+            })?;
+            return Ok(groups.harvest());
+        }
+        weight.for_each_no_score(reader, &mut |docs| {
+            for &doc in docs.iter().filter(|&&d| is_alive(d)) {
+                groups.count(doc);
+            }
+        })?;
+        weight.for_each_pruning(Score::MIN, reader, &mut |doc, score| {
+            if is_alive(doc) {
+                let ord = groups.ord(doc);
+                groups.top.offer(Entry { value: f64::from(score), ord, doc });
+            }
+            groups.threshold()
+        })?;
+        Ok(groups.harvest())
+    }
+
+    fn merge_fruits(&self, fruits: Vec<Vec<Fruit>>) -> tantivy::Result<Vec<Fruit>> {
+        Ok(fruits.into_iter().flatten().collect())
     }
 }
 
-/// Groups of several segments or searches as one, in no order: by value,
-/// the best document kept and the matches added.
-fn combine(sort: GroupOrder, mut fruits: Vec<Fruit>) -> Vec<Partial> {
-    // Each value is once in a fruit: one fruit is merged already.
-    if fruits.len() <= 1 {
-        return fruits.pop().map_or_else(Vec::new, |f| f.groups);
+impl SegmentGroups {
+    /// `doc`'s group: its value's ordinal, or [`NO_VALUE`].
+    fn ord(&self, doc: DocId) -> u64 {
+        let ord = self.values.as_ref().and_then(|c| c.term_ords(doc).next());
+        ord.filter(|&o| (o as usize) < self.counts.len()).unwrap_or(NO_VALUE)
     }
-    let fruits: Vec<Vec<Partial>> = fruits.into_iter().map(Fruit::resolved).collect();
-    let groups: usize = fruits.iter().map(Vec::len).sum();
-    let mut out: Vec<Partial> = Vec::with_capacity(groups);
-    // Where a value is in `out`: ids by number, other text by text.
-    let mut ids: hashbrown::HashMap<u64, usize> = hashbrown::HashMap::with_capacity(groups);
-    let mut texts: hashbrown::HashMap<Box<str>, usize> = hashbrown::HashMap::new();
-    for group in fruits.into_iter().flatten() {
-        let found = match &group.key {
-            Key::None | Key::Ord(_) => None,
-            Key::Id(id) => match ids.entry(*id) {
-                hashbrown::hash_map::Entry::Occupied(e) => Some(*e.get()),
-                hashbrown::hash_map::Entry::Vacant(e) => {
-                    e.insert(out.len());
-                    None
-                }
-            },
-            Key::Text(text) => match texts.get(text) {
-                Some(&i) => Some(i),
-                None => {
-                    texts.insert(text.clone(), out.len());
-                    None
-                }
-            },
-        };
-        match found {
-            Some(i) => {
-                let kept = &mut out[i];
-                kept.matched += group.matched;
-                if better(sort, group.best, kept.best) {
-                    kept.best = group.best;
-                    kept.addr = group.addr;
-                    kept.run = group.run;
-                }
-            }
-            None => out.push(group),
+
+    /// Counts `doc` as a match of its group; the group.
+    fn count(&mut self, doc: DocId) -> u64 {
+        let ord = self.ord(doc);
+        match self.counts.get_mut(ord as usize) {
+            Some(n) if *n == u8::MAX => *self.more.entry(ord).or_insert(0) += 1,
+            Some(n) => *n += 1,
+            None => self.loose += 1,
+        }
+        ord
+    }
+
+    /// The lowest score a document must beat to change the window (when
+    /// scores go highest first): just below its last's, as a document
+    /// of the same score goes before it when its group or address does.
+    fn threshold(&self) -> Score {
+        match self.top.entries.get(self.top.worst) {
+            Some(last) if self.top.entries.len() >= self.top.window => (last.value as Score).next_down(),
+            _ => Score::MIN,
         }
     }
-    out
-}
-
-/// The groups of `fruits` merged ([`combine`]), how many there are, and
-/// the `limit` from `offset` in `sort`'s order (ties by value, then
-/// address, so pages are stable): only those are sorted and written as
-/// text.
-pub(crate) fn page(
-    sort: GroupOrder,
-    mut fruits: Vec<Fruit>,
-    offset: usize,
-    limit: usize,
-) -> (u64, Vec<Group>) {
-    // One segment: its ordinals stand for the values (in the same order)
-    // until the page is known.
-    let column = match fruits.as_mut_slice() {
-        [one] => one.column.take(),
-        _ => None,
-    };
-    let mut all = combine(sort, fruits);
-    let total = all.len() as u64;
-    let order = |a: &Partial, b: &Partial| {
-        let order = if sort.descending { b.best.total_cmp(&a.best) } else { a.best.total_cmp(&b.best) };
-        order.then_with(|| a.key.cmp(&b.key)).then_with(|| (a.run, a.addr).cmp(&(b.run, b.addr)))
-    };
-    let end = offset.saturating_add(limit).min(all.len());
-    if end < all.len() {
-        all.select_nth_unstable_by(end, order);
-        all.truncate(end);
-    }
-    all.sort_unstable_by(order);
-    let mut all: Vec<Partial> = all.into_iter().skip(offset).collect();
-    if let Some(column) = column {
-        // Resolved in place; the page keeps its order.
-        let mut by_ord: Vec<usize> = (0..all.len()).filter(|&i| matches!(all[i].key, Key::Ord(_))).collect();
-        by_ord.sort_unstable_by_key(|&i| if let Key::Ord(ord) = all[i].key { ord } else { 0 });
-        let ords: Vec<u64> =
-            by_ord.iter().map(|&i| if let Key::Ord(ord) = all[i].key { ord } else { 0 }).collect();
-        let mut at = 0;
-        let _ = column.dictionary().sorted_ords_to_term_cb(&ords, |term| {
-            if let Some(&i) = by_ord.get(at) {
-                all[i].key = Key::of(term);
-            }
-            at += 1;
-        });
-    }
-    let page = all.into_iter().map(|g| Group {
-        value: g.key.text(),
-        best: g.best,
-        addr: g.addr,
-        run: g.run,
-        matched: g.matched,
-    });
-    (total, page.collect())
 }
 
 impl SegmentCollector for SegmentGroups {
-    type Fruit = Fruit;
+    type Fruit = Vec<Fruit>;
 
     fn collect(&mut self, doc: DocId, score: Score) {
         let value = match &self.dates {
             Some(dates) => dates.first(doc).map_or(0.0, |d| d.into_timestamp_millis() as f64),
             None => f64::from(score),
         };
-        let ord = self.values.as_ref().and_then(|c| c.term_ords(doc).next());
-        let Some(ord) = ord else {
-            self.loose.push((value, doc));
-            return;
-        };
-        let Some((best, at, n)) = self.groups.get_mut(ord as usize) else {
-            self.loose.push((value, doc));
-            return;
-        };
-        if *n == 0 || better(self.sort, value, *best) {
-            *best = value;
-            *at = doc;
-        }
-        *n += 1;
+        let ord = self.count(doc);
+        self.top.offer(Entry { value, ord, doc });
     }
 
-    /// The groups by ordinal (a value's text is read when the page, or a
-    /// merge with other segments, needs it).
-    fn harvest(self) -> Fruit {
-        let mut out = Vec::with_capacity(self.groups.len() + self.loose.len());
-        for (ord, &(best, doc, matched)) in self.groups.iter().enumerate().filter(|(_, g)| g.2 > 0) {
-            out.push(Partial {
-                key: Key::Ord(ord as u64),
-                best,
-                addr: DocAddress::new(self.segment, doc),
-                run: self.run,
-                matched,
-            });
-        }
-        out.extend(self.loose.into_iter().map(|(best, doc)| Partial {
-            key: Key::None,
-            best,
-            addr: DocAddress::new(self.segment, doc),
+    fn harvest(self) -> Vec<Fruit> {
+        vec![Fruit {
+            segment: self.segment,
             run: self.run,
-            matched: 1,
-        }));
-        Fruit { groups: out, column: self.values }
+            top: self.top.entries,
+            counts: self.counts,
+            more: self.more,
+            loose: self.loose,
+            column: self.values,
+        }]
     }
+}
+
+/// A candidate for the page: a group of one fruit's window, by value.
+struct Candidate {
+    key: Key,
+    /// The fruit it came from and its ordinal there.
+    from: (usize, u64),
+    best: f64,
+    addr: DocAddress,
+    run: usize,
+}
+
+/// How many groups `fruits` (the segments of every run of a search) hold
+/// together, and the `limit` from `offset` in `sort`'s order (ties by
+/// value, then the best document's run and address, so pages are stable),
+/// with their matches. `offset + limit` must not exceed the window the
+/// collectors kept.
+pub(crate) fn page(sort: GroupOrder, fruits: Vec<Fruit>, offset: usize, limit: usize) -> (u64, Vec<Group>) {
+    let total = groups(&fruits);
+    let window = offset.saturating_add(limit);
+    // Every fruit's window, by value: a value's best is the best of its
+    // fruits' (the first run and address on a tie).
+    let mut candidates: Vec<Candidate> = Vec::new();
+    let mut by_key: hashbrown::HashMap<Key, usize> = hashbrown::HashMap::new();
+    for (n, fruit) in fruits.iter().enumerate() {
+        let mut keyed: Vec<(u64, Entry)> = Vec::new();
+        for e in &fruit.top {
+            if e.ord == NO_VALUE {
+                candidates.push(Candidate {
+                    key: Key::None,
+                    from: (n, NO_VALUE),
+                    best: e.value,
+                    addr: DocAddress::new(fruit.segment, e.doc),
+                    run: fruit.run,
+                });
+            } else {
+                keyed.push((e.ord, *e));
+            }
+        }
+        keyed.sort_unstable_by_key(|(ord, _)| *ord);
+        let ords: Vec<u64> = keyed.iter().map(|(o, _)| *o).collect();
+        let mut next = keyed.iter();
+        fruit.terms(&ords, |ord, term| {
+            let Some(&(_, e)) = next.find(|(o, _)| *o == ord) else { return };
+            let found = Candidate {
+                key: Key::of(term),
+                from: (n, ord),
+                best: e.value,
+                addr: DocAddress::new(fruit.segment, e.doc),
+                run: fruit.run,
+            };
+            match by_key.get(&found.key) {
+                Some(&i) => {
+                    let kept = &mut candidates[i];
+                    let earlier = (found.run, found.addr) < (kept.run, kept.addr);
+                    if sort.before(found.best, kept.best) || (found.best == kept.best && earlier) {
+                        *kept = found;
+                    }
+                }
+                None => {
+                    by_key.insert(found.key.clone(), candidates.len());
+                    candidates.push(found);
+                }
+            }
+        });
+    }
+    let order = |a: &Candidate, b: &Candidate| {
+        sort.cmp(a.best, b.best)
+            .then_with(|| a.key.cmp(&b.key))
+            .then_with(|| (a.run, a.addr).cmp(&(b.run, b.addr)))
+    };
+    let end = window.min(candidates.len());
+    if end < candidates.len() {
+        candidates.select_nth_unstable_by(end, order);
+        candidates.truncate(end);
+    }
+    candidates.sort_unstable_by(order);
+    let page = candidates.into_iter().skip(offset).map(|c| {
+        let matched = match c.key {
+            Key::None => 1,
+            _ => fruits
+                .iter()
+                .enumerate()
+                .map(|(n, f)| f.matched(&c.key, (n == c.from.0).then_some(c.from.1)))
+                .sum(),
+        };
+        Group {
+            value: String::from_utf8_lossy(&c.key.bytes()).into_owned(),
+            best: c.best,
+            addr: c.addr,
+            run: c.run,
+            matched,
+        }
+    });
+    (total, page.collect())
+}
+
+/// How many groups `fruits` hold together: the values matched in the one
+/// with the most, each other fruit's values not matched there (its
+/// matched ordinals read as text and looked up), and every document
+/// without a value.
+fn groups(fruits: &[Fruit]) -> u64 {
+    let loose: u64 = fruits.iter().map(|f| f.loose).sum();
+    let values: Vec<u64> = fruits.iter().map(Fruit::values).collect();
+    let Some(largest) = (0..fruits.len()).max_by_key(|&i| values[i]) else { return loose };
+    let main = &fruits[largest];
+    let mut elsewhere: hashbrown::HashSet<Key> = hashbrown::HashSet::new();
+    for (i, fruit) in fruits.iter().enumerate() {
+        if i == largest || values[i] == 0 {
+            continue;
+        }
+        let ords: Vec<u64> =
+            (0..fruit.counts.len() as u64).filter(|&o| fruit.counts[o as usize] > 0).collect();
+        fruit.terms(&ords, |_, term| {
+            let there = main.ord(term).and_then(|o| main.counts.get(o as usize)).is_some_and(|&n| n > 0);
+            if !there {
+                elsewhere.insert(Key::of(term));
+            }
+        });
+    }
+    loose + values[largest] + elsewhere.len() as u64
 }

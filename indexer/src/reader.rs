@@ -344,11 +344,20 @@ impl Generation {
             let mut fruits = Vec::with_capacity(runs.len());
             let mut counts = FacetCounts::new();
             for (i, (on, q)) in runs.iter().enumerate() {
-                let collector = (CollapseCollector::new(field, order, i), counting.clone());
-                let (groups, facets) = on
-                    .search_with_statistics_provider(&**q, &collector, stats)
-                    .map_err(|e| search_err(&self.schema.table, query_text, e))?;
-                fruits.push(groups);
+                let window = offset.saturating_add(limit);
+                let collector = CollapseCollector::new(field, order, i, window);
+                // Alone, the collector prunes (it scores only what may
+                // enter the page); with facets every match is visited.
+                let (groups, facets) = match &counting {
+                    None => (on.search_with_statistics_provider(&**q, &collector, stats), None),
+                    Some(facets) => {
+                        match on.search_with_statistics_provider(&**q, &(collector, facets.clone()), stats) {
+                            Ok((groups, facets)) => (Ok(groups), Some(facets)),
+                            Err(e) => (Err(e), None),
+                        }
+                    }
+                };
+                fruits.extend(groups.map_err(|e| search_err(&self.schema.table, query_text, e))?);
                 crate::facets::add(&mut counts, facets.unwrap_or_default());
             }
             let (total, page) = crate::collapse::page(order, fruits, offset, limit);

@@ -3,6 +3,7 @@
 
 mod common;
 
+mod collapse_prop;
 mod confinement_prop;
 mod facets;
 mod highlights;
