@@ -345,7 +345,7 @@ impl Generation {
             let mut counts = FacetCounts::new();
             for (i, (on, q)) in runs.iter().enumerate() {
                 let window = offset.saturating_add(limit);
-                let collector = CollapseCollector::new(field, order, i, window);
+                let collector = CollapseCollector::new(field, order, i, window, &**q);
                 // Alone, the collector prunes (it scores only what may
                 // enter the page); with facets every match is visited.
                 let (groups, facets) = match &counting {
