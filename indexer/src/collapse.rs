@@ -211,13 +211,15 @@ pub(crate) struct Fruit {
     more: hashbrown::HashMap<u64, u64>,
     /// Matching documents without a value.
     loose: u64,
+    /// Values matched (documents without one not counted).
+    distinct: u64,
     column: Option<BytesColumn>,
 }
 
 impl Fruit {
     /// Values matched (documents without one not counted).
     fn values(&self) -> u64 {
-        self.counts.iter().filter(|&&n| n > 0).count() as u64
+        self.distinct
     }
 
     /// The ordinal of `term` in this segment's column.
@@ -304,6 +306,7 @@ pub(crate) struct SegmentGroups {
     counts: Vec<u8>,
     more: hashbrown::HashMap<u64, u64>,
     loose: u64,
+    distinct: u64,
     top: Top,
 }
 
@@ -324,6 +327,7 @@ impl Collector for CollapseCollector {
             counts: vec![0; terms],
             more: hashbrown::HashMap::new(),
             loose: 0,
+            distinct: 0,
             top: Top::new(self.window, self.sort),
         })
     }
@@ -425,12 +429,21 @@ impl SegmentGroups {
     /// Counts `doc` as a match of its group; the group.
     fn count(&mut self, doc: DocId) -> u64 {
         let ord = self.ord(doc);
+        self.tally(ord);
+        ord
+    }
+
+    /// One more match of group `ord`.
+    #[inline]
+    fn tally(&mut self, ord: u64) {
         match self.counts.get_mut(ord as usize) {
             Some(n) if *n == u8::MAX => *self.more.entry(ord).or_insert(0) += 1,
-            Some(n) => *n += 1,
+            Some(n) => {
+                self.distinct += u64::from(*n == 0);
+                *n += 1;
+            }
             None => self.loose += 1,
         }
-        ord
     }
 
     /// Counts each of `docs` (at most [`BLOCK`]), their ordinals read
@@ -442,11 +455,7 @@ impl SegmentGroups {
             values.ords().first_vals(docs, ords);
         }
         for ord in ords.iter() {
-            match ord.and_then(|o| self.counts.get_mut(o as usize).map(|n| (o, n))) {
-                Some((ord, n)) if *n == u8::MAX => *self.more.entry(ord).or_insert(0) += 1,
-                Some((_, n)) => *n += 1,
-                None => self.loose += 1,
-            }
+            self.tally(ord.unwrap_or(NO_VALUE));
         }
     }
 
@@ -481,6 +490,7 @@ impl SegmentCollector for SegmentGroups {
             counts: self.counts,
             more: self.more,
             loose: self.loose,
+            distinct: self.distinct,
             column: self.values,
         }]
     }

@@ -433,9 +433,18 @@ impl Searcher {
 
         let words = (request.highlight || !request.crop.is_empty()).then(|| parsed.words());
         let query_done = Instant::now();
-        let (mut hits, dropped) = self.hits(table, request, &shape, &found.keys, words.as_ref())?;
+        // Collapsed, the hits' rows give their threads' summaries what
+        // they need of them (no second read).
+        let summary: Vec<Column> = if collapse.is_some() {
+            let (from, date) = crate::threads::summary_columns(schema.search.as_ref());
+            from.iter().chain(date.iter()).map(|c| Column::parse(c.as_bytes())).collect()
+        } else {
+            Vec::new()
+        };
+        let (mut hits, dropped, read) =
+            self.hits(table, request, &shape, &found.keys, words.as_ref(), &summary)?;
         if collapse.is_some() {
-            self.attach_threads(table, &found, &mut hits)?;
+            self.attach_threads(table, &found, &mut hits, &read)?;
         }
         let ms = |from: Instant, to: Instant| to.duration_since(from).as_secs_f64() * 1e3;
         let steps = SearchSteps {
@@ -540,13 +549,14 @@ impl Searcher {
         table: &str,
         found: &rowsearch_indexer::KeyHits,
         hits: &mut [SearchHit],
+        read: &[Row],
     ) -> Result<()> {
         let by_key: std::collections::HashMap<&[u8], &(String, u64)> =
             found.keys.iter().map(|(k, _)| k.as_slice()).zip(&found.groups).collect();
         // A document without a thread value is a group of its own.
         let grouped = |h: &SearchHit| by_key.get(h.row.key.as_slice()).filter(|g| !g.0.is_empty()).copied();
         let wanted: Vec<(String, u64)> = hits.iter().filter_map(|h| grouped(h).cloned()).collect();
-        let mut summaries = crate::threads::summaries(&self.store, table, &wanted)?.into_iter();
+        let mut summaries = crate::threads::summaries_with(&self.store, table, &wanted, read)?.into_iter();
         for hit in hits.iter_mut() {
             if grouped(hit).is_some() {
                 hit.thread = summaries.next();
@@ -566,7 +576,8 @@ impl Searcher {
         shape: &DocumentShape<'_>,
         keys_found: &[(Vec<u8>, f64)],
         words: Option<&rowsearch_indexer::QueryWords>,
-    ) -> Result<(Vec<SearchHit>, u64)> {
+        summary: &[Column],
+    ) -> Result<(Vec<SearchHit>, u64, Vec<Row>)> {
         let search = shape.search;
         // The columns documents are made of (search fields, date,
         // partition) are read too, and projected away from the row
@@ -591,6 +602,9 @@ impl Searcher {
         } else if !read.columns.is_empty() && (!request.rows_only || request.highlight) {
             read.columns.extend(DocumentShape { fields: None, ..shape.clone() }.needed());
         }
+        if !read.columns.is_empty() {
+            read.columns.extend(summary.iter().cloned());
+        }
         let field_columns: Vec<(String, String, Vec<u8>)> = search
             .fields
             .iter()
@@ -614,6 +628,7 @@ impl Searcher {
             request.max_highlight_bytes
         };
         let mut hits = Vec::with_capacity(resolved.len());
+        let mut summary_rows = Vec::new();
         let mut dropped = 0;
         for (n, item) in resolved.into_iter().enumerate() {
             if n % 64 == 63 {
@@ -646,13 +661,12 @@ impl Searcher {
                 shape.crop_document(&mut document, &|w| words.is_some_and(|words| words.matches(w)));
                 document
             };
+            if !summary.is_empty() {
+                let cells = row.cells.iter().filter(|c| summary.iter().any(|col| covers(col, c)));
+                summary_rows.push(Row { key: row.key.clone(), cells: cells.cloned().collect() });
+            }
             if !keep.is_empty() {
-                row.cells.retain(|c| {
-                    keep.iter().any(|col| match col {
-                        Column::Family(f) => *f == *c.family,
-                        Column::Qualifier(f, q) => *f == *c.family && *q == c.qualifier,
-                    })
-                });
+                row.cells.retain(|c| keep.iter().any(|col| covers(col, c)));
             }
             let (score, date_ms) = match request.sort {
                 SortBy::Relevance => (Some(value), None),
@@ -660,7 +674,15 @@ impl Searcher {
             };
             hits.push(SearchHit { row, document, score, date_ms, highlights, thread: None });
         }
-        Ok((hits, dropped))
+        Ok((hits, dropped, summary_rows))
+    }
+}
+
+/// Whether column `col` (a family, or one qualifier of it) holds `cell`.
+fn covers(col: &Column, cell: &rowsearch_store::Cell) -> bool {
+    match col {
+        Column::Family(f) => *f == *cell.family,
+        Column::Qualifier(f, q) => *f == *cell.family && *q == cell.qualifier,
     }
 }
 

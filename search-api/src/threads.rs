@@ -254,6 +254,13 @@ pub const MAX_PARTICIPANTS: usize = 10;
 /// thread's rows are counted from its entries, without reading them).
 pub const PARTICIPANT_ROWS: usize = 64;
 
+/// The columns a summary reads of a thread's rows: the `from` field's and
+/// the date column (of a table whose search schema has them).
+pub fn summary_columns(search: Option<&rowsearch_store::SearchSchema>) -> (Option<String>, Option<String>) {
+    let from = search.and_then(|s| s.fields.iter().find(|f| f.name == "from")).map(|f| f.column.clone());
+    (from, search.and_then(|s| s.date_column.clone()))
+}
+
 /// The summaries of threads `threads` (id, matched) of `table`, read in one
 /// snapshot of `store`; a thread the store does not hold (a table in
 /// HBase) says only what the search saw.
@@ -261,6 +268,21 @@ pub const PARTICIPANT_ROWS: usize = 64;
 /// # Errors
 /// The store's.
 pub fn summaries(store: &Store, table: &str, threads: &[(String, u64)]) -> Result<Vec<ThreadSummary>> {
+    summaries_with(store, table, threads, &[])
+}
+
+/// [`summaries`], with rows already read (`known`, with at least the
+/// [`summary_columns`]: a search's hits) taken as they are instead of read
+/// again.
+///
+/// # Errors
+/// The store's.
+pub fn summaries_with(
+    store: &Store,
+    table: &str,
+    threads: &[(String, u64)],
+    known: &[Row],
+) -> Result<Vec<ThreadSummary>> {
     let rtxn = store.begin_read()?;
     let schema = match rtxn.schema(table) {
         Ok(schema) => schema,
@@ -276,16 +298,12 @@ pub fn summaries(store: &Store, table: &str, threads: &[(String, u64)]) -> Resul
                 .collect());
         }
     };
-    let from = schema
-        .search
-        .as_ref()
-        .and_then(|s| s.fields.iter().find(|f| f.name == "from"))
-        .map(|f| f.column.clone());
-    let date = schema.search.as_ref().and_then(|s| s.date_column.clone());
+    let (from, date) = summary_columns(schema.search.as_ref());
     let mut read = ReadOptions::default();
     for c in from.iter().chain(date.iter()) {
         read = read.column(Column::parse(c.as_bytes()));
     }
+    let known: std::collections::HashMap<&[u8], &Row> = known.iter().map(|r| (r.key.as_slice(), r)).collect();
     let mut out = Vec::with_capacity(threads.len());
     for (id, matched) in threads {
         let members = match parse_thread_id(id) {
@@ -295,12 +313,16 @@ pub fn summaries(store: &Store, table: &str, threads: &[(String, u64)]) -> Resul
         let mut keys: Vec<&[u8]> = members.iter().filter_map(|m| m.row.as_deref()).collect();
         keys.sort_unstable();
         keys.dedup();
-        let mut rows: Vec<Row> = if from.is_some() {
+        let mut rows: Vec<Row> = Vec::new();
+        if from.is_some() {
             let some = &keys[..keys.len().min(PARTICIPANT_ROWS)];
-            rtxn.multi_get(table, some, &read)?.into_iter().flatten().collect()
-        } else {
-            Vec::new()
-        };
+            let (have, read_now): (Vec<&[u8]>, Vec<&[u8]>) =
+                some.iter().partition(|k| known.contains_key(*k));
+            rows.extend(have.iter().filter_map(|k| known.get(k).map(|r| (*r).clone())));
+            if !read_now.is_empty() {
+                rows.extend(rtxn.multi_get(table, &read_now, &read)?.into_iter().flatten());
+            }
+        }
         let value = |row: &Row, column: &Option<String>| -> String {
             match column.as_deref().map(|c| Column::parse(c.as_bytes())) {
                 Some(Column::Qualifier(f, q)) => {
@@ -309,7 +331,8 @@ pub fn summaries(store: &Store, table: &str, threads: &[(String, u64)]) -> Resul
                 _ => String::new(),
             }
         };
-        rows.sort_by_key(|r| value(r, &date));
+        // By date, a tie by key (the order rows are read in).
+        rows.sort_by_cached_key(|r| (value(r, &date), r.key.clone()));
         let mut participants: Vec<String> = Vec::new();
         for row in &rows {
             let sender = value(row, &from);
