@@ -350,10 +350,13 @@ impl Collector for CollapseCollector {
         let mut groups = self.for_segment(segment, reader)?;
         let alive = reader.alive_bitset();
         let is_alive = |doc| alive.is_none_or(|a| a.is_alive(doc));
+        let mut live = Vec::with_capacity(BLOCK);
         if self.sort.by_date {
             weight.for_each_no_score(reader, &mut |docs| {
-                for &doc in docs.iter().filter(|&&d| is_alive(d)) {
-                    groups.collect(doc, 0.0);
+                for block in docs.chunks(BLOCK) {
+                    live.clear();
+                    live.extend(block.iter().copied().filter(|&d| is_alive(d)));
+                    groups.collect_dated(&live);
                 }
             })?;
             return Ok(groups.harvest());
@@ -391,7 +394,6 @@ impl Collector for CollapseCollector {
             groups.count_block(&block[..filled]);
             return Ok(groups.harvest());
         }
-        let mut live = Vec::with_capacity(BLOCK);
         weight.for_each_no_score(reader, &mut |docs| {
             for block in docs.chunks(BLOCK) {
                 match alive {
@@ -456,6 +458,27 @@ impl SegmentGroups {
         }
         for ord in ords.iter() {
             self.tally(ord.unwrap_or(NO_VALUE));
+        }
+    }
+
+    /// Counts and offers each of `docs` (at most [`BLOCK`]) by its date,
+    /// their ordinals and dates read together.
+    fn collect_dated(&mut self, docs: &[DocId]) {
+        let mut ords = [None; BLOCK];
+        let ords = &mut ords[..docs.len()];
+        if let Some(values) = &self.values {
+            values.ords().first_vals(docs, ords);
+        }
+        let mut dates = [None; BLOCK];
+        let dates = &mut dates[..docs.len()];
+        if let Some(column) = &self.dates {
+            column.first_vals(docs, dates);
+        }
+        for ((&doc, ord), date) in docs.iter().zip(ords.iter()).zip(dates.iter()) {
+            let ord = ord.filter(|&o| (o as usize) < self.counts.len()).unwrap_or(NO_VALUE);
+            self.tally(ord);
+            let value = date.map_or(0.0, |d| d.into_timestamp_millis() as f64);
+            self.top.offer(Entry { value, ord, doc });
         }
     }
 

@@ -588,8 +588,18 @@ fn cli_mail_an_earlier_build_keyed_by_message_id_moves_to_content_keys_when_inge
             let out = store.run(args);
             assert!(out.status.success(), "{args:?}: {}", stderr(&out));
             let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
-            let keys =
-                v["hits"].as_array().unwrap().iter().map(|h| h["key"].as_str().unwrap().to_owned()).collect();
+            // Collapsed, a hit is its thread (with its matches): which of a
+            // thread's messages of equal score stands for it follows each
+            // index's document order.
+            let keys = v["hits"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|h| match h.get("thread") {
+                    Some(thread) => format!("{}/{}", thread["id"], thread["matched"]),
+                    None => h["key"].as_str().unwrap().to_owned(),
+                })
+                .collect();
             (v["total"].clone(), keys)
         };
         let (total, keys) = answer(&t);
