@@ -451,34 +451,40 @@ impl SegmentGroups {
     /// Counts each of `docs` (at most [`BLOCK`]), their ordinals read
     /// together.
     fn count_block(&mut self, docs: &[DocId]) {
-        let mut ords = [None; BLOCK];
-        let ords = &mut ords[..docs.len()];
-        if let Some(values) = &self.values {
-            values.ords().first_vals(docs, ords);
-        }
-        for ord in ords.iter() {
-            self.tally(ord.unwrap_or(NO_VALUE));
+        let mut ords = [NO_VALUE; BLOCK];
+        self.block_ords(docs, &mut ords);
+        for &ord in &ords[..docs.len()] {
+            self.tally(ord);
         }
     }
 
     /// Counts and offers each of `docs` (at most [`BLOCK`]) by its date,
     /// their ordinals and dates read together.
     fn collect_dated(&mut self, docs: &[DocId]) {
-        let mut ords = [None; BLOCK];
-        let ords = &mut ords[..docs.len()];
-        if let Some(values) = &self.values {
-            values.ords().first_vals(docs, ords);
-        }
+        let mut ords = [NO_VALUE; BLOCK];
+        self.block_ords(docs, &mut ords);
         let mut dates = [None; BLOCK];
         let dates = &mut dates[..docs.len()];
         if let Some(column) = &self.dates {
             column.first_vals(docs, dates);
         }
-        for ((&doc, ord), date) in docs.iter().zip(ords.iter()).zip(dates.iter()) {
-            let ord = ord.filter(|&o| (o as usize) < self.counts.len()).unwrap_or(NO_VALUE);
+        for ((&doc, &ord), date) in docs.iter().zip(&ords).zip(dates.iter()) {
             self.tally(ord);
             let value = date.map_or(0.0, |d| d.into_timestamp_millis() as f64);
             self.top.offer(Entry { value, ord, doc });
+        }
+    }
+
+    /// The group of each of `docs` (at most [`BLOCK`]), read together, as
+    /// [`Self::ord`] gives one.
+    fn block_ords(&self, docs: &[DocId], out: &mut [u64; BLOCK]) {
+        let mut ords = [None; BLOCK];
+        let ords = &mut ords[..docs.len()];
+        if let Some(values) = &self.values {
+            values.ords().first_vals(docs, ords);
+        }
+        for (slot, ord) in out.iter_mut().zip(ords.iter()) {
+            *slot = ord.filter(|&o| (o as usize) < self.counts.len()).unwrap_or(NO_VALUE);
         }
     }
 
