@@ -92,7 +92,11 @@ fn reanalyze(
             let values: Vec<Option<&[u8]>> = values.iter().map(|v| v.as_deref()).collect();
             cells.push(search.entries(analyzer, row, &values)?);
         }
-        crate::keyword::update(wtxn, cells.iter().map(|after| (search, &none, after)), 0)?;
+        crate::keyword::update(
+            wtxn,
+            cells.iter().map(|after| (search, (&none).into(), after.into(), false)),
+            0,
+        )?;
         done += chunk.len() as u64;
         report(done, total);
     }

@@ -49,9 +49,14 @@ fn put_copies(cells: &[PutCell]) -> Lines {
 }
 
 /// `cells` carrying `copies`' folders, ids and paths (one per line,
-/// sorted), stamped as the row's other cells are.
-fn with_copies(mut cells: Vec<PutCell>, copies: &Lines) -> Vec<PutCell> {
+/// sorted), stamped as the row's other cells are; with `only_copies`,
+/// those cells alone (for a row the store holds, whose other cells a copy
+/// repeats).
+fn with_copies(mut cells: Vec<PutCell>, copies: &Lines, only_copies: bool) -> Vec<PutCell> {
     let at = cells.first().and_then(|c| c.timestamp);
+    if only_copies {
+        cells.clear();
+    }
     cells.retain(|c| !(c.family == "m" && COPY_COLUMNS.contains(&c.qualifier.as_slice())));
     for (qualifier, set) in COPY_COLUMNS.into_iter().zip(copies) {
         if !set.is_empty() {
@@ -342,11 +347,9 @@ fn prepare(
         }
         let key = group[0].key.clone();
         // What the row carries already: in flight (the newest), else stored.
-        let before: Option<Lines> = in_flight
-            .iter()
-            .rev()
-            .find_map(|sent| sent.get(&key).cloned())
-            .or_else(|| found.get(key.as_slice()).cloned().flatten());
+        let flying: Option<Lines> = in_flight.iter().rev().find_map(|sent| sent.get(&key).cloned());
+        let stored = flying.is_none() && found.get(key.as_slice()).is_some_and(Option::is_some);
+        let before: Option<Lines> = flying.or_else(|| found.get(key.as_slice()).cloned().flatten());
         let mut union = before.clone().unwrap_or_default();
         let add = |union: &mut Lines, more: Lines| {
             for (set, lines) in union.iter_mut().zip(more) {
@@ -374,7 +377,11 @@ fn prepare(
         report.folded += copies_of;
         let p = group.swap_remove(0);
         copies.insert(key.clone(), union.clone());
-        rows.push((key, with_copies(p.cells, &union), p.source, before.is_none()));
+        // A row the store holds gains the copy's folder, id and path alone:
+        // sender, date, subject and body make its key, so they are the
+        // copy's; its other headers stay the first copy's. A row in flight
+        // is written whole: its batch may yet be refused.
+        rows.push((key, with_copies(p.cells, &union, stored), p.source, before.is_none()));
     }
     if rows.is_empty() && deletes.is_empty() {
         return Ok(None);

@@ -88,36 +88,45 @@ impl KeywordCells {
     }
 }
 
-impl KeywordCells {
-    /// These cells and `other`'s (of the same row, no key in both), in key
-    /// order.
-    pub fn merged(&self, other: &KeywordCells) -> KeywordCells {
-        let mut out = KeywordCells {
-            bytes: Vec::with_capacity(self.bytes.len() + other.bytes.len()),
-            ends: Vec::with_capacity(self.len() + other.len()),
-            tail_len: self.tail_len.max(other.tail_len),
-        };
-        let (mut a, mut b) = (self.iter().peekable(), other.iter().peekable());
-        loop {
-            let next = match (a.peek(), b.peek()) {
-                (Some(x), Some(y)) => {
-                    if x.0 <= y.0 {
-                        a.next()
-                    } else {
-                        b.next()
-                    }
-                }
-                (Some(_), None) => a.next(),
-                (None, Some(_)) => b.next(),
-                (None, None) => break,
-            };
-            let Some((key, value)) = next else { break };
-            out.bytes.extend_from_slice(key);
-            let key_end = out.bytes.len();
-            out.bytes.extend_from_slice(value);
-            out.ends.push((key_end, out.bytes.len()));
-        }
-        out
+/// A row's keyword cells in two parts, each sorted, no key in both: the
+/// cells computed from its values, and perhaps a few computed apart (a
+/// thread's field, known only in the write transaction). Read in key
+/// order as one list, never copied into one.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct CellParts<'a> {
+    main: &'a KeywordCells,
+    more: Option<&'a KeywordCells>,
+}
+
+impl<'a> From<&'a KeywordCells> for CellParts<'a> {
+    fn from(main: &'a KeywordCells) -> Self {
+        CellParts { main, more: None }
+    }
+}
+
+impl<'a> CellParts<'a> {
+    /// `main`'s cells and `more`'s.
+    pub fn new(main: &'a KeywordCells, more: Option<&'a KeywordCells>) -> Self {
+        CellParts { main, more }
+    }
+
+    /// How many cells.
+    pub fn len(&self) -> usize {
+        self.main.len() + self.more.map_or(0, KeywordCells::len)
+    }
+
+    /// The cells in key order, each split as [`KeywordCells::split`] does.
+    pub fn splits(&self) -> impl Iterator<Item = (&'a [u8], &'a [u8], &'a [u8])> + use<'a> {
+        let part = |cells: &'a KeywordCells| (0..cells.len()).filter_map(move |i| cells.split(i));
+        let (mut a, mut b) =
+            (part(self.main).peekable(), self.more.map(part).into_iter().flatten().peekable());
+        std::iter::from_fn(move || match (a.peek(), b.peek()) {
+            // Keys compare as their (prefix, tail) pairs: a term prefix ends
+            // where no other begins.
+            (Some(x), Some(y)) if (y.0, y.1) < (x.0, x.1) => b.next(),
+            (Some(_), _) => a.next(),
+            (None, _) => b.next(),
+        })
     }
 }
 

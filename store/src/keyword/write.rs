@@ -14,7 +14,7 @@ use super::block::{
     self, BlockReader, COUNTER_KEY, MIN_BLOCK_BYTES, Version, Versions, date_of, encode, encoded_len,
     order_tail, version_of,
 };
-use super::handle::{KeywordCells, SearchHandle};
+use super::handle::{CellParts, SearchHandle};
 use super::rows;
 use super::runs::{self, Place, RunChunks, RunWriter};
 use crate::error::{Error, ErrorKind, Result};
@@ -33,20 +33,23 @@ type Op<'h> = (Version, Option<&'h [u8]>);
 /// batch: stored versions deleted or replaced where they are, new versions
 /// written as one new run per table, the runs merged into the blocks once
 /// a table holds more than `max_runs` (0: every change straight into the
-/// blocks).
+/// blocks). Each change: the keyword rows, the row's cells before and
+/// after, and whether the row may hold cells that `before` leaves out
+/// (then an empty `before` still finds the row's number).
 pub(crate) fn update<'h>(
     wtxn: &mut RwTxn,
-    changes: impl IntoIterator<Item = (&'h SearchHandle, &'h KeywordCells, &'h KeywordCells)>,
+    changes: impl IntoIterator<Item = (&'h SearchHandle, CellParts<'h>, CellParts<'h>, bool)>,
     max_runs: usize,
 ) -> Result<()> {
     let changes: Vec<_> = changes.into_iter().collect();
     let mut writes: Vec<Change<'h>> =
-        Vec::with_capacity(changes.iter().map(|(_, b, a)| b.len() + a.len()).sum());
+        Vec::with_capacity(changes.iter().map(|(_, b, a, _)| b.len() + a.len()).sum());
     // Rows whose last cells go: their numbers go once the blocks are written.
     let mut unnumbered: Vec<(&SearchHandle, &[u8], u32)> = Vec::new();
     let mut next_numbers: Vec<(usize, u32)> = Vec::new();
-    for (search, before, after) in changes {
-        let Some(row) = before.split(0).or_else(|| after.split(0)).map(|(_, tail, _)| &tail[8..]) else {
+    for (search, before, after, may_have_cells) in changes {
+        let (mut old, mut new) = (before.splits().peekable(), after.splits().peekable());
+        let Some(row) = old.peek().or(new.peek()).map(|(_, tail, _)| &tail[8..]) else {
             continue;
         };
         let number = if before.len() > 0 {
@@ -54,33 +57,35 @@ pub(crate) fn update<'h>(
             n.ok_or_else(|| {
                 Error::corrupted(&search.rows_name, row, "a row with keyword cells has no number")
             })?
+        } else if may_have_cells && let Some(n) = rows::number_of(wtxn, &search.rows, &search.rows_name, row)?
+        {
+            n
         } else {
             number_new_row(wtxn, search, row, &mut next_numbers)?
         };
         if after.len() == 0 {
             unnumbered.push((search, row, number));
         }
-        let (mut b, mut a) = (0, 0);
         loop {
-            match (before.split(b), after.split(a)) {
-                (Some(old), Some(new)) if (old.0, old.1) == (new.0, new.1) => {
-                    if old.2 != new.2 {
-                        writes.push((search, new.0, new.1, number, Some(new.2), true));
+            match (old.peek(), new.peek()) {
+                (Some(o), Some(n)) if (o.0, o.1) == (n.0, n.1) => {
+                    if o.2 != n.2 {
+                        writes.push((search, n.0, n.1, number, Some(n.2), true));
                     }
-                    b += 1;
-                    a += 1;
+                    old.next();
+                    new.next();
                 }
-                (Some(old), Some(new)) if (old.0, old.1) < (new.0, new.1) => {
-                    writes.push((search, old.0, old.1, number, None, true));
-                    b += 1;
+                (Some(o), Some(n)) if (o.0, o.1) < (n.0, n.1) => {
+                    writes.push((search, o.0, o.1, number, None, true));
+                    old.next();
                 }
-                (Some(old), None) => {
-                    writes.push((search, old.0, old.1, number, None, true));
-                    b += 1;
+                (Some(o), None) => {
+                    writes.push((search, o.0, o.1, number, None, true));
+                    old.next();
                 }
-                (_, Some(new)) => {
-                    writes.push((search, new.0, new.1, number, Some(new.2), false));
-                    a += 1;
+                (_, Some(n)) => {
+                    writes.push((search, n.0, n.1, number, Some(n.2), false));
+                    new.next();
                 }
                 (None, None) => break,
             }

@@ -44,10 +44,26 @@ struct Message {
     ts: Option<u64>,
 }
 
-/// `batch` with its threaded puts carrying their thread column and the rows
-/// of merged threads written again (`keywords`, the keyword cells computed
-/// ahead, extended to match); `None` when the batch writes no threaded
-/// table.
+/// What threading adds to a batch in its write transaction; the batch
+/// itself is not copied.
+#[derive(Debug, Default)]
+pub(crate) struct Threaded {
+    /// Per mutation of the batch (empty when it writes no threaded
+    /// table): the thread cell its put gains, with the thread field's
+    /// keyword cells when the put's were computed ahead (which lack them).
+    pub cells: Vec<Option<(PutCell, Option<KeywordCells>)>>,
+    /// Puts that carried a thread cell of their own, by place: their cells
+    /// without it (the one computed here replaces it).
+    pub replaced: BTreeMap<usize, Vec<PutCell>>,
+    /// Rows of merged threads written again: their new thread cell.
+    pub moved: Vec<Mutation>,
+}
+
+/// Links each put of `batch` that writes a threaded table's id column
+/// into its thread, and says what the batch gains: each such put's thread
+/// cell (with its keyword cells where `keywords`, those computed ahead,
+/// has the put's), and the rows of merged threads written again. `None`
+/// when the batch writes no threaded table.
 ///
 /// # Errors
 /// LMDB failures; `NoAnalyzer` for a threaded table without one.
@@ -58,7 +74,7 @@ pub(crate) fn thread_batch(
     batch: &Batch,
     keywords: &[Option<Ahead>],
     now_ms: u64,
-) -> Result<Option<(Batch, Vec<Option<Ahead>>)>> {
+) -> Result<Option<Threaded>> {
     if !handles.values().any(|h| h.threads.is_some()) {
         return Ok(None);
     }
@@ -109,42 +125,41 @@ pub(crate) fn thread_batch(
         let Some(threads) = handles[mutation.table()].threads.as_ref() else { continue };
         link(wtxn, threads, mutation.table(), mutation.row(), m, &mut moved)?;
     }
-    let mut out = batch.clone();
-    let mut ahead: Vec<Option<Ahead>> = keywords.to_vec();
-    let mut in_batch: BTreeSet<(String, Vec<u8>)> = BTreeSet::new();
+    let mut out = Threaded { cells: vec![None; batch.mutations.len()], ..Threaded::default() };
+    let mut in_batch: BTreeSet<(&str, &[u8])> = BTreeSet::new();
     for m in &messages {
-        let mutation = &mut out.mutations[m.at];
-        let table = mutation.table().to_owned();
-        let handle = &handles[&table];
+        let Mutation::Put { table, row, cells } = &batch.mutations[m.at] else { continue };
+        let handle = &handles[table];
         let Some(threads) = handle.threads.as_ref() else { continue };
-        in_batch.insert((table.clone(), mutation.row().to_vec()));
-        let thread = thread_of(wtxn, threads, &m.partition, &m.ids[0])?;
-        let text = thread_id_text(thread);
-        let Mutation::Put { row, cells, .. } = mutation else { continue };
+        in_batch.insert((table, row));
+        let text = thread_id_text(thread_of(wtxn, threads, &m.partition, &m.ids[0])?);
         let (family, qualifier) = &threads.columns.thread;
-        cells.retain(|c| !(c.family == *family && c.qualifier == *qualifier));
+        let is_thread = |c: &PutCell| c.family == *family && c.qualifier == *qualifier;
         let mut cell = PutCell::new(family.clone(), qualifier.clone(), text.into_bytes());
         cell.timestamp = m.ts;
-        cells.push(cell);
-        // The keyword cells computed ahead gain the thread field's.
-        if let (Some(Some((h, computed))), Some(search)) = (ahead.get_mut(m.at), &handle.search)
+        // The keyword cells computed ahead lack the thread field's.
+        let mut more = None;
+        if let (Some(Some((h, _))), Some(search)) = (keywords.get(m.at), &handle.search)
             && Arc::ptr_eq(h, handle)
             && let Some(field) = search.field_of(family, qualifier)
         {
-            let analyzer = catalog.analyzer_for(&table)?;
-            let refs: Vec<&PutCell> = cells.iter().collect();
+            let analyzer = catalog.analyzer_for(table)?;
+            let refs: Vec<&PutCell> = cells.iter().filter(|c| !is_thread(c)).chain([&cell]).collect();
             let mut values = search.values_from_puts(&refs, now_ms);
             for (n, v) in values.iter_mut().enumerate().take(search.schema.fields.len()) {
                 if n != field {
                     *v = None;
                 }
             }
-            let own = search.entries(analyzer, row, &values)?;
-            *computed = computed.merged(&own);
+            more = Some(search.entries(analyzer, row, &values)?);
         }
+        if cells.iter().any(is_thread) {
+            out.replaced.insert(m.at, cells.iter().filter(|c| !is_thread(c)).cloned().collect());
+        }
+        out.cells[m.at] = Some((cell, more));
     }
     for ((table, row), (partition, id)) in moved {
-        if in_batch.contains(&(table.clone(), row.clone())) {
+        if in_batch.contains(&(table.as_str(), row.as_slice())) {
             continue;
         }
         let handle = &handles[&table];
@@ -166,12 +181,9 @@ pub(crate) fn thread_batch(
             .map(|c| c.timestamp);
         let mut cell = PutCell::new(family.clone(), qualifier.clone(), text.into_bytes());
         cell.timestamp = ts;
-        out.mutations.push(Mutation::Put { table, row, cells: vec![cell] });
-        if !ahead.is_empty() {
-            ahead.push(None);
-        }
+        out.moved.push(Mutation::Put { table, row, cells: vec![cell] });
     }
-    Ok(Some((out, ahead)))
+    Ok(Some(out))
 }
 
 /// A put's subject entry: its subject's hash, its date, and whether it is

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use heed::RwTxn;
 
 use super::batch::{Batch, Delete, Mutation};
-use super::derived::{index_entries, keyword_entries, rows_exist, update_indexes};
+use super::derived::{index_entries, keyword_changes, rows_exist, update_indexes, values_before};
 use super::row::{delete_row, put_row};
 use crate::cell::PutCell;
 use crate::clock::Clock;
@@ -17,10 +17,11 @@ use crate::db::feed::{CommitInfo, Feed};
 use crate::db::meta::Meta;
 use crate::error::Result;
 use crate::key;
-use crate::keyword::KeywordCells;
+use crate::keyword::{CellParts, KeywordCells};
 use crate::read::{ReadOptions, get_row};
 use crate::schema::Column;
 use crate::table::{Catalog, TableHandle, Tables};
+use crate::threads::assign::Threaded;
 
 /// A row's keyword cells computed ahead, with the table handle they were
 /// computed for.
@@ -277,79 +278,65 @@ impl Writer<'_> {
         // Threaded puts gain their thread column, and rows of merged
         // threads are written again, in this transaction.
         let threaded =
-            crate::threads::assign::thread_batch(wtxn, self.catalog, handles, batch, keywords, now_ms)?;
-        let (batch, keywords) = match &threaded {
-            Some((batch, keywords)) => (batch, &keywords[..]),
-            None => (batch, keywords),
-        };
-        let touched = touched_rows(batch);
+            crate::threads::assign::thread_batch(wtxn, self.catalog, handles, batch, keywords, now_ms)?
+                .unwrap_or_default();
+        let steps = steps(batch, keywords, &threaded);
+        let touched = distinct_rows(steps.iter().map(|s| (s.mutation.table(), s.mutation.row())).collect());
         // Rows of indexed or searchable tables: their entries and keyword
         // cells before and after the batch.
         let indexed: Vec<(&TableHandle, &[u8])> =
             touched.iter().map(|(t, r)| (&*handles[*t], *r)).filter(|(h, _)| h.is_derived()).collect();
+        // One mutation per row, in order (bulk loads): the i-th step of a
+        // derived table is row `indexed[i]`.
+        let bulk = touched.len() == steps.len();
+        let derived_steps = || steps.iter().filter(|s| handles[s.mutation.table()].is_derived());
         // For each of them, the cells put when the batch only puts into it.
-        let puts_only: Vec<Option<Vec<&PutCell>>> = if touched.len() == batch.mutations.len() {
-            // One mutation per row, in order (bulk loads): no lookup needed.
-            batch
-                .mutations
-                .iter()
-                .filter(|m| handles[m.table()].is_derived())
-                .map(|m| match m {
-                    Mutation::Put { cells, .. } => Some(cells.iter().collect()),
-                    Mutation::Delete { .. } => None,
-                })
-                .collect()
+        let puts_only: Vec<Option<Vec<&PutCell>>> = if bulk {
+            derived_steps().map(Step::puts).collect()
         } else {
             let position: HashMap<(&str, &[u8]), usize> =
                 indexed.iter().enumerate().map(|(i, (h, r))| ((h.name.as_str(), *r), i)).collect();
             let mut out: Vec<Option<Vec<&PutCell>>> = vec![Some(Vec::new()); indexed.len()];
-            for m in &batch.mutations {
+            for step in &steps {
+                let m = step.mutation;
                 if let Some(&i) = position.get(&(m.table(), m.row())) {
-                    match m {
-                        Mutation::Put { cells, .. } => {
-                            if let Some(v) = &mut out[i] {
-                                v.extend(cells.iter());
-                            }
-                        }
-                        Mutation::Delete { .. } => out[i] = None,
+                    match (step.puts(), &mut out[i]) {
+                        (Some(puts), Some(v)) => v.extend(puts),
+                        (Some(_), None) => {}
+                        (None, slot) => *slot = None,
                     }
                 }
             }
             out
         };
-        // Keyword cells computed ahead, aligned with `indexed`: only for a
-        // batch of one mutation per row (so the i-th derived mutation is
-        // the i-th indexed row), and only if the table is unchanged since.
-        let ahead: Vec<Option<&KeywordCells>> =
-            if !keywords.is_empty() && touched.len() == batch.mutations.len() {
-                batch
-                    .mutations
-                    .iter()
-                    .zip(keywords)
-                    .filter(|(m, _)| handles[m.table()].is_derived())
-                    .map(|(m, k)| match k {
-                        Some((h, entries)) if Arc::ptr_eq(h, &handles[m.table()]) => Some(entries),
-                        _ => None,
-                    })
-                    .collect()
-            } else {
-                Vec::new()
-            };
+        // Keyword cells computed ahead, aligned with `indexed`: only in
+        // bulk, and only if the table is unchanged since.
+        let ahead: Vec<Option<CellParts<'_>>> = if !keywords.is_empty() && bulk {
+            derived_steps()
+                .map(|s| match s.ahead {
+                    Some((h, cells)) if Arc::ptr_eq(h, &handles[s.mutation.table()]) => {
+                        Some(CellParts::new(cells, s.more))
+                    }
+                    _ => None,
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
         let existed = rows_exist(wtxn, &indexed)?;
         let before = index_entries(wtxn, &indexed, &existed, None, now_ms)?;
-        let keywords_before = keyword_entries(self.catalog, wtxn, &indexed, &existed, None, &[], now_ms)?;
+        let values_before = values_before(wtxn, &indexed, &existed)?;
         let mut buf = Vec::with_capacity(256);
         let mut handle = None::<&Arc<TableHandle>>;
-        // With one mutation per row, the i-th mutation of a derived
-        // table is row `indexed[i]`, whose existence is known.
-        let bulk = touched.len() == batch.mutations.len();
         let mut derived = 0;
-        for mutation in &batch.mutations {
+        for step in &steps {
+            let mutation = step.mutation;
             let h = match handle {
                 Some(h) if h.name == mutation.table() => h,
                 _ => &handles[mutation.table()],
             };
             handle = Some(h);
+            // In bulk, the existence of a derived table's row is known.
             let new_row = if h.is_derived() {
                 derived += 1;
                 bulk && !existed[derived - 1]
@@ -358,21 +345,24 @@ impl Writer<'_> {
             };
             let row = h.stored_key(mutation.row());
             match mutation {
-                Mutation::Put { cells, .. } => put_row(wtxn, h, &row, cells, new_row, now_ms, &mut buf)?,
+                Mutation::Put { .. } => {
+                    put_row(wtxn, h, &row, step.cells, new_row, now_ms, &mut buf)?;
+                    if let Some(extra) = step.extra {
+                        put_row(wtxn, h, &row, std::slice::from_ref(extra), new_row, now_ms, &mut buf)?;
+                    }
+                }
                 Mutation::Delete { what, .. } => delete_row(wtxn, h, &row, what)?,
             }
         }
         let after = index_entries(wtxn, &indexed, &existed, Some(&puts_only), now_ms)?;
         update_indexes(wtxn, &indexed, &before, &after, self.pending_runs.index)?;
-        let keywords_after =
-            keyword_entries(self.catalog, wtxn, &indexed, &existed, Some(&puts_only), &ahead, now_ms)?;
+        let keywords =
+            keyword_changes(self.catalog, wtxn, &indexed, &values_before, &puts_only, &ahead, now_ms)?;
         crate::keyword::update(
             wtxn,
-            indexed
-                .iter()
-                .zip(&keywords_before)
-                .zip(&keywords_after)
-                .filter_map(|(((t, _), b), a)| t.search.as_ref().map(|s| (s, &**b, &**a))),
+            indexed.iter().zip(&keywords).filter_map(|((t, _), k)| {
+                t.search.as_ref().map(|s| (s, k.before.parts(), k.after.parts(), k.may_have_cells))
+            }),
             self.pending_runs.keyword,
         )?;
         self.feed.append(wtxn, &touched, now_ms)
@@ -415,14 +405,66 @@ impl Writer<'_> {
 
 /// The rows a batch touches, each once, in the order of its first mutation.
 pub(crate) fn touched_rows(batch: &Batch) -> Vec<(&str, &[u8])> {
-    let rows = batch.mutations.iter().map(|m| (m.table(), m.row()));
+    distinct_rows(batch.mutations.iter().map(|m| (m.table(), m.row())).collect())
+}
+
+/// `rows`, each once, in the order of its first place.
+fn distinct_rows<'b>(rows: Vec<(&'b str, &'b [u8])>) -> Vec<(&'b str, &'b [u8])> {
     // Bulk loads come sorted: strictly ascending rows are already distinct.
-    if batch.mutations.windows(2).all(|w| (w[0].table(), w[0].row()) < (w[1].table(), w[1].row())) {
-        return rows.collect();
+    if rows.windows(2).all(|w| w[0] < w[1]) {
+        return rows;
     }
-    let mut order: Vec<((&str, &[u8]), usize)> = rows.zip(0..).collect();
+    let mut order: Vec<((&str, &[u8]), usize)> = rows.into_iter().zip(0..).collect();
     order.sort_unstable();
     order.dedup_by(|later, first| later.0 == first.0);
     order.sort_unstable_by_key(|&(_, i)| i);
     order.into_iter().map(|(row, _)| row).collect()
+}
+
+/// One mutation as written: a batch's (with the thread cell it gains), or
+/// a row of a merged thread written again.
+struct Step<'b> {
+    mutation: &'b Mutation,
+    /// A put's cells (less a thread cell threading replaces).
+    cells: &'b [PutCell],
+    /// The thread cell the put gains.
+    extra: Option<&'b PutCell>,
+    /// The keyword cells computed ahead for the put.
+    ahead: Option<&'b Ahead>,
+    /// The thread field's keyword cells, which those computed ahead lack.
+    more: Option<&'b KeywordCells>,
+}
+
+impl<'b> Step<'b> {
+    /// The cells a put writes; `None` for a delete.
+    fn puts(&self) -> Option<Vec<&'b PutCell>> {
+        matches!(self.mutation, Mutation::Put { .. }).then(|| self.cells.iter().chain(self.extra).collect())
+    }
+}
+
+/// The steps of `batch` (with `keywords`, those computed ahead) as
+/// threading (`threaded`) makes them.
+fn steps<'b>(batch: &'b Batch, keywords: &'b [Option<Ahead>], threaded: &'b Threaded) -> Vec<Step<'b>> {
+    let plain = |mutation: &'b Mutation| {
+        let cells = match mutation {
+            Mutation::Put { cells, .. } => &cells[..],
+            Mutation::Delete { .. } => &[],
+        };
+        Step { mutation, cells, extra: None, ahead: None, more: None }
+    };
+    let mut steps: Vec<Step<'b>> = Vec::with_capacity(batch.mutations.len() + threaded.moved.len());
+    for (i, mutation) in batch.mutations.iter().enumerate() {
+        let mut step = plain(mutation);
+        step.ahead = keywords.get(i).and_then(Option::as_ref);
+        if let Some(Some((cell, more))) = threaded.cells.get(i) {
+            step.extra = Some(cell);
+            step.more = more.as_ref();
+        }
+        if let Some(cells) = threaded.replaced.get(&i) {
+            step.cells = cells;
+        }
+        steps.push(step);
+    }
+    steps.extend(threaded.moved.iter().map(plain));
+    steps
 }

@@ -12,7 +12,7 @@ use crate::cell::PutCell;
 use crate::db::family::FamilyHandle;
 use crate::error::{Error, ErrorKind, Result};
 use crate::key::{self, salt};
-use crate::keyword::KeywordCells;
+use crate::keyword::{CellParts, KeywordCells};
 use crate::secondary::{Entry, IndexHandle};
 use crate::table::{Catalog, TableHandle};
 
@@ -281,40 +281,139 @@ pub(crate) fn update_indexes(
     Ok(())
 }
 
-/// Each row's keyword cells (empty for tables without a search
-/// section), as `txn` sees the data; like [`index_entries`].
-pub(crate) fn keyword_entries<'a>(
-    catalog: &Catalog,
+/// A row's keyword cells as [`keyword_entries`] finds them: computed from
+/// its values, or the parts computed ahead.
+pub(crate) enum RowCells<'a> {
+    Computed(KeywordCells),
+    Ahead(CellParts<'a>),
+}
+
+impl RowCells<'_> {
+    /// The cells as parts in key order.
+    pub fn parts(&self) -> CellParts<'_> {
+        match self {
+            RowCells::Computed(cells) => cells.into(),
+            RowCells::Ahead(parts) => *parts,
+        }
+    }
+}
+
+/// The stored values of the searchable rows that existed (`None` for
+/// the others), read before a batch writes them: [`keyword_changes`]
+/// compares them with the values after.
+pub(crate) fn values_before(
     txn: &heed::RoTxn<'_>,
     rows: &[(&TableHandle, &[u8])],
     existed: &[bool],
-    puts_only: Option<&[Option<Vec<&PutCell>>]>,
-    ahead: &[Option<&'a KeywordCells>],
+) -> Result<Vec<Option<Values>>> {
+    rows.iter()
+        .zip(existed)
+        .map(|((table, row), &existed)| match &table.search {
+            Some(search) if existed => {
+                let values = search.values(txn, &table.stored_key(row))?;
+                Ok(Some(values.into_iter().map(|v| v.map(Cow::into_owned)).collect()))
+            }
+            _ => Ok(None),
+        })
+        .collect()
+}
+
+/// `values` with the first `fields` left out where `changed` is false.
+fn changed_only<'v>(values: &[Option<&'v [u8]>], changed: &[bool], fields: usize) -> Vec<Option<&'v [u8]>> {
+    let mut values = values.to_vec();
+    for (v, _) in values.iter_mut().zip(changed).take(fields).filter(|(_, c)| !**c) {
+        *v = None;
+    }
+    values
+}
+
+/// A row's values of the columns its search section reads.
+pub(crate) type Values = Vec<Option<Vec<u8>>>;
+
+/// A row's keyword cells before and after a batch, as far as they differ,
+/// and whether the row may have keyword cells that `before` leaves out.
+pub(crate) struct KeywordChange<'a> {
+    pub before: RowCells<'a>,
+    pub after: RowCells<'a>,
+    pub may_have_cells: bool,
+}
+
+/// Each row's keyword change (empty for tables without a search
+/// section), as `txn` sees the data after the batch; `before` holds the
+/// values of the rows that existed ([`values_before`]), `puts_only` and
+/// `ahead` are as [`index_entries`] and the keyword cells computed ahead.
+/// A row that existed has only the fields whose values changed computed,
+/// before and after (every field when its partition or date changed, or
+/// when the changed fields are left without cells); a new row's cells come
+/// from its puts, or from those computed ahead.
+pub(crate) fn keyword_changes<'a>(
+    catalog: &Catalog,
+    txn: &heed::RoTxn<'_>,
+    rows: &[(&TableHandle, &[u8])],
+    before: &[Option<Values>],
+    puts_only: &[Option<Vec<&PutCell>>],
+    ahead: &[Option<CellParts<'a>>],
     now_ms: u64,
-) -> Result<Vec<Cow<'a, KeywordCells>>> {
+) -> Result<Vec<KeywordChange<'a>>> {
+    let empty = || RowCells::Computed(KeywordCells::default());
     let mut out = Vec::with_capacity(rows.len());
     for (i, (table, row)) in rows.iter().enumerate() {
         let Some(search) = &table.search else {
-            out.push(Cow::Owned(KeywordCells::default()));
+            out.push(KeywordChange { before: empty(), after: empty(), may_have_cells: false });
             continue;
         };
         let analyzer = catalog.analyzer_for(&table.name)?;
-        let entries = match (existed[i], puts_only) {
-            (false, None) => Cow::Owned(KeywordCells::default()),
-            (false, Some(puts)) if puts[i].is_some() && ahead.get(i).is_some_and(Option::is_some) => {
-                ahead[i].map_or_else(|| Cow::Owned(KeywordCells::default()), Cow::Borrowed)
+        let change = match (&before[i], &puts_only[i], ahead.get(i).copied().flatten()) {
+            (None, Some(_), Some(parts)) => {
+                KeywordChange { before: empty(), after: RowCells::Ahead(parts), may_have_cells: false }
             }
-            (false, Some(puts)) if puts[i].is_some() => {
-                let values = search.values_from_puts(puts[i].as_deref().unwrap_or_default(), now_ms);
-                Cow::Owned(search.entries(analyzer, row, &values)?)
+            (None, Some(puts), None) => {
+                let values = search.values_from_puts(puts, now_ms);
+                let after = RowCells::Computed(search.entries(analyzer, row, &values)?);
+                KeywordChange { before: empty(), after, may_have_cells: false }
             }
-            _ => {
+            (None, None, _) => {
                 let values = search.values(txn, &table.stored_key(row))?;
                 let values: Vec<Option<&[u8]>> = values.iter().map(|v| v.as_deref()).collect();
-                Cow::Owned(search.entries(analyzer, row, &values)?)
+                let after = RowCells::Computed(search.entries(analyzer, row, &values)?);
+                KeywordChange { before: empty(), after, may_have_cells: false }
+            }
+            (Some(old), _, _) => {
+                let new = search.values(txn, &table.stored_key(row))?;
+                let old: Vec<Option<&[u8]>> = old.iter().map(Option::as_deref).collect();
+                let new: Vec<Option<&[u8]>> = new.iter().map(|v| v.as_deref()).collect();
+                let fields = search.schema.fields.len();
+                let changed: Vec<bool> = old.iter().zip(&new).map(|(a, b)| a != b).collect();
+                let mut both = (RowCells::Computed(KeywordCells::default()), empty());
+                if changed[fields..].iter().any(|c| *c) {
+                    // Another partition or date: every cell's key moves.
+                    both = (
+                        RowCells::Computed(search.entries(analyzer, row, &old)?),
+                        RowCells::Computed(search.entries(analyzer, row, &new)?),
+                    );
+                } else if changed.iter().any(|c| *c) {
+                    let after = search.entries(analyzer, row, &changed_only(&new, &changed, fields))?;
+                    both = if after.len() > 0 {
+                        (
+                            RowCells::Computed(search.entries(
+                                analyzer,
+                                row,
+                                &changed_only(&old, &changed, fields),
+                            )?),
+                            RowCells::Computed(after),
+                        )
+                    } else {
+                        // Perhaps the row's last cells go: the whole row tells.
+                        (
+                            RowCells::Computed(search.entries(analyzer, row, &old)?),
+                            RowCells::Computed(search.entries(analyzer, row, &new)?),
+                        )
+                    };
+                }
+                KeywordChange { before: both.0, after: both.1, may_have_cells: true }
             }
         };
-        out.push(entries);
+        out.push(change);
     }
     Ok(out)
 }

@@ -60,7 +60,7 @@ impl Writer<'_> {
                     }
                     crate::keyword::update(
                         wtxn,
-                        changes.iter().map(|(b, a)| (search, b, a)),
+                        changes.iter().map(|(b, a)| (search, b.into(), a.into(), false)),
                         self.pending_runs.keyword,
                     )?;
                 }

@@ -13,8 +13,8 @@ use std::sync::Arc;
 
 use proptest::prelude::*;
 use rowsearch_store::{
-    Analyzer, Batch, Delete, FamilySchema, KeyField, KeyOrder, KeyType, KeyValue, KeywordQuery, PutCell,
-    ReadOptions, RowKeySchema, SearchField, SearchSchema, Store, TableSchema, ThreadSchema,
+    Analyzer, Batch, Delete, FamilySchema, KeyField, KeyOrder, KeyType, KeyValue, KeywordCell, KeywordQuery,
+    PutCell, ReadOptions, RowKeySchema, SearchField, SearchSchema, Store, TableSchema, ThreadSchema,
     normalize_subject, parse_thread_id,
 };
 
@@ -198,6 +198,44 @@ fn threads_of(store: &Store, msgs: &[Msg]) -> Vec<String> {
         .collect()
 }
 
+/// Every keyword cell the store keeps for table `t`.
+fn stored_cells(store: &Store) -> Vec<KeywordCell> {
+    let mut out = Vec::new();
+    store
+        .begin_read()
+        .unwrap()
+        .for_each_keyword_cell("t", None, &mut |c| {
+            out.push(c.to_cell());
+            Ok(())
+        })
+        .unwrap();
+    sorted(out)
+}
+
+/// The keyword cells each row's values make (as for a row that lives
+/// elsewhere).
+fn expected_cells(store: &Store) -> Vec<KeywordCell> {
+    let rtxn = store.begin_read().unwrap();
+    let mut out = Vec::new();
+    for row in rtxn.scan_page("t", &rowsearch_store::Scan::new()).unwrap().rows {
+        out.extend(rowsearch_store::keyword_cells_of("t", &schema(), &Words, &row).unwrap());
+    }
+    sorted(out)
+}
+
+fn sorted(mut cells: Vec<KeywordCell>) -> Vec<KeywordCell> {
+    cells.sort_by(|a, b| {
+        (&a.partition, &a.field, &a.term, a.date_ms, &a.key).cmp(&(
+            &b.partition,
+            &b.field,
+            &b.term,
+            b.date_ms,
+            &b.key,
+        ))
+    });
+    cells
+}
+
 fn put_in(store: &Store, msgs: &[Msg], order: &[usize], cuts: &[usize], prepared: bool) {
     let mut at = 0;
     let mut cuts = cuts.iter().copied().peekable();
@@ -279,6 +317,13 @@ proptest! {
             prop_assert_eq!(&found, &wanted);
         }
         drop(rtxn);
+
+        // Rows threaded ahead of their keyword cells, or written again as
+        // their threads merge: every keyword cell the store keeps is one its
+        // row's values make, and every row keeps its number.
+        prop_assert_eq!(stored_cells(&store), expected_cells(&store));
+        let problems = store.begin_read().unwrap().check_keyword_numbers("t").unwrap();
+        prop_assert!(problems.is_empty(), "{:?}", problems);
 
         // A deleted row leaves its ids as ghosts: the others keep their thread.
         let victim = seed as usize % msgs.len();
