@@ -225,12 +225,17 @@ impl MailMessage {
             .unwrap_or_default()
     }
 
+    /// The values of the row key the message has as `user`'s with `id`.
+    pub fn key(&self, user: &str, id: u64) -> Vec<KeyValue> {
+        vec![KeyValue::String(user.to_owned()), KeyValue::U64(self.date_ms.unwrap_or(0)), KeyValue::U64(id)]
+    }
+
     /// The row key in the mail table and its cells (empty values left out;
     /// every cell timestamped with the message's date, so ingesting the
     /// same message twice writes identical cells).
     pub fn row(&self, user: &str, id: u64, folder: &str, path: &str) -> (Vec<KeyValue>, Vec<PutCell>) {
         let date_ms = self.date_ms.unwrap_or(0);
-        let key = vec![KeyValue::String(user.to_owned()), KeyValue::U64(date_ms), KeyValue::U64(id)];
+        let key = self.key(user, id);
         let date = self.date_text();
         let mut cells = Vec::with_capacity(11);
         for (family, qualifier, value) in [

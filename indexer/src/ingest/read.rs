@@ -196,7 +196,7 @@ fn mail_row(
     // The key an earlier build gave the message (by its Message-ID): that
     // row goes when the message is written under its content's key.
     let legacy = (id != by_message_id)
-        .then(|| message.row(&input.user, by_message_id, &input.folder, &path).0)
+        .then(|| message.key(&input.user, by_message_id))
         .and_then(|values| keys.row_key.and_then(|rk| rk.encode(&values).ok()));
     let key = match keys.row_key.map(|rk| rk.encode(&key_values)) {
         Some(Ok(key)) => key,

@@ -232,6 +232,24 @@ impl SearchHandle {
     ) -> Result<KeywordCells> {
         self.shape().entries(analyzer, row, values)
     }
+
+    /// The keyword cells field `field` holding `value` gives a row of
+    /// `partition` dated `date` (ms; 0 without one): [`Self::entries`] of
+    /// that field alone, the row's other columns not read.
+    pub fn field_entries(
+        &self,
+        analyzer: &dyn Analyzer,
+        row: &[u8],
+        (field, value): (usize, &[u8]),
+        partition: &[u8],
+        date: u64,
+    ) -> KeywordCells {
+        let mut values = vec![None; self.schema.fields.len()];
+        if let Some(v) = values.get_mut(field) {
+            *v = Some(value);
+        }
+        self.shape().entries_at(analyzer, row, &values, partition, date)
+    }
 }
 
 /// A partition value as bytes: strings and bytes as they are, integers in
@@ -322,7 +340,19 @@ impl Shape<'_> {
         }
         let partition = self.partition_of(row, values)?;
         let date = self.date.and_then(|n| values[n]).and_then(|v| analyzer.date_ms(v)).unwrap_or(0);
-        let prefix = partition_start(&partition);
+        Ok(self.entries_at(analyzer, row, values, &partition, date))
+    }
+
+    /// [`Self::entries`] of a row whose partition and date are known.
+    fn entries_at(
+        &self,
+        analyzer: &dyn Analyzer,
+        row: &[u8],
+        values: &[Option<&[u8]>],
+        partition: &[u8],
+        date: u64,
+    ) -> KeywordCells {
+        let prefix = partition_start(partition);
         let mut out = KeywordCells { tail_len: 8 + row.len(), ..KeywordCells::default() };
         // Every token's text goes to one buffer, so a message's tokens cost
         // no allocation each: (start, end, position) into `text_buf`.
@@ -372,7 +402,7 @@ impl Shape<'_> {
         // Already in key order: fields in order, terms sorted within each
         // (the escape keeps byte order), one row.
         debug_assert!((1..out.len()).all(|i| out.get(i - 1).map(|c| c.0) < out.get(i).map(|c| c.0)));
-        Ok(out)
+        out
     }
 }
 

@@ -3,7 +3,7 @@
 //! into its thread ([`thread_batch`]); the put gains the thread column, and
 //! rows of threads merged into another are written again with the new id.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
 use heed::RwTxn;
@@ -40,6 +40,8 @@ struct Message {
     refs: Vec<Vec<u8>>,
     /// Subject hash, date, and whether it is a reply without references.
     subject: Option<(u64, u64, bool)>,
+    /// Its date (ms), as its keyword cells carry it.
+    date: Option<u64>,
     /// The timestamp its thread cell is written at: its id cell's.
     ts: Option<u64>,
 }
@@ -106,8 +108,9 @@ pub(crate) fn thread_batch(
                     }
                 }
                 refs.retain(|r| !ids.contains(r));
-                let subject = subject_of(threads, cells, search.date_ms(analyzer, &values), &refs);
-                messages.push(Message { at, partition, ids, refs, subject, ts: id_cell.timestamp });
+                let date = search.date_ms(analyzer, &values);
+                let subject = subject_of(threads, cells, date, &refs);
+                messages.push(Message { at, partition, ids, refs, subject, date, ts: id_cell.timestamp });
             }
             Mutation::Delete { row, what: Delete::Row { .. }, .. } => {
                 ghost_row(wtxn, threads, handle, row, now_ms)?;
@@ -120,19 +123,30 @@ pub(crate) fn thread_batch(
     }
     // Rows whose thread changed: (table, row) -> (partition, an id of it).
     let mut moved: Moved = BTreeMap::new();
+    // Each message's thread as linked, and the threads merged into another
+    // since (old id -> new id: a smaller one, so a chain ends).
+    let mut linked: Vec<u64> = Vec::with_capacity(messages.len());
+    let mut renamed: HashMap<u64, u64> = HashMap::new();
     for m in &messages {
         let mutation = &batch.mutations[m.at];
-        let Some(threads) = handles[mutation.table()].threads.as_ref() else { continue };
-        link(wtxn, threads, mutation.table(), mutation.row(), m, &mut moved)?;
+        let Some(threads) = handles[mutation.table()].threads.as_ref() else {
+            linked.push(0);
+            continue;
+        };
+        linked.push(link(wtxn, threads, mutation.table(), mutation.row(), m, &mut moved, &mut renamed)?);
     }
     let mut out = Threaded { cells: vec![None; batch.mutations.len()], ..Threaded::default() };
     let mut in_batch: BTreeSet<(&str, &[u8])> = BTreeSet::new();
-    for m in &messages {
+    for (m, &thread) in messages.iter().zip(&linked) {
         let Mutation::Put { table, row, cells } = &batch.mutations[m.at] else { continue };
         let handle = &handles[table];
         let Some(threads) = handle.threads.as_ref() else { continue };
         in_batch.insert((table, row));
-        let text = thread_id_text(thread_of(wtxn, threads, &m.partition, &m.ids[0])?);
+        let mut thread = thread;
+        while let Some(&next) = renamed.get(&thread) {
+            thread = next;
+        }
+        let text = thread_id_text(thread);
         let (family, qualifier) = &threads.columns.thread;
         let is_thread = |c: &PutCell| c.family == *family && c.qualifier == *qualifier;
         let mut cell = PutCell::new(family.clone(), qualifier.clone(), text.into_bytes());
@@ -144,14 +158,8 @@ pub(crate) fn thread_batch(
             && let Some(field) = search.field_of(family, qualifier)
         {
             let analyzer = catalog.analyzer_for(table)?;
-            let refs: Vec<&PutCell> = cells.iter().filter(|c| !is_thread(c)).chain([&cell]).collect();
-            let mut values = search.values_from_puts(&refs, now_ms);
-            for (n, v) in values.iter_mut().enumerate().take(search.schema.fields.len()) {
-                if n != field {
-                    *v = None;
-                }
-            }
-            more = Some(search.entries(analyzer, row, &values)?);
+            let date = m.date.unwrap_or(0);
+            more = Some(search.field_entries(analyzer, row, (field, &cell.value), &m.partition, date));
         }
         if cells.iter().any(is_thread) {
             out.replaced.insert(m.at, cells.iter().filter(|c| !is_thread(c)).cloned().collect());
@@ -216,9 +224,10 @@ fn thread_of(wtxn: &RwTxn, threads: &ThreadsHandle, partition: &[u8], id: &[u8])
 }
 
 /// Links message `m` (the put at `m.at`, row `row` of `table`) into its
-/// thread: every thread its ids, references and subject reach becomes one,
-/// whose id is the smallest hash of the ids it holds. Rows of threads whose
-/// id went are recorded in `moved`.
+/// thread, and returns the thread's id: every thread its ids, references
+/// and subject reach becomes one, whose id is the smallest hash of the ids
+/// it holds. Rows of threads whose id went are recorded in `moved`, and
+/// the ids that went in `renamed` (old -> new).
 fn link(
     wtxn: &mut RwTxn,
     threads: &ThreadsHandle,
@@ -226,7 +235,8 @@ fn link(
     row: &[u8],
     m: &Message,
     moved: &mut Moved,
-) -> Result<()> {
+    renamed: &mut HashMap<u64, u64>,
+) -> Result<u64> {
     let p = &m.partition;
     let mut reached: BTreeSet<u64> = BTreeSet::new();
     let mut lowest = u64::MAX;
@@ -273,6 +283,7 @@ fn link(
     let thread = reached.iter().copied().fold(lowest, u64::min);
     // Threads whose id goes: their members move to `thread`.
     for old in reached.iter().copied().filter(|&t| t != thread) {
+        renamed.insert(old, thread);
         let prefix = members_prefix(old);
         let mut members: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
         for item in threads.db.prefix_iter(wtxn, &prefix).map_err(db_err("read threads"))? {
@@ -314,7 +325,7 @@ fn link(
             .put(wtxn, &subject_key(p, hash, date, &m.ids[0]), &[u8::from(reply)])
             .map_err(db_err("write threads"))?;
     }
-    Ok(())
+    Ok(thread)
 }
 
 /// A deleted row's ids become ghosts: its thread keeps their place.
