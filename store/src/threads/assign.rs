@@ -55,7 +55,8 @@ pub(crate) struct Threaded {
     /// keyword cells when the put's were computed ahead (which lack them).
     pub cells: Vec<Option<(PutCell, Option<KeywordCells>)>>,
     /// Puts that carried a thread cell of their own, by place: their cells
-    /// without it (the one computed here replaces it).
+    /// without it (the one computed here replaces it; their keyword cells
+    /// computed ahead, which hold the one carried, are not to be used).
     pub replaced: BTreeMap<usize, Vec<PutCell>>,
     /// Rows of merged threads written again: their new thread cell.
     pub moved: Vec<Mutation>,
@@ -151,18 +152,21 @@ pub(crate) fn thread_batch(
         let is_thread = |c: &PutCell| c.family == *family && c.qualifier == *qualifier;
         let mut cell = PutCell::new(family.clone(), qualifier.clone(), text.into_bytes());
         cell.timestamp = m.ts;
+        // A put carrying a thread cell of its own: written without it, its
+        // keyword cells (computed ahead with it) computed again.
+        let carried = cells.iter().any(is_thread);
+        if carried {
+            out.replaced.insert(m.at, cells.iter().filter(|c| !is_thread(c)).cloned().collect());
+        }
         // The keyword cells computed ahead lack the thread field's.
         let mut more = None;
-        if let (Some(Some((h, _))), Some(search)) = (keywords.get(m.at), &handle.search)
+        if let (false, Some(Some((h, _))), Some(search)) = (carried, keywords.get(m.at), &handle.search)
             && Arc::ptr_eq(h, handle)
             && let Some(field) = search.field_of(family, qualifier)
         {
             let analyzer = catalog.analyzer_for(table)?;
             let date = m.date.unwrap_or(0);
             more = Some(search.field_entries(analyzer, row, (field, &cell.value), &m.partition, date));
-        }
-        if cells.iter().any(is_thread) {
-            out.replaced.insert(m.at, cells.iter().filter(|c| !is_thread(c)).cloned().collect());
         }
         out.cells[m.at] = Some((cell, more));
     }

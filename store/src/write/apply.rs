@@ -461,7 +461,10 @@ fn steps<'b>(batch: &'b Batch, keywords: &'b [Option<Ahead>], threaded: &'b Thre
             step.more = more.as_ref();
         }
         if let Some(cells) = threaded.replaced.get(&i) {
+            // Its keyword cells computed ahead hold the thread it carried.
             step.cells = cells;
+            step.ahead = None;
+            step.more = None;
         }
         steps.push(step);
     }

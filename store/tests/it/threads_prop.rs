@@ -236,14 +236,21 @@ fn sorted(mut cells: Vec<KeywordCell>) -> Vec<KeywordCell> {
     cells
 }
 
-fn put_in(store: &Store, msgs: &[Msg], order: &[usize], cuts: &[usize], prepared: bool) {
+/// Puts `msgs` in `order`, in batches of `cuts`; with `stale`, every third
+/// message carries a thread cell of its own (as an import of rows exported
+/// elsewhere would), which the thread computed replaces.
+fn put_in(store: &Store, msgs: &[Msg], order: &[usize], cuts: &[usize], prepared: bool, stale: bool) {
     let mut at = 0;
     let mut cuts = cuts.iter().copied().peekable();
     while at < order.len() {
         let size = cuts.next().unwrap_or(order.len()).clamp(1, order.len() - at);
         let mut batch = Batch::new();
         for &i in &order[at..at + size] {
-            batch.put("t", key(msgs[i].user, i as u16), msgs[i].cells());
+            let mut cells = msgs[i].cells();
+            if stale && i % 3 == 0 {
+                cells.push(PutCell::new("m", "thread", "stale").at(msgs[i].date));
+            }
+            batch.put("t", key(msgs[i].user, i as u16), cells);
         }
         if prepared {
             store.apply_prepared(&store.prepare(batch)).unwrap();
@@ -268,7 +275,7 @@ proptest! {
         let in_order = tempfile::tempdir().unwrap();
         let in_order = open(in_order.path());
         let order: Vec<usize> = (0..msgs.len()).collect();
-        put_in(&in_order, &msgs, &order, &[1; 64], false);
+        put_in(&in_order, &msgs, &order, &[1; 64], false, false);
         let expected = threads_of(&in_order, &msgs);
 
         let shuffled_dir = tempfile::tempdir().unwrap();
@@ -281,11 +288,11 @@ proptest! {
             state ^= state << 17;
             order.swap(i, (state % (i as u64 + 1)) as usize);
         }
-        put_in(&store, &msgs, &order, &cuts, prepared);
+        put_in(&store, &msgs, &order, &cuts, prepared, seed % 2 == 0);
         // Some rows put again (an ingest run twice) change nothing.
         for index in &again {
             let i = index.index(msgs.len());
-            put_in(&store, &msgs, &[i], &[], prepared);
+            put_in(&store, &msgs, &[i], &[], prepared, false);
         }
         let got = threads_of(&store, &msgs);
         prop_assert_eq!(&got, &expected);
