@@ -281,7 +281,7 @@ pub(crate) fn update_indexes(
     Ok(())
 }
 
-/// A row's keyword cells as [`keyword_entries`] finds them: computed from
+/// A row's keyword cells as [`keyword_changes`] finds them: computed from
 /// its values, or the parts computed ahead.
 pub(crate) enum RowCells<'a> {
     Computed(KeywordCells),
@@ -384,7 +384,7 @@ pub(crate) fn keyword_changes<'a>(
                 let new: Vec<Option<&[u8]>> = new.iter().map(|v| v.as_deref()).collect();
                 let fields = search.schema.fields.len();
                 let changed: Vec<bool> = old.iter().zip(&new).map(|(a, b)| a != b).collect();
-                let mut both = (RowCells::Computed(KeywordCells::default()), empty());
+                let mut both = (empty(), empty());
                 if changed[fields..].iter().any(|c| *c) {
                     // Another partition or date: every cell's key moves.
                     both = (
