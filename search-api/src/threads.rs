@@ -313,16 +313,19 @@ pub fn summaries_with(
         let mut keys: Vec<&[u8]> = members.iter().filter_map(|m| m.row.as_deref()).collect();
         keys.sort_unstable();
         keys.dedup();
-        let mut rows: Vec<Row> = Vec::new();
+        // The hits' rows lent, the others read.
+        let mut rows: Vec<&Row> = Vec::new();
+        let mut read_rows: Vec<Option<Row>> = Vec::new();
         if from.is_some() {
             let some = &keys[..keys.len().min(PARTICIPANT_ROWS)];
             let (have, read_now): (Vec<&[u8]>, Vec<&[u8]>) =
                 some.iter().partition(|k| known.contains_key(*k));
-            rows.extend(have.iter().filter_map(|k| known.get(k).map(|r| (*r).clone())));
+            rows.extend(have.iter().filter_map(|k| known.get(k).copied()));
             if !read_now.is_empty() {
-                rows.extend(rtxn.multi_get(table, &read_now, &read)?.into_iter().flatten());
+                read_rows = rtxn.multi_get(table, &read_now, &read)?;
             }
         }
+        rows.extend(read_rows.iter().flatten());
         let value = |row: &Row, column: &Option<String>| -> String {
             match column.as_deref().map(|c| Column::parse(c.as_bytes())) {
                 Some(Column::Qualifier(f, q)) => {

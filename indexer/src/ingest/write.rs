@@ -348,8 +348,9 @@ fn prepare(
         let key = group[0].key.clone();
         // What the row carries already: in flight (the newest), else stored.
         let flying: Option<Lines> = in_flight.iter().rev().find_map(|sent| sent.get(&key).cloned());
-        let stored = flying.is_none() && found.get(key.as_slice()).is_some_and(Option::is_some);
-        let before: Option<Lines> = flying.or_else(|| found.get(key.as_slice()).cloned().flatten());
+        let stored = flying.is_none().then(|| found.get(key.as_slice()).cloned().flatten()).flatten();
+        let only_copies = stored.is_some();
+        let before: Option<Lines> = flying.or(stored);
         let mut union = before.clone().unwrap_or_default();
         let add = |union: &mut Lines, more: Lines| {
             for (set, lines) in union.iter_mut().zip(more) {
@@ -381,7 +382,7 @@ fn prepare(
         // sender, date, subject and body make its key, so they are the
         // copy's; its other headers stay the first copy's. A row in flight
         // is written whole: its batch may yet be refused.
-        rows.push((key, with_copies(p.cells, &union, stored), p.source, before.is_none()));
+        rows.push((key, with_copies(p.cells, &union, only_copies), p.source, before.is_none()));
     }
     if rows.is_empty() && deletes.is_empty() {
         return Ok(None);

@@ -384,32 +384,25 @@ pub(crate) fn keyword_changes<'a>(
                 let new: Vec<Option<&[u8]>> = new.iter().map(|v| v.as_deref()).collect();
                 let fields = search.schema.fields.len();
                 let changed: Vec<bool> = old.iter().zip(&new).map(|(a, b)| a != b).collect();
-                let mut both = (empty(), empty());
-                if changed[fields..].iter().any(|c| *c) {
-                    // Another partition or date: every cell's key moves.
-                    both = (
-                        RowCells::Computed(search.entries(analyzer, row, &old)?),
-                        RowCells::Computed(search.entries(analyzer, row, &new)?),
-                    );
-                } else if changed.iter().any(|c| *c) {
-                    let after = search.entries(analyzer, row, &changed_only(&new, &changed, fields))?;
-                    both = if after.len() > 0 {
-                        (
-                            RowCells::Computed(search.entries(
-                                analyzer,
-                                row,
-                                &changed_only(&old, &changed, fields),
-                            )?),
-                            RowCells::Computed(after),
-                        )
-                    } else {
-                        // Perhaps the row's last cells go: the whole row tells.
-                        (
-                            RowCells::Computed(search.entries(analyzer, row, &old)?),
-                            RowCells::Computed(search.entries(analyzer, row, &new)?),
-                        )
-                    };
-                }
+                let (before, after) = if !changed.iter().any(|c| *c) {
+                    (KeywordCells::default(), KeywordCells::default())
+                } else {
+                    // The changed fields alone, unless the partition or the
+                    // date changed (every cell's key moves) or the changed
+                    // fields are left without cells (perhaps the row's last
+                    // go: the whole row tells).
+                    let alone = (!changed[fields..].iter().any(|c| *c))
+                        .then(|| search.entries(analyzer, row, &changed_only(&new, &changed, fields)))
+                        .transpose()?
+                        .filter(|after| after.len() > 0);
+                    match alone {
+                        Some(after) => {
+                            (search.entries(analyzer, row, &changed_only(&old, &changed, fields))?, after)
+                        }
+                        None => (search.entries(analyzer, row, &old)?, search.entries(analyzer, row, &new)?),
+                    }
+                };
+                let both = (RowCells::Computed(before), RowCells::Computed(after));
                 KeywordChange { before: both.0, after: both.1, may_have_cells: true }
             }
         };
