@@ -16,7 +16,7 @@ use tantivy::query::{Bm25StatisticsProvider, BooleanQuery, Occur, Query, TermQue
 use tantivy::schema::IndexRecordOption;
 use tantivy::{Index, IndexReader, Order, ReloadPolicy, Term};
 
-use crate::collapse::{CollapseCollector, GroupOrder};
+use crate::collapse::{CollapseCollector, GroupCache, GroupOrder};
 use crate::doc::{DATE_FIELD, DocSchema, register_analyzer};
 use crate::error::tantivy_err;
 use crate::facets::{FacetCollector, FacetCounts, FacetSpec};
@@ -51,6 +51,9 @@ pub struct Generation {
     pub(crate) completion_cache: Arc<crate::completion_cache::CompletionCache>,
     /// Partitions' BM25 statistics counted for confined searches.
     scoped_cache: crate::scoped_stats::ScopedCache,
+    /// The segments' groups collapsed searches read (see `collapse`);
+    /// handed on when reopened, as the completion cache is.
+    group_cache: Arc<GroupCache>,
 }
 
 impl std::fmt::Debug for Generation {
@@ -138,12 +141,14 @@ impl Generation {
         // next look reopen again (stamped after, a commit in between would
         // have left the older reader serving until the next commit).
         let meta_stamp = stamp(&path.join("meta.json")).unwrap_or(Stamp { modified: None, len: 0, inode: 0 });
-        let (index, completion_cache) = match open {
-            Some(open) => (open.index.clone(), Arc::clone(&open.completion_cache)),
+        let (index, completion_cache, group_cache) = match open {
+            Some(open) => {
+                (open.index.clone(), Arc::clone(&open.completion_cache), Arc::clone(&open.group_cache))
+            }
             None => {
                 let index = dir.open_index(number)?;
                 register_analyzer(&index, Arc::clone(&analyzer));
-                (index, Arc::default())
+                (index, Arc::default(), Arc::default())
             }
         };
         let schema = DocSchema::from_index(table, &index)?;
@@ -164,6 +169,7 @@ impl Generation {
             absorbed,
             meta_stamp,
             completion_cache,
+            group_cache,
             scoped_cache: crate::scoped_stats::ScopedCache::default(),
         })
     }
@@ -343,9 +349,13 @@ impl Generation {
             let order = GroupOrder { by_date: sort != SortBy::Relevance, descending: sort != SortBy::Oldest };
             let mut fruits = Vec::with_capacity(runs.len());
             let mut counts = FacetCounts::new();
+            let searched: Vec<tantivy::index::SegmentId> =
+                runs.iter().flat_map(|(on, _)| on.segment_readers().iter().map(|r| r.segment_id())).collect();
             for (i, (on, q)) in runs.iter().enumerate() {
                 let window = offset.saturating_add(limit);
-                let collector = CollapseCollector::new(field, order, i, window, &**q);
+                let cache = Arc::clone(&self.group_cache);
+                let collector =
+                    CollapseCollector::new(field, order, (i, window), &**q, cache, searched.clone());
                 // Alone, the collector prunes (it scores only what may
                 // enter the page); with facets every match is visited.
                 let (groups, facets) = match &counting {

@@ -12,60 +12,30 @@
 //! best groups seen so far (a document that cannot enter them costs one
 //! comparison; by score, block-max WAND does not even score the blocks
 //! that cannot, exactly as for a plain search, as a document scoring the
-//! same as the window's last comes after it) and a count per term
-//! ordinal of the field's facet column (a byte per value, so they stay in
-//! cache), the ordinals of each block of matches read together. The
-//! window best groups of a search are among the window best of each
-//! segment; only those are resolved to their text and merged. The number
-//! of groups is the count of values matched: in the largest segment read
-//! off its counts, in the others by looking their matched values up in
-//! it.
+//! same as the window's last comes after it) and a count per value (a
+//! byte each, so they stay in cache). A document's value is its slot in
+//! the segment's [`column::GroupColumn`], built once per segment from the
+//! field's facet column: slots follow document order, so the counts of
+//! consecutive matches sit together. The window best groups of a search
+//! are among the window best of each segment; only those are merged, by
+//! their values. The number of groups is the count of values matched: in
+//! the largest segment read off its counts, in the others by looking
+//! their matched values up in it.
+
+mod column;
+
+use std::sync::Arc;
 
 use tantivy::collector::{Collector, SegmentCollector};
-use tantivy::columnar::{BytesColumn, Column};
+use tantivy::columnar::Column;
+use tantivy::index::SegmentId;
 use tantivy::query::{BooleanQuery, Occur, Query, TermQuery, Weight};
 use tantivy::{DocAddress, DocId, Score, SegmentOrdinal, SegmentReader};
 
+pub(crate) use column::GroupCache;
+use column::{GroupColumn, Key, NO_SLOT};
+
 use crate::doc::{DATE_FIELD, FACET_PREFIX};
-
-/// A group's value as the merge keeps it: a thread id (16 lowercase hex
-/// digits, what the store writes) as its number; any other text as it is;
-/// none (a document without a value, a group of its own).
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-enum Key {
-    Id(u64),
-    Text(Box<[u8]>),
-    None,
-}
-
-impl Key {
-    fn of(term: &[u8]) -> Key {
-        let id = (term.len() == 16)
-            .then(|| {
-                term.iter().try_fold(0u64, |id, &b| {
-                    let nibble = match b {
-                        b'0'..=b'9' => b - b'0',
-                        b'a'..=b'f' => b - b'a' + 10,
-                        _ => return None,
-                    };
-                    Some(id << 4 | u64::from(nibble))
-                })
-            })
-            .flatten();
-        match id {
-            Some(id) => Key::Id(id),
-            None => Key::Text(term.into()),
-        }
-    }
-
-    fn bytes(&self) -> Vec<u8> {
-        match self {
-            Key::Id(id) => format!("{id:016x}").into_bytes(),
-            Key::Text(text) => text.to_vec(),
-            Key::None => Vec::new(),
-        }
-    }
-}
 
 /// One group: its value, its best document (score or date, where) and how
 /// many of its documents match.
@@ -104,13 +74,13 @@ impl GroupOrder {
     }
 }
 
-/// Documents whose ordinals are read together.
+/// Documents whose groups are read together.
 const BLOCK: usize = 64;
 
 /// The group of a document without a value (each such document is one).
 const NO_VALUE: u64 = u64::MAX;
 
-/// A segment's candidate: a group (a term ordinal, or [`NO_VALUE`]) with
+/// A segment's candidate: a group (a slot, or [`NO_VALUE`]) with
 /// its best document so far. Ranked by value, then document: the order
 /// [`page`] sorts groups in, restricted to a segment.
 #[derive(Debug, Clone, Copy)]
@@ -131,7 +101,7 @@ struct Top {
     window: usize,
     sort: GroupOrder,
     entries: Vec<Entry>,
-    /// Where each ordinal's entry is (documents without a value are each
+    /// Where each slot's entry is (documents without a value are each
     /// a group of their own, never looked up).
     at: hashbrown::HashMap<u64, usize>,
     /// The last entry in the order (when `entries` is not empty).
@@ -198,13 +168,13 @@ impl Top {
     }
 }
 
-/// What a segment found: its window best groups, and per term ordinal how
+/// What a segment found: its window best groups, and per slot how
 /// many of its documents match.
 pub(crate) struct Fruit {
     segment: SegmentOrdinal,
     run: usize,
     top: Vec<Entry>,
-    /// Matching documents per ordinal, up to 255 (a byte each, so the
+    /// Matching documents per slot, up to 255 (a byte each, so the
     /// counts of a segment of many values stay in cache) ...
     counts: Vec<u8>,
     /// ... and what a value has beyond that.
@@ -213,7 +183,7 @@ pub(crate) struct Fruit {
     loose: u64,
     /// Values matched (documents without one not counted).
     distinct: u64,
-    column: Option<BytesColumn>,
+    column: Option<Arc<GroupColumn>>,
 }
 
 impl Fruit {
@@ -222,29 +192,24 @@ impl Fruit {
         self.distinct
     }
 
-    /// The ordinal of `term` in this segment's column.
-    fn ord(&self, term: &[u8]) -> Option<u64> {
-        self.column.as_ref()?.dictionary().term_ord(term).ok().flatten()
+    /// The slot of value `key` in this segment.
+    fn ord(&self, key: &Key) -> Option<u64> {
+        self.column.as_ref()?.slot_of(key).map(u64::from)
     }
 
-    /// How many documents with value `key` match (`ord`: its ordinal
-    /// here, when known).
+    /// How many documents with value `key` match (`ord`: its slot here,
+    /// when known).
     fn matched(&self, key: &Key, ord: Option<u64>) -> u64 {
-        let Some(ord) = ord.or_else(|| self.ord(&key.bytes())) else { return 0 };
+        let Some(ord) = ord.or_else(|| self.ord(key)) else { return 0 };
         self.counts.get(ord as usize).map_or(0, |&n| u64::from(n)) + self.more.get(&ord).copied().unwrap_or(0)
     }
 
-    /// The text of each of `ords` (ascending), called in order; ordinals
-    /// the dictionary cannot read are skipped.
-    fn terms(&self, ords: &[u64], mut each: impl FnMut(u64, &[u8])) {
-        let Some(column) = &self.column else { return };
-        let mut at = 0;
-        let _ = column.dictionary().sorted_ords_to_term_cb(ords, |term| {
-            if let Some(&ord) = ords.get(at) {
-                each(ord, term);
-            }
-            at += 1;
-        });
+    /// The value of slot `ord`.
+    fn key(&self, ord: u64) -> Key {
+        match &self.column {
+            Some(column) if ord != NO_VALUE => column.key(ord as u32).clone(),
+            _ => Key::None,
+        }
     }
 }
 
@@ -257,16 +222,23 @@ pub(crate) struct CollapseCollector {
     window: usize,
     /// Whether the query's weight prunes by block maxima ([`prunes`]).
     prunes: bool,
+    /// Where segments' groups are kept.
+    cache: Arc<GroupCache>,
+    /// Every segment the search reads (what the cache keeps).
+    searched: Vec<SegmentId>,
 }
 
 impl CollapseCollector {
-    /// Collects for `query` (which decides how a segment is walked).
+    /// Collects for `query` (which decides how a segment is walked), the
+    /// segments' groups kept in `cache` (`searched`: every segment the
+    /// search reads).
     pub(crate) fn new(
         field: &str,
         sort: GroupOrder,
-        run: usize,
-        window: usize,
+        (run, window): (usize, usize),
         query: &dyn Query,
+        cache: Arc<GroupCache>,
+        searched: Vec<SegmentId>,
     ) -> CollapseCollector {
         let prunes = prunes(query);
         CollapseCollector {
@@ -275,6 +247,8 @@ impl CollapseCollector {
             run,
             window: window.max(1),
             prunes,
+            cache,
+            searched,
         }
     }
 }
@@ -300,7 +274,7 @@ fn prunes(query: &dyn Query) -> bool {
 
 pub(crate) struct SegmentGroups {
     segment: SegmentOrdinal,
-    values: Option<BytesColumn>,
+    values: Option<Arc<GroupColumn>>,
     dates: Option<Column<tantivy::DateTime>>,
     run: usize,
     counts: Vec<u8>,
@@ -316,8 +290,8 @@ impl Collector for CollapseCollector {
 
     fn for_segment(&self, segment: SegmentOrdinal, reader: &SegmentReader) -> tantivy::Result<SegmentGroups> {
         let fast = reader.fast_fields();
-        let values = fast.str(&self.column)?.map(BytesColumn::from);
-        let terms = values.as_ref().map_or(0, |c| c.num_terms());
+        let values = self.cache.column(reader, &self.column, &self.searched)?;
+        let terms = values.as_ref().map_or(0, |c| c.len());
         let dates = if self.sort.by_date { Some(fast.date(DATE_FIELD)?) } else { None };
         Ok(SegmentGroups {
             segment,
@@ -337,7 +311,7 @@ impl Collector for CollapseCollector {
     }
 
     /// By date: one pass without scores. By score: one scored pass (the
-    /// ordinals of each block of matches read together, a match offered
+    /// groups of each block of matches read together, a match offered
     /// to the window only when it beats the window's last), or where the
     /// query [`prunes`], every match counted without scores and then the
     /// window filled by block-max WAND.
@@ -422,10 +396,13 @@ impl Collector for CollapseCollector {
 }
 
 impl SegmentGroups {
-    /// `doc`'s group: its value's ordinal, or [`NO_VALUE`].
+    /// `doc`'s group: its value's slot, or [`NO_VALUE`].
+    #[inline]
     fn ord(&self, doc: DocId) -> u64 {
-        let ord = self.values.as_ref().and_then(|c| c.term_ords(doc).next());
-        ord.filter(|&o| (o as usize) < self.counts.len()).unwrap_or(NO_VALUE)
+        match self.values.as_ref().map_or(NO_SLOT, |c| c.slot(doc)) {
+            NO_SLOT => NO_VALUE,
+            slot => u64::from(slot),
+        }
     }
 
     /// Counts `doc` as a match of its group; the group.
@@ -448,7 +425,7 @@ impl SegmentGroups {
         }
     }
 
-    /// Counts each of `docs` (at most [`BLOCK`]), their ordinals read
+    /// Counts each of `docs` (at most [`BLOCK`]), their groups read
     /// together.
     fn count_block(&mut self, docs: &[DocId]) {
         let mut ords = [NO_VALUE; BLOCK];
@@ -459,7 +436,7 @@ impl SegmentGroups {
     }
 
     /// Counts and offers each of `docs` (at most [`BLOCK`]) by its date,
-    /// their ordinals and dates read together.
+    /// their groups and dates read together.
     fn collect_dated(&mut self, docs: &[DocId]) {
         let mut ords = [NO_VALUE; BLOCK];
         self.block_ords(docs, &mut ords);
@@ -475,16 +452,11 @@ impl SegmentGroups {
         }
     }
 
-    /// The group of each of `docs` (at most [`BLOCK`]), read together, as
-    /// [`Self::ord`] gives one.
+    /// The group of each of `docs` (at most [`BLOCK`]), as [`Self::ord`]
+    /// gives one.
     fn block_ords(&self, docs: &[DocId], out: &mut [u64; BLOCK]) {
-        let mut ords = [None; BLOCK];
-        let ords = &mut ords[..docs.len()];
-        if let Some(values) = &self.values {
-            values.ords().first_vals(docs, ords);
-        }
-        for (slot, ord) in out.iter_mut().zip(ords.iter()) {
-            *slot = ord.filter(|&o| (o as usize) < self.counts.len()).unwrap_or(NO_VALUE);
+        for (slot, &doc) in out.iter_mut().zip(docs) {
+            *slot = self.ord(doc);
         }
     }
 
@@ -528,7 +500,7 @@ impl SegmentCollector for SegmentGroups {
 /// A candidate for the page: a group of one fruit's window, by value.
 struct Candidate {
     key: Key,
-    /// The fruit it came from and its ordinal there.
+    /// The fruit it came from and its slot there.
     from: (usize, u64),
     best: f64,
     addr: DocAddress,
@@ -562,13 +534,9 @@ pub(crate) fn page(sort: GroupOrder, fruits: Vec<Fruit>, offset: usize, limit: u
                 keyed.push((e.ord, *e));
             }
         }
-        keyed.sort_unstable_by_key(|(ord, _)| *ord);
-        let ords: Vec<u64> = keyed.iter().map(|(o, _)| *o).collect();
-        let mut next = keyed.iter();
-        fruit.terms(&ords, |ord, term| {
-            let Some(&(_, e)) = next.find(|(o, _)| *o == ord) else { return };
+        for (ord, e) in keyed {
             let found = Candidate {
-                key: Key::of(term),
+                key: fruit.key(ord),
                 from: (n, ord),
                 best: e.value,
                 addr: DocAddress::new(fruit.segment, e.doc),
@@ -587,7 +555,7 @@ pub(crate) fn page(sort: GroupOrder, fruits: Vec<Fruit>, offset: usize, limit: u
                     candidates.push(found);
                 }
             }
-        });
+        }
     }
     let order = |a: &Candidate, b: &Candidate| {
         sort.cmp(a.best, b.best).then_with(|| (a.run, a.addr).cmp(&(b.run, b.addr)))
@@ -620,7 +588,7 @@ pub(crate) fn page(sort: GroupOrder, fruits: Vec<Fruit>, offset: usize, limit: u
 
 /// How many groups `fruits` hold together: the values matched in the one
 /// with the most, each other fruit's values not matched there (its
-/// matched ordinals read as text and looked up), and every document
+/// matched slots' values looked up), and every document
 /// without a value.
 fn groups(fruits: &[Fruit]) -> u64 {
     let loose: u64 = fruits.iter().map(|f| f.loose).sum();
@@ -632,14 +600,13 @@ fn groups(fruits: &[Fruit]) -> u64 {
         if i == largest || values[i] == 0 {
             continue;
         }
-        let ords: Vec<u64> =
-            (0..fruit.counts.len() as u64).filter(|&o| fruit.counts[o as usize] > 0).collect();
-        fruit.terms(&ords, |_, term| {
-            let there = main.ord(term).and_then(|o| main.counts.get(o as usize)).is_some_and(|&n| n > 0);
+        for ord in (0..fruit.counts.len() as u64).filter(|&o| fruit.counts[o as usize] > 0) {
+            let key = fruit.key(ord);
+            let there = main.ord(&key).and_then(|o| main.counts.get(o as usize)).is_some_and(|&n| n > 0);
             if !there {
-                elsewhere.insert(Key::of(term));
+                elsewhere.insert(key);
             }
-        });
+        }
     }
     loose + values[largest] + elsewhere.len() as u64
 }
