@@ -1,15 +1,15 @@
 //! A segment's groups as collapsing reads them: each document's group as a
-//! slot number, slots numbered in the order documents first name them, and
-//! each slot's value. Built once per segment from its facet column and
-//! kept while the segment lives ([`GroupCache`]).
+//! slot number in a plain array, slots numbered in the order documents
+//! first name them. Built once per segment from its facet column (a
+//! millisecond per 60k documents) and kept while the segment is searched
+//! ([`GroupCache`]).
 //!
-//! Why slots and not the column's term ordinals: ordinals follow the
-//! values' text, and a thread id is a hash, so the matches of a search
-//! (in document order, a mailbox's messages together) touch their counts
-//! all over the array; slots follow document order, so consecutive
-//! matches count into nearby bytes (`enron`'s 57k matches spent 13% of a
-//! collapsed search waiting on those loads). And a slot's value is read
-//! here, not from the column's dictionary on every search.
+//! Why: a match's group then costs one array read instead of decoding the
+//! column, and slots follow document order (a mailbox's messages sit
+//! together), so the counts of consecutive matches sit in nearby bytes,
+//! where term ordinals follow the values' text (a thread id is a hash).
+//! A slot's text is read from the column's dictionary, only for the
+//! groups a page shows.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -61,14 +61,16 @@ impl Key {
 pub(crate) const NO_SLOT: u32 = u32::MAX;
 
 /// One segment's groups.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct GroupColumn {
+    /// The field's column (its dictionary gives a value's text).
+    values: BytesColumn,
     /// Each document's slot ([`NO_SLOT`]: no value), deleted ones too.
     slots: Vec<u32>,
-    /// Each slot's value.
-    keys: Vec<Key>,
-    /// Each value's slot.
-    by_key: hashbrown::HashMap<Key, u32>,
+    /// Each slot's term ordinal in `values`.
+    ords: Vec<u64>,
+    /// Each term ordinal's slot ([`NO_SLOT`] for one no document names).
+    slot_of_ord: Vec<u32>,
 }
 
 /// Documents whose ordinals are read together while building.
@@ -77,24 +79,24 @@ const BUILD_BLOCK: usize = 1024;
 impl GroupColumn {
     /// From a segment's column of the field (a document's first value is
     /// its group).
-    fn build(column: &BytesColumn, max_doc: DocId) -> std::io::Result<GroupColumn> {
-        let mut slot_of_ord = vec![NO_SLOT; column.num_terms()];
-        let mut ord_of_slot: Vec<u64> = Vec::new();
+    fn build(values: BytesColumn, max_doc: DocId) -> GroupColumn {
+        let mut slot_of_ord = vec![NO_SLOT; values.num_terms()];
+        let mut ords: Vec<u64> = Vec::new();
         let mut slots = Vec::with_capacity(max_doc as usize);
         let mut docs = Vec::with_capacity(BUILD_BLOCK);
-        let mut ords = vec![None; BUILD_BLOCK];
+        let mut firsts = vec![None; BUILD_BLOCK];
         for start in (0..max_doc).step_by(BUILD_BLOCK) {
             docs.clear();
             docs.extend(start..max_doc.min(start.saturating_add(BUILD_BLOCK as u32)));
-            let ords = &mut ords[..docs.len()];
-            column.ords().first_vals(&docs, ords);
-            for ord in ords.iter() {
-                let slot = match ord.and_then(|o| slot_of_ord.get_mut(o as usize).map(|s| (o, s))) {
+            let firsts = &mut firsts[..docs.len()];
+            values.ords().first_vals(&docs, firsts);
+            for first in firsts.iter() {
+                let slot = match first.and_then(|o| slot_of_ord.get_mut(o as usize).map(|s| (o, s))) {
                     None => NO_SLOT,
                     Some((ord, slot)) => {
                         if *slot == NO_SLOT {
-                            *slot = ord_of_slot.len() as u32;
-                            ord_of_slot.push(ord);
+                            *slot = ords.len() as u32;
+                            ords.push(ord);
                         }
                         *slot
                     }
@@ -102,22 +104,12 @@ impl GroupColumn {
                 slots.push(slot);
             }
         }
-        let mut keys = vec![Key::None; ord_of_slot.len()];
-        let mut terms = column.dictionary().stream()?;
-        while terms.advance() {
-            if let Some(&slot) = slot_of_ord.get(terms.term_ord() as usize)
-                && slot != NO_SLOT
-            {
-                keys[slot as usize] = Key::of(terms.key());
-            }
-        }
-        let by_key = keys.iter().enumerate().map(|(slot, key)| (key.clone(), slot as u32)).collect();
-        Ok(GroupColumn { slots, keys, by_key })
+        GroupColumn { values, slots, ords, slot_of_ord }
     }
 
     /// How many slots (values) the segment has.
     pub(crate) fn len(&self) -> usize {
-        self.keys.len()
+        self.ords.len()
     }
 
     /// `doc`'s slot, or [`NO_SLOT`].
@@ -126,14 +118,27 @@ impl GroupColumn {
         self.slots.get(doc as usize).copied().unwrap_or(NO_SLOT)
     }
 
-    /// A slot's value ([`Key::None`] for [`NO_SLOT`]).
-    pub(crate) fn key(&self, slot: u32) -> &Key {
-        self.keys.get(slot as usize).unwrap_or(&Key::None)
+    /// The slot of the value whose text is `term`.
+    pub(crate) fn slot_of(&self, term: &[u8]) -> Option<u32> {
+        let ord = self.values.dictionary().term_ord(term).ok().flatten()?;
+        self.slot_of_ord.get(ord as usize).copied().filter(|&s| s != NO_SLOT)
     }
 
-    /// A value's slot here.
-    pub(crate) fn slot_of(&self, key: &Key) -> Option<u32> {
-        self.by_key.get(key).copied()
+    /// The text of each of `slots`, read from the dictionary in one pass
+    /// (`each` called in the dictionary's order; slots it cannot read are
+    /// skipped).
+    pub(crate) fn terms(&self, slots: &[u32], mut each: impl FnMut(u32, &[u8])) {
+        let mut by_ord: Vec<(u64, u32)> =
+            slots.iter().filter_map(|&s| self.ords.get(s as usize).map(|&o| (o, s))).collect();
+        by_ord.sort_unstable();
+        let ords: Vec<u64> = by_ord.iter().map(|(o, _)| *o).collect();
+        let mut at = 0;
+        let _ = self.values.dictionary().sorted_ords_to_term_cb(&ords, |term| {
+            if let Some(&(_, slot)) = by_ord.get(at) {
+                each(slot, term);
+            }
+            at += 1;
+        });
     }
 }
 
@@ -165,7 +170,7 @@ impl GroupCache {
             return Ok(Some(Arc::clone(found)));
         }
         let Some(values) = reader.fast_fields().str(column)?.map(BytesColumn::from) else { return Ok(None) };
-        let built = Arc::new(GroupColumn::build(&values, reader.max_doc())?);
+        let built = Arc::new(GroupColumn::build(values, reader.max_doc()));
         let mut map = self.columns.lock().unwrap_or_else(PoisonError::into_inner);
         if map.len() >= CACHED_SEGMENTS {
             map.retain(|(segment, _), _| searched.contains(segment));

@@ -194,7 +194,7 @@ impl Fruit {
 
     /// The slot of value `key` in this segment.
     fn ord(&self, key: &Key) -> Option<u64> {
-        self.column.as_ref()?.slot_of(key).map(u64::from)
+        self.column.as_ref()?.slot_of(&key.bytes()).map(u64::from)
     }
 
     /// How many documents with value `key` match (`ord`: its slot here,
@@ -204,12 +204,11 @@ impl Fruit {
         self.counts.get(ord as usize).map_or(0, |&n| u64::from(n)) + self.more.get(&ord).copied().unwrap_or(0)
     }
 
-    /// The value of slot `ord`.
-    fn key(&self, ord: u64) -> Key {
-        match &self.column {
-            Some(column) if ord != NO_VALUE => column.key(ord as u32).clone(),
-            _ => Key::None,
-        }
+    /// The value of each of `ords` (slots), each given to `each` once.
+    fn keys(&self, ords: &[u64], mut each: impl FnMut(u64, Key)) {
+        let Some(column) = &self.column else { return };
+        let slots: Vec<u32> = ords.iter().map(|&o| o as u32).collect();
+        column.terms(&slots, |slot, term| each(u64::from(slot), Key::of(term)));
     }
 }
 
@@ -534,9 +533,12 @@ pub(crate) fn page(sort: GroupOrder, fruits: Vec<Fruit>, offset: usize, limit: u
                 keyed.push((e.ord, *e));
             }
         }
-        for (ord, e) in keyed {
+        let ords: Vec<u64> = keyed.iter().map(|(o, _)| *o).collect();
+        let best: hashbrown::HashMap<u64, Entry> = keyed.into_iter().collect();
+        fruit.keys(&ords, |ord, key| {
+            let Some(e) = best.get(&ord) else { return };
             let found = Candidate {
-                key: fruit.key(ord),
+                key,
                 from: (n, ord),
                 best: e.value,
                 addr: DocAddress::new(fruit.segment, e.doc),
@@ -555,7 +557,7 @@ pub(crate) fn page(sort: GroupOrder, fruits: Vec<Fruit>, offset: usize, limit: u
                     candidates.push(found);
                 }
             }
-        }
+        });
     }
     let order = |a: &Candidate, b: &Candidate| {
         sort.cmp(a.best, b.best).then_with(|| (a.run, a.addr).cmp(&(b.run, b.addr)))
@@ -588,7 +590,7 @@ pub(crate) fn page(sort: GroupOrder, fruits: Vec<Fruit>, offset: usize, limit: u
 
 /// How many groups `fruits` hold together: the values matched in the one
 /// with the most, each other fruit's values not matched there (its
-/// matched slots' values looked up), and every document
+/// matched slots' text looked up), and every document
 /// without a value.
 fn groups(fruits: &[Fruit]) -> u64 {
     let loose: u64 = fruits.iter().map(|f| f.loose).sum();
@@ -600,13 +602,14 @@ fn groups(fruits: &[Fruit]) -> u64 {
         if i == largest || values[i] == 0 {
             continue;
         }
-        for ord in (0..fruit.counts.len() as u64).filter(|&o| fruit.counts[o as usize] > 0) {
-            let key = fruit.key(ord);
+        let ords: Vec<u64> =
+            (0..fruit.counts.len() as u64).filter(|&o| fruit.counts[o as usize] > 0).collect();
+        fruit.keys(&ords, |_, key| {
             let there = main.ord(&key).and_then(|o| main.counts.get(o as usize)).is_some_and(|&n| n > 0);
             if !there {
                 elsewhere.insert(key);
             }
-        }
+        });
     }
     loose + values[largest] + elsewhere.len() as u64
 }
