@@ -120,6 +120,18 @@ fn limit_versions(cells: &mut Vec<Cell>, versions: u32) {
 /// The qualifiers a read takes from one family; `None` for all of them.
 type QualifierSet = Option<Vec<Vec<u8>>>;
 
+/// Whether the qualifier escaped as `esc` is among `qualifiers`: compared
+/// as it is stored when it holds no escaped byte (a qualifier without a
+/// 0x00, nearly every one), so a cell left out is never copied.
+#[inline]
+fn selected(qualifiers: &[Vec<u8>], esc: &[u8]) -> bool {
+    if esc.contains(&0) {
+        qualifiers.contains(&key::unescape(esc))
+    } else {
+        qualifiers.iter().any(|q| q.as_slice() == esc)
+    }
+}
+
 /// The families and qualifiers that `ReadOptions::columns` select.
 enum Selection {
     /// No columns named: every family, every qualifier.
@@ -230,11 +242,10 @@ impl RowShape<'_> {
             }
             if self.read.in_time_range(k.timestamp) && cursor.family.schema.is_live(k.timestamp, self.now_ms)
             {
-                let qualifier = key::unescape(k.qualifier_esc);
-                if cursor.qualifiers.as_ref().is_none_or(|qs| qs.contains(&qualifier)) {
+                if cursor.qualifiers.as_ref().is_none_or(|qs| selected(qs, k.qualifier_esc)) {
                     cells.push(Cell {
                         family: cursor.family.name.clone(),
-                        qualifier,
+                        qualifier: key::unescape(k.qualifier_esc),
                         timestamp: k.timestamp,
                         value: if self.keys_only { Vec::new() } else { cursor.family.value(v)?.into_owned() },
                     });
