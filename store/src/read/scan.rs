@@ -240,16 +240,16 @@ impl RowShape<'_> {
             if k.row_esc != row_esc {
                 break;
             }
-            if self.read.in_time_range(k.timestamp) && cursor.family.schema.is_live(k.timestamp, self.now_ms)
+            if self.read.in_time_range(k.timestamp)
+                && cursor.family.schema.is_live(k.timestamp, self.now_ms)
+                && cursor.qualifiers.as_ref().is_none_or(|qs| selected(qs, k.qualifier_esc))
             {
-                if cursor.qualifiers.as_ref().is_none_or(|qs| selected(qs, k.qualifier_esc)) {
-                    cells.push(Cell {
-                        family: cursor.family.name.clone(),
-                        qualifier: key::unescape(k.qualifier_esc),
-                        timestamp: k.timestamp,
-                        value: if self.keys_only { Vec::new() } else { cursor.family.value(v)?.into_owned() },
-                    });
-                }
+                cells.push(Cell {
+                    family: cursor.family.name.clone(),
+                    qualifier: key::unescape(k.qualifier_esc),
+                    timestamp: k.timestamp,
+                    value: if self.keys_only { Vec::new() } else { cursor.family.value(v)?.into_owned() },
+                });
             }
             cursor.advance()?;
         }
