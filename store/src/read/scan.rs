@@ -29,6 +29,30 @@ pub(crate) fn get_row(
     row: &[u8],
     read: &ReadOptions,
 ) -> Result<Option<Row>> {
+    get_selected(txn, now_ms, table, row, read, &Selection::new(table, read)?)
+}
+
+/// The rows `rows` of `table` (each `None` when it has no cell `read`
+/// selects), the selection made once for all.
+pub(crate) fn get_rows(
+    txn: &RoTxn<'_, WithoutTls>,
+    now_ms: u64,
+    table: &TableHandle,
+    rows: &[&[u8]],
+    read: &ReadOptions,
+) -> Result<Vec<Option<Row>>> {
+    let selection = Selection::new(table, read)?;
+    rows.iter().map(|row| get_selected(txn, now_ms, table, row, read, &selection)).collect()
+}
+
+fn get_selected(
+    txn: &RoTxn<'_, WithoutTls>,
+    now_ms: u64,
+    table: &TableHandle,
+    row: &[u8],
+    read: &ReadOptions,
+    selection: &Selection,
+) -> Result<Option<Row>> {
     let stored = table.stored_key(row);
     // Both bounds in one buffer: esc(row) 00 01 | esc(row) 00 02.
     let mut bounds = key::row_start(&stored);
@@ -39,7 +63,6 @@ pub(crate) fn get_row(
     }
     let range = (Bound::Included(&bounds[..split]), Bound::Excluded(&bounds[split..]));
     let shape = RowShape { read, reverse: false, keys_only: false, now_ms };
-    let selection = Selection::new(table, read)?;
     let mut cells = Vec::new();
     for (family, qualifiers) in selection.families(table) {
         let iter = family.db.range(txn, &range).map_err(|e| Error::lmdb("get", e))?;
@@ -118,7 +141,7 @@ fn limit_versions(cells: &mut Vec<Cell>, versions: u32) {
 }
 
 /// The qualifiers a read takes from one family; `None` for all of them.
-type QualifierSet = Option<Vec<Vec<u8>>>;
+type QualifierSet = Option<Arc<[Vec<u8>]>>;
 
 /// Whether the qualifier escaped as `esc` is among `qualifiers`: compared
 /// as it is stored when it holds no escaped byte (a qualifier without a
@@ -145,7 +168,7 @@ impl Selection {
         if read.columns.is_empty() {
             return Ok(Selection::All);
         }
-        let mut selected: BTreeMap<String, QualifierSet> = BTreeMap::new();
+        let mut selected: BTreeMap<String, Option<Vec<Vec<u8>>>> = BTreeMap::new();
         for column in &read.columns {
             table.family(column.family())?;
             match column {
@@ -160,7 +183,7 @@ impl Selection {
                 }
             }
         }
-        Ok(Selection::Some(selected))
+        Ok(Selection::Some(selected.into_iter().map(|(f, qs)| (f, qs.map(Arc::from))).collect()))
     }
 
     /// The selected families of `table` in family order, with their qualifiers.

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use heed::{RoTxn, WithoutTls};
 
 use super::options::{ReadOptions, Scan};
-use super::scan::{ScanIter, ScanPage, get_row};
+use super::scan::{ScanIter, ScanPage, get_row, get_rows};
 use crate::cell::Row;
 use crate::db::env::ReadGuard;
 use crate::db::feed::Feed;
@@ -238,7 +238,7 @@ impl<'s> ReadTxn<'s> {
     /// As [`ReadTxn::get`].
     pub fn multi_get(&self, table: &str, rows: &[&[u8]], read: &ReadOptions) -> Result<Vec<Option<Row>>> {
         let handle = self.rows_of(table)?;
-        rows.iter().map(|row| get_row(&self.txn, self.now_ms, &handle, row, read)).collect()
+        get_rows(&self.txn, self.now_ms, &handle, rows, read)
     }
 
     /// Starts a streaming scan: rows come one at a time and memory stays flat
