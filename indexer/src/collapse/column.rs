@@ -142,13 +142,11 @@ impl GroupColumn {
     }
 }
 
-/// Segments whose columns a cache keeps at once beyond those a search is
-/// reading (live indexes make new small segments as writes come).
-const CACHED_SEGMENTS: usize = 64;
-
 /// The [`GroupColumn`]s of a table's segments, per (segment, column): a
 /// segment never changes, so its column is built once and serves every
-/// search reading it; dropped once the segment is no longer searched.
+/// search reading it; dropped once a search that builds a column no longer
+/// reads its segment (merged away, or a live index's older segment), so a
+/// merged segment's array does not outlive it.
 #[derive(Debug, Default)]
 pub(crate) struct GroupCache {
     columns: Mutex<HashMap<(SegmentId, String), Arc<GroupColumn>>>,
@@ -157,8 +155,8 @@ pub(crate) struct GroupCache {
 impl GroupCache {
     /// The groups of `reader`'s segment by facet column `column` (`None`
     /// when the segment has no such column); built when not kept yet,
-    /// dropping the columns of segments not among `searched` when the
-    /// cache is full.
+    /// dropping then the columns of segments not among `searched` (every
+    /// segment the search reads: the generation's are in every search's).
     pub(crate) fn column(
         &self,
         reader: &SegmentReader,
@@ -172,9 +170,7 @@ impl GroupCache {
         let Some(values) = reader.fast_fields().str(column)?.map(BytesColumn::from) else { return Ok(None) };
         let built = Arc::new(GroupColumn::build(values, reader.max_doc()));
         let mut map = self.columns.lock().unwrap_or_else(PoisonError::into_inner);
-        if map.len() >= CACHED_SEGMENTS {
-            map.retain(|(segment, _), _| searched.contains(segment));
-        }
+        map.retain(|(segment, _), _| searched.contains(segment));
         map.insert(key, Arc::clone(&built));
         Ok(Some(built))
     }
