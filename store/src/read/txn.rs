@@ -310,12 +310,8 @@ impl<'s> ReadTxn<'s> {
     ) -> Result<(Vec<Row>, Option<String>)> {
         let page = self.index_lookup(table, index, query)?;
         let handle = self.rows_of(table)?;
-        let mut rows = Vec::with_capacity(page.hits.len());
-        for hit in &page.hits {
-            if let Some(row) = get_row(&self.txn, self.now_ms, &handle, &hit.key, read)? {
-                rows.push(row);
-            }
-        }
+        let keys: Vec<&[u8]> = page.hits.iter().map(|hit| hit.key.as_slice()).collect();
+        let rows = get_rows(&self.txn, self.now_ms, &handle, &keys, read)?.into_iter().flatten().collect();
         Ok((rows, page.next_cursor))
     }
 
