@@ -8,8 +8,10 @@
 //! column, and slots follow document order (a mailbox's messages sit
 //! together), so the counts of consecutive matches sit in nearby bytes,
 //! where term ordinals follow the values' text (a thread id is a hash).
-//! A slot's text is read from the column's dictionary, only for the
-//! groups a page shows.
+//! Each slot's thread id is decoded once too (8 bytes a slot), so a page's
+//! groups are named without reading the column's dictionary; a segment
+//! whose values are not all thread ids reads the dictionary for a page's
+//! groups instead.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -71,6 +73,10 @@ pub(crate) struct GroupColumn {
     ords: Vec<u64>,
     /// Each term ordinal's slot ([`NO_SLOT`] for one no document names).
     slot_of_ord: Vec<u32>,
+    /// Each slot's value as a thread id, when every value the segment's
+    /// documents name is one (what the store writes): a page's groups
+    /// then come without reading the dictionary.
+    ids: Option<Vec<u64>>,
 }
 
 /// Documents whose ordinals are read together while building.
@@ -104,7 +110,8 @@ impl GroupColumn {
                 slots.push(slot);
             }
         }
-        GroupColumn { values, slots, ords, slot_of_ord }
+        let ids = slot_ids(&values, &slot_of_ord, ords.len());
+        GroupColumn { values, slots, ords, slot_of_ord, ids }
     }
 
     /// How many slots (values) the segment has.
@@ -124,10 +131,19 @@ impl GroupColumn {
         self.slot_of_ord.get(ord as usize).copied().filter(|&s| s != NO_SLOT)
     }
 
-    /// The text of each of `slots`, read from the dictionary in one pass
-    /// (`each` called in the dictionary's order; slots it cannot read are
-    /// skipped).
-    pub(crate) fn terms(&self, slots: &[u32], mut each: impl FnMut(u32, &[u8])) {
+    /// The value of each of `slots`: each slot's thread id where the
+    /// segment's values are all ids, else its text read from the
+    /// dictionary in one pass (`each` called in the dictionary's order;
+    /// slots it cannot read are skipped).
+    pub(crate) fn keys(&self, slots: &[u32], mut each: impl FnMut(u32, Key)) {
+        if let Some(ids) = &self.ids {
+            for &slot in slots {
+                if let Some(&id) = ids.get(slot as usize) {
+                    each(slot, Key::Id(id));
+                }
+            }
+            return;
+        }
         let mut by_ord: Vec<(u64, u32)> =
             slots.iter().filter_map(|&s| self.ords.get(s as usize).map(|&o| (o, s))).collect();
         by_ord.sort_unstable();
@@ -135,11 +151,30 @@ impl GroupColumn {
         let mut at = 0;
         let _ = self.values.dictionary().sorted_ords_to_term_cb(&ords, |term| {
             if let Some(&(_, slot)) = by_ord.get(at) {
-                each(slot, term);
+                each(slot, Key::of(term));
             }
             at += 1;
         });
     }
+}
+
+/// Each of a segment's `slots` slots' value as a thread id (`slot_of_ord`:
+/// each term ordinal's slot), read in one pass over the dictionary; `None`
+/// when a value named by a document is not one.
+fn slot_ids(values: &BytesColumn, slot_of_ord: &[u32], slots: usize) -> Option<Vec<u64>> {
+    let mut ids = vec![0; slots];
+    let mut terms = values.dictionary().stream().ok()?;
+    let mut ord = 0usize;
+    while terms.advance() {
+        if let Some(&slot) = slot_of_ord.get(ord).filter(|&&s| s != NO_SLOT) {
+            match Key::of(terms.key()) {
+                Key::Id(id) => *ids.get_mut(slot as usize)? = id,
+                _ => return None,
+            }
+        }
+        ord += 1;
+    }
+    Some(ids)
 }
 
 /// The [`GroupColumn`]s of a table's segments, per (segment, column): a
@@ -178,7 +213,56 @@ impl GroupCache {
 
 #[cfg(test)]
 mod tests {
+    use tantivy::schema::{FAST, STRING, Schema};
+    use tantivy::{Index, TantivyDocument};
+
     use super::*;
+
+    /// The groups of a one-segment index whose documents hold `values`
+    /// (`None`: no value) in a string fast field.
+    fn column_of(values: &[Option<&str>]) -> Arc<GroupColumn> {
+        let mut schema = Schema::builder();
+        let field = schema.add_text_field("g", STRING | FAST);
+        let index = Index::create_in_ram(schema.build());
+        let mut writer = index.writer_with_num_threads(1, 15_000_000).unwrap();
+        for value in values {
+            let mut doc = TantivyDocument::default();
+            if let Some(value) = value {
+                doc.add_text(field, value);
+            }
+            writer.add_document(doc).unwrap();
+        }
+        writer.commit().unwrap();
+        let searcher = index.reader().unwrap().searcher();
+        let reader = searcher.segment_reader(0);
+        let cache = GroupCache::default();
+        cache.column(reader, "g", &[reader.segment_id()]).unwrap().unwrap()
+    }
+
+    /// Each slot's value as `keys` gives it, in slot order.
+    fn slot_keys(column: &GroupColumn) -> Vec<Key> {
+        let slots: Vec<u32> = (0..column.len() as u32).collect();
+        let mut out = vec![Key::None; slots.len()];
+        column.keys(&slots, |slot, key| out[slot as usize] = key);
+        out
+    }
+
+    #[test]
+    fn slots_follow_document_order_and_give_their_values() {
+        let (a, b) = ("00000000000000ff", "0000000000000001");
+        let ids = column_of(&[Some(a), Some(b), None, Some(a)]);
+        assert!(ids.ids.is_some(), "a segment of thread ids keeps them per slot");
+        assert_eq!((0..4).map(|d| ids.slot(d)).collect::<Vec<_>>(), vec![0, 1, NO_SLOT, 0]);
+        assert_eq!(slot_keys(&ids), vec![Key::Id(0xff), Key::Id(1)]);
+        assert_eq!(ids.slot_of(b.as_bytes()), Some(1));
+        // One value that is not an id: every value is read from the
+        // dictionary, ids still as numbers.
+        let mixed = column_of(&[Some("inbox"), Some(a), Some("inbox"), Some(b)]);
+        assert!(mixed.ids.is_none());
+        assert_eq!(slot_keys(&mixed), vec![Key::Text(b"inbox".to_vec().into()), Key::Id(0xff), Key::Id(1)]);
+        assert_eq!(mixed.slot_of(b"inbox"), Some(0));
+        assert_eq!(mixed.slot_of(b"absent"), None);
+    }
 
     #[test]
     fn keys_read_thread_ids_as_numbers_and_other_text_as_it_is() {

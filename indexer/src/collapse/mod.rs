@@ -208,7 +208,7 @@ impl Fruit {
     fn keys(&self, ords: &[u64], mut each: impl FnMut(u64, Key)) {
         let Some(column) = &self.column else { return };
         let slots: Vec<u32> = ords.iter().map(|&o| o as u32).collect();
-        column.terms(&slots, |slot, term| each(u64::from(slot), Key::of(term)));
+        column.keys(&slots, |slot, key| each(u64::from(slot), key));
     }
 }
 
@@ -412,16 +412,23 @@ impl SegmentGroups {
     }
 
     /// One more match of group `ord`.
-    #[inline]
+    #[inline(always)]
     fn tally(&mut self, ord: u64) {
         match self.counts.get_mut(ord as usize) {
-            Some(n) if *n == u8::MAX => *self.more.entry(ord).or_insert(0) += 1,
-            Some(n) => {
+            Some(n) if *n < u8::MAX => {
                 self.distinct += u64::from(*n == 0);
                 *n += 1;
             }
+            Some(_) => self.tally_more(ord),
             None => self.loose += 1,
         }
+    }
+
+    /// One more match of group `ord`, whose byte is full.
+    #[cold]
+    #[inline(never)]
+    fn tally_more(&mut self, ord: u64) {
+        *self.more.entry(ord).or_insert(0) += 1;
     }
 
     /// Counts each of `docs` (at most [`BLOCK`]), their groups read
