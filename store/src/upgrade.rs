@@ -17,6 +17,14 @@ use crate::table::TableHandle;
 pub(crate) const CELLS: &str = "keyword cells";
 /// What the analysis of every row counts.
 pub(crate) const ROWS: &str = "rows analysed";
+/// What the copy of rows into thread member entries counts.
+pub(crate) const MEMBERS: &str = "thread members";
+
+/// The number of format `format` (`rowsearch-store/N`); 0 for a name
+/// that is not one.
+fn number(format: &str) -> u32 {
+    format.strip_prefix("rowsearch-store/").and_then(|n| n.parse().ok()).unwrap_or(0)
+}
 
 /// Brings `table`'s stored layout from format `from` to this build's,
 /// telling `report` (what it counts, done, in all) how a keyword
@@ -37,6 +45,18 @@ pub(crate) fn table(
         for index in &table.indexes {
             index.absorb_unprefixed_pending(wtxn)?;
         }
+    }
+    // Formats up to 7 kept a thread member's row in its id entry alone.
+    if let Some(threads) = &table.threads
+        && number(from) <= 7
+    {
+        crate::threads::upgrade::rows_into_members(wtxn, threads, &|done, total| {
+            report(MEMBERS, done, total)
+        })?;
+    }
+    // Format 7 is format 8 but for the thread entries.
+    if number(from) >= 7 {
+        return Ok(false);
     }
     // Format 3 kept one keyword cell per entry, format 4 blocks with row
     // keys: the cells become format 4 blocks, the blocks format 5 blocks.

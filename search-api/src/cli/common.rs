@@ -74,7 +74,11 @@ pub(super) fn create(args: &Args) -> Result<Store> {
                     done.finish();
                 }
             }
-            let unit = if p.unit == "rows analysed" { "rows analysed" } else { "keyword cells" };
+            let unit = match p.unit {
+                "rows analysed" => "rows analysed",
+                "thread members" => "thread members",
+                _ => "keyword cells",
+            };
             let bar = slot.get_or_insert_with(|| Progress::new("upgrade", unit, Duration::from_secs(2)));
             bar.update(p.cells_done, p.cells_total, p.table);
             if abort_after.is_some_and(|n| p.cells_done >= n) {

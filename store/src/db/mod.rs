@@ -74,7 +74,7 @@ pub(crate) const META_TABLE_ID_PREFIX: &[u8] = b"table_id/";
 pub(crate) const META_DISABLED_PREFIX: &[u8] = b"disabled/";
 
 /// The format this build reads and writes.
-pub const FORMAT: &str = "rowsearch-store/7";
+pub const FORMAT: &str = "rowsearch-store/8";
 /// Older formats this build opens and marks as [`FORMAT`]: version 1 had no
 /// pending index databases (created empty on open); version 2 kept pending
 /// index entries without run ids (moved into the main index on open). An
@@ -88,7 +88,9 @@ pub const FORMAT: &str = "rowsearch-store/7";
 /// terms are folded (`crème` is `creme`) and a keyword value holds a term
 /// per line: every keyword cell is written again on open, and a table whose
 /// cells changed takes a new id (its search index is built again); an older
-/// build would look up unfolded terms.
+/// build would look up unfolded terms. Version 8's thread member entries
+/// hold their rows (copied in from the id entries on open), which an older
+/// build would misread as partitions.
 pub const UPGRADES_FROM: &[&str] = &[
     "rowsearch-store/1",
     "rowsearch-store/2",
@@ -96,6 +98,7 @@ pub const UPGRADES_FROM: &[&str] = &[
     "rowsearch-store/4",
     "rowsearch-store/5",
     "rowsearch-store/6",
+    "rowsearch-store/7",
 ];
 
 /// Databases besides the families.

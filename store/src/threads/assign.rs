@@ -9,8 +9,8 @@ use std::sync::Arc;
 use heed::RwTxn;
 
 use super::entries::{
-    self, by_id_key, by_id_value, decode_by_id, decode_subject, member_id, member_key, members_prefix,
-    subject_key, subject_prefix,
+    self, by_id_key, by_id_value, decode_by_id, decode_member, decode_subject, member_id, member_key,
+    member_value, members_prefix, subject_key, subject_prefix,
 };
 use super::handle::ThreadsHandle;
 use super::ids::{id_hash, named_ids, normalize_subject, row_ids};
@@ -291,18 +291,17 @@ fn link(
         let prefix = members_prefix(old);
         let mut members: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
         for item in threads.db.prefix_iter(wtxn, &prefix).map_err(db_err("read threads"))? {
-            let (key, partition) = item.map_err(db_err("read threads"))?;
-            members.push((member_id(key).to_vec(), partition.to_vec()));
+            let (key, value) = item.map_err(db_err("read threads"))?;
+            members.push((member_id(key).to_vec(), value.to_vec()));
         }
-        for (id, partition) in members {
+        for (id, value) in members {
+            let (partition, row) = decode_member(&value).ok_or_else(|| {
+                Error::corrupted("threads", &id, "a thread member entry shorter than its partition")
+            })?;
+            let (partition, row) = (partition.to_vec(), row.to_vec());
             threads.db.delete(wtxn, &member_key(old, &id)).map_err(db_err("write threads"))?;
-            threads.db.put(wtxn, &member_key(thread, &id), &partition).map_err(db_err("write threads"))?;
+            threads.db.put(wtxn, &member_key(thread, &id), &value).map_err(db_err("write threads"))?;
             let key = by_id_key(&partition, &id);
-            let row = match threads.db.get(wtxn, &key).map_err(db_err("read threads"))?.and_then(decode_by_id)
-            {
-                Some((_, row)) => row.to_vec(),
-                None => Vec::new(),
-            };
             threads.db.put(wtxn, &key, &by_id_value(thread, &row)).map_err(db_err("write threads"))?;
             if !row.is_empty() {
                 moved.entry((table.to_owned(), row)).or_insert_with(|| (partition.clone(), id.clone()));
@@ -314,14 +313,20 @@ fn link(
             .db
             .put(wtxn, &by_id_key(p, id), &by_id_value(thread, row))
             .map_err(db_err("write threads"))?;
-        threads.db.put(wtxn, &member_key(thread, id), p).map_err(db_err("write threads"))?;
+        threads
+            .db
+            .put(wtxn, &member_key(thread, id), &member_value(p, row))
+            .map_err(db_err("write threads"))?;
     }
     for id in m.refs.iter().filter(|r| !known.contains(r.as_slice())) {
         threads
             .db
             .put(wtxn, &by_id_key(p, id), &by_id_value(thread, &[]))
             .map_err(db_err("write threads"))?;
-        threads.db.put(wtxn, &member_key(thread, id), p).map_err(db_err("write threads"))?;
+        threads
+            .db
+            .put(wtxn, &member_key(thread, id), &member_value(p, &[]))
+            .map_err(db_err("write threads"))?;
     }
     if let Some((hash, date, reply)) = m.subject {
         threads
@@ -353,6 +358,10 @@ fn ghost_row(
             && at == row
         {
             threads.db.put(wtxn, &key, &by_id_value(thread, &[])).map_err(db_err("write threads"))?;
+            threads
+                .db
+                .put(wtxn, &member_key(thread, &id), &member_value(&partition, &[]))
+                .map_err(db_err("write threads"))?;
         }
     }
     Ok(())

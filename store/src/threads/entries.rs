@@ -4,8 +4,12 @@
 //! | key | value |
 //! |---|---|
 //! | `i` ‖ partition length (u16 BE) ‖ partition ‖ id | thread (u64 BE) ‖ row key (empty: a ghost, an id only referred to) |
-//! | `m` ‖ thread (u64 BE) ‖ id | partition |
+//! | `m` ‖ thread (u64 BE) ‖ id | partition length (u16 BE) ‖ partition ‖ row key (empty: a ghost) |
 //! | `s` ‖ partition length (u16 BE) ‖ partition ‖ subject hash (u64 BE) ‖ date ms (u64 BE) ‖ id | `01`: a reply without references, `00`: any other message |
+//!
+//! A member entry's row key is its id entry's, written together (format 7
+//! kept only the partition there: a thread's rows took a read of each
+//! member's id entry; the upgrade to format 8 copies the rows in).
 //!
 //! Ids are kept as [`key_part`] makes them: an id longer than
 //! [`MAX_ID_BYTES`] is kept as `00` and its 128-bit xxh3 (ids as they are
@@ -76,6 +80,21 @@ pub fn member_key(thread: u64, id: &[u8]) -> Vec<u8> {
     key
 }
 
+/// A member entry's value: the partition its id lives in and its row
+/// (empty for a ghost).
+pub fn member_value(partition: &[u8], row: &[u8]) -> Vec<u8> {
+    let len = u16::try_from(partition.len()).unwrap_or(u16::MAX);
+    [&len.to_be_bytes()[..], &partition[..usize::from(len)], row].concat()
+}
+
+/// A member entry's partition and row; `None` when the bytes are too
+/// short.
+pub fn decode_member(value: &[u8]) -> Option<(&[u8], &[u8])> {
+    let (len, rest) = value.split_first_chunk::<2>()?;
+    let len = usize::from(u16::from_be_bytes(*len));
+    (rest.len() >= len).then(|| rest.split_at(len))
+}
+
 /// The id part of a member key.
 pub fn member_id(key: &[u8]) -> &[u8] {
     key.get(9..).unwrap_or_default()
@@ -114,6 +133,10 @@ mod tests {
         assert_eq!(decode_by_id(&by_id_value(7, b"row")), Some((7, &b"row"[..])));
         assert_eq!(member_key(2, b"x"), b"m\0\0\0\0\0\0\0\x02x".to_vec());
         assert_eq!(member_id(&member_key(2, b"x")), b"x");
+        assert_eq!(member_value(b"ann", b"k1"), b"\x00\x03annk1".to_vec());
+        assert_eq!(decode_member(&member_value(b"ann", b"k1")), Some((&b"ann"[..], &b"k1"[..])));
+        assert_eq!(decode_member(&member_value(b"", b"")), Some((&b""[..], &b""[..])));
+        assert_eq!(decode_member(b"\x00\x05ann"), None);
         let key = subject_key(b"", 5, 9, b"q");
         assert_eq!(key, b"s\0\0\0\0\0\0\0\0\0\x05\0\0\0\0\0\0\0\x09q".to_vec());
         assert_eq!(decode_subject(&key, subject_prefix(b"", 5).len()), Some((9, &b"q"[..])));

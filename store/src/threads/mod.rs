@@ -19,6 +19,7 @@ pub(crate) mod entries;
 mod handle;
 mod ids;
 mod read;
+pub(crate) mod upgrade;
 
 pub(crate) use handle::ThreadsHandle;
 pub use ids::normalize_subject;

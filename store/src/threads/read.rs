@@ -2,7 +2,7 @@
 
 use heed::RoTxn;
 
-use super::entries::{by_id_key, decode_by_id, member_id, members_prefix};
+use super::entries::{decode_member, member_id, members_prefix};
 use super::handle::ThreadsHandle;
 use crate::error::{Error, Result};
 
@@ -30,17 +30,21 @@ pub fn parse_thread_id(text: &str) -> Option<u64> {
         .flatten()
 }
 
-/// The members of thread `thread`, in id order.
+/// The members of thread `thread`, in id order (read off their member
+/// entries alone).
 pub(crate) fn members(txn: &RoTxn<'_>, threads: &ThreadsHandle, thread: u64) -> Result<Vec<ThreadMember>> {
     let err = |e| Error::lmdb("read threads", e);
     let mut out = Vec::new();
     for item in threads.db.prefix_iter(txn, &members_prefix(thread)).map_err(err)? {
-        let (key, partition) = item.map_err(err)?;
-        out.push(ThreadMember { id: member_id(key).to_vec(), partition: partition.to_vec(), row: None });
-    }
-    for member in &mut out {
-        let found = threads.db.get(txn, &by_id_key(&member.partition, &member.id)).map_err(err)?;
-        member.row = found.and_then(decode_by_id).map(|(_, row)| row.to_vec()).filter(|r| !r.is_empty());
+        let (key, value) = item.map_err(err)?;
+        let (partition, row) = decode_member(value).ok_or_else(|| {
+            Error::corrupted("threads", key, "a thread member entry shorter than its partition")
+        })?;
+        out.push(ThreadMember {
+            id: member_id(key).to_vec(),
+            partition: partition.to_vec(),
+            row: (!row.is_empty()).then(|| row.to_vec()),
+        });
     }
     Ok(out)
 }

@@ -342,5 +342,15 @@ proptest! {
             let row = store.get("t", &key(m.user, i as u16), &read).unwrap().unwrap();
             prop_assert_eq!(row.value("m", b"thread").unwrap(), expected[i].as_bytes());
         }
+        // Its thread lists the others' rows, not its own.
+        let thread = &expected[victim];
+        let members = store.begin_read().unwrap().thread_members("t", parse_thread_id(thread).unwrap()).unwrap();
+        let listed: BTreeSet<Vec<u8>> = members.iter().filter_map(|m| m.row.clone()).collect();
+        let wanted: BTreeSet<Vec<u8>> = by_thread[thread.as_str()]
+            .iter()
+            .filter(|&&i| i != victim)
+            .map(|&i| key(msgs[i].user, i as u16))
+            .collect();
+        prop_assert_eq!(listed, wanted);
     }
 }

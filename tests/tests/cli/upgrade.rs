@@ -103,7 +103,7 @@ fn cli_upgrade_says_what_it_did_with_progress_and_then_that_nothing_is_left() {
     let t = format3_store();
     let out = t.run(&["upgrade"]);
     assert!(out.status.success(), "{}", stderr(&out));
-    assert!(stdout(&out).contains("from rowsearch-store/3 to rowsearch-store/7"), "{}", stdout(&out));
+    assert!(stdout(&out).contains("from rowsearch-store/3 to rowsearch-store/8"), "{}", stdout(&out));
     assert!(
         stderr(&out).contains(&format!("table mail, {FIXTURE_CELLS} keyword cells")),
         "progress names the table and its cells: {}",
@@ -111,14 +111,14 @@ fn cli_upgrade_says_what_it_did_with_progress_and_then_that_nothing_is_left() {
     );
     let out = t.run(&["upgrade"]);
     assert!(out.status.success(), "{}", stderr(&out));
-    assert!(stdout(&out).contains("already rowsearch-store/7"), "{}", stdout(&out));
+    assert!(stdout(&out).contains("already rowsearch-store/8"), "{}", stdout(&out));
     assert!(!stderr(&out).contains("upgrading"), "{}", stderr(&out));
     assert_lookups_as_before(&t);
 }
 
 /// Runs `rowsearch upgrade` aborting (as kill -9 would: no unwinding, no
 /// commit) once `cells` keyword cells are rewritten.
-fn upgrade_aborted_after(t: &TestDir, cells: u64) {
+pub(super) fn upgrade_aborted_after(t: &TestDir, cells: u64) {
     upgrade_aborted_after_of(t, cells, None)
 }
 
@@ -142,7 +142,7 @@ fn upgrade_aborted_after_of(t: &TestDir, cells: u64, total: Option<u64>) {
 /// Runs `rowsearch upgrade` `times` times, each killed (kill -9) at a
 /// random moment up to `max_us` after it starts: before, during or after
 /// the upgrade; whichever, what the caller checks next must hold.
-fn kill_upgrades(t: &TestDir, rng: &mut Rng, times: usize, max_us: usize) {
+pub(super) fn kill_upgrades(t: &TestDir, rng: &mut Rng, times: usize, max_us: usize) {
     kill_runs(t, "upgrade", rng, times, max_us);
 }
 
@@ -197,14 +197,14 @@ fn cli_an_upgrade_killed_at_any_point_leaves_a_store_that_upgrades_again() {
     assert!(out.status.success(), "seed {seed}: verify: {} {}", stdout(&out), stderr(&out));
 }
 
-/// The sample mail fixtures: as the last format 3, format 4 and format 5
-/// builds wrote it.
+/// The sample mail fixtures: as the last build of each format wrote it.
 #[derive(Clone, Copy, Debug)]
 pub(super) enum Sample {
     Format3,
     Format4,
     Format5,
     Format6,
+    Format7,
 }
 
 fn sample_fixture(sample: Sample, name: &str) -> std::path::PathBuf {
@@ -213,6 +213,7 @@ fn sample_fixture(sample: Sample, name: &str) -> std::path::PathBuf {
         Sample::Format4 => "fixtures/format4-sample",
         Sample::Format5 => "fixtures/format5-sample",
         Sample::Format6 => "fixtures/format6-sample",
+        Sample::Format7 => "fixtures/format7-sample",
     };
     std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(dir).join(name)
 }
@@ -277,6 +278,17 @@ pub(super) fn assert_answers_as_before(t: &TestDir, sample: Sample) {
                 if let (Some(g), Some(w)) = (g["score"].as_f64(), w["score"].as_f64()) {
                     assert!((g - w).abs() < 1e-4, "{args:?}: score {g} against {w}");
                 }
+            }
+            // Collapsed: each thread as that build summed it up (a fixture
+            // that kept them), in any order.
+            let threads = |hits: &[serde_json::Value]| -> Vec<String> {
+                let mut out: Vec<String> =
+                    hits.iter().filter_map(|h| h.get("thread")).map(|t| t.to_string()).collect();
+                out.sort();
+                out
+            };
+            if want_hits.iter().any(|h| h.get("thread").is_some()) {
+                assert_eq!(threads(hits), threads(want_hits), "{args:?}");
             }
         } else {
             assert!(!want.is_empty() || args.contains(&"--rows"), "{args:?} finds something");
@@ -357,7 +369,7 @@ fn cli_the_sample_mail_written_by_format_5_answers_every_lookup_and_search_as_be
     let t = sample_store(Sample::Format5);
     let out = t.run(&["upgrade"]);
     assert!(out.status.success(), "{}", stderr(&out));
-    assert!(stdout(&out).contains("from rowsearch-store/5 to rowsearch-store/7"), "{}", stdout(&out));
+    assert!(stdout(&out).contains("from rowsearch-store/5 to rowsearch-store/8"), "{}", stdout(&out));
     assert_answers_as_before(&t, Sample::Format5);
     assert_indexes_verify(&t);
     let out = t.run(&["verify"]);
@@ -381,7 +393,7 @@ fn cli_the_sample_mail_written_by_format_4_answers_every_lookup_and_search_as_be
     let t = sample_store(Sample::Format4);
     let out = t.run(&["upgrade"]);
     assert!(out.status.success(), "{}", stderr(&out));
-    assert!(stdout(&out).contains("from rowsearch-store/4 to rowsearch-store/7"), "{}", stdout(&out));
+    assert!(stdout(&out).contains("from rowsearch-store/4 to rowsearch-store/8"), "{}", stdout(&out));
     assert!(stderr(&out).contains("table mail, "), "progress names the table: {}", stderr(&out));
     assert_answers_as_before(&t, Sample::Format4);
     assert_indexes_verify(&t);
@@ -511,7 +523,7 @@ fn cli_the_sample_mail_written_by_format_6_answers_as_before_and_finds_accents_f
     let t = sample_store(Sample::Format6);
     let out = t.run(&["upgrade"]);
     assert!(out.status.success(), "{}", stderr(&out));
-    assert!(stdout(&out).contains("from rowsearch-store/6 to rowsearch-store/7"), "{}", stdout(&out));
+    assert!(stdout(&out).contains("from rowsearch-store/6 to rowsearch-store/8"), "{}", stdout(&out));
     assert!(stdout(&out).contains("rebuilt the search index of table mail"), "{}", stdout(&out));
     assert!(stderr(&out).contains("table mail, 292 rows analysed"), "progress: {}", stderr(&out));
     assert_answers_as_before(&t, Sample::Format6);
@@ -520,7 +532,7 @@ fn cli_the_sample_mail_written_by_format_6_answers_as_before_and_finds_accents_f
     let out = t.run(&["verify"]);
     assert!(out.status.success(), "verify: {} {}", stdout(&out), stderr(&out));
     let out = t.run(&["upgrade"]);
-    assert!(stdout(&out).contains("already rowsearch-store/7: nothing to do"), "{}", stdout(&out));
+    assert!(stdout(&out).contains("already rowsearch-store/8: nothing to do"), "{}", stdout(&out));
 }
 
 #[test]
@@ -606,4 +618,60 @@ fn cli_mail_an_earlier_build_keyed_by_message_id_moves_to_content_keys_when_inge
         assert!(!keys.is_empty(), "{args:?}");
         assert_eq!((total, keys), answer(&fresh), "{args:?}");
     }
+}
+
+#[test]
+fn cli_the_sample_mail_written_by_format_7_keeps_its_conversations_and_its_index() {
+    // Format 8 keeps a thread member's row in its member entry: the
+    // upgrade copies them in from the id entries, and nothing else (the
+    // keyword cells and the search index stay).
+    let t = sample_store(Sample::Format7);
+    let out = t.run(&["upgrade"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("from rowsearch-store/7 to rowsearch-store/8"), "{}", stdout(&out));
+    assert!(stderr(&out).contains("table mail, 357 thread members"), "progress: {}", stderr(&out));
+    assert!(!stderr(&out).contains("keyword"), "no keyword cell is written again: {}", stderr(&out));
+    assert!(!stdout(&out).contains("rebuilt"), "the index stays: {}", stdout(&out));
+    assert_answers_as_before(&t, Sample::Format7);
+    assert_indexes_verify(&t);
+    let out = t.run(&["verify"]);
+    assert!(out.status.success(), "verify: {} {}", stdout(&out), stderr(&out));
+    let out = t.run(&["upgrade"]);
+    assert!(stdout(&out).contains("already rowsearch-store/8: nothing to do"), "{}", stdout(&out));
+    // Threads go on growing after it: a late reply joins the chain.
+    let reply = t.dir.path().join("late");
+    std::fs::create_dir_all(reply.join("lee-r/inbox")).unwrap();
+    std::fs::write(
+        reply.join("lee-r/inbox/1."),
+        "Message-ID: <plan.4@refs.example>\nDate: Tue, 5 Mar 2024 12:00:00 +0000\n\
+         From: Robin Lee <robin.lee@refs.example>\nSubject: Re: Pipeline plan\n\
+         In-Reply-To: <plan.3@refs.example>\nReferences: <plan.1@refs.example> <plan.3@refs.example>\n\n\
+         Friday works.\n",
+    )
+    .unwrap();
+    let out = t.run(&["ingest", reply.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = t.run(&["thread", "7297eaa59e806a5a"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let view: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(view["count"], 4, "{view}");
+    assert_eq!(view["messages"][3]["depth"], 3, "{view}");
+}
+
+#[test]
+fn cli_the_format_7_upgrade_killed_at_random_points_still_answers_as_before() {
+    let seed =
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as u64 | 1;
+    eprintln!("seed {seed}");
+    let mut rng = Rng(seed);
+    let t = sample_store(Sample::Format7);
+    // Aborted once every member entry is written, before the commit...
+    upgrade_aborted_after(&t, 1);
+    // ...and killed at random moments.
+    kill_upgrades(&t, &mut rng, 6, 300_000);
+    let out = t.run(&["upgrade"]);
+    assert!(out.status.success(), "seed {seed}: {}", stderr(&out));
+    assert_answers_as_before(&t, Sample::Format7);
+    let out = t.run(&["verify"]);
+    assert!(out.status.success(), "seed {seed}: verify: {} {}", stdout(&out), stderr(&out));
 }
