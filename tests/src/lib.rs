@@ -263,6 +263,16 @@ pub fn raw_request(
     response
 }
 
+/// A seed from the clock (odd, as [`Rng`] needs), printed on stderr so a
+/// failing run can be repeated.
+pub fn time_seed() -> u64 {
+    let seed =
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(1, |d| d.as_nanos() as u64)
+            | 1;
+    eprintln!("seed {seed}");
+    seed
+}
+
 /// A small seeded xorshift generator, so a failing run can be repeated from
 /// its printed seed.
 pub struct Rng(pub u64);

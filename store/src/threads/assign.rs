@@ -296,7 +296,11 @@ fn link(
         }
         for (id, value) in members {
             let (partition, row) = decode_member(&value).ok_or_else(|| {
-                Error::corrupted("threads", &id, "a thread member entry shorter than its partition")
+                Error::corrupted(
+                    "threads",
+                    &member_key(old, &id),
+                    "a thread member entry shorter than its partition",
+                )
             })?;
             let (partition, row) = (partition.to_vec(), row.to_vec());
             threads.db.delete(wtxn, &member_key(old, &id)).map_err(db_err("write threads"))?;

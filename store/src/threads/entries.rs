@@ -65,6 +65,11 @@ pub fn decode_by_id(value: &[u8]) -> Option<(u64, &[u8])> {
     Some((u64::from_be_bytes(*thread), row))
 }
 
+/// The prefix of every member entry, of every thread.
+pub fn all_members_prefix() -> &'static [u8] {
+    &[MEMBER]
+}
+
 /// The prefix of a thread's member entries.
 pub fn members_prefix(thread: u64) -> Vec<u8> {
     let mut key = Vec::with_capacity(9 + 64);

@@ -4,7 +4,7 @@
 
 use heed::RwTxn;
 
-use super::entries::{by_id_key, decode_by_id, member_value, members_prefix};
+use super::entries::{all_members_prefix, by_id_key, decode_by_id, member_id, member_value};
 use super::handle::ThreadsHandle;
 use crate::error::{Error, Result};
 
@@ -17,9 +17,7 @@ pub(crate) fn rows_into_members(
     report: &dyn Fn(u64, u64),
 ) -> Result<u64> {
     let err = |what| move |e| Error::lmdb(what, e);
-    // Every member entry starts with `m`: the prefix of thread 0 less its
-    // eight thread bytes.
-    let prefix = &members_prefix(0)[..1];
+    let prefix = all_members_prefix();
     let mut members: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
     for item in threads.db.prefix_iter(wtxn, prefix).map_err(err("upgrade: read threads"))? {
         let (key, partition) = item.map_err(err("upgrade: read threads"))?;
@@ -28,7 +26,7 @@ pub(crate) fn rows_into_members(
     let total = members.len() as u64;
     report(0, total);
     for (done, (key, partition)) in members.iter().enumerate() {
-        let id = super::entries::member_id(key);
+        let id = member_id(key);
         let found = threads.db.get(wtxn, &by_id_key(partition, id)).map_err(err("upgrade: read threads"))?;
         let row = found.and_then(decode_by_id).map_or(&[][..], |(_, row)| row).to_vec();
         threads.db.put(wtxn, key, &member_value(partition, &row)).map_err(err("upgrade: write threads"))?;

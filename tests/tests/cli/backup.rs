@@ -9,7 +9,7 @@ use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
-use rowsearch_tests::{Rng, TestDir, bin, stderr, stdout};
+use rowsearch_tests::{Rng, TestDir, bin, stderr, stdout, time_seed};
 
 /// The project's small Maildir fixture ingested and indexed.
 fn indexed_mail() -> TestDir {
@@ -151,9 +151,7 @@ fn cli_a_backup_taken_under_writes_from_two_processes_restores_exactly_the_write
 
 #[test]
 fn cli_a_backup_killed_at_any_moment_never_looks_finished_and_the_next_one_starts_clean() {
-    let seed =
-        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as u64 | 1;
-    eprintln!("seed {seed}");
+    let seed = time_seed();
     let mut rng = Rng(seed);
     let t = indexed_mail();
     let full = t.dir.path().join("full");

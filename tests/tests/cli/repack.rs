@@ -4,7 +4,7 @@
 //! killed at random points, and verifies clean; a repack is refused while
 //! a server has the store open, and the server is untouched.
 
-use rowsearch_tests::{Rng, TestDir, stderr, stdout};
+use rowsearch_tests::{Rng, TestDir, stderr, stdout, time_seed};
 
 use super::upgrade::{assert_indexes_verify, assert_sample_as_before, format3_sample_store, kill_runs};
 
@@ -14,9 +14,7 @@ fn data_bytes(t: &TestDir) -> u64 {
 
 #[test]
 fn cli_a_repack_killed_at_random_points_leaves_the_store_answering_as_before() {
-    let seed =
-        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as u64 | 1;
-    eprintln!("seed {seed}");
+    let seed = time_seed();
     let mut rng = Rng(seed);
     let t = format3_sample_store();
     let out = t.run(&["upgrade"]);

@@ -10,7 +10,7 @@
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use rowsearch_tests::{Rng, TestDir, bin, stderr, stdout};
+use rowsearch_tests::{Rng, TestDir, bin, stderr, stdout, time_seed};
 
 fn fixture(name: &str) -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/format3").join(name)
@@ -181,9 +181,7 @@ fn cli_an_upgrade_killed_at_any_point_leaves_a_store_that_upgrades_again() {
     // At random moments: kill -9 of `upgrade` runs on one store, then the
     // store either still upgrades or is already upgraded, and answers as
     // before.
-    let seed =
-        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as u64 | 1;
-    eprintln!("seed {seed}");
+    let seed = time_seed();
     let mut rng = Rng(seed);
     let t = format3_store();
     kill_upgrades(&t, &mut rng, 12, 40_000);
@@ -328,9 +326,7 @@ fn cli_the_sample_mail_written_by_format_3_answers_every_lookup_and_search_as_be
 
 #[test]
 fn cli_the_sample_mail_upgrade_killed_at_random_points_still_answers_as_before() {
-    let seed =
-        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as u64 | 1;
-    eprintln!("seed {seed}");
+    let seed = time_seed();
     let mut rng = Rng(seed);
     let t = format3_sample_store();
     // Aborted at a random point of the conversion (77,017 keyword cells)...
@@ -408,9 +404,7 @@ fn cli_the_sample_mail_written_by_format_4_answers_every_lookup_and_search_as_be
 
 #[test]
 fn cli_the_sample_mail_format_4_upgrade_killed_at_random_points_still_answers_as_before() {
-    let seed =
-        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as u64 | 1;
-    eprintln!("seed {seed}");
+    let seed = time_seed();
     let mut rng = Rng(seed);
     let t = sample_store(Sample::Format4);
     // Aborted at a random point of the conversion...
@@ -537,9 +531,7 @@ fn cli_the_sample_mail_written_by_format_6_answers_as_before_and_finds_accents_f
 
 #[test]
 fn cli_the_format_6_upgrade_killed_at_random_points_still_answers_as_before() {
-    let seed =
-        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as u64 | 1;
-    eprintln!("seed {seed}");
+    let seed = time_seed();
     let mut rng = Rng(seed);
     let t = sample_store(Sample::Format6);
     // Aborted at a random row of the analysis (292 rows)...
@@ -660,9 +652,7 @@ fn cli_the_sample_mail_written_by_format_7_keeps_its_conversations_and_its_index
 
 #[test]
 fn cli_the_format_7_upgrade_killed_at_random_points_still_answers_as_before() {
-    let seed =
-        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as u64 | 1;
-    eprintln!("seed {seed}");
+    let seed = time_seed();
     let mut rng = Rng(seed);
     let t = sample_store(Sample::Format7);
     // Aborted once every member entry is written, before the commit...
