@@ -155,8 +155,9 @@ pub fn parse_date_ms(value: &[u8]) -> Option<u64> {
 /// first word holding a match (its normalized alphanumeric runs tested with
 /// `matches`), or its first `words` words when none does, with `…` where
 /// text was cut (Meilisearch's `attributesToCrop` with `cropLength`). The
-/// whitespace between the kept words is kept as it is.
-pub fn crop(text: &str, matches: &dyn Fn(&str) -> bool, words: usize) -> String {
+/// whitespace between the kept words is kept as it is. A word overlapping
+/// one of `spans` (byte ranges: where a phrase stands) holds a match too.
+pub fn crop(text: &str, matches: &dyn Fn(&str) -> bool, spans: &[(usize, usize)], words: usize) -> String {
     if words == 0 {
         return String::new();
     }
@@ -166,14 +167,15 @@ pub fn crop(text: &str, matches: &dyn Fn(&str) -> bool, words: usize) -> String 
     };
     let mut lower = String::new();
     let mut is_match = |(s, e): (usize, usize)| {
-        text[s..e].split(|c: char| !c.is_alphanumeric()).filter(|p| !p.is_empty()).any(|piece| {
-            if !piece.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit()) {
-                normalize_into(&mut lower, piece);
-                matches(&lower)
-            } else {
-                matches(piece)
-            }
-        })
+        spans.iter().any(|&(a, b)| a < e && s < b)
+            || text[s..e].split(|c: char| !c.is_alphanumeric()).filter(|p| !p.is_empty()).any(|piece| {
+                if !piece.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit()) {
+                    normalize_into(&mut lower, piece);
+                    matches(&lower)
+                } else {
+                    matches(piece)
+                }
+            })
     };
     // One pass that stops at the first match (a long body's words after
     // it are never tested), keeping the words that go before it.
@@ -226,12 +228,19 @@ pub fn crop(text: &str, matches: &dyn Fn(&str) -> bool, words: usize) -> String 
 }
 
 /// A snippet of `text` around the first word whose analysed form
-/// ([`normalize`]d) `matches` (for a search: [`crate::expand::QueryWords`]),
-/// with every such word wrapped in `<em>` and `</em>`; `None` when no word
+/// ([`normalize`]d) `matches` (for a search: [`crate::expand::QueryWords`])
+/// or the first of `spans` (byte ranges: where a phrase stands), with every
+/// such word and span wrapped in `<em>` and `</em>`; `None` when nothing
 /// matches. About `width` bytes of context, cut at word edges. Email
 /// addresses match by their parts. With `escape`, `<`, `>` and `&` of the
 /// text are written as HTML entities, so the markers are the only markup.
-pub fn highlight(text: &str, matches: &dyn Fn(&str) -> bool, width: usize, escape: bool) -> Option<String> {
+pub fn highlight(
+    text: &str,
+    matches: &dyn Fn(&str) -> bool,
+    phrases: &[(usize, usize)],
+    width: usize,
+    escape: bool,
+) -> Option<String> {
     // (start, end) of matching words, by byte offsets.
     let mut spans: Vec<(usize, usize)> = Vec::new();
     let mut start = None;
@@ -248,6 +257,19 @@ pub fn highlight(text: &str, matches: &dyn Fn(&str) -> bool, width: usize, escap
             }
             _ => {}
         }
+    }
+    if !phrases.is_empty() {
+        // Phrases and words, in order, overlapping ones made one.
+        spans.extend_from_slice(phrases);
+        spans.sort_unstable();
+        let mut merged: Vec<(usize, usize)> = Vec::with_capacity(spans.len());
+        for (s, e) in spans {
+            match merged.last_mut() {
+                Some(last) if s <= last.1 => last.1 = last.1.max(e),
+                _ => merged.push((s, e)),
+            }
+        }
+        spans = merged;
     }
     let &(first, _) = spans.first()?;
     let floor = |mut i: usize| {
@@ -383,13 +405,13 @@ mod tests {
         let terms = |w: &str| ["click", "here"].contains(&w);
         let text = "click <em>HERE</em> </em><script>x</script> & more";
         assert_eq!(
-            highlight(text, &terms, 200, true).as_deref(),
+            highlight(text, &terms, &[], 200, true).as_deref(),
             Some(
                 "<em>click</em> &lt;em&gt;<em>HERE</em>&lt;/em&gt; &lt;/em&gt;&lt;script&gt;x&lt;/script&gt; &amp; more"
             )
         );
         assert_eq!(
-            highlight(text, &terms, 200, false).as_deref(),
+            highlight(text, &terms, &[], 200, false).as_deref(),
             Some("<em>click</em> <em><em>HERE</em></em> </em><script>x</script> & more")
         );
     }
@@ -398,15 +420,15 @@ mod tests {
     fn crop_keeps_words_around_the_first_match() {
         let terms = |w: &str| w == "gas";
         let text = "one two three four five six Gas-fired seven eight nine ten";
-        assert_eq!(crop(text, &terms, 3), "…six Gas-fired seven…");
-        assert_eq!(crop(text, &terms, 100), text);
+        assert_eq!(crop(text, &terms, &[], 3), "…six Gas-fired seven…");
+        assert_eq!(crop(text, &terms, &[], 100), text);
         // No match: the first words.
-        assert_eq!(crop(text, &|_| false, 2), "one two…");
+        assert_eq!(crop(text, &|_| false, &[], 2), "one two…");
         // A match near the end: the window ends with the text.
-        assert_eq!(crop("a b c d gas", &terms, 3), "…c d gas");
-        assert_eq!(crop("a\r\n  b c", &|_| false, 2), "a\r\n  b…");
-        assert_eq!(crop("  ", &terms, 3), "");
-        assert_eq!(crop("a b", &terms, 0), "");
+        assert_eq!(crop("a b c d gas", &terms, &[], 3), "…c d gas");
+        assert_eq!(crop("a\r\n  b c", &|_| false, &[], 2), "a\r\n  b…");
+        assert_eq!(crop("  ", &terms, &[], 3), "");
+        assert_eq!(crop("a b", &terms, &[], 0), "");
     }
 
     /// The crop as first written: every word's span, the first match, the
@@ -451,7 +473,7 @@ mod tests {
         ) {
             let text: String = pieces.iter().map(|(w, sep)| format!("{w}{sep}")).collect();
             let terms = |w: &str| w == "gas";
-            proptest::prop_assert_eq!(crop(&text, &terms, words), crop_model(&text, &terms, words), "{:?}", text);
+            proptest::prop_assert_eq!(crop(&text, &terms, &[], words), crop_model(&text, &terms, words), "{:?}", text);
         }
     }
 
@@ -459,12 +481,12 @@ mod tests {
     fn highlight_marks_matching_words_in_a_window() {
         let terms = |w: &str| ["gas", "deal"].contains(&w);
         assert_eq!(
-            highlight("The Gas deal is done; gas-fired.", &terms, 200, true).as_deref(),
+            highlight("The Gas deal is done; gas-fired.", &terms, &[], 200, true).as_deref(),
             Some("The <em>Gas</em> <em>deal</em> is done; <em>gas</em>-fired.")
         );
-        assert_eq!(highlight("nothing here", &terms, 200, true), None);
+        assert_eq!(highlight("nothing here", &terms, &[], 200, true), None);
         let long = format!("{} the gas {}", "word ".repeat(100), "tail ".repeat(100));
-        let snippet = highlight(&long, &terms, 60, true).unwrap();
+        let snippet = highlight(&long, &terms, &[], 60, true).unwrap();
         assert!(
             snippet.starts_with('…') && snippet.ends_with('…') && snippet.contains("<em>gas</em>"),
             "{snippet}"
@@ -472,7 +494,7 @@ mod tests {
         assert!(snippet.len() < 90, "{snippet}");
         // Multi-byte text: cuts stay on character boundaries.
         let text = format!("{}gas{}", "é".repeat(80), "ü".repeat(80));
-        assert!(highlight(&format!("{text} gas"), &terms, 50, true).is_some());
+        assert!(highlight(&format!("{text} gas"), &terms, &[], 50, true).is_some());
     }
 
     fn t(items: &[(&str, u32)]) -> Vec<(String, u32)> {

@@ -7,7 +7,7 @@
 use std::collections::HashSet;
 
 use tantivy::Term;
-use tantivy::query::{BooleanQuery, DfaWrapper, EnableScoring, FuzzyTermQuery, Query, Weight};
+use tantivy::query::{BooleanQuery, DfaWrapper, EnableScoring, FuzzyTermQuery, PhraseQuery, Query, Weight};
 use tantivy_fst::Automaton;
 
 use crate::phrase_prefix::PhrasePrefix;
@@ -64,6 +64,9 @@ impl Query for WordQuery {
 /// terms, and what its expanding words stand for.
 pub struct QueryWords {
     exact: HashSet<String>,
+    /// The words of each exact phrase (`"natural gas"`), which are marked
+    /// where the phrase stands, not alone.
+    phrases: Vec<Vec<String>>,
     prefixes: Vec<String>,
     edits: Vec<DfaWrapper>,
     typos: Vec<FirstCharTypos>,
@@ -73,25 +76,46 @@ impl QueryWords {
     /// The words of `query` (as parsed by [`crate::query`]; other queries'
     /// plain terms only).
     pub fn of(query: &dyn Query) -> QueryWords {
-        let mut words =
-            QueryWords { exact: HashSet::new(), prefixes: Vec::new(), edits: Vec::new(), typos: Vec::new() };
-        query.query_terms(&mut |term, _| {
-            if let Some(text) = term.value().as_str() {
-                words.exact.insert(text.to_owned());
-            }
-        });
+        let mut words = QueryWords {
+            exact: HashSet::new(),
+            phrases: Vec::new(),
+            prefixes: Vec::new(),
+            edits: Vec::new(),
+            typos: Vec::new(),
+        };
         words.collect(query);
         words
     }
 
     fn collect(&mut self, query: &dyn Query) {
         if let Some(inner) = crate::cancellable::inner(query) {
-            self.collect(inner);
-        } else if let Some(boolean) = query.downcast_ref::<BooleanQuery>() {
+            return self.collect(inner);
+        }
+        if let Some(boolean) = query.downcast_ref::<BooleanQuery>() {
             for (_, clause) in boolean.clauses() {
                 self.collect(clause.as_ref());
             }
-        } else if let Some(word) = query.downcast_ref::<WordQuery>() {
+            return;
+        }
+        if let Some(phrase) = query.downcast_ref::<PhraseQuery>() {
+            // The analyzer keeps every word (no stop words), so a phrase's
+            // words stand next to each other, as highlights read them.
+            let terms = phrase.phrase_terms();
+            let words: Vec<String> =
+                terms.iter().filter_map(|t| t.value().as_str().map(str::to_owned)).collect();
+            if words.len() == terms.len() {
+                self.phrases.push(words);
+            } else {
+                self.exact.extend(words);
+            }
+            return;
+        }
+        query.query_terms(&mut |term, _| {
+            if let Some(text) = term.value().as_str() {
+                self.exact.insert(text.to_owned());
+            }
+        });
+        if let Some(word) = query.downcast_ref::<WordQuery>() {
             let text = word.term.value().as_str().unwrap_or_default().to_owned();
             // An automaton that cannot be built (a distance tantivy refuses)
             // highlights nothing more; the search itself reports it.
@@ -107,7 +131,42 @@ impl QueryWords {
         }
     }
 
-    /// Whether `word` (analysed: lowercased) is one the query looks for.
+    /// Where in `text` the query's exact phrases stand (byte ranges, in
+    /// order), its words read as highlights read them (alphanumeric runs,
+    /// normalized).
+    pub fn phrase_spans(&self, text: &str) -> Vec<(usize, usize)> {
+        if self.phrases.is_empty() {
+            return Vec::new();
+        }
+        let mut tokens: Vec<(usize, usize, String)> = Vec::new();
+        let mut start = None;
+        for (i, c) in text.char_indices().chain([(text.len(), ' ')]) {
+            match (c.is_alphanumeric() && i < text.len(), start) {
+                (true, None) => start = Some(i),
+                (false, Some(s)) => {
+                    tokens.push((s, i, crate::normalize(&text[s..i])));
+                    start = None;
+                }
+                _ => {}
+            }
+        }
+        let mut spans = Vec::new();
+        for i in 0..tokens.len() {
+            for phrase in &self.phrases {
+                let n = phrase.len();
+                if n > 0
+                    && i + n <= tokens.len()
+                    && tokens[i..i + n].iter().zip(phrase).all(|(t, w)| t.2 == *w)
+                {
+                    spans.push((tokens[i].0, tokens[i + n - 1].1));
+                }
+            }
+        }
+        spans
+    }
+
+    /// Whether `word` (analysed: lowercased) is one the query looks for
+    /// alone (a phrase's words are found by [`Self::phrase_spans`]).
     pub fn matches(&self, word: &str) -> bool {
         self.exact.contains(word)
             || self.prefixes.iter().any(|p| word.starts_with(p.as_str()))

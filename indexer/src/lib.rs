@@ -51,6 +51,7 @@ pub mod query;
 mod reader;
 mod refresh;
 mod scoped_stats;
+mod sloppy_phrase;
 mod snapshot;
 mod suggest;
 mod term_walk;

@@ -31,6 +31,7 @@ use tantivy::schema::{Field, IndexRecordOption};
 use crate::doc::{DATE_FIELD, DocSchema};
 use crate::expand::{Expansion, WordQuery};
 use crate::phrase_prefix::PhrasePrefix;
+use crate::sloppy_phrase::SloppyPhrase;
 
 /// Deepest nesting of parentheses a query may have: the parser and the
 /// query tree recurse once per level, and a request must not be able to
@@ -42,6 +43,12 @@ pub const MIN_PREFIX_CHARS: usize = 2;
 pub use crate::phrase_prefix::MAX_COMPLETIONS as MAX_PHRASE_EXPANSIONS;
 /// Most edits a fuzzy term takes.
 pub const MAX_EDITS: u8 = 2;
+/// Most moves a sloppy phrase (`"a b"~N`) takes.
+pub const MAX_SLOP: u32 = 100;
+/// Most words a phrase takes.
+pub const MAX_PHRASE_WORDS: usize = 32;
+/// Most times one word may stand in a sloppy phrase.
+pub const MAX_SLOPPY_REPEATS: usize = 4;
 
 /// A query that does not parse: why, and the byte where.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -381,6 +388,12 @@ impl<'a> Parser<'a> {
             // Only punctuation: nothing to look for (the clause drops out).
             return Ok(None);
         }
+        if terms.len() > MAX_PHRASE_WORDS {
+            return Err(self.error_at(
+                start,
+                &format!("a phrase takes at most {MAX_PHRASE_WORDS} words (this one has {})", terms.len()),
+            ));
+        }
         if prefix {
             if terms.len() == 1 {
                 let term = Term::from_field_text(field, &terms[0].0);
@@ -416,10 +429,29 @@ impl<'a> Parser<'a> {
                 (Occur::Should, variants),
             ]))));
         }
-        let words = terms.into_iter().map(|(t, p)| (p, Term::from_field_text(field, &t))).collect();
-        let mut query = PhraseQuery::new_with_offset(words);
-        query.set_slop(slop);
-        Ok(Some(Box::new(query)))
+        if slop > MAX_SLOP {
+            return Err(self.error_at(suffix_at, &format!("a phrase takes at most ~{MAX_SLOP} (~{slop})")));
+        }
+        if slop > 0 {
+            for (word, _) in &terms {
+                let repeats = terms.iter().filter(|(w, _)| w == word).count();
+                if repeats > MAX_SLOPPY_REPEATS {
+                    return Err(self.error_at(
+                        start,
+                        &format!(
+                            "a sloppy phrase takes one word at most {MAX_SLOPPY_REPEATS} times ({word:?} stands \
+                             {repeats} times)"
+                        ),
+                    ));
+                }
+            }
+        }
+        let words: Vec<_> = terms.into_iter().map(|(t, p)| (p, Term::from_field_text(field, &t))).collect();
+        if slop > 0 {
+            // Ours, not tantivy's sloppy scorer (`crate::sloppy_phrase`).
+            return Ok(Some(Box::new(SloppyPhrase::new(words, slop, self.cancel))));
+        }
+        Ok(Some(Box::new(PhraseQuery::new_with_offset(words))))
     }
 
     /// `text`'s terms with their positions, as the analyzer makes them.

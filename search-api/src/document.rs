@@ -186,10 +186,12 @@ impl DocumentShape<'_> {
 
     /// Crops the fields `crop` names in `doc` around the first word
     /// `matches` takes (see [`rowsearch_indexer::crop`]).
-    pub fn crop_document(&self, doc: &mut Document, matches: &dyn Fn(&str) -> bool) {
+    pub fn crop_document(&self, doc: &mut Document, query: Option<&rowsearch_indexer::QueryWords>) {
+        let matches = |w: &str| query.is_some_and(|q| q.matches(w));
         for (name, words) in self.crop {
             if let Some((_, DocValue::Text(text))) = doc.fields.iter_mut().find(|(n, _)| n == name) {
-                *text = rowsearch_indexer::crop(text, matches, *words);
+                let spans = query.map(|q| q.phrase_spans(text)).unwrap_or_default();
+                *text = rowsearch_indexer::crop(text, &matches, &spans, *words);
             }
         }
     }

@@ -24,6 +24,7 @@
 #![warn(missing_docs)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 
+mod client_slots;
 pub mod document;
 mod error;
 mod facade;

@@ -646,6 +646,7 @@ impl Searcher {
                         if let Some(snippet) = rowsearch_indexer::highlight(
                             &text,
                             &|w| words.matches(w),
+                            &words.phrase_spans(&text),
                             SNIPPET_BYTES,
                             !request.highlight_raw,
                         ) {
@@ -658,7 +659,7 @@ impl Searcher {
                 Document::default()
             } else {
                 let mut document = shape.document(&row, analyzer.as_deref());
-                shape.crop_document(&mut document, &|w| words.is_some_and(|words| words.matches(w)));
+                shape.crop_document(&mut document, words);
                 document
             };
             if !summary.is_empty() {

@@ -59,7 +59,7 @@ pub(super) fn run(addr: &str, command: &DataCommand, out: &mut impl Write) -> Re
             if read_options(read)? != rowsearch::store::ReadOptions::default() {
                 return Err(UsageError(
                     "get --hbase reads the newest cell of each column; --columns, --versions and time \
-                     ranges do not run over HBase yet (issue 39)"
+                     ranges are not read from HBase yet: read them with the embedded store or HBase's shell"
                         .into(),
                 )
                 .into());

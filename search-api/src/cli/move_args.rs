@@ -39,13 +39,18 @@ pub enum MoveCommand {
     /// JSON lines (a header, a row a line in key order, a last line with
     /// the counts): from one snapshot of the store, or from HBase with
     /// --hbase. Into --output (written as FILE.partial, renamed once
-    /// complete) or standard output.
+    /// complete) or standard output. An existing --output is refused
+    /// unless --force is given and it is a regular file; a path inside
+    /// --data never.
     Export {
         /// Table name.
         table: String,
         /// The file to write (default: standard output).
         #[arg(long, short)]
         output: Option<PathBuf>,
+        /// Replace --output when it is an existing regular file.
+        #[arg(long)]
+        force: bool,
     },
     /// Read an export into a table (created from the export's schema when
     /// missing), in the store or in HBase with --hbase. Idempotent: the

@@ -56,7 +56,12 @@ pub(super) fn run(args: &Args, command: &MoveCommand, out: &mut impl Write) -> R
                 }
             }
         }
-        MoveCommand::Export { table, output } => export(args, table, output.as_deref(), out)?,
+        MoveCommand::Export { table, output, force } => {
+            if let Some(path) = output {
+                check_output(args, path, *force)?;
+            }
+            export(args, table, output.as_deref(), out)?;
+        }
         MoveCommand::Import { input, table } => {
             let opened = Opened::of(args, true)?;
             let to = opened.place();
@@ -143,6 +148,58 @@ impl Opened {
             Opened::Hbase(hbase) => Place::Hbase(hbase),
         }
     }
+}
+
+/// Refuses an export's `output` that would destroy something: a path
+/// inside the data directory (the store's own files), an existing path
+/// that is not a regular file (a device, a directory, a symlink), or an
+/// existing regular file unless `force`. The `.partial` beside it is
+/// checked the same way (it is created, then renamed over `output`).
+fn check_output(args: &Args, output: &Path, force: bool) -> Result<()> {
+    let absolute = |p: &Path| -> std::path::PathBuf {
+        let p =
+            if p.is_absolute() { p.to_owned() } else { std::env::current_dir().unwrap_or_default().join(p) };
+        // The parent resolved (symlinks, `..`), the name kept: the file
+        // itself may not exist yet.
+        match (p.parent().and_then(|d| d.canonicalize().ok()), p.file_name()) {
+            (Some(dir), Some(name)) => dir.join(name),
+            _ => p,
+        }
+    };
+    let data = args.data.canonicalize().unwrap_or_else(|_| absolute(&args.data));
+    let target = absolute(output);
+    if target.starts_with(&data) {
+        return Err(UsageError(format!(
+            "--output {} is inside the data directory {}: an export goes elsewhere",
+            output.display(),
+            args.data.display()
+        ))
+        .into());
+    }
+    let mut partial = output.as_os_str().to_owned();
+    partial.push(".partial");
+    for (path, replaceable) in [(output, force), (Path::new(&partial), true)] {
+        let Ok(meta) = std::fs::symlink_metadata(path) else { continue };
+        let what = if meta.file_type().is_symlink() {
+            "a symbolic link"
+        } else if meta.is_dir() {
+            "a directory"
+        } else if !meta.is_file() {
+            "not a regular file"
+        } else if !replaceable {
+            return Err(UsageError(format!(
+                "--output {} exists; give --force to replace it",
+                output.display()
+            ))
+            .into());
+        } else {
+            continue;
+        };
+        return Err(
+            UsageError(format!("{} is {what}: an export writes a regular file", path.display())).into()
+        );
+    }
+    Ok(())
 }
 
 /// `rowsearch export`: into `output` through `output.partial` (renamed

@@ -1,4 +1,4 @@
-//! Tables that live in an Apache HBase cluster (issue 39, being built):
+//! Tables that live in an Apache HBase cluster:
 //! what rowsearch keeps there and how it reaches it.
 //!
 //! HBase holds the rows (each rowsearch table is an HBase table of the

@@ -47,17 +47,45 @@ impl ApiError {
 
 /// `text` with the data directory's path (as given, absolute and
 /// canonical) written as `<data>`: what every error message, health reason
-/// and job error shows instead.
+/// and job error shows instead. Only where the path stands as a path: not
+/// inside a word or a longer path (`--data data` leaves "metadata" alone).
 pub(crate) fn hide_data_path(text: &str, data: &std::path::Path) -> String {
     let mut out = text.to_owned();
     let paths = [Some(data.to_path_buf()), std::path::absolute(data).ok(), data.canonicalize().ok()];
     for path in paths.into_iter().flatten() {
         let path = path.to_string_lossy();
+        let path = path.trim_end_matches('/');
         // The root would turn every slash into `<data>`.
-        if path.len() > 1 && out.contains(&*path) {
-            out = out.replace(&*path, "<data>");
+        if !path.is_empty() && out.contains(path) {
+            out = replace_path(&out, path);
         }
     }
+    out
+}
+
+/// `text` with each occurrence of `path` that stands as a path (not
+/// preceded by a character of a name or path, and followed by the end, a
+/// `/`, or a character no name holds) written as `<data>`.
+fn replace_path(text: &str, path: &str) -> String {
+    let name_char = |c: char| c.is_alphanumeric() || matches!(c, '_' | '-' | '.' | '~');
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find(path) {
+        let before = rest[..at].chars().last().or_else(|| out.chars().last());
+        let after = &rest[at + path.len()..];
+        let starts = before.is_none_or(|c| !(name_char(c) || c == '/'));
+        let ends = match after.chars().next() {
+            None => true,
+            Some('/') => true,
+            // A full stop ends a sentence; `data.mdb` is a name.
+            Some('.') => after[1..].chars().next().is_none_or(|c| !name_char(c)),
+            Some(c) => !name_char(c),
+        };
+        out.push_str(&rest[..at]);
+        out.push_str(if starts && ends { "<data>" } else { path });
+        rest = after;
+    }
+    out.push_str(rest);
     out
 }
 
@@ -144,6 +172,9 @@ pub enum Refusal {
     AnswersBusy(u64),
     /// The request body is larger than the limit (in bytes).
     BodyTooLarge(u64),
+    /// The request body is larger than the whole budget of bodies in
+    /// flight (bytes): it could never fit, so it is not kept waiting.
+    BodyPastBudget(u64),
     /// The request outlived the time limit (in ms).
     Timeout(u128),
     /// A worker failed while doing the request.
@@ -181,7 +212,7 @@ impl Refusal {
             Refusal::MethodNotAllowed { .. } => (S::METHOD_NOT_ALLOWED, "method_not_allowed"),
             Refusal::BodyTimeout(_) => (S::REQUEST_TIMEOUT, "body_timeout"),
             Refusal::BodiesBusy(_) | Refusal::AnswersBusy(_) => (S::SERVICE_UNAVAILABLE, "busy"),
-            Refusal::BodyTooLarge(_) => (S::PAYLOAD_TOO_LARGE, "body_too_large"),
+            Refusal::BodyTooLarge(_) | Refusal::BodyPastBudget(_) => (S::PAYLOAD_TOO_LARGE, "body_too_large"),
             Refusal::Timeout(_) => (S::SERVICE_UNAVAILABLE, "timeout"),
             Refusal::Internal(_) => (S::INTERNAL_SERVER_ERROR, "internal"),
             Refusal::NotOverHbase(_) => (S::NOT_IMPLEMENTED, "not_over_hbase"),
@@ -247,6 +278,10 @@ impl Refusal {
                  --max-bodies-bytes) and this one did not fit in time: retry"
             ),
             Refusal::BodyTooLarge(max) => format!("the request body is larger than {max} bytes"),
+            Refusal::BodyPastBudget(bytes) => format!(
+                "the request body is larger than the server's whole budget of request bodies in flight \
+                 ({bytes} bytes, serve --max-bodies-bytes): it can never fit; send it in smaller requests"
+            ),
             Refusal::Timeout(ms) => format!("request took longer than {ms} ms"),
             Refusal::NotOverHbase(route) => format!(
                 "{route} is not served over HBase: the tables live in HBase (serve --hbase), where this \
@@ -420,6 +455,30 @@ mod tests {
 
     use super::*;
 
+    #[test]
+    fn the_data_path_is_hidden_only_where_it_stands_as_a_path() {
+        let data = std::path::Path::new("data");
+        let abs = std::path::absolute(data).unwrap();
+        let abs = abs.to_string_lossy();
+        for (text, want) in [
+            ("unknown family \"metadata\"", "unknown family \"metadata\"".to_owned()),
+            ("data/index/CURRENT is damaged", "<data>/index/CURRENT is damaged".to_owned()),
+            ("cannot open data: no such file", "cannot open <data>: no such file".to_owned()),
+            ("in 'data'.", "in '<data>'.".to_owned()),
+            ("data.mdb and datas", "data.mdb and datas".to_owned()),
+            ("/elsewhere/data/x", "/elsewhere/data/x".to_owned()),
+            (&format!("open {abs}/data.mdb: denied"), "open <data>/data.mdb: denied".to_owned()),
+            (&format!("{abs}2/x"), format!("{abs}2/x")),
+        ] {
+            assert_eq!(hide_data_path(text, data), want, "{text}");
+        }
+        // `st` and "timestamp".
+        assert_eq!(
+            hide_data_path("bad timestamp in st/x", std::path::Path::new("st")),
+            "bad timestamp in <data>/x"
+        );
+    }
+
     /// The status and code of every error kind of every layer, walked from
     /// the layers' own lists of their kinds (`examples`, which do not
     /// compile without a new kind): a kind added without a decision here
@@ -544,6 +603,7 @@ mod tests {
             ),
             (Refusal::BodyTimeout(30_000), (408, "body_timeout")),
             (Refusal::BodyTooLarge(1), (413, "body_too_large")),
+            (Refusal::BodyPastBudget(1), (413, "body_too_large")),
             (Refusal::Timeout(30_000), (503, "timeout")),
             (Refusal::Internal("x".into()), (500, "internal")),
             (Refusal::ForeignHost("x".into()), (403, "forbidden_host")),
@@ -579,6 +639,7 @@ mod tests {
                 | Refusal::BodiesBusy(_)
                 | Refusal::AnswersBusy(_)
                 | Refusal::BodyTooLarge(_)
+                | Refusal::BodyPastBudget(_)
                 | Refusal::Timeout(_)
                 | Refusal::Internal(_) => {}
             }

@@ -119,7 +119,8 @@ impl Metrics {
         registry.register(
             "thrift_calls",
             "calls to the Thrift gateway by method (unknown for a method it does not serve) and outcome \
-             (ok, or the exception: io_error, illegal_argument, already_exists, application)",
+             (ok, or the exception: io_error, illegal_argument, already_exists, application); method \
+             connection with outcome refused_per_client: a connection closed as its client held its share",
             thrift_calls.clone(),
         );
         registry.register(

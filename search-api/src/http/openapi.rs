@@ -111,6 +111,11 @@ fn operation(route: &RouteSpec, limits: &Limits) -> Value {
                         schema["nullable"] = json!(true);
                         schema = json!({"anyOf": [schema, {"type": "string", "pattern": "^[0-9]{1,4}$"}]});
                     }
+                    // A number as an integer too (`"versions": 3`).
+                    JsonKind::Versions => {
+                        schema["nullable"] = json!(true);
+                        schema = json!({"anyOf": [{"type": "integer", "minimum": 1}, schema]});
+                    }
                     JsonKind::Flag => {
                         schema["nullable"] = json!(true);
                         schema = json!({"anyOf": [schema, {"type": "string", "enum": ["true", "false", "1", "0", ""]}]});
@@ -498,13 +503,13 @@ mod tests {
             let field = &body["properties"][name];
             let kind = match JsonKind::of(declared.kind) {
                 JsonKind::Texts => field["anyOf"][1]["type"].as_str(),
-                JsonKind::Integer | JsonKind::Flag => field["anyOf"][0]["type"].as_str(),
+                JsonKind::Integer | JsonKind::Flag | JsonKind::Versions => field["anyOf"][0]["type"].as_str(),
                 _ => field["type"].as_str(),
             };
             let want = match JsonKind::of(declared.kind) {
                 JsonKind::Text => "string",
                 JsonKind::Texts => "array",
-                JsonKind::Integer => "integer",
+                JsonKind::Integer | JsonKind::Versions => "integer",
                 JsonKind::Flag => "boolean",
                 JsonKind::Object => "object",
             };

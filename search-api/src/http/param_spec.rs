@@ -208,6 +208,7 @@ pub const PAGE: &[Param] = &[
     param("table", Kind::Text, "the table the page opens on"),
     param("q", Kind::Text, "the query the page opens with"),
     param("sort", Kind::Text, "relevance, newest or oldest"),
+    param("conversations", Kind::Text, "off: the page opens on plain messages, not conversations"),
 ];
 
 /// The values of a search's `sort`.

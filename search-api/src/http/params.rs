@@ -271,10 +271,12 @@ pub(super) fn params_from_json(body: &[u8], declared: &'static [Param]) -> Resul
                     }
                 }
             }
-            (JsonKind::Integer, Value::Number(n)) if n.is_u64() => pairs.push((k, n.to_string())),
+            (JsonKind::Integer | JsonKind::Versions, Value::Number(n)) if n.is_u64() => {
+                pairs.push((k, n.to_string()));
+            }
             (JsonKind::Flag, Value::Bool(b)) => pairs.push((k, b.to_string())),
             // A number or a flag may come as its text, as in a query string.
-            (JsonKind::Integer | JsonKind::Flag, Value::String(s)) => pairs.push((k, s)),
+            (JsonKind::Integer | JsonKind::Flag | JsonKind::Versions, Value::String(s)) => pairs.push((k, s)),
             (JsonKind::Object, v @ Value::Object(_)) => pairs.push((k, v.to_string())),
             (kind, other) => return Err(expected(kind.what(), &other)),
         }
@@ -294,6 +296,8 @@ pub(super) enum JsonKind {
     Integer,
     /// `true` or `false`, or their text.
     Flag,
+    /// A number of versions (an integer or its text) or `"all"`.
+    Versions,
     /// A JSON object.
     Object,
 }
@@ -305,6 +309,7 @@ impl JsonKind {
             Kind::Integer { .. } => JsonKind::Integer,
             Kind::Flag => JsonKind::Flag,
             Kind::Object => JsonKind::Object,
+            Kind::Versions => JsonKind::Versions,
             Kind::BytesList | Kind::TextList | Kind::Lookups => JsonKind::Texts,
             _ => JsonKind::Text,
         }
@@ -317,6 +322,7 @@ impl JsonKind {
             JsonKind::Integer => "a non-negative integer or its text",
             JsonKind::Flag => "true or false (or their text)",
             JsonKind::Object => "a JSON object",
+            JsonKind::Versions => "a positive integer or \"all\"",
         }
     }
 }
@@ -411,6 +417,12 @@ async fn read_body<B: bytes::Buf>(
     if length.is_some_and(|l| l > max) {
         return Err(refuse(Refusal::BodyTooLarge(max)));
     }
+    // One that can never have its share is refused at once, not after
+    // waiting for a share that does not exist.
+    let budget_bytes = rules.budget_bytes;
+    if length.is_some_and(|l| l > budget_bytes) {
+        return Err(refuse(Refusal::BodyPastBudget(budget_bytes)));
+    }
     let kib = |bytes: u64| u32::try_from(bytes.div_ceil(1024)).unwrap_or(u32::MAX);
     let take = |bytes: u64| {
         let budget = std::sync::Arc::clone(&rules.budget);
@@ -435,10 +447,18 @@ async fn read_body<B: bytes::Buf>(
                 return Err(refuse(Refusal::BodyTooLarge(max)));
             }
             let need = body.len() as u64 + chunk.remaining() as u64;
+            if need > budget_bytes {
+                return Err(refuse(Refusal::BodyPastBudget(budget_bytes)));
+            }
             if need > granted {
                 // A body of no stated length (chunked): its share grows
                 // with it, at least 64 KiB at a time.
                 let more = (need - granted).max(64 << 10);
+                // Past the whole budget (as the permits count it): it can
+                // never have its share.
+                if (granted + u64::from(kib(more)) * 1024).div_ceil(1024) > budget_bytes.div_ceil(1024) {
+                    return Err(refuse(Refusal::BodyPastBudget(budget_bytes)));
+                }
                 share.merge(take(more).await?);
                 granted += u64::from(kib(more)) * 1024;
             }

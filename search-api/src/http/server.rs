@@ -1,8 +1,6 @@
 //! Accepting connections: hyper with the warp routes as the service.
 
-use std::collections::HashMap;
-use std::net::IpAddr;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use super::conn::Conn;
@@ -10,37 +8,7 @@ use super::gate::Gate;
 use super::request_log::RequestLog;
 use super::routes;
 use super::state::State;
-
-/// One of a client's connections, counted while it lives.
-struct ClientSlot {
-    clients: Arc<Mutex<HashMap<IpAddr, usize>>>,
-    ip: IpAddr,
-}
-
-impl ClientSlot {
-    /// A slot for a connection from `ip`, if it has fewer than `max` open.
-    fn take(clients: &Arc<Mutex<HashMap<IpAddr, usize>>>, ip: IpAddr, max: usize) -> Option<ClientSlot> {
-        let mut open = clients.lock().unwrap_or_else(|e| e.into_inner());
-        let n = open.entry(ip).or_default();
-        if *n >= max.max(1) {
-            return None;
-        }
-        *n += 1;
-        Some(ClientSlot { clients: Arc::clone(clients), ip })
-    }
-}
-
-impl Drop for ClientSlot {
-    fn drop(&mut self) {
-        let mut open = self.clients.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(n) = open.get_mut(&self.ip) {
-            *n -= 1;
-            if *n == 0 {
-                open.remove(&self.ip);
-            }
-        }
-    }
-}
+use crate::client_slots::{ClientSlot, Clients};
 
 /// Most concurrent HTTP/2 streams (requests) on one connection.
 pub const H2_MAX_STREAMS: u32 = 16;
@@ -75,7 +43,7 @@ pub async fn serve(
     // than any request may run, so only idle and stalled ones are closed.
     let idle = state.limits.request_timeout + state.limits.body_read_timeout + header_timeout;
     let slots = Arc::new(tokio::sync::Semaphore::new(state.limits.max_connections.max(1)));
-    let clients: Arc<Mutex<HashMap<IpAddr, usize>>> = Arc::default();
+    let clients: Clients = Arc::default();
     let shared = Arc::clone(&state);
     let slow = state.limits.slow_request;
     let service =

@@ -1,8 +1,10 @@
 //! The Thrift gateway's server: connections accepted on their own
 //! listener beside HTTP, each read call by call (`transport.rs`), each
 //! call run off the async workers (`hbase.rs` over the store), the reply
-//! written back. Bounded: connections at once, idle time, scanners per
-//! connection, message size.
+//! written back. Bounded: connections at once and per client address,
+//! idle time, scanners per connection, message size, and the bytes of
+//! replies waiting for their clients to read them (a client that does not
+//! read its reply in time is closed, freeing it).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -16,16 +18,33 @@ use super::hbase_types::HbaseError;
 use super::scanners::Session;
 use super::thbase::{self, Thrift2};
 use super::transport::{Connection, ReadBudget};
+use crate::client_slots::{ClientSlot, Clients};
 
 /// Connections served at once; more wait in the listen queue.
 const MAX_CONNECTIONS: usize = 256;
+
+/// Connections one client address holds at once; more are closed as they
+/// come, so silent connections from one client do not lock others out.
+const MAX_CONNECTIONS_PER_CLIENT: usize = 32;
+
+/// Bytes of replies being written, across connections (KiB permits): a
+/// reply waits for its share, then has [`SEND_TIME`] to be read.
+const ANSWER_BUDGET: usize = 64 << 20;
+
+/// How long a reply may wait for its share of [`ANSWER_BUDGET`], and then
+/// for the client to read it; past either the connection is closed.
+const SEND_TIME: Duration = Duration::from_secs(30);
+
+/// Most bytes of an unknown method's name said back in its exception.
+const NAME_ECHO: usize = 64;
 
 /// Bytes of messages being read, across connections, past each one's
 /// first 64 KiB (see `ReadBudget`): 4 messages at the 16 MiB limit.
 const READ_BUDGET: usize = 64 << 20;
 
-/// A connection idle this long between calls is closed.
-const IDLE: Duration = Duration::from_secs(300);
+/// A connection idle this long between calls (or this long reading one
+/// call) is closed: HBase's Thrift server's read timeout.
+const IDLE: Duration = Duration::from_secs(60);
 
 /// What the server tells of each call: the method (or `unknown`) and its
 /// outcome (`ok`, `io_error`, `illegal_argument`, `already_exists`,
@@ -86,25 +105,48 @@ pub async fn serve(listener: TcpListener, store: Arc<Store>, api: Api, observe: 
         Api::Thrift2 => Service::Thrift2(Thrift2::new(store)),
     });
     let budget = ReadBudget::new(READ_BUDGET);
+    let answers = Arc::new(tokio::sync::Semaphore::new(ANSWER_BUDGET >> 10));
     let slots = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
+    let clients: Clients = Arc::default();
     loop {
         let Ok(permit) = Arc::clone(&slots).acquire_owned().await else { return };
         let (stream, peer) = match listener.accept().await {
             Ok(accepted) => accepted,
             Err(e) => {
                 eprintln!("thrift: accept failed: {e}");
+                tokio::time::sleep(Duration::from_millis(100)).await;
                 continue;
             }
+        };
+        let Some(client_slot) = ClientSlot::take(&clients, peer.ip(), MAX_CONNECTIONS_PER_CLIENT) else {
+            observe("connection", "refused_per_client");
+            drop(stream);
+            continue;
         };
         // Replies are whole messages: send each at once.
         let _ = stream.set_nodelay(true);
         let (gateway, observe, budget) = (Arc::clone(&gateway), Arc::clone(&observe), Arc::clone(&budget));
+        let answers = Arc::clone(&answers);
         tokio::spawn(async move {
             let _permit = permit;
+            let _client_slot = client_slot;
             // A connection that ends on bad bytes or idleness ends alone.
-            let _ = (peer, connection(stream, gateway, observe, budget).await);
+            let _ = connection(stream, gateway, observe, budget, answers).await;
         });
     }
+}
+
+/// The method's name as an answer may say it: at most [`NAME_ECHO`]
+/// bytes (a client's 15 MiB name is not written back).
+fn echoed(name: &str) -> String {
+    if name.len() <= NAME_ECHO {
+        return name.to_owned();
+    }
+    let mut end = NAME_ECHO;
+    while !name.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &name[..end])
 }
 
 /// One connection, call after call.
@@ -113,6 +155,7 @@ async fn connection(
     gateway: Arc<Service>,
     observe: CallObserver,
     budget: Arc<ReadBudget>,
+    answers: Arc<tokio::sync::Semaphore>,
 ) -> Result<(), String> {
     let mut conn = Connection::new(stream, Limits::default(), budget);
     let mut session = Some(Session::default());
@@ -152,22 +195,39 @@ async fn connection(
                 seq,
                 body: gateway.reply(&name, outcome),
             },
-            // TApplicationException UNKNOWN_METHOD (1).
+            // TApplicationException UNKNOWN_METHOD (1), naming the
+            // method within bounds.
             None => Message {
-                name: name.clone(),
+                name: echoed(&name),
                 kind: MessageType::Exception,
                 seq,
                 body: Value::Struct(vec![
                     (
                         1,
                         Value::Binary(
-                            format!("method {name} is not served by rowsearch's Thrift gateway").into_bytes(),
+                            format!("method {} is not served by rowsearch's Thrift gateway", echoed(&name))
+                                .into_bytes(),
                         ),
                     ),
                     (2, Value::I32(1)),
                 ]),
             },
         };
-        conn.send(&reply).await.map_err(|e| e.to_string())?;
+        drop(name);
+        let bytes = conn.encode(&reply);
+        drop(reply);
+        // The reply's share of the budget, held until it is written.
+        let kib =
+            u32::try_from(bytes.len().div_ceil(1024)).unwrap_or(u32::MAX).min(ANSWER_BUDGET as u32 >> 10);
+        let share = match tokio::time::timeout(SEND_TIME, Arc::clone(&answers).acquire_many_owned(kib)).await
+        {
+            Ok(Ok(share)) => share,
+            _ => return Err("the budget of replies stayed full".into()),
+        };
+        match tokio::time::timeout(SEND_TIME, conn.write(&bytes)).await {
+            Ok(written) => written.map_err(|e| e.to_string())?,
+            Err(_) => return Err("the client did not read its reply".into()),
+        }
+        drop(share);
     }
 }

@@ -244,7 +244,14 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
     ///
     /// # Errors
     /// The connection failed.
+    #[cfg(test)]
     pub(crate) async fn send(&mut self, reply: &Message) -> Result<(), TransportError> {
+        let bytes = self.encode(reply);
+        self.write(&bytes).await
+    }
+
+    /// `reply`'s bytes as this connection frames and encodes them.
+    pub(crate) fn encode(&self, reply: &Message) -> Vec<u8> {
         let (framing, protocol) = self.mode.unwrap_or((Framing::Buffered, Protocol::Binary));
         let mut bytes = codec::encode(protocol, reply);
         if framing == Framing::Framed {
@@ -252,7 +259,12 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
             let len = (bytes.len() as u32).to_be_bytes();
             bytes.splice(0..0, len);
         }
-        self.stream.write_all(&bytes).await?;
+        bytes
+    }
+
+    /// Writes a reply [`Self::encode`] made.
+    pub(crate) async fn write(&mut self, bytes: &[u8]) -> Result<(), TransportError> {
+        self.stream.write_all(bytes).await?;
         self.stream.flush().await?;
         Ok(())
     }

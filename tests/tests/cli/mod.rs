@@ -1,4 +1,5 @@
 mod backup;
+mod holes;
 mod moves;
 mod repack;
 mod threads;

@@ -140,7 +140,7 @@ fn cli_an_export_or_import_killed_at_any_moment_never_looks_complete_and_the_nex
             assert_eq!(rows_of(&text), want, "round {round}: a named export is whole");
         }
     }
-    ok(t.run(&["export", "big", "--output", out_file.to_str().unwrap()]));
+    ok(t.run(&["export", "big", "--output", out_file.to_str().unwrap(), "--force"]));
     assert_eq!(rows_of(&std::fs::read_to_string(&out_file).unwrap()), want);
     // Imports killed mid-run, then one to the end: the same rows.
     let target = TestDir::new();

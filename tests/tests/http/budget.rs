@@ -206,6 +206,27 @@ fn http_bodies_in_flight_share_a_budget_taken_before_reading() {
     drop(slow);
     let served = (0..100).any(|_| s.request("POST", "/tables/t/mutate", Some(&big)).0 == 200);
     assert!(served, "the budget came back");
+    // A body larger than the whole budget can never fit: 413 at once (not
+    // 503 `busy` "retry" after a wait), with its length stated or chunked.
+    let huge = mutate(20_000);
+    assert!(huge.len() > 1_000_000, "{}", huge.len());
+    let (status, text) = s.request("POST", "/tables/t/mutate", Some(&huge));
+    assert_eq!(status, 413, "{text}");
+    assert!(text.contains("body_too_large") && text.contains("--max-bodies-bytes"), "{text}");
+    let mut chunked = format!(
+        "POST /tables/t/mutate HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\n\
+         Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n",
+        s.addr
+    )
+    .into_bytes();
+    for part in huge.as_bytes().chunks(100_000) {
+        chunked.extend_from_slice(format!("{:x}\r\n", part.len()).as_bytes());
+        chunked.extend_from_slice(part);
+        chunked.extend_from_slice(b"\r\n");
+    }
+    chunked.extend_from_slice(b"0\r\n\r\n");
+    let (status, body) = rowsearch_tests::send_raw(&s.addr, &chunked);
+    assert_eq!(status, 413, "{}", String::from_utf8_lossy(&body));
 }
 
 /// A highlight looks through the first 1 MiB of a field's text: a word

@@ -6,6 +6,7 @@ mod cancel;
 mod changes;
 mod disk;
 mod documents;
+mod doors;
 mod freshness;
 mod holes;
 mod hostile;

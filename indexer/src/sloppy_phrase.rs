@@ -1,0 +1,471 @@
+//! `"a b c"~N`: phrases whose words may stand up to N moves apart, in
+//! bounded time and memory.
+//!
+//! tantivy's sloppy phrase scorer carries, from one word to the next, every
+//! position of the left side that some right position lies within the slop
+//! of, without merging repeats: each word can multiply the carried list by
+//! the number of positions within the slop, so `"enron enron enron enron
+//! enron enron"~1000` grows it as the sixth power of a document's
+//! occurrences (gigabytes, minutes; issue 59). Here a document is matched
+//! by one sweep over its words' positions (the smallest window holding one
+//! position per word, as in the "smallest range of k lists" problem):
+//! every step moves one word's cursor forward, so a document costs at most
+//! (words x positions) steps and its positions' memory, whatever the slop.
+//!
+//! A match is a choice of one position per word of the phrase (a word the
+//! phrase repeats takes distinct positions, in order) whose positions,
+//! each less the word's place in the phrase, lie within `slop` of each
+//! other: Lucene's sloppy distance, so words may also swap. The frequency
+//! BM25 scores with is the number of windows the sweep finds. The search
+//! looks at its [`rowsearch_store::Cancel`] before each segment and every
+//! [`CHECK_EVERY`] documents it matches positions in.
+
+use std::fmt;
+
+use tantivy::postings::{Postings, SegmentPostings};
+use tantivy::query::{Bm25Weight, EmptyScorer, EnableScoring, Explanation, Query, Scorer, Weight};
+use tantivy::schema::{Field, IndexRecordOption};
+use tantivy::{DocId, DocSet, Score, SegmentReader, TERMINATED, Term};
+
+/// Documents whose positions are matched between two looks at the cancel.
+const CHECK_EVERY: u32 = 256;
+
+/// Documents of a field holding `words` (place in the phrase, term) within
+/// `slop` moves.
+#[derive(Clone)]
+pub(crate) struct SloppyPhrase {
+    field: Field,
+    words: Vec<(usize, Term)>,
+    slop: u32,
+    cancel: rowsearch_store::Cancel,
+}
+
+impl fmt::Debug for SloppyPhrase {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SloppyPhrase").field("words", &self.words).field("slop", &self.slop).finish()
+    }
+}
+
+impl SloppyPhrase {
+    /// `words` (place, term; two or more, of one field) within `slop`.
+    pub(crate) fn new(words: Vec<(usize, Term)>, slop: u32, cancel: &rowsearch_store::Cancel) -> Self {
+        let field = words[0].1.field();
+        Self { field, words, slop, cancel: cancel.clone() }
+    }
+}
+
+impl Query for SloppyPhrase {
+    fn weight(&self, scoring: EnableScoring<'_>) -> tantivy::Result<Box<dyn Weight>> {
+        crate::cancellable::check(&self.cancel)?;
+        let has_positions = scoring
+            .schema()
+            .get_field_entry(self.field)
+            .field_type()
+            .get_index_record_option()
+            .is_some_and(IndexRecordOption::has_positions);
+        if !has_positions {
+            return Err(tantivy::TantivyError::SchemaError(format!(
+                "phrase on {:?}, which has no positions",
+                scoring.schema().get_field_name(self.field)
+            )));
+        }
+        let bm25 = match scoring {
+            EnableScoring::Enabled { statistics_provider, .. } => {
+                let terms: Vec<Term> = self.words.iter().map(|(_, t)| t.clone()).collect();
+                Some(Bm25Weight::for_terms(statistics_provider, &terms)?)
+            }
+            EnableScoring::Disabled { .. } => None,
+        };
+        Ok(Box::new(SloppyWeight { query: self.clone(), bm25 }))
+    }
+
+    fn query_terms<'a>(&'a self, visitor: &mut dyn FnMut(&'a Term, bool)) {
+        for (_, term) in &self.words {
+            visitor(term, true);
+        }
+    }
+}
+
+struct SloppyWeight {
+    query: SloppyPhrase,
+    bm25: Option<Bm25Weight>,
+}
+
+impl Weight for SloppyWeight {
+    fn scorer(&self, reader: &SegmentReader, boost: Score) -> tantivy::Result<Box<dyn Scorer>> {
+        crate::cancellable::check(&self.query.cancel)?;
+        let index = reader.inverted_index(self.query.field)?;
+        // One postings list per distinct word; each place of the phrase
+        // names its word's list.
+        let mut distinct: Vec<&Term> = Vec::new();
+        let mut slots = Vec::with_capacity(self.query.words.len());
+        for (place, term) in &self.query.words {
+            let word = match distinct.iter().position(|t| *t == term) {
+                Some(i) => i,
+                None => {
+                    distinct.push(term);
+                    distinct.len() - 1
+                }
+            };
+            slots.push(Slot { word, place: u32::try_from(*place).unwrap_or(u32::MAX) });
+        }
+        let mut postings = Vec::with_capacity(distinct.len());
+        for term in &distinct {
+            match index.read_postings(term, IndexRecordOption::WithFreqsAndPositions)? {
+                Some(p) => postings.push(p),
+                None => return Ok(Box::new(EmptyScorer)),
+            }
+        }
+        // Rarest first: it drives the intersection.
+        let mut order: Vec<usize> = (0..postings.len()).collect();
+        order.sort_by_key(|&i| postings[i].doc_freq());
+        let fieldnorms = match &self.bm25 {
+            Some(_) => reader.fieldnorms_readers().get_field(self.query.field)?,
+            None => None,
+        };
+        let mut scorer = SloppyScorer {
+            postings,
+            order,
+            matcher: Matcher::new(slots, self.query.slop),
+            cancel: self.query.cancel.clone(),
+            since_check: 0,
+            doc: 0,
+            count: 0,
+            bm25: self.bm25.as_ref().map(|w| w.boost_by(boost)),
+            fieldnorms,
+            failed: None,
+        };
+        scorer.find(scorer.postings[scorer.order[0]].doc());
+        match scorer.failed.take() {
+            Some(e) => Err(e),
+            None => Ok(Box::new(scorer)),
+        }
+    }
+
+    fn explain(&self, reader: &SegmentReader, doc: DocId) -> tantivy::Result<Explanation> {
+        let mut scorer = self.scorer(reader, 1.0)?;
+        if scorer.seek(doc) != doc {
+            return Err(tantivy::TantivyError::InvalidArgument(format!("document {doc} does not match")));
+        }
+        Ok(Explanation::new("sloppy phrase", scorer.score()))
+    }
+}
+
+struct SloppyScorer {
+    /// One per distinct word.
+    postings: Vec<SegmentPostings>,
+    /// The words' postings, rarest first.
+    order: Vec<usize>,
+    matcher: Matcher,
+    cancel: rowsearch_store::Cancel,
+    since_check: u32,
+    doc: DocId,
+    /// The current document's windows.
+    count: u32,
+    bm25: Option<Bm25Weight>,
+    fieldnorms: Option<tantivy::fieldnorm::FieldNormReader>,
+    /// A cancellation met while the first document was found (the
+    /// `DocSet` methods cannot fail: later ones end the scorer, and the
+    /// search learns why from its next check).
+    failed: Option<tantivy::TantivyError>,
+}
+
+impl SloppyScorer {
+    /// Moves to the first document at or after `target` (the driver's
+    /// current or later document) holding the phrase.
+    fn find(&mut self, target: DocId) -> DocId {
+        let mut doc = target;
+        'docs: while doc != TERMINATED {
+            let lead = self.order[0];
+            if self.postings[lead].doc() < doc {
+                doc = self.postings[lead].seek(doc);
+                continue;
+            }
+            for k in 1..self.order.len() {
+                let p = &mut self.postings[self.order[k]];
+                let d = if p.doc() < doc { p.seek(doc) } else { p.doc() };
+                if d != doc {
+                    doc = d;
+                    continue 'docs;
+                }
+            }
+            self.since_check += 1;
+            if self.since_check >= CHECK_EVERY {
+                self.since_check = 0;
+                if let Err(e) = crate::cancellable::check(&self.cancel) {
+                    self.failed = Some(e);
+                    break;
+                }
+            }
+            let count = self.matcher.count(&mut self.postings);
+            if count > 0 {
+                self.doc = doc;
+                self.count = count;
+                return doc;
+            }
+            doc = self.postings[lead].advance();
+        }
+        self.doc = TERMINATED;
+        self.count = 0;
+        TERMINATED
+    }
+}
+
+impl DocSet for SloppyScorer {
+    fn advance(&mut self) -> DocId {
+        if self.doc == TERMINATED {
+            return TERMINATED;
+        }
+        let next = self.postings[self.order[0]].advance();
+        self.find(next)
+    }
+
+    fn seek(&mut self, target: DocId) -> DocId {
+        if self.doc >= target {
+            return self.doc;
+        }
+        self.find(target)
+    }
+
+    fn doc(&self) -> DocId {
+        self.doc
+    }
+
+    fn size_hint(&self) -> u32 {
+        self.postings[self.order[0]].size_hint()
+    }
+}
+
+impl Scorer for SloppyScorer {
+    fn score(&mut self) -> Score {
+        match (&self.bm25, &self.fieldnorms) {
+            (Some(w), Some(norms)) => w.score(norms.fieldnorm_id(self.doc), self.count),
+            (Some(w), None) => w.score(0, self.count),
+            (None, _) => 1.0,
+        }
+    }
+}
+
+/// A place of the phrase: which distinct word, and where in the phrase.
+#[derive(Debug, Clone, Copy)]
+struct Slot {
+    word: usize,
+    place: u32,
+}
+
+/// Counts a document's windows: the sweep's state, kept between documents
+/// so its buffers are reused.
+struct Matcher {
+    slots: Vec<Slot>,
+    slop: u32,
+    /// Each distinct word's positions in the current document.
+    positions: Vec<Vec<u32>>,
+    /// Each slot's cursor into its word's positions.
+    at: Vec<usize>,
+}
+
+impl Matcher {
+    fn new(slots: Vec<Slot>, slop: u32) -> Self {
+        let words = slots.iter().map(|s| s.word).max().map_or(0, |w| w + 1);
+        Matcher { at: vec![0; slots.len()], slots, slop, positions: vec![Vec::new(); words] }
+    }
+
+    /// The windows of the document every postings list stands on.
+    fn count(&mut self, postings: &mut [SegmentPostings]) -> u32 {
+        for (word, p) in postings.iter_mut().enumerate() {
+            p.positions(&mut self.positions[word]);
+        }
+        windows(&self.slots, &self.positions, self.slop, &mut self.at)
+    }
+}
+
+/// How many windows of `slop` the sweep finds: at each step the slot whose
+/// position less its place is least either closes a window with the others
+/// (their spread within `slop`) or not, and moves on. Slots of one word
+/// keep distinct positions in phrase order (a slot reaching the next one's
+/// position pushes it on). `at` is scratch space, one cursor per slot.
+fn windows(slots: &[Slot], positions: &[Vec<u32>], slop: u32, at: &mut [usize]) -> u32 {
+    // Each word's slots take its first positions, in order.
+    let mut taken = vec![0usize; positions.len()];
+    for (i, slot) in slots.iter().enumerate() {
+        at[i] = taken[slot.word];
+        taken[slot.word] += 1;
+        if at[i] >= positions[slot.word].len() {
+            return 0;
+        }
+    }
+    let value =
+        |i: usize, at: &[usize]| i64::from(positions[slots[i].word][at[i]]) - i64::from(slots[i].place);
+    let mut count = 0u32;
+    loop {
+        let (mut low, mut high) = (0, value(0, at));
+        let mut low_value = high;
+        for i in 1..slots.len() {
+            let v = value(i, at);
+            if v < low_value {
+                low = i;
+                low_value = v;
+            }
+            high = high.max(v);
+        }
+        if high - low_value <= i64::from(slop) {
+            count = count.saturating_add(1);
+        }
+        // The least slot moves on; later slots of its word that it reaches
+        // move on past it.
+        at[low] += 1;
+        let word = slots[low].word;
+        let mut floor = at[low];
+        if floor >= positions[word].len() {
+            return count;
+        }
+        for j in low + 1..slots.len() {
+            if slots[j].word != word {
+                continue;
+            }
+            if at[j] <= floor {
+                at[j] = floor + 1;
+                if at[j] >= positions[word].len() {
+                    return count;
+                }
+            }
+            floor = at[j];
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    /// Whether some choice of distinct positions, one per slot, lies
+    /// within `slop` (every assignment tried).
+    fn brute_force(slots: &[Slot], positions: &[Vec<u32>], slop: u32) -> bool {
+        fn go(
+            i: usize,
+            slots: &[Slot],
+            positions: &[Vec<u32>],
+            slop: u32,
+            chosen: &mut Vec<(usize, u32)>,
+        ) -> bool {
+            if i == slots.len() {
+                let values: Vec<i64> =
+                    chosen.iter().zip(slots).map(|((_, p), s)| i64::from(*p) - i64::from(s.place)).collect();
+                let (lo, hi) = (values.iter().min().unwrap(), values.iter().max().unwrap());
+                return hi - lo <= i64::from(slop);
+            }
+            for &p in &positions[slots[i].word] {
+                if chosen.iter().any(|&(w, q)| w == slots[i].word && q == p) {
+                    continue;
+                }
+                chosen.push((slots[i].word, p));
+                if go(i + 1, slots, positions, slop, chosen) {
+                    return true;
+                }
+                chosen.pop();
+            }
+            false
+        }
+        go(0, slots, positions, slop, &mut Vec::new())
+    }
+
+    fn case() -> impl Strategy<Value = (Vec<usize>, Vec<u32>, u32)> {
+        // A phrase of 2-4 places over 3 words (repeats likely), a document
+        // of up to 14 positions over the same 3 words, a slop of 0-6.
+        (prop::collection::vec(0usize..3, 2..5), prop::collection::vec(0u32..3, 0..14), 0u32..7)
+    }
+
+    proptest! {
+        #[test]
+        fn the_sweep_finds_a_window_exactly_when_one_exists((phrase, document, slop) in case()) {
+            let slots: Vec<Slot> =
+                phrase.iter().enumerate().map(|(place, &word)| Slot { word, place: place as u32 }).collect();
+            let words = 3;
+            let mut positions = vec![Vec::new(); words];
+            for (position, &word) in document.iter().enumerate() {
+                positions[word as usize].push(position as u32);
+            }
+            let mut at = vec![0; slots.len()];
+            let found = windows(&slots, &positions, slop, &mut at) > 0;
+            prop_assert_eq!(found, brute_force(&slots, &positions, slop), "{:?} in {:?} ~{}", phrase, document, slop);
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(48))]
+        /// Through an index: the documents the query finds are those whose
+        /// words hold a window (brute force), over several segments, and
+        /// each found document's score is positive.
+        #[test]
+        fn the_query_finds_the_documents_brute_force_finds(
+            docs in prop::collection::vec(prop::collection::vec(0usize..4, 0..12), 1..30),
+            phrase in prop::collection::vec(0usize..4, 2..4),
+            slop in 0u32..5,
+        ) {
+            use tantivy::collector::TopDocs;
+            use tantivy::schema::{Schema, TEXT};
+            use tantivy::{Index, IndexWriter, TantivyDocument};
+            const WORDS: [&str; 4] = ["ab", "cd", "ef", "gh"];
+            let mut schema = Schema::builder();
+            let field = schema.add_text_field("t", TEXT);
+            let index = Index::create_in_ram(schema.build());
+            let mut writer: IndexWriter = index.writer_with_num_threads(1, 15_000_000).unwrap();
+            for (n, words) in docs.iter().enumerate() {
+                let text: Vec<&str> = words.iter().map(|&w| WORDS[w]).collect();
+                let mut doc = TantivyDocument::new();
+                doc.add_text(field, text.join(" "));
+                writer.add_document(doc).unwrap();
+                if n % 7 == 6 {
+                    writer.commit().unwrap();
+                }
+            }
+            writer.commit().unwrap();
+            let searcher = index.reader().unwrap().searcher();
+            let query = SloppyPhrase::new(
+                phrase.iter().enumerate().map(|(place, &w)| (place, Term::from_field_text(field, WORDS[w]))).collect(),
+                slop,
+                &rowsearch_store::Cancel::default(),
+            );
+            let top = searcher.search(&query, &TopDocs::with_limit(100).order_by_score()).unwrap();
+            let found: usize = top.len();
+            prop_assert!(top.iter().all(|(score, _)| *score > 0.0));
+            // The words of the phrase as slots over the distinct words.
+            let mut distinct: Vec<usize> = Vec::new();
+            let slots: Vec<Slot> = phrase
+                .iter()
+                .enumerate()
+                .map(|(place, w)| {
+                    let word = distinct.iter().position(|d| d == w).unwrap_or_else(|| {
+                        distinct.push(*w);
+                        distinct.len() - 1
+                    });
+                    Slot { word, place: place as u32 }
+                })
+                .collect();
+            let want = docs
+                .iter()
+                .filter(|words| {
+                    let positions: Vec<Vec<u32>> = distinct
+                        .iter()
+                        .map(|d| words.iter().enumerate().filter(|(_, w)| *w == d).map(|(p, _)| p as u32).collect())
+                        .collect();
+                    brute_force(&slots, &positions, slop)
+                })
+                .count();
+            prop_assert_eq!(found, want);
+        }
+    }
+
+    #[test]
+    fn many_repeats_cost_steps_not_combinations() {
+        // Six places of one word over 5,000 occurrences, any slop: one
+        // sweep (words x positions steps), not 5,000^6.
+        let slots: Vec<Slot> = (0..6).map(|place| Slot { word: 0, place }).collect();
+        let positions = vec![(0..5000).map(|p| p * 2).collect::<Vec<u32>>()];
+        let mut at = vec![0; 6];
+        let n = windows(&slots, &positions, 1000, &mut at);
+        assert!(n > 0 && n <= 6 * 5000, "{n}");
+    }
+}

@@ -1,0 +1,127 @@
+//! Holes found trying the landed build as a user and an attacker would
+//! (issue 59), each through the real binary: sloppy phrases within budgets,
+//! phrases highlighted where they stand, the search page's own address,
+//! a scan body's number of versions.
+
+use serde_json::{Value, json};
+
+use super::{enc, mail_server, post};
+
+fn search(s: &rowsearch_tests::Server, query: &str) -> (u16, Value) {
+    s.get_json(&format!("/tables/mail/search?{query}"))
+}
+
+#[test]
+fn http_sloppy_phrases_have_budgets_and_repeated_words_answer() {
+    let (_t, s) = mail_server();
+    // Each past its budget: 400 naming the limit, nothing run.
+    let long: Vec<String> = (0..33).map(|i| format!("w{i}")).collect();
+    for (q, says) in [
+        ("\"natural gas\"~101".to_owned(), "at most ~100"),
+        (format!("\"{}\"", long.join(" ")), "at most 32 words"),
+        ("\"enron enron enron enron enron enron\"~1000".to_owned(), "at most ~100"),
+        ("\"enron enron enron enron enron\"~50".to_owned(), "at most 4 times"),
+    ] {
+        let (status, v) = search(&s, &format!("q={}", enc(&q)));
+        assert_eq!((status, v["error"]["code"].as_str()), (400, Some("invalid_query")), "{q}: {v}");
+        assert!(v["error"]["message"].as_str().unwrap().contains(says), "{q}: {v}");
+    }
+    // The costliest admitted forms answer (tantivy's sloppy scorer grew
+    // these without bound): repeated words, the widest slop.
+    for q in ["\"enron enron enron enron\"~100", "\"the and of to a in\"~100", "\"gas power\"~100"] {
+        let (status, v) = search(&s, &format!("q={}&limit=5", enc(q)));
+        assert_eq!(status, 200, "{q}: {v}");
+    }
+    // A sloppy phrase matches words apart and swapped, as Lucene's does:
+    // every document `"natural gas"` finds, `"gas natural"~2` finds too.
+    let total = |q: &str| search(&s, &format!("q={}&limit=0", enc(q))).1["total"].as_u64().unwrap();
+    let exact = total("\"natural gas\"");
+    assert!(exact > 0);
+    assert!(total("\"gas natural\"~2") >= exact);
+    assert!(total("\"natural gas\"~3") >= exact);
+    assert_eq!(total("\"gas natural\"~1"), total("\"gas natural\""));
+}
+
+#[test]
+fn http_a_phrase_is_highlighted_and_cropped_where_it_stands() {
+    let (_t, s) = mail_server();
+    let (status, v) =
+        search(&s, &format!("q={}&highlight=true&limit=100&crop=body:6", enc("\"natural gas\"")));
+    assert_eq!(status, 200, "{v}");
+    let hits = v["hits"].as_array().unwrap();
+    assert!(hits.len() > 3, "{v}");
+    let mut marked = 0;
+    for hit in hits {
+        for (field, snippet) in hit["highlights"].as_object().unwrap() {
+            let snippet = snippet.as_str().unwrap();
+            // Every mark is the whole phrase, never a lone word of it.
+            for piece in snippet.split("<em>").skip(1) {
+                let inner = piece.split("</em>").next().unwrap();
+                let words: Vec<String> = inner
+                    .split(|c: char| !c.is_alphanumeric())
+                    .filter(|w| !w.is_empty())
+                    .map(str::to_lowercase)
+                    .collect();
+                assert_eq!(words, ["natural", "gas"], "{field}: {snippet}");
+                marked += 1;
+            }
+        }
+        // The cropped body holds the phrase (discussion_threads/1. has a
+        // lone "gas" 2,000 bytes before it).
+        let body = hit["document"]["body"].as_str().unwrap_or_default().to_lowercase();
+        let body = body
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|w| !w.is_empty())
+            .collect::<Vec<_>>()
+            .join(" ");
+        if hit["highlights"]["body"].is_string() {
+            assert!(body.contains("natural gas"), "{}: {body}", hit["key"]);
+        }
+    }
+    assert!(marked >= hits.len(), "{marked}");
+}
+
+#[test]
+fn http_the_search_pages_address_and_a_scans_number_of_versions_are_taken() {
+    let (_t, s) = mail_server();
+    // The page writes conversations=off into its address; loading it works.
+    let (status, text) = s.request("GET", "/?q=gas&table=mail&conversations=off", None);
+    assert_eq!(status, 200, "{text}");
+    let (status, text) = s.request("GET", "/?q=gas&conversations=off&bogus=1", None);
+    assert_eq!(status, 400, "{text}");
+    // `versions` in a scan body: a number, its text, or "all".
+    let (status, v) = s.request(
+        "PUT",
+        "/tables/v",
+        Some(&json!({"families": [{"name": "f", "max_versions": 5}]}).to_string()),
+    );
+    assert!(status == 200 || status == 201, "{v}");
+    for ts in [1, 2, 3, 4] {
+        let cells = json!({"cells": [{"column": "f:q", "value": format!("v{ts}"), "timestamp": ts}]});
+        let (status, v) = super::put(&s, "/tables/v/rows/r", &cells);
+        assert!(status < 300, "{v}");
+    }
+    for (versions, want) in [(json!(3), 3), (json!("2"), 2), (json!("all"), 4), (json!(1), 1)] {
+        let (status, v) = post(&s, "/tables/v/scan", &json!({"versions": versions}));
+        assert_eq!(status, 200, "{versions}: {v}");
+        assert_eq!(v["rows"][0]["cells"].as_array().unwrap().len(), want, "{versions}: {v}");
+    }
+    for bad in [json!(0), json!(-1), json!(1.5), json!(true)] {
+        let (status, v) = post(&s, "/tables/v/scan", &json!({"versions": bad}));
+        assert_eq!(status, 400, "{bad}: {v}");
+    }
+}
+
+#[test]
+fn http_a_relative_data_directory_is_hidden_only_where_it_stands_as_a_path() {
+    let t = super::indexed_fixture();
+    let mut command = std::process::Command::new(rowsearch_tests::bin());
+    command.current_dir(t.dir.path()).args(["--data", "data", "serve", "--listen", "127.0.0.1:0"]);
+    let s = rowsearch_tests::Server::spawn(command);
+    // "metadata" and "timestamp" stay words.
+    let (status, v) =
+        super::put(&s, "/tables/mail/rows/x", &json!({"cells": [{"column": "metadata:q", "value": "v"}]}));
+    assert_eq!(status, 422, "{v}");
+    let message = v["error"]["message"].as_str().unwrap();
+    assert!(message.contains("\"metadata\"") && !message.contains("<data>"), "{message}");
+}
