@@ -56,7 +56,13 @@ pub struct ThreadRequest {
     pub columns: Vec<Column>,
     /// The partitions the caller may see (`None`: all).
     pub scope: Option<Vec<Vec<u8>>>,
+    /// The view stops with `Cancelled` once this fires (looked at before
+    /// the rows are read and every [`CHECK_EVERY`] messages after).
+    pub cancel: rowsearch_store::Cancel,
 }
+
+/// Messages handled between two looks at a view's cancel.
+const CHECK_EVERY: usize = 1024;
 
 /// The ids in a header value: each `<...>`, in order.
 fn ids_in(value: &str) -> Vec<&str> {
@@ -126,14 +132,12 @@ pub fn thread_view(
     {
         read = read.column(c);
     }
-    let keys: Vec<&[u8]> = members.iter().filter_map(|m| m.row.as_deref()).collect();
-    let mut unique: Vec<&[u8]> = Vec::with_capacity(keys.len());
-    for k in keys {
-        if !unique.contains(&k) {
-            unique.push(k);
-        }
-    }
+    let mut seen_keys: HashSet<&[u8]> = HashSet::with_capacity(members.len());
+    let unique: Vec<&[u8]> =
+        members.iter().filter_map(|m| m.row.as_deref()).filter(|k| seen_keys.insert(k)).collect();
+    request.cancel.check()?;
     let rows: Vec<Row> = rtxn.multi_get(table, &unique, &read)?.into_iter().flatten().collect();
+    request.cancel.check()?;
     let missing = members.iter().filter(|m| m.row.is_none()).count();
     let analyzer = store.analyzer();
     let text = |row: &Row, column: &str| -> String {
@@ -168,8 +172,20 @@ pub fn thread_view(
             threads.subject_column.as_deref().map(|c| normalize_subject(&text(r, c))).unwrap_or_default()
         })
         .collect();
+    // Each subject's messages by (date, place): a reply gathered by
+    // subject answers the one before it there.
+    let mut by_subject: HashMap<&str, Vec<usize>> = HashMap::new();
+    for (i, (subject, _)) in subjects.iter().enumerate() {
+        by_subject.entry(subject.as_str()).or_default().push(i);
+    }
+    for list in by_subject.values_mut() {
+        list.sort_unstable_by_key(|&j| (dates[j], j));
+    }
     let mut parent: Vec<Option<usize>> = vec![None; rows.len()];
     for (i, row) in rows.iter().enumerate() {
+        if i % CHECK_EVERY == CHECK_EVERY - 1 {
+            request.cancel.check()?;
+        }
         let mut named: Vec<Vec<&str>> = Vec::new();
         let refs: Vec<String> = threads.refs_columns.iter().map(|c| text(row, c)).collect();
         for value in &refs {
@@ -183,25 +199,13 @@ pub fn thread_view(
         let mut p = by_reply.or(by_refs).filter(|&p| p != i);
         if p.is_none() && named.iter().all(Vec::is_empty) && subjects[i].1 {
             // A reply gathered by subject: the newest earlier message of it.
-            p = (0..rows.len())
-                .filter(|&j| j != i && subjects[j].0 == subjects[i].0 && (dates[j], j) < (dates[i], i))
-                .max_by_key(|&j| (dates[j], j));
+            let list = &by_subject[subjects[i].0.as_str()];
+            let at = list.partition_point(|&j| (dates[j], j) < (dates[i], i));
+            p = at.checked_sub(1).map(|k| list[k]);
         }
         parent[i] = p;
     }
-    // Cut cycles (ids naming each other): a message whose chain comes back
-    // to it is a root.
-    for i in 0..rows.len() {
-        let mut seen = HashSet::from([i]);
-        let mut at = parent[i];
-        while let Some(p) = at {
-            if !seen.insert(p) {
-                parent[i] = None;
-                break;
-            }
-            at = parent[p];
-        }
-    }
+    cut_cycles(&mut parent);
     let mut children: Vec<Vec<usize>> = vec![Vec::new(); rows.len()];
     let mut roots = Vec::new();
     for (i, p) in parent.iter().enumerate() {
@@ -210,7 +214,9 @@ pub fn thread_view(
             None => roots.push(i),
         }
     }
-    let by_date = |list: &mut Vec<usize>| list.sort_by_key(|&i| (dates[i], rows[i].key.clone()));
+    let by_date = |list: &mut Vec<usize>| {
+        list.sort_by(|&a, &b| (dates[a], &rows[a].key).cmp(&(dates[b], &rows[b].key)))
+    };
     by_date(&mut roots);
     children.iter_mut().for_each(by_date);
     let mut order: Vec<(usize, usize, Option<usize>)> = Vec::with_capacity(rows.len());
@@ -219,18 +225,56 @@ pub fn thread_view(
         order.push((i, depth, parent[i]));
         stack.extend(children[i].iter().rev().map(|&c| (c, depth + 1)));
     }
+    request.cancel.check()?;
     let place: HashMap<usize, usize> = order.iter().enumerate().map(|(n, (i, _, _))| (*i, n)).collect();
-    let messages = order
-        .into_iter()
-        .map(|(i, depth, p)| ThreadMessage {
+    let mut messages = Vec::with_capacity(order.len());
+    for (n, (i, depth, p)) in order.into_iter().enumerate() {
+        if n % CHECK_EVERY == CHECK_EVERY - 1 {
+            request.cancel.check()?;
+        }
+        messages.push(ThreadMessage {
             key: rows[i].key.clone(),
             depth,
             parent: p.and_then(|p| place.get(&p).copied()),
             date_ms: dates[i],
             document: shape.document(&rows[i], analyzer.map(|a| &**a)),
-        })
-        .collect();
+        });
+    }
     Ok(Some(ThreadView { thread: thread_id_text(id), partition, messages, missing }))
+}
+
+/// Cuts cycles of `parent` (ids naming each other): in each, the message
+/// of the lowest place becomes a root; messages leading into a cycle keep
+/// their parent. Linear: each message is walked once.
+fn cut_cycles(parent: &mut [Option<usize>]) {
+    // 0: not yet walked; 1: on the walk being made; 2: done.
+    let mut state = vec![0u8; parent.len()];
+    let mut walk = Vec::new();
+    for start in 0..parent.len() {
+        walk.clear();
+        let mut at = Some(start);
+        while let Some(i) = at {
+            match state[i] {
+                0 => {
+                    state[i] = 1;
+                    walk.push(i);
+                    at = parent[i];
+                }
+                1 => {
+                    // The walk came back to `i`: the cycle is the walk from it.
+                    let from = walk.iter().position(|&w| w == i).unwrap_or(0);
+                    if let Some(&lowest) = walk[from..].iter().min() {
+                        parent[lowest] = None;
+                    }
+                    break;
+                }
+                _ => break,
+            }
+        }
+        for &w in &walk {
+            state[w] = 2;
+        }
+    }
 }
 
 /// What a collapsed hit says of its thread.
@@ -352,4 +396,79 @@ pub fn summaries_with(
         });
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::cut_cycles;
+
+    /// The places on a cycle of `parent` (each reaches itself).
+    fn on_cycles(parent: &[Option<usize>]) -> Vec<bool> {
+        (0..parent.len())
+            .map(|i| {
+                let mut at = parent[i];
+                for _ in 0..parent.len() {
+                    match at {
+                        Some(p) if p == i => return true,
+                        Some(p) => at = parent[p],
+                        None => return false,
+                    }
+                }
+                false
+            })
+            .collect()
+    }
+
+    proptest! {
+        /// Against the definition: no cycle is left, each cycle lost the
+        /// parent of its lowest place and no other, every other message
+        /// keeps its parent.
+        #[test]
+        fn cycles_are_cut_at_their_lowest_place(
+            links in prop::collection::vec(prop::option::of(0usize..40), 1..40),
+        ) {
+            let before: Vec<Option<usize>> = links.iter().map(|l| l.map(|p| p % links.len())).collect();
+            let cyclic = on_cycles(&before);
+            let mut after = before.clone();
+            cut_cycles(&mut after);
+            prop_assert!(on_cycles(&after).iter().all(|c| !c), "{:?}", after);
+            for i in 0..before.len() {
+                if after[i] != before[i] {
+                    prop_assert!(cyclic[i] && after[i].is_none());
+                    // The lowest of its cycle.
+                    let mut at = before[i];
+                    while let Some(p) = at.filter(|&p| p != i) {
+                        prop_assert!(p > i);
+                        at = before[p];
+                    }
+                }
+            }
+            let cut = (0..before.len()).filter(|&i| after[i] != before[i]).count();
+            let mut cycles = std::collections::HashSet::new();
+            for i in (0..before.len()).filter(|&i| cyclic[i]) {
+                let mut members = vec![i];
+                let mut at = before[i];
+                while let Some(p) = at.filter(|&p| p != i) {
+                    members.push(p);
+                    at = before[p];
+                }
+                cycles.insert(*members.iter().min().unwrap());
+            }
+            prop_assert_eq!(cut, cycles.len());
+        }
+    }
+
+    #[test]
+    fn a_long_chain_is_walked_once() {
+        // 200,000 replies each to the one before, and one cycle at the end:
+        // linear (the earlier walk from every message was quadratic).
+        let n: usize = 200_000;
+        let mut parent: Vec<Option<usize>> = (0..n).map(|i| i.checked_sub(1)).collect();
+        parent[0] = Some(n - 1);
+        cut_cycles(&mut parent);
+        assert_eq!(parent[0], None);
+        assert!(parent[1..].iter().enumerate().all(|(i, p)| *p == Some(i)));
+    }
 }

@@ -131,6 +131,7 @@ pub(super) fn run(args: &Args, command: &SearchCommand, out: &mut impl Write) ->
                 fields: (!fields.is_empty()).then(|| fields.clone()),
                 columns: Vec::new(),
                 scope: None,
+                cancel: rowsearch::store::Cancel::default(),
             };
             let Some(view) = rowsearch::threads::thread_view(&store, table, id, &request)? else {
                 return Err(UsageError(format!("no thread {id:?} in table {table:?}")).into());

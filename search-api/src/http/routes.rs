@@ -195,7 +195,7 @@ async fn long_poll(
             .run(move || {
                 let from = match since {
                     Some(from) => from,
-                    None => changes::start(&st, &p)?,
+                    None => changes::start(&st, &access, &p)?,
                 };
                 changes::read(&st, &access, &table, &p, from)
             })
@@ -618,7 +618,9 @@ fn search_routes(c: &Ctx) -> Routes {
         .and(warp::get())
         .and(c.taking("threads_get"))
         .and_then(|t: String, id: String, access: Access, st: Arc<State>, p: Params| {
-            run(st, "threads_get", access, move |st, access| search::thread(st, access, &t, &id, &p))
+            run_cancellable(st, "threads_get", access, move |st, access, cancel| {
+                search::thread(st, access, &t, &id, &p, cancel)
+            })
         });
     search
         .or(suggest)
@@ -678,26 +680,28 @@ fn feed_routes(c: &Ctx) -> Routes {
         .and(c.taking("changes"))
         .and_then(|t: String, access: Access, st: Arc<State>, p: Params| changes(st, access, t, p));
     let list = warp::path!("consumers").and(warp::get()).and(c.taking_none("consumers_list")).and_then(
-        |access: Access, st: Arc<State>| run(st, "consumers_list", access, move |st, _| changes::list(st)),
+        |access: Access, st: Arc<State>| {
+            run(st, "consumers_list", access, move |st, access| changes::list(st, access))
+        },
     );
     let put = warp::path!("consumers" / String)
         .and(warp::put())
         .and(c.taking_none("consumers_put"))
         .and(c.body())
         .and_then(|name: String, access: Access, st: Arc<State>, b: Body| {
-            run(st, "consumers_put", access, move |st, _| changes::put(st, &name, &b))
+            run(st, "consumers_put", access, move |st, access| changes::put(st, access, &name, &b))
         });
     let get = warp::path!("consumers" / String)
         .and(warp::get())
         .and(c.taking_none("consumers_get"))
         .and_then(|name: String, access: Access, st: Arc<State>| {
-            run(st, "consumers_get", access, move |st, _| changes::get(st, &name))
+            run(st, "consumers_get", access, move |st, access| changes::get(st, access, &name))
         });
     let delete = warp::path!("consumers" / String)
         .and(warp::delete())
         .and(c.taking_none("consumers_delete"))
         .and_then(|name: String, access: Access, st: Arc<State>| {
-            run(st, "consumers_delete", access, move |st, _| changes::delete(st, &name))
+            run(st, "consumers_delete", access, move |st, access| changes::delete(st, access, &name))
         });
     read.or(list).unify().or(put).unify().or(get).unify().or(delete).unify().boxed()
 }

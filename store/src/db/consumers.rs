@@ -28,6 +28,41 @@ pub const MAX_CONSUMER_NAME: usize = 64;
 /// How long a consumer holds the feed when it does not say: 7 days.
 pub const DEFAULT_RETENTION_MS: u64 = 7 * 24 * 3600 * 1000;
 
+/// The longest a consumer may hold the feed: 30 days.
+pub const MAX_RETENTION_MS: u64 = 30 * 24 * 3600 * 1000;
+
+/// The stored name of consumer `name` of `scope` (an access key's uid:
+/// `scope/name`, a `/` no client's name holds), or `name` itself for the
+/// store's own (the master key's, the CLI's).
+pub fn scoped_name(scope: Option<&str>, name: &str) -> String {
+    match scope {
+        Some(scope) => format!("{scope}/{name}"),
+        None => name.to_owned(),
+    }
+}
+
+/// `stored`'s name within `scope` ([`scoped_name`] undone), or `None` when
+/// it is another scope's.
+pub fn name_in_scope<'a>(scope: Option<&str>, stored: &'a str) -> Option<&'a str> {
+    match (scope, stored.split_once('/')) {
+        (None, None) => Some(stored),
+        (Some(scope), Some((s, name))) if s == scope => Some(name),
+        _ => None,
+    }
+}
+
+/// Checks a stored name: a client's name, alone or after one scope.
+pub(crate) fn validate_stored(name: &str) -> Result<()> {
+    match name.split_once('/') {
+        Some((scope, rest))
+            if !scope.is_empty() && scope.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-') =>
+        {
+            validate_name(rest)
+        }
+        _ => validate_name(name),
+    }
+}
+
 /// A named reader of the change feed and the position it acknowledged.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Consumer {
@@ -84,10 +119,12 @@ pub struct ConsumerState {
     pub next_seq: u64,
 }
 
-/// Checks a consumer name.
+/// Checks a consumer name as a client gives it.
 pub fn validate_name(name: &str) -> Result<()> {
     let reason = if name.is_empty() {
         Some("it is empty")
+    } else if name == "." || name == ".." {
+        Some("it names a directory (. and .. are refused)")
     } else if name.len() > MAX_CONSUMER_NAME {
         Some("it is longer than 64 bytes")
     } else if !name.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-')) {
@@ -212,14 +249,25 @@ mod tests {
 
     #[test]
     fn names_are_checked() {
-        for bad in ["", "a/b", "sp ace", &"x".repeat(65), "é"] {
+        for bad in ["", ".", "..", "a/b", "sp ace", &"x".repeat(65), "é"] {
             assert!(
                 matches!(validate_name(bad).unwrap_err().kind(), ErrorKind::InvalidName { .. }),
                 "{bad:?}"
             );
         }
-        for good in ["a", "warehouse-1", "cache.v2_x", &"x".repeat(64)] {
+        for good in ["a", "warehouse-1", "cache.v2_x", &"x".repeat(64), "...", ".a"] {
             validate_name(good).unwrap();
         }
+        // A scope's names.
+        validate_stored("0123abcd/reader").unwrap();
+        for bad in ["a/b/c", "/x", "a b/x", "k/..", "k/"] {
+            assert!(validate_stored(bad).is_err(), "{bad:?}");
+        }
+        assert_eq!(scoped_name(Some("k1"), "r"), "k1/r");
+        assert_eq!(name_in_scope(Some("k1"), "k1/r"), Some("r"));
+        assert_eq!(name_in_scope(Some("k2"), "k1/r"), None);
+        assert_eq!(name_in_scope(None, "k1/r"), None);
+        assert_eq!(name_in_scope(None, "r"), Some("r"));
+        assert_eq!(name_in_scope(Some("k1"), "r"), None);
     }
 }

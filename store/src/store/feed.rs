@@ -3,7 +3,7 @@
 //! `db::feed`'s and `db::consumers`'.
 
 use super::Store;
-use crate::db::consumers::{Consumer, ConsumerState, DEFAULT_RETENTION_MS, validate_name};
+use crate::db::consumers::{Consumer, ConsumerState, DEFAULT_RETENTION_MS, validate_stored};
 use crate::db::feed::FeedEntry;
 use crate::error::{ErrorKind, Result};
 
@@ -66,9 +66,11 @@ impl Store {
     /// A new consumer starts at `position`, or at the feed's end (it sees
     /// the changes committed after this call). An existing one moves to
     /// `position` when given (back as well as forward, to read changes
-    /// again, while the feed holds them). `retention_ms` (default 7 days)
+    /// again, while the feed holds them). `retention_ms` (default 7 days,
+    /// at most [`crate::MAX_RETENTION_MS`]: a longer one is taken as it)
     /// is how long it holds the feed's entries after its position from
-    /// being trimmed.
+    /// being trimmed. A name may be one an access key's scope holds
+    /// ([`crate::scoped_name`]).
     ///
     /// # Errors
     /// `InvalidName`; `FellBehind` when `position` is below what the feed
@@ -80,7 +82,7 @@ impl Store {
         position: Option<u64>,
         retention_ms: Option<u64>,
     ) -> Result<Consumer> {
-        validate_name(name)?;
+        validate_stored(name)?;
         let now_ms = self.clock.now_ms();
         let _writer = self.env.lock_writer()?;
         self.env.write_txn(|wtxn| {
@@ -93,8 +95,10 @@ impl Store {
                 (None, Some(c)) => c.position,
                 (None, None) => self.feed.next_seq(wtxn)? - 1,
             };
-            let retention_ms =
-                retention_ms.or(existing.as_ref().map(|c| c.retention_ms)).unwrap_or(DEFAULT_RETENTION_MS);
+            let retention_ms = retention_ms
+                .or(existing.as_ref().map(|c| c.retention_ms))
+                .unwrap_or(DEFAULT_RETENTION_MS)
+                .min(crate::MAX_RETENTION_MS);
             let consumer = Consumer { name: name.to_owned(), position, retention_ms, updated_ms: now_ms };
             self.feed.put_consumer(wtxn, &consumer)?;
             Ok(consumer)

@@ -125,3 +125,56 @@ fn http_a_relative_data_directory_is_hidden_only_where_it_stands_as_a_path() {
     let message = v["error"]["message"].as_str().unwrap();
     assert!(message.contains("\"metadata\"") && !message.contains("<data>"), "{message}");
 }
+
+#[test]
+fn http_consumers_belong_to_their_keys_scope() {
+    use super::keys::{MASTER, call, code, keyed_server, make_key};
+    let (_t, s) = keyed_server();
+    let (status, v) = call(&s, "PUT", "/consumers/follower", Some(MASTER), Some("{}"));
+    assert_eq!(status, 201, "{v}");
+    let master_position = v["position"].as_u64().unwrap();
+    // A key with `changes`, confined to a mailbox, and one limited to
+    // another table: neither sees, moves or deletes the master's consumer.
+    let (_, confined) = make_key(&s, json!({"actions": ["changes", "write"], "partitions": ["cash-m"]}));
+    let (_, other) = make_key(&s, json!({"actions": ["changes"], "tables": ["v"]}));
+    for key in [&confined, &other] {
+        let k = Some(key.as_str());
+        let (status, v) = call(&s, "GET", "/consumers", k, None);
+        assert_eq!((status, v["consumers"].as_array().map(Vec::len)), (200, Some(0)), "{v}");
+        let (status, v) = call(&s, "GET", "/consumers/follower", k, None);
+        assert_eq!((status, code(&v)), (404, "consumer_not_found"), "{v}");
+        let (status, v) = call(&s, "DELETE", "/consumers/follower", k, None);
+        assert_eq!((status, code(&v)), (404, "consumer_not_found"), "{v}");
+        // Its own of the same name is another consumer.
+        let (status, v) = call(&s, "PUT", "/consumers/follower", k, Some(r#"{"position": 0}"#));
+        assert!(status == 201 || status == 400 || status == 410, "{v}");
+    }
+    let (status, v) = call(&s, "GET", "/consumers/follower", Some(MASTER), None);
+    assert_eq!((status, v["position"].as_u64()), (200, Some(master_position)), "{v}");
+    let (_, v) = call(&s, "GET", "/consumers", Some(MASTER), None);
+    let names: Vec<&str> =
+        v["consumers"].as_array().unwrap().iter().map(|c| c["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["follower"], "the master lists its own");
+
+    // A confined key's pending counts the changes it may see.
+    let k = Some(confined.as_str());
+    let (status, v) = call(&s, "PUT", "/consumers/mine", k, Some("{}"));
+    assert_eq!(status, 201, "{v}");
+    let cells = json!({"cells": [{"column": "m:subject", "value": "x"}]}).to_string();
+    let other_row = format!("/tables/mail/rows?key_fields={}", enc(r#"{"user":"zz-other","date":5,"id":1}"#));
+    let (status, v) = call(&s, "PUT", &other_row, Some(MASTER), Some(&cells));
+    assert_eq!(status, 200, "{v}");
+    let (_, v) = call(&s, "GET", "/consumers/mine", k, None);
+    assert_eq!(v["pending"], 0, "another mailbox's change is not its own: {v}");
+    let (_, v) = call(&s, "GET", "/consumers/follower", Some(MASTER), None);
+    assert!(v["pending"].as_u64().unwrap() >= 1, "{v}");
+
+    // Retention has a ceiling; `.` and `..` are no names.
+    let (status, v) = call(&s, "PUT", "/consumers/mine", k, Some(r#"{"retention_ms": 9223372036854775808}"#));
+    assert_eq!(status, 400, "{v}");
+    assert!(v["error"]["message"].as_str().unwrap().contains("30 days"), "{v}");
+    for name in [".", ".."] {
+        let (status, v) = call(&s, "PUT", &format!("/consumers/{}", enc(name)), Some(MASTER), Some("{}"));
+        assert_eq!(status, 400, "{name}: {v}");
+    }
+}

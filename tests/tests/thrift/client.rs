@@ -167,6 +167,11 @@ impl Client {
         Client { stream, seq: 0 }
     }
 
+    /// A client on a connection already made.
+    pub fn from_stream(stream: TcpStream) -> Client {
+        Client { stream, seq: 0 }
+    }
+
     /// Calls `method` with `args`; the reply's struct.
     pub fn call(&mut self, method: &str, args: &[(i16, A)]) -> Reply {
         self.try_call(method, args)

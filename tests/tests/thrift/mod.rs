@@ -8,6 +8,7 @@ mod client;
 mod copy_table;
 mod differential;
 mod differential2;
+mod doors;
 mod hbase_client;
 mod hbase_faults;
 mod over_hbase;

@@ -153,13 +153,21 @@ pub(crate) fn suggest(st: &State, access: &Access, table: &str, p: &Params) -> A
 
 /// `GET /tables/{t}/threads/{id}`: the conversation in reading order, each
 /// message a document with its depth and parent.
-pub(crate) fn thread(st: &State, access: &Access, table: &str, id: &str, p: &Params) -> Answer {
+pub(crate) fn thread(
+    st: &State,
+    access: &Access,
+    table: &str,
+    id: &str,
+    p: &Params,
+    cancel: &Cancel,
+) -> Answer {
     let fields = p.all("fields");
     let request = crate::threads::ThreadRequest {
         fields: (!fields.is_empty())
             .then(|| fields.iter().flat_map(|f| f.split(',')).map(str::trim).map(str::to_owned).collect()),
         columns: columns_of(p.encoding()?, &p.all("columns"))?,
         scope: access.partitions().map(|ps| ps.iter().map(|p| p.as_bytes().to_vec()).collect()),
+        cancel: cancel.clone(),
     };
     let view = crate::threads::thread_view(st.store(), table, id, &request)?
         .ok_or_else(|| Refusal::ThreadNotFound(id.to_owned()))?;
