@@ -679,11 +679,10 @@ fn feed_routes(c: &Ctx) -> Routes {
         .and(warp::get())
         .and(c.taking("changes"))
         .and_then(|t: String, access: Access, st: Arc<State>, p: Params| changes(st, access, t, p));
-    let list = warp::path!("consumers").and(warp::get()).and(c.taking_none("consumers_list")).and_then(
-        |access: Access, st: Arc<State>| {
-            run(st, "consumers_list", access, move |st, access| changes::list(st, access))
-        },
-    );
+    let list = warp::path!("consumers")
+        .and(warp::get())
+        .and(c.taking_none("consumers_list"))
+        .and_then(|access: Access, st: Arc<State>| run(st, "consumers_list", access, changes::list));
     let put = warp::path!("consumers" / String)
         .and(warp::put())
         .and(c.taking_none("consumers_put"))
