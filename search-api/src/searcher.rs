@@ -322,7 +322,13 @@ impl Searcher {
                 Ok((live, snapshot, request.offset, None))
             }
             Some(cursor) => {
-                let (number, commit, offset) = parse_cursor(cursor)?;
+                let (number, commit, offset, made_for) = parse_cursor(cursor)?;
+                if made_for != fingerprint(request) {
+                    return Err(rowsearch_store::Error::from(rowsearch_store::ErrorKind::InvalidCursor {
+                        reason: "it was made for another search (its query, mailbox, sort, collapse or typos differ)",
+                    })
+                    .into());
+                }
                 let snapshot = self.live.resume(&live, number, commit)?;
                 Ok((live, snapshot, offset, Some(commit)))
             }
@@ -462,8 +468,14 @@ impl Searcher {
             total: found.total,
             took_ms: started.elapsed().as_secs_f64() * 1e3,
             hits,
-            next_cursor: more
-                .then(|| format!("{CURSOR_PREFIX}{}.{:x}.{next}", snapshot.number(), found.commit)),
+            next_cursor: more.then(|| {
+                format!(
+                    "{CURSOR_PREFIX}{}.{:x}.{next}.{:x}",
+                    snapshot.number(),
+                    found.commit,
+                    fingerprint(request)
+                )
+            }),
             dropped,
             generation: snapshot.number(),
             seq: snapshot.seq(),
@@ -717,13 +729,36 @@ pub(crate) fn thread_field(schema: &rowsearch_store::TableSchema) -> Option<&row
     schema.search.as_ref()?.fields.iter().find(|f| f.column == threads.thread_column && f.facet)
 }
 
-/// `c1.<generation>.<commit hex>.<offset>`.
-fn parse_cursor(cursor: &str) -> Result<(u64, u64, usize)> {
+/// What a search's cursor is bound to: the parts of the request that say
+/// which hits there are and in what order (a cursor resumes that walk,
+/// not another search's).
+fn fingerprint(request: &SearchRequest) -> u64 {
+    let mut h = blake3::Hasher::new();
+    let mut part = |bytes: &[u8]| {
+        h.update(&(bytes.len() as u64).to_le_bytes());
+        h.update(bytes);
+    };
+    part(request.query.as_bytes());
+    part(request.partition.as_deref().unwrap_or(b"\xff"));
+    for p in request.scope.iter().flatten() {
+        part(p);
+    }
+    part(format!("{:?}", request.sort).as_bytes());
+    part(request.collapse.as_deref().unwrap_or("").as_bytes());
+    part(&[u8::from(request.typos)]);
+    let digest = h.finalize();
+    let mut first = [0u8; 8];
+    first.copy_from_slice(&digest.as_bytes()[..8]);
+    u64::from_le_bytes(first)
+}
+
+/// `c1.<generation>.<commit hex>.<offset>.<fingerprint hex>`.
+fn parse_cursor(cursor: &str) -> Result<(u64, u64, usize, u64)> {
     let bad = || Error::BadRequest(format!("bad cursor {cursor:?}"));
     let rest = cursor.strip_prefix(CURSOR_PREFIX).ok_or_else(bad)?;
     let mut parts = rest.split('.');
-    let (Some(generation), Some(commit), Some(offset), None) =
-        (parts.next(), parts.next(), parts.next(), parts.next())
+    let (Some(generation), Some(commit), Some(offset), Some(made_for), None) =
+        (parts.next(), parts.next(), parts.next(), parts.next(), parts.next())
     else {
         return Err(bad());
     };
@@ -731,6 +766,7 @@ fn parse_cursor(cursor: &str) -> Result<(u64, u64, usize)> {
         generation.parse().map_err(|_| bad())?,
         u64::from_str_radix(commit, 16).map_err(|_| bad())?,
         offset.parse().map_err(|_| bad())?,
+        u64::from_str_radix(made_for, 16).map_err(|_| bad())?,
     ))
 }
 

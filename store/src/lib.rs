@@ -95,9 +95,9 @@ pub use keyword::{
 };
 pub use read::{ALL_VERSIONS, ReadOptions, ReadTxn, Scan, ScanCursor, ScanIter, ScanPage};
 pub use schema::{
-    Analyzer, Column, Compression, DATE_NAME, DEFAULT_SUBJECT_WINDOW_MS, FamilySchema, FieldKind,
-    IndexSchema, MAX_FAMILIES, MAX_FAMILY_NAME_BYTES, MAX_INDEXES, MAX_SEARCH_FIELDS, MAX_TABLE_NAME_BYTES,
-    SearchField, SearchSchema, TableSchema, ThreadSchema,
+    Analyzer, CATALOG_TABLE, Column, Compression, DATE_NAME, DEFAULT_SUBJECT_WINDOW_MS, FamilySchema,
+    FieldKind, IndexSchema, KEYWORDS_SUFFIX, MAX_FAMILIES, MAX_FAMILY_NAME_BYTES, MAX_INDEXES,
+    MAX_SEARCH_FIELDS, MAX_TABLE_NAME_BYTES, SearchField, SearchSchema, TableSchema, ThreadSchema,
 };
 pub use secondary::{IndexHit, IndexPage, IndexQuery, IndexState, IndexTerm, IndexVerifyReport};
 pub use source::{RowSource, RowView};

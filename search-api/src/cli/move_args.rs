@@ -31,9 +31,10 @@ pub enum MoveCommand {
         /// Print each changed row's cells as it stands now.
         #[arg(long)]
         cells: bool,
-        /// Changes read at a time.
-        #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u64).range(1..=10_000))]
-        limit: u64,
+        /// Print at most this many changes, then stop (default: every
+        /// change there is; with --follow, no end).
+        #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+        limit: Option<u64>,
     },
     /// Write every version of every cell of a table, with its schema, as
     /// JSON lines (a header, a row a line in key order, a last line with

@@ -29,11 +29,13 @@ pub(super) fn run(args: &Args, command: &MoveCommand, out: &mut impl Write) -> R
                 (None, Some(name)) => store.set_consumer(name, None, None)?.position,
                 (None, None) => store.begin_read()?.feed_oldest()? - 1,
             };
-            loop {
+            // What is left to print under --limit.
+            let mut left = limit.map_or(u64::MAX, |l| l);
+            while left > 0 {
                 let request = PageRequest {
                     table,
                     since,
-                    limit: usize::try_from(*limit).unwrap_or(DEFAULT_LIMIT),
+                    limit: usize::try_from(left).unwrap_or(DEFAULT_LIMIT).min(DEFAULT_LIMIT),
                     cells: *cells,
                     encoding: Encoding::Binary,
                 };
@@ -41,6 +43,7 @@ pub(super) fn run(args: &Args, command: &MoveCommand, out: &mut impl Write) -> R
                 for change in &page.changes {
                     writeln!(out, "{change}")?;
                 }
+                left -= page.changes.len() as u64;
                 out.flush()?;
                 if page.cursor > since {
                     if let Some(name) = consumer {

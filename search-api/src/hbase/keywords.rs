@@ -26,7 +26,7 @@ use super::tables::{HbaseError, read_ahead};
 use crate::thrift::HbaseClient;
 
 /// The companion table's suffix.
-pub const SUFFIX: &str = ".keywords";
+pub const SUFFIX: &str = rowsearch_store::KEYWORDS_SUFFIX;
 /// The companion's one family.
 pub const FAMILY: &str = "k";
 const ROW_PREFIX: u8 = b'k';

@@ -9,7 +9,7 @@ use rowsearch_store::{FamilySchema, PutCell, Row, TableSchema};
 use crate::thrift::{ClientError, HbaseClient};
 
 /// The catalog table's name.
-pub const CATALOG: &str = "rowsearch_catalog";
+pub const CATALOG: &str = rowsearch_store::CATALOG_TABLE;
 /// The table of writes made through rowsearch (any of its processes): row
 /// `[time ms, 8 bytes] table 0x00 row-key`, kept a day (a family TTL). A
 /// search reads it from what its index absorbed, so those writes are

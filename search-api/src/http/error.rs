@@ -50,14 +50,20 @@ impl ApiError {
 /// and job error shows instead. Only where the path stands as a path: not
 /// inside a word or a longer path (`--data data` leaves "metadata" alone).
 pub(crate) fn hide_data_path(text: &str, data: &std::path::Path) -> String {
+    hide_path(text, data, "<data>")
+}
+
+/// `text` with `dir` (as given, absolute and canonical) written as `name`
+/// where it stands as a path ([`hide_data_path`]'s rule).
+pub(crate) fn hide_path(text: &str, dir: &std::path::Path, name: &str) -> String {
     let mut out = text.to_owned();
-    let paths = [Some(data.to_path_buf()), std::path::absolute(data).ok(), data.canonicalize().ok()];
+    let paths = [Some(dir.to_path_buf()), std::path::absolute(dir).ok(), dir.canonicalize().ok()];
     for path in paths.into_iter().flatten() {
         let path = path.to_string_lossy();
         let path = path.trim_end_matches('/');
-        // The root would turn every slash into `<data>`.
+        // The root would turn every slash into the name.
         if !path.is_empty() && out.contains(path) {
-            out = replace_path(&out, path);
+            out = replace_path(&out, path, name);
         }
     }
     out
@@ -66,7 +72,7 @@ pub(crate) fn hide_data_path(text: &str, data: &std::path::Path) -> String {
 /// `text` with each occurrence of `path` that stands as a path (not
 /// preceded by a character of a name or path, and followed by the end, a
 /// `/`, or a character no name holds) written as `<data>`.
-fn replace_path(text: &str, path: &str) -> String {
+fn replace_path(text: &str, path: &str, name: &str) -> String {
     let name_char = |c: char| c.is_alphanumeric() || matches!(c, '_' | '-' | '.' | '~');
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
@@ -82,7 +88,7 @@ fn replace_path(text: &str, path: &str) -> String {
             Some(c) => !name_char(c),
         };
         out.push_str(&rest[..at]);
-        out.push_str(if starts && ends { "<data>" } else { path });
+        out.push_str(if starts && ends { name } else { path });
         rest = after;
     }
     out.push_str(rest);

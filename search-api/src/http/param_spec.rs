@@ -108,8 +108,19 @@ impl Kind {
                 "true" | "1" | "" | "false" | "0" => Ok(()),
                 v => Err(format!("{name}: expected true or false, got {v:?}")),
             },
-            Kind::Integer { .. } => {
-                value.parse::<u64>().map(|_| ()).map_err(|_| format!("{name}: not a number: {value:?}"))
+            Kind::Integer { min, max } => {
+                let n = value.parse::<u64>().map_err(|_| format!("{name}: not a number: {value:?}"))?;
+                // A bound of the server's options is checked where the
+                // options are known; a fixed one here.
+                let fixed = match max {
+                    Max::Fixed(max) => Some(max),
+                    Max::Any | Max::ScanLimit | Max::SearchLimit => None,
+                };
+                if n < min || fixed.is_some_and(|max| n > max) {
+                    let bound = fixed.map_or(format!("at least {min}"), |max| format!("{min} to {max}"));
+                    return Err(format!("{name} {n}: {bound}"));
+                }
+                Ok(())
             }
             Kind::Choice(values) if !values.contains(&value) => {
                 Err(format!("{name} {value:?}: {}", one_of(values)))

@@ -608,7 +608,9 @@ fn search_routes(c: &Ctx) -> Routes {
         },
     );
     let job = warp::path!("jobs" / String).and(warp::get()).and(c.taking_none("jobs")).and_then(
-        |id: String, access: Access, st: Arc<State>| run(st, "jobs", access, move |st, _| jobs::get(st, &id)),
+        |id: String, access: Access, st: Arc<State>| {
+            run(st, "jobs", access, move |st, access| jobs::get(st, access, &id))
+        },
     );
 
     let thread = table()

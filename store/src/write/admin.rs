@@ -65,6 +65,7 @@ impl Writer<'_> {
     /// [`crate::Store::create_table`].
     pub fn create_table(&self, table: &str, schema: &TableSchema) -> Result<bool> {
         schema.validate(table)?;
+        crate::schema::name::validate_new_table(table)?;
         let _writer = self.env.lock_writer()?;
         let created = self.in_current(true, |wtxn, tables| {
             if let Ok(existing) = tables.table(table) {

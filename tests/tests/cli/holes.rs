@@ -73,3 +73,15 @@ fn cli_export_never_replaces_what_it_must_not() {
     assert_eq!(std::fs::read_to_string(&file).unwrap().lines().count(), first.lines().count());
     let _ = stdout(&out);
 }
+
+#[test]
+fn cli_changes_limit_is_a_cap() {
+    let t = mail();
+    for n in [1usize, 2, 5] {
+        let out = t.run(&["changes", "mail", "--limit", &n.to_string()]);
+        assert_eq!(code(&out), 0, "{}", stderr(&out));
+        assert_eq!(stdout(&out).lines().count(), n, "--limit {n}");
+    }
+    let all = stdout(&t.run(&["changes", "mail"])).lines().count();
+    assert!(all > 5, "{all}");
+}

@@ -178,3 +178,69 @@ fn http_consumers_belong_to_their_keys_scope() {
         assert_eq!(status, 400, "{name}: {v}");
     }
 }
+
+#[test]
+fn http_jobs_long_polls_and_cursors_stay_within_what_they_were_made_for() {
+    use super::keys::{MASTER, call, code, keyed_server, make_key};
+    let (_t, s) = keyed_server();
+    // A reindex job of `mail`, seen by the master; a key limited to another
+    // table is told there is no such job.
+    let (status, v) = call(&s, "POST", "/tables/mail/reindex", Some(MASTER), None);
+    assert_eq!(status, 202, "{v}");
+    let job = v["job"].as_str().unwrap().to_owned();
+    let (_, admin_other) = make_key(&s, json!({"actions": ["admin"], "tables": ["other"]}));
+    let (status, v) = call(&s, "GET", &format!("/jobs/{job}"), Some(&admin_other), None);
+    assert_eq!((status, code(&v)), (404, "job_not_found"), "{v}");
+    let (_, admin_mail) = make_key(&s, json!({"actions": ["admin"], "tables": ["mail"]}));
+    let (status, v) = call(&s, "GET", &format!("/jobs/{job}"), Some(&admin_mail), None);
+    assert_eq!(status, 200, "{v}");
+
+    // A long poll's wait is at most 60 s, as API.md says.
+    for wait in ["70000", "18446744073709551615"] {
+        let (status, v) =
+            call(&s, "GET", &format!("/tables/mail/changes?wait_ms={wait}"), Some(MASTER), None);
+        assert_eq!(status, 400, "{wait}: {v}");
+        assert!(v["error"]["message"].as_str().unwrap().contains("0 to 60000"), "{v}");
+    }
+
+    // A cursor resumes its own search only.
+    for collapse in ["", "&collapse=thread"] {
+        let (status, v) =
+            call(&s, "GET", &format!("/tables/mail/search?q=gas&limit=2{collapse}"), Some(MASTER), None);
+        assert_eq!(status, 200, "{v}");
+        let cursor = enc(v["next_cursor"].as_str().unwrap());
+        let (status, v) = call(
+            &s,
+            "GET",
+            &format!("/tables/mail/search?q=gas&limit=2{collapse}&cursor={cursor}"),
+            Some(MASTER),
+            None,
+        );
+        assert_eq!(status, 200, "{v}");
+        for other in ["q=power", "q=gas&sort=newest", "q=gas&user=cash-m"] {
+            let (status, v) = call(
+                &s,
+                "GET",
+                &format!("/tables/mail/search?{other}&limit=2{collapse}&cursor={cursor}"),
+                Some(MASTER),
+                None,
+            );
+            assert_eq!((status, code(&v)), (400, "invalid_cursor"), "{other}{collapse}: {v}");
+        }
+    }
+    let (status, v) = call(&s, "GET", "/tables/mail/search?q=gas&limit=2", Some(MASTER), None);
+    assert_eq!(status, 200, "{v}");
+    let cursor = enc(v["next_cursor"].as_str().unwrap());
+    let (status, v) = call(
+        &s,
+        "GET",
+        &format!("/tables/mail/search?q=gas&limit=2&collapse=thread&cursor={cursor}"),
+        Some(MASTER),
+        None,
+    );
+    assert_eq!(
+        (status, code(&v)),
+        (400, "invalid_cursor"),
+        "a plain search's cursor on a collapsed one: {v}"
+    );
+}

@@ -4,7 +4,7 @@
 
 use std::net::TcpStream;
 
-use super::client::Client;
+use super::client::{A, Client};
 use super::thrift_server;
 
 /// A connection to `addr` from the loopback address `from` (another
@@ -61,4 +61,23 @@ fn thrift_one_client_holds_at_most_its_share_of_the_connections() {
         ok
     });
     assert!(served);
+}
+
+#[test]
+fn thrift_clients_may_not_create_the_tables_rowsearch_keeps_for_itself() {
+    let (_t, _s, addr) = thrift_server();
+    let mut c = Client::connect(&addr);
+    for name in ["rowsearch_catalog", "mail.keywords"] {
+        let families = A::Structs(vec![vec![(1, A::Bytes(b"f:"))]]);
+        let reply = c.call("createTable", &[(1, A::Bytes(name.as_bytes())), (2, families)]).unwrap();
+        // An exception (IOError or IllegalArgument) naming the reason.
+        let exception = reply.field(1).or_else(|| reply.field(2)).or_else(|| reply.field(3));
+        let message =
+            exception.and_then(|e| e.field(1)).map(|m| String::from_utf8_lossy(m.bytes()).into_owned());
+        assert!(message.as_deref().is_some_and(|m| m.contains("reserved")), "{name}: {reply:?}");
+    }
+    let tables = c.call("getTableNames", &[]).unwrap();
+    let names: Vec<&[u8]> =
+        tables.field(0).map(|l| l.items().iter().map(|v| v.bytes()).collect()).unwrap_or_default();
+    assert!(!names.iter().any(|n| *n == b"rowsearch_catalog" || n.ends_with(b".keywords")), "{names:?}");
 }

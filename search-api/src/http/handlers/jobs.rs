@@ -9,9 +9,10 @@ use serde_json::json;
 use warp::http::StatusCode;
 
 use super::{Answer, json_reply, ok};
-use crate::http::error::{Refusal, hide_data_path};
+use crate::http::error::{Refusal, hide_data_path, hide_path};
 use crate::http::params::Params;
 use crate::http::state::State;
+use crate::keys::Access;
 
 /// `POST /tables/{t}/reindex?mode=auto|full|incremental`: 202 with the job.
 pub(crate) fn reindex(st: &State, t: &str, p: &Params) -> Answer {
@@ -30,11 +31,24 @@ pub(crate) fn reindex(st: &State, t: &str, p: &Params) -> Answer {
     }
 }
 
-/// `GET /jobs/{id}`.
-pub(crate) fn get(st: &State, id: &str) -> Answer {
-    match st.jobs.get(id) {
+/// `GET /jobs/{id}`: a job of a table the key reaches (a backup, of every
+/// table, for a key that reaches every table); another key is told there
+/// is no such job. Its error names neither the data directory nor the
+/// backup directory.
+pub(crate) fn get(st: &State, access: &Access, id: &str) -> Answer {
+    let job = st
+        .jobs
+        .get(id)
+        .filter(|job| if job.table.is_empty() { access.every_table() } else { access.may_touch(&job.table) });
+    match job {
         Some(mut job) => {
-            job.error = job.error.map(|e| hide_data_path(&e, st.store().path()));
+            job.error = job.error.map(|e| {
+                let e = hide_data_path(&e, st.store().path());
+                match &st.backups {
+                    Some(config) => hide_path(&e, &config.dir, "<backup-dir>"),
+                    None => e,
+                }
+            });
             ok(serde_json::to_value(job).unwrap_or_default())
         }
         None => Err(Refusal::JobNotFound(id.to_owned()).into()),
