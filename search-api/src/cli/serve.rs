@@ -113,7 +113,7 @@ pub(super) fn run(args: &Args, command: &ServeCommand) -> Result<ExitCode> {
             if checker.is_some() {
                 eprintln!(
                     "access keys are on. The server speaks plain HTTP: to expose it beyond this machine, \
-                     put a reverse proxy with TLS in front (README, \"Exposing the server\")"
+                     put a reverse proxy with TLS in front (docs/http.md, \"Access keys, and exposing the server\")"
                 );
             }
             let hosts = rowsearch::http::HostRule { allowed: allow_host.clone(), local: None };

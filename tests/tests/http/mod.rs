@@ -407,9 +407,9 @@ fn demo_serves_and_its_printed_curl_commands_work() {
 }
 
 #[test]
-fn readme_curl_commands_run_as_written() {
+fn docs_curl_commands_run_as_written() {
     let readme =
-        std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../README.md"))
+        std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/http.md"))
             .unwrap();
     let section = readme.split("## HTTP").nth(1).unwrap().split("```").nth(1).unwrap();
     let (_t, s) = mail_server();
