@@ -154,6 +154,10 @@ pub fn parse_message(raw: &[u8]) -> Result<MailMessage, NotMail> {
     // keeps it (it drops an unterminated header).
     let terminated: Cow<'_, [u8]> =
         if raw.ends_with(b"\n") { Cow::Borrowed(raw) } else { Cow::Owned([raw, b"\n"].concat()) };
+    let terminated = match utf8_headers(&terminated) {
+        Some(fixed) => Cow::Owned(fixed),
+        None => terminated,
+    };
     let message = MessageParser::default().parse(&terminated[..]).ok_or(NotMail::Unparsable)?;
     let date_ms = message
         .date()
@@ -183,6 +187,39 @@ pub fn parse_message(raw: &[u8]) -> Result<MailMessage, NotMail> {
         references: raw_header(&message, "References"),
         text,
     })
+}
+
+/// The message with its header lines that hold raw 8-bit bytes which are
+/// not UTF-8 read as Windows-1252 (Latin-1's superset) and written in
+/// UTF-8, as mail clients read undeclared 8-bit headers; `None` when every
+/// header line is ASCII or UTF-8 already (the usual case: nothing copied).
+/// The body is left as it is: its charset is declared or guessed by the
+/// parser.
+fn utf8_headers(raw: &[u8]) -> Option<Vec<u8>> {
+    // The header section ends at the first empty line.
+    let end = raw
+        .windows(2)
+        .position(|w| w == b"\n\n")
+        .map(|p| p + 1)
+        .into_iter()
+        .chain(raw.windows(4).position(|w| w == b"\r\n\r\n").map(|p| p + 2))
+        .min()
+        .unwrap_or(raw.len());
+    let head = &raw[..end];
+    if head.is_ascii() || std::str::from_utf8(head).is_ok() {
+        return None;
+    }
+    let mut out = Vec::with_capacity(raw.len() + 64);
+    for line in head.split_inclusive(|&b| b == b'\n') {
+        if line.is_ascii() || std::str::from_utf8(line).is_ok() {
+            out.extend_from_slice(line);
+        } else {
+            let (text, _) = encoding_rs::WINDOWS_1252.decode_without_bom_handling(line);
+            out.extend_from_slice(text.as_bytes());
+        }
+    }
+    out.extend_from_slice(&raw[end..]);
+    Some(out)
 }
 
 /// A header's raw value, unfolded and trimmed; empty when absent.
@@ -310,6 +347,15 @@ Gr=FC=DFe, caf=E9 soft=\r\nbreak\r\n--XX\r\nContent-Type: text/html\r\n\r\n<p>ig
 
     #[test]
     fn rejects_what_is_not_mail() {
+        // Undeclared 8-bit headers: UTF-8 when valid, else Windows-1252.
+        let latin1 = b"From: Ren\xe9 Dupr\xe9 <rene@example.com>\nSubject: caf\xe9 \x80 pay\n\nbody caf\xc3\xa9\n";
+        let m = parse_message(latin1).unwrap();
+        assert_eq!(m.from, "Ren\u{e9} Dupr\u{e9} <rene@example.com>");
+        assert_eq!(m.subject, "caf\u{e9} \u{20ac} pay");
+        let utf8 = "From: Ren\u{e9} <rene@example.com>\nSubject: na\u{ef}ve\n\nx\n";
+        let m = parse_message(utf8.as_bytes()).unwrap();
+        assert_eq!(m.from, "Ren\u{e9} <rene@example.com>");
+        assert_eq!(m.subject, "na\u{ef}ve");
         assert_eq!(parse_message(b""), Err(NotMail::NoHeaders));
         assert_eq!(parse_message(b"just some text\nmore"), Err(NotMail::NoHeaders));
         assert_eq!(parse_message(b"\x00\x01\x02\xff: binary"), Err(NotMail::NoHeaders));

@@ -330,7 +330,9 @@ pub fn summaries_with(
     let rtxn = store.begin_read()?;
     let schema = match rtxn.schema(table) {
         Ok(schema) => schema,
-        Err(_) => {
+        // A table the store does not hold lives in HBase; any other error
+        // is the store's and is said.
+        Err(e) if matches!(e.kind(), rowsearch_store::ErrorKind::UnknownTable { .. }) => {
             return Ok(threads
                 .iter()
                 .map(|(id, matched)| ThreadSummary {
@@ -341,6 +343,7 @@ pub fn summaries_with(
                 })
                 .collect());
         }
+        Err(e) => return Err(e.into()),
     };
     let (from, date) = summary_columns(schema.search.as_ref());
     let mut read = ReadOptions::default();

@@ -76,7 +76,15 @@ pub(super) fn collect_inputs(
                 ));
                 stem
             }
-            None => parent,
+            // `ingest craft/team-x.mbox`: its directory names the mailbox,
+            // and the run says so (as a Maildir tree's user directory would).
+            None => {
+                notes.push(format!(
+                    "{}: mailbox {parent:?}, named from its directory (--user NAME chooses another)",
+                    path.display()
+                ));
+                parent
+            }
         };
         out.push(Input { path: path.to_owned(), relative: file_name(path), user, folder: String::new() });
         return Ok(());
