@@ -518,6 +518,9 @@ pub fn read_manifest(src: &Path) -> Result<Manifest> {
             return Err(refused(&path, format!("names the file {:?}, outside the backup", file.path)));
         }
     }
+    if !manifest.files.iter().any(|f| f.path == "data.mdb") {
+        return Err(refused(&path, "lists no data.mdb: it is not a backup of a store"));
+    }
     Ok(manifest)
 }
 
@@ -537,6 +540,9 @@ fn format_number(format: &str) -> u64 {
 pub fn restore(src: &Path, data: &Path, progress: &mut dyn FnMut(&BackupProgress)) -> Result<RestoreReport> {
     let started = Instant::now();
     let manifest = read_manifest(src)?;
+    if data.symlink_metadata().is_ok_and(|m| !m.is_dir()) {
+        return Err(refused(data, "is a file, not a directory: restore into a new directory"));
+    }
     match std::fs::read_dir(data) {
         Ok(mut entries) => {
             if entries.next().is_some() {

@@ -348,7 +348,8 @@ Gr=FC=DFe, caf=E9 soft=\r\nbreak\r\n--XX\r\nContent-Type: text/html\r\n\r\n<p>ig
     #[test]
     fn rejects_what_is_not_mail() {
         // Undeclared 8-bit headers: UTF-8 when valid, else Windows-1252.
-        let latin1 = b"From: Ren\xe9 Dupr\xe9 <rene@example.com>\nSubject: caf\xe9 \x80 pay\n\nbody caf\xc3\xa9\n";
+        let latin1 =
+            b"From: Ren\xe9 Dupr\xe9 <rene@example.com>\nSubject: caf\xe9 \x80 pay\n\nbody caf\xc3\xa9\n";
         let m = parse_message(latin1).unwrap();
         assert_eq!(m.from, "Ren\u{e9} Dupr\u{e9} <rene@example.com>");
         assert_eq!(m.subject, "caf\u{e9} \u{20ac} pay");

@@ -195,9 +195,21 @@ fn run(live: &LiveIndexes, options: &RefreshOptions) {
     // The store's sequence when the last round began: a round comes early
     // once this many writes (from anyone) have come since.
     let mut seq_at_round = 0;
+    // After a failed round the next waits, twice as long after each
+    // failure in a row (a full disk must not be retried hundreds of times
+    // a second); a round that succeeds ends it.
+    let mut failures: u32 = 0;
+    let mut not_before: Option<Instant> = None;
     loop {
         {
             let mut state = rounds.lock();
+            while let Some(at) = not_before.filter(|_| !state.stop) {
+                let Some(left) = at.checked_duration_since(Instant::now()) else { break };
+                state = match rounds.wake.wait_timeout(state, left) {
+                    Ok((s, _)) => s,
+                    Err(e) => e.into_inner().0,
+                };
+            }
             let started = Instant::now();
             while !state.requested && !state.stop {
                 state = match options.interval {
@@ -237,11 +249,28 @@ fn run(live: &LiveIndexes, options: &RefreshOptions) {
         state.reindexes += reindexes;
         state.index_opens += opens_after - opens;
         state.feed_reads += reads_after - reads;
+        if error.is_some() {
+            failures = failures.saturating_add(1);
+            not_before = Some(Instant::now() + backoff(failures));
+        } else {
+            failures = 0;
+            not_before = None;
+        }
         state.last_error = error;
         drop(state);
         rounds.done.notify_all();
     }
 }
+
+/// How long the refresher waits after `failures` failed rounds in a row:
+/// 100 ms, doubling, at most [`MAX_BACKOFF`].
+fn backoff(failures: u32) -> Duration {
+    let ms = 100u64.saturating_mul(1u64 << failures.saturating_sub(1).min(20));
+    Duration::from_millis(ms).min(MAX_BACKOFF)
+}
+
+/// The longest wait between failed rounds.
+const MAX_BACKOFF: Duration = Duration::from_secs(30);
 
 /// One pass over the searchable tables (see the module docs): reindexes
 /// run, and the first error.

@@ -47,8 +47,12 @@ impl Default for VerifyOptions {
 pub struct VerifyReport {
     /// The table.
     pub table: String,
-    /// The generation checked.
+    /// The generation checked (0: the table has no index yet).
     pub generation: u64,
+    /// The table has no index yet (never indexed): clean while it holds
+    /// no row with keyword cells, every such row `missing` otherwise.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub no_index: bool,
     /// Documents in it.
     pub docs: u64,
     /// Rows with keyword cells in the store.
@@ -124,6 +128,15 @@ impl VerifyReport {
     /// The one-line summary.
     pub fn summary(&self) -> String {
         let state = if self.is_clean() { "clean" } else { "MISMATCH" };
+        if self.no_index {
+            return format!(
+                "verify {:?}: {state}: no index yet, {} rows with keyword cells not indexed{}, {:.2}s",
+                self.table,
+                self.rows_with_cells,
+                if self.rows_with_cells > 0 { " (`rowsearch reindex` builds it)" } else { "" },
+                self.seconds
+            );
+        }
         format!(
             "verify {:?} generation {}: {state}: {} docs, {} rows with keyword cells, {} pending (index at seq {}, store at {}{}), {} missing, {} stale, \
              {} duplicate, {} orphan cells, {} sampled ({} cell and {} term mismatches){}, {:.2}s",
@@ -151,6 +164,38 @@ impl VerifyReport {
             self.seconds
         )
     }
+}
+
+/// The report on a table that was never indexed: every row with keyword
+/// cells is missing from the index it does not have (a table without
+/// such rows, as `serve --create` and a restore leave it, is clean).
+fn never_indexed(
+    store: &dyn RowSource,
+    table: &str,
+    options: &VerifyOptions,
+    started: Instant,
+) -> Result<VerifyReport> {
+    store.schema(table)?;
+    let view = store.view()?;
+    let mut rows: std::collections::BTreeSet<Vec<u8>> = std::collections::BTreeSet::new();
+    view.for_each_keyword_cell(table, None, &mut |cell| {
+        if !rows.contains(cell.key) {
+            rows.insert(cell.key.to_vec());
+        }
+        Ok(())
+    })?;
+    let mut report = VerifyReport {
+        table: table.to_owned(),
+        no_index: true,
+        rows_with_cells: rows.len() as u64,
+        store_seq: view.next_seq()?.saturating_sub(1),
+        ..VerifyReport::default()
+    };
+    for key in &rows {
+        report.missing.add(key, Some("no index yet".into()), options.max_listed);
+    }
+    report.seconds = started.elapsed().as_secs_f64();
+    Ok(report)
 }
 
 /// (field name, term) -> positions, for one row.
@@ -182,7 +227,11 @@ pub fn verify_in(
         reason: "the row source has no analyzer".into(),
     })?;
     let index = TableIndex::open_in(dir, table, analyzer);
-    let generation = index.generation()?;
+    let generation = match index.generation() {
+        Ok(generation) => generation,
+        Err(Error::NoIndex { .. }) => return never_indexed(store, table, options, started),
+        Err(e) => return Err(e),
+    };
     let searcher = generation.reader.searcher();
     let max = options.max_listed;
     let mut report = VerifyReport {

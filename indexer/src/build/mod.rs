@@ -108,12 +108,23 @@ pub fn reindex_from(
             other => break other?,
         }
     };
-    let current = dir.current()?;
-
+    // A damaged pointer, or one naming a generation that does not open:
+    // a full reindex builds past it (what `/health` advises), anything
+    // else says it.
+    let full = options.mode == ReindexMode::Full;
+    let current = match dir.current() {
+        Err(Error::Corrupted { .. }) if full => None,
+        other => other?,
+    };
     let serving = match current {
-        Some(n) => Some((n, dir.open_index(n)?)),
+        Some(n) => match dir.open_index(n) {
+            Ok(index) => Some((n, index)),
+            Err(_) if full => None,
+            Err(e) => return Err(e),
+        },
         None => None,
     };
+    let current = serving.as_ref().map(|(n, _)| *n);
     let same_table = match &serving {
         Some((_, index)) => indexed_table_id(table, index)? == store.table_id(table)?,
         None => false,

@@ -264,6 +264,20 @@ fn cli_a_restore_refuses_partial_corrupt_newer_and_occupied_and_writes_nothing()
     std::fs::write(escape.join("manifest.json"), text.replacen("\"data.mdb\"", "\"../good/data.mdb\"", 1))
         .unwrap();
     refused(&escape, "outside the backup");
+    // A manifest that lists no data.mdb (its file there or not): nothing
+    // is left at the target.
+    let no_store = copy("no-store");
+    let mut m = manifest(&no_store);
+    m["files"].as_array_mut().unwrap().retain(|f| f["path"] != "data.mdb");
+    std::fs::write(no_store.join("manifest.json"), m.to_string()).unwrap();
+    refused(&no_store, "lists no data.mdb");
+    // A file is no place to restore into: a usage error (2), the file kept.
+    let file = t.dir.path().join("a-file");
+    std::fs::write(&file, "mine").unwrap();
+    let out = run_on(&file, &["restore", good.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("is a file"), "{}", stderr(&out));
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "mine");
     // A target that holds something is left alone.
     let out = run_on(&t.data(), &["restore", good.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));

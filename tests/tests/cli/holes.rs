@@ -85,3 +85,42 @@ fn cli_changes_limit_is_a_cap() {
     let all = stdout(&t.run(&["changes", "mail"])).lines().count();
     assert!(all > 5, "{all}");
 }
+
+#[test]
+fn cli_verify_reports_a_table_never_indexed_and_a_restored_store_is_clean() {
+    let t = TestDir::new();
+    let schema = r#"{"families":[{"name":"n"}],"search":{"fields":[{"column":"n:text","name":"text","type":"text"}]}}"#;
+    assert_eq!(code(&t.run(&["create-table", "notes", "--schema", schema])), 0);
+    // Empty and never indexed: clean (it was exit 2, "no index yet").
+    let out = t.run(&["verify", "--table", "notes"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(stderr(&out).contains("clean: no index yet"), "{}", stderr(&out));
+    // A row and still no index: said, exit 1, the row listed.
+    assert_eq!(code(&t.run(&["put", "notes", "a", "n:text=hello world"])), 0);
+    let out = t.run(&["verify", "--table", "notes"]);
+    assert_eq!(code(&out), 1, "{}", stderr(&out));
+    let report: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(
+        (report["no_index"].as_bool(), report["missing"]["count"].as_u64()),
+        (Some(true), Some(1)),
+        "{report}"
+    );
+    // Backed up and restored (the backup holds no index): verify-clean.
+    let backup = t.dir.path().join("b");
+    assert_eq!(code(&t.run(&["backup", backup.to_str().unwrap()])), 0);
+    let restored = t.dir.path().join("restored");
+    let out = std::process::Command::new(rowsearch_tests::bin())
+        .arg("--data")
+        .arg(&restored)
+        .args(["restore", backup.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let out = std::process::Command::new(rowsearch_tests::bin())
+        .arg("--data")
+        .arg(&restored)
+        .args(["verify", "--table", "notes"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+}

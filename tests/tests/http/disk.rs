@@ -18,6 +18,11 @@ use super::post;
 /// The server on a fresh tmpfs of 3 MB at `<test dir>/mnt`, with 500 KB of
 /// it taken by `ballast`.
 fn server_on_a_small_tmpfs(t: &TestDir) -> Server {
+    server_on_a_small_tmpfs_logging(t, std::process::Stdio::inherit())
+}
+
+/// [`server_on_a_small_tmpfs`] with the server's log going to `log`.
+fn server_on_a_small_tmpfs_logging(t: &TestDir, log: std::process::Stdio) -> Server {
     let mnt = t.dir.path().join("mnt");
     std::fs::create_dir(&mnt).unwrap();
     let mnt = mnt.to_str().unwrap().to_owned();
@@ -28,7 +33,7 @@ fn server_on_a_small_tmpfs(t: &TestDir) -> Server {
     let as_root = Command::new("id").arg("-u").output().is_ok_and(|o| o.stdout.starts_with(b"0\n"));
     let mut command = Command::new("unshare");
     command.arg(if as_root { "-m" } else { "-rm" }).args(["sh", "-c", &script]).arg(bin());
-    Server::spawn(command)
+    Server::spawn_with_stderr(command, log)
 }
 
 /// Whether this machine lets the test mount a tmpfs in a private mount
@@ -44,14 +49,21 @@ fn can_mount_tmpfs() -> bool {
         .is_ok_and(|o| o.status.success())
 }
 
+/// Whether the tmpfs tests can run; when they cannot, said loudly, and
+/// under CI (`CI` set) a failure: a test that did not run is no pass.
+fn tmpfs_or_skip() -> bool {
+    if can_mount_tmpfs() {
+        return true;
+    }
+    let why = "cannot mount a tmpfs in a private mount namespace here (needs root or user namespaces)";
+    assert!(std::env::var_os("CI").is_none(), "under CI this test must run: {why}");
+    eprintln!("SKIPPED: {why}");
+    false
+}
+
 #[test]
 fn http_a_full_disk_is_a_507_and_the_server_recovers_without_a_restart() {
-    if !can_mount_tmpfs() {
-        // Said loudly: this machine cannot run the test (no root and no
-        // user namespaces), which is not a pass.
-        eprintln!(
-            "SKIPPED: cannot mount a tmpfs in a private mount namespace here (needs root or user namespaces)"
-        );
+    if !tmpfs_or_skip() {
         return;
     }
     let t = TestDir::new();
@@ -91,4 +103,49 @@ fn http_a_full_disk_is_a_507_and_the_server_recovers_without_a_restart() {
     assert_eq!((status, health["status"].as_str()), (200, Some("ok")), "{health}");
     let (_, count) = s.get_json("/tables/t/count");
     assert_eq!(count["count"], (stored + 1) * 20);
+}
+
+/// With the disk full, the background refresher backs off instead of
+/// retrying the index build hundreds of times a second.
+#[test]
+fn http_the_refresher_backs_off_while_the_disk_is_full() {
+    if !tmpfs_or_skip() {
+        return;
+    }
+    let t = TestDir::new();
+    let log_path = t.dir.path().join("server.log");
+    let log = std::fs::File::create(&log_path).unwrap();
+    let s = server_on_a_small_tmpfs_logging(&t, log.into());
+    let schema = json!({"families": [{"name": "f"}],
+        "search": {"fields": [{"column": "f:q", "name": "q", "type": "text"}]}});
+    assert_eq!(super::put(&s, "/tables/t", &schema).0, 201);
+    // Words the index must take, until the disk is full.
+    let batch = |i: usize| {
+        let mutations: Vec<Value> = (0..20)
+            .map(|j| {
+                let text: String = (0..300).map(|w| format!("w{i}x{j}x{w} ")).collect();
+                json!({"put": {"key": format!("k{i:03}-{j:02}"), "cells": [{"column": "f:q", "value": text}]}})
+            })
+            .collect();
+        json!({"mutations": mutations})
+    };
+    let mut i = 0;
+    while post(&s, "/tables/t/mutate", &batch(i)).0 == 200 {
+        i += 1;
+        assert!(i < 400, "3 MB never filled up");
+    }
+    let failures = || std::fs::read_to_string(&log_path).unwrap().matches("refresh failed").count();
+    // Until the refresher has failed at least once...
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while failures() == 0 {
+        assert!(std::time::Instant::now() < deadline, "the refresher never failed on the full disk");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    // ...then over three seconds: a handful of tries (100 ms doubling),
+    // not hundreds (it retried ~450 times a second).
+    let before = failures();
+    std::thread::sleep(std::time::Duration::from_secs(3));
+    let tries = failures() - before;
+    assert!(tries <= 10, "{tries} failed refreshes in 3 s");
+    drop(s);
 }

@@ -244,3 +244,30 @@ fn http_jobs_long_polls_and_cursors_stay_within_what_they_were_made_for() {
         "a plain search's cursor on a collapsed one: {v}"
     );
 }
+
+#[test]
+fn http_and_cli_a_full_reindex_rebuilds_past_a_damaged_pointer_as_health_advises() {
+    for pointer in ["garbage\n", "gen-99\n"] {
+        // The CLI, as /health's advice says.
+        let t = super::indexed_fixture();
+        std::fs::write(t.data().join("index/mail/CURRENT"), pointer).unwrap();
+        let out = t.run(&["reindex", "--full", "--table", "mail"]);
+        assert!(out.status.success(), "{pointer:?}: {}", rowsearch_tests::stderr(&out));
+        let out = t.run(&["search", "gas"]);
+        assert!(out.status.success() && !rowsearch_tests::stdout(&out).is_empty(), "{pointer:?}");
+        // Over HTTP: a full reindex job.
+        std::fs::write(t.data().join("index/mail/CURRENT"), pointer).unwrap();
+        let s = t.serve(&["serve", "--refresh-ms", "0"]);
+        let (status, v) = search(&s, "q=gas");
+        assert_eq!(status, 503, "{v}");
+        let (status, v) = post(&s, "/tables/mail/reindex?mode=full", &json!({}));
+        assert_eq!(status, 202, "{v}");
+        let job = super::wait_for_job(&s, v["job"].as_str().unwrap());
+        assert_eq!(job["state"], "done", "{pointer:?}: {job}");
+        let (status, v) = search(&s, "q=gas");
+        assert_eq!(status, 200, "{pointer:?}: {v}");
+        assert!(v["total"].as_u64().unwrap() > 0);
+        let (_, health) = s.get_json("/health");
+        assert_eq!(health["status"], "ok", "{health}");
+    }
+}
