@@ -111,7 +111,8 @@ pub(super) fn run(args: &Args, command: &ServeCommand) -> Result<ExitCode> {
                 ),
             };
             if checker.is_some() {
-                eprintln!(
+                tracing::info!(
+                    target: "rowsearch::serve",
                     "access keys are on. The server speaks plain HTTP: to expose it beyond this machine, \
                      put a reverse proxy with TLS in front (docs/http.md, \"Access keys, and exposing the server\")"
                 );
@@ -205,8 +206,9 @@ fn thrift_address(flag: &str, listen: &str, open_network: bool) -> Result<std::n
             ))
             .into());
         }
-        eprintln!(
-            "warning: {flag} on {addr} has no authentication: anyone who reaches it can read, write and drop \
+        tracing::warn!(
+            target: "rowsearch::serve",
+            "{flag} on {addr} has no authentication: anyone who reaches it can read, write and drop \
              every table (--thrift-open-network)"
         );
     }
@@ -334,7 +336,7 @@ pub(super) fn serve(
             tokio::spawn(take_backups(std::sync::Arc::clone(&state), every));
         }
         for (table, index, job) in state.resume_index_builds() {
-            eprintln!("resuming the build of index {index} of {table} as job {job}");
+            tracing::info!(target: "rowsearch::serve", table, index, job, "resuming the build of an index");
         }
         for (api, listener) in thrift_listeners {
             // Writes over Thrift go through the same store, so the live
@@ -364,8 +366,12 @@ async fn take_backups(state: std::sync::Arc<rowsearch::http::State>, every: std:
         ticks.tick().await;
         let Some(config) = state.backups.clone() else { return };
         match state.jobs.start_backup(std::sync::Arc::clone(state.store()), config) {
-            Ok(job) => eprintln!("scheduled backup: job {job}"),
-            Err(running) => eprintln!("scheduled backup skipped: job {running} is still taking the last one"),
+            Ok(job) => tracing::info!(target: "rowsearch::backup", job, "scheduled backup started"),
+            Err(running) => tracing::warn!(
+                target: "rowsearch::backup",
+                job = running,
+                "scheduled backup skipped: the last one is still being taken"
+            ),
         }
     }
 }
@@ -403,5 +409,5 @@ async fn shutdown_signal() {
         () = ctrl_c => {}
         () = term => {}
     }
-    eprintln!("shutting down: finishing requests in flight");
+    tracing::info!(target: "rowsearch::serve", "shutting down: finishing requests in flight");
 }

@@ -68,10 +68,14 @@ where
             _ => next_id(),
         };
         let method = request.method().clone();
+        let path = request.uri().path().to_owned();
         let slow = self.slow;
         let answer = self.inner.call(request);
         Box::pin(async move {
+            // Logged if the answer is dropped unfinished: its client left.
+            let mut gone = Gone { id: Some(id.clone()), method: method.clone(), path: path.clone(), started };
             let mut response = answer.await?;
+            gone.id = None;
             if let Ok(value) = HeaderValue::from_str(&id) {
                 response.headers_mut().insert(REQUEST_ID, value);
             }
@@ -79,7 +83,12 @@ where
             let took = started.elapsed();
             let ms = took.as_secs_f64() * 1e3;
             let status = response.status().as_u16();
-            let route = if logged.route.is_empty() { "-" } else { logged.route };
+            // Refused before its route ran (a parameter check): named from
+            // the route table.
+            let route = match logged.route {
+                "" => super::route_table::route_name(method.as_str(), &path).unwrap_or("-"),
+                route => route,
+            };
             let key = logged.key.as_deref().unwrap_or("-");
             if took >= slow {
                 tracing::warn!(target: "rowsearch::request", request_id = %id, method = %method, route, status, duration_ms = ms, key, slow = true, "slow request");
@@ -88,6 +97,25 @@ where
             }
             Ok(response)
         })
+    }
+}
+
+/// A request in flight; when dropped with its id still set, the client
+/// left before the answer and the log says so (status 499, as nginx
+/// logs it).
+struct Gone {
+    id: Option<String>,
+    method: warp::http::Method,
+    path: String,
+    started: Instant,
+}
+
+impl Drop for Gone {
+    fn drop(&mut self) {
+        let Some(id) = self.id.take() else { return };
+        let route = super::route_table::route_name(self.method.as_str(), &self.path).unwrap_or("-");
+        let ms = self.started.elapsed().as_secs_f64() * 1e3;
+        tracing::info!(target: "rowsearch::request", request_id = %id, method = %self.method, route, status = 499u16, duration_ms = ms, gone = true, "client left before the answer");
     }
 }
 

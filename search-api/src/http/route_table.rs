@@ -390,6 +390,28 @@ pub(super) fn known(name: &str) -> &'static [Param] {
     ROUTES.iter().find(|r| r.name == name).map_or(&[], |r| r.params)
 }
 
+/// The name of the route a request of `method` on `path` is for (its
+/// path pattern matching with the most literal segments), as the log names
+/// requests refused before their route ran (an unknown parameter).
+pub fn route_name(method: &str, path: &str) -> Option<&'static str> {
+    let segments: Vec<&str> = path.trim_start_matches('/').split('/').collect();
+    let method = if method == "HEAD" { "GET" } else { method };
+    ROUTES
+        .iter()
+        .filter(|route| route.method == method)
+        .filter_map(|route| {
+            let pattern: Vec<&str> = route.path.trim_start_matches('/').split('/').collect();
+            let fits = pattern.len() == segments.len()
+                && pattern
+                    .iter()
+                    .zip(&segments)
+                    .all(|(p, s)| (p.starts_with('{') && !s.is_empty()) || p == s);
+            fits.then(|| (pattern.iter().filter(|p| !p.starts_with('{')).count(), route.name))
+        })
+        .max_by_key(|(literal, _)| *literal)
+        .map(|(_, name)| name)
+}
+
 /// The methods the route table has for `path` (for a 405's `Allow`).
 pub fn allowed_methods(path: &str) -> Vec<&'static str> {
     let segments: Vec<&str> = path.trim_start_matches('/').split('/').collect();

@@ -63,7 +63,7 @@ pub async fn serve(
                 Ok(accepted) => accepted,
                 Err(e) => {
                     // Out of file descriptors and the like: wait, go on.
-                    eprintln!("accept failed: {e}");
+                    tracing::warn!(target: "rowsearch::serve", error = %e, "accept failed");
                     tokio::time::sleep(Duration::from_millis(100)).await;
                     continue;
                 }

@@ -113,7 +113,7 @@ pub async fn serve(listener: TcpListener, store: Arc<Store>, api: Api, observe: 
         let (stream, peer) = match listener.accept().await {
             Ok(accepted) => accepted,
             Err(e) => {
-                eprintln!("thrift: accept failed: {e}");
+                tracing::warn!(target: "rowsearch::thrift", error = %e, "accept failed");
                 tokio::time::sleep(Duration::from_millis(100)).await;
                 continue;
             }

@@ -74,7 +74,42 @@ fn http_json_logs_have_a_line_per_request_with_its_id_and_key_uid_never_the_key(
         assert!(started.elapsed().as_secs() < 60, "no job line: {:?}", lines());
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
+    // A request refused by the parameter check names its route.
+    let refused = raw_request(
+        &s.addr,
+        "GET",
+        "/tables/mail/search?q=gas&bogus=1",
+        &[("Authorization", &auth), ("X-Request-Id", "refused-1")],
+        None,
+    );
+    assert_eq!(rowsearch_tests::parse_response(&refused).0, 400);
+    // A client that leaves before its answer (a long poll) is logged.
+    {
+        use std::io::Write as _;
+        let (_, page) = call(&s, "GET", "/tables/mail/changes?limit=1", Some(MASTER), None);
+        let last = page["last_seq"].as_u64().unwrap();
+        let mut c = std::net::TcpStream::connect(&s.addr).unwrap();
+        write!(
+            c,
+            "GET /tables/mail/changes?since={last}&wait_ms=30000 HTTP/1.1\r\nHost: {}\r\n\
+             Authorization: Bearer {MASTER}\r\nX-Request-Id: leaver-1\r\n\r\n",
+            s.addr
+        )
+        .unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        drop(c);
+    }
+    let started = std::time::Instant::now();
+    while !lines().iter().any(|l| l["request_id"] == "leaver-1") {
+        assert!(started.elapsed().as_secs() < 20, "the client's leaving was not logged: {:?}", lines());
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
     drop(s);
+    // Every line is JSON: nothing printed around the log.
+    let text = std::fs::read_to_string(&log).unwrap();
+    for line in text.lines().filter(|l| !l.trim().is_empty()) {
+        assert!(serde_json::from_str::<Value>(line).is_ok(), "a plain line in a JSON log: {line}");
+    }
     let lines = lines();
     let request = |id: &str| {
         lines.iter().find(|l| l["request_id"] == id).cloned().unwrap_or_else(|| panic!("{id}: {lines:?}"))
@@ -87,6 +122,18 @@ fn http_json_logs_have_a_line_per_request_with_its_id_and_key_uid_never_the_key(
     assert!(search["duration_ms"].as_f64().is_some());
     // --slow-ms 0: every request is slow, at WARN.
     assert_eq!((search["level"].as_str(), search["slow"].as_bool()), (Some("WARN"), Some(true)));
+    let refused = request("refused-1");
+    assert_eq!(
+        (refused["route"].as_str(), refused["status"].as_u64()),
+        (Some("search"), Some(400)),
+        "{refused}"
+    );
+    let leaver = request("leaver-1");
+    assert_eq!(
+        (leaver["route"].as_str(), leaver["status"].as_u64()),
+        (Some("changes"), Some(499)),
+        "{leaver}"
+    );
     let missing = request(&made_id);
     assert_eq!(missing["status"], 404);
     let job = lines.iter().find(|l| l["message"] == "job done").unwrap();
