@@ -131,10 +131,11 @@ fn cli_an_mbox_alone_names_its_mailbox_and_an_empty_user_is_said() {
     assert!(stdout(&out).contains("20 stored"), "{}", stdout(&out));
     assert!(stdout(&out).contains(r#"mailbox "lists", named from the file"#), "{}", stdout(&out));
     // A file in a directory: the directory names the mailbox, and says so.
-    std::fs::create_dir(t.dir.path().join("craft")).unwrap();
-    std::fs::copy(t.dir.path().join("lists.mbox"), t.dir.path().join("craft/team-x.mbox")).unwrap();
+    let other = TestDir::new();
+    std::fs::create_dir(other.dir.path().join("craft")).unwrap();
+    std::fs::copy(t.dir.path().join("lists.mbox"), other.dir.path().join("craft/team-x.mbox")).unwrap();
     let out = Command::new(rowsearch_tests::bin())
-        .current_dir(t.dir.path())
+        .current_dir(other.dir.path())
         .args(["--data", "data", "ingest", "craft/team-x.mbox"])
         .output()
         .unwrap();
