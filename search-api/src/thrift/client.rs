@@ -1,6 +1,6 @@
 //! A blocking client of HBase's Thrift2 gateway (`THBaseService`), the
-//! way rowsearch reaches tables that live in an Apache HBase cluster
-//! (issue 39): the same codec as the gateways rowsearch serves (one owner
+//! way rowsearch reaches tables that live in an Apache HBase cluster:
+//! the same codec as the gateways rowsearch serves (one owner
 //! of Thrift's bytes), binary protocol, buffered transport, one call at a
 //! time on one connection, with a time limit per call. A call that cannot
 //! reach HBase is [`ClientError::Unavailable`] with the reason, and the

@@ -22,7 +22,8 @@ pub struct KeyRecord {
     /// Keyed hash of the key's secret part (hex), computed with
     /// [`crate::Store::key_secret`].
     pub hash: String,
-    /// What it may do (`search`, `read`, `write`, `admin`).
+    /// What it may do (`search`, `read`, `write`, `changes`, `admin`, or
+    /// `*` for all).
     pub actions: Vec<String>,
     /// The tables it may touch; empty for all.
     #[serde(default)]
