@@ -494,9 +494,33 @@ impl Searcher {
         })
     }
 
+    /// When partition `user` of `table` holds no document: it, with the
+    /// partitions (of `scope`, when given) nearest its name; `None` when it
+    /// holds some, or the table has no index to tell (what a keyword
+    /// lookup or a suggestion that found nothing says beside its answer).
+    ///
+    /// # Errors
+    /// `Store` (an unknown table), `Indexer`.
+    pub fn unknown_user(
+        &self,
+        table: &str,
+        user: &[u8],
+        scope: Option<&[Vec<u8>]>,
+    ) -> Result<Option<UnknownUser>> {
+        let (schema, table_id) = self.searchable(table)?;
+        let Some(search) = schema.search.as_ref() else { return Ok(None) };
+        let request = SearchRequest { consistency: Consistency::Eventual, ..SearchRequest::default() };
+        let snapshot = match self.snapshot(table, table_id, &request, Instant::now()) {
+            Ok((_, snapshot, _, _)) => snapshot,
+            Err(Error::Indexer(rowsearch_indexer::Error::NoIndex { .. })) => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        self.empty_partition(&snapshot, search, user, scope)
+    }
+
     /// When partition `user` holds no document: the partitions (of `scope`,
     /// when given) nearest its name, at most 3, closest first.
-    fn empty_partition(
+    pub(crate) fn empty_partition(
         &self,
         snapshot: &rowsearch_indexer::Snapshot,
         search: &rowsearch_store::SearchSchema,

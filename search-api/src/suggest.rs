@@ -53,6 +53,10 @@ pub struct Suggestions {
     pub took_ms: f64,
     /// The answer reflects every write (feed seq) up to this one.
     pub seq: u64,
+    /// A `user` that holds no document, with the names nearest it (as a
+    /// search says it); only when nothing was suggested.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unknown_user: Option<crate::UnknownUser>,
 }
 
 impl Searcher {
@@ -78,7 +82,7 @@ impl Searcher {
             ..SearchRequest::default()
         };
         let partitions = partitions_of(&request.partition, &request.scope)?;
-        let (_, table_id) = self.searchable(table)?;
+        let (schema, table_id) = self.searchable(table)?;
         let (_, snapshot, _, _) = self.snapshot(table, table_id, &search, started)?;
         let words: Vec<&str> = request.query.split_whitespace().collect();
         // After plain words, a completion is offered as the phrase it makes,
@@ -106,6 +110,12 @@ impl Searcher {
             counted.truncate(limit);
             terms = counted;
         }
+        let unknown_user = match (&request.partition, schema.search.as_ref()) {
+            (Some(user), Some(search)) if terms.is_empty() => {
+                self.empty_partition(&snapshot, search, user, request.scope.as_deref())?
+            }
+            _ => None,
+        };
         Ok(Suggestions {
             suggestions: terms
                 .into_iter()
@@ -113,6 +123,7 @@ impl Searcher {
                 .collect(),
             took_ms: started.elapsed().as_secs_f64() * 1e3,
             seq: snapshot.seq(),
+            unknown_user,
         })
     }
 }

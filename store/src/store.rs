@@ -692,7 +692,6 @@ impl Store {
         self.begin_read()?.keyword_lookup(table, query)
     }
 
-
     /// The table's regions in key order: the key ranges its `splits` cut
     /// (one per salt bucket for a salted table without splits).
     ///

@@ -9,7 +9,7 @@ use anyhow::Result;
 use rowsearch::store::{RowSource, Store};
 use rowsearch::wire;
 
-use super::args::{Args, FormatArg, MailCommand};
+use super::args::{Args, FormatArg, MailCommand, UsageError};
 use super::common::{create, open};
 use super::progress::Progress;
 
@@ -58,9 +58,15 @@ pub(super) fn run(args: &Args, command: &MailCommand, out: &mut impl Write) -> R
             writeln!(out, "{}", result.summary(10))?;
         }
         MailCommand::Keywords { terms, user, table, limit, cursor } => {
-            let source: Box<dyn RowSource> = match &args.hbase {
-                Some(addr) => Box::new(super::hbase::source(addr)),
-                None => Box::new(open(args)?),
+            let hbase = args.hbase.as_ref().map(|addr| super::hbase::source(addr));
+            let store = match &hbase {
+                Some(_) => None,
+                None => Some(std::sync::Arc::new(open(args)?)),
+            };
+            let source: &dyn RowSource = match (&hbase, &store) {
+                (Some(hbase), _) => hbase,
+                (None, Some(store)) => &**store,
+                (None, None) => return Err(UsageError("no store and no HBase to read".into()).into()),
             };
             let query = rowsearch::store::KeywordQuery {
                 partition: user.as_bytes().to_vec(),
@@ -79,6 +85,19 @@ pub(super) fn run(args: &Args, command: &MailCommand, out: &mut impl Write) -> R
             }
             if let Some(next) = &page.next_cursor {
                 eprintln!("next cursor: {next}");
+            }
+            // A mailbox that holds nothing: said, as `search` says it.
+            if let Some(store) =
+                store.filter(|_| page.hits.is_empty() && cursor.is_none() && schema.search.is_some())
+            {
+                let searcher = rowsearch::Searcher::new(store);
+                if let Some(unknown) = searcher.unknown_user(table, user.as_bytes(), None)? {
+                    eprintln!(
+                        "mailbox {:?} holds no mail; nearest: {}",
+                        unknown.user,
+                        unknown.nearest.join(", ")
+                    );
+                }
             }
         }
     }

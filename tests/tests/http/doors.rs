@@ -271,3 +271,29 @@ fn http_and_cli_a_full_reindex_rebuilds_past_a_damaged_pointer_as_health_advises
         assert_eq!(health["status"], "ok", "{health}");
     }
 }
+
+#[test]
+fn http_and_cli_suggest_and_keywords_say_a_mailbox_that_holds_nothing() {
+    let (t, s) = mail_server();
+    // A misspelt mailbox: said with the nearest names, as a search says it.
+    let (status, v) = s.get_json("/tables/mail/suggest?q=ga&user=cash-mm");
+    assert_eq!(status, 200, "{v}");
+    assert_eq!(v["unknown_user"]["user"], "cash-mm", "{v}");
+    assert_eq!(v["unknown_user"]["nearest"][0], "cash-m", "{v}");
+    let (status, v) = s.get_json("/tables/mail/keywords?user=cash-mm&terms=gas");
+    assert_eq!(status, 200, "{v}");
+    assert_eq!(v["unknown_user"]["nearest"][0], "cash-m", "{v}");
+    // A mailbox that holds mail but not the words: nothing said.
+    let (_, v) = s.get_json("/tables/mail/keywords?user=cash-m&terms=qqqzzz");
+    assert!(v.get("unknown_user").is_none(), "{v}");
+    let (_, v) = s.get_json("/tables/mail/suggest?q=qqqzz&user=cash-m");
+    assert!(v.get("unknown_user").is_none(), "{v}");
+    drop(s);
+    let out = t.run(&["keywords", "--user", "cash-mm", "gas"]);
+    assert!(out.status.success(), "{}", rowsearch_tests::stderr(&out));
+    assert!(
+        rowsearch_tests::stderr(&out).contains(r#"mailbox "cash-mm" holds no mail; nearest: cash-m"#),
+        "{}",
+        rowsearch_tests::stderr(&out)
+    );
+}

@@ -132,7 +132,17 @@ pub(crate) fn keywords(st: &State, access: &Access, t: &str, p: &Params) -> Answ
             k
         })
         .collect();
-    ok(json!({"keys": keys, "next_cursor": page.next_cursor}))
+    let mut answer = json!({"keys": keys, "next_cursor": page.next_cursor});
+    // A mailbox that holds nothing (a misspelt `user`): said, as a search
+    // says it.
+    if keys.is_empty() && query.cursor.is_none() && schema.search.is_some() {
+        let scope: Option<Vec<Vec<u8>>> =
+            access.partitions().map(|ps| ps.iter().map(|p| p.as_bytes().to_vec()).collect());
+        if let Some(unknown) = st.searcher.unknown_user(t, &query.partition, scope.as_deref())? {
+            answer["unknown_user"] = serde_json::to_value(unknown).unwrap_or(Value::Null);
+        }
+    }
+    ok(answer)
 }
 
 /// `GET /tables/{t}/suggest?q=&user=&limit=`.
