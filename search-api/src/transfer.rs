@@ -381,6 +381,7 @@ impl<'a> Work<'a> {
     fn of(to: Place<'a>, table: &str, rows: Vec<(Vec<u8>, Vec<rowsearch_store::PutCell>)>) -> Work<'a> {
         match to {
             Place::Store(store) => {
+                let rows = unchanged_left_out(store, table, rows);
                 let mut batch = Batch::new();
                 for (key, cells) in rows {
                     batch.put(table, key, cells);
@@ -400,6 +401,39 @@ impl<'a> Work<'a> {
             Work::Rows(to, rows) => to.put_rows(table, rows),
         }
     }
+}
+
+/// `rows` without the cells the store already holds as they are (same
+/// column, timestamp and value), and without the rows left with none: an
+/// import of what a table holds writes nothing (no change-feed entry, no
+/// keyword cells made again). A batch whose rows cannot be read is written
+/// whole (the write says what is wrong).
+fn unchanged_left_out(
+    store: &Store,
+    table: &str,
+    rows: Vec<(Vec<u8>, Vec<rowsearch_store::PutCell>)>,
+) -> Vec<(Vec<u8>, Vec<rowsearch_store::PutCell>)> {
+    let keys: Vec<&[u8]> = rows.iter().map(|(k, _)| k.as_slice()).collect();
+    let read = rowsearch_store::ReadOptions { versions: rowsearch_store::ALL_VERSIONS, ..Default::default() };
+    let Ok(stored) = store.multi_get(table, &keys, &read) else { return rows };
+    rows.into_iter()
+        .zip(stored)
+        .filter_map(|((key, cells), stored)| {
+            let Some(stored) = stored else { return Some((key, cells)) };
+            let held = |c: &rowsearch_store::PutCell| {
+                c.timestamp.is_some_and(|ts| {
+                    stored.cells.iter().any(|s| {
+                        s.timestamp == ts
+                            && *s.family == *c.family
+                            && s.qualifier == c.qualifier
+                            && s.value == c.value
+                    })
+                })
+            };
+            let cells: Vec<_> = cells.into_iter().filter(|c| !held(c)).collect();
+            (!cells.is_empty()).then_some((key, cells))
+        })
+        .collect()
 }
 
 /// Where a copy stands, kept in its checkpoint file after each batch the
