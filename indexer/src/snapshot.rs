@@ -14,12 +14,14 @@ use crate::live::Snapshot;
 use crate::query::ParseOptions;
 use crate::reader::{KeyHits, SortBy};
 
-/// Candidates counted exactly when suggestions are confined to
-/// partitions: every term with the prefix when there are at most this
-/// many, else this many with the most documents overall (so a word
-/// frequent in the partition but rare overall can be missed for a short
-/// prefix; a longer one finds it).
+/// Candidates read first when suggestions are confined to partitions (the
+/// most documents overall first); more are read, up to 4,096, until no
+/// candidate left could rank among the suggestions.
 pub const SCOPED_CANDIDATES: usize = 256;
+
+/// Most candidates a completion counts (a prefix whose first thousands of
+/// terms all tie would otherwise count them all).
+const MAX_CANDIDATES: usize = 4096;
 
 /// A query parsed against one snapshot's schema, scoped to partitions.
 pub struct ParsedQuery {
@@ -105,10 +107,11 @@ impl Snapshot {
 
     /// Completes `text`'s last word (after what opens it and an optional
     /// `field:`) from the indexed terms: up to `limit` of them, most
-    /// documents first. Within `partitions` each candidate is counted
-    /// exactly there and a term none of them holds is left out; without,
-    /// the counts are the dictionaries' (a deleted row counts until its
-    /// segment merges).
+    /// documents first, each counted exactly: its live documents (within
+    /// `partitions` when given); a term no live document holds is left
+    /// out. Candidates come most documents first from the dictionaries
+    /// (which count a deleted row until its segment merges: an upper
+    /// bound), until none left could rank among the first `limit`.
     ///
     /// # Errors
     /// `Tantivy`.
@@ -129,17 +132,27 @@ impl Snapshot {
         if word.is_empty() || limit == 0 {
             return Ok(Completions { head, terms: Vec::new() });
         }
-        let want = if partitions.is_empty() { limit } else { SCOPED_CANDIDATES };
-        let mut terms = generation.top_completions(field, &word, overlay, want)?;
-        if !partitions.is_empty() {
-            // Most documents overall first. A term's documents in the
-            // partitions are at most its documents overall, so once those
-            // fall below the limit-th count so far, no later candidate can
-            // rank among the first `limit`.
-            let mut counted: Vec<(String, u64)> = Vec::with_capacity(limit + 1);
+        // Each candidate counted exactly: its live documents (a deleted or
+        // rewritten row's terms stay in the dictionaries until a merge),
+        // within the partitions. Most documents in the dictionaries first:
+        // a term's live documents in the partitions are at most those, so
+        // once they fall below the limit-th count so far, no later
+        // candidate can rank among the first `limit`; when the candidates
+        // run out before that, more are read.
+        let mut want = if partitions.is_empty() { limit * 2 + 8 } else { SCOPED_CANDIDATES.max(limit) };
+        let mut counted: Vec<(String, u64)> = Vec::with_capacity(limit + 1);
+        let mut seen = std::collections::HashSet::new();
+        loop {
+            let terms = generation.top_completions(field, &word, overlay, want)?;
+            let exhausted = terms.len() < want;
+            let mut settled = false;
             for (term, overall) in terms {
                 if counted.len() >= limit && counted.get(limit - 1).is_some_and(|(_, n)| overall < *n) {
+                    settled = true;
                     break;
+                }
+                if !seen.insert(term.clone()) {
+                    continue;
                 }
                 let docs = generation.count_term(field, &term, partitions, overlay)?;
                 if docs > 0 {
@@ -147,9 +160,64 @@ impl Snapshot {
                     counted.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
                 }
             }
-            terms = counted;
+            if settled || exhausted || want >= MAX_CANDIDATES {
+                break;
+            }
+            want = (want * 4).min(MAX_CANDIDATES);
         }
-        terms.truncate(limit);
-        Ok(Completions { head, terms })
+        counted.truncate(limit);
+        Ok(Completions { head, terms: counted })
+    }
+
+    /// Completes the last word of `text`, whose words before it are plain
+    /// words, as the phrase they make: up to `limit` completions, each
+    /// with the live documents (within `partitions`) where the phrase
+    /// stands, most first. Candidates come most documents first from the
+    /// dictionaries (a phrase stands in at most its last word's
+    /// documents), until none left could rank among the first `limit`
+    /// (at most 4,096 are counted).
+    ///
+    /// # Errors
+    /// `Tantivy`, `Query`.
+    pub fn complete_phrase(&self, text: &str, partitions: &[&[u8]], limit: usize) -> Result<Completions> {
+        let generation = &*self.generation;
+        let overlay = self.overlay();
+        let start = text.rfind(char::is_whitespace).map_or(0, |i| i + 1);
+        let head = text[..start].to_owned();
+        let word = crate::analyzer::normalize(&text[start..]);
+        if word.is_empty() || limit == 0 || head.trim().is_empty() {
+            return Ok(Completions { head, terms: Vec::new() });
+        }
+        let field = generation.schema.all;
+        let options = ParseOptions::default();
+        let mut want = limit * 4 + 16;
+        let mut counted: Vec<(String, u64)> = Vec::with_capacity(limit + 1);
+        let mut seen = std::collections::HashSet::new();
+        loop {
+            let terms = generation.top_completions(field, &word, overlay, want)?;
+            let exhausted = terms.len() < want;
+            let mut settled = false;
+            for (term, upper) in terms {
+                if counted.len() >= limit && counted.get(limit - 1).is_some_and(|(_, n)| upper < *n) {
+                    settled = true;
+                    break;
+                }
+                if !seen.insert(term.clone()) {
+                    continue;
+                }
+                let parsed = self.parse(&format!("\"{} {term}\"", head.trim_end()), partitions, &options)?;
+                let found = self.search(&parsed, &[], &[], SortBy::Newest, 0, 1, None)?;
+                if found.total > 0 {
+                    counted.push((term, found.total));
+                    counted.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+                }
+            }
+            if settled || exhausted || want >= MAX_CANDIDATES {
+                break;
+            }
+            want = (want * 4).min(MAX_CANDIDATES);
+        }
+        counted.truncate(limit);
+        Ok(Completions { head, terms: counted })
     }
 }

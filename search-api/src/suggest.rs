@@ -91,25 +91,12 @@ impl Searcher {
         let phrase = words.len() > 1
             && words.iter().all(|w| w.chars().all(char::is_alphanumeric))
             && !request.query.ends_with(char::is_whitespace);
-        let want = if phrase { (limit * 4).min(MAX_SUGGEST_LIMIT) } else { limit };
-        let completed = snapshot.complete(&request.query, &partitions, want)?;
-        let mut terms = completed.terms;
-        if phrase {
-            let head = completed.head.trim_end();
-            let options = rowsearch_indexer::query::ParseOptions::default();
-            let mut counted = Vec::with_capacity(terms.len());
-            for (term, _) in terms {
-                let parsed = snapshot.parse(&format!("\"{head} {term}\""), &partitions, &options)?;
-                let found =
-                    snapshot.search(&parsed, &[], &[], rowsearch_indexer::SortBy::Newest, 0, 1, None)?;
-                if found.total > 0 {
-                    counted.push((term, found.total));
-                }
-            }
-            counted.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-            counted.truncate(limit);
-            terms = counted;
-        }
+        let completed = if phrase {
+            snapshot.complete_phrase(&request.query, &partitions, limit)?
+        } else {
+            snapshot.complete(&request.query, &partitions, limit)?
+        };
+        let terms = completed.terms;
         let unknown_user = match (&request.partition, schema.search.as_ref()) {
             (Some(user), Some(search)) if terms.is_empty() => {
                 self.empty_partition(&snapshot, search, user, request.scope.as_deref())?
