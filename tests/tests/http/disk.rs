@@ -141,10 +141,24 @@ fn http_the_refresher_backs_off_while_the_disk_is_full() {
         assert!(std::time::Instant::now() < deadline, "the refresher never failed on the full disk");
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
-    // ...then over three seconds: a handful of tries (100 ms doubling),
-    // not hundreds (it retried ~450 times a second).
+    // ...then over three seconds of searches, each of which asks for a
+    // round and waits for it: a handful of tries (100 ms doubling), not
+    // hundreds (it retried ~450 times a second while a search waited).
     let before = failures();
-    std::thread::sleep(std::time::Duration::from_secs(3));
+    let end = std::time::Instant::now() + std::time::Duration::from_secs(3);
+    let searches = std::thread::scope(|scope| {
+        let searcher = scope.spawn(|| {
+            let mut n = 0;
+            while std::time::Instant::now() < end {
+                let _ = s.request("GET", "/tables/t/search?q=w0x0x0&limit=1", None);
+                n += 1;
+            }
+            n
+        });
+        std::thread::sleep(end.saturating_duration_since(std::time::Instant::now()));
+        searcher.join().unwrap()
+    });
+    assert!(searches > 0);
     let tries = failures() - before;
     assert!(tries <= 10, "{tries} failed refreshes in 3 s");
     drop(s);
