@@ -57,7 +57,7 @@ pub struct ThreadRequest {
     /// The partitions the caller may see (`None`: all).
     pub scope: Option<Vec<Vec<u8>>>,
     /// The view stops with `Cancelled` once this fires (looked at before
-    /// the rows are read and every [`CHECK_EVERY`] messages after).
+    /// the rows are read and every 1,024 messages after).
     pub cancel: rowsearch_store::Cancel,
 }
 
