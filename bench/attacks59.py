@@ -55,6 +55,14 @@ class Proc:
                     self.thrift = line.removeprefix("thrift listening on ")
                     break
 
+    def hwm(self):
+        """VmHWM now, or the last seen before the server was killed."""
+        return max(getattr(self, "peak", 0.0), self.status("VmHWM"))
+
+    def cpu_used(self):
+        """CPU-seconds now, or the last seen before the server was killed."""
+        return max(getattr(self, "used", 0.0), self.cpu())
+
     def status(self, line):
         try:
             for l in open(f"/proc/{self.p.pid}/status"):
@@ -84,6 +92,8 @@ class Proc:
             time.sleep(quiet)
             if not self.alive():
                 return "exited"
+            self.peak = max(getattr(self, "peak", 0.0), self.status("VmHWM"))
+            self.used = self.cpu()
             if self.status("VmRSS") > args.cap_gb * 1024:
                 self.p.kill()
                 self.p.wait()
@@ -132,8 +142,8 @@ def sloppy(binary, data):
         status, seconds, body = search(server, q)
         after = server.watch()
         code = status if status else body.decode()[:40]
-        out.append(f"  {q:45} -> {code} in {seconds:.2f} s; server {after}; VmHWM {server.status('VmHWM'):.0f} MB, "
-                   f"{server.cpu() - cpu0:.1f} CPU-s")
+        out.append(f"  {q:45} -> {code} in {seconds:.2f} s; server {after}; VmHWM {server.hwm():.0f} MB, "
+                   f"{server.cpu_used() - cpu0:.1f} CPU-s")
         server.stop()
     return out
 
@@ -168,7 +178,7 @@ def thrift(binary, data):
         t.join()
     after = server.watch()
     out.append(f"  40 clients, a 15 MiB method name each, never reading: server {after}; VmRSS {server.status('VmRSS'):.0f} MB "
-               f"(was {base:.0f}), VmHWM {server.status('VmHWM'):.0f} MB")
+               f"(was {base:.0f}), VmHWM {server.hwm():.0f} MB")
     for s in held:
         s.close()
     server.stop()
@@ -253,7 +263,7 @@ def thread(binary, data):
     s.close()
     cpu0 = server.cpu()
     after = server.watch(quiet=0.5)
-    out.append(f"  a view whose client left after 0.1 s: server {after}, {server.cpu() - cpu0:.1f} CPU-s after")
+    out.append(f"  a view whose client left after 0.1 s: server {after}, {server.cpu_used() - cpu0:.1f} CPU-s after")
     server.stop()
     return out
 
