@@ -68,25 +68,7 @@ impl PhrasePrefix {
 impl Query for PhrasePrefix {
     fn weight(&self, scoring: EnableScoring<'_>) -> tantivy::Result<Box<dyn Weight>> {
         crate::cancellable::check(&self.cancel)?;
-        let has_positions = scoring
-            .schema()
-            .get_field_entry(self.field)
-            .field_type()
-            .get_index_record_option()
-            .is_some_and(IndexRecordOption::has_positions);
-        if !has_positions {
-            return Err(tantivy::TantivyError::SchemaError(format!(
-                "phrase prefix on {:?}, which has no positions",
-                scoring.schema().get_field_name(self.field)
-            )));
-        }
-        let bm25 = match scoring {
-            EnableScoring::Enabled { statistics_provider, .. } if !self.words.is_empty() => {
-                let terms: Vec<Term> = self.words.iter().map(|(_, t)| t.clone()).collect();
-                Some(Bm25Weight::for_terms(statistics_provider, &terms)?)
-            }
-            EnableScoring::Enabled { .. } | EnableScoring::Disabled { .. } => None,
-        };
+        let bm25 = phrase_scoring(&scoring, self.field, &self.words, "phrase prefix")?;
         Ok(Box::new(PhrasePrefixWeight { query: self.clone(), bm25 }))
     }
 
@@ -95,6 +77,36 @@ impl Query for PhrasePrefix {
             visitor(term, true);
         }
     }
+}
+
+/// What a phrase's weight needs of the scoring: its field must keep
+/// positions (else a schema error naming `what`), and with scoring on,
+/// BM25 over `words` (none without words).
+pub(crate) fn phrase_scoring(
+    scoring: &EnableScoring<'_>,
+    field: Field,
+    words: &[(usize, Term)],
+    what: &str,
+) -> tantivy::Result<Option<Bm25Weight>> {
+    let has_positions = scoring
+        .schema()
+        .get_field_entry(field)
+        .field_type()
+        .get_index_record_option()
+        .is_some_and(IndexRecordOption::has_positions);
+    if !has_positions {
+        return Err(tantivy::TantivyError::SchemaError(format!(
+            "{what} on {:?}, which has no positions",
+            scoring.schema().get_field_name(field)
+        )));
+    }
+    Ok(match scoring {
+        EnableScoring::Enabled { statistics_provider, .. } if !words.is_empty() => {
+            let terms: Vec<Term> = words.iter().map(|(_, t)| t.clone()).collect();
+            Some(Bm25Weight::for_terms(*statistics_provider, &terms)?)
+        }
+        EnableScoring::Enabled { .. } | EnableScoring::Disabled { .. } => None,
+    })
 }
 
 struct PhrasePrefixWeight {

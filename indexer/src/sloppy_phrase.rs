@@ -57,25 +57,7 @@ impl SloppyPhrase {
 impl Query for SloppyPhrase {
     fn weight(&self, scoring: EnableScoring<'_>) -> tantivy::Result<Box<dyn Weight>> {
         crate::cancellable::check(&self.cancel)?;
-        let has_positions = scoring
-            .schema()
-            .get_field_entry(self.field)
-            .field_type()
-            .get_index_record_option()
-            .is_some_and(IndexRecordOption::has_positions);
-        if !has_positions {
-            return Err(tantivy::TantivyError::SchemaError(format!(
-                "phrase on {:?}, which has no positions",
-                scoring.schema().get_field_name(self.field)
-            )));
-        }
-        let bm25 = match scoring {
-            EnableScoring::Enabled { statistics_provider, .. } => {
-                let terms: Vec<Term> = self.words.iter().map(|(_, t)| t.clone()).collect();
-                Some(Bm25Weight::for_terms(statistics_provider, &terms)?)
-            }
-            EnableScoring::Disabled { .. } => None,
-        };
+        let bm25 = crate::phrase_prefix::phrase_scoring(&scoring, self.field, &self.words, "phrase")?;
         Ok(Box::new(SloppyWeight { query: self.clone(), bm25 }))
     }
 

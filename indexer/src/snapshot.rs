@@ -134,39 +134,15 @@ impl Snapshot {
         }
         // Each candidate counted exactly: its live documents (a deleted or
         // rewritten row's terms stay in the dictionaries until a merge),
-        // within the partitions. Most documents in the dictionaries first:
-        // a term's live documents in the partitions are at most those, so
-        // once they fall below the limit-th count so far, no later
-        // candidate can rank among the first `limit`; when the candidates
-        // run out before that, more are read.
-        let mut want = if partitions.is_empty() { limit * 2 + 8 } else { SCOPED_CANDIDATES.max(limit) };
-        let mut counted: Vec<(String, u64)> = Vec::with_capacity(limit + 1);
-        let mut seen = std::collections::HashSet::new();
-        loop {
-            let terms = generation.top_completions(field, &word, overlay, want)?;
-            let exhausted = terms.len() < want;
-            let mut settled = false;
-            for (term, overall) in terms {
-                if counted.len() >= limit && counted.get(limit - 1).is_some_and(|(_, n)| overall < *n) {
-                    settled = true;
-                    break;
-                }
-                if !seen.insert(term.clone()) {
-                    continue;
-                }
-                let docs = generation.count_term(field, &term, partitions, overlay)?;
-                if docs > 0 {
-                    counted.push((term, docs));
-                    counted.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-                }
-            }
-            if settled || exhausted || want >= MAX_CANDIDATES {
-                break;
-            }
-            want = (want * 4).min(MAX_CANDIDATES);
-        }
-        counted.truncate(limit);
-        Ok(Completions { head, terms: counted })
+        // within the partitions; the dictionaries' counts bound them.
+        let first = if partitions.is_empty() { limit * 2 + 8 } else { SCOPED_CANDIDATES.max(limit) };
+        let terms = exact_top(
+            limit,
+            first,
+            &mut |want| generation.top_completions(field, &word, overlay, want),
+            &mut |term| generation.count_term(field, term, partitions, overlay),
+        )?;
+        Ok(Completions { head, terms })
     }
 
     /// Completes the last word of `text`, whose words before it are plain
@@ -190,34 +166,59 @@ impl Snapshot {
         }
         let field = generation.schema.all;
         let options = ParseOptions::default();
-        let mut want = limit * 4 + 16;
-        let mut counted: Vec<(String, u64)> = Vec::with_capacity(limit + 1);
-        let mut seen = std::collections::HashSet::new();
-        loop {
-            let terms = generation.top_completions(field, &word, overlay, want)?;
-            let exhausted = terms.len() < want;
-            let mut settled = false;
-            for (term, upper) in terms {
-                if counted.len() >= limit && counted.get(limit - 1).is_some_and(|(_, n)| upper < *n) {
-                    settled = true;
-                    break;
-                }
-                if !seen.insert(term.clone()) {
-                    continue;
-                }
-                let parsed = self.parse(&format!("\"{} {term}\"", head.trim_end()), partitions, &options)?;
-                let found = self.search(&parsed, &[], &[], SortBy::Newest, 0, 1, None)?;
-                if found.total > 0 {
-                    counted.push((term, found.total));
-                    counted.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-                }
-            }
-            if settled || exhausted || want >= MAX_CANDIDATES {
+        // A phrase stands in at most its last word's documents.
+        let phrase_head = head.trim_end();
+        let terms = exact_top(
+            limit,
+            limit * 4 + 16,
+            &mut |want| generation.top_completions(field, &word, overlay, want),
+            &mut |term| {
+                let parsed = self.parse(&format!("\"{phrase_head} {term}\""), partitions, &options)?;
+                Ok(self.search(&parsed, &[], &[], SortBy::Newest, 0, 1, None)?.total)
+            },
+        )?;
+        Ok(Completions { head, terms })
+    }
+}
+
+/// The `limit` candidates with the most `count`, most first (ties by
+/// term), none with 0. `candidates(want)` lists the first `want`
+/// candidates, each with an upper bound of its count, highest first; they
+/// are counted in that order until no candidate left could rank among the
+/// first `limit` (its bound below the limit-th count so far), reading more
+/// (four times as many, up to [`MAX_CANDIDATES`]) when they run out first.
+fn exact_top(
+    limit: usize,
+    first: usize,
+    candidates: &mut dyn FnMut(usize) -> Result<Vec<(String, u64)>>,
+    count: &mut dyn FnMut(&str) -> Result<u64>,
+) -> Result<Vec<(String, u64)>> {
+    let mut want = first;
+    let mut counted: Vec<(String, u64)> = Vec::with_capacity(limit + 1);
+    let mut seen = std::collections::HashSet::new();
+    loop {
+        let terms = candidates(want)?;
+        let exhausted = terms.len() < want;
+        let mut settled = false;
+        for (term, bound) in terms {
+            if counted.len() >= limit && counted.get(limit - 1).is_some_and(|(_, n)| bound < *n) {
+                settled = true;
                 break;
             }
-            want = (want * 4).min(MAX_CANDIDATES);
+            if !seen.insert(term.clone()) {
+                continue;
+            }
+            let n = count(&term)?;
+            if n > 0 {
+                counted.push((term, n));
+                counted.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+            }
         }
-        counted.truncate(limit);
-        Ok(Completions { head, terms: counted })
+        if settled || exhausted || want >= MAX_CANDIDATES {
+            break;
+        }
+        want = (want * 4).min(MAX_CANDIDATES);
     }
+    counted.truncate(limit);
+    Ok(counted)
 }
