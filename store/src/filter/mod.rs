@@ -7,10 +7,8 @@
 //! Filters that bound the row range (`PrefixFilter`, `InclusiveStopFilter`,
 //! a binary `RowFilter`, and these under `WhileMatchFilter` or an `AND` list)
 //! narrow the LMDB range the scan walks; filters that end the scan
-//! (`PageFilter`, `WhileMatchFilter`, `InclusiveStopFilter`) stop it as
-//! soon as they say so. `ColumnCountGetFilter` keeps the first columns of
-//! every row (HBase 2 resets it per row: a scan answers each row with its
-//! first N columns).
+//! (`PageFilter`, `WhileMatchFilter`, `InclusiveStopFilter`,
+//! `ColumnCountGetFilter`) stop it as soon as they say so.
 //!
 //! Differences from HBase, all documented in API.md and the README:
 //! `regexstring` is Rust's `regex` (no lookaround or backreferences) and
@@ -476,7 +474,7 @@ fn eval(
             );
             v
         }
-        Filter::ColumnCountGet { limit } => column_count_get(*limit as usize, cells),
+        Filter::ColumnCountGet { limit } => column_count_get(&mut state[me], *limit as usize, cells),
         Filter::ColumnPagination { limit, offset } => {
             let (lo, hi) = (*offset as usize, *offset as usize + *limit as usize);
             Verdict::cells(
@@ -541,11 +539,12 @@ fn page(st: &mut NodeState, size: u64, n: usize) -> Verdict {
 }
 
 /// A [`Filter::ColumnCountGet`]: the first version of the first `limit`
-/// columns of each row (HBase 2 counts per row: it never ends a scan).
-fn column_count_get(limit: usize, cells: &[Cell]) -> Verdict {
+/// columns; done (for the scan) once a row reaches the limit.
+fn column_count_get(st: &mut NodeState, limit: usize, cells: &[Cell]) -> Verdict {
     let mut keep = vec![false; cells.len()];
     for (i, (column, first)) in columns(cells).enumerate() {
         if column >= limit {
+            st.done = true;
             break;
         }
         keep[i] = first;

@@ -65,9 +65,10 @@ impl Writer<'_> {
     /// [`crate::Store::create_table`].
     pub fn create_table(&self, table: &str, schema: &TableSchema) -> Result<bool> {
         schema.validate(table)?;
-        crate::schema::name::validate_new_table(table)?;
         let _writer = self.env.lock_writer()?;
         let created = self.in_current(true, |wtxn, tables| {
+            let searchable = |base: &str| tables.table(base).is_ok_and(|t| t.schema.search.is_some());
+            crate::schema::name::validate_new_table(table, &searchable)?;
             if let Ok(existing) = tables.table(table) {
                 return if existing.schema == *schema {
                     Ok(None)

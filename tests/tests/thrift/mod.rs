@@ -44,7 +44,7 @@ pub(crate) fn thrift2_server() -> (TestDir, Server, String) {
 }
 
 /// The searchable `notes` table (family `n`, its `n:text` searched).
-fn create_notes(s: &Server) {
+pub(crate) fn create_notes(s: &Server) {
     let schema = json!({"families": [{"name": "n"}],
         "search": {"fields": [{"column": "n:text", "name": "text", "type": "text"}]}});
     let (status, body) = s.request("PUT", "/tables/notes", Some(&schema.to_string()));

@@ -92,7 +92,7 @@ impl FilterModel {
             }
             // HBase asks every filter of an AND about the row key before
             // any sees a cell: a row a key filter rejects is never counted
-            // by the others (PageFilter).
+            // by the others (ColumnCountGetFilter, PageFilter).
             if key_rejects(filter, &row.key, reverse) {
                 continue;
             }
@@ -199,7 +199,9 @@ impl FilterModel {
                 out
             }
             Filter::ColumnCountGet { limit } => {
-                // Per row, as HBase 2 resets it: it never ends the scan.
+                if firsts.len() > *limit as usize {
+                    self.ended.insert(me);
+                }
                 let keep = firsts.iter().take(*limit as usize).copied().collect();
                 Out { row: true, keep, strip: BTreeSet::new(), len_as_value: false }
             }
