@@ -9,7 +9,7 @@
 # `pytest.raises` for an `assert_raises` it never imported, the port read
 # as an integer); this script applies those three and checks the result's
 # SHA-256 against the repository's file, so what runs is exactly
-# happybase's suite. Then the README's happybase example, and
+# happybase's suite. Then docs/hbase.md's happybase example, and
 # tests/thrift/happybase_e2e.py (happybase itself end to end: rows found by
 # search and keyword lookups, filtered scans equal to HTTP's, counters from
 # four processes, kill -9 during batches). Python packages are pinned and
@@ -58,8 +58,8 @@ for transport in buffered framed; do
             "$VENV/bin/python" -m pytest -q -p no:cacheprovider -p happybase_protocol "$SUITE/tests/test_api.py"
     done
 done
-echo "== the README's happybase example, as printed"
-sed -n '/^# pip install happybase==1.3.0; rowsearch serve/,/^```$/p' README.md | sed '$d' \
+echo "== docs/hbase.md's happybase example, as printed"
+sed -n '/^# pip install happybase==1.3.0; rowsearch serve/,/^```$/p' docs/hbase.md | sed '$d' \
     | sed "s/9090)$/$PORT)/" > "$DATA/readme_example.py"
 grep -q "happybase.Connection" "$DATA/readme_example.py"
 "$VENV/bin/python" "$DATA/readme_example.py"
