@@ -297,3 +297,25 @@ fn http_and_cli_suggest_and_keywords_say_a_mailbox_that_holds_nothing() {
         rowsearch_tests::stderr(&out)
     );
 }
+
+#[test]
+fn http_a_failed_backup_jobs_error_names_neither_directory() {
+    let t = super::indexed_fixture();
+    let backups = t.dir.path().join("backups");
+    let s = t.serve(&["serve", "--backup-dir", backups.to_str().unwrap()]);
+    // The directory taken away and a file put in its place: the backup
+    // fails with the path in the operating system's message.
+    std::fs::remove_dir_all(&backups).unwrap();
+    std::fs::write(&backups, "not a directory").unwrap();
+    let (status, v) = post(&s, "/backups", &json!({}));
+    assert_eq!(status, 202, "{v}");
+    let job = super::wait_for_job(&s, v["job"].as_str().unwrap());
+    assert_eq!(job["state"], "failed", "{job}");
+    let error = job["error"].as_str().unwrap();
+    let absolute = backups.canonicalize().unwrap_or(backups.clone());
+    assert!(
+        !error.contains(backups.to_str().unwrap()) && !error.contains(absolute.to_str().unwrap()),
+        "{error}"
+    );
+    assert!(!error.contains(t.data().to_str().unwrap()), "{error}");
+}

@@ -91,3 +91,22 @@ fn thrift_clients_may_not_create_a_searchable_tables_keyword_table() {
         tables.field(0).map(|l| l.items().iter().map(|v| v.bytes()).collect()).unwrap_or_default();
     assert!(!names.iter().any(|n| *n == b"notes.keywords"), "{names:?}");
 }
+
+#[test]
+fn thrift_a_silent_connection_is_closed_after_the_idle_time() {
+    use std::io::Read as _;
+    let (_t, _s, addr) = thrift_server();
+    let mut c = TcpStream::connect(&addr).unwrap();
+    // Nothing sent: the gateway closes it after 60 s (HBase's read
+    // timeout; it waited 300 s). Waited for up to 90 s.
+    c.set_read_timeout(Some(std::time::Duration::from_secs(90))).unwrap();
+    let started = std::time::Instant::now();
+    let mut buf = [0u8; 16];
+    let read = c.read(&mut buf);
+    assert!(
+        matches!(read, Ok(0)) || read.is_err() && started.elapsed().as_secs() < 89,
+        "{read:?} after {:?}",
+        started.elapsed()
+    );
+    assert!(started.elapsed().as_secs() >= 55, "closed early: {:?}", started.elapsed());
+}
