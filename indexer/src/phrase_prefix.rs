@@ -86,7 +86,7 @@ pub(crate) fn phrase_scoring(
     scoring: &EnableScoring<'_>,
     field: Field,
     words: &[(usize, Term)],
-    what: &str,
+    what: &'static str,
 ) -> tantivy::Result<Option<Bm25Weight>> {
     let has_positions = scoring
         .schema()
@@ -277,12 +277,23 @@ impl Weight for PhrasePrefixWeight {
     }
 
     fn explain(&self, reader: &SegmentReader, doc: DocId) -> tantivy::Result<Explanation> {
-        let mut scorer = self.scorer(reader, 1.0)?;
-        if scorer.seek(doc) != doc {
-            return Err(tantivy::TantivyError::InvalidArgument(format!("document {doc} does not match")));
-        }
-        Ok(Explanation::new("phrase prefix", scorer.score()))
+        explain_by_score(self, reader, doc, "phrase prefix")
     }
+}
+
+/// A phrase query's explanation: `doc`'s score from `weight`'s scorer,
+/// named `what` (its BM25 parts are not broken down).
+pub(crate) fn explain_by_score(
+    weight: &dyn Weight,
+    reader: &SegmentReader,
+    doc: DocId,
+    what: &'static str,
+) -> tantivy::Result<Explanation> {
+    let mut scorer = weight.scorer(reader, 1.0)?;
+    if scorer.seek(doc) != doc {
+        return Err(tantivy::TantivyError::InvalidArgument(format!("document {doc} does not match")));
+    }
+    Ok(Explanation::new(what, scorer.score()))
 }
 
 /// A sorted list of documents with their scores.

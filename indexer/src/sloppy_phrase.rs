@@ -125,11 +125,7 @@ impl Weight for SloppyWeight {
     }
 
     fn explain(&self, reader: &SegmentReader, doc: DocId) -> tantivy::Result<Explanation> {
-        let mut scorer = self.scorer(reader, 1.0)?;
-        if scorer.seek(doc) != doc {
-            return Err(tantivy::TantivyError::InvalidArgument(format!("document {doc} does not match")));
-        }
-        Ok(Explanation::new("sloppy phrase", scorer.score()))
+        crate::phrase_prefix::explain_by_score(self, reader, doc, "sloppy phrase")
     }
 }
 

@@ -6,11 +6,11 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::Result;
-use rowsearch::store::{RowSource, Store};
+use rowsearch::store::Store;
 use rowsearch::wire;
 
-use super::args::{Args, FormatArg, MailCommand, UsageError};
-use super::common::{create, open};
+use super::args::{Args, FormatArg, MailCommand};
+use super::common::create;
 use super::progress::Progress;
 
 /// Runs a mail command.
@@ -58,16 +58,10 @@ pub(super) fn run(args: &Args, command: &MailCommand, out: &mut impl Write) -> R
             writeln!(out, "{}", result.summary(10))?;
         }
         MailCommand::Keywords { terms, user, table, limit, cursor } => {
-            let hbase = args.hbase.as_ref().map(|addr| super::hbase::source(addr));
-            let store = match &hbase {
-                Some(_) => None,
-                None => Some(std::sync::Arc::new(open(args)?)),
-            };
-            let source: &dyn RowSource = match (&hbase, &store) {
-                (Some(hbase), _) => hbase,
-                (None, Some(store)) => &**store,
-                (None, None) => return Err(UsageError("no store and no HBase to read".into()).into()),
-            };
+            // The rows of the store or of HBase, and the index that knows
+            // which mailboxes hold mail.
+            let searcher = super::common::searcher(args)?;
+            let source = searcher.rows();
             let query = rowsearch::store::KeywordQuery {
                 partition: user.as_bytes().to_vec(),
                 terms: terms.clone(),
@@ -87,17 +81,16 @@ pub(super) fn run(args: &Args, command: &MailCommand, out: &mut impl Write) -> R
                 eprintln!("next cursor: {next}");
             }
             // A mailbox that holds nothing: said, as `search` says it.
-            if let Some(store) =
-                store.filter(|_| page.hits.is_empty() && cursor.is_none() && schema.search.is_some())
+            if page.hits.is_empty()
+                && cursor.is_none()
+                && schema.search.is_some()
+                && let Some(unknown) = searcher.unknown_user(table, user.as_bytes(), None)?
             {
-                let searcher = rowsearch::Searcher::new(store);
-                if let Some(unknown) = searcher.unknown_user(table, user.as_bytes(), None)? {
-                    eprintln!(
-                        "mailbox {:?} holds no mail; nearest: {}",
-                        unknown.user,
-                        unknown.nearest.join(", ")
-                    );
-                }
+                eprintln!(
+                    "mailbox {:?} holds no mail; nearest: {}",
+                    unknown.user,
+                    unknown.nearest.join(", ")
+                );
             }
         }
     }

@@ -78,14 +78,7 @@ pub(super) fn run(args: &Args, command: &SearchCommand, out: &mut impl Write) ->
                 )
                 .into());
             }
-            let searcher = match &args.hbase {
-                Some(addr) => {
-                    let rows: std::sync::Arc<dyn rowsearch::store::RowSource> =
-                        std::sync::Arc::new(super::hbase::source(addr));
-                    rowsearch::Searcher::over(std::sync::Arc::new(super::common::create(args)?), rows)
-                }
-                None => rowsearch::Searcher::new(std::sync::Arc::new(open(args)?)),
-            };
+            let searcher = super::common::searcher(args)?;
             let request = rowsearch::SearchRequest {
                 query: query.clone(),
                 partition: user.as_deref().map(|u| u.as_bytes().to_vec()),
