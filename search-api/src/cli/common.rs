@@ -110,16 +110,3 @@ pub(super) fn create(args: &Args) -> Result<Store> {
 fn upgrade_fail_point() -> Option<u64> {
     std::env::var("ROWSEARCH_FAIL_UPGRADE_AFTER_CELLS").ok()?.parse().ok()
 }
-
-/// A searcher over the tables of `--data`, or of HBase with `--hbase` (its
-/// index generations then in `--data`, made when missing).
-pub(super) fn searcher(args: &Args) -> Result<rowsearch::Searcher> {
-    Ok(match &args.hbase {
-        Some(addr) => {
-            let rows: std::sync::Arc<dyn rowsearch::store::RowSource> =
-                std::sync::Arc::new(super::hbase::source(addr));
-            rowsearch::Searcher::over(std::sync::Arc::new(create(args)?), rows)
-        }
-        None => rowsearch::Searcher::new(std::sync::Arc::new(open(args)?)),
-    })
-}

@@ -10,7 +10,7 @@ use anyhow::Result;
 use rowsearch::hbase::HbaseSource;
 use rowsearch::json::row_json;
 
-use super::args::{DataCommand, UsageError};
+use super::args::{Args, DataCommand, UsageError};
 use super::common::{bytes, read_options};
 use super::data::{put_cells, schema_arg};
 
@@ -85,4 +85,16 @@ pub(super) fn run(addr: &str, command: &DataCommand, out: &mut impl Write) -> Re
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// A searcher over the tables of `--data`, or of HBase with `--hbase` (its
+/// index generations then in `--data`, made when missing).
+pub(super) fn searcher(args: &Args) -> Result<rowsearch::Searcher> {
+    Ok(match &args.hbase {
+        Some(addr) => {
+            let rows: std::sync::Arc<dyn rowsearch::store::RowSource> = std::sync::Arc::new(source(addr));
+            rowsearch::Searcher::over(std::sync::Arc::new(super::common::create(args)?), rows)
+        }
+        None => rowsearch::Searcher::new(std::sync::Arc::new(super::common::open(args)?)),
+    })
 }

@@ -60,7 +60,7 @@ pub(super) fn run(args: &Args, command: &MailCommand, out: &mut impl Write) -> R
         MailCommand::Keywords { terms, user, table, limit, cursor } => {
             // The rows of the store or of HBase, and the index that knows
             // which mailboxes hold mail.
-            let searcher = super::common::searcher(args)?;
+            let searcher = super::hbase::searcher(args)?;
             let source = searcher.rows();
             let query = rowsearch::store::KeywordQuery {
                 partition: user.as_bytes().to_vec(),

@@ -78,7 +78,7 @@ pub(super) fn run(args: &Args, command: &SearchCommand, out: &mut impl Write) ->
                 )
                 .into());
             }
-            let searcher = super::common::searcher(args)?;
+            let searcher = super::hbase::searcher(args)?;
             let request = rowsearch::SearchRequest {
                 query: query.clone(),
                 partition: user.as_deref().map(|u| u.as_bytes().to_vec()),
