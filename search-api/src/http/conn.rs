@@ -2,7 +2,7 @@
 //! (a connection on which nothing is read or written for the idle time is
 //! closed, so keep-alive connections and stalled clients do not stay open
 //! for good), and the answers hyper writes on its own in the JSON error
-//! shape.
+//! shape, and a lingering close.
 //!
 //! hyper answers a request it cannot parse by itself, before any route
 //! runs: 400 (not HTTP, a bad header value), 414 (the request line too
@@ -10,6 +10,13 @@
 //! answers are recognised as they are written (a `4xx` head with
 //! `content-length: 0`, which the routes never write: every error of
 //! theirs has a body) and given the JSON body every other error has.
+//!
+//! A connection closed with bytes the server has not read is reset by the
+//! kernel, and a reset can discard the answer before its client reads it:
+//! an upload refused from its length (413) would see a reset. So a close
+//! first ends the writing side, then reads and drops what the client still
+//! sends, until it closes too, nothing comes for [`LINGER_QUIET`] or
+//! [`LINGER_MAX`] has passed (nginx's lingering close).
 
 use std::io;
 use std::pin::Pin;
@@ -20,6 +27,11 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::time::{Instant, Sleep};
 
 use super::framing::Framing;
+
+/// A closing connection waits this long for more of its client's bytes.
+pub(super) const LINGER_QUIET: Duration = Duration::from_secs(1);
+/// And this long in all.
+pub(super) const LINGER_MAX: Duration = Duration::from_secs(10);
 
 /// A connection's socket, with the idle timer, error bodies and request
 /// framing checked (`framing.rs`).
@@ -36,6 +48,9 @@ pub(super) struct Conn<S> {
     /// A rewritten answer still to be written, and how much of it is.
     pending: Vec<u8>,
     written: usize,
+    /// Closing: the writing side ended, the rest read and dropped until
+    /// this time (see the module's notes).
+    linger_until: Option<Instant>,
 }
 
 impl<S> Conn<S> {
@@ -50,6 +65,7 @@ impl<S> Conn<S> {
             timer: Box::pin(tokio::time::sleep(idle)),
             pending: Vec::new(),
             written: 0,
+            linger_until: None,
         }
     }
 
@@ -132,7 +148,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> AsyncRead for Conn<S> {
     }
 }
 
-impl<S: AsyncWrite + Unpin> AsyncWrite for Conn<S> {
+impl<S: AsyncRead + AsyncWrite + Unpin> AsyncWrite for Conn<S> {
     fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
         let this = self.get_mut();
         ready!(this.poll_pending(cx))?;
@@ -158,8 +174,42 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for Conn<S> {
 
     fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         let this = self.get_mut();
-        ready!(this.poll_pending(cx))?;
-        Pin::new(&mut this.inner).poll_shutdown(cx)
+        if this.linger_until.is_none() {
+            ready!(this.poll_pending(cx))?;
+            ready!(Pin::new(&mut this.inner).poll_shutdown(cx))?;
+            let now = Instant::now();
+            this.linger_until = Some(now + LINGER_MAX);
+            this.timer.as_mut().reset(now + LINGER_QUIET);
+        }
+        this.poll_linger(cx)
+    }
+}
+
+impl<S: AsyncRead + Unpin> Conn<S> {
+    /// Reads and drops the client's bytes until it closes, goes quiet or
+    /// the linger is over; never an error (the answer is out already).
+    fn poll_linger(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        let until = self.linger_until.unwrap_or_else(Instant::now);
+        let mut chunk = [0u8; 16384];
+        loop {
+            let mut read = ReadBuf::new(&mut chunk);
+            match Pin::new(&mut self.inner).poll_read(cx, &mut read) {
+                Poll::Ready(Ok(())) if !read.filled().is_empty() => {
+                    let now = Instant::now();
+                    if now >= until {
+                        return Poll::Ready(Ok(()));
+                    }
+                    self.timer.as_mut().reset((now + LINGER_QUIET).min(until));
+                }
+                Poll::Ready(_) => return Poll::Ready(Ok(())),
+                Poll::Pending => {
+                    return match self.timer.as_mut().poll(cx) {
+                        Poll::Ready(()) => Poll::Ready(Ok(())),
+                        Poll::Pending => Poll::Pending,
+                    };
+                }
+            }
+        }
     }
 }
 

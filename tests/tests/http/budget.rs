@@ -286,3 +286,32 @@ fn http_a_large_mutate_is_all_or_nothing_across_its_parts() {
     assert_eq!(count["count"], 10_000);
     assert_eq!(v["seq"].as_u64(), Some(10_000), "the last row's feed position: {v}");
 }
+
+/// A body refused before it is read (413 from its length) does not cost
+/// its client the answer: the server reads and drops the rest of the body
+/// for a moment after answering, so a client that writes the whole body
+/// before reading gets its 413, not a connection reset (closing with
+/// unread bytes resets the connection, and the reset discards the answer).
+#[test]
+fn http_a_refused_upload_reads_its_answer_not_a_reset() {
+    use std::io::{Read, Write};
+    let t = rowsearch_tests::TestDir::new();
+    let s = t.serve(&["serve", "--create"]);
+    for round in 0..3 {
+        let body = vec![b' '; (64 << 20) + 1];
+        let mut stream = std::net::TcpStream::connect(&s.addr).unwrap();
+        let head = format!(
+            "PUT /tables/t/rows/a HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\n\
+             Connection: close\r\nContent-Length: {}\r\n\r\n",
+            s.addr,
+            body.len()
+        );
+        stream.write_all(head.as_bytes()).unwrap();
+        stream.write_all(&body).unwrap_or_else(|e| panic!("round {round}: the body not taken: {e}"));
+        let mut response = Vec::new();
+        stream.read_to_end(&mut response).unwrap_or_else(|e| panic!("round {round}: no answer: {e}"));
+        let (status, text) = rowsearch_tests::parse_response(&response);
+        assert_eq!(status, 413, "round {round}: {}", String::from_utf8_lossy(&text));
+        assert!(String::from_utf8_lossy(&text).contains("body_too_large"));
+    }
+}
