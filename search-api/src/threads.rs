@@ -407,6 +407,19 @@ mod tests {
 
     use super::cut_cycles;
 
+    /// A table the store does not hold (it lives in HBase) gets summaries
+    /// of what the search matched; a table the store holds is read.
+    #[test]
+    fn summaries_of_a_table_elsewhere_say_what_matched() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = rowsearch_store::Store::open(dir.path().join("d")).unwrap();
+        let threads = vec![("t1".to_owned(), 3), ("t2".to_owned(), 1)];
+        let got = super::summaries(&store, "elsewhere", &threads).unwrap();
+        let seen: Vec<(&str, u64, u64, usize)> =
+            got.iter().map(|s| (s.id.as_str(), s.matched, s.messages, s.participants.len())).collect();
+        assert_eq!(seen, [("t1", 3, 3, 0), ("t2", 1, 1, 0)]);
+    }
+
     /// The places on a cycle of `parent` (each reaches itself).
     fn on_cycles(parent: &[Option<usize>]) -> Vec<bool> {
         (0..parent.len())
