@@ -12,7 +12,8 @@
 #   hbase/hbase.sh classpath     resolve the jars (and print the class path)
 #
 # DIR (default target/hbase) holds the configuration, the data, the logs,
-# the pids and `addresses` (lines `thrift=HOST:PORT`, `thrift2=HOST:PORT`).
+# the pids and `addresses` (lines `thrift=HOST:PORT`, `thrift2=HOST:PORT`,
+# `zookeeper=HOST:PORT`: HBase's own Java client finds the cluster there).
 # HBASE_VERSION (default 2.6.1) picks the release; HBASE_HEAP (default 1g)
 # the heap of the master and region server's JVM, HBASE_THRIFT_HEAP (384m)
 # each gateway's (benchmarks of the full corpus take 4g and 1g); Java 17
@@ -138,7 +139,8 @@ start() {
     launch master "${HBASE_HEAP:-1g}" org.apache.hadoop.hbase.master.HMaster start
     launch thrift "${HBASE_THRIFT_HEAP:-384m}" org.apache.hadoop.hbase.thrift.ThriftServer -b 127.0.0.1 -p "$thrift" start
     launch thrift2 "${HBASE_THRIFT_HEAP:-384m}" org.apache.hadoop.hbase.thrift2.ThriftServer -b 127.0.0.1 -p "$thrift2" start
-    printf 'thrift=127.0.0.1:%s\nthrift2=127.0.0.1:%s\n' "$thrift" "$thrift2" > "$dir/addresses"
+    printf 'thrift=127.0.0.1:%s\nthrift2=127.0.0.1:%s\nzookeeper=127.0.0.1:%s\n' "$thrift" "$thrift2" "$zk" \
+        > "$dir/addresses"
     # HBASE_WATCH_PID: stop (and remove DIR) when that process ends (a test
     # process that started it, however it ends).
     if [ -n "${HBASE_WATCH_PID:-}" ]; then

@@ -37,7 +37,7 @@ impl Store {
             })
         };
         let (new, info) = self.read_modify_write(table, row, &mut |read| {
-            let old = match read(family, qualifier)? {
+            let old = match read(family, qualifier)?.map(|c| c.value) {
                 None => 0,
                 Some(value) => match <[u8; 8]>::try_from(value.as_slice()) {
                     Ok(bytes) => i64::from_be_bytes(bytes),

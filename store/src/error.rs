@@ -160,6 +160,13 @@ pub enum ErrorKind {
         /// What it found.
         found: String,
     },
+    /// A serialized filter (HBase's protobuf `Filter`) that is not one, or
+    /// names a filter or comparator rowsearch does not run.
+    #[error("serialized filter: {message}")]
+    FilterBytes {
+        /// What is wrong, naming the filter.
+        message: String,
+    },
     /// A region index past the table's last region.
     #[error("table {table:?} has {regions} regions; there is no region {region}")]
     UnknownRegion {
@@ -386,6 +393,7 @@ impl Error {
                 | ErrorKind::UnknownIndex { .. }
                 | ErrorKind::InvalidIndexQuery { .. }
                 | ErrorKind::InvalidFilter { .. }
+                | ErrorKind::FilterBytes { .. }
                 | ErrorKind::InvalidKeywordQuery { .. }
                 | ErrorKind::NotSearchable { .. }
                 | ErrorKind::NotThreaded { .. }
@@ -523,6 +531,7 @@ impl ErrorKind {
             ErrorKind::NotThreaded { table: "t".into() },
             ErrorKind::NoAnalyzer { table: "t".into() },
             ErrorKind::InvalidFilter { position: 0, expected: "x".into(), found: "y".into() },
+            ErrorKind::FilterBytes { message: "x".into() },
             ErrorKind::UnknownRegion { table: "t".into(), region: 9, regions: 1 },
             ErrorKind::SchemaConflict { table: "t".into() },
             ErrorKind::IndexConflict { table: "t".into(), index: "i".into() },
@@ -579,6 +588,7 @@ fn listed(kind: &ErrorKind) {
         | ErrorKind::NotThreaded { .. }
         | ErrorKind::NoAnalyzer { .. }
         | ErrorKind::InvalidFilter { .. }
+        | ErrorKind::FilterBytes { .. }
         | ErrorKind::UnknownRegion { .. }
         | ErrorKind::SchemaConflict { .. }
         | ErrorKind::IndexConflict { .. }

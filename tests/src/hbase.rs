@@ -6,7 +6,8 @@
 //! tests that need it say loudly that they did not run, and how to run
 //! them; under CI (`CI` set) that is a failure instead. To reuse one
 //! started by hand, set `ROWSEARCH_HBASE_THRIFT` and
-//! `ROWSEARCH_HBASE_THRIFT2` to the addresses `hbase.sh start` printed.
+//! `ROWSEARCH_HBASE_THRIFT2` (and `ROWSEARCH_HBASE_ZOOKEEPER`, for HBase's
+//! own Java client) to the addresses `hbase.sh start` printed.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -19,9 +20,13 @@ pub struct HBase {
     pub thrift: String,
     /// HBase's Thrift2 gateway (`THBaseService`), `HOST:PORT`.
     pub thrift2: String,
+    /// Its ZooKeeper, `HOST:PORT`, where HBase's own Java client finds it
+    /// (`None` for one started by hand without `ROWSEARCH_HBASE_ZOOKEEPER`).
+    pub zookeeper: Option<String>,
 }
 
-fn repo() -> PathBuf {
+/// The repository's root.
+pub fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).parent().expect("the workspace").to_path_buf()
 }
 
@@ -39,7 +44,11 @@ pub fn hbase(test: &str) -> Option<HBase> {
         if let (Ok(thrift), Ok(thrift2)) =
             (std::env::var("ROWSEARCH_HBASE_THRIFT"), std::env::var("ROWSEARCH_HBASE_THRIFT2"))
         {
-            return Some(HBase { thrift, thrift2 });
+            return Some(HBase {
+                thrift,
+                thrift2,
+                zookeeper: std::env::var("ROWSEARCH_HBASE_ZOOKEEPER").ok(),
+            });
         }
         let missing: Vec<&str> = ["java", "mvn"].into_iter().filter(|t| !have(t)).collect();
         if !missing.is_empty() {
@@ -71,7 +80,11 @@ pub fn hbase(test: &str) -> Option<HBase> {
                 .unwrap_or_else(|| panic!("no {name} in {stdout}"))
                 .to_owned()
         };
-        Some(HBase { thrift: address("thrift="), thrift2: address("thrift2=") })
+        Some(HBase {
+            thrift: address("thrift="),
+            thrift2: address("thrift2="),
+            zookeeper: Some(address("zookeeper=")),
+        })
     });
     if started.is_none() {
         // Past libtest's capture (which would hide it for a passing test):

@@ -4,7 +4,7 @@
 mod hbase;
 mod proxy;
 
-pub use hbase::{HBase, hbase};
+pub use hbase::{HBase, hbase, repo};
 pub use proxy::Proxy;
 
 use std::path::PathBuf;

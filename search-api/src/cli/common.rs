@@ -26,7 +26,13 @@ pub(super) fn read_options(args: &ReadArgs) -> Result<ReadOptions> {
     };
     let columns =
         args.columns.iter().map(|c| Ok(Column::parse(&bytes("--columns", c)?))).collect::<Result<_>>()?;
-    Ok(ReadOptions { columns, versions, min_ts: args.min_ts.unwrap_or(0), max_ts: args.max_ts })
+    Ok(ReadOptions {
+        columns,
+        versions,
+        min_ts: args.min_ts.unwrap_or(0),
+        max_ts: args.max_ts,
+        ..ReadOptions::default()
+    })
 }
 
 /// The existing store of `--data`, with the indexer's analyzer: a command

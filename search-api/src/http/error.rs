@@ -335,7 +335,7 @@ pub fn store_status(e: &rowsearch_store::Error) -> (StatusCode, &'static str) {
         ErrorKind::SchemaConflict { .. } => (S::CONFLICT, "schema_conflict"),
         ErrorKind::IndexConflict { .. } => (S::CONFLICT, "index_conflict"),
         ErrorKind::IndexBuilding { .. } => (S::CONFLICT, "index_building"),
-        ErrorKind::InvalidFilter { .. } => (S::BAD_REQUEST, "invalid_filter"),
+        ErrorKind::InvalidFilter { .. } | ErrorKind::FilterBytes { .. } => (S::BAD_REQUEST, "invalid_filter"),
         ErrorKind::InvalidCursor { .. } => (S::BAD_REQUEST, "invalid_cursor"),
         ErrorKind::UnknownConsumer { .. } => (S::NOT_FOUND, "consumer_not_found"),
         ErrorKind::FellBehind { .. } => (S::GONE, "fell_behind"),
@@ -510,6 +510,7 @@ mod tests {
             (422, "not_threaded"),          // NotThreaded
             (500, "internal"),              // NoAnalyzer
             (400, "invalid_filter"),        // InvalidFilter
+            (400, "invalid_filter"),        // FilterBytes
             (404, "region_not_found"),      // UnknownRegion
             (409, "schema_conflict"),       // SchemaConflict
             (409, "index_conflict"),        // IndexConflict

@@ -203,6 +203,7 @@ pub(super) fn read_options(p: &Params) -> Result<ReadOptions, ApiError> {
         versions,
         min_ts: p.number("min_ts")?.unwrap_or(0),
         max_ts: p.number("max_ts")?,
+        ..ReadOptions::default()
     })
 }
 

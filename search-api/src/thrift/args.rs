@@ -10,6 +10,7 @@ pub(crate) fn store_error(e: rowsearch_store::Error) -> HbaseError {
     match e.kind() {
         ErrorKind::UnknownTable { .. } => HbaseError::Io(format!("TableNotFoundException: {e}")),
         ErrorKind::TableDisabled { .. } => HbaseError::Io(format!("TableNotEnabledException: {e}")),
+        ErrorKind::UnknownFamily { .. } => HbaseError::Io(format!("NoSuchColumnFamilyException: {e}")),
         // HBase's DoNotRetryIOException ("Field is not a long").
         ErrorKind::NotACounter { .. } => HbaseError::Io(e.to_string()),
         _ if e.is_user_error() => HbaseError::IllegalArgument(e.to_string()),

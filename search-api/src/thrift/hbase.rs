@@ -15,7 +15,7 @@ use rowsearch_store::{
 use super::args::{arg, bytes, columns, int, list, scanner_id, store_error, text, timestamp};
 use super::codec::{TType, Value};
 use super::hbase_types::{HbaseError, cell, descriptor_of, family_from_descriptor, row_result};
-use super::ops::{append_values, check_and_apply, region_of};
+use super::ops::{Check, append_values, check_and_apply, region_of};
 #[cfg(test)]
 use super::scanners::{MAX_SCANNERS, SCANNER_LEASE};
 use super::scanners::{Session, rows_wanted};
@@ -466,7 +466,8 @@ impl Gateway {
         Self::add_mutations(&mut batch, &table, row, mput, None)
             .map_err(|e| HbaseError::Io(e.message().to_owned()))?;
         let holds = |now: Option<&[u8]>| now == expected.as_deref();
-        let applied = check_and_apply(&self.store, &table, row, (&family, &qualifier), &holds, batch)?;
+        let check: Check<'_> = ((&family, &qualifier), &holds);
+        let applied = check_and_apply(&self.store, &table, row, Some(check), batch, &[])?;
         Ok(Some(Value::Bool(applied)))
     }
 
@@ -498,9 +499,7 @@ impl Gateway {
             }
         }
         let cells = append_values(&self.store, &table, row, &pairs)?;
-        // The versions just written carry the commit's time; HBase answers
-        // the new values.
-        let items = cells.iter().map(|v| cell(v, 0)).collect();
+        let items = cells.iter().map(|(v, ts)| cell(v, *ts)).collect();
         Ok(Some(Value::List { elem: TType::Struct, items }))
     }
 

@@ -7,15 +7,15 @@
 
 use std::sync::Arc;
 
-use rowsearch_store::{Batch, Delete, ReadOptions, Row, Store, TableSchema};
+use rowsearch_store::{Batch, Column, Delete, ReadOptions, Row, Store, TableSchema};
 
 use super::args::{arg, bytes, int, list, scanner_id, store_error};
 use super::codec::{TType, Value};
 use super::hbase_types::HbaseError;
-use super::ops::{add_counters, append_values, check_and_apply, region_of};
+use super::ops::{Check, add_counters, append_values, check_and_apply, hbase_check, region_of};
 use super::scanners::{Session, rows_wanted};
 use super::thbase_types::{
-    NewestVersion, add_delete, add_put, field_bytes, get_as_scan, get_of, result, results, scan_of,
+    Pending, add_delete, add_put, field_bytes, get_as_scan, get_of, result, results, scan_of,
     table_descriptor, table_name, table_name_of, table_of,
 };
 
@@ -80,8 +80,9 @@ impl Thrift2 {
             }),
             "get" => self.get(args).map(|r| Some(result(r.as_ref()))),
             "getMultiple" => self.gets(args).map(|rows| Some(results(rows.iter().map(Option::as_ref)))),
-            "put" => self
-                .write(args, |batch, table| add_put(batch, table, arg(args, 2, "tput")?).map(|_| Vec::new())),
+            "put" => self.write(args, |batch, table| {
+                add_put(batch, table, arg(args, 2, "tput")?).map(|()| Vec::new())
+            }),
             "putMultiple" => self.write(args, |batch, table| {
                 list(args, 2).iter().try_for_each(|p| add_put(batch, table, p))?;
                 Ok(Vec::new())
@@ -92,22 +93,17 @@ impl Thrift2 {
             // The deletes that failed: none, when the call succeeds.
             "deleteMultiple" => self
                 .write(args, |batch, table| {
-                    let mut newest = Vec::new();
+                    let mut pending = Vec::new();
                     for d in list(args, 2) {
-                        newest.extend(add_delete(batch, table, d)?);
+                        pending.extend(add_delete(batch, table, d)?);
                     }
-                    Ok(newest)
+                    Ok(pending)
                 })
                 .map(|_| Some(Value::List { elem: TType::Struct, items: Vec::new() })),
-            "checkAndPut" => self.check_and(args, |b, t| add_put(b, t, arg(args, 6, "tput")?).map(|_| ())),
-            "checkAndDelete" => self.check_and(args, |b, t| {
-                let newest = add_delete(b, t, arg(args, 6, "tdelete")?)?;
-                if newest.is_empty() {
-                    Ok(())
-                } else {
-                    Err(not_served("checkAndDelete of a column's newest version"))
-                }
-            }),
+            "checkAndPut" => {
+                self.check_and(args, |b, t| add_put(b, t, arg(args, 6, "tput")?).map(|()| Vec::new()))
+            }
+            "checkAndDelete" => self.check_and(args, |b, t| add_delete(b, t, arg(args, 6, "tdelete")?)),
             "checkAndMutate" => self.check_and_mutate(args),
             "mutateRow" => self.mutate_row(args),
             "increment" => self.increment(args),
@@ -202,34 +198,78 @@ impl Thrift2 {
                 self.store.scan(table, &get_as_scan(&get)).map_err(store_error)?.rows.into_iter().next()
             }
         };
-        Ok(row.filter(|r| !r.cells.is_empty()))
+        Ok(row.map(|r| get.per_family(r)).filter(|r| !r.cells.is_empty()))
     }
 
-    /// Builds a batch for the table in field 1 with `fill` and applies it;
-    /// a `DELETE_COLUMN` without a timestamp deletes the column's newest
-    /// version, looked up first.
+    /// Resolves what deletes had to look up (outside any transaction: a
+    /// plain delete, as HBase's, reads then writes): each column's newest
+    /// version, each family's cells at one timestamp.
+    fn resolve(&self, table: &str, batch: &mut Batch, pending: Vec<Pending>) -> Result<(), HbaseError> {
+        for p in pending {
+            let (row, read) = match &p {
+                Pending::Newest { row, family, qualifier } => {
+                    (row, ReadOptions::default().column(Column::Qualifier(family.clone(), qualifier.clone())))
+                }
+                Pending::FamilyVersion { row, family, timestamp } => (
+                    row,
+                    ReadOptions::default()
+                        .column(Column::Family(family.clone()))
+                        .time_range(*timestamp, Some(timestamp.saturating_add(1))),
+                ),
+            };
+            if let Some(found) = self.store.get(table, row, &read).map_err(store_error)? {
+                for cell in found.cells {
+                    let delete = Delete::Version {
+                        family: cell.family.to_string(),
+                        qualifier: cell.qualifier,
+                        timestamp: cell.timestamp,
+                    };
+                    batch.delete(table, row.clone(), delete);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Splits what a row's deletes must look up: the family versions
+    /// resolved now, the newest versions (of `row` only) answered, to be
+    /// looked up in the mutation's own transaction.
+    fn split_pending(
+        &self,
+        table: &str,
+        row: &[u8],
+        batch: &mut Batch,
+        pending: Vec<Pending>,
+    ) -> Result<Vec<(String, Vec<u8>)>, HbaseError> {
+        let mut newest = Vec::new();
+        let mut now = Vec::new();
+        for p in pending {
+            match p {
+                Pending::Newest { row: r, family, qualifier } if r == row => newest.push((family, qualifier)),
+                Pending::Newest { .. } => {
+                    return Err(HbaseError::IllegalArgument(
+                        "a row mutation's deletes are of its own row".into(),
+                    ));
+                }
+                other => now.push(other),
+            }
+        }
+        self.resolve(table, batch, now)?;
+        Ok(newest)
+    }
+
+    /// Builds a batch for the table in field 1 with `fill` and applies it,
+    /// what its deletes must look up resolved first.
     fn write(
         &self,
         args: &Value,
-        fill: impl FnOnce(&mut Batch, &str) -> Result<Vec<NewestVersion>, HbaseError>,
+        fill: impl FnOnce(&mut Batch, &str) -> Result<Vec<Pending>, HbaseError>,
     ) -> Outcome {
         let table = table_arg(args, 1)?;
         self.check_enabled(&table)?;
         let mut batch = Batch::new();
-        let newest = fill(&mut batch, &table)?;
-        for n in newest {
-            let read = ReadOptions::default()
-                .column(rowsearch_store::Column::Qualifier(n.family.clone(), n.qualifier.clone()));
-            if let Some(row) = self.store.get(&table, &n.row, &read).map_err(store_error)?
-                && let Some(cell) = row.cells.first()
-            {
-                batch.delete(
-                    table.as_str(),
-                    n.row,
-                    Delete::Version { family: n.family, qualifier: n.qualifier, timestamp: cell.timestamp },
-                );
-            }
-        }
+        let pending = fill(&mut batch, &table)?;
+        self.resolve(&table, &mut batch, pending)?;
         if !batch.is_empty() {
             self.store.apply(&batch).map_err(store_error)?;
         }
@@ -237,11 +277,12 @@ impl Thrift2 {
     }
 
     /// `checkAndPut` / `checkAndDelete` (1 table, 2 row, 3 family, 4
-    /// qualifier, 5 value: absent for "no such cell").
+    /// qualifier, 5 value: absent for "no such cell"), as HBase's gateway
+    /// runs them: `ifNotExists` without a value, else `ifEquals`.
     fn check_and(
         &self,
         args: &Value,
-        fill: impl FnOnce(&mut Batch, &str) -> Result<(), HbaseError>,
+        fill: impl FnOnce(&mut Batch, &str) -> Result<Vec<Pending>, HbaseError>,
     ) -> Outcome {
         let table = table_arg(args, 1)?;
         self.check_enabled(&table)?;
@@ -250,15 +291,17 @@ impl Thrift2 {
         let qualifier = bytes(args, 4, "qualifier")?;
         let expected = field_bytes(args, 5);
         let mut batch = Batch::new();
-        fill(&mut batch, &table)?;
-        let holds = |now: Option<&[u8]>| now == expected;
-        boolean(check_and_apply(&self.store, &table, row, (&family, qualifier), &holds, batch)?)
+        let pending = fill(&mut batch, &table)?;
+        let newest = self.split_pending(&table, row, &mut batch, pending)?;
+        const EQUAL: i64 = 2;
+        let holds = |now: Option<&[u8]>| hbase_check(EQUAL, expected, now);
+        let check: Check<'_> = ((&family, qualifier), &holds);
+        boolean(check_and_apply(&self.store, &table, row, Some(check), batch, &newest)?)
     }
 
     /// `checkAndMutate` (5 compareOp, 6 value, 7 rowMutations): the
     /// mutations applied when the cell's value compares as asked with the
-    /// given one (HBase's order: `value op cell`), or, without a value,
-    /// when there is no cell.
+    /// given one, as HBase's region server decides ([`hbase_check`]).
     fn check_and_mutate(&self, args: &Value) -> Outcome {
         let table = table_arg(args, 1)?;
         self.check_enabled(&table)?;
@@ -266,56 +309,51 @@ impl Thrift2 {
         let family = String::from_utf8_lossy(bytes(args, 3, "family")?).into_owned();
         let qualifier = bytes(args, 4, "qualifier")?;
         let op = int(args, 5, "compareOp")?;
-        let expected = field_bytes(args, 6).map(<[u8]>::to_vec);
+        if !(0..=5).contains(&op) {
+            return Err(HbaseError::Io(format!("DoNotRetryIOException: compare op {op} is not served")));
+        }
+        let expected = field_bytes(args, 6);
         let mut batch = Batch::new();
-        self.row_mutations(&mut batch, &table, arg(args, 7, "rowMutations")?)?;
-        let holds = move |now: Option<&[u8]>| match (&expected, now) {
-            (None, now) => now.is_none(),
-            (Some(_), None) => false,
-            // HBase compares the given value against the cell's:
-            // LESS holds when the given value is less than the cell's.
-            (Some(given), Some(now)) => {
-                let order = given.as_slice().cmp(now);
-                match op {
-                    0 => order.is_lt(),
-                    1 => order.is_le(),
-                    2 => order.is_eq(),
-                    3 => order.is_ne(),
-                    4 => order.is_ge(),
-                    5 => order.is_gt(),
-                    _ => true,
-                }
-            }
-        };
-        boolean(check_and_apply(&self.store, &table, row, (&family, qualifier), &holds, batch)?)
+        let newest = self.row_mutations(&mut batch, &table, row, arg(args, 7, "rowMutations")?)?;
+        let holds = move |now: Option<&[u8]>| hbase_check(op, expected, now);
+        let check: Check<'_> = ((&family, qualifier), &holds);
+        boolean(check_and_apply(&self.store, &table, row, Some(check), batch, &newest)?)
     }
 
     /// A `TRowMutations` (1 row, 2 mutations: unions of 1 put, 2
-    /// deleteSingle) into `batch`.
-    fn row_mutations(&self, batch: &mut Batch, table: &str, m: &Value) -> Result<(), HbaseError> {
+    /// deleteSingle) of `row` into `batch`; the columns whose newest version
+    /// it deletes, to look up in the mutation's transaction.
+    fn row_mutations(
+        &self,
+        batch: &mut Batch,
+        table: &str,
+        row: &[u8],
+        m: &Value,
+    ) -> Result<Vec<(String, Vec<u8>)>, HbaseError> {
+        let mut pending = Vec::new();
         for mutation in match m.field(2) {
             Some(Value::List { items, .. }) => items.as_slice(),
             _ => &[],
         } {
             if let Some(put) = mutation.field(1) {
                 add_put(batch, table, put)?;
-            } else if let Some(delete) = mutation.field(2)
-                && !add_delete(batch, table, delete)?.is_empty()
-            {
-                return Err(not_served("a row mutation deleting a column's newest version"));
+            } else if let Some(delete) = mutation.field(2) {
+                pending.extend(add_delete(batch, table, delete)?);
             }
         }
-        Ok(())
+        self.split_pending(table, row, batch, pending)
     }
 
+    /// `mutateRow`: the row's puts and deletes in one transaction.
     fn mutate_row(&self, args: &Value) -> Outcome {
         let table = table_arg(args, 1)?;
         self.check_enabled(&table)?;
+        let m = arg(args, 2, "trowMutations")?;
+        let row = field_bytes(m, 1)
+            .ok_or_else(|| HbaseError::IllegalArgument("a TRowMutations needs a row".into()))?;
         let mut batch = Batch::new();
-        self.row_mutations(&mut batch, &table, arg(args, 2, "trowMutations")?)?;
-        if !batch.is_empty() {
-            self.store.apply(&batch).map_err(store_error)?;
-        }
+        let newest = self.row_mutations(&mut batch, &table, row, m)?;
+        check_and_apply(&self.store, &table, row, None, batch, &newest)?;
         Ok(None)
     }
 
@@ -335,8 +373,10 @@ impl Thrift2 {
             amounts.push((family, qualifier, amount));
         }
         let values = add_counters(&self.store, &table, row, &amounts)?;
-        let cells =
-            amounts.iter().zip(values).map(|((f, q, _), v)| (f.clone(), q.clone(), v.to_be_bytes().to_vec()));
+        let cells = amounts
+            .iter()
+            .zip(values)
+            .map(|((f, q, _), (v, ts))| (f.clone(), q.clone(), v.to_be_bytes().to_vec(), ts));
         Ok(Some(result(Some(&new_values(row, cells)))))
     }
 
@@ -354,7 +394,7 @@ impl Thrift2 {
             pairs.push((family, bytes(c, 2, "qualifier")?.to_vec(), bytes(c, 3, "value")?.to_vec()));
         }
         let values = append_values(&self.store, &table, row, &pairs)?;
-        let cells = pairs.iter().zip(values).map(|((f, q, _), v)| (f.clone(), q.clone(), v));
+        let cells = pairs.iter().zip(values).map(|((f, q, _), (v, ts))| (f.clone(), q.clone(), v, ts));
         Ok(Some(result(Some(&new_values(row, cells)))))
     }
 
@@ -492,8 +532,15 @@ impl Thrift2 {
         Ok(None)
     }
 
+    /// `enableTable` / `disableTable`: as HBase, a table already in the
+    /// state asked for is `TableNotDisabledException` /
+    /// `TableNotEnabledException`.
     fn set_enabled(&self, args: &Value, enabled: bool) -> Outcome {
         let table = tname(args, 1)?;
+        if self.enabled(&table)? == enabled {
+            let exception = if enabled { "TableNotDisabledException" } else { "TableNotEnabledException" };
+            return Err(HbaseError::Io(format!("{exception}: {table}")));
+        }
         self.store.set_table_enabled(&table, enabled).map_err(store_error)?;
         Ok(None)
     }
@@ -508,14 +555,14 @@ fn namespace() -> Value {
     Value::Struct(vec![(1, Value::Binary(b"default".to_vec()))])
 }
 
-/// A row of the new values an increment or append wrote (their versions
-/// carry the commit's time, which the store chose: 0 here).
-fn new_values(row: &[u8], cells: impl Iterator<Item = (String, Vec<u8>, Vec<u8>)>) -> Row {
+/// A row of the new values an increment or append wrote, at their
+/// versions' timestamps.
+fn new_values(row: &[u8], cells: impl Iterator<Item = (String, Vec<u8>, Vec<u8>, u64)>) -> Row {
     let mut cells: Vec<rowsearch_store::Cell> = cells
-        .map(|(family, qualifier, value)| rowsearch_store::Cell {
+        .map(|(family, qualifier, value, timestamp)| rowsearch_store::Cell {
             family: family.into(),
             qualifier,
-            timestamp: 0,
+            timestamp,
             value,
         })
         .collect();

@@ -52,6 +52,30 @@ fn timestamp(ts: i64) -> Result<u64, HbaseError> {
     u64::try_from(ts).map_err(|_| illegal(format!("timestamp {ts} is negative")))
 }
 
+/// HBase's `LATEST_TIMESTAMP` (`Long.MAX_VALUE`): on a write, "now" (the
+/// Java client sends it for every cell written without a timestamp); as a
+/// time range's end, no end.
+const LATEST: i64 = i64::MAX;
+
+/// A written cell's timestamp: `None` (the store's now) for `LATEST`.
+fn write_timestamp(ts: Option<i64>) -> Result<Option<u64>, HbaseError> {
+    match ts {
+        None | Some(LATEST) => Ok(None),
+        Some(ts) => timestamp(ts).map(Some),
+    }
+}
+
+/// A `TTimeRange` (1 minStamp, 2 maxStamp): `[min, max)`, `None` for
+/// HBase's open end.
+fn time_range_of(range: &Value) -> Result<(u64, Option<u64>), HbaseError> {
+    let min = timestamp(field_i64(range, 1).ok_or_else(|| illegal("a TTimeRange needs minStamp"))?)?;
+    let max = match field_i64(range, 2).ok_or_else(|| illegal("a TTimeRange needs maxStamp"))? {
+        LATEST => None,
+        max => Some(timestamp(max)?),
+    };
+    Ok((min, max))
+}
+
 /// A `TColumn`'s family and qualifier (none: the whole family).
 fn column_of(c: &Value) -> Result<Column, HbaseError> {
     let family = family_name(field_bytes(c, 1).ok_or_else(|| illegal("a TColumn needs a family"))?)?;
@@ -81,9 +105,19 @@ fn read_options(v: &Value, ids: ReadIds, default_versions: u32) -> Result<ReadOp
         read = read.time_range(ts, Some(ts.saturating_add(1)));
     }
     if let Some(range) = v.field(ids.time_range) {
-        let min = timestamp(field_i64(range, 1).ok_or_else(|| illegal("a TTimeRange needs minStamp"))?)?;
-        let max = timestamp(field_i64(range, 2).ok_or_else(|| illegal("a TTimeRange needs maxStamp"))?)?;
-        read = read.time_range(min, Some(max));
+        let (min, max) = time_range_of(range)?;
+        read = read.time_range(min, max);
+    }
+    if let Some(id) = ids.family_ranges
+        && let Some(Value::Map { entries, .. }) = v.field(id)
+    {
+        for (family, range) in entries {
+            let Value::Binary(family) = family else {
+                return Err(illegal("a colFamTimeRangeMap key is a family name"));
+            };
+            let (min, max) = time_range_of(range)?;
+            read = read.family_time_range(family_name(family)?, min, max);
+        }
     }
     Ok(read)
 }
@@ -94,15 +128,25 @@ struct ReadIds {
     timestamp: Option<i16>,
     time_range: i16,
     versions: i16,
+    /// `colFamTimeRangeMap` (`TScan` only).
+    family_ranges: Option<i16>,
 }
 
-fn filter_of(v: &Value, id: i16) -> Result<Option<rowsearch_store::Filter>, HbaseError> {
-    match field_bytes(v, id) {
-        Some(f) if !f.is_empty() => {
-            rowsearch_store::Filter::parse(f).map(Some).map_err(|e| HbaseError::Io(e.to_string()))
+/// A read's filter: the filter language (`filterString`, field `string`)
+/// or HBase's serialized protobuf filter (`filterBytes`, field `bytes`:
+/// what HBase's Java client sends); both is refused.
+fn filter_of(v: &Value, string: i16, bytes: i16) -> Result<Option<rowsearch_store::Filter>, HbaseError> {
+    let text = field_bytes(v, string).filter(|f| !f.is_empty());
+    let serialized = field_bytes(v, bytes).filter(|f| !f.is_empty());
+    let parsed = match (text, serialized) {
+        (Some(_), Some(_)) => {
+            return Err(HbaseError::Io("a read has filterString or filterBytes, not both".into()));
         }
-        _ => Ok(None),
-    }
+        (Some(f), None) => rowsearch_store::Filter::parse(f),
+        (None, Some(f)) => rowsearch_store::Filter::from_protobuf(f),
+        (None, None) => return Ok(None),
+    };
+    parsed.map(Some).map_err(|e| HbaseError::Io(format!("DoNotRetryIOException: {e}")))
 }
 
 /// A `TGet`: its row and what it reads (filtered when it has a filter).
@@ -110,14 +154,48 @@ pub(crate) struct Get {
     pub row: Vec<u8>,
     pub read: ReadOptions,
     pub filter: Option<rowsearch_store::Filter>,
+    /// Per family, the cells skipped (`storeOffset`) and then returned at
+    /// most (`storeLimit`), as HBase's `setRowOffsetPerColumnFamily` and
+    /// `setMaxResultsPerColumnFamily`.
+    pub store_offset: usize,
+    pub store_limit: Option<usize>,
 }
 
 /// A `TGet` (1 row, 2 columns, 3 timestamp, 4 timeRange, 5 maxVersions,
-/// 6 filterString).
+/// 6 filterString, 12 storeLimit, 13 storeOffset, 15 filterBytes;
+/// 14 existence_only changes nothing here: HBase's Thrift2 client reads the
+/// cells to answer it either way).
 pub(crate) fn get_of(v: &Value) -> Result<Get, HbaseError> {
     let row = field_bytes(v, 1).ok_or_else(|| illegal("a TGet needs a row"))?.to_vec();
-    let ids = ReadIds { columns: 2, timestamp: Some(3), time_range: 4, versions: 5 };
-    Ok(Get { row, read: read_options(v, ids, 1)?, filter: filter_of(v, 6)? })
+    let ids = ReadIds { columns: 2, timestamp: Some(3), time_range: 4, versions: 5, family_ranges: None };
+    // HBase's defaults: -1 (no limit) and 0.
+    let store_limit = field_i64(v, 12).and_then(|n| usize::try_from(n).ok());
+    let store_offset = field_i64(v, 13).and_then(|n| usize::try_from(n).ok()).unwrap_or(0);
+    Ok(Get { row, read: read_options(v, ids, 1)?, filter: filter_of(v, 6, 15)?, store_offset, store_limit })
+}
+
+impl Get {
+    /// The row's cells past `store_offset` and within `store_limit`, per
+    /// family (HBase counts every cell a family returns, versions included).
+    pub(crate) fn per_family(&self, mut row: Row) -> Row {
+        if self.store_offset == 0 && self.store_limit.is_none() {
+            return row;
+        }
+        // Cells come family by family: count within the current one.
+        let mut family: Option<std::sync::Arc<str>> = None;
+        let mut at = 0;
+        row.cells.retain(|c| {
+            if family.as_ref() != Some(&c.family) {
+                family = Some(c.family.clone());
+                at = 0;
+            }
+            let keep = at >= self.store_offset
+                && self.store_limit.is_none_or(|limit| at < self.store_offset + limit);
+            at += 1;
+            keep
+        });
+        row
+    }
 }
 
 /// A `TGet` with a filter as the one-row scan HBase runs it as.
@@ -132,21 +210,19 @@ pub(crate) fn get_as_scan(get: &Get) -> Scan {
 }
 
 /// A `TScan` (1 startRow, 2 stopRow, 3 columns, 5 maxVersions, 6
-/// timeRange, 7 filterString, 11 reversed, 15 limit); caching, batch
+/// timeRange, 7 filterString, 11 reversed, 13 colFamTimeRangeMap, 15
+/// limit (0 or less: none, as HBase), 18 filterBytes); caching, batch
 /// size, block cache and read type are HBase's tuning: taken, no meaning
 /// here. The scan and its row limit.
 pub(crate) fn scan_of(v: &Value) -> Result<(Scan, Option<usize>), HbaseError> {
     let mut scan = Scan::new();
     scan.start = field_bytes(v, 1).filter(|b| !b.is_empty()).map(<[u8]>::to_vec);
     scan.stop = field_bytes(v, 2).filter(|b| !b.is_empty()).map(<[u8]>::to_vec);
-    let ids = ReadIds { columns: 3, timestamp: None, time_range: 6, versions: 5 };
+    let ids = ReadIds { columns: 3, timestamp: None, time_range: 6, versions: 5, family_ranges: Some(13) };
     scan.read = read_options(v, ids, 1)?;
-    scan.filter = filter_of(v, 7)?;
+    scan.filter = filter_of(v, 7, 18)?;
     scan.reverse = field_bool(v, 11).unwrap_or(false);
-    let limit = match field_i64(v, 15) {
-        None | Some(0) => None,
-        Some(n) => Some(usize::try_from(n).map_err(|_| illegal(format!("limit {n}")))?),
-    };
+    let limit = field_i64(v, 15).and_then(|n| usize::try_from(n).ok()).filter(|n| *n > 0);
     Ok((scan, limit))
 }
 
@@ -154,7 +230,7 @@ pub(crate) fn scan_of(v: &Value) -> Result<(Scan, Option<usize>), HbaseError> {
 /// visibility taken) added to `batch`.
 pub(crate) fn add_put(batch: &mut Batch, table: &str, put: &Value) -> Result<(), HbaseError> {
     let row = field_bytes(put, 1).ok_or_else(|| illegal("a TPut needs a row"))?;
-    let default_ts = field_i64(put, 3).map(timestamp).transpose()?;
+    let default_ts = write_timestamp(field_i64(put, 3))?;
     let mut cells = Vec::new();
     for cv in items(put, 2) {
         let family =
@@ -162,7 +238,7 @@ pub(crate) fn add_put(batch: &mut Batch, table: &str, put: &Value) -> Result<(),
         let qualifier = field_bytes(cv, 2).ok_or_else(|| illegal("a TColumnValue needs a qualifier"))?;
         let value = field_bytes(cv, 3).ok_or_else(|| illegal("a TColumnValue needs a value"))?;
         let mut cell = PutCell::new(family, qualifier.to_vec(), value.to_vec());
-        if let Some(ts) = field_i64(cv, 4).map(timestamp).transpose()?.or(default_ts) {
+        if let Some(ts) = write_timestamp(field_i64(cv, 4))?.or(default_ts) {
             cell = cell.at(ts);
         }
         cells.push(cell);
@@ -174,63 +250,60 @@ pub(crate) fn add_put(batch: &mut Batch, table: &str, put: &Value) -> Result<(),
     Ok(())
 }
 
-/// What a `TDelete` of one column removes, when its newest version must
-/// be looked up first (`DELETE_COLUMN` without a timestamp).
-pub(crate) struct NewestVersion {
-    pub row: Vec<u8>,
-    pub family: String,
-    pub qualifier: Vec<u8>,
+/// What a `TDelete` removes that must be looked up first: a column's
+/// newest version (`DELETE_COLUMN` without a timestamp), or every column of
+/// a family at one timestamp (`DELETE_FAMILY_VERSION`).
+pub(crate) enum Pending {
+    Newest { row: Vec<u8>, family: String, qualifier: Vec<u8> },
+    FamilyVersion { row: Vec<u8>, family: String, timestamp: u64 },
 }
 
 /// A `TDelete` (1 row, 2 columns, 3 timestamp, 4 deleteType: 0 one
-/// version, 1 all versions up to the timestamp (default), 2 the family;
-/// 3, a family's one version, is not served) added to `batch`. A family
-/// named without a qualifier is deleted whole only with type 2 (with the
-/// others, HBase deletes its empty qualifier's column). The
-/// columns whose newest version it deletes, for the caller to resolve.
-pub(crate) fn add_delete(
-    batch: &mut Batch,
-    table: &str,
-    d: &Value,
-) -> Result<Vec<NewestVersion>, HbaseError> {
+/// version, 1 all versions up to the timestamp (default), 2 the family,
+/// 3 a family's one version) added to `batch`. A family named without a
+/// qualifier is deleted whole only with type 2 (with the others, HBase
+/// deletes its empty qualifier's column). What must be looked up first is
+/// answered, for the caller to resolve.
+pub(crate) fn add_delete(batch: &mut Batch, table: &str, d: &Value) -> Result<Vec<Pending>, HbaseError> {
     let row = field_bytes(d, 1).ok_or_else(|| illegal("a TDelete needs a row"))?;
-    let up_to = field_i64(d, 3).map(timestamp).transpose()?;
+    let up_to = write_timestamp(field_i64(d, 3))?;
     let kind = field_i64(d, 4).unwrap_or(1);
     let columns = items(d, 2);
-    let mut newest = Vec::new();
+    let mut pending = Vec::new();
     if columns.is_empty() {
         batch.delete(table, row.to_vec(), Delete::Row { up_to });
-        return Ok(newest);
+        return Ok(pending);
     }
     for c in columns {
-        let ts = field_i64(c, 3).map(timestamp).transpose()?.or(up_to);
-        let what = match (column_of(c)?, kind) {
-            (_, 3) => return Err(HbaseError::Io("DELETE_FAMILY_VERSION is not served".into())),
-            (Column::Family(family), 2) | (Column::Qualifier(family, _), 2) => {
-                Delete::Family { family, up_to: ts }
+        let ts = write_timestamp(field_i64(c, 3))?.or(up_to);
+        let (family, qualifier) = match column_of(c)? {
+            Column::Family(family) => (family, None),
+            Column::Qualifier(family, qualifier) => (family, Some(qualifier)),
+        };
+        let what = match kind {
+            2 => Delete::Family { family, up_to: ts },
+            3 => {
+                let timestamp = ts.ok_or_else(|| illegal("DELETE_FAMILY_VERSION needs a timestamp"))?;
+                pending.push(Pending::FamilyVersion { row: row.to_vec(), family, timestamp });
+                continue;
             }
             // As HBase: a column without a qualifier, deleted as a column
             // (the default type), is the empty qualifier's.
-            (Column::Family(family), kind) => match (kind, ts) {
-                (0, Some(timestamp)) => Delete::Version { family, qualifier: Vec::new(), timestamp },
-                (0, None) => {
-                    newest.push(NewestVersion { row: row.to_vec(), family, qualifier: Vec::new() });
-                    continue;
+            0 => {
+                let qualifier = qualifier.unwrap_or_default();
+                match ts {
+                    Some(timestamp) => Delete::Version { family, qualifier, timestamp },
+                    None => {
+                        pending.push(Pending::Newest { row: row.to_vec(), family, qualifier });
+                        continue;
+                    }
                 }
-                _ => Delete::Column { family, qualifier: Vec::new(), up_to: ts },
-            },
-            (Column::Qualifier(family, qualifier), 0) => match ts {
-                Some(timestamp) => Delete::Version { family, qualifier, timestamp },
-                None => {
-                    newest.push(NewestVersion { row: row.to_vec(), family, qualifier });
-                    continue;
-                }
-            },
-            (Column::Qualifier(family, qualifier), _) => Delete::Column { family, qualifier, up_to: ts },
+            }
+            _ => Delete::Column { family, qualifier: qualifier.unwrap_or_default(), up_to: ts },
         };
         batch.delete(table, row.to_vec(), what);
     }
-    Ok(newest)
+    Ok(pending)
 }
 
 /// A cell as a `TColumnValue` (type 4: a put, as HBase's cells are).

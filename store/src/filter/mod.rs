@@ -28,6 +28,7 @@ use crate::cell::Cell;
 use crate::key::range::RowRange;
 
 pub(crate) mod lang;
+mod proto;
 
 /// A comparison operator: `subject OP operand`, where the subject is the
 /// row key, family, qualifier or value and the operand the comparator's.

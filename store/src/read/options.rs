@@ -19,11 +19,20 @@ pub struct ReadOptions {
     pub min_ts: u64,
     /// Exclusive upper bound on timestamps; `None` for no bound.
     pub max_ts: Option<u64>,
+    /// Per family, a time range `[min, max)` in place of `min_ts`/`max_ts`
+    /// (HBase's `Scan.setColumnFamilyTimeRange`).
+    pub family_time_ranges: Vec<(String, u64, Option<u64>)>,
 }
 
 impl Default for ReadOptions {
     fn default() -> ReadOptions {
-        ReadOptions { columns: Vec::new(), versions: 1, min_ts: 0, max_ts: None }
+        ReadOptions {
+            columns: Vec::new(),
+            versions: 1,
+            min_ts: 0,
+            max_ts: None,
+            family_time_ranges: Vec::new(),
+        }
     }
 }
 
@@ -47,8 +56,27 @@ impl ReadOptions {
         self
     }
 
-    pub(crate) fn in_time_range(&self, ts: u64) -> bool {
-        ts >= self.min_ts && self.max_ts.is_none_or(|max| ts < max)
+    /// Restricts the timestamps of `family`'s cells to `[min_ts, max_ts)`,
+    /// whatever the read's own time range.
+    pub fn family_time_range(
+        mut self,
+        family: impl Into<String>,
+        min_ts: u64,
+        max_ts: Option<u64>,
+    ) -> ReadOptions {
+        let family = family.into();
+        self.family_time_ranges.retain(|(f, _, _)| *f != family);
+        self.family_time_ranges.push((family, min_ts, max_ts));
+        self
+    }
+
+    pub(crate) fn in_time_range(&self, family: &str, ts: u64) -> bool {
+        let (min, max) = self
+            .family_time_ranges
+            .iter()
+            .find(|(f, _, _)| f == family)
+            .map_or((self.min_ts, self.max_ts), |(_, min, max)| (*min, *max));
+        ts >= min && max.is_none_or(|max| ts < max)
     }
 }
 

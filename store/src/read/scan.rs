@@ -263,7 +263,7 @@ impl RowShape<'_> {
             if k.row_esc != row_esc {
                 break;
             }
-            if self.read.in_time_range(k.timestamp)
+            if self.read.in_time_range(&cursor.family.name, k.timestamp)
                 && cursor.family.schema.is_live(k.timestamp, self.now_ms)
                 && cursor.qualifiers.as_ref().is_none_or(|qs| selected(qs, k.qualifier_esc))
             {

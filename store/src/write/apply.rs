@@ -32,8 +32,9 @@ type Ahead = (Arc<TableHandle>, KeywordCells);
 pub type Produce<'p> = dyn FnMut(&mut dyn FnMut(Batch) -> Result<()>) -> Result<()> + 'p;
 
 /// The reader [`crate::Store::read_modify_write`] hands its decision: the
-/// newest value of a `family`, `qualifier` of the row, if any.
-pub type CellReader<'r> = dyn Fn(&str, &[u8]) -> Result<Option<Vec<u8>>> + 'r;
+/// newest cell (value and timestamp) of a `family`, `qualifier` of the
+/// row, if any.
+pub type CellReader<'r> = dyn Fn(&str, &[u8]) -> Result<Option<crate::cell::Cell>> + 'r;
 
 /// What [`crate::Store::read_modify_write`] calls: the batch to write (or
 /// none) and what the call answers.
@@ -203,11 +204,11 @@ impl Writer<'_> {
                 }
                 let (batch, answer) = {
                     let handle = &handles[table];
-                    let read = |family: &str, qualifier: &[u8]| -> Result<Option<Vec<u8>>> {
+                    let read = |family: &str, qualifier: &[u8]| -> Result<Option<crate::cell::Cell>> {
                         let column = Column::Qualifier(family.to_owned(), qualifier.to_vec());
                         let found =
                             get_row(wtxn, now_ms, handle, row, &ReadOptions::default().column(column))?;
-                        Ok(found.and_then(|r| r.cells.into_iter().next()).map(|c| c.value))
+                        Ok(found.and_then(|r| r.cells.into_iter().next()))
                     };
                     decide(&read)?
                 };

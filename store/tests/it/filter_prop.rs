@@ -69,7 +69,7 @@ fn scan(stateful: bool) -> impl Strategy<Value = Scan> {
                 stop,
                 prefix,
                 reverse,
-                read: ReadOptions { columns, versions, min_ts, max_ts },
+                read: ReadOptions { columns, versions, min_ts, max_ts, ..ReadOptions::default() },
                 offset,
                 limit,
                 cursor: None,

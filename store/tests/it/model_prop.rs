@@ -163,6 +163,7 @@ fn read_options() -> impl Strategy<Value = ReadOptions> {
             versions,
             min_ts: min.unwrap_or(0),
             max_ts: max,
+            ..ReadOptions::default()
         })
 }
 

@@ -11,6 +11,7 @@ mod differential2;
 mod doors;
 mod hbase_client;
 mod hbase_faults;
+mod java_client;
 mod over_hbase;
 
 use client::{A, Client, V};
