@@ -170,7 +170,7 @@ impl StoreBuilder {
 #[derive(Debug)]
 pub struct Store {
     path: PathBuf,
-    env: Arc<Environment>,
+    pub(crate) env: Arc<Environment>,
     meta: Meta,
     feed: Feed,
     keys: Keys,
@@ -178,6 +178,7 @@ pub struct Store {
     clock: Arc<dyn Clock>,
     max_dbs: u32,
     pending_runs: PendingRuns,
+    pub(crate) group: crate::write::group::GroupQueue,
     upgraded_from: Option<String>,
     repaired: Vec<RepairedIndex>,
     reanalysed: Vec<String>,
@@ -291,6 +292,7 @@ impl Store {
             clock: options.clock,
             max_dbs: options.max_dbs,
             pending_runs: options.pending_runs,
+            group: crate::write::group::GroupQueue::default(),
             upgraded_from,
             repaired,
             reanalysed,
@@ -327,7 +329,15 @@ impl Store {
             clock: &*self.clock,
             max_dbs: self.max_dbs,
             pending_runs: self.pending_runs,
+            group: &self.group,
         }
+    }
+
+    /// Commits made by [`Store::apply`] since the store was opened, and the
+    /// batches they wrote (more batches than commits: writers shared
+    /// commits).
+    pub fn group_commits(&self) -> (u64, u64) {
+        self.group.stats()
     }
 
     /// The analyzer keyword rows are built with, if the store has one.
@@ -525,7 +535,10 @@ impl Store {
 
     /// Applies every mutation of `batch` in one LMDB write transaction: all
     /// of them become visible and durable together, or none does. Each row
-    /// touched gets a change-feed entry in the same transaction.
+    /// touched gets a change-feed entry in the same transaction. Batches
+    /// applied at the same time by other threads share the commit (one
+    /// sync to disk for all), each still all or nothing on its own, and
+    /// each durable when its call returns.
     ///
     /// # Errors
     /// User errors (`UnknownTable`, `UnknownFamily`, `EmptyRowKey`,
@@ -533,7 +546,7 @@ impl Store {
     /// written. `MapFull` only when the map cannot grow; `Poisoned` after an
     /// earlier failed commit; `Lmdb`.
     pub fn apply(&self, batch: &Batch) -> Result<CommitInfo> {
-        self.writer().apply(batch, &[])
+        self.writer().apply_grouped(batch)
     }
 
     /// Writes the batches `produce` hands to its sink, in order, in one

@@ -66,6 +66,8 @@ pub struct Metrics {
     work_running: Gauge,
     work_queued: Gauge,
     thrift_calls: Family<ThriftLabels, Counter>,
+    commits: Gauge,
+    committed_batches: Gauge,
 }
 
 /// One table's figures at scrape time.
@@ -116,6 +118,18 @@ impl Metrics {
         let work_running = Gauge::default();
         let work_queued = Gauge::default();
         let thrift_calls = Family::<ThriftLabels, Counter>::default();
+        let commits = Gauge::default();
+        let committed_batches = Gauge::default();
+        registry.register(
+            "store_commits",
+            "write transactions committed (writes arriving together share one)",
+            commits.clone(),
+        );
+        registry.register(
+            "store_committed_batches",
+            "write batches committed (over store_commits: writes per commit)",
+            committed_batches.clone(),
+        );
         registry.register(
             "thrift_calls",
             "calls to the Thrift gateway by method (unknown for a method it does not serve) and outcome \
@@ -199,6 +213,8 @@ impl Metrics {
             work_running,
             work_queued,
             thrift_calls,
+            commits,
+            committed_batches,
         }
     }
 
@@ -241,8 +257,15 @@ impl Metrics {
 
     /// The text exposition, with table figures and the work pool's load
     /// read just now.
-    pub fn render(&self, tables: &[TableFigures], work: super::pool::PoolLoad) -> String {
+    pub fn render(
+        &self,
+        tables: &[TableFigures],
+        work: super::pool::PoolLoad,
+        commits: (u64, u64),
+    ) -> String {
         let gauge = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
+        self.commits.set(gauge(commits.0));
+        self.committed_batches.set(gauge(commits.1));
         self.work_running.set(gauge(work.running as u64));
         self.work_queued.set(gauge(work.queued as u64));
         for t in tables {

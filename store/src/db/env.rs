@@ -281,6 +281,12 @@ impl Environment {
         }
     }
 
+    /// A transaction nested in `parent` (committed into it, or aborted
+    /// alone).
+    pub fn nested_write_txn<'p>(&'p self, parent: &'p mut RwTxn) -> Result<RwTxn<'p>> {
+        self.env.nested_write_txn(parent).map_err(|e| self.classify("begin nested write", e))
+    }
+
     /// Runs `op` in a write transaction and commits it. When LMDB reports
     /// `MDB_MAP_FULL` (during `op` or at commit), the transaction is aborted,
     /// the map is doubled and `op` runs again from scratch: this is the one

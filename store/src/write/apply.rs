@@ -77,6 +77,8 @@ pub(crate) struct Writer<'s> {
     pub clock: &'s dyn Clock,
     pub max_dbs: u32,
     pub pending_runs: PendingRuns,
+    /// Writes waiting for a shared commit ([`super::group`]).
+    pub group: &'s super::group::GroupQueue,
 }
 
 /// Most pending runs a write leaves before it merges them: a secondary
@@ -145,7 +147,7 @@ impl Writer<'_> {
     /// [`Self::check_batch`] against `tables`, and on a refusal against the
     /// newest catalog (perhaps a table or family another process created),
     /// which `tables` then becomes; the refusal when the catalog is the same.
-    fn check_fresh(
+    pub(super) fn check_fresh(
         &self,
         tables: &mut Arc<Tables>,
         batch: &Batch,
@@ -268,7 +270,7 @@ impl Writer<'_> {
 
     /// Writes `batch` with `handles` in `wtxn`: its cells, the index
     /// entries and keyword cells of its rows, and its feed entries.
-    fn write_batch(
+    pub(super) fn write_batch(
         &self,
         wtxn: &mut RwTxn,
         handles: &BTreeMap<String, Arc<TableHandle>>,

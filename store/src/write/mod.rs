@@ -8,6 +8,7 @@ mod apply;
 pub(crate) mod batch;
 mod derived;
 pub(crate) mod extend;
+pub(crate) mod group;
 mod repair;
 mod row;
 

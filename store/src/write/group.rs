@@ -1,0 +1,234 @@
+//! Group commit: writers that arrive together share one LMDB commit, so
+//! the sync to disk is paid once per group, not once per write.
+//!
+//! Each [`Writer::apply`] queues its batch, then takes the writer lock.
+//! Whoever holds the lock next (the leader) takes every queued batch and
+//! writes them in one transaction, each in a nested transaction of its own:
+//! a batch that fails (a value LMDB refuses) is rolled back alone and
+//! answered its error, the others commit. A failure of the whole
+//! transaction (a full disk, a failed commit) is every batch's. A writer
+//! whose batch a leader committed finds its answer when it gets the lock,
+//! and returns: acknowledged still means durable, as the commit has
+//! synced before any of its writers returns.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use super::apply::Writer;
+use super::batch::Batch;
+use crate::db::feed::CommitInfo;
+use crate::error::{Error, ErrorKind, Result};
+
+/// One queued write and, once committed or refused, its answer.
+#[derive(Debug)]
+pub(crate) struct Waiting {
+    batch: Batch,
+    answer: Mutex<Option<Result<CommitInfo>>>,
+}
+
+impl Waiting {
+    fn answer(&self) -> Option<Result<CommitInfo>> {
+        self.answer.lock().unwrap_or_else(|e| e.into_inner()).take()
+    }
+
+    fn set(&self, answer: Result<CommitInfo>) {
+        *self.answer.lock().unwrap_or_else(|e| e.into_inner()) = Some(answer);
+    }
+}
+
+/// The store's queue of writes waiting for a commit.
+#[derive(Debug, Default)]
+pub(crate) struct GroupQueue {
+    waiting: Mutex<Vec<Arc<Waiting>>>,
+    /// Group commits made, and the batches they wrote.
+    commits: AtomicU64,
+    batches: AtomicU64,
+}
+
+impl GroupQueue {
+    fn push(&self, batch: Batch) -> Arc<Waiting> {
+        let waiting = Arc::new(Waiting { batch, answer: Mutex::new(None) });
+        self.waiting.lock().unwrap_or_else(|e| e.into_inner()).push(Arc::clone(&waiting));
+        waiting
+    }
+
+    fn take(&self) -> Vec<Arc<Waiting>> {
+        std::mem::take(&mut *self.waiting.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    /// Commits made through the queue, and the batches they wrote.
+    pub(crate) fn stats(&self) -> (u64, u64) {
+        (self.commits.load(Ordering::Relaxed), self.batches.load(Ordering::Relaxed))
+    }
+
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        self.waiting.lock().unwrap_or_else(|e| e.into_inner()).len()
+    }
+}
+
+/// The same failure for another writer of the group (errors are not
+/// `Clone`: their sources are rebuilt from their messages).
+fn echo(e: &Error) -> Error {
+    match e.kind() {
+        ErrorKind::DiskFull { path, available_bytes } => {
+            ErrorKind::DiskFull { path: path.clone(), available_bytes: *available_bytes }.into()
+        }
+        ErrorKind::MapFull { map_size_bytes, reason } => {
+            ErrorKind::MapFull { map_size_bytes: *map_size_bytes, reason: reason.clone() }.into()
+        }
+        ErrorKind::Poisoned => ErrorKind::Poisoned.into(),
+        _ => ErrorKind::Io { path: PathBuf::new(), source: std::io::Error::other(e.to_string()) }.into(),
+    }
+}
+
+/// A failure of one batch only (rolled back alone), not of the storage.
+fn of_the_batch(e: &Error) -> bool {
+    !matches!(
+        e.kind(),
+        ErrorKind::DiskFull { .. }
+            | ErrorKind::MapFull { .. }
+            | ErrorKind::Poisoned
+            | ErrorKind::Lmdb { .. }
+            | ErrorKind::Io { .. }
+    ) || matches!(e.kind(), ErrorKind::KeyTooLarge { .. })
+}
+
+impl Writer<'_> {
+    /// [`crate::Store::apply`] through the group commit.
+    pub(crate) fn apply_grouped(&self, batch: &Batch) -> Result<CommitInfo> {
+        let mine = self.group.push(batch.clone());
+        let _writer = self.env.lock_writer()?;
+        if let Some(answer) = mine.answer() {
+            // A leader committed (or refused) it while this writer waited.
+            return answer;
+        }
+        let group = self.group.take();
+        self.commit_group(&group);
+        mine.answer().unwrap_or_else(|| {
+            Err(ErrorKind::Io {
+                path: PathBuf::new(),
+                source: std::io::Error::other("a write left unanswered"),
+            }
+            .into())
+        })
+    }
+
+    /// Writes `group`'s batches in one transaction (the writer lock held),
+    /// and answers each.
+    fn commit_group(&self, group: &[Arc<Waiting>]) {
+        let mut tables = self.catalog.current();
+        loop {
+            // Each batch checked alone: a refused one is answered now.
+            let mut checked = Vec::with_capacity(group.len());
+            for w in group {
+                match self.check_fresh(&mut tables, &w.batch) {
+                    Ok(handles) => checked.push((w, handles)),
+                    Err(e) => w.set(Err(e)),
+                }
+            }
+            if checked.is_empty() {
+                return;
+            }
+            let now_ms = self.clock.now_ms();
+            let outcome = self.env.write_txn(|wtxn| {
+                if self.catalog.version_in(wtxn)? != tables.version {
+                    return Ok(None);
+                }
+                let mut answers = Vec::with_capacity(checked.len());
+                for (w, handles) in &checked {
+                    let mut nested = self.env.nested_write_txn(wtxn)?;
+                    match self.write_batch(&mut nested, handles, &w.batch, &[], now_ms) {
+                        Ok(info) => {
+                            nested.commit().map_err(|e| Error::lmdb("commit nested", e))?;
+                            answers.push(Ok(info));
+                        }
+                        Err(e) if of_the_batch(&e) => {
+                            nested.abort();
+                            answers.push(Err(e));
+                        }
+                        Err(e) => return Err(e),
+                    }
+                }
+                Ok(Some(answers))
+            });
+            match outcome {
+                Ok(Some(answers)) => {
+                    self.group.commits.fetch_add(1, Ordering::Relaxed);
+                    self.group
+                        .batches
+                        .fetch_add(answers.iter().filter(|a| a.is_ok()).count() as u64, Ordering::Relaxed);
+                    for ((w, _), answer) in checked.iter().zip(answers) {
+                        w.set(answer);
+                    }
+                    return;
+                }
+                // The catalog changed before the transaction began.
+                Ok(None) => match self.catalog.refresh(self.env) {
+                    Ok(fresh) => tables = fresh,
+                    Err(e) => {
+                        checked.iter().for_each(|(w, _)| w.set(Err(echo(&e))));
+                        return;
+                    }
+                },
+                Err(e) => {
+                    checked.iter().for_each(|(w, _)| w.set(Err(echo(&e))));
+                    return;
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use crate::{Batch, FamilySchema, PutCell, ReadOptions, Store, TableSchema};
+
+    /// Writers that queue while another holds the writer lock share one
+    /// commit; a batch of the group that is refused (a qualifier past the
+    /// store's limit) is answered its error alone, the others are written.
+    #[test]
+    fn writers_waiting_together_share_one_commit_and_fail_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Arc::new(Store::open(dir.path()).unwrap());
+        store.create_table("t", &TableSchema::new([FamilySchema::new("f")])).unwrap();
+        let (commits_before, _) = store.group.stats();
+        let lock = store.env.lock_writer().unwrap();
+        let writers: Vec<_> = (0..5)
+            .map(|i| {
+                let store = Arc::clone(&store);
+                std::thread::spawn(move || {
+                    let mut batch = Batch::new();
+                    // Writer 2's qualifier is longer than the store takes.
+                    let qualifier = if i == 2 { vec![b'q'; 600] } else { b"q".to_vec() };
+                    batch.put("t", format!("r{i}"), vec![PutCell::new("f", qualifier, format!("v{i}"))]);
+                    store.apply(&batch).map(|_| ()).map_err(|e| e.to_string())
+                })
+            })
+            .collect();
+        // Every writer queued behind the held lock (a wait on a condition,
+        // bounded; no sleep decides the outcome).
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        while store.group.len() < 5 {
+            assert!(std::time::Instant::now() < deadline, "the writers did not queue");
+            std::thread::yield_now();
+        }
+        drop(lock);
+        let answers: Vec<Result<(), String>> = writers.into_iter().map(|w| w.join().unwrap()).collect();
+        let (commits, _) = store.group.stats();
+        assert_eq!(commits - commits_before, 1, "one commit for the five writers: {answers:?}");
+        for (i, answer) in answers.iter().enumerate() {
+            let row = store.get("t", format!("r{i}").as_bytes(), &ReadOptions::default()).unwrap();
+            if i == 2 {
+                assert!(answer.is_err(), "{answer:?}");
+                assert!(row.is_none(), "the refused batch wrote nothing");
+            } else {
+                assert_eq!(answer, &Ok(()), "writer {i}");
+                assert_eq!(row.unwrap().cells[0].value, format!("v{i}").into_bytes());
+            }
+        }
+    }
+}
