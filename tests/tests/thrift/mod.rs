@@ -384,15 +384,19 @@ fn thrift_refuses_to_open_where_it_would_be_an_open_door() {
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
 }
 
-/// kill -9 of the server while a client writes batches (`mutateRows`, 20
-/// rows each): every batch it acknowledged is there whole after a restart,
-/// and the one in flight is there whole or not at all.
+/// kill -9 of the server while four clients write batches at once
+/// (`mutateRows`, 20 rows each; their commits are shared, the group
+/// commit): every batch a client had acknowledged is there whole after a
+/// restart, and the one each had in flight is there whole or not at all.
 #[test]
 fn thrift_kill_9_during_batches_loses_no_acknowledged_batch() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
     let t = TestDir::new();
     let out = t.run(&["create-table", "k", "--schema", r#"{"families":[{"name":"f"}]}"#]);
     assert!(out.status.success(), "{}", stderr(&out));
     const ROWS: usize = 20;
+    const CLIENTS: usize = 4;
     let mut rng = rowsearch_tests::Rng(0x5eed_u64 | 1);
     for round in 0..4 {
         let mut server = t.serve(&["serve", "--thrift", "127.0.0.1:0"]);
@@ -401,63 +405,74 @@ fn thrift_kill_9_during_batches_loses_no_acknowledged_batch() {
             .iter()
             .find_map(|l| l.strip_prefix("thrift listening on ").map(str::to_owned))
             .expect("thrift address");
-        let acked = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
-        let writer = {
-            let acked = std::sync::Arc::clone(&acked);
-            std::thread::spawn(move || {
-                let mut c = Client::connect(&thrift);
-                for n in 1.. {
-                    let keys: Vec<String> = (0..ROWS).map(|i| format!("b{round}-{n:06}-{i:02}")).collect();
-                    let batches = keys
-                        .iter()
-                        .map(|k| {
-                            vec![
-                                (1, A::Bytes(k.as_bytes())),
-                                (
-                                    2,
-                                    A::Structs(vec![vec![
-                                        (2, A::Bytes(b"f:v")),
-                                        (3, A::Bytes(k.as_bytes())),
-                                    ]]),
-                                ),
-                            ]
-                        })
-                        .collect();
-                    match c.try_call("mutateRows", &[(1, A::Bytes(b"k")), (2, A::Structs(batches))]) {
-                        Some(Ok(reply)) if reply == V::Struct(vec![]) => {
-                            acked.store(n, std::sync::atomic::Ordering::SeqCst)
+        let acked: Arc<Vec<AtomicUsize>> = Arc::new((0..CLIENTS).map(|_| AtomicUsize::new(0)).collect());
+        let writers: Vec<_> = (0..CLIENTS)
+            .map(|w| {
+                let acked = Arc::clone(&acked);
+                let thrift = thrift.clone();
+                std::thread::spawn(move || {
+                    let mut c = Client::connect(&thrift);
+                    for n in 1.. {
+                        let keys: Vec<String> =
+                            (0..ROWS).map(|i| format!("b{round}-{w}-{n:06}-{i:02}")).collect();
+                        let batches = keys
+                            .iter()
+                            .map(|k| {
+                                vec![
+                                    (1, A::Bytes(k.as_bytes())),
+                                    (
+                                        2,
+                                        A::Structs(vec![vec![
+                                            (2, A::Bytes(b"f:v")),
+                                            (3, A::Bytes(k.as_bytes())),
+                                        ]]),
+                                    ),
+                                ]
+                            })
+                            .collect();
+                        match c.try_call("mutateRows", &[(1, A::Bytes(b"k")), (2, A::Structs(batches))]) {
+                            Some(Ok(reply)) if reply == V::Struct(vec![]) => {
+                                acked[w].store(n, Ordering::SeqCst)
+                            }
+                            Some(other) => panic!("mutateRows: {other:?}"),
+                            None => return,
                         }
-                        Some(other) => panic!("mutateRows: {other:?}"),
-                        None => return,
                     }
-                }
+                })
             })
-        };
+            .collect();
         // Let some batches land, then kill at a random moment.
-        while acked.load(std::sync::atomic::Ordering::SeqCst) < 3 {
+        while acked.iter().any(|a| a.load(Ordering::SeqCst) < 3) {
             std::thread::yield_now();
         }
         std::thread::sleep(std::time::Duration::from_micros(rng.next_u64() % 20_000));
         let status = std::process::Command::new("kill").args(["-9", &server.pid().to_string()]).status();
         assert!(status.is_ok_and(|s| s.success()));
-        writer.join().expect("writer");
+        for w in writers {
+            w.join().expect("writer");
+        }
         drop(server);
-        let acked = acked.load(std::sync::atomic::Ordering::SeqCst);
         let out = t.run(&["scan", "k", "--prefix", &format!("b{round}-"), "--keys-only"]);
         assert!(out.status.success(), "{}", stderr(&out));
-        let mut per_batch = std::collections::BTreeMap::<usize, usize>::new();
+        let mut per_batch = std::collections::BTreeMap::<(usize, usize), usize>::new();
         for line in String::from_utf8_lossy(&out.stdout).lines() {
             let row: Value = serde_json::from_str(line).unwrap();
             let key = row["key"].as_str().unwrap();
-            let n: usize = key.split('-').nth(1).unwrap().parse().unwrap();
-            *per_batch.entry(n).or_default() += 1;
+            let mut parts = key.split('-').skip(1);
+            let w: usize = parts.next().unwrap().parse().unwrap();
+            let n: usize = parts.next().unwrap().parse().unwrap();
+            *per_batch.entry((w, n)).or_default() += 1;
         }
-        for n in 1..=acked {
-            assert_eq!(per_batch.get(&n), Some(&ROWS), "round {round}: acknowledged batch {n} lost rows");
-        }
-        for (n, rows) in &per_batch {
-            assert!(*n <= acked + 1, "round {round}: batch {n} was never sent");
-            assert_eq!(*rows, ROWS, "round {round}: batch {n} is there in part");
+        for (w, acked) in acked.iter().enumerate() {
+            let acked = acked.load(Ordering::SeqCst);
+            for n in 1..=acked {
+                let rows = per_batch.get(&(w, n));
+                assert_eq!(rows, Some(&ROWS), "round {round}: client {w}'s acknowledged batch {n} lost rows");
+            }
+            for ((_, n), rows) in per_batch.iter().filter(|((pw, _), _)| *pw == w) {
+                assert!(*n <= acked + 1, "round {round}: client {w}'s batch {n} was never sent");
+                assert_eq!(*rows, ROWS, "round {round}: client {w}'s batch {n} is there in part");
+            }
         }
     }
 }
