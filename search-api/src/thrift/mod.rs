@@ -2,7 +2,7 @@
 //! (`codec.rs`: the binary and compact protocols, decoded into generic
 //! values within limits), the transports (`transport.rs`: buffered and
 //! framed, told apart by the first bytes, with a read budget across
-//! connections), the argument readers and error mapping both services
+//! connections; `http.rs`: Thrift over HTTP, one `POST` per call), the argument readers and error mapping both services
 //! share (`args.rs`), a connection's scanners (`scanners.rs`), the
 //! read-modify-write operations (`ops.rs`), the `Hbase` service's structs
 //! and methods (`hbase_types.rs`, `hbase.rs`), the Thrift2
@@ -19,6 +19,7 @@ mod codec;
 mod fuzz_tests;
 mod hbase;
 mod hbase_types;
+mod http;
 mod ops;
 mod scanners;
 mod server;

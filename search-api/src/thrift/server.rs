@@ -131,7 +131,18 @@ pub async fn serve(listener: TcpListener, store: Arc<Store>, api: Api, observe: 
             let _permit = permit;
             let _client_slot = client_slot;
             // A connection that ends on bad bytes or idleness ends alone.
-            let _ = connection(stream, gateway, observe, budget, answers).await;
+            // One whose first byte is `P` (a `POST`) is Thrift over HTTP;
+            // the others a socket transport (transport.rs tells which).
+            let mut first = [0u8; 1];
+            match tokio::time::timeout(IDLE, stream.peek(&mut first)).await {
+                Ok(Ok(1..)) if first[0] == b'P' => {
+                    let _ = super::http::connection(stream, gateway, observe, IDLE).await;
+                }
+                Ok(Ok(1..)) => {
+                    let _ = connection(stream, gateway, observe, budget, answers).await;
+                }
+                _ => {}
+            }
         });
     }
 }
@@ -169,51 +180,9 @@ async fn connection(
         if !matches!(call.kind, MessageType::Call | MessageType::Oneway) {
             return Err(format!("a {:?} message from a client", call.kind));
         }
-        let oneway = call.kind == MessageType::Oneway;
-        let (name, seq) = (call.name.clone(), call.seq);
-        let g = Arc::clone(&gateway);
-        let mut s = session.take().unwrap_or_default();
-        let (s, outcome) = tokio::task::spawn_blocking(move || {
-            let outcome = g.call(&mut s, &call.name, &call.body);
-            (s, outcome)
-        })
-        .await
-        .map_err(|e| format!("a call failed: {e}"))?;
+        let (s, reply) = answer(&gateway, &observe, session.take().unwrap_or_default(), call).await?;
         session = Some(s);
-        match &outcome {
-            None => observe("unknown", "application"),
-            Some(Ok(_)) => observe(&gateway.label(&name), "ok"),
-            Some(Err(e)) => observe(&gateway.label(&name), e.label()),
-        }
-        if oneway {
-            continue;
-        }
-        let reply = match outcome {
-            Some(outcome) => Message {
-                name: name.clone(),
-                kind: MessageType::Reply,
-                seq,
-                body: gateway.reply(&name, outcome),
-            },
-            // TApplicationException UNKNOWN_METHOD (1), naming the
-            // method within bounds.
-            None => Message {
-                name: echoed(&name),
-                kind: MessageType::Exception,
-                seq,
-                body: Value::Struct(vec![
-                    (
-                        1,
-                        Value::Binary(
-                            format!("method {} is not served by rowsearch's Thrift gateway", echoed(&name))
-                                .into_bytes(),
-                        ),
-                    ),
-                    (2, Value::I32(1)),
-                ]),
-            },
-        };
-        drop(name);
+        let Some(reply) = reply else { continue };
         let bytes = conn.encode(&reply);
         drop(reply);
         // The reply's share of the budget, held until it is written.
@@ -230,4 +199,54 @@ async fn connection(
         }
         drop(share);
     }
+}
+
+/// Runs one call off the async workers (with the connection's `session`)
+/// and makes its reply: `None` for a oneway call.
+pub(super) async fn answer(
+    gateway: &Arc<Service>,
+    observe: &CallObserver,
+    mut session: Session,
+    call: Message,
+) -> Result<(Session, Option<Message>), String> {
+    let oneway = call.kind == MessageType::Oneway;
+    let (name, seq) = (call.name.clone(), call.seq);
+    let g = Arc::clone(gateway);
+    let (session, outcome) = tokio::task::spawn_blocking(move || {
+        let outcome = g.call(&mut session, &call.name, &call.body);
+        (session, outcome)
+    })
+    .await
+    .map_err(|e| format!("a call failed: {e}"))?;
+    match &outcome {
+        None => observe("unknown", "application"),
+        Some(Ok(_)) => observe(&gateway.label(&name), "ok"),
+        Some(Err(e)) => observe(&gateway.label(&name), e.label()),
+    }
+    if oneway {
+        return Ok((session, None));
+    }
+    let reply = match outcome {
+        Some(outcome) => {
+            Message { name: name.clone(), kind: MessageType::Reply, seq, body: gateway.reply(&name, outcome) }
+        }
+        // TApplicationException UNKNOWN_METHOD (1), naming the method
+        // within bounds.
+        None => Message {
+            name: echoed(&name),
+            kind: MessageType::Exception,
+            seq,
+            body: Value::Struct(vec![
+                (
+                    1,
+                    Value::Binary(
+                        format!("method {} is not served by rowsearch's Thrift gateway", echoed(&name))
+                            .into_bytes(),
+                    ),
+                ),
+                (2, Value::I32(1)),
+            ]),
+        },
+    };
+    Ok((session, Some(reply)))
 }

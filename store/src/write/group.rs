@@ -1,19 +1,20 @@
 //! Group commit: writers that arrive together share one LMDB commit, so
 //! the sync to disk is paid once per group, not once per write.
 //!
-//! Each [`Writer::apply`] queues its batch, then takes the writer lock.
-//! Whoever holds the lock next (the leader) takes every queued batch and
-//! writes them in one transaction, each in a nested transaction of its own:
-//! a batch that fails (a value LMDB refuses) is rolled back alone and
-//! answered its error, the others commit. A failure of the whole
-//! transaction (a full disk, a failed commit) is every batch's. A writer
-//! whose batch a leader committed finds its answer when it gets the lock,
-//! and returns: acknowledged still means durable, as the commit has
-//! synced before any of its writers returns.
+//! Each [`crate::Store::apply`] queues its batch. When no commit is under
+//! way, the writer that finds it so becomes the leader: it takes every
+//! queued batch and, holding the writer lock, writes them in one
+//! transaction, each in a nested transaction of its own: a batch that
+//! fails (a value LMDB refuses) is rolled back alone and answered its
+//! error, the others commit. A failure of the whole transaction (a full
+//! disk, a failed commit) is every batch's. Meanwhile the next writers
+//! queue; when the commit is done its writers are woken with their answers
+//! and one of the queued becomes the next leader. Acknowledged still means
+//! durable: the commit has synced before any of its writers returns.
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
 use super::apply::Writer;
 use super::batch::Batch;
@@ -37,24 +38,27 @@ impl Waiting {
     }
 }
 
+/// The queue and whether a leader is committing.
+#[derive(Debug, Default)]
+struct QueueState {
+    waiting: Vec<Arc<Waiting>>,
+    leading: bool,
+}
+
 /// The store's queue of writes waiting for a commit.
 #[derive(Debug, Default)]
 pub(crate) struct GroupQueue {
-    waiting: Mutex<Vec<Arc<Waiting>>>,
+    state: Mutex<QueueState>,
+    /// Signalled when a leader's commit is done.
+    done: Condvar,
     /// Group commits made, and the batches they wrote.
     commits: AtomicU64,
     batches: AtomicU64,
 }
 
 impl GroupQueue {
-    fn push(&self, batch: Batch) -> Arc<Waiting> {
-        let waiting = Arc::new(Waiting { batch, answer: Mutex::new(None) });
-        self.waiting.lock().unwrap_or_else(|e| e.into_inner()).push(Arc::clone(&waiting));
-        waiting
-    }
-
-    fn take(&self) -> Vec<Arc<Waiting>> {
-        std::mem::take(&mut *self.waiting.lock().unwrap_or_else(|e| e.into_inner()))
+    fn lock(&self) -> MutexGuard<'_, QueueState> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Commits made through the queue, and the batches they wrote.
@@ -64,7 +68,7 @@ impl GroupQueue {
 
     #[cfg(test)]
     fn len(&self) -> usize {
-        self.waiting.lock().unwrap_or_else(|e| e.into_inner()).len()
+        self.lock().waiting.len()
     }
 }
 
@@ -98,21 +102,30 @@ fn of_the_batch(e: &Error) -> bool {
 impl Writer<'_> {
     /// [`crate::Store::apply`] through the group commit.
     pub(crate) fn apply_grouped(&self, batch: &Batch) -> Result<CommitInfo> {
-        let mine = self.group.push(batch.clone());
-        let _writer = self.env.lock_writer()?;
-        if let Some(answer) = mine.answer() {
-            // A leader committed (or refused) it while this writer waited.
-            return answer;
-        }
-        let group = self.group.take();
-        self.commit_group(&group);
-        mine.answer().unwrap_or_else(|| {
-            Err(ErrorKind::Io {
-                path: PathBuf::new(),
-                source: std::io::Error::other("a write left unanswered"),
+        let mine = Arc::new(Waiting { batch: batch.clone(), answer: Mutex::new(None) });
+        let mut state = self.group.lock();
+        state.waiting.push(Arc::clone(&mine));
+        loop {
+            if let Some(answer) = mine.answer() {
+                return answer;
             }
-            .into())
-        })
+            if state.leading {
+                state = self.group.done.wait(state).unwrap_or_else(|e| e.into_inner());
+                continue;
+            }
+            // No commit under way: this writer leads the next one, with
+            // every batch queued (its own among them, or answered already).
+            state.leading = true;
+            let group = std::mem::take(&mut state.waiting);
+            drop(state);
+            match self.env.lock_writer() {
+                Ok(_writer) => self.commit_group(&group),
+                Err(e) => group.iter().for_each(|w| w.set(Err(echo(&e)))),
+            }
+            state = self.group.lock();
+            state.leading = false;
+            self.group.done.notify_all();
+        }
     }
 
     /// Writes `group`'s batches in one transaction (the writer lock held),
@@ -196,7 +209,8 @@ mod tests {
         let store = Arc::new(Store::open(dir.path()).unwrap());
         store.create_table("t", &TableSchema::new([FamilySchema::new("f")])).unwrap();
         let (commits_before, _) = store.group.stats();
-        let lock = store.env.lock_writer().unwrap();
+        // A commit under way: the writers queue behind it.
+        store.group.lock().leading = true;
         let writers: Vec<_> = (0..5)
             .map(|i| {
                 let store = Arc::clone(&store);
@@ -216,7 +230,9 @@ mod tests {
             assert!(std::time::Instant::now() < deadline, "the writers did not queue");
             std::thread::yield_now();
         }
-        drop(lock);
+        // Done: the first writer to see it leads one commit for all five.
+        store.group.lock().leading = false;
+        store.group.done.notify_all();
         let answers: Vec<Result<(), String>> = writers.into_iter().map(|w| w.join().unwrap()).collect();
         let (commits, _) = store.group.stats();
         assert_eq!(commits - commits_before, 1, "one commit for the five writers: {answers:?}");

@@ -3,7 +3,9 @@
 //! through its `ThriftConnection`, and the same steps against a real
 //! HBase 2.6.1 through its native client (and, for reference, through
 //! HBase's own Thrift2 gateway): `tests/java/ClientSuite.java`, compiled
-//! here with `javac` against `hbase/hbase.sh classpath`. Every answer is
+//! here with `javac` against `hbase/hbase.sh classpath`; rowsearch through
+//! both of the client's transports (binary over a socket, and over HTTP).
+//! Every answer is
 //! HBase's, but the differences stated below (and in docs/hbase.md "HBase's
 //! Java client"), each with its reason.
 
@@ -112,6 +114,11 @@ fn hbase_java_client_gets_hbase_answers_from_rowsearch() {
     let gateway = run(&classes, "thrift", &hbase.thrift2);
     let (_t, _s, thrift2) = super::thrift2_server();
     let ours = run(&classes, "thrift", &thrift2);
+    // Thrift over HTTP (ThriftConnection's HTTPThriftClientBuilder), on the
+    // same port: the same answers.
+    let (_t2, _s2, thrift2_http) = super::thrift2_server();
+    let over_http = run(&classes, "http", &thrift2_http);
+    assert_eq!(over_http, ours, "Thrift over HTTP answers as the binary transport");
     assert_eq!(ours.len(), native.len(), "the same steps");
     let mut wrong = Vec::new();
     let mut stated = 0;
