@@ -143,7 +143,8 @@ def ycsb(src, classpath, conf, phase, out_file):
            "-p", "clientbuffering=false", "-threads", str(args.threads)]
     done = subprocess.run(cmd, capture_output=True, text=True)
     with open(out_file, "w") as f:
-        f.write(" ".join(cmd) + "\n" + done.stdout + "\n--- stderr\n" + done.stderr)
+        tail = "\n".join(done.stderr.strip().splitlines()[-10:])
+        f.write(" ".join(cmd) + "\n" + done.stdout + "\n--- stderr (last lines)\n" + tail + "\n")
     figures = {}
     for line in done.stdout.splitlines():
         m = OP.match(line)

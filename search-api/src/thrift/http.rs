@@ -16,9 +16,9 @@ use hyper::body::Incoming;
 use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::{TokioIo, TokioTimer};
 
+use super::calls::{CallObserver, Service, answer};
 use super::codec::{self, Limits, MessageType, Protocol};
 use super::scanners::Session;
-use super::server::{CallObserver, Service, answer};
 
 /// Serves one HTTP connection's calls.
 pub(super) async fn connection(

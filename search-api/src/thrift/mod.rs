@@ -7,11 +7,13 @@
 //! read-modify-write operations (`ops.rs`), the `Hbase` service's structs
 //! and methods (`hbase_types.rs`, `hbase.rs`), the Thrift2
 //! `THBaseService`'s (`thbase_types.rs`, `thbase.rs`), and the server that
-//! `serve --thrift` and `--thrift2` start beside HTTP (`server.rs`).
+//! `serve --thrift` and `--thrift2` start beside HTTP (`server.rs`; one
+//! call run off the async workers, and its reply: `calls.rs`).
 
 // Parts of the codec (the writers' and readers' full generality) serve
 // the tests and the methods still to come.
 mod args;
+mod calls;
 mod client;
 #[allow(dead_code)]
 mod codec;

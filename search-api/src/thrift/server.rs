@@ -12,11 +12,11 @@ use std::time::Duration;
 use rowsearch_store::Store;
 use tokio::net::TcpListener;
 
-use super::codec::{Limits, Message, MessageType, Value};
-use super::hbase::{Gateway, reply_body};
-use super::hbase_types::HbaseError;
+use super::calls::{Service, answer};
+use super::codec::{Limits, MessageType};
+use super::hbase::Gateway;
 use super::scanners::Session;
-use super::thbase::{self, Thrift2};
+use super::thbase::Thrift2;
 use super::transport::{Connection, ReadBudget};
 use crate::client_slots::{ClientSlot, Clients};
 
@@ -35,9 +35,6 @@ const ANSWER_BUDGET: usize = 64 << 20;
 /// for the client to read it; past either the connection is closed.
 const SEND_TIME: Duration = Duration::from_secs(30);
 
-/// Most bytes of an unknown method's name said back in its exception.
-const NAME_ECHO: usize = 64;
-
 /// Bytes of messages being read, across connections, past each one's
 /// first 64 KiB (see `ReadBudget`): 4 messages at the 16 MiB limit.
 const READ_BUDGET: usize = 64 << 20;
@@ -46,10 +43,7 @@ const READ_BUDGET: usize = 64 << 20;
 /// call) is closed: HBase's Thrift server's read timeout.
 const IDLE: Duration = Duration::from_secs(60);
 
-/// What the server tells of each call: the method (or `unknown`) and its
-/// outcome (`ok`, `io_error`, `illegal_argument`, `already_exists`,
-/// `application`).
-pub type CallObserver = Arc<dyn Fn(&str, &'static str) + Send + Sync>;
+pub use super::calls::CallObserver;
 
 /// Which of HBase's Thrift services a listener serves.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -60,41 +54,6 @@ pub enum Api {
     /// `THBaseService`, HBase's Thrift2 gateway; its methods are counted
     /// as `thrift2.METHOD`.
     Thrift2,
-}
-
-/// A service: its calls over a connection's session, and their replies.
-pub(crate) enum Service {
-    Hbase(Gateway),
-    Thrift2(Thrift2),
-}
-
-impl Service {
-    fn call(
-        &self,
-        session: &mut Session,
-        method: &str,
-        args: &Value,
-    ) -> Option<Result<Option<Value>, HbaseError>> {
-        match self {
-            Service::Hbase(g) => g.call(session, method, args),
-            Service::Thrift2(t) => t.call(session, method, args),
-        }
-    }
-
-    fn reply(&self, method: &str, outcome: Result<Option<Value>, HbaseError>) -> Value {
-        match self {
-            Service::Hbase(_) => reply_body(method, outcome),
-            Service::Thrift2(_) => thbase::reply_body(method, outcome),
-        }
-    }
-
-    /// The method's name in metrics.
-    fn label(&self, method: &str) -> String {
-        match self {
-            Service::Hbase(_) => method.to_owned(),
-            Service::Thrift2(_) => format!("thrift2.{method}"),
-        }
-    }
 }
 
 /// Serves `api` on `listener` over `store`, until the runtime stops,
@@ -147,19 +106,6 @@ pub async fn serve(listener: TcpListener, store: Arc<Store>, api: Api, observe: 
     }
 }
 
-/// The method's name as an answer may say it: at most [`NAME_ECHO`]
-/// bytes (a client's 15 MiB name is not written back).
-fn echoed(name: &str) -> String {
-    if name.len() <= NAME_ECHO {
-        return name.to_owned();
-    }
-    let mut end = NAME_ECHO;
-    while !name.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}…", &name[..end])
-}
-
 /// One connection, call after call.
 async fn connection(
     stream: tokio::net::TcpStream,
@@ -199,54 +145,4 @@ async fn connection(
         }
         drop(share);
     }
-}
-
-/// Runs one call off the async workers (with the connection's `session`)
-/// and makes its reply: `None` for a oneway call.
-pub(super) async fn answer(
-    gateway: &Arc<Service>,
-    observe: &CallObserver,
-    mut session: Session,
-    call: Message,
-) -> Result<(Session, Option<Message>), String> {
-    let oneway = call.kind == MessageType::Oneway;
-    let (name, seq) = (call.name.clone(), call.seq);
-    let g = Arc::clone(gateway);
-    let (session, outcome) = tokio::task::spawn_blocking(move || {
-        let outcome = g.call(&mut session, &call.name, &call.body);
-        (session, outcome)
-    })
-    .await
-    .map_err(|e| format!("a call failed: {e}"))?;
-    match &outcome {
-        None => observe("unknown", "application"),
-        Some(Ok(_)) => observe(&gateway.label(&name), "ok"),
-        Some(Err(e)) => observe(&gateway.label(&name), e.label()),
-    }
-    if oneway {
-        return Ok((session, None));
-    }
-    let reply = match outcome {
-        Some(outcome) => {
-            Message { name: name.clone(), kind: MessageType::Reply, seq, body: gateway.reply(&name, outcome) }
-        }
-        // TApplicationException UNKNOWN_METHOD (1), naming the method
-        // within bounds.
-        None => Message {
-            name: echoed(&name),
-            kind: MessageType::Exception,
-            seq,
-            body: Value::Struct(vec![
-                (
-                    1,
-                    Value::Binary(
-                        format!("method {} is not served by rowsearch's Thrift gateway", echoed(&name))
-                            .into_bytes(),
-                    ),
-                ),
-                (2, Value::I32(1)),
-            ]),
-        },
-    };
-    Ok((session, Some(reply)))
 }

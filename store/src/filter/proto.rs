@@ -523,3 +523,7 @@ fn single_column_value(f: SingleColumnValueFilter, exclude: bool) -> Result<Filt
         exclude,
     })
 }
+
+#[cfg(test)]
+#[path = "proto_tests.rs"]
+mod tests;
