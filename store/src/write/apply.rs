@@ -9,6 +9,7 @@ use heed::RwTxn;
 
 use super::batch::{Batch, Delete, Mutation};
 use super::derived::{index_entries, keyword_changes, rows_exist, update_indexes, values_before};
+use super::group::{Waiting, echo, of_the_batch};
 use super::row::{delete_row, put_row};
 use crate::cell::PutCell;
 use crate::clock::Clock;
@@ -473,4 +474,100 @@ fn steps<'b>(batch: &'b Batch, keywords: &'b [Option<Ahead>], threaded: &'b Thre
     }
     steps.extend(threaded.moved.iter().map(plain));
     steps
+}
+
+impl Writer<'_> {
+    /// [`crate::Store::apply`] through the group commit.
+    pub(crate) fn apply_grouped(&self, batch: &Batch) -> Result<CommitInfo> {
+        let mine = Arc::new(Waiting::new(batch.clone()));
+        let mut state = self.group.lock();
+        state.waiting.push(Arc::clone(&mine));
+        loop {
+            if let Some(answer) = mine.answer() {
+                return answer;
+            }
+            if state.leading {
+                state = self.group.done.wait(state).unwrap_or_else(|e| e.into_inner());
+                continue;
+            }
+            // No commit under way: this writer leads the next one, with
+            // every batch queued (its own among them, or answered already).
+            state.leading = true;
+            let group = std::mem::take(&mut state.waiting);
+            drop(state);
+            match self.env.lock_writer() {
+                Ok(_writer) => self.commit_group(&group),
+                Err(e) => group.iter().for_each(|w| w.set(Err(echo(&e)))),
+            }
+            state = self.group.lock();
+            state.leading = false;
+            self.group.done.notify_all();
+        }
+    }
+
+    /// Writes `group`'s batches in one transaction (the writer lock held),
+    /// and answers each.
+    fn commit_group(&self, group: &[Arc<Waiting>]) {
+        let mut tables = self.catalog.current();
+        loop {
+            // Each batch checked alone: a refused one is answered now.
+            let mut checked = Vec::with_capacity(group.len());
+            for w in group {
+                match self.check_fresh(&mut tables, &w.batch) {
+                    Ok(handles) => checked.push((w, handles)),
+                    Err(e) => w.set(Err(e)),
+                }
+            }
+            if checked.is_empty() {
+                return;
+            }
+            let now_ms = self.clock.now_ms();
+            let outcome = self.env.write_txn(|wtxn| {
+                if self.catalog.version_in(wtxn)? != tables.version {
+                    return Ok(None);
+                }
+                let mut answers = Vec::with_capacity(checked.len());
+                for (w, handles) in &checked {
+                    let mut nested = self.env.nested_write_txn(wtxn)?;
+                    match self.write_batch(&mut nested, handles, &w.batch, &[], now_ms) {
+                        Ok(info) => {
+                            nested.commit().map_err(|e| crate::error::Error::lmdb("commit nested", e))?;
+                            answers.push(Ok(info));
+                        }
+                        Err(e) if of_the_batch(&e) => {
+                            nested.abort();
+                            answers.push(Err(e));
+                        }
+                        Err(e) => return Err(e),
+                    }
+                }
+                Ok(Some(answers))
+            });
+            match outcome {
+                Ok(Some(answers)) => {
+                    self.group.commits.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    self.group.batches.fetch_add(
+                        answers.iter().filter(|a| a.is_ok()).count() as u64,
+                        std::sync::atomic::Ordering::Relaxed,
+                    );
+                    for ((w, _), answer) in checked.iter().zip(answers) {
+                        w.set(answer);
+                    }
+                    return;
+                }
+                // The catalog changed before the transaction began.
+                Ok(None) => match self.catalog.refresh(self.env) {
+                    Ok(fresh) => tables = fresh,
+                    Err(e) => {
+                        checked.iter().for_each(|(w, _)| w.set(Err(echo(&e))));
+                        return;
+                    }
+                },
+                Err(e) => {
+                    checked.iter().for_each(|(w, _)| w.set(Err(echo(&e))));
+                    return;
+                }
+            }
+        }
+    }
 }

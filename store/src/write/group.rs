@@ -1,7 +1,9 @@
 //! Group commit: writers that arrive together share one LMDB commit, so
 //! the sync to disk is paid once per group, not once per write.
 //!
-//! Each [`crate::Store::apply`] queues its batch. When no commit is under
+//! The queue and its answers live here; the leading and the commit are
+//! `Writer::apply_grouped` (apply.rs). Each [`crate::Store::apply`] queues
+//! its batch. When no commit is under
 //! way, the writer that finds it so becomes the leader: it takes every
 //! queued batch and, holding the writer lock, writes them in one
 //! transaction, each in a nested transaction of its own: a batch that
@@ -16,7 +18,6 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
-use super::apply::Writer;
 use super::batch::Batch;
 use crate::db::feed::CommitInfo;
 use crate::error::{Error, ErrorKind, Result};
@@ -24,25 +25,30 @@ use crate::error::{Error, ErrorKind, Result};
 /// One queued write and, once committed or refused, its answer.
 #[derive(Debug)]
 pub(crate) struct Waiting {
-    batch: Batch,
+    pub(super) batch: Batch,
     answer: Mutex<Option<Result<CommitInfo>>>,
 }
 
 impl Waiting {
-    fn answer(&self) -> Option<Result<CommitInfo>> {
+    /// A write queued with `batch`, not answered yet.
+    pub(super) fn new(batch: Batch) -> Waiting {
+        Waiting { batch, answer: Mutex::new(None) }
+    }
+
+    pub(super) fn answer(&self) -> Option<Result<CommitInfo>> {
         self.answer.lock().unwrap_or_else(|e| e.into_inner()).take()
     }
 
-    fn set(&self, answer: Result<CommitInfo>) {
+    pub(super) fn set(&self, answer: Result<CommitInfo>) {
         *self.answer.lock().unwrap_or_else(|e| e.into_inner()) = Some(answer);
     }
 }
 
 /// The queue and whether a leader is committing.
 #[derive(Debug, Default)]
-struct QueueState {
-    waiting: Vec<Arc<Waiting>>,
-    leading: bool,
+pub(super) struct QueueState {
+    pub(super) waiting: Vec<Arc<Waiting>>,
+    pub(super) leading: bool,
 }
 
 /// The store's queue of writes waiting for a commit.
@@ -50,14 +56,14 @@ struct QueueState {
 pub(crate) struct GroupQueue {
     state: Mutex<QueueState>,
     /// Signalled when a leader's commit is done.
-    done: Condvar,
+    pub(super) done: Condvar,
     /// Group commits made, and the batches they wrote.
-    commits: AtomicU64,
-    batches: AtomicU64,
+    pub(super) commits: AtomicU64,
+    pub(super) batches: AtomicU64,
 }
 
 impl GroupQueue {
-    fn lock(&self) -> MutexGuard<'_, QueueState> {
+    pub(super) fn lock(&self) -> MutexGuard<'_, QueueState> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
@@ -74,7 +80,7 @@ impl GroupQueue {
 
 /// The same failure for another writer of the group (errors are not
 /// `Clone`: their sources are rebuilt from their messages).
-fn echo(e: &Error) -> Error {
+pub(super) fn echo(e: &Error) -> Error {
     match e.kind() {
         ErrorKind::DiskFull { path, available_bytes } => {
             ErrorKind::DiskFull { path: path.clone(), available_bytes: *available_bytes }.into()
@@ -88,7 +94,7 @@ fn echo(e: &Error) -> Error {
 }
 
 /// A failure of one batch only (rolled back alone), not of the storage.
-fn of_the_batch(e: &Error) -> bool {
+pub(super) fn of_the_batch(e: &Error) -> bool {
     !matches!(
         e.kind(),
         ErrorKind::DiskFull { .. }
@@ -97,101 +103,6 @@ fn of_the_batch(e: &Error) -> bool {
             | ErrorKind::Lmdb { .. }
             | ErrorKind::Io { .. }
     ) || matches!(e.kind(), ErrorKind::KeyTooLarge { .. })
-}
-
-impl Writer<'_> {
-    /// [`crate::Store::apply`] through the group commit.
-    pub(crate) fn apply_grouped(&self, batch: &Batch) -> Result<CommitInfo> {
-        let mine = Arc::new(Waiting { batch: batch.clone(), answer: Mutex::new(None) });
-        let mut state = self.group.lock();
-        state.waiting.push(Arc::clone(&mine));
-        loop {
-            if let Some(answer) = mine.answer() {
-                return answer;
-            }
-            if state.leading {
-                state = self.group.done.wait(state).unwrap_or_else(|e| e.into_inner());
-                continue;
-            }
-            // No commit under way: this writer leads the next one, with
-            // every batch queued (its own among them, or answered already).
-            state.leading = true;
-            let group = std::mem::take(&mut state.waiting);
-            drop(state);
-            match self.env.lock_writer() {
-                Ok(_writer) => self.commit_group(&group),
-                Err(e) => group.iter().for_each(|w| w.set(Err(echo(&e)))),
-            }
-            state = self.group.lock();
-            state.leading = false;
-            self.group.done.notify_all();
-        }
-    }
-
-    /// Writes `group`'s batches in one transaction (the writer lock held),
-    /// and answers each.
-    fn commit_group(&self, group: &[Arc<Waiting>]) {
-        let mut tables = self.catalog.current();
-        loop {
-            // Each batch checked alone: a refused one is answered now.
-            let mut checked = Vec::with_capacity(group.len());
-            for w in group {
-                match self.check_fresh(&mut tables, &w.batch) {
-                    Ok(handles) => checked.push((w, handles)),
-                    Err(e) => w.set(Err(e)),
-                }
-            }
-            if checked.is_empty() {
-                return;
-            }
-            let now_ms = self.clock.now_ms();
-            let outcome = self.env.write_txn(|wtxn| {
-                if self.catalog.version_in(wtxn)? != tables.version {
-                    return Ok(None);
-                }
-                let mut answers = Vec::with_capacity(checked.len());
-                for (w, handles) in &checked {
-                    let mut nested = self.env.nested_write_txn(wtxn)?;
-                    match self.write_batch(&mut nested, handles, &w.batch, &[], now_ms) {
-                        Ok(info) => {
-                            nested.commit().map_err(|e| Error::lmdb("commit nested", e))?;
-                            answers.push(Ok(info));
-                        }
-                        Err(e) if of_the_batch(&e) => {
-                            nested.abort();
-                            answers.push(Err(e));
-                        }
-                        Err(e) => return Err(e),
-                    }
-                }
-                Ok(Some(answers))
-            });
-            match outcome {
-                Ok(Some(answers)) => {
-                    self.group.commits.fetch_add(1, Ordering::Relaxed);
-                    self.group
-                        .batches
-                        .fetch_add(answers.iter().filter(|a| a.is_ok()).count() as u64, Ordering::Relaxed);
-                    for ((w, _), answer) in checked.iter().zip(answers) {
-                        w.set(answer);
-                    }
-                    return;
-                }
-                // The catalog changed before the transaction began.
-                Ok(None) => match self.catalog.refresh(self.env) {
-                    Ok(fresh) => tables = fresh,
-                    Err(e) => {
-                        checked.iter().for_each(|(w, _)| w.set(Err(echo(&e))));
-                        return;
-                    }
-                },
-                Err(e) => {
-                    checked.iter().for_each(|(w, _)| w.set(Err(echo(&e))));
-                    return;
-                }
-            }
-        }
-    }
 }
 
 #[cfg(test)]
