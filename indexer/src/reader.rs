@@ -529,11 +529,20 @@ fn overlaid_commit(commit: u64, overlay: &Overlay) -> u64 {
     xxhash_rust::xxh3::xxh3_64(format!("{commit:x}+{}:{}", overlay.from_seq, overlay.last_seq).as_bytes())
 }
 
-/// A hash of the segments (and their deletes) a searcher sees.
+/// A hash of the segments (and their deletes) a searcher sees, and of the
+/// order it reads them in: hits tie by address, and an address names a
+/// segment by its place in that order, which two readers of the same
+/// segments need not share (tantivy lists a commit's segments in no fixed
+/// order), so a cursor walk must stay on readers of the same order.
 fn commit_id(searcher: &tantivy::Searcher) -> u64 {
     let mut text = String::new();
     for (segment, deletes) in searcher.generation().segments() {
         text.push_str(&format!("{}:{deletes:?};", segment.uuid_string()));
+    }
+    text.push('|');
+    for reader in searcher.segment_readers() {
+        text.push_str(&reader.segment_id().uuid_string());
+        text.push(';');
     }
     xxhash_rust::xxh3::xxh3_64(text.as_bytes())
 }
