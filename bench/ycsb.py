@@ -144,7 +144,8 @@ def ycsb(src, classpath, conf, phase, out_file):
     done = subprocess.run(cmd, capture_output=True, text=True)
     with open(out_file, "w") as f:
         tail = "\n".join(done.stderr.strip().splitlines()[-10:])
-        f.write(" ".join(cmd) + "\n" + done.stdout + "\n--- stderr (last lines)\n" + tail + "\n")
+        shown = " ".join(cmd).replace(classpath, "<target/ycsb/classes>:<bench/ycsb/pom.xml class path>")
+        f.write(shown + "\n" + done.stdout + "\n--- stderr (last lines)\n" + tail + "\n")
     figures = {}
     for line in done.stdout.splitlines():
         m = OP.match(line)
@@ -222,8 +223,9 @@ def main():
             rows = [r for r in results.get((phase, target), []) if not isinstance(r[0], str)]
             if not rows:
                 continue
-            ops = sorted(r[0] for r in rows)[len(rows) // 2]
-            p = rows[0][1]
+            # The median round (the lower middle of an even count), with
+            # its own latencies.
+            ops, p = sorted(rows, key=lambda r: r[0])[(len(rows) - 1) // 2]
             if target == "hbase":
                 base = ops
             ratio = f"{ops / base:5.2f}x" if base else "     "
