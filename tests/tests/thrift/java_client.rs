@@ -63,7 +63,8 @@ fn javac_suite() -> PathBuf {
         Command::new("bash").arg(repo.join("hbase/hbase.sh")).arg("classpath").output().expect("hbase.sh");
     assert!(classpath.status.success(), "{}", String::from_utf8_lossy(&classpath.stderr));
     let classpath = String::from_utf8(classpath.stdout).expect("class path").trim().to_owned();
-    let classes = repo.join("target").join(format!("java-suite-{}", std::process::id()));
+    // One place, compiled over each run (not a directory per test process).
+    let classes = repo.join("target").join("java-suite");
     let out = Command::new("javac")
         .args(["-nowarn", "-d"])
         .arg(&classes)
