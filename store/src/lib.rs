@@ -78,6 +78,7 @@ pub use db::consumers::{
     Consumer, ConsumerState, DEFAULT_RETENTION_MS, MAX_CONSUMER_NAME, MAX_RETENTION_MS, name_in_scope,
     scoped_name, validate_name as validate_consumer_name,
 };
+pub use db::durability::Durability;
 pub use db::feed::{CommitInfo, FeedEntry};
 pub use db::keys::KeyRecord;
 pub use db::repack::{RepackReport, RepackedDatabase, repack};

@@ -9,6 +9,7 @@ use std::sync::{Arc, Mutex};
 
 use crate::cell::{PutCell, Row};
 use crate::clock::{Clock, SystemClock};
+use crate::db::durability::Durability;
 use crate::db::env::{EnvLimits, Environment};
 use crate::db::feed::{CommitInfo, Feed};
 use crate::db::keys::{KeyRecord, Keys};
@@ -48,6 +49,7 @@ pub struct StoreBuilder {
     clock: Arc<dyn Clock>,
     analyzer: Option<Arc<dyn Analyzer>>,
     pending_runs: PendingRuns,
+    durability: Durability,
 }
 
 impl Default for StoreBuilder {
@@ -63,6 +65,7 @@ impl Default for StoreBuilder {
                 index: crate::secondary::PENDING_RUNS,
                 keyword: crate::keyword::PENDING_RUNS,
             },
+            durability: Durability::Sync,
         }
     }
 }
@@ -84,6 +87,14 @@ impl StoreBuilder {
     /// Most concurrent read transactions (LMDB's reader table).
     pub fn max_readers(mut self, max_readers: u32) -> StoreBuilder {
         self.max_readers = max_readers;
+        self
+    }
+
+    /// When a write that returned is on disk (default [`Durability::Sync`]:
+    /// before it returns). Another `Store` of this process already open on
+    /// the same directory shares its environment, and its durability.
+    pub fn durability(mut self, durability: Durability) -> StoreBuilder {
+        self.durability = durability;
         self
     }
 
@@ -213,6 +224,7 @@ impl Store {
             map_size_bytes: options.map_size_bytes,
             max_dbs: options.max_dbs.saturating_add(dbs::FIXED_DBS),
             max_readers: options.max_readers,
+            durability: options.durability,
         };
         let env = Environment::open_shared(dir, limits)?;
         // Another `Store` of this process may share the environment.
@@ -338,6 +350,23 @@ impl Store {
     /// commits).
     pub fn group_commits(&self) -> (u64, u64) {
         self.group.stats()
+    }
+
+    /// Puts every write that has returned on disk. Only a store opened with
+    /// [`Durability::Process`] leaves any off it; for the others this
+    /// returns at once.
+    ///
+    /// # Errors
+    /// The file system's, as a failed write (`DiskFull`, `Lmdb`).
+    pub fn sync(&self) -> Result<()> {
+        self.env.sync()
+    }
+
+    /// With [`Durability::Process`]: the syncs done since the store was
+    /// opened, and the commits made since the last one began; `None` for a
+    /// store that syncs every commit.
+    pub fn sync_stats(&self) -> Option<(u64, u64)> {
+        self.env.sync_stats()
     }
 
     /// The analyzer keyword rows are built with, if the store has one.

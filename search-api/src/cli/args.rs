@@ -29,6 +29,16 @@ pub struct Args {
     /// rowsearch's own: index generations and access keys).
     #[arg(long, global = true, env = "ROWSEARCH_HBASE")]
     pub hbase: Option<String>,
+    /// When a write that was answered is on disk: `sync`, before the
+    /// answer (survives a power loss); `process`, in the page cache before
+    /// the answer and on disk within --sync-interval-ms (survives the
+    /// process being killed, not an OS crash: HBase's default `SYNC_WAL`).
+    #[arg(long, global = true, env = "ROWSEARCH_DURABILITY", value_enum, default_value = "sync")]
+    pub durability: DurabilityArg,
+    /// With --durability process: how often changes are synced.
+    #[arg(long, global = true, env = "ROWSEARCH_SYNC_INTERVAL_MS", default_value_t = 1000,
+          value_parser = clap::value_parser!(u64).range(1..=3_600_000))]
+    pub sync_interval_ms: u64,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -332,6 +342,13 @@ pub enum ServeCommand {
 }
 
 /// `serve --log-format`.
+/// `--durability`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum DurabilityArg {
+    Sync,
+    Process,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum LogFormatArg {
     /// `TIME LEVEL target: message key=value ...`.

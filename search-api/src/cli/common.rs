@@ -62,7 +62,12 @@ pub(super) fn open(args: &Args) -> Result<Store> {
 pub(super) fn create(args: &Args) -> Result<Store> {
     let progress = Mutex::new(None::<Progress>);
     let abort_after = upgrade_fail_point();
-    let mut builder = rowsearch::indexer::store_builder();
+    let mut builder = rowsearch::indexer::store_builder().durability(match args.durability {
+        super::args::DurabilityArg::Sync => rowsearch::store::Durability::Sync,
+        super::args::DurabilityArg::Process => rowsearch::store::Durability::Process {
+            sync_interval: std::time::Duration::from_millis(args.sync_interval_ms),
+        },
+    });
     // Pending keyword runs a write leaves (API.md; for tuning and benchmarks).
     if let Some(n) = std::env::var("ROWSEARCH_KEYWORD_PENDING_RUNS").ok().and_then(|v| v.parse().ok()) {
         builder = builder.keyword_pending_runs(n);

@@ -68,6 +68,8 @@ pub struct Metrics {
     thrift_calls: Family<ThriftLabels, Counter>,
     commits: Gauge,
     committed_batches: Gauge,
+    syncs: Gauge,
+    unsynced_commits: Gauge,
 }
 
 /// One table's figures at scrape time.
@@ -120,6 +122,20 @@ impl Metrics {
         let thrift_calls = Family::<ThriftLabels, Counter>::default();
         let commits = Gauge::default();
         let committed_batches = Gauge::default();
+        let syncs = Gauge::default();
+        let unsynced_commits = Gauge::default();
+        registry.register(
+            "store_syncs",
+            "syncs of the store by the background syncer and FSYNC_WAL writes (--durability process; \
+             0 with --durability sync, where every commit is synced)",
+            syncs.clone(),
+        );
+        registry.register(
+            "store_unsynced_commits",
+            "commits not yet on disk (--durability process: in the page cache, synced within \
+             --sync-interval-ms)",
+            unsynced_commits.clone(),
+        );
         registry.register(
             "store_commits",
             "write transactions committed (writes arriving together share one)",
@@ -215,6 +231,8 @@ impl Metrics {
             thrift_calls,
             commits,
             committed_batches,
+            syncs,
+            unsynced_commits,
         }
     }
 
@@ -262,8 +280,12 @@ impl Metrics {
         tables: &[TableFigures],
         work: super::pool::PoolLoad,
         commits: (u64, u64),
+        syncs: Option<(u64, u64)>,
     ) -> String {
         let gauge = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
+        let (synced, unsynced) = syncs.unwrap_or_default();
+        self.syncs.set(gauge(synced));
+        self.unsynced_commits.set(gauge(unsynced));
         self.commits.set(gauge(commits.0));
         self.committed_batches.set(gauge(commits.1));
         self.work_running.set(gauge(work.running as u64));

@@ -13,6 +13,7 @@
 //! [`DecodeError::Incomplete`]: read more and decode again.
 
 use std::fmt;
+use std::sync::Arc;
 
 /// Thrift's type ids (the binary protocol's numbering).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -126,6 +127,9 @@ pub enum Value {
         elem: TType,
         items: Vec<Value>,
     },
+    /// A value that writes itself when the message is encoded (replies
+    /// only: decoding never makes one).
+    Encoded(Encoded),
 }
 
 impl Value {
@@ -143,6 +147,7 @@ impl Value {
             Value::Map { .. } => TType::Map,
             Value::Set { .. } => TType::Set,
             Value::List { .. } => TType::List,
+            Value::Encoded(e) => e.0.ttype(),
         }
     }
 
@@ -583,6 +588,7 @@ impl Writer {
             Value::I64(n) => self.out.extend_from_slice(&n.to_be_bytes()),
             Value::Double(d) => self.out.extend_from_slice(&d.to_be_bytes()),
             Value::Binary(b) => self.binary_bytes(b),
+            Value::Encoded(e) => e.0.encode(&mut Encoder { w: self, compact: false }),
             Value::Struct(fields) => {
                 for (id, value) in fields {
                     self.out.push(value.ttype().binary_id());
@@ -635,6 +641,31 @@ impl Writer {
         self.compact_value(&m.body);
     }
 
+    /// A field's header: the id as a delta from the last field's where it
+    /// fits in four bits.
+    fn compact_field_header(&mut self, id: i16, type_id: u8) {
+        let last = self.last_field.last().copied().unwrap_or(0);
+        let delta = i32::from(id) - i32::from(last);
+        if (1..=15).contains(&delta) {
+            self.out.push(((delta as u8) << 4) | type_id);
+        } else {
+            self.out.push(type_id);
+            self.zigzag(i64::from(id));
+        }
+        if let Some(l) = self.last_field.last_mut() {
+            *l = id;
+        }
+    }
+
+    fn compact_list_header(&mut self, elem: TType, len: usize) {
+        if len < 15 {
+            self.out.push(((len as u8) << 4) | elem.compact_id());
+        } else {
+            self.out.push(0xf0 | elem.compact_id());
+            self.varint(len as u64);
+        }
+    }
+
     fn compact_bytes(&mut self, b: &[u8]) {
         self.varint(b.len() as u64);
         self.out.extend_from_slice(b);
@@ -649,6 +680,7 @@ impl Writer {
             Value::I64(n) => self.zigzag(*n),
             Value::Double(d) => self.out.extend_from_slice(&d.to_le_bytes()),
             Value::Binary(b) => self.compact_bytes(b),
+            Value::Encoded(e) => e.0.encode(&mut Encoder { w: self, compact: true }),
             Value::Struct(fields) => {
                 self.last_field.push(0);
                 for (id, value) in fields {
@@ -662,17 +694,7 @@ impl Writer {
                         }
                         other => other.ttype().compact_id(),
                     };
-                    let last = self.last_field.last().copied().unwrap_or(0);
-                    let delta = i32::from(*id) - i32::from(last);
-                    if (1..=15).contains(&delta) {
-                        self.out.push(((delta as u8) << 4) | type_id);
-                    } else {
-                        self.out.push(type_id);
-                        self.zigzag(i64::from(*id));
-                    }
-                    if let Some(l) = self.last_field.last_mut() {
-                        *l = *id;
-                    }
+                    self.compact_field_header(*id, type_id);
                     if !matches!(value, Value::Bool(_)) {
                         self.compact_value(value);
                     }
@@ -691,17 +713,113 @@ impl Writer {
                 }
             }
             Value::Set { elem, items } | Value::List { elem, items } => {
-                if items.len() < 15 {
-                    self.out.push(((items.len() as u8) << 4) | elem.compact_id());
-                } else {
-                    self.out.push(0xf0 | elem.compact_id());
-                    self.varint(items.len() as u64);
-                }
+                self.compact_list_header(*elem, items.len());
                 for item in items {
                     self.compact_value(item);
                 }
             }
         }
+    }
+}
+
+// Values written as they are made: a reply too large to build as a tree of
+// `Value`s first (a scan's rows: five values and their allocations per
+// cell, then as many frees) implements `Encode` and writes itself through an
+// `Encoder`, in either protocol, with the same bytes the tree would have
+// given (`thrift/results_prop.rs` checks it).
+
+/// A value that writes itself.
+pub trait Encode: Send + Sync {
+    /// Its type.
+    fn ttype(&self) -> TType;
+    /// Writes it: exactly one value of [`Self::ttype`].
+    fn encode(&self, out: &mut Encoder<'_>);
+}
+
+/// A [`Value::Encoded`]'s content (shared, compared by identity).
+#[derive(Clone)]
+pub struct Encoded(pub Arc<dyn Encode>);
+
+impl fmt::Debug for Encoded {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Encoded({:?})", self.0.ttype())
+    }
+}
+
+impl PartialEq for Encoded {
+    fn eq(&self, other: &Encoded) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+/// Writes values in the message's protocol.
+pub struct Encoder<'w> {
+    w: &'w mut Writer,
+    compact: bool,
+}
+
+impl Encoder<'_> {
+    /// Starts a struct's fields.
+    pub fn struct_begin(&mut self) {
+        if self.compact {
+            self.w.last_field.push(0);
+        }
+    }
+
+    /// Ends a struct.
+    pub fn struct_end(&mut self) {
+        self.w.out.push(0);
+        if self.compact {
+            self.w.last_field.pop();
+        }
+    }
+
+    /// A field's header (a bool field: [`Self::bool_field`]); its value
+    /// follows.
+    pub fn field(&mut self, id: i16, ttype: TType) {
+        if self.compact {
+            self.w.compact_field_header(id, ttype.compact_id());
+        } else {
+            self.w.out.push(ttype.binary_id());
+            self.w.out.extend_from_slice(&id.to_be_bytes());
+        }
+    }
+
+    /// A bool field, header and value.
+    pub fn bool_field(&mut self, id: i16, b: bool) {
+        if self.compact {
+            self.w.compact_field_header(id, if b { 1 } else { 2 });
+        } else {
+            self.field(id, TType::Bool);
+            self.w.out.push(u8::from(b));
+        }
+    }
+
+    /// A list's header; `len` values of `elem` follow.
+    pub fn list_begin(&mut self, elem: TType, len: usize) {
+        if self.compact {
+            self.w.compact_list_header(elem, len);
+        } else {
+            self.w.out.push(elem.binary_id());
+            self.w.out.extend_from_slice(&(len as i32).to_be_bytes());
+        }
+    }
+
+    pub fn binary(&mut self, b: &[u8]) {
+        if self.compact { self.w.compact_bytes(b) } else { self.w.binary_bytes(b) }
+    }
+
+    pub fn i64(&mut self, n: i64) {
+        if self.compact { self.w.zigzag(n) } else { self.w.out.extend_from_slice(&n.to_be_bytes()) }
+    }
+
+    pub fn byte(&mut self, b: i8) {
+        self.w.out.push(b as u8);
+    }
+
+    /// A whole value.
+    pub fn value(&mut self, v: &Value) {
+        if self.compact { self.w.compact_value(v) } else { self.w.binary_value(v) }
     }
 }
 

@@ -23,6 +23,8 @@ mod hbase;
 mod hbase_types;
 mod http;
 mod ops;
+#[cfg(test)]
+mod results_prop;
 mod scanners;
 mod server;
 mod thbase;

@@ -15,7 +15,7 @@ use super::hbase_types::HbaseError;
 use super::ops::{Check, add_counters, append_values, check_and_apply, hbase_check, region_of};
 use super::scanners::{Session, rows_wanted};
 use super::thbase_types::{
-    Pending, add_delete, add_put, field_bytes, get_as_scan, get_of, result, results, scan_of,
+    Pending, add_delete, add_put, asks_fsync, field_bytes, get_as_scan, get_of, result, results, scan_of,
     table_descriptor, table_name, table_name_of, table_of,
 };
 
@@ -71,6 +71,19 @@ impl Thrift2 {
 
     /// Runs `method`; `None` for a method this gateway does not serve.
     pub(crate) fn call(&self, session: &mut Session, method: &str, args: &Value) -> Option<Outcome> {
+        let outcome = self.run(session, method, args)?;
+        // A mutation asking `FSYNC_WAL` is on disk before its answer,
+        // whatever the server's `--durability`.
+        if outcome.is_ok()
+            && asks_fsync(method, args)
+            && let Err(e) = self.store.sync()
+        {
+            return Some(Err(HbaseError::Io(format!("the write was applied but not synced: {e}"))));
+        }
+        Some(outcome)
+    }
+
+    fn run(&self, session: &mut Session, method: &str, args: &Value) -> Option<Outcome> {
         session.expire(std::time::Instant::now());
         Some(match method {
             "exists" => self.get(args).map(|r| Some(Value::Bool(r.is_some()))),
@@ -78,8 +91,8 @@ impl Thrift2 {
                 let items = rows.iter().map(|r| Value::Bool(r.is_some())).collect();
                 Some(Value::List { elem: TType::Bool, items })
             }),
-            "get" => self.get(args).map(|r| Some(result(r.as_ref()))),
-            "getMultiple" => self.gets(args).map(|rows| Some(results(rows.iter().map(Option::as_ref)))),
+            "get" => self.get(args).map(|r| Some(result(r))),
+            "getMultiple" => self.gets(args).map(|rows| Some(results(rows.into_iter()))),
             "put" => self.write(args, |batch, table| {
                 add_put(batch, table, arg(args, 2, "tput")?).map(|()| Vec::new())
             }),
@@ -377,7 +390,7 @@ impl Thrift2 {
             .iter()
             .zip(values)
             .map(|((f, q, _), (v, ts))| (f.clone(), q.clone(), v.to_be_bytes().to_vec(), ts));
-        Ok(Some(result(Some(&new_values(row, cells)))))
+        Ok(Some(result(Some(new_values(row, cells)))))
     }
 
     /// `append` (a `TAppend`: 1 row, 2 columns as `TColumnValue`s): each
@@ -395,7 +408,7 @@ impl Thrift2 {
         }
         let values = append_values(&self.store, &table, row, &pairs)?;
         let cells = pairs.iter().zip(values).map(|((f, q, _), (v, ts))| (f.clone(), q.clone(), v, ts));
-        Ok(Some(result(Some(&new_values(row, cells)))))
+        Ok(Some(result(Some(new_values(row, cells)))))
     }
 
     fn open_scanner(&self, session: &mut Session, args: &Value) -> Outcome {
@@ -411,7 +424,7 @@ impl Thrift2 {
         let id = scanner_id(args)?;
         let n = if args.field(2).is_some() { rows_wanted(int(args, 2, "numRows")?)? } else { 1 };
         let (rows, _) = session.next(&self.store, id, n, |t| self.check_enabled(t))?;
-        Ok(Some(results(rows.iter().map(Some))))
+        Ok(Some(results(rows.into_iter().map(Some))))
     }
 
     /// `getScannerResults`: a scanner opened, read once and closed.
@@ -424,7 +437,7 @@ impl Thrift2 {
         session.limit(id, limit);
         let n = if args.field(3).is_some() { rows_wanted(int(args, 3, "numRows")?)? } else { 1 };
         let (rows, _) = session.next(&self.store, id, n, |_| Ok(()))?;
-        Ok(Some(results(rows.iter().map(Some))))
+        Ok(Some(results(rows.into_iter().map(Some))))
     }
 
     fn locations(&self, table: &str) -> Result<Vec<Value>, HbaseError> {

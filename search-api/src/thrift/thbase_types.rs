@@ -4,11 +4,11 @@
 //! store's reads, scans and mutations; rows into `TResult`s; tables and
 //! families into `TTableDescriptor`s and back.
 
-use rowsearch_store::{
-    Batch, Cell, Column, Compression, Delete, FamilySchema, PutCell, ReadOptions, Row, Scan,
-};
+use rowsearch_store::{Batch, Column, Compression, Delete, FamilySchema, PutCell, ReadOptions, Row, Scan};
 
-use super::codec::{TType, Value};
+use std::sync::Arc;
+
+use super::codec::{Encode, Encoded, Encoder, TType, Value};
 use super::hbase_types::HbaseError;
 
 fn illegal(m: impl Into<String>) -> HbaseError {
@@ -226,6 +226,40 @@ pub(crate) fn scan_of(v: &Value) -> Result<(Scan, Option<usize>), HbaseError> {
     Ok((scan, limit))
 }
 
+/// HBase's `TDurability.FSYNC_WAL`: the mutation on disk before the answer.
+const FSYNC_WAL: i64 = 4;
+
+/// Whether a mutating call asks any of its mutations to be on disk before
+/// the answer (`durability` `FSYNC_WAL`: TPut 6, TDelete 7, TIncrement 5,
+/// TAppend 4; a TRowMutations' TMutation union holds 1 a put, 2 a delete).
+/// The other levels are what the server's `--durability` gives already or
+/// less: `SYNC_WAL` (HBase's default, a `hflush`) is `--durability
+/// process`'s promise; `SKIP_WAL` and `ASYNC_WAL` get the server's.
+pub(crate) fn asks_fsync(method: &str, args: &Value) -> bool {
+    let fsync = |v: &Value, id: i16| field_i64(v, id) == Some(FSYNC_WAL);
+    let arg = |id: i16| args.field(id);
+    let mutations = |m: Option<&Value>| {
+        m.is_some_and(|m| {
+            items(m, 2)
+                .iter()
+                .any(|u| u.field(1).is_some_and(|p| fsync(p, 6)) || u.field(2).is_some_and(|d| fsync(d, 7)))
+        })
+    };
+    match method {
+        "put" => arg(2).is_some_and(|p| fsync(p, 6)),
+        "putMultiple" => items(args, 2).iter().any(|p| fsync(p, 6)),
+        "deleteSingle" => arg(2).is_some_and(|d| fsync(d, 7)),
+        "deleteMultiple" => items(args, 2).iter().any(|d| fsync(d, 7)),
+        "checkAndPut" => arg(6).is_some_and(|p| fsync(p, 6)),
+        "checkAndDelete" => arg(6).is_some_and(|d| fsync(d, 7)),
+        "checkAndMutate" => mutations(arg(7)),
+        "mutateRow" => mutations(arg(2)),
+        "increment" => arg(2).is_some_and(|i| fsync(i, 5)),
+        "append" => arg(2).is_some_and(|a| fsync(a, 4)),
+        _ => false,
+    }
+}
+
 /// A `TPut` (1 row, 2 columnValues, 3 timestamp; durability and
 /// visibility taken) added to `batch`.
 pub(crate) fn add_put(batch: &mut Batch, table: &str, put: &Value) -> Result<(), HbaseError> {
@@ -307,37 +341,99 @@ pub(crate) fn add_delete(batch: &mut Batch, table: &str, d: &Value) -> Result<Ve
 }
 
 /// A cell as a `TColumnValue` (type 4: a put, as HBase's cells are).
-fn column_value(c: &Cell) -> Value {
-    Value::Struct(vec![
-        (1, Value::Binary(c.family.as_bytes().to_vec())),
-        (2, Value::Binary(c.qualifier.clone())),
-        (3, Value::Binary(c.value.clone())),
-        (4, Value::I64(c.timestamp as i64)),
-        (6, Value::Byte(4)),
-    ])
+/// Rows as `TResult`s (1 row, 2 columnValues, 3 stale, 4 partial; a
+/// `TColumnValue`: 1 family, 2 qualifier, 3 value, 4 timestamp, 6 type,
+/// 4 a put), written straight from the rows ([`Encode`]). An absent row, or
+/// one without cells, is a `TResult` with no row key and no values, as HBase
+/// answers an empty `Result`.
+struct TResults {
+    rows: Vec<Option<Row>>,
+    /// One `TResult`, not a list of them.
+    one: bool,
 }
 
-/// A row as a `TResult` (an absent row: no row key and no values, as
-/// HBase answers an empty `Result`).
-pub(crate) fn result(row: Option<&Row>) -> Value {
-    let (key, cells) = match row {
-        Some(r) if !r.cells.is_empty() => (Some(r.key.clone()), r.cells.as_slice()),
-        _ => (None, &[][..]),
+fn encode_result(row: Option<&Row>, out: &mut Encoder<'_>) {
+    out.struct_begin();
+    let cells = match row {
+        Some(r) if !r.cells.is_empty() => {
+            out.field(1, TType::Binary);
+            out.binary(&r.key);
+            &r.cells[..]
+        }
+        _ => &[],
     };
-    let mut fields = Vec::with_capacity(2);
-    if let Some(key) = key {
-        fields.push((1, Value::Binary(key)));
+    out.field(2, TType::List);
+    out.list_begin(TType::Struct, cells.len());
+    for c in cells {
+        out.struct_begin();
+        out.field(1, TType::Binary);
+        out.binary(c.family.as_bytes());
+        out.field(2, TType::Binary);
+        out.binary(&c.qualifier);
+        out.field(3, TType::Binary);
+        out.binary(&c.value);
+        out.field(4, TType::I64);
+        out.i64(c.timestamp as i64);
+        out.field(6, TType::Byte);
+        out.byte(4);
+        out.struct_end();
     }
-    fields.push((2, Value::List { elem: TType::Struct, items: cells.iter().map(column_value).collect() }));
     // Never stale nor partial: one store, whole rows.
+    out.bool_field(3, false);
+    out.bool_field(4, false);
+    out.struct_end();
+}
+
+impl Encode for TResults {
+    fn ttype(&self) -> TType {
+        if self.one { TType::Struct } else { TType::List }
+    }
+
+    fn encode(&self, out: &mut Encoder<'_>) {
+        if self.one {
+            return encode_result(self.rows.first().and_then(Option::as_ref), out);
+        }
+        out.list_begin(TType::Struct, self.rows.len());
+        for row in &self.rows {
+            encode_result(row.as_ref(), out);
+        }
+    }
+}
+
+/// A row as a `TResult` ([`TResults`]).
+pub(crate) fn result(row: Option<Row>) -> Value {
+    Value::Encoded(Encoded(Arc::new(TResults { rows: vec![row], one: true })))
+}
+
+/// `TResult`s of rows ([`TResults`]).
+pub(crate) fn results(rows: impl Iterator<Item = Option<Row>>) -> Value {
+    Value::Encoded(Encoded(Arc::new(TResults { rows: rows.collect(), one: false })))
+}
+
+/// The same `TResult` as a tree of values: what [`result`] must write.
+#[cfg(test)]
+pub(crate) fn result_tree(row: Option<&Row>) -> Value {
+    let column_value = |c: &rowsearch_store::Cell| {
+        Value::Struct(vec![
+            (1, Value::Binary(c.family.as_bytes().to_vec())),
+            (2, Value::Binary(c.qualifier.clone())),
+            (3, Value::Binary(c.value.clone())),
+            (4, Value::I64(c.timestamp as i64)),
+            (6, Value::Byte(4)),
+        ])
+    };
+    let mut fields = Vec::new();
+    let cells = match row {
+        Some(r) if !r.cells.is_empty() => {
+            fields.push((1, Value::Binary(r.key.clone())));
+            &r.cells[..]
+        }
+        _ => &[],
+    };
+    fields.push((2, Value::List { elem: TType::Struct, items: cells.iter().map(column_value).collect() }));
     fields.push((3, Value::Bool(false)));
     fields.push((4, Value::Bool(false)));
     Value::Struct(fields)
-}
-
-/// `TResult`s of rows.
-pub(crate) fn results<'r>(rows: impl Iterator<Item = Option<&'r Row>>) -> Value {
-    Value::List { elem: TType::Struct, items: rows.map(result).collect() }
 }
 
 /// A `TTableName` (1 ns, 2 qualifier): the table's name (in the default

@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use heed::{Env, EnvOpenOptions, MdbError, RoTxn, RwTxn, WithoutTls};
 
 use super::BytesDb;
+use super::durability::{self, Durability, SyncState};
 use crate::error::{Error, ErrorKind, Result};
 
 /// How long a write that must grow the map waits for this process's open
@@ -24,6 +25,7 @@ pub(crate) struct EnvLimits {
     /// LMDB databases in all (families and derived ones plus the fixed).
     pub max_dbs: u32,
     pub max_readers: u32,
+    pub durability: Durability,
 }
 
 /// The file every process with the store open holds locked shared (an
@@ -79,6 +81,11 @@ pub(crate) struct Environment {
     /// Why the last write of this process failed at the storage level
     /// (disk full, I/O), until a write succeeds again.
     write_failure: Mutex<Option<String>>,
+    /// With `Durability::Process`: commits not yet synced, and the
+    /// background syncer's stop switch.
+    sync_state: Option<Arc<SyncState>>,
+    /// Serialises syncs, so one that returns covers every commit before it.
+    sync_lock: Mutex<()>,
 }
 
 /// A read transaction and the guard that keeps the map from being resized
@@ -122,6 +129,18 @@ impl Environment {
             return Ok(env);
         }
         let env = Arc::new(Environment::open(dir, limits)?);
+        if let (Durability::Process { sync_interval }, Some(state)) = (limits.durability, &env.sync_state) {
+            let weak = Arc::downgrade(&env);
+            let sync = move || {
+                let Some(env) = weak.upgrade() else { return false };
+                // A failed sync is remembered as a failed write (`/health`);
+                // the next round tries again.
+                let _ = env.sync();
+                true
+            };
+            durability::spawn_syncer(Arc::clone(state), sync_interval, sync)
+                .map_err(|source| ErrorKind::Io { path: dir.to_owned(), source })?;
+        }
         let canonical =
             dir.canonicalize().map_err(|source| ErrorKind::Io { path: dir.to_owned(), source })?;
         open.push((canonical, Arc::downgrade(&env)));
@@ -158,6 +177,15 @@ impl Environment {
             .map_size(page_align(limits.map_size_bytes))
             .max_dbs(limits.max_dbs)
             .max_readers(limits.max_readers);
+        if limits.durability != Durability::Sync {
+            // SAFETY: `MDB_NOSYNC` only changes when LMDB syncs: the pages
+            // still reach the file through the page cache at commit, and the
+            // background syncer and `sync` sync them (see `Durability`).
+            #[allow(unsafe_code)]
+            unsafe {
+                env_options.flags(heed::EnvFlags::NO_SYNC);
+            }
+        }
         // SAFETY: LMDB's memory map is only sound while nothing else modifies
         // the file behind LMDB's back. The store only touches data.mdb through
         // this environment, LMDB's own lock file coordinates other processes,
@@ -178,7 +206,45 @@ impl Environment {
             resize_lock: RwLock::new(()),
             dir: dir.to_owned(),
             write_failure: Mutex::new(None),
+            sync_state: (limits.durability != Durability::Sync).then(Default::default),
+            sync_lock: Mutex::new(()),
         })
+    }
+
+    /// Syncs the commits so far to disk (with `Durability::Process`; a
+    /// no-op otherwise, every commit being synced already). When it
+    /// returns, every commit that returned before it was called is on disk.
+    pub fn sync(&self) -> Result<()> {
+        let Some(state) = &self.sync_state else { return Ok(()) };
+        let _one = self.sync_lock.lock().unwrap_or_else(|e| e.into_inner());
+        let pending = state.unsynced.swap(0, std::sync::atomic::Ordering::SeqCst);
+        if pending == 0 {
+            return Ok(());
+        }
+        let outcome = {
+            let _guard = read_lock(&self.resize_lock);
+            self.env.force_sync().map_err(|e| self.classify("sync", e))
+        };
+        match &outcome {
+            Ok(()) => {
+                state.syncs.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            }
+            // Tried again at the next round.
+            Err(_) => {
+                state.unsynced.fetch_add(pending, std::sync::atomic::Ordering::SeqCst);
+            }
+        }
+        self.note_write(&outcome);
+        outcome
+    }
+
+    /// With `Durability::Process`: syncs done, and commits since the last.
+    pub fn sync_stats(&self) -> Option<(u64, u64)> {
+        let state = self.sync_state.as_ref()?;
+        Some((
+            state.syncs.load(std::sync::atomic::Ordering::Relaxed),
+            state.unsynced.load(std::sync::atomic::Ordering::Relaxed),
+        ))
     }
 
     /// The heed environment, for opening databases.
@@ -310,7 +376,11 @@ impl Environment {
                 // A failed commit is aborted by LMDB: the data stays as the
                 // last commit left it, and later writes go on (LMDB itself
                 // refuses them, `MDB_PANIC`, if it could not restore that).
-                Ok(value) => wtxn.commit().map(|()| value).map_err(|e| self.classify("commit", e)),
+                Ok(value) => {
+                    wtxn.commit().map(|()| value).map_err(|e| self.classify("commit", e)).inspect(|_| {
+                        durability::note_commit(self.sync_state.as_deref());
+                    })
+                }
                 Err(err) => {
                     wtxn.abort();
                     // A large write spills pages to the file before its
@@ -385,6 +455,17 @@ impl Environment {
                     .into());
                 }
             }
+        }
+    }
+}
+
+impl Drop for Environment {
+    /// With `Durability::Process`, the commits not yet synced are synced as
+    /// the store closes, and the background syncer ends.
+    fn drop(&mut self) {
+        if let Some(state) = &self.sync_state {
+            state.stop();
+            let _ = self.sync();
         }
     }
 }

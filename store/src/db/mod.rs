@@ -22,6 +22,7 @@
 
 pub(crate) mod backup;
 pub(crate) mod consumers;
+pub(crate) mod durability;
 pub(crate) mod env;
 pub(crate) mod family;
 pub(crate) mod feed;

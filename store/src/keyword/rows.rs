@@ -241,7 +241,12 @@ mod tests {
 
     fn with_db(f: impl Fn(&mut RwTxn, &BytesDb)) {
         let dir = tempfile::tempdir().unwrap();
-        let limits = crate::db::env::EnvLimits { map_size_bytes: 1 << 20, max_dbs: 1, max_readers: 8 };
+        let limits = crate::db::env::EnvLimits {
+            map_size_bytes: 1 << 20,
+            max_dbs: 1,
+            max_readers: 8,
+            durability: Default::default(),
+        };
         let env = crate::db::env::Environment::open_shared(dir.path(), limits).unwrap();
         env.write_txn(|wtxn| {
             let db = env.create_db(wtxn, "kr", 1, "test")?;

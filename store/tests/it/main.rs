@@ -7,6 +7,7 @@ mod api;
 mod apply_each_prop;
 mod consumers;
 mod disabled;
+mod durability;
 mod filter_fuzz;
 mod filter_prop;
 mod filters;

@@ -49,7 +49,12 @@ pub(crate) fn metrics(st: &State, access: &Access) -> Answer {
         )
         .into());
     }
-    let text = st.metrics.render(&st.table_figures(), st.work.load(), st.store().group_commits());
+    let text = st.metrics.render(
+        &st.table_figures(),
+        st.work.load(),
+        st.store().group_commits(),
+        st.store().sync_stats(),
+    );
     Ok(warp::reply::with_header(text, "content-type", "text/plain; version=0.0.4").into_response())
 }
 
