@@ -361,3 +361,44 @@ impl RowSource for Store {
         Store::trim_feed(self, upto)
     }
 }
+
+/// Where tables live, read and administered: the row source and what the
+/// HTTP routes and commands over any table need beside it (a page of a
+/// scan, a count, enabling and disabling). The store implements it with
+/// its transactions; a source in another place (HBase) with that place's
+/// own operations, giving the same answers.
+pub trait TableStore: RowSource {
+    /// A page of `scan` over `table`, stopped when `cancel` fires.
+    ///
+    /// # Errors
+    /// As [`ReadTxn::scan`]; the source's own failures.
+    fn scan_page(&self, table: &str, scan: &crate::Scan, cancel: &crate::Cancel) -> Result<crate::ScanPage>;
+
+    /// The rows `scan` selects (as [`ReadTxn::count_until`]).
+    ///
+    /// # Errors
+    /// As [`Self::scan_page`].
+    fn count(&self, table: &str, scan: &crate::Scan, cancel: &crate::Cancel) -> Result<u64>;
+
+    /// Enables or disables `table` (HBase's `enable` and `disable`);
+    /// whether its state changed.
+    ///
+    /// # Errors
+    /// `UnknownTable`; the source's own failures.
+    fn set_table_enabled(&self, table: &str, enabled: bool) -> Result<bool>;
+}
+
+impl TableStore for Store {
+    fn scan_page(&self, table: &str, scan: &crate::Scan, cancel: &crate::Cancel) -> Result<crate::ScanPage> {
+        let rtxn = self.begin_read()?;
+        rtxn.scan(table, scan)?.cancel_on(cancel.clone()).into_page()
+    }
+
+    fn count(&self, table: &str, scan: &crate::Scan, cancel: &crate::Cancel) -> Result<u64> {
+        self.begin_read()?.count_until(table, scan, cancel)
+    }
+
+    fn set_table_enabled(&self, table: &str, enabled: bool) -> Result<bool> {
+        Store::set_table_enabled(self, table, enabled)
+    }
+}

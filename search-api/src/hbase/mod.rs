@@ -14,6 +14,7 @@
 //! their text, changes found by time-range scans).
 
 mod keywords;
+mod scans;
 mod source;
 mod tables;
 

@@ -227,6 +227,24 @@ impl HbaseTables {
         Ok(enabled)
     }
 
+    /// Enables or disables `table` in HBase (its keyword table stays
+    /// enabled: rowsearch's own); whether its state changed.
+    ///
+    /// # Errors
+    /// As [`HbaseTables::schema`].
+    pub fn set_enabled(&self, table: &str, enabled: bool) -> Result<bool, HbaseError> {
+        self.forget(table);
+        self.schema(table)?;
+        let mut client = self.client();
+        if client.is_table_enabled(table)? == enabled {
+            return Ok(false);
+        }
+        client.set_table_enabled(table, enabled)?;
+        drop(client);
+        self.forget(table);
+        Ok(true)
+    }
+
     fn read_entry(&self, table: &str) -> Result<(TableSchema, u64), HbaseError> {
         let mut client = self.client();
         if !client.table_exists(CATALOG)? {

@@ -40,8 +40,10 @@ impl RouteSpec {
     }
 
     /// Whether the route called `name` is served when the tables live in
-    /// HBase (`serve --hbase`): the search side, rows by key, and tables;
-    /// scans, secondary indexes, batches and jobs are the embedded store's.
+    /// HBase (`serve --hbase`): the search side, rows by key, scans and
+    /// counts (not yet with a filter), regions (HBase's), tables and their
+    /// enabling; secondary indexes, batches and jobs are the embedded
+    /// store's.
     pub(super) fn over_hbase(name: &str) -> bool {
         OVER_HBASE.contains(&name)
     }
@@ -84,12 +86,17 @@ pub const OVER_HBASE: &[&str] = &[
     "tables_put",
     "tables_get",
     "tables_delete",
+    "regions",
+    "tables_disable",
+    "tables_enable",
     "rows_put",
     "rows_get",
     "rows_delete",
     "rows_put_fields",
     "rows_get_fields",
     "rows_delete_fields",
+    "scan",
+    "count",
     "search",
     "suggest",
     "keywords",

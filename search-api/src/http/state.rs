@@ -179,6 +179,14 @@ impl State {
         self.searcher.store()
     }
 
+    /// Where the tables live: HBase with `serve --hbase`, else the store.
+    pub fn tables(&self) -> &dyn rowsearch_store::TableStore {
+        match &self.hbase {
+            Some(hbase) => &**hbase,
+            None => &**self.store(),
+        }
+    }
+
     /// Starts a job for every index whose build has not finished (stopped
     /// by a restart, or by another process that stopped): (table, index,
     /// job id) of each.

@@ -262,6 +262,16 @@ impl HbaseClient {
         }
     }
 
+    /// Enables or disables `table` (HBase's `enableTable`, `disableTable`).
+    ///
+    /// # Errors
+    /// [`ClientError`]; `Refused` when it does not exist or is so already.
+    pub fn set_table_enabled(&mut self, table: &str, enabled: bool) -> Result<(), ClientError> {
+        let method = if enabled { "enableTable" } else { "disableTable" };
+        self.call(method, vec![(1, table_name(table))])?;
+        Ok(())
+    }
+
     /// Creates `table` with `families` (max versions, time to live) and
     /// region `splits`.
     ///
@@ -568,6 +578,25 @@ impl HbaseClient {
         page: usize,
         each: &mut dyn FnMut(Row),
     ) -> Result<u64, ClientError> {
+        self.scan_until(table, tscan, page, &mut |row| {
+            each(row);
+            true
+        })
+    }
+
+    /// Runs the scanner of `tscan` (a `TScan`'s fields), `page` rows a
+    /// call, handing each row to `each` until it answers false; the rows
+    /// handed. The scanner is closed either way when it can be.
+    ///
+    /// # Errors
+    /// [`ClientError`].
+    pub fn scan_until(
+        &mut self,
+        table: &str,
+        tscan: Vec<(i16, Value)>,
+        page: usize,
+        each: &mut dyn FnMut(Row) -> bool,
+    ) -> Result<u64, ClientError> {
         let id =
             match self.call("openScanner", vec![(1, binary(table.as_bytes())), (2, Value::Struct(tscan))])? {
                 Some(Value::I32(id)) => id,
@@ -584,21 +613,105 @@ impl HbaseClient {
             if rows.is_empty() {
                 break Ok(scanned);
             }
+            let mut go_on = true;
+            let mut failed = None;
             for r in &rows {
                 match row_of("getScannerRows", r) {
-                    Ok(Some(row)) => {
+                    Ok(Some(row)) if go_on => {
                         scanned += 1;
-                        each(row);
+                        go_on = each(row);
                     }
-                    Ok(None) => {}
-                    Err(e) => return Err(e),
+                    Ok(_) => {}
+                    Err(e) => {
+                        failed = Some(e);
+                        break;
+                    }
                 }
+            }
+            if let Some(e) = failed {
+                break Err(e);
+            }
+            if !go_on {
+                break Ok(scanned);
             }
         };
         if !matches!(outcome, Err(ClientError::Unavailable { .. })) {
             let _ = self.call("closeScanner", vec![(1, Value::I32(id))]);
         }
         outcome
+    }
+}
+
+/// A scan as HBase's `TScan` carries it (1 start, 2 stop, 3 columns,
+/// 4 caching, 5 maxVersions, 6 timeRange, 7 filterString, 11 reversed,
+/// 15 limit).
+#[derive(Debug, Default)]
+pub struct TScanSpec<'a> {
+    /// First row (inclusive; reversed: the highest).
+    pub start: Option<&'a [u8]>,
+    /// Row to stop before (reversed: the lowest, excluded).
+    pub stop: Option<&'a [u8]>,
+    /// Families, or a family's one column.
+    pub columns: Vec<(&'a str, Option<&'a [u8]>)>,
+    /// Newest versions of each column.
+    pub versions: u32,
+    /// `[min, max)`.
+    pub time: Option<(u64, u64)>,
+    /// HBase's filter language.
+    pub filter: Option<Vec<u8>>,
+    /// Rows in descending key order.
+    pub reversed: bool,
+    /// Rows HBase returns at most.
+    pub limit: Option<usize>,
+}
+
+impl HbaseClient {
+    /// Runs the scan of `spec`, `page` rows a call, handing each row to
+    /// `each` until it answers false ([`Self::scan_until`]).
+    ///
+    /// # Errors
+    /// [`ClientError`].
+    pub fn scan_spec(
+        &mut self,
+        table: &str,
+        spec: &TScanSpec<'_>,
+        page: usize,
+        each: &mut dyn FnMut(Row) -> bool,
+    ) -> Result<u64, ClientError> {
+        let mut tscan = tscan_paged((spec.start, spec.stop), page);
+        if !spec.columns.is_empty() {
+            let columns = spec
+                .columns
+                .iter()
+                .map(|(family, qualifier)| {
+                    let mut c = vec![(1, binary(family.as_bytes()))];
+                    if let Some(q) = qualifier {
+                        c.push((2, binary(*q)));
+                    }
+                    Value::Struct(c)
+                })
+                .collect();
+            tscan.push((3, Value::List { elem: TType::Struct, items: columns }));
+        }
+        tscan.push((5, Value::I32(i32::try_from(spec.versions.max(1)).unwrap_or(i32::MAX))));
+        if let Some((min, max)) = spec.time {
+            let max = i64::try_from(max).unwrap_or(i64::MAX);
+            let range = Value::Struct(vec![
+                (1, Value::I64(i64::try_from(min).unwrap_or(i64::MAX))),
+                (2, Value::I64(max)),
+            ]);
+            tscan.push((6, range));
+        }
+        if let Some(filter) = &spec.filter {
+            tscan.push((7, binary(filter.clone())));
+        }
+        if spec.reversed {
+            tscan.push((11, Value::Bool(true)));
+        }
+        if let Some(limit) = spec.limit {
+            tscan.push((15, Value::I32(i32::try_from(limit).unwrap_or(i32::MAX))));
+        }
+        self.scan_until(table, tscan, page, each)
     }
 }
 

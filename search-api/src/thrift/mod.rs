@@ -31,5 +31,5 @@ mod thbase;
 mod thbase_types;
 mod transport;
 
-pub use client::{ClientError, HbaseClient, put_calls};
+pub use client::{ClientError, HbaseClient, TScanSpec, put_calls};
 pub use server::{Api, CallObserver, serve};

@@ -13,6 +13,7 @@ mod hbase_client;
 mod hbase_faults;
 mod java_client;
 mod over_hbase;
+mod over_hbase_routes;
 
 use client::{A, Client, V};
 use rowsearch_tests::{Server, TestDir, stderr};

@@ -70,7 +70,7 @@ pub(crate) fn regions(st: &State, access: &Access, t: &str, p: &Params) -> Answe
     }
     let enc = p.encoding()?;
     let regions: Vec<Value> = st
-        .store()
+        .tables()
         .regions(t)?
         .into_iter()
         .map(|r| {
@@ -177,7 +177,7 @@ pub(crate) fn set_display(st: &State, t: &str, body: &[u8]) -> Answer {
 /// (a disabled table refuses reads and writes of its rows, 409
 /// `table_disabled`, until enabled).
 pub(crate) fn set_enabled(st: &State, t: &str, enabled: bool) -> Answer {
-    let changed = st.store().set_table_enabled(t, enabled)?;
+    let changed = st.tables().set_table_enabled(t, enabled)?;
     ok(json!({"name": t, "enabled": enabled, "changed": changed}))
 }
 

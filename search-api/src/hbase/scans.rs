@@ -1,0 +1,258 @@
+//! Scans and counts of tables in HBase, answered as the embedded store
+//! answers them: the store's [`Scan`] as HBase's `TScan` (the key range of
+//! its bounds, prefix, region and cursor; its columns, versions and time
+//! range; a filter is not served yet: pushing it down needs the filter
+//! written back in HBase's language),
+//! offset and limit over what HBase returns, a cursor when more rows
+//! follow.
+
+use rowsearch_store::{Cancel, Column, ErrorKind, Row, Scan, ScanCursor, ScanPage, TableStore};
+
+use super::source::HbaseSource;
+use super::tables::HbaseError;
+use crate::thrift::TScanSpec;
+
+/// Rows asked of HBase a call.
+const PAGE: usize = 500;
+
+/// The first key past every key starting with `prefix` (`None`: no such
+/// key, the prefix being all `0xff`).
+fn prefix_end(prefix: &[u8]) -> Option<Vec<u8>> {
+    let mut end = prefix.to_vec();
+    while let Some(last) = end.pop() {
+        if last < 0xff {
+            end.push(last + 1);
+            return Some(end);
+        }
+    }
+    None
+}
+
+fn higher(a: Option<Vec<u8>>, b: Option<Vec<u8>>) -> Option<Vec<u8>> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.max(b)),
+        (a, b) => a.or(b),
+    }
+}
+
+fn lower(a: Option<Vec<u8>>, b: Option<Vec<u8>>) -> Option<Vec<u8>> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}
+
+fn store_err(e: HbaseError) -> rowsearch_store::Error {
+    match e {
+        HbaseError::UnknownTable { table } => ErrorKind::UnknownTable { table }.into(),
+        e => rowsearch_store::Error::callback(e),
+    }
+}
+
+/// A row as the scan returns it (HBase's order of cells is the store's).
+fn as_scanned(mut row: Row, keys_only: bool) -> Row {
+    if keys_only {
+        row.cells.iter_mut().for_each(|c| c.value.clear());
+    }
+    row
+}
+
+impl TableStore for HbaseSource {
+    /// A page of `scan` over `table` (as [`rowsearch_store::ReadTxn::scan`]).
+    ///
+    /// # Errors
+    /// `UnknownTable`, `TableDisabled`, `UnknownFamily`, `UnknownRegion`,
+    /// `InvalidCursor`; a filter or per-family time ranges (not served over
+    /// HBase yet); HBase's failures, `Cancelled`.
+    fn scan_page(&self, table: &str, scan: &Scan, cancel: &Cancel) -> rowsearch_store::Result<ScanPage> {
+        let limit = scan.limit.unwrap_or(usize::MAX);
+        let mut rows = Vec::new();
+        let mut more = false;
+        self.scan_rows(
+            table,
+            scan,
+            Some(scan.offset.saturating_add(limit).saturating_add(1)),
+            cancel,
+            &mut |row| {
+                if rows.len() == scan.offset.saturating_add(limit) {
+                    more = true;
+                    return false;
+                }
+                rows.push(row);
+                true
+            },
+        )?;
+        let rows: Vec<Row> = rows.into_iter().skip(scan.offset).collect();
+        let next_cursor = more
+            .then(|| rows.last().map(|r| ScanCursor { last_key: r.key.clone(), reverse: scan.reverse }))
+            .flatten();
+        Ok(ScanPage { rows, next_cursor })
+    }
+
+    /// The rows `scan` selects past its offset (its limit aside, as
+    /// [`rowsearch_store::ReadTxn::count_until`]).
+    ///
+    /// # Errors
+    /// As [`Self::scan_page`].
+    fn count(&self, table: &str, scan: &Scan, cancel: &Cancel) -> rowsearch_store::Result<u64> {
+        // As the store counts: every row the scan selects past its offset,
+        // whatever its limit.
+        let mut seen = 0usize;
+        let mut keys = scan.clone();
+        keys.keys_only = true;
+        self.scan_rows(table, &keys, None, cancel, &mut |_| {
+            seen += 1;
+            true
+        })?;
+        Ok(seen.saturating_sub(scan.offset) as u64)
+    }
+
+    fn set_table_enabled(&self, table: &str, enabled: bool) -> rowsearch_store::Result<bool> {
+        self.tables().set_enabled(table, enabled).map_err(store_err)
+    }
+}
+
+impl HbaseSource {
+    /// Each row `scan` selects, in its order, to `each` until it answers
+    /// false; HBase returns at most `cap` rows.
+    fn scan_rows(
+        &self,
+        table: &str,
+        scan: &Scan,
+        cap: Option<usize>,
+        cancel: &Cancel,
+        each: &mut dyn FnMut(Row) -> bool,
+    ) -> rowsearch_store::Result<()> {
+        let tables = self.tables();
+        let schema = tables.schema(table).map_err(store_err)?;
+        if !tables.is_enabled(table).map_err(store_err)? {
+            return Err(ErrorKind::TableDisabled { table: table.to_owned() }.into());
+        }
+        if scan.filter.is_some() || !scan.read.family_time_ranges.is_empty() {
+            return Err(store_err(HbaseError::Schema {
+                table: table.to_owned(),
+                reason: "scan filters and per-family time ranges are not served over HBase yet".into(),
+            }));
+        }
+        for column in &scan.read.columns {
+            let family = match column {
+                Column::Family(f) | Column::Qualifier(f, _) => f,
+            };
+            if !schema.families.iter().any(|f| &f.name == family) {
+                return Err(
+                    ErrorKind::UnknownFamily { table: table.to_owned(), family: family.clone() }.into()
+                );
+            }
+        }
+        // The bounds: forward, `start` is the inclusive lower one and
+        // `stop` the exclusive upper one; reversed (as HBase), `start` the
+        // inclusive upper and `stop` the exclusive lower. Prefix, region and
+        // cursor narrow them; what HBase's start and stop rows cannot say
+        // is checked as rows come.
+        let mut region = None;
+        if let Some(index) = scan.region {
+            let regions = rowsearch_store::RowSource::regions(self, table)?;
+            let found = regions.get(index).ok_or_else(|| ErrorKind::UnknownRegion {
+                table: table.to_owned(),
+                region: index,
+                regions: regions.len(),
+            })?;
+            region = Some(found.clone());
+        }
+        if let Some(cursor) = &scan.cursor
+            && cursor.reverse != scan.reverse
+        {
+            return Err(
+                ErrorKind::CursorMismatch { reason: "it comes from a scan in the other direction" }.into()
+            );
+        }
+        // Inclusive lower bound, exclusive upper bound, from everything
+        // but the scan's own start and stop.
+        let mut lo = higher(scan.prefix.clone(), region.as_ref().and_then(|r| r.start.clone()));
+        let mut hi =
+            lower(scan.prefix.as_deref().and_then(prefix_end), region.as_ref().and_then(|r| r.end.clone()));
+        if let Some(cursor) = &scan.cursor {
+            if scan.reverse {
+                hi = lower(hi, Some(cursor.last_key.clone()));
+            } else {
+                let mut past = cursor.last_key.clone();
+                past.push(0);
+                lo = higher(lo, Some(past));
+            }
+        }
+        let (hbase_start, hbase_stop) = if scan.reverse {
+            // HBase's start is inclusive: the lower of the scan's start and
+            // the exclusive `hi` (a row equal to `hi` passed over below).
+            let start = match (&scan.start, &hi) {
+                (Some(s), Some(h)) if s < h => Some(s.clone()),
+                (_, Some(h)) => Some(h.clone()),
+                (s, None) => s.clone(),
+            };
+            (start, scan.stop.clone())
+        } else {
+            (higher(lo.clone(), scan.start.clone()), lower(hi.clone(), scan.stop.clone()))
+        };
+        if !scan.reverse
+            && let (Some(l), Some(h)) = (&hbase_start, &hbase_stop)
+            && l >= h
+        {
+            return Ok(());
+        }
+        let columns = scan
+            .read
+            .columns
+            .iter()
+            .map(|c| match c {
+                Column::Family(f) => (f.as_str(), None),
+                Column::Qualifier(f, q) => (f.as_str(), Some(q.as_slice())),
+            })
+            .collect();
+        let time = (scan.read.min_ts > 0 || scan.read.max_ts.is_some())
+            .then(|| (scan.read.min_ts, scan.read.max_ts.unwrap_or(u64::MAX)));
+        let spec = TScanSpec {
+            start: hbase_start.as_deref(),
+            stop: hbase_stop.as_deref(),
+            columns,
+            versions: scan.read.versions,
+            time,
+            filter: None,
+            reversed: scan.reverse,
+            limit: cap.map(|c| c.saturating_add(usize::from(scan.reverse))),
+        };
+        let page = cap.map_or(PAGE, |c| c.clamp(1, PAGE));
+        let mut cancelled = false;
+        let mut handed = |row: Row| {
+            if cancel.is_cancelled() {
+                cancelled = true;
+                return false;
+            }
+            if scan.reverse {
+                if hi.as_deref().is_some_and(|h| row.key.as_slice() >= h) {
+                    return true;
+                }
+                if lo.as_deref().is_some_and(|l| row.key.as_slice() < l) {
+                    return false;
+                }
+            }
+            each(as_scanned(row, scan.keys_only))
+        };
+        tables.client().scan_spec(table, &spec, page, &mut handed).map_err(|e| store_err(e.into()))?;
+        if cancelled {
+            cancel.check()?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::prefix_end;
+
+    #[test]
+    fn a_prefix_ends_past_its_last_key() {
+        assert_eq!(prefix_end(b"ab"), Some(b"ac".to_vec()));
+        assert_eq!(prefix_end(b"a\xff"), Some(b"b".to_vec()));
+        assert_eq!(prefix_end(b"\xff\xff"), None);
+        assert_eq!(prefix_end(b""), None);
+    }
+}
