@@ -1,12 +1,12 @@
 //! Scans and counts of tables in HBase, answered as the embedded store
 //! answers them: the store's [`Scan`] as HBase's `TScan` (the key range of
 //! its bounds, prefix, region and cursor; its columns, versions and time
-//! range; a filter is not served yet: pushing it down needs the filter
-//! written back in HBase's language),
+//! range; its filter pushed down, written back in HBase's filter language,
+//! which HBase runs as the store does),
 //! offset and limit over what HBase returns, a cursor when more rows
 //! follow.
 
-use rowsearch_store::{Cancel, Column, ErrorKind, Row, Scan, ScanCursor, ScanPage, TableStore};
+use rowsearch_store::{Cancel, Column, ErrorKind, Filter, Row, Scan, ScanCursor, ScanPage, TableStore};
 
 use super::source::HbaseSource;
 use super::tables::HbaseError;
@@ -46,6 +46,18 @@ fn store_err(e: HbaseError) -> rowsearch_store::Error {
     match e {
         HbaseError::UnknownTable { table } => ErrorKind::UnknownTable { table }.into(),
         e => rowsearch_store::Error::callback(e),
+    }
+}
+
+/// The first filter in `filter` that rowsearch's filter language has and
+/// HBase's does not (HBase's `ParseFilter` knows neither).
+fn not_in_hbase(filter: &Filter) -> Option<&'static str> {
+    match filter {
+        Filter::MultiRowRange(_) => Some("MultiRowRangeFilter"),
+        Filter::FuzzyRow(_) => Some("FuzzyRowFilter"),
+        Filter::List(_, filters) => filters.iter().find_map(not_in_hbase),
+        Filter::Skip(inner) | Filter::WhileMatch(inner) => not_in_hbase(inner),
+        _ => None,
     }
 }
 
@@ -128,11 +140,19 @@ impl HbaseSource {
         if !tables.is_enabled(table).map_err(store_err)? {
             return Err(ErrorKind::TableDisabled { table: table.to_owned() }.into());
         }
-        if scan.filter.is_some() || !scan.read.family_time_ranges.is_empty() {
+        if !scan.read.family_time_ranges.is_empty() {
             return Err(store_err(HbaseError::Schema {
                 table: table.to_owned(),
-                reason: "scan filters and per-family time ranges are not served over HBase yet".into(),
+                reason: "per-family time ranges are not served over HBase".into(),
             }));
+        }
+        if let Some(name) = scan.filter.as_ref().and_then(not_in_hbase) {
+            return Err(ErrorKind::InvalidFilter {
+                position: 0,
+                expected: "a filter of HBase's own filter language (the table lives in HBase)".into(),
+                found: name.into(),
+            }
+            .into());
         }
         for column in &scan.read.columns {
             let family = match column {
@@ -215,7 +235,8 @@ impl HbaseSource {
             columns,
             versions: scan.read.versions,
             time,
-            filter: None,
+            // Pushed down: HBase runs the same filter language.
+            filter: scan.filter.as_ref().map(Filter::to_language),
             reversed: scan.reverse,
             limit: cap.map(|c| c.saturating_add(usize::from(scan.reverse))),
         };

@@ -291,8 +291,8 @@ impl Refusal {
             Refusal::Timeout(ms) => format!("request took longer than {ms} ms"),
             Refusal::NotOverHbase(route) => format!(
                 "{route} is not served over HBase: the tables live in HBase (serve --hbase), where this \
-                 server serves search, suggest, keywords, rows by key, scans and counts without a filter, \
-                 regions and tables (HBase's own clients filter and batch there)"
+                 server serves search, suggest, keywords, rows by key, scans, counts, regions and tables \
+                 (HBase's own clients batch there)"
             ),
         }
     }

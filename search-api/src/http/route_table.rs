@@ -41,7 +41,7 @@ impl RouteSpec {
 
     /// Whether the route called `name` is served when the tables live in
     /// HBase (`serve --hbase`): the search side, rows by key, scans and
-    /// counts (not yet with a filter), regions (HBase's), tables and their
+    /// counts (filters pushed down), regions (HBase's), tables and their
     /// enabling; secondary indexes, batches and jobs are the embedded
     /// store's.
     pub(super) fn over_hbase(name: &str) -> bool {

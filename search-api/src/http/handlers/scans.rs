@@ -4,7 +4,7 @@ use rowsearch_store::{Cancel, Filter, Scan, ScanCursor};
 use serde_json::{Value, json};
 
 use super::{Answer, confine, ok};
-use crate::http::error::{ApiError, Refusal};
+use crate::http::error::ApiError;
 use crate::http::params::{Params, read_options};
 use crate::http::state::State;
 use crate::json::row_json_in;
@@ -44,9 +44,6 @@ pub(crate) fn scan(
                 st.limits.max_filter_bytes
             )));
         }
-        // Not pushed down to HBase yet (its filter language must be
-        // written back from the parsed filter): refused, not ignored.
-        Some(_) if st.hbase.is_some() => return Err(Refusal::NotOverHbase("scan filters").into()),
         Some(f) => Some(Filter::parse(f)?),
         None => None,
     };
