@@ -72,15 +72,16 @@ pub fn changes_in(rtxn: &dyn RowView, table: &str, from_seq: u64) -> Result<Tabl
             }
         }
     }
-    changes.next_seq = settled(rtxn, from_seq, changes.next_seq)?;
+    changes.next_seq = settled(rtxn, from_seq, changes.next_seq.max(rtxn.next_seq()?))?;
     changes.rows.sort_unstable();
     changes.rows.dedup();
     Ok(changes)
 }
 
-/// Where a reader of the feed from `from_seq` that read up to `read_to`
-/// (exclusive) may say it has absorbed: no further than the view's own
-/// next sequence. The store's is always past its feed's end; a source
+/// Where a reader of the feed from `from_seq` that read it to its end,
+/// `read_to` (exclusive: past the last entry, and at least the view's own
+/// next sequence, so a feed of times (HBase's) moves on when no entry came)
+/// may say it has absorbed: no further than the view's settled sequence. The store's is always past its feed's end; a source
 /// whose sequences are clock times (HBase) holds the last moments back,
 /// so a write stamped a little in the past by a lagging clock is read by
 /// the next pass (a row read twice is harmless; one skipped is not).
@@ -121,7 +122,7 @@ impl FeedRead {
                 read.named.entry(entry.table).or_default().push((entry.seq, entry.row));
             }
         }
-        read.next_seq = settled(rtxn, from_seq, read.next_seq)?;
+        read.next_seq = settled(rtxn, from_seq, read.next_seq.max(rtxn.next_seq()?))?;
         Ok(read)
     }
 

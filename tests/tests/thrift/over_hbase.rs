@@ -188,6 +188,14 @@ fn suite(addr: &str, table: &str) {
         hs.request("PUT", &format!("/tables/{table}/rows?key_fields={key}"), Some(&row.to_string()));
     assert_eq!(status, 200, "{body}");
     assert_eq!(search(&hs, table, "q=quokkaword")["total"], 1);
+    // The write's own sequence as `min_seq`, eventual and snapshot: the
+    // index reflects it once HBase's clock margin has passed (a feed of
+    // times with no later entry moved on: it waited to the time limit).
+    let seq = serde_json::from_str::<Value>(&body).unwrap()["seq"].as_u64().unwrap();
+    for consistency in ["eventual", "snapshot"] {
+        let answer = search(&hs, table, &format!("q=quokkaword&min_seq={seq}&consistency={consistency}"));
+        assert_eq!(answer["total"], 1, "{consistency}: {answer}");
+    }
     let path = format!("/tables/{table}/keywords?user=zz-probe&terms=quokkaword");
     assert_eq!(hs.get_json(&path).1["keys"].as_array().map(Vec::len), Some(1));
 
