@@ -77,10 +77,10 @@ pub struct Metrics {
 pub struct TableFigures {
     /// The table.
     pub table: String,
-    /// Cells stored.
-    pub cells: u64,
-    /// Bytes of its LMDB pages.
-    pub bytes: u64,
+    /// Cells stored (`None` for a table in HBase, whose own metrics say).
+    pub cells: Option<u64>,
+    /// Bytes of its LMDB pages (`None` as above).
+    pub bytes: Option<u64>,
     /// Serving generation and its bytes, if indexed.
     pub index: Option<(u64, u64)>,
     /// Unix seconds of the last reindex (the pointer's or meta's mtime).
@@ -292,8 +292,10 @@ impl Metrics {
         self.work_queued.set(gauge(work.queued as u64));
         for t in tables {
             let labels = TableLabels { table: t.table.clone() };
-            self.store_bytes.get_or_create(&labels).set(gauge(t.bytes));
-            self.store_cells.get_or_create(&labels).set(gauge(t.cells));
+            if let (Some(bytes), Some(cells)) = (t.bytes, t.cells) {
+                self.store_bytes.get_or_create(&labels).set(gauge(bytes));
+                self.store_cells.get_or_create(&labels).set(gauge(cells));
+            }
             if let Some((generation, bytes)) = t.index {
                 self.index_generation.get_or_create(&labels).set(gauge(generation));
                 self.index_bytes.get_or_create(&labels).set(gauge(bytes));

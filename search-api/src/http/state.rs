@@ -226,8 +226,8 @@ impl State {
     /// pointer naming no generation, or one that is missing): searches of
     /// that table answer 503 `index_unavailable` until a full reindex.
     pub fn index_trouble(&self) -> Option<String> {
-        for table in self.store().tables().ok()? {
-            let searchable = self.store().schema(&table).is_ok_and(|s| s.search.is_some());
+        for table in self.tables().tables().ok()? {
+            let searchable = self.tables().schema(&table).is_ok_and(|s| s.search.is_some());
             if !searchable {
                 continue;
             }
@@ -243,17 +243,19 @@ impl State {
 
     /// Figures of every table, for `/metrics`.
     pub fn table_figures(&self) -> Vec<TableFigures> {
-        self.store()
+        self.tables()
             .tables()
             .unwrap_or_default()
             .into_iter()
             .map(|table| {
-                let stats = self.store().stats(&table).unwrap_or_default();
+                // Sizes are the store's; HBase keeps its own (its UI, its
+                // metrics): none here for a table there.
+                let stats = if self.hbase.is_some() { None } else { self.store().stats(&table).ok() };
                 let index = self.index_figures(&table);
                 TableFigures {
                     freshness: self.freshness(&table),
-                    cells: stats.cells,
-                    bytes: stats.bytes,
+                    cells: stats.as_ref().map(|s| s.cells),
+                    bytes: stats.as_ref().map(|s| s.bytes),
                     index: index.map(|(g, b, _)| (g, b)),
                     last_reindex_seconds: index.map(|(_, _, w)| w),
                     table,

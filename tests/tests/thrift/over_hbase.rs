@@ -172,6 +172,13 @@ fn suite(addr: &str, table: &str) {
     let (_, described) = hs.get_json(&format!("/tables/{table}"));
     assert_eq!(described["guarantee"]["kind"], "read_your_writes", "{described}");
     assert_eq!(described["source"]["kind"], "hbase", "{described}");
+    // /metrics names HBase's tables (their index figures, read from the
+    // tables HBase holds, not from the empty local store).
+    let (status, metrics) = hs.request("GET", "/metrics", None);
+    assert_eq!(status, 200);
+    let generation = format!("rowsearch_index_generation{{table=\"{table}\"}}");
+    assert!(metrics.contains(&generation), "no {generation} in {metrics}");
+    assert!(!metrics.contains(&format!("rowsearch_store_cells{{table=\"{table}\"}}")), "{metrics}");
     // Secondary indexes over HBase are the next work: 501, by name.
     let (status, body) = hs.get_json(&format!("/tables/{table}/indexes"));
     assert_eq!((status, body["error"]["code"].as_str()), (501, Some("not_over_hbase")), "{body}");
