@@ -386,6 +386,13 @@ pub trait TableStore: RowSource {
     /// # Errors
     /// `UnknownTable`; the source's own failures.
     fn set_table_enabled(&self, table: &str, enabled: bool) -> Result<bool>;
+
+    /// Sets the fields a searchable table's documents carry by default
+    /// ([`TableSchema::with_display`]); whether it changed.
+    ///
+    /// # Errors
+    /// As [`TableSchema::with_display`]; `UnknownTable`; the source's own.
+    fn set_display(&self, table: &str, display: Option<Vec<String>>) -> Result<bool>;
 }
 
 impl TableStore for Store {
@@ -400,5 +407,9 @@ impl TableStore for Store {
 
     fn set_table_enabled(&self, table: &str, enabled: bool) -> Result<bool> {
         Store::set_table_enabled(self, table, enabled)
+    }
+
+    fn set_display(&self, table: &str, display: Option<Vec<String>>) -> Result<bool> {
+        Store::set_display(self, table, display)
     }
 }

@@ -1,5 +1,6 @@
-//! Scans and counts of tables in HBase, answered as the embedded store
-//! answers them: the store's [`Scan`] as HBase's `TScan` (the key range of
+//! The table operations of [`TableStore`] over HBase (scans, counts,
+//! enable/disable, display settings). Scans and counts are answered as the
+//! embedded store answers them: the store's [`Scan`] as HBase's `TScan` (the key range of
 //! its bounds, prefix, region and cursor; its columns, versions and time
 //! range; its filter pushed down, written back in HBase's filter language,
 //! which HBase runs as the store does),
@@ -121,6 +122,13 @@ impl TableStore for HbaseSource {
 
     fn set_table_enabled(&self, table: &str, enabled: bool) -> rowsearch_store::Result<bool> {
         self.tables().set_enabled(table, enabled).map_err(store_err)
+    }
+
+    fn set_display(&self, table: &str, display: Option<Vec<String>>) -> rowsearch_store::Result<bool> {
+        let schema = self.tables().schema(table).map_err(store_err)?;
+        let Some(schema) = schema.with_display(table, display)? else { return Ok(false) };
+        self.tables().put_schema(table, &schema).map_err(store_err)?;
+        Ok(true)
     }
 }
 

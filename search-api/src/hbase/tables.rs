@@ -227,6 +227,22 @@ impl HbaseTables {
         Ok(enabled)
     }
 
+    /// Records `schema` as `table`'s (a setting changed: its display), its
+    /// id kept: the same table, its index generations still its own.
+    ///
+    /// # Errors
+    /// As [`HbaseTables::schema`].
+    pub fn put_schema(&self, table: &str, schema: &TableSchema) -> Result<(), HbaseError> {
+        self.forget(table);
+        self.schema(table)?;
+        let json = serde_json::to_vec(schema)
+            .map_err(|e| HbaseError::Schema { table: table.to_owned(), reason: e.to_string() })?;
+        let cells = vec![PutCell::new(FAMILY, SCHEMA.to_vec(), json)];
+        self.client().put_rows(CATALOG, &[(table.as_bytes().to_vec(), cells)])?;
+        self.forget(table);
+        Ok(())
+    }
+
     /// Enables or disables `table` in HBase (its keyword table stays
     /// enabled: rowsearch's own); whether its state changed.
     ///

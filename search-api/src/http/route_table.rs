@@ -89,6 +89,7 @@ pub const OVER_HBASE: &[&str] = &[
     "regions",
     "tables_disable",
     "tables_enable",
+    "tables_display",
     "rows_put",
     "rows_get",
     "rows_delete",

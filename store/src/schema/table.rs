@@ -113,6 +113,29 @@ impl TableSchema {
         self.families.iter().find(|f| f.name == name)
     }
 
+    /// This schema with its search's display set to `display` (see
+    /// [`crate::SearchSchema::display`]); `None` when it is so already.
+    /// The one rule for a display change, wherever the table lives.
+    ///
+    /// # Errors
+    /// `NotSearchable` without a search section; `InvalidSchema` for a
+    /// name no document carries.
+    pub fn with_display(&self, table: &str, display: Option<Vec<String>>) -> Result<Option<TableSchema>> {
+        let mut schema = self.clone();
+        let search = schema
+            .search
+            .as_mut()
+            .ok_or_else(|| crate::ErrorKind::NotSearchable { table: table.to_owned() })?;
+        if search.display == display {
+            return Ok(None);
+        }
+        search.display = display;
+        search
+            .check_display()
+            .map_err(|reason| crate::ErrorKind::InvalidSchema { table: table.to_owned(), reason })?;
+        Ok(Some(schema))
+    }
+
     /// Checks names and settings (at most [`MAX_FAMILIES`] families and
     /// [`MAX_INDEXES`] indexes).
     ///

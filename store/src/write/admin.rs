@@ -237,16 +237,7 @@ impl Writer<'_> {
         let _writer = self.env.lock_writer()?;
         let tables = self.in_current(true, |wtxn, tables| {
             let old = tables.table(table)?;
-            let mut schema = old.schema.clone();
-            let search =
-                schema.search.as_mut().ok_or_else(|| ErrorKind::NotSearchable { table: table.to_owned() })?;
-            if search.display == display {
-                return Ok(None);
-            }
-            search.display = display.clone();
-            search
-                .check_display()
-                .map_err(|reason| ErrorKind::InvalidSchema { table: table.to_owned(), reason })?;
+            let Some(schema) = old.schema.with_display(table, display.clone())? else { return Ok(None) };
             self.meta.put_schema(wtxn, table, &schema)?;
             self.reopen(wtxn, tables, table, old.id, schema).map(|(tables, _)| Some(tables))
         })?;

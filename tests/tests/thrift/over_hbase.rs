@@ -161,6 +161,35 @@ fn suite(addr: &str, table: &str) {
         assert_eq!(inner_docs(&h), inner_docs(&e), "{q}");
         assert_eq!(h["facets"], e["facets"], "{q}");
     }
+    // Display settings over HBase, as embedded: documents carry the named
+    // fields only; a name no document carries is a 422 on both.
+    for s in [&es, &hs] {
+        let (status, body) =
+            s.request("PUT", &format!("/tables/{table}/display"), Some(r#"{"display":["subject"]}"#));
+        assert_eq!(status, 200, "{body}");
+        let (status, body) =
+            s.request("PUT", &format!("/tables/{table}/display"), Some(r#"{"display":["nope"]}"#));
+        assert_eq!(status, 422, "{body}");
+    }
+    let q = "q=gas&limit=5&sort=newest";
+    let (e, h) = (search(&es, table, q), search(&hs, table, q));
+    // (Hits tied at the page's edge may differ: the documents of the keys
+    // both pages hold are compared.)
+    let (hd, ed) = (documents(&h), documents(&e));
+    let common: Vec<&(String, Value)> = hd.iter().filter(|d| ed.iter().any(|x| x.0 == d.0)).collect();
+    assert!(!common.is_empty(), "{h} / {e}");
+    for d in common {
+        assert!(ed.contains(d), "{d:?} / {e}");
+    }
+    assert!(
+        documents(&h).iter().all(|(_, d)| d.as_object().is_some_and(|o| o.keys().all(|k| k == "subject"))),
+        "{h}"
+    );
+    for s in [&es, &hs] {
+        let (status, body) =
+            s.request("PUT", &format!("/tables/{table}/display"), Some(r#"{"display":["*"]}"#));
+        assert_eq!(status, 200, "{body}");
+    }
     for path in [format!("/tables/{table}/suggest?q=natural+ga"), format!("/tables/{table}/suggest?q=mee")] {
         let (_, e) = es.get_json(&path);
         let (status, h) = hs.get_json(&path);

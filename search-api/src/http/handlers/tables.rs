@@ -169,7 +169,7 @@ pub(crate) fn set_display(st: &State, t: &str, body: &[u8]) -> Answer {
     if display.is_empty() {
         return Err(ApiError::bad_request("display: name at least one field, or [\"*\"] for every one"));
     }
-    let changed = st.store().set_display(t, Some(display.clone()))?;
+    let changed = st.tables().set_display(t, Some(display.clone()))?;
     ok(json!({"name": t, "display": display, "changed": changed}))
 }
 
