@@ -290,9 +290,8 @@ impl Refusal {
             ),
             Refusal::Timeout(ms) => format!("request took longer than {ms} ms"),
             Refusal::NotOverHbase(route) => format!(
-                "{route} is not served over HBase: the tables live in HBase (serve --hbase), where this \
-                 server serves search, suggest, keywords, rows by key, scans, counts, regions and tables \
-                 (HBase's own clients batch there)"
+                "{route} is not served over HBase (serve --hbase): {}",
+                super::route_table::not_over_hbase_reason(route)
             ),
         }
     }

@@ -137,6 +137,20 @@ fn routes_suite(addr: &str, table: &str) {
     let (status, refused) = get(&hs, &path);
     assert_eq!((status, refused["error"]["code"].clone()), (400, json!("invalid_filter")), "{refused}");
     assert!(refused["error"]["message"].as_str().unwrap().contains("FuzzyRowFilter"), "{refused}");
+    // What is not served over HBase says why (route_table's NOT_OVER_HBASE).
+    for (path, why) in [
+        (format!("{t}/indexes"), "secondary indexes live in the embedded store"),
+        ("/jobs/j1".to_owned(), "the refresher keeps the index current"),
+        ("/backups".to_owned(), "snapshot"),
+    ] {
+        let (status, refused) = get(&hs, &path);
+        assert_eq!(
+            (status, refused["error"]["code"].clone()),
+            (501, json!("not_over_hbase")),
+            "{path}: {refused}"
+        );
+        assert!(refused["error"]["message"].as_str().unwrap().contains(why), "{path}: {refused}");
+    }
     let (status, body) = hs.request("DELETE", &t, None);
     assert!(status < 300, "{body}");
 }
