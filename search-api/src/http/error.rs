@@ -291,7 +291,7 @@ impl Refusal {
             Refusal::Timeout(ms) => format!("request took longer than {ms} ms"),
             Refusal::NotOverHbase(route) => format!(
                 "{route} is not served over HBase (serve --hbase): {}",
-                super::route_table::not_over_hbase_reason(route)
+                super::over_hbase::not_over_hbase_reason(route)
             ),
         }
     }

@@ -29,6 +29,7 @@ mod hosts;
 mod jobs;
 mod metrics;
 mod openapi;
+mod over_hbase;
 mod param_spec;
 mod params;
 mod pool;

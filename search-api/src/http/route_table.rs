@@ -106,47 +106,6 @@ pub const OVER_HBASE: &[&str] = &[
     "keys_delete",
 ];
 
-/// The routes `serve --hbase` does not serve, each with why (the 501
-/// `not_over_hbase` says it). Every route is in this list or in
-/// [`OVER_HBASE`], never both (tested).
-pub const NOT_OVER_HBASE: &[(&str, &str)] = &[
-    ("mutate", MUTATE_REASON),
-    ("mutate_tables", MUTATE_REASON),
-    ("indexes_list", INDEX_REASON),
-    ("index_put", INDEX_REASON),
-    ("index_rebuild", INDEX_REASON),
-    ("index_verify", INDEX_REASON),
-    ("index_delete", INDEX_REASON),
-    ("index_lookup", INDEX_REASON),
-    ("index_intersect", INDEX_REASON),
-    ("threads_get", "ingest over HBase keeps no threads yet, so there is no conversation to show"),
-    ("reindex", JOBS_REASON),
-    ("jobs", JOBS_REASON),
-    ("changes", FEED_REASON),
-    ("consumers_list", FEED_REASON),
-    ("consumers_put", FEED_REASON),
-    ("consumers_get", FEED_REASON),
-    ("consumers_delete", FEED_REASON),
-    ("backups_create", BACKUP_REASON),
-    ("backups_list", BACKUP_REASON),
-];
-
-const MUTATE_REASON: &str = "a batch is one transaction in the embedded store, and HBase's atomicity is per row: \
-     write rows one by one (PUT /tables/{t}/rows/{key}) or with HBase's own client";
-const INDEX_REASON: &str = "secondary indexes live in the embedded store; over HBase they need index tables kept \
-     consistent without cross-row transactions (planned)";
-const JOBS_REASON: &str = "index jobs run against the embedded store; over HBase the refresher keeps the index current \
-     and `rowsearch --hbase HOST:PORT reindex` rebuilds it";
-const FEED_REASON: &str = "the change feed is the embedded store's; over HBase, writes are found by time-range scans, \
-     which other clients' deletes do not show";
-const BACKUP_REASON: &str = "HBase's tables are backed up by HBase: `snapshot 'TABLE', 'NAME'` in the hbase shell \
-     (and `rowsearch backup` for the local index)";
-
-/// Why the route called `name` is not served over HBase.
-pub fn not_over_hbase_reason(name: &str) -> &'static str {
-    NOT_OVER_HBASE.iter().find(|(n, _)| *n == name).map_or("not served over HBase", |(_, why)| why)
-}
-
 /// Every route, in API.md's order.
 pub const ROUTES: &[RouteSpec] = &[
     // The page's own state (what was searched) is in its address.
@@ -484,7 +443,8 @@ pub fn allowed_methods(path: &str) -> Vec<&'static str> {
 
 #[cfg(test)]
 mod tests {
-    use super::{NOT_OVER_HBASE, OVER_HBASE, ROUTES};
+    use super::super::over_hbase::NOT_OVER_HBASE;
+    use super::{OVER_HBASE, ROUTES};
 
     /// Every route is served over HBase or has its reason, never both, and
     /// neither list names a route that does not exist.
