@@ -16,19 +16,6 @@ use crate::thrift::TScanSpec;
 /// Rows asked of HBase a call.
 const PAGE: usize = 500;
 
-/// The first key past every key starting with `prefix` (`None`: no such
-/// key, the prefix being all `0xff`).
-fn prefix_end(prefix: &[u8]) -> Option<Vec<u8>> {
-    let mut end = prefix.to_vec();
-    while let Some(last) = end.pop() {
-        if last < 0xff {
-            end.push(last + 1);
-            return Some(end);
-        }
-    }
-    None
-}
-
 fn higher(a: Option<Vec<u8>>, b: Option<Vec<u8>>) -> Option<Vec<u8>> {
     match (a, b) {
         (Some(a), Some(b)) => Some(a.max(b)),
@@ -197,8 +184,10 @@ impl HbaseSource {
         // Inclusive lower bound, exclusive upper bound, from everything
         // but the scan's own start and stop.
         let mut lo = higher(scan.prefix.clone(), region.as_ref().and_then(|r| r.start.clone()));
-        let mut hi =
-            lower(scan.prefix.as_deref().and_then(prefix_end), region.as_ref().and_then(|r| r.end.clone()));
+        let mut hi = lower(
+            scan.prefix.as_deref().and_then(rowsearch_store::prefix_successor),
+            region.as_ref().and_then(|r| r.end.clone()),
+        );
         if let Some(cursor) = &scan.cursor {
             if scan.reverse {
                 hi = lower(hi, Some(cursor.last_key.clone()));
@@ -270,18 +259,5 @@ impl HbaseSource {
             cancel.check()?;
         }
         Ok(())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::prefix_end;
-
-    #[test]
-    fn a_prefix_ends_past_its_last_key() {
-        assert_eq!(prefix_end(b"ab"), Some(b"ac".to_vec()));
-        assert_eq!(prefix_end(b"a\xff"), Some(b"b".to_vec()));
-        assert_eq!(prefix_end(b"\xff\xff"), None);
-        assert_eq!(prefix_end(b""), None);
     }
 }
