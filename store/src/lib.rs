@@ -105,7 +105,10 @@ pub use source::{RowSource, RowView, TableStore};
 pub use store::{DEFAULT_MAP_SIZE_BYTES, DEFAULT_MAX_DBS, INDEX_BUILD_STEP_ROWS, Store, StoreBuilder};
 pub use stream::{KeyPage, SetOp};
 pub use table::{Region, RegionStats, TableStats};
-pub use threads::{ThreadMember, normalize_subject, parse_thread_id, thread_id_text};
+pub use threads::{
+    MovedRow, ThreadEntries, ThreadMember, ghost_row, normalize_subject, parse_thread_id, thread_id_text,
+    thread_members_in, thread_rows,
+};
 pub use upgrade::UpgradeProgress;
 pub use write::RepairedIndex;
 pub use write::{

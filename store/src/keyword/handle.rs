@@ -449,6 +449,39 @@ pub fn key_partition_of(table: &str, schema: &TableSchema, row: &[u8]) -> Result
     shape.partition_of(row, &[]).map(Some)
 }
 
+/// The partition and date (ms, as `analyzer` reads the date column) of a
+/// row put with `cells` (the newest of each column) in a table of
+/// `schema`, without a store: for rows that live elsewhere.
+///
+/// # Errors
+/// `NotSearchable`; `InvalidSchema`; `InvalidRowKey`.
+pub(crate) fn place_of(
+    table: &str,
+    schema: &TableSchema,
+    analyzer: &dyn Analyzer,
+    row: &[u8],
+    cells: &[PutCell],
+) -> Result<(Vec<u8>, Option<u64>)> {
+    let search = schema
+        .search
+        .as_ref()
+        .ok_or_else(|| crate::error::ErrorKind::NotSearchable { table: table.to_owned() })?;
+    let invalid = |reason: String| crate::error::ErrorKind::InvalidSchema { table: table.to_owned(), reason };
+    let (columns, partition, date) = resolve_columns(search, schema, parse_column).map_err(invalid)?;
+    let values: Vec<Option<&[u8]>> = columns
+        .iter()
+        .map(|(family, qualifier)| {
+            cells
+                .iter()
+                .rfind(|c| c.family == *family && c.qualifier == *qualifier)
+                .map(|c| c.value.as_slice())
+        })
+        .collect();
+    let shape = Shape { schema: search, row_key: schema.row_key.as_ref(), partition: &partition, date };
+    let date = date.and_then(|n| values[n]).and_then(|v| analyzer.date_ms(v));
+    Ok((shape.partition_of(row, &values)?, date))
+}
+
 /// [`keyword_cells_of`], each cell lent to `f` in key order (as a scan of
 /// the store's keyword rows lends them).
 ///

@@ -34,7 +34,7 @@ mod upgrade;
 mod write;
 
 pub use codec::{KeywordCell, KeywordCellRef, Positions};
-pub(crate) use handle::{CellParts, KeywordCells, SearchHandle};
+pub(crate) use handle::{CellParts, KeywordCells, SearchHandle, place_of};
 pub use handle::{for_each_keyword_cell_of, key_partition_of, keyword_cells_of};
 pub use lookup::{KeywordHit, KeywordPage, KeywordQuery, required_terms};
 pub(crate) use lookup::{decode_cell, for_each_cell, for_each_cell_between, lookup, partition_splits};

@@ -8,15 +8,12 @@ use std::sync::Arc;
 
 use heed::RwTxn;
 
-use super::entries::{
-    self, by_id_key, by_id_value, decode_by_id, decode_member, decode_subject, member_id, member_key,
-    member_value, members_prefix, subject_key, subject_prefix,
-};
 use super::handle::ThreadsHandle;
-use super::ids::{id_hash, named_ids, normalize_subject, row_ids};
+use super::ids::row_ids;
+use super::link::{LmdbEntries, Moved, ghost_ids, link, message_of, thread_of};
 use super::read::thread_id_text;
 use crate::cell::PutCell;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::keyword::KeywordCells;
 use crate::read::{ReadOptions, get_row};
 use crate::schema::Column;
@@ -25,26 +22,6 @@ use crate::write::batch::{Batch, Delete, Mutation};
 
 /// A row's keyword cells computed ahead, as `write::apply` keeps them.
 type Ahead = (Arc<TableHandle>, KeywordCells);
-
-/// Rows whose thread changed: (table, row) -> (partition, an id of it).
-type Moved = BTreeMap<(String, Vec<u8>), (Vec<u8>, Vec<u8>)>;
-
-/// One put being threaded.
-struct Message {
-    /// Its place in the batch.
-    at: usize,
-    partition: Vec<u8>,
-    /// The ids it carries (kept form), never empty.
-    ids: Vec<Vec<u8>>,
-    /// The ids it names.
-    refs: Vec<Vec<u8>>,
-    /// Subject hash, date, and whether it is a reply without references.
-    subject: Option<(u64, u64, bool)>,
-    /// Its date (ms), as its keyword cells carry it.
-    date: Option<u64>,
-    /// The timestamp its thread cell is written at: its id cell's.
-    ts: Option<u64>,
-}
 
 /// What threading adds to a batch in its write transaction; the batch
 /// itself is not copied.
@@ -87,31 +64,15 @@ pub(crate) fn thread_batch(
         let (Some(threads), Some(search)) = (&handle.threads, &handle.search) else { continue };
         match mutation {
             Mutation::Put { row, cells, .. } => {
-                let (id_family, id_qualifier) = &threads.columns.id;
-                let Some(id_cell) =
-                    cells.iter().rfind(|c| c.family == *id_family && c.qualifier == *id_qualifier)
-                else {
-                    continue;
+                let place = || {
+                    let refs_cells: Vec<&PutCell> = cells.iter().collect();
+                    let analyzer = catalog.analyzer_for(&handle.name)?;
+                    let values = search.values_from_puts(&refs_cells, now_ms);
+                    Ok((search.partition_of(row, &values)?, search.date_ms(analyzer, &values)))
                 };
-                let refs_cells: Vec<&PutCell> = cells.iter().collect();
-                let analyzer = catalog.analyzer_for(&handle.name)?;
-                let values = search.values_from_puts(&refs_cells, now_ms);
-                let partition = search.partition_of(row, &values)?;
-                let mut ids = row_ids(&id_cell.value);
-                if ids.is_empty() {
-                    // A row without an id threads alone, by its key.
-                    ids.push(entries::key_part(&[b"\x01", &row[..]].concat(), 250).into_owned());
+                if let Some(m) = message_of(&threads.columns, at, row, cells, place)? {
+                    messages.push(m);
                 }
-                let mut refs = Vec::new();
-                for (family, qualifier) in &threads.columns.refs {
-                    for c in cells.iter().filter(|c| c.family == *family && c.qualifier == *qualifier) {
-                        named_ids(&c.value, &mut refs);
-                    }
-                }
-                refs.retain(|r| !ids.contains(r));
-                let date = search.date_ms(analyzer, &values);
-                let subject = subject_of(threads, cells, date, &refs);
-                messages.push(Message { at, partition, ids, refs, subject, date, ts: id_cell.timestamp });
             }
             Mutation::Delete { row, what: Delete::Row { .. }, .. } => {
                 ghost_row(wtxn, threads, handle, row, now_ms)?;
@@ -134,7 +95,9 @@ pub(crate) fn thread_batch(
             linked.push(0);
             continue;
         };
-        linked.push(link(wtxn, threads, mutation.table(), mutation.row(), m, &mut moved, &mut renamed)?);
+        let mut entries = LmdbEntries { wtxn: &mut *wtxn, db: threads.db };
+        let at = (mutation.table(), mutation.row());
+        linked.push(link(&mut entries, &threads.schema, at, m, &mut moved, &mut renamed)?);
     }
     let mut out = Threaded { cells: vec![None; batch.mutations.len()], ..Threaded::default() };
     let mut in_batch: BTreeSet<(&str, &[u8])> = BTreeSet::new();
@@ -182,7 +145,8 @@ pub(crate) fn thread_batch(
             .column(Column::Qualifier(id_family.clone(), id_qualifier.clone()))
             .column(Column::Qualifier(family.clone(), qualifier.clone()));
         let Some(stored) = get_row(wtxn, now_ms, handle, &row, &read)? else { continue };
-        let text = thread_id_text(thread_of(wtxn, threads, &partition, &id)?);
+        let mut entries = LmdbEntries { wtxn: &mut *wtxn, db: threads.db };
+        let text = thread_id_text(thread_of(&mut entries, &partition, &id)?);
         if stored.value(family, qualifier) == Some(text.as_bytes()) {
             continue;
         }
@@ -196,149 +160,6 @@ pub(crate) fn thread_batch(
         out.moved.push(Mutation::Put { table, row, cells: vec![cell] });
     }
     Ok(Some(out))
-}
-
-/// A put's subject entry: its subject's hash, its date, and whether it is
-/// a reply without references; `None` without subject gathering, a
-/// subject, or a date.
-fn subject_of(
-    threads: &ThreadsHandle,
-    cells: &[PutCell],
-    date: Option<u64>,
-    refs: &[Vec<u8>],
-) -> Option<(u64, u64, bool)> {
-    let (family, qualifier) = threads.columns.subject.as_ref()?;
-    let cell = cells.iter().rfind(|c| c.family == *family && c.qualifier == *qualifier)?;
-    let (normal, reply) = normalize_subject(&String::from_utf8_lossy(&cell.value));
-    if normal.is_empty() {
-        return None;
-    }
-    Some((xxhash_rust::xxh3::xxh3_64(normal.as_bytes()), date?, reply && refs.is_empty()))
-}
-
-fn db_err(what: &'static str) -> impl Fn(heed::Error) -> Error {
-    move |e| Error::lmdb(what, e)
-}
-
-/// The thread of an id (kept form) in a partition, or its own hash when it
-/// has none.
-fn thread_of(wtxn: &RwTxn, threads: &ThreadsHandle, partition: &[u8], id: &[u8]) -> Result<u64> {
-    let found = threads.db.get(wtxn, &by_id_key(partition, id)).map_err(db_err("read threads"))?;
-    Ok(found.and_then(decode_by_id).map_or_else(|| id_hash(partition, id), |(t, _)| t))
-}
-
-/// Links message `m` (the put at `m.at`, row `row` of `table`) into its
-/// thread, and returns the thread's id: every thread its ids, references
-/// and subject reach becomes one, whose id is the smallest hash of the ids
-/// it holds. Rows of threads whose id went are recorded in `moved`, and
-/// the ids that went in `renamed` (old -> new).
-fn link(
-    wtxn: &mut RwTxn,
-    threads: &ThreadsHandle,
-    table: &str,
-    row: &[u8],
-    m: &Message,
-    moved: &mut Moved,
-    renamed: &mut HashMap<u64, u64>,
-) -> Result<u64> {
-    let p = &m.partition;
-    let mut reached: BTreeSet<u64> = BTreeSet::new();
-    let mut lowest = u64::MAX;
-    let mut known: BTreeSet<&[u8]> = BTreeSet::new();
-    for id in m.ids.iter().chain(&m.refs) {
-        match threads.db.get(wtxn, &by_id_key(p, id)).map_err(db_err("read threads"))?.and_then(decode_by_id)
-        {
-            Some((thread, _)) => {
-                reached.insert(thread);
-                known.insert(id);
-            }
-            None => lowest = lowest.min(id_hash(p, id)),
-        }
-    }
-    if let Some((hash, date, reply)) = m.subject {
-        let prefix = subject_prefix(p, hash);
-        let from =
-            [&prefix[..], &date.saturating_sub(threads.schema.subject_window_ms).to_be_bytes()].concat();
-        let to = [&prefix[..], &date.saturating_add(threads.schema.subject_window_ms).to_be_bytes(), &[0xff]]
-            .concat();
-        let mut others = Vec::new();
-        for item in threads
-            .db
-            .range(wtxn, &(std::ops::Bound::Included(&from[..]), std::ops::Bound::Included(&to[..])))
-            .map_err(db_err("read threads"))?
-        {
-            let (key, value) = item.map_err(db_err("read threads"))?;
-            let Some((_, id)) = decode_subject(key, prefix.len()) else { continue };
-            if reply || value.first() == Some(&1) {
-                others.push(id.to_vec());
-            }
-        }
-        for id in others {
-            if let Some((thread, _)) = threads
-                .db
-                .get(wtxn, &by_id_key(p, &id))
-                .map_err(db_err("read threads"))?
-                .and_then(decode_by_id)
-            {
-                reached.insert(thread);
-            }
-        }
-    }
-    let thread = reached.iter().copied().fold(lowest, u64::min);
-    // Threads whose id goes: their members move to `thread`.
-    for old in reached.iter().copied().filter(|&t| t != thread) {
-        renamed.insert(old, thread);
-        let prefix = members_prefix(old);
-        let mut members: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
-        for item in threads.db.prefix_iter(wtxn, &prefix).map_err(db_err("read threads"))? {
-            let (key, value) = item.map_err(db_err("read threads"))?;
-            members.push((member_id(key).to_vec(), value.to_vec()));
-        }
-        for (id, value) in members {
-            let (partition, row) = decode_member(&value).ok_or_else(|| {
-                Error::corrupted(
-                    "threads",
-                    &member_key(old, &id),
-                    "a thread member entry shorter than its partition",
-                )
-            })?;
-            let (partition, row) = (partition.to_vec(), row.to_vec());
-            threads.db.delete(wtxn, &member_key(old, &id)).map_err(db_err("write threads"))?;
-            threads.db.put(wtxn, &member_key(thread, &id), &value).map_err(db_err("write threads"))?;
-            let key = by_id_key(&partition, &id);
-            threads.db.put(wtxn, &key, &by_id_value(thread, &row)).map_err(db_err("write threads"))?;
-            if !row.is_empty() {
-                moved.entry((table.to_owned(), row)).or_insert_with(|| (partition.clone(), id.clone()));
-            }
-        }
-    }
-    for id in &m.ids {
-        threads
-            .db
-            .put(wtxn, &by_id_key(p, id), &by_id_value(thread, row))
-            .map_err(db_err("write threads"))?;
-        threads
-            .db
-            .put(wtxn, &member_key(thread, id), &member_value(p, row))
-            .map_err(db_err("write threads"))?;
-    }
-    for id in m.refs.iter().filter(|r| !known.contains(r.as_slice())) {
-        threads
-            .db
-            .put(wtxn, &by_id_key(p, id), &by_id_value(thread, &[]))
-            .map_err(db_err("write threads"))?;
-        threads
-            .db
-            .put(wtxn, &member_key(thread, id), &member_value(p, &[]))
-            .map_err(db_err("write threads"))?;
-    }
-    if let Some((hash, date, reply)) = m.subject {
-        threads
-            .db
-            .put(wtxn, &subject_key(p, hash, date, &m.ids[0]), &[u8::from(reply)])
-            .map_err(db_err("write threads"))?;
-    }
-    Ok(thread)
 }
 
 /// A deleted row's ids become ghosts: its thread keeps their place.
@@ -355,18 +176,7 @@ fn ghost_row(
     let Some(stored) = get_row(wtxn, now_ms, handle, row, &read)? else { return Ok(()) };
     let Some(value) = stored.value(family, qualifier) else { return Ok(()) };
     let Some(partition) = search.key_partition(row)? else { return Ok(()) };
-    for id in row_ids(value) {
-        let key = by_id_key(&partition, &id);
-        if let Some((thread, at)) =
-            threads.db.get(wtxn, &key).map_err(db_err("read threads"))?.and_then(decode_by_id)
-            && at == row
-        {
-            threads.db.put(wtxn, &key, &by_id_value(thread, &[])).map_err(db_err("write threads"))?;
-            threads
-                .db
-                .put(wtxn, &member_key(thread, &id), &member_value(&partition, &[]))
-                .map_err(db_err("write threads"))?;
-        }
-    }
+    let ids = row_ids(value);
+    ghost_ids(&mut LmdbEntries { wtxn, db: threads.db }, &partition, row, &ids)?;
     Ok(())
 }

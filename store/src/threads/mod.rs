@@ -18,10 +18,14 @@ pub(crate) mod assign;
 pub(crate) mod entries;
 mod handle;
 mod ids;
+mod link;
+mod plain;
 mod read;
 pub(crate) mod upgrade;
 
 pub(crate) use handle::ThreadsHandle;
 pub use ids::normalize_subject;
+pub use link::ThreadEntries;
+pub use plain::{MovedRow, ghost_row, thread_members_in, thread_rows};
 pub(crate) use read::members as members_of;
 pub use read::{ThreadMember, parse_thread_id, thread_id_text};

@@ -22,4 +22,5 @@ mod repack;
 mod row_source_prop;
 mod rowkey_prop;
 mod shared_prop;
+mod threads_plain_prop;
 mod threads_prop;

@@ -20,7 +20,7 @@ use rowsearch_store::{
 
 /// Splits on spaces; dates are decimal milliseconds.
 #[derive(Debug)]
-struct Words;
+pub(crate) struct Words;
 
 impl Analyzer for Words {
     fn terms(&self, _: &SearchField, text: &str, sink: &mut dyn FnMut(&str, u32)) {
@@ -35,10 +35,10 @@ impl Analyzer for Words {
 }
 
 const WINDOW: u64 = 100;
-const USERS: [&str; 2] = ["ann", "bob"];
+pub(crate) const USERS: [&str; 2] = ["ann", "bob"];
 const SUBJECTS: [&str; 4] = ["gas deal", "Re: gas deal", "RE: Fwd: power", "power"];
 
-fn schema() -> TableSchema {
+pub(crate) fn schema() -> TableSchema {
     let mut threads = ThreadSchema::new("m:message_id", ["m:in_reply_to", "m:references"], "m:thread")
         .by_subject("m:subject");
     threads.subject_window_ms = WINDOW;
@@ -58,14 +58,14 @@ fn schema() -> TableSchema {
         .threads(threads)
 }
 
-fn key(user: usize, n: u16) -> Vec<u8> {
+pub(crate) fn key(user: usize, n: u16) -> Vec<u8> {
     schema().row_key.unwrap().encode(&[KeyValue::String(USERS[user].into()), KeyValue::U16(n)]).unwrap()
 }
 
 /// One message row.
 #[derive(Debug, Clone)]
-struct Msg {
-    user: usize,
+pub(crate) struct Msg {
+    pub(crate) user: usize,
     /// Its ids: `m<n>@x`, and a second one for a folded copy.
     ids: Vec<u32>,
     /// Ids it names, in In-Reply-To (the first) and References.
@@ -79,7 +79,7 @@ fn id_text(n: u32) -> String {
 }
 
 impl Msg {
-    fn cells(&self) -> Vec<PutCell> {
+    pub(crate) fn cells(&self) -> Vec<PutCell> {
         let ids: Vec<String> = self.ids.iter().map(|&n| format!("<{}>", id_text(n))).collect();
         let mut cells = vec![
             PutCell::new("m", "message_id", ids.join("\n")).at(self.date),
@@ -99,7 +99,7 @@ impl Msg {
 
 /// Messages: ids from a pool of 40 per user (ids 1000+ never carried:
 /// ghosts), each row's ids distinct from every other row's.
-fn messages() -> impl Strategy<Value = Vec<Msg>> {
+pub(crate) fn messages() -> impl Strategy<Value = Vec<Msg>> {
     prop::collection::vec(
         (0..2usize, any::<bool>(), prop::collection::vec(0..48u32, 0..4), 0..4usize, 0..400u64),
         1..40,
@@ -180,14 +180,14 @@ fn model(msgs: &[Msg]) -> BTreeSet<BTreeSet<usize>> {
     groups.into_values().collect()
 }
 
-fn open(dir: &std::path::Path) -> Store {
+pub(crate) fn open(dir: &std::path::Path) -> Store {
     let store = Store::builder().analyzer(Arc::new(Words)).open(dir).unwrap();
     store.create_table("t", &schema()).unwrap();
     store
 }
 
 /// Each row's thread id.
-fn threads_of(store: &Store, msgs: &[Msg]) -> Vec<String> {
+pub(crate) fn threads_of(store: &Store, msgs: &[Msg]) -> Vec<String> {
     let read = ReadOptions::default();
     msgs.iter()
         .enumerate()
@@ -239,7 +239,14 @@ fn sorted(mut cells: Vec<KeywordCell>) -> Vec<KeywordCell> {
 /// Puts `msgs` in `order`, in batches of `cuts`; with `stale`, every third
 /// message carries a thread cell of its own (as an import of rows exported
 /// elsewhere would), which the thread computed replaces.
-fn put_in(store: &Store, msgs: &[Msg], order: &[usize], cuts: &[usize], prepared: bool, stale: bool) {
+pub(crate) fn put_in(
+    store: &Store,
+    msgs: &[Msg],
+    order: &[usize],
+    cuts: &[usize],
+    prepared: bool,
+    stale: bool,
+) {
     let mut at = 0;
     let mut cuts = cuts.iter().copied().peekable();
     while at < order.len() {
@@ -261,6 +268,19 @@ fn put_in(store: &Store, msgs: &[Msg], order: &[usize], cuts: &[usize], prepared
     }
 }
 
+/// `0..n` shuffled by `seed`.
+pub(crate) fn shuffled(n: usize, seed: u64) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..n).collect();
+    let mut state = seed | 1;
+    for i in (1..order.len()).rev() {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        order.swap(i, (state % (i as u64 + 1)) as usize);
+    }
+    order
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
 
@@ -280,14 +300,7 @@ proptest! {
 
         let shuffled_dir = tempfile::tempdir().unwrap();
         let store = open(shuffled_dir.path());
-        let mut order = order.clone();
-        let mut state = seed | 1;
-        for i in (1..order.len()).rev() {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            order.swap(i, (state % (i as u64 + 1)) as usize);
-        }
+        let order = shuffled(msgs.len(), seed);
         put_in(&store, &msgs, &order, &cuts, prepared, seed % 2 == 0);
         // Some rows put again (an ingest run twice) change nothing.
         for index in &again {
