@@ -592,7 +592,7 @@ impl Searcher {
         // A document without a thread value is a group of its own.
         let grouped = |h: &SearchHit| by_key.get(h.row.key.as_slice()).filter(|g| !g.0.is_empty()).copied();
         let wanted: Vec<(String, u64)> = hits.iter().filter_map(|h| grouped(h).cloned()).collect();
-        let mut summaries = crate::threads::summaries_with(&self.store, table, &wanted, read)?.into_iter();
+        let mut summaries = crate::threads::summaries_with(&*self.rows, table, &wanted, read)?.into_iter();
         for hit in hits.iter_mut() {
             if grouped(hit).is_some() {
                 hit.thread = summaries.next();

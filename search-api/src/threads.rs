@@ -11,7 +11,9 @@
 
 use std::collections::{HashMap, HashSet};
 
-use rowsearch_store::{Column, ReadOptions, Row, Store, normalize_subject, parse_thread_id, thread_id_text};
+use rowsearch_store::{
+    Column, ReadOptions, Row, RowSource, normalize_subject, parse_thread_id, thread_id_text,
+};
 use serde::Serialize;
 
 use crate::document::{Document, DocumentShape};
@@ -86,16 +88,15 @@ fn ids_in(value: &str) -> Vec<&str> {
 /// `BadRequest` for a malformed id or `fields`; the store's (`NotThreaded`,
 /// `UnknownTable`).
 pub fn thread_view(
-    store: &Store,
+    source: &dyn RowSource,
     table: &str,
     thread: &str,
     request: &ThreadRequest,
 ) -> Result<Option<ThreadView>> {
     let id = parse_thread_id(thread)
         .ok_or_else(|| Error::BadRequest(format!("thread id {thread:?}: 16 hex digits, as thread: takes")))?;
-    let rtxn = store.begin_read()?;
-    let schema = rtxn.schema(table)?;
-    let members = rtxn.thread_members(table, id)?;
+    let schema = source.schema(table)?;
+    let members = source.thread_members(table, id)?;
     let Some(partition) = members.first().map(|m| m.partition.clone()) else { return Ok(None) };
     if request.scope.as_ref().is_some_and(|scope| !scope.contains(&partition)) {
         return Ok(None);
@@ -136,10 +137,10 @@ pub fn thread_view(
     let unique: Vec<&[u8]> =
         members.iter().filter_map(|m| m.row.as_deref()).filter(|k| seen_keys.insert(k)).collect();
     request.cancel.check()?;
-    let rows: Vec<Row> = rtxn.multi_get(table, &unique, &read)?.into_iter().flatten().collect();
+    let rows: Vec<Row> = source.rows(table, &unique, &read)?.into_iter().flatten().collect();
     request.cancel.check()?;
     let missing = members.iter().filter(|m| m.row.is_none()).count();
-    let analyzer = store.analyzer();
+    let analyzer = source.analyzer();
     let text = |row: &Row, column: &str| -> String {
         match Column::parse(column.as_bytes()) {
             Column::Qualifier(f, q) => {
@@ -154,7 +155,7 @@ pub fn thread_view(
             search
                 .date_column
                 .as_deref()
-                .and_then(|c| analyzer.and_then(|a| a.date_ms(text(r, c).as_bytes())))
+                .and_then(|c| analyzer.as_ref().and_then(|a| a.date_ms(text(r, c).as_bytes())))
                 .unwrap_or(0)
         })
         .collect();
@@ -237,7 +238,7 @@ pub fn thread_view(
             depth,
             parent: p.and_then(|p| place.get(&p).copied()),
             date_ms: dates[i],
-            document: shape.document(&rows[i], analyzer.map(|a| &**a)),
+            document: shape.document(&rows[i], analyzer.as_deref()),
         });
     }
     Ok(Some(ThreadView { thread: thread_id_text(id), partition, messages, missing }))
@@ -305,14 +306,18 @@ pub fn summary_columns(search: Option<&rowsearch_store::SearchSchema>) -> (Optio
     (from, search.and_then(|s| s.date_column.clone()))
 }
 
-/// The summaries of threads `threads` (id, matched) of `table`, read in one
-/// snapshot of `store`; a thread the store does not hold (a table in
-/// HBase) says only what the search saw.
+/// The summaries of threads `threads` (id, matched) of `table`, read from
+/// `source` (the store, or HBase); a table gone meanwhile (dropped) says
+/// only what the search saw.
 ///
 /// # Errors
 /// The store's.
-pub fn summaries(store: &Store, table: &str, threads: &[(String, u64)]) -> Result<Vec<ThreadSummary>> {
-    summaries_with(store, table, threads, &[])
+pub fn summaries(
+    source: &dyn RowSource,
+    table: &str,
+    threads: &[(String, u64)],
+) -> Result<Vec<ThreadSummary>> {
+    summaries_with(source, table, threads, &[])
 }
 
 /// [`summaries`], with rows already read (`known`, with at least the
@@ -322,16 +327,15 @@ pub fn summaries(store: &Store, table: &str, threads: &[(String, u64)]) -> Resul
 /// # Errors
 /// The store's.
 pub fn summaries_with(
-    store: &Store,
+    source: &dyn RowSource,
     table: &str,
     threads: &[(String, u64)],
     known: &[Row],
 ) -> Result<Vec<ThreadSummary>> {
-    let rtxn = store.begin_read()?;
-    let schema = match rtxn.schema(table) {
+    let schema = match source.schema(table) {
         Ok(schema) => schema,
-        // A table the store does not hold lives in HBase; any other error
-        // is the store's and is said.
+        // A table dropped since the search; any other error is the
+        // source's and is said.
         Err(e) if matches!(e.kind(), rowsearch_store::ErrorKind::UnknownTable { .. }) => {
             return Ok(threads
                 .iter()
@@ -354,7 +358,7 @@ pub fn summaries_with(
     let mut out = Vec::with_capacity(threads.len());
     for (id, matched) in threads {
         let members = match parse_thread_id(id) {
-            Some(thread) if schema.threads.is_some() => rtxn.thread_members(table, thread)?,
+            Some(thread) if schema.threads.is_some() => source.thread_members(table, thread)?,
             _ => Vec::new(),
         };
         let mut keys: Vec<&[u8]> = members.iter().filter_map(|m| m.row.as_deref()).collect();
@@ -369,7 +373,7 @@ pub fn summaries_with(
                 some.iter().partition(|k| known.contains_key(*k));
             rows.extend(have.iter().filter_map(|k| known.get(k).copied()));
             if !read_now.is_empty() {
-                read_rows = rtxn.multi_get(table, &read_now, &read)?;
+                read_rows = source.rows(table, &read_now, &read)?;
             }
         }
         rows.extend(read_rows.iter().flatten());
@@ -407,10 +411,10 @@ mod tests {
 
     use super::cut_cycles;
 
-    /// A table the store does not hold (it lives in HBase) gets summaries
-    /// of what the search matched; a table the store holds is read.
+    /// A table gone since the search (dropped) gets summaries of what the
+    /// search matched.
     #[test]
-    fn summaries_of_a_table_elsewhere_say_what_matched() {
+    fn summaries_of_a_table_gone_say_what_matched() {
         let dir = tempfile::tempdir().unwrap();
         let store = rowsearch_store::Store::open(dir.path().join("d")).unwrap();
         let threads = vec![("t1".to_owned(), 3), ("t2".to_owned(), 1)];

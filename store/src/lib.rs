@@ -98,7 +98,8 @@ pub use read::{ALL_VERSIONS, ReadOptions, ReadTxn, Scan, ScanCursor, ScanIter, S
 pub use schema::{
     Analyzer, CATALOG_TABLE, Column, Compression, DATE_NAME, DEFAULT_SUBJECT_WINDOW_MS, FamilySchema,
     FieldKind, IndexSchema, KEYWORDS_SUFFIX, MAX_FAMILIES, MAX_FAMILY_NAME_BYTES, MAX_INDEXES,
-    MAX_SEARCH_FIELDS, MAX_TABLE_NAME_BYTES, SearchField, SearchSchema, TableSchema, ThreadSchema,
+    MAX_SEARCH_FIELDS, MAX_TABLE_NAME_BYTES, SearchField, SearchSchema, THREADS_SUFFIX, TableSchema,
+    ThreadSchema,
 };
 pub use secondary::{IndexHit, IndexPage, IndexQuery, IndexState, IndexTerm, IndexVerifyReport};
 pub use source::{RowSource, RowView, TableStore};
@@ -107,7 +108,7 @@ pub use stream::{KeyPage, SetOp};
 pub use table::{Region, RegionStats, TableStats};
 pub use threads::{
     MovedRow, ThreadEntries, ThreadMember, ghost_row, normalize_subject, parse_thread_id, thread_id_text,
-    thread_members_in, thread_rows,
+    thread_members_in, thread_partition_prefixes, thread_rows,
 };
 pub use upgrade::UpgradeProgress;
 pub use write::RepairedIndex;

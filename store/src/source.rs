@@ -113,6 +113,13 @@ pub trait RowSource: Send + Sync + std::fmt::Debug {
     /// As [`ReadTxn::keyword_lookup`]; the source's own failures.
     fn keyword_lookup(&self, table: &str, query: &KeywordQuery) -> Result<KeywordPage>;
 
+    /// The members of thread `thread` of `table`, in id order (as
+    /// [`ReadTxn::thread_members`]).
+    ///
+    /// # Errors
+    /// `UnknownTable`, `NotThreaded`; the source's own failures.
+    fn thread_members(&self, table: &str, thread: u64) -> Result<Vec<crate::ThreadMember>>;
+
     /// Forgets change-feed entries with `seq <= upto` (every index has
     /// absorbed them); how many. A source whose feed is not its own to
     /// trim (HBase's timestamps) keeps everything: the default.
@@ -355,6 +362,10 @@ impl RowSource for Store {
 
     fn keyword_lookup(&self, table: &str, query: &KeywordQuery) -> Result<KeywordPage> {
         Store::keyword_lookup(self, table, query)
+    }
+
+    fn thread_members(&self, table: &str, thread: u64) -> Result<Vec<crate::ThreadMember>> {
+        self.begin_read()?.thread_members(table, thread)
     }
 
     fn trim_feed(&self, upto: u64) -> Result<u64> {

@@ -151,10 +151,11 @@ fn ensure_table(store: Target<'_>, table: &str, format: Format) -> Result<TableS
                     store.create_table(table, &wanted)?;
                     wanted
                 }
-                // Threads are kept by the store's write transaction: a
-                // table elsewhere gets none (and keys by Message-ID).
+                // A table elsewhere threads and folds copies as the
+                // store does (the sink assigns threads as it writes); its
+                // secondary indexes are the store's alone for now.
                 Target::Sink(sink) => {
-                    let wanted = TableSchema { threads: None, ..wanted };
+                    let wanted = TableSchema { indexes: Vec::new(), ..wanted };
                     sink.create_table(table, &wanted)?;
                     wanted
                 }

@@ -437,6 +437,13 @@ impl rowsearch_indexer::store::RowSource for Foreign<'_> {
     ) -> rowsearch_indexer::store::Result<rowsearch_indexer::store::KeywordPage> {
         self.0.keyword_lookup(table, query)
     }
+    fn thread_members(
+        &self,
+        table: &str,
+        thread: u64,
+    ) -> rowsearch_indexer::store::Result<Vec<rowsearch_indexer::store::ThreadMember>> {
+        rowsearch_indexer::store::RowSource::thread_members(self.0, table, thread)
+    }
 }
 
 /// Every document's key in the serving generation under `dir`.

@@ -119,17 +119,21 @@ pub(super) fn run(args: &Args, command: &SearchCommand, out: &mut impl Write) ->
             }
         }
         SearchCommand::Thread { id, table, fields } => {
-            let store = open(args)?;
+            // The rows and thread entries where the table lives.
+            let source: Box<dyn rowsearch::store::RowSource> = match &args.hbase {
+                Some(addr) => Box::new(super::hbase::source(addr)),
+                None => Box::new(open(args)?),
+            };
             let request = rowsearch::threads::ThreadRequest {
                 fields: (!fields.is_empty()).then(|| fields.clone()),
                 columns: Vec::new(),
                 scope: None,
                 cancel: rowsearch::store::Cancel::default(),
             };
-            let Some(view) = rowsearch::threads::thread_view(&store, table, id, &request)? else {
+            let Some(view) = rowsearch::threads::thread_view(&*source, table, id, &request)? else {
                 return Err(UsageError(format!("no thread {id:?} in table {table:?}")).into());
             };
-            let row_key = store.schema(table)?.row_key;
+            let row_key = source.schema(table)?.row_key;
             writeln!(out, "{}", rowsearch::json::thread_json(&view, row_key.as_ref()))?;
         }
     }

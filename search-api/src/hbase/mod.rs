@@ -17,6 +17,7 @@ mod keywords;
 mod scans;
 mod source;
 mod tables;
+mod threads;
 
 pub use keywords::companion;
 pub use source::HbaseSource;

@@ -16,6 +16,10 @@ use rowsearch_store::{
 
 use super::keywords;
 use super::tables::{HbaseError, HbaseTables, read_ahead};
+use super::threads;
+
+/// A row's key and the cells put into it.
+type RowPuts = (Vec<u8>, Vec<PutCell>);
 
 /// Connections a batch of puts is spread over.
 const PUT_WAYS: usize = 2;
@@ -35,6 +39,9 @@ const SKEW_MARGIN_MS: u64 = 2_000;
 pub struct HbaseSource {
     tables: HbaseTables,
     analyzer: Arc<dyn Analyzer>,
+    /// Held while a threaded table's threads are assigned and written: one
+    /// writer of thread entries at a time (see `threads`).
+    threading: std::sync::Mutex<()>,
 }
 
 fn err(e: impl Into<HbaseError>) -> rowsearch_store::Error {
@@ -73,7 +80,7 @@ impl HbaseSource {
     /// The tables behind the Thrift2 gateway at `addr`, their keyword cells
     /// made by `analyzer`.
     pub fn new(addr: &str, analyzer: Arc<dyn Analyzer>) -> HbaseSource {
-        HbaseSource { tables: HbaseTables::new(addr), analyzer }
+        HbaseSource { tables: HbaseTables::new(addr), analyzer, threading: std::sync::Mutex::new(()) }
     }
 
     /// Whether HBase answers (one call, within 2 s).
@@ -99,15 +106,20 @@ impl HbaseSource {
     /// # Errors
     /// As [`HbaseTables::create_table`].
     pub fn create_table(&self, table: &str, schema: &TableSchema) -> Result<bool, HbaseError> {
-        if table.ends_with(keywords::SUFFIX) {
-            return Err(HbaseError::Schema {
-                table: table.to_owned(),
-                reason: format!("names ending in {:?} are rowsearch's keyword tables", keywords::SUFFIX),
-            });
+        for (suffix, what) in [(keywords::SUFFIX, "keyword"), (threads::SUFFIX, "thread")] {
+            if table.ends_with(suffix) {
+                return Err(HbaseError::Schema {
+                    table: table.to_owned(),
+                    reason: format!("names ending in {suffix:?} are rowsearch's {what} tables"),
+                });
+            }
         }
         let created = self.tables.create_table(table, schema)?;
         if schema.search.is_some() {
             keywords::create(&mut self.tables.client(), table, schema)?;
+        }
+        if schema.threads.is_some() {
+            threads::create(&mut self.tables.client(), table)?;
         }
         Ok(created)
     }
@@ -118,6 +130,7 @@ impl HbaseSource {
     /// As [`HbaseTables::drop_table`].
     pub fn drop_table(&self, table: &str) -> Result<(), HbaseError> {
         self.tables.drop_table(table)?;
+        threads::drop_companion(&mut self.tables.client(), table)?;
         keywords::drop_companion(&mut self.tables.client(), table)
     }
 
@@ -140,6 +153,17 @@ impl HbaseSource {
                 reason: format!("no family {:?}", c.family),
             });
         }
+        // A threaded table's rows gain their thread column, and rows of
+        // threads merged into another theirs, entries written first.
+        let _threading;
+        let threaded;
+        let rows = if schema.threads.is_some() {
+            _threading = self.threading.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            threaded = self.threaded(table, &schema, rows)?;
+            threaded.as_slice()
+        } else {
+            rows
+        };
         let mut client = self.tables.client();
         if schema.search.is_some() && keywords::kept(&mut client, table)? {
             let keys: Vec<&[u8]> = rows.iter().map(|(k, _)| k.as_slice()).collect();
@@ -161,6 +185,71 @@ impl HbaseSource {
         let keys: Vec<&[u8]> = rows.iter().map(|(k, _)| k.as_slice()).collect();
         self.tables.record_writes(table, &keys, now_ms())?;
         Ok(())
+    }
+
+    /// `rows` with their thread column, and the rows outside them whose
+    /// thread changed with theirs (at their id cell's timestamp), after
+    /// the thread entries are written.
+    fn threaded(
+        &self,
+        table: &str,
+        schema: &TableSchema,
+        rows: &[(Vec<u8>, Vec<PutCell>)],
+    ) -> Result<Vec<RowPuts>, HbaseError> {
+        let schema_err = |e: rowsearch_store::Error| match e.into_callback::<HbaseError>() {
+            Ok(e) => e,
+            Err(e) => HbaseError::Schema { table: table.to_owned(), reason: e.to_string() },
+        };
+        let mut rows = rows.to_vec();
+        let mut client = self.tables.client();
+        threads::create(&mut client, table)?;
+        let mut entries = threads::Entries::new(&mut client, table);
+        let moved = rowsearch_store::thread_rows(table, schema, &*self.analyzer, &mut entries, &mut rows)
+            .map_err(schema_err)?;
+        entries.flush()?;
+        if moved.is_empty() {
+            return Ok(rows);
+        }
+        let Some(columns) = schema.threads.as_ref() else { return Ok(rows) };
+        let (id, thread) = (
+            rowsearch_store::Column::parse(columns.id_column.as_bytes()),
+            rowsearch_store::Column::parse(columns.thread_column.as_bytes()),
+        );
+        let (rowsearch_store::Column::Qualifier(id_f, id_q), rowsearch_store::Column::Qualifier(th_f, th_q)) =
+            (id, thread)
+        else {
+            return Ok(rows);
+        };
+        let keys: Vec<&[u8]> = moved.iter().map(|m| m.row.as_slice()).collect();
+        let stored = client.get_rows(table, &keys)?;
+        for (m, stored) in moved.iter().zip(stored) {
+            let Some(stored) = stored else { continue };
+            if stored.value(&th_f, &th_q) == Some(m.thread.as_bytes()) {
+                continue;
+            }
+            let ts =
+                stored.cells.iter().find(|c| *c.family == *id_f && c.qualifier == id_q).map(|c| c.timestamp);
+            let mut cell = PutCell::new(th_f.clone(), th_q.clone(), m.thread.clone().into_bytes());
+            cell.timestamp = ts;
+            rows.push((m.row.clone(), vec![cell]));
+        }
+        Ok(rows)
+    }
+
+    fn members(
+        &self,
+        table: &str,
+        thread: u64,
+    ) -> rowsearch_store::Result<Vec<rowsearch_store::ThreadMember>> {
+        let schema = self.tables.schema(table).map_err(err)?;
+        if schema.threads.is_none() {
+            return Err(rowsearch_store::ErrorKind::NotThreaded { table: table.to_owned() }.into());
+        }
+        let mut client = self.tables.client();
+        if !client.table_exists(&threads::companion(table)).map_err(err)? {
+            return Ok(Vec::new());
+        }
+        rowsearch_store::thread_members_in(&mut threads::Entries::new(&mut client, table), thread)
     }
 
     /// Every row of `table` from `start` on (inclusive), in key order,
@@ -188,6 +277,9 @@ impl HbaseSource {
         let mut client = self.tables.client();
         if schema.search.is_some() && keywords::kept(&mut client, table)? {
             let old = client.get_rows(table, &[key])?.pop().flatten();
+            if let (Some(old), Some(_)) = (&old, &schema.threads) {
+                self.ghost(table, &schema, old)?;
+            }
             let (puts, deletes) = keywords::changes(table, &schema, &*self.analyzer, &[(old.as_ref(), None)])
                 .map_err(|e| HbaseError::Schema { table: table.to_owned(), reason: e.to_string() })?;
             keywords::apply(&mut client, table, &puts, &deletes)?;
@@ -196,6 +288,30 @@ impl HbaseSource {
         drop(client);
         self.tables.record_writes(table, &[key], now_ms())?;
         Ok(())
+    }
+
+    /// Makes the ids `row` (about to be deleted) carries ghosts in its
+    /// thread.
+    fn ghost(&self, table: &str, schema: &TableSchema, row: &Row) -> Result<(), HbaseError> {
+        let (Some(columns), Some(search)) = (&schema.threads, &schema.search) else { return Ok(()) };
+        let schema_err =
+            |e: rowsearch_store::Error| HbaseError::Schema { table: table.to_owned(), reason: e.to_string() };
+        let value = |column: &str| match rowsearch_store::Column::parse(column.as_bytes()) {
+            rowsearch_store::Column::Qualifier(f, q) => row.value(&f, &q).map(<[u8]>::to_vec),
+            rowsearch_store::Column::Family(_) => None,
+        };
+        let Some(ids) = value(&columns.id_column) else { return Ok(()) };
+        let partition =
+            match rowsearch_store::key_partition_of(table, schema, &row.key).map_err(schema_err)? {
+                Some(p) => p,
+                None => search.partition.as_deref().and_then(value).unwrap_or_default(),
+            };
+        let _threading = self.threading.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut client = self.tables.client();
+        let mut entries = threads::Entries::new(&mut client, table);
+        rowsearch_store::ghost_row(table, schema, &mut entries, (&partition, &row.key), &ids)
+            .map_err(schema_err)?;
+        entries.flush()
     }
 
     fn rows_before(
@@ -267,6 +383,14 @@ impl rowsearch_indexer::RowSink for HbaseSource {
 }
 
 impl RowSource for HbaseSource {
+    fn thread_members(
+        &self,
+        table: &str,
+        thread: u64,
+    ) -> rowsearch_store::Result<Vec<rowsearch_store::ThreadMember>> {
+        self.members(table, thread)
+    }
+
     fn schema(&self, table: &str) -> rowsearch_store::Result<TableSchema> {
         self.tables.schema(table).map_err(err)
     }

@@ -15,7 +15,6 @@ pub const NOT_OVER_HBASE: &[(&str, &str)] = &[
     ("index_delete", INDEX_REASON),
     ("index_lookup", INDEX_REASON),
     ("index_intersect", INDEX_REASON),
-    ("threads_get", "ingest over HBase keeps no threads yet, so there is no conversation to show"),
     ("reindex", JOBS_REASON),
     ("jobs", JOBS_REASON),
     ("changes", FEED_REASON),

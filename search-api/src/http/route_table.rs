@@ -101,6 +101,7 @@ pub const OVER_HBASE: &[&str] = &[
     "search",
     "suggest",
     "keywords",
+    "threads_get",
     "keys_create",
     "keys_list",
     "keys_delete",

@@ -11,6 +11,8 @@ pub const MAX_FAMILY_NAME_BYTES: usize = 32;
 pub const CATALOG_TABLE: &str = "rowsearch_catalog";
 /// What the name of a table's keyword table in HBase ends with.
 pub const KEYWORDS_SUFFIX: &str = ".keywords";
+/// What the name of a threaded table's thread entries in HBase ends with.
+pub const THREADS_SUFFIX: &str = ".threads";
 
 /// Refuses a new table named `T.keywords` while `T` is a searchable table
 /// of the store (`base_searchable`): where tables live in HBase that name

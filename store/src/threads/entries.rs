@@ -47,6 +47,13 @@ fn partition_prefix(kind: u8, partition: &[u8]) -> Vec<u8> {
     key
 }
 
+/// The prefixes of a partition's id entries and subject entries (every
+/// entry a message of the partition reads when it is linked, but the
+/// members of threads it merges).
+pub fn partition_prefixes(partition: &[u8]) -> [Vec<u8>; 2] {
+    [partition_prefix(BY_ID, partition), partition_prefix(SUBJECT, partition)]
+}
+
 /// The key of an id's entry (`id` as kept: see [`key_part`]).
 pub fn by_id_key(partition: &[u8], id: &[u8]) -> Vec<u8> {
     let mut key = partition_prefix(BY_ID, partition);

@@ -23,6 +23,7 @@ mod plain;
 mod read;
 pub(crate) mod upgrade;
 
+pub use entries::partition_prefixes as thread_partition_prefixes;
 pub(crate) use handle::ThreadsHandle;
 pub use ids::normalize_subject;
 pub use link::ThreadEntries;

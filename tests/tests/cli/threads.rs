@@ -160,3 +160,77 @@ fn cli_an_mbox_alone_names_its_mailbox_and_an_empty_user_is_said() {
     let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
     assert_eq!((v["total"].as_u64(), v["did_you_mean"].as_str()), (Some(0), Some("line")), "{v}");
 }
+
+/// Ours over HBase: the Message-IDs of each thread of `table` and its
+/// rows, read back from HBase.
+fn hbase_threads(source: &rowsearch::hbase::HbaseSource, table: &str) -> (BTreeSet<BTreeSet<String>>, usize) {
+    use rowsearch::store::TableStore;
+    let scan = Scan { read: ReadOptions::default(), ..Scan::new() };
+    let rows = source.scan_page(table, &scan, &rowsearch::store::Cancel::default()).unwrap().rows;
+    let mut by_thread: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for row in &rows {
+        let text = |q: &[u8]| String::from_utf8_lossy(row.value("m", q).unwrap_or_default()).into_owned();
+        let thread = text(b"thread");
+        assert_eq!(thread.len(), 16, "every row has a thread: {row:?}");
+        by_thread.entry(thread).or_default().extend(text(b"message_id").lines().map(str::to_owned));
+    }
+    (by_thread.into_values().collect(), rows.len())
+}
+
+/// The mail table over HBase threads and folds copies as the embedded one:
+/// the fixture ingested with `--hbase` in small batches (threads merged
+/// across batches) gives notmuch's threads and messages, and each
+/// thread's view (`rowsearch thread`) equals the embedded store's.
+#[test]
+fn cli_threads_over_hbase_equal_notmuchs_and_the_embedded_stores() {
+    let Some(hbase) = rowsearch_tests::hbase("cli::threads::cli_threads_over_hbase_equal_notmuchs") else {
+        return;
+    };
+    let (expected, messages) = notmuch_threads();
+    let t = TestDir::new();
+    let fixture = fixture();
+    let fixture = fixture.to_str().unwrap();
+    let table = "threads_over_hbase";
+    let over = |args: &[&str]| {
+        let mut all = vec!["--hbase", hbase.thrift2.as_str()];
+        all.extend_from_slice(args);
+        t.run(&all)
+    };
+    let _ = over(&["drop-table", table]);
+    let out = over(&["ingest", fixture, "--table", table, "--batch-rows", "7"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("126 messages: 100 stored, 26 duplicates"), "{}", stdout(&out));
+    let source = rowsearch::hbase::HbaseSource::new(
+        &hbase.thrift2,
+        std::sync::Arc::new(rowsearch::indexer::TextAnalyzer),
+    );
+    let (ours, rows) = hbase_threads(&source, table);
+    assert_eq!(rows, messages, "one row per message once copies fold");
+    assert_eq!(ours, expected, "threads as notmuch groups them");
+    // Ingesting again stores nothing and changes no thread.
+    let out = over(&["ingest", fixture, "--table", table, "--batch-rows", "7"]);
+    assert!(stdout(&out).contains("126 messages: 0 stored, 126 duplicates"), "{}", stdout(&out));
+    assert_eq!(hbase_threads(&source, table), (ours, rows));
+
+    // Each thread's view equals the embedded store's (same rows, same keys).
+    let out = t.run(&["ingest", fixture, "--table", "mail"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let embedded = rowsearch::indexer::open_store(t.data()).unwrap();
+    let ids: BTreeSet<String> = embedded
+        .scan("mail", &Scan { read: ReadOptions::default(), ..Scan::new() })
+        .unwrap()
+        .rows
+        .iter()
+        .map(|r| String::from_utf8_lossy(r.value("m", b"thread").unwrap()).into_owned())
+        .collect();
+    drop(embedded);
+    assert_eq!(ids.len(), expected.len());
+    for id in &ids {
+        let mine = t.run(&["thread", id, "--table", "mail"]);
+        assert!(mine.status.success(), "{}", stderr(&mine));
+        let theirs = over(&["thread", id, "--table", table]);
+        assert!(theirs.status.success(), "thread {id} over HBase: {}", stderr(&theirs));
+        assert_eq!(stdout(&theirs), stdout(&mine), "thread {id}");
+    }
+    assert!(over(&["drop-table", table]).status.success());
+}

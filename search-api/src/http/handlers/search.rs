@@ -179,8 +179,8 @@ pub(crate) fn thread(
         scope: access.partitions().map(|ps| ps.iter().map(|p| p.as_bytes().to_vec()).collect()),
         cancel: cancel.clone(),
     };
-    let view = crate::threads::thread_view(st.store(), table, id, &request)?
+    let view = crate::threads::thread_view(st.tables(), table, id, &request)?
         .ok_or_else(|| Refusal::ThreadNotFound(id.to_owned()))?;
-    let row_key = st.store().schema(table)?.row_key;
+    let row_key = st.tables().schema(table)?.row_key;
     ok(crate::json::thread_json(&view, row_key.as_ref()))
 }
