@@ -69,7 +69,10 @@ impl Place<'_> {
                 store.create_table(table, schema)?;
             }
             Place::Hbase(hbase) => {
-                hbase.create_table(table, schema).map_err(|e| Error::BadRequest(e.to_string()))?;
+                // Secondary indexes are the embedded store's alone for now:
+                // the table goes without them (a copy back rebuilds none).
+                let schema = TableSchema { indexes: Vec::new(), ..schema.clone() };
+                hbase.create_table(table, &schema).map_err(|e| Error::BadRequest(e.to_string()))?;
             }
         }
         Ok(())

@@ -114,6 +114,14 @@ impl HbaseSource {
                 });
             }
         }
+        if !schema.indexes.is_empty() {
+            return Err(HbaseError::Schema {
+                table: table.to_owned(),
+                reason: "secondary indexes are kept by the embedded store only for now: create the table in HBase \
+                         without `indexes`"
+                    .into(),
+            });
+        }
         let created = self.tables.create_table(table, schema)?;
         if schema.search.is_some() {
             keywords::create(&mut self.tables.client(), table, schema)?;
