@@ -187,6 +187,9 @@ pub enum Refusal {
     Internal(String),
     /// A route the server does not serve over HBase (`serve --hbase`).
     NotOverHbase(&'static str),
+    /// A `mutate` of this many rows asking to be all or nothing, over
+    /// HBase, whose atomicity is per row.
+    NotAtomicOverHbase(usize),
 }
 
 impl Refusal {
@@ -222,6 +225,7 @@ impl Refusal {
             Refusal::Timeout(_) => (S::SERVICE_UNAVAILABLE, "timeout"),
             Refusal::Internal(_) => (S::INTERNAL_SERVER_ERROR, "internal"),
             Refusal::NotOverHbase(_) => (S::NOT_IMPLEMENTED, "not_over_hbase"),
+            Refusal::NotAtomicOverHbase(_) => (S::UNPROCESSABLE_ENTITY, "not_atomic_over_hbase"),
         }
     }
 
@@ -289,6 +293,11 @@ impl Refusal {
                  ({bytes} bytes, serve --max-bodies-bytes): it can never fit; send it in smaller requests"
             ),
             Refusal::Timeout(ms) => format!("request took longer than {ms} ms"),
+            Refusal::NotAtomicOverHbase(rows) => format!(
+                "this batch writes {rows} rows and asks to be all or nothing, but HBase is atomic per row: \
+                 send atomic=false to have each row applied on its own (the answer says which were), or one \
+                 row per request"
+            ),
             Refusal::NotOverHbase(route) => format!(
                 "{route} is not served over HBase (serve --hbase): {}",
                 super::over_hbase::not_over_hbase_reason(route)
@@ -616,6 +625,7 @@ mod tests {
             (Refusal::BodiesBusy(1), (503, "busy")),
             (Refusal::AnswersBusy(1), (503, "busy")),
             (Refusal::NotOverHbase("scan"), (501, "not_over_hbase")),
+            (Refusal::NotAtomicOverHbase(2), (422, "not_atomic_over_hbase")),
         ];
         for (r, want) in refusals {
             match &r {
@@ -639,6 +649,7 @@ mod tests {
                 | Refusal::Forbidden(_)
                 | Refusal::ForeignOrigin(_)
                 | Refusal::NotOverHbase(_)
+                | Refusal::NotAtomicOverHbase(_)
                 | Refusal::ForeignHost(_)
                 | Refusal::MethodNotAllowed { .. }
                 | Refusal::BodyTimeout(_)

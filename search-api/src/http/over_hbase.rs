@@ -6,8 +6,6 @@
 /// `not_over_hbase` says it). Every route is in this list or in
 /// `route_table::OVER_HBASE`, never both (tested).
 pub const NOT_OVER_HBASE: &[(&str, &str)] = &[
-    ("mutate", MUTATE_REASON),
-    ("mutate_tables", MUTATE_REASON),
     ("indexes_list", INDEX_REASON),
     ("index_put", INDEX_REASON),
     ("index_rebuild", INDEX_REASON),
@@ -26,8 +24,6 @@ pub const NOT_OVER_HBASE: &[(&str, &str)] = &[
     ("backups_list", BACKUP_REASON),
 ];
 
-const MUTATE_REASON: &str = "a batch is one transaction in the embedded store, and HBase's atomicity is per row: \
-     write rows one by one (PUT /tables/{t}/rows/{key}) or with HBase's own client";
 const INDEX_REASON: &str = "secondary indexes live in the embedded store; over HBase they need index tables kept \
      consistent without cross-row transactions (planned)";
 const JOBS_REASON: &str = "index jobs run against the embedded store; over HBase the refresher keeps the index current \

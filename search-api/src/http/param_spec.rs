@@ -173,6 +173,12 @@ pub const EXACT: Param = param(
     "delete exactly the version at timestamp of each family:qualifier column (HBase's Delete.addColumn), \
      not every version up to it",
 );
+pub const ATOMIC: Param = param(
+    "atomic",
+    Kind::Flag,
+    "true (the default): all or nothing. Over HBase, whose atomicity is per row, a batch of more than one row \
+     is refused unless atomic=false, which applies each row on its own and says which were applied",
+);
 pub const START: Param = param("start", Kind::Bytes, "first key, inclusive (the upper bound with reverse)");
 pub const STOP: Param = param("stop", Kind::Bytes, "last key, exclusive (the lower bound with reverse)");
 pub const PREFIX: Param = param("prefix", Kind::Bytes, "only keys with this prefix");

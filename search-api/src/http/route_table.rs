@@ -96,6 +96,8 @@ pub const OVER_HBASE: &[&str] = &[
     "rows_put_fields",
     "rows_get_fields",
     "rows_delete_fields",
+    "mutate",
+    "mutate_tables",
     "scan",
     "count",
     "search",
@@ -217,7 +219,7 @@ pub const ROUTES: &[RouteSpec] = &[
         "/tables/{table}/mutate",
         "/tables/probe/mutate",
         Some(r#"{"mutations":[]}"#),
-        &[p::ENCODING],
+        &[p::ATOMIC, p::ENCODING],
     ),
     route(
         "mutate_tables",
@@ -226,7 +228,7 @@ pub const ROUTES: &[RouteSpec] = &[
         "/mutate",
         "/mutate",
         Some(r#"{"mutations":[]}"#),
-        &[p::ENCODING],
+        &[p::ATOMIC, p::ENCODING],
     ),
     route("scan", Action::Read, "GET", "/tables/{table}/scan", "/tables/mail/scan?limit=1", None, SCAN),
     route(

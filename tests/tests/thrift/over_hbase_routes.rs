@@ -137,6 +137,46 @@ fn routes_suite(addr: &str, table: &str) {
     let (status, refused) = get(&hs, &path);
     assert_eq!((status, refused["error"]["code"].clone()), (400, json!("invalid_filter")), "{refused}");
     assert!(refused["error"]["message"].as_str().unwrap().contains("FuzzyRowFilter"), "{refused}");
+    // `mutate`: HBase is atomic per row. One row's batch is served as the
+    // store serves it; a batch of rows asking to be all or nothing (the
+    // default) is a 422 that writes nothing; with atomic=false each row is
+    // applied and the rows end as the store's; a bad mutation anywhere
+    // writes nothing.
+    let rows_of = |s: &Server| get(s, &format!("{t}/scan?prefix=m&versions=all")).1;
+    let put = |key: &str, v: &str| json!({"put": {"key": key, "cells": [{"column": "m:s", "value": v, "timestamp": 5}]}});
+    let one = json!({"mutations": [put("m1", "one"), put("m1", "more")]}).to_string();
+    let many =
+        json!({"mutations": [put("m2", "two"), put("m3", "three"), {"delete": {"key": "a1"}}]}).to_string();
+    for (body, why) in [
+        (json!({"mutations": [put("m4", "x"), {"delete": {"key": "m4"}}]}), "both put and deleted"),
+        (json!({"mutations": [put("m5", "x"), {"delete": {"key": "g", "columns": ["m:s"]}}]}), "whole row"),
+        (json!({"mutations": [put("m6", "x"), {"put": {"key": "m7", "cells": []}}]}), "at least one cell"),
+    ] {
+        let (status, refused) =
+            hs.request("POST", &format!("{t}/mutate?atomic=false"), Some(&body.to_string()));
+        assert_eq!(status, 400, "{body}: {refused}");
+        assert!(refused.contains(why), "{body}: {refused}");
+    }
+    let (status, refused) = hs.request("POST", &format!("{t}/mutate"), Some(&many));
+    let refused: Value = serde_json::from_str(&refused).unwrap();
+    assert_eq!(
+        (status, refused["error"]["code"].clone()),
+        (422, json!("not_atomic_over_hbase")),
+        "{refused}"
+    );
+    assert_eq!(rows_of(&hs)["rows"], json!([]), "a refused batch writes nothing");
+    for s in [&es, &hs] {
+        let (status, body) = s.request("POST", &format!("{t}/mutate"), Some(&one));
+        assert_eq!(status, 200, "{body}");
+        let (status, body) = s.request("POST", &format!("{t}/mutate?atomic=false"), Some(&many));
+        assert_eq!(status, 200, "{body}");
+        let answer: Value = serde_json::from_str(&body).unwrap();
+        let kind = if std::ptr::eq(s, &hs) { "row" } else { "batch" };
+        assert_eq!(answer["atomicity"], kind, "{answer}");
+    }
+    assert_eq!(rows_of(&hs), rows_of(&es), "the rows a mutate leaves");
+    assert_eq!(get(&hs, &format!("{t}/rows/a1")), get(&es, &format!("{t}/rows/a1")));
+    assert_eq!(get(&hs, &format!("{t}/rows/a1")).0, 404);
     // What is not served over HBase says why (route_table's NOT_OVER_HBASE).
     for (path, why) in [
         (format!("{t}/indexes"), "secondary indexes live in the embedded store"),

@@ -119,28 +119,12 @@ pub(crate) fn mutate(
     raw: bytes::Bytes,
 ) -> Answer {
     let enc = p.encoding()?;
-    // The table of each mutation: the route's (`/tables/{t}/mutate`, where a
-    // mutation may name it again), or its own (`/mutate`).
-    let table_of = |named: &Option<String>| -> Result<String, ApiError> {
-        let table = match (route_table, named) {
-            (Some(t), None) => t.to_owned(),
-            (Some(t), Some(n)) if n == t => n.clone(),
-            (Some(t), Some(n)) => {
-                return Err(ApiError::bad_request(format!(
-                    "this route writes table {t:?} and a mutation names {n:?}: POST /mutate takes a table per \
-                     mutation"
-                )));
-            }
-            (None, Some(n)) => n.clone(),
-            (None, None) => {
-                return Err(ApiError::bad_request("each mutation of POST /mutate names its table"));
-            }
-        };
-        if !access.may_touch(&table) {
-            return Err(Refusal::Forbidden(format!("this key may not touch table {table:?}")).into());
-        }
-        Ok(table)
-    };
+    // The embedded store is all or nothing whatever `atomic` says.
+    let atomic = p.get("atomic").is_none() || p.flag("atomic")?;
+    if let Some(hbase) = &st.hbase {
+        return mutate_over_hbase(hbase, access, route_table, p, &raw, atomic);
+    }
+    let table_of = |named: &Option<String>| table_of(access, route_table, named);
     // Read when a mutation first names its row by fields: a body that
     // does not parse is a 400 before the table is looked at.
     let mut schemas = std::collections::HashMap::new();
@@ -217,7 +201,151 @@ pub(crate) fn mutate(
         // No mutation named the table: it must exist all the same.
         st.store().table_id(t)?;
     }
-    ok(json!({"rows": info.rows, "seq": info.last_seq, "tables": tables}))
+    ok(json!({"rows": info.rows, "seq": info.last_seq, "tables": tables, "atomicity": "batch"}))
+}
+
+/// The table of a mutation: the route's (`/tables/{t}/mutate`, where a
+/// mutation may name it again), or its own (`/mutate`); one the key may
+/// touch.
+fn table_of(access: &Access, route_table: Option<&str>, named: &Option<String>) -> Result<String, ApiError> {
+    let table = match (route_table, named) {
+        (Some(t), None) => t.to_owned(),
+        (Some(t), Some(n)) if n == t => n.clone(),
+        (Some(t), Some(n)) => {
+            return Err(ApiError::bad_request(format!(
+                "this route writes table {t:?} and a mutation names {n:?}: POST /mutate takes a table per \
+                 mutation"
+            )));
+        }
+        (None, Some(n)) => n.clone(),
+        (None, None) => {
+            return Err(ApiError::bad_request("each mutation of POST /mutate names its table"));
+        }
+    };
+    if !access.may_touch(&table) {
+        return Err(Refusal::Forbidden(format!("this key may not touch table {table:?}")).into());
+    }
+    Ok(table)
+}
+
+/// One row's writes in a `mutate` over HBase: its puts (one HBase put,
+/// atomic), or its deletion.
+enum RowWrite {
+    Put(Vec<PutCell>),
+    Delete,
+}
+
+/// Puts of consecutive rows of one table written in one call.
+const HBASE_PUT_GROUP: usize = 500;
+
+/// `mutate` over HBase, whose atomicity is per row: the whole body is read
+/// and checked first (a bad mutation writes nothing); each row's puts are
+/// one put, a row's deletion one delete (a row both put and deleted, or
+/// a delete of some columns, is a 400: HBase would apply them as two
+/// operations). A batch of more than one row is refused unless `atomic`
+/// is false; then the rows are applied in the order they first appear,
+/// and a failure says how many were.
+fn mutate_over_hbase(
+    hbase: &crate::hbase::HbaseSource,
+    access: &Access,
+    route_table: Option<&str>,
+    p: &Params,
+    raw: &[u8],
+    atomic: bool,
+) -> Answer {
+    confine::whole_table(access, "a write of a table in HBase")?;
+    let enc = p.encoding()?;
+    let mut rows: Vec<((String, Vec<u8>), RowWrite)> = Vec::new();
+    let mut at: std::collections::HashMap<(String, Vec<u8>), usize> = std::collections::HashMap::new();
+    let mut schemas = std::collections::HashMap::new();
+    let mut key_of = |t: &str, key: &Option<String>, fields: &Option<Value>| -> Result<Vec<u8>, ApiError> {
+        match (key, fields) {
+            (Some(key), None) => binary(enc, "key", key),
+            (None, Some(fields)) => {
+                if !schemas.contains_key(t) {
+                    schemas.insert(t.to_owned(), hbase.tables().schema(t)?);
+                }
+                Ok(key_from_fields(&schemas[t], t, &fields.to_string())?)
+            }
+            _ => Err(ApiError::bad_request(
+                "each mutation names its row by key or by key_fields (one of them)",
+            )),
+        }
+    };
+    let both = |key: &[u8]| {
+        ApiError::bad_request(format!(
+            "row {:?} is both put and deleted in this batch: HBase would apply them as two operations; send \
+             them in two requests",
+            String::from_utf8_lossy(key)
+        ))
+    };
+    stream::mutations(raw, &mut |m: MutationRequest| -> Result<(), ApiError> {
+        let (row, write) = match (m.put, m.delete) {
+            (Some(put), None) => {
+                let t = table_of(access, route_table, &put.table)?;
+                let key = key_of(&t, &put.key, &put.key_fields)?;
+                ((t, key), RowWrite::Put(put.row.cells(enc)?))
+            }
+            (None, Some(del)) => {
+                let t = table_of(access, route_table, &del.table)?;
+                let key = key_of(&t, &del.key, &del.key_fields)?;
+                if !del.columns.is_empty() || del.timestamp.is_some() || del.exact {
+                    return Err(ApiError::bad_request(
+                        "over HBase a delete in a batch takes the whole row (no columns, timestamp or exact)",
+                    ));
+                }
+                ((t, key), RowWrite::Delete)
+            }
+            _ => return Err(ApiError::bad_request("each mutation is {\"put\": ...} or {\"delete\": ...}")),
+        };
+        match (at.get(&row).map(|&i| &mut rows[i].1), write) {
+            (None, write) => {
+                at.insert(row.clone(), rows.len());
+                rows.push((row, write));
+            }
+            (Some(RowWrite::Put(cells)), RowWrite::Put(more)) => cells.extend(more),
+            (Some(RowWrite::Delete), RowWrite::Delete) => {}
+            (Some(_), _) => return Err(both(&row.1)),
+        }
+        Ok(())
+    })?;
+    if atomic && rows.len() > 1 {
+        return Err(Refusal::NotAtomicOverHbase(rows.len()).into());
+    }
+    let tables: std::collections::BTreeSet<String> = rows.iter().map(|((t, _), _)| t.clone()).collect();
+    for t in tables.iter().chain(route_table.map(str::to_owned).as_ref()) {
+        // Every table named exists, before anything is written.
+        hbase.tables().schema(t)?;
+    }
+    let total = rows.len();
+    let mut applied = 0;
+    let mut rows = rows.into_iter().peekable();
+    while let Some(((t, key), write)) = rows.next() {
+        let (written, result) = match write {
+            RowWrite::Delete => (1, hbase.delete_row(&t, &key)),
+            RowWrite::Put(cells) => {
+                let mut group = vec![(key, cells)];
+                while group.len() < HBASE_PUT_GROUP {
+                    match rows.next_if(|((next, _), w)| *next == t && matches!(w, RowWrite::Put(_))) {
+                        Some(((_, key), RowWrite::Put(cells))) => group.push((key, cells)),
+                        _ => break,
+                    }
+                }
+                (group.len(), hbase.put_rows(&t, &group))
+            }
+        };
+        if let Err(e) = result {
+            let mut e = ApiError::from(e);
+            e.message = format!(
+                "{applied} of the batch's {total} rows were applied (in the order they first appear); the next \
+                 {written} may or may not be (HBase applies a multi-row put row by row), the rest were not: {}",
+                e.message
+            );
+            return Err(e);
+        }
+        applied += written;
+    }
+    ok(json!({"rows": total, "seq": hbase_now_ms(), "tables": tables, "atomicity": "row"}))
 }
 
 /// `{"cells":[{"column","value","timestamp"?}]}`.
