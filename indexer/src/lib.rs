@@ -55,6 +55,7 @@ mod sloppy_phrase;
 mod snapshot;
 mod suggest;
 mod term_walk;
+mod ties;
 mod typos;
 pub use completion_cache::{CACHED_PREFIX_CHARS, CACHED_TERMS};
 mod verify;

@@ -376,73 +376,41 @@ impl Generation {
             let groups = page.into_iter().map(|g| (g.value, g.matched)).collect();
             return Ok(KeyHits { total, keys, generation: self.number, commit, facets: counts, groups });
         }
-        let Some(overlay) = overlay else {
-            let stats: &dyn Bm25StatisticsProvider = match &scoped {
-                Some(s) => s,
-                None => &searcher,
-            };
-            let (total, hits, facets) = run(&searcher, stats, query, offset, limit)?;
-            let keys = self.keys(&[&searcher], hits.into_iter().map(|(v, a)| (v, a, 0)))?;
-            return Ok(KeyHits {
-                total: total as u64,
-                keys,
-                generation: self.number,
-                commit,
-                facets,
-                groups: Vec::new(),
-            });
+        // Hits of equal score or date in key order (`ties.rs`).
+        let before: fn(f64, f64) -> std::cmp::Ordering = match sort {
+            SortBy::Relevance | SortBy::Newest => |a, b| b.total_cmp(&a),
+            SortBy::Oldest => |a, b| a.total_cmp(&b),
         };
-        commit = overlaid_commit(commit, overlay);
-        let runs = runs(&searcher, query, overlay);
-        if runs.len() == 1 {
-            // Every changed row is gone (or has no terms): hidden only.
-            let stats: &dyn Bm25StatisticsProvider = match &scoped {
-                Some(s) => s,
-                None => &searcher,
-            };
-            let (total, hits, facets) = run(&searcher, stats, &*runs[0].1, offset, limit)?;
-            let keys = self.keys(&[&searcher], hits.into_iter().map(|(v, a)| (v, a, 0)))?;
-            return Ok(KeyHits {
-                total: total as u64,
-                keys,
-                generation: self.number,
-                commit,
-                facets,
-                groups: Vec::new(),
-            });
-        }
+        let runs = match overlay {
+            None => vec![(&searcher, query.box_clone())],
+            // With every changed row gone (or without terms) the overlay
+            // hides only: one run.
+            Some(overlay) => {
+                commit = overlaid_commit(commit, overlay);
+                runs(&searcher, query, overlay)
+            }
+        };
         let combined = Combined { searchers: runs.iter().map(|(on, _)| *on).collect() };
         let stats: &dyn Bm25StatisticsProvider = match &scoped {
             Some(s) => s,
+            None if runs.len() == 1 => &searcher,
             None => &combined,
         };
-        let window = offset.saturating_add(limit);
-        let mut total = 0;
-        let mut counts = FacetCounts::new();
-        let mut merged: Vec<(f64, tantivy::DocAddress, usize)> = Vec::new();
-        for (i, (on, q)) in runs.iter().enumerate() {
-            let (n, hits, facets) = run(on, stats, &**q, 0, window)?;
-            total += n;
-            crate::facets::add(&mut counts, facets);
-            merged.extend(hits.into_iter().map(|(v, a)| (v, a, i)));
-        }
-        // Each list is in the asked order; a stable sort merges them (the
-        // generation's hit first on a tie), then the page is cut.
-        match sort {
-            SortBy::Relevance | SortBy::Newest => merged.sort_by(|a, b| b.0.total_cmp(&a.0)),
-            SortBy::Oldest => merged.sort_by(|a, b| a.0.total_cmp(&b.0)),
-        }
-        merged.truncate(window);
-        let searchers: Vec<&tantivy::Searcher> = runs.iter().map(|(on, _)| *on).collect();
-        let keys = self.keys(&searchers, merged.into_iter().skip(offset))?;
-        Ok(KeyHits {
-            total: total as u64,
-            keys,
-            generation: self.number,
-            commit,
-            facets: counts,
-            groups: Vec::new(),
-        })
+        let gather = |n: usize| -> Result<crate::ties::Gathered<FacetCounts>> {
+            let mut total = 0;
+            let mut counts = FacetCounts::new();
+            let mut hits = Vec::with_capacity(runs.len());
+            for (on, q) in &runs {
+                let (matched, best, facets) = run(on, stats, &**q, 0, n)?;
+                total += matched;
+                crate::facets::add(&mut counts, facets);
+                hits.push(best);
+            }
+            Ok((total, hits, counts))
+        };
+        let key = |on: usize, addr| key_of(runs.get(on).map_or(&searcher, |r| r.0), &self.schema, addr);
+        let (total, keys, facets) = crate::ties::keyed_page(offset, limit, before, gather, key)?;
+        Ok(KeyHits { total: total as u64, keys, generation: self.number, commit, facets, groups: Vec::new() })
     }
 
     /// The row keys of hits, each read from the searcher it names.

@@ -23,7 +23,7 @@ use tantivy::{DocId, SegmentReader};
 /// A group's value: a thread id (16 lowercase hex digits, what the store
 /// writes) as its number; any other text as it is; none (a document
 /// without a value, a group of its own).
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub(crate) enum Key {
     Id(u64),
     Text(Box<[u8]>),

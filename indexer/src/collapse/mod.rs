@@ -566,8 +566,12 @@ pub(crate) fn page(sort: GroupOrder, fruits: Vec<Fruit>, offset: usize, limit: u
             }
         });
     }
+    // Groups of equal best value by their value (a thread id), the same
+    // whichever segments hold them; hits without one after, by address.
     let order = |a: &Candidate, b: &Candidate| {
-        sort.cmp(a.best, b.best).then_with(|| (a.run, a.addr).cmp(&(b.run, b.addr)))
+        sort.cmp(a.best, b.best)
+            .then_with(|| a.key.cmp(&b.key))
+            .then_with(|| (a.run, a.addr).cmp(&(b.run, b.addr)))
     };
     let end = window.min(candidates.len());
     if end < candidates.len() {
