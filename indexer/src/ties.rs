@@ -27,6 +27,10 @@ pub(crate) type RunHits = Vec<(f64, DocAddress)>;
 /// caller counts beside (facets).
 pub(crate) type Gathered<F> = (usize, Vec<RunHits>, F);
 
+/// A page: the number of matches, the hits (key, score or date), and what
+/// was counted beside.
+pub(crate) type Page<F> = (usize, Vec<(Vec<u8>, f64)>, F);
+
 /// The page `offset..offset + limit` of the hits `gather(n)` finds (each
 /// run's best `n`), in the order `before` gives values, hits of equal
 /// value by key (`key(run, address)`); with the number of matches and
@@ -40,7 +44,7 @@ pub(crate) fn keyed_page<F>(
     before: fn(f64, f64) -> Ordering,
     mut gather: impl FnMut(usize) -> Result<Gathered<F>>,
     key: impl Fn(usize, DocAddress) -> Result<Vec<u8>>,
-) -> Result<(usize, Vec<(Vec<u8>, f64)>, F)> {
+) -> Result<Page<F>> {
     let window = offset.saturating_add(limit);
     let mut n = window.max(1);
     loop {

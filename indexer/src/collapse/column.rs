@@ -23,7 +23,7 @@ use tantivy::{DocId, SegmentReader};
 /// A group's value: a thread id (16 lowercase hex digits, what the store
 /// writes) as its number; any other text as it is; none (a document
 /// without a value, a group of its own).
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub(crate) enum Key {
     Id(u64),
     Text(Box<[u8]>),
@@ -56,6 +56,26 @@ impl Key {
             Key::Text(text) => text.to_vec(),
             Key::None => Vec::new(),
         }
+    }
+}
+
+/// Values in the order of their bytes (a segment's term ordinals'
+/// order), none last: the order groups of equal best value go in.
+impl Ord for Key {
+    fn cmp(&self, other: &Key) -> std::cmp::Ordering {
+        match (self, other) {
+            (Key::None, Key::None) => std::cmp::Ordering::Equal,
+            (Key::None, _) => std::cmp::Ordering::Greater,
+            (_, Key::None) => std::cmp::Ordering::Less,
+            (Key::Id(a), Key::Id(b)) => a.cmp(b),
+            (a, b) => a.bytes().cmp(&b.bytes()),
+        }
+    }
+}
+
+impl PartialOrd for Key {
+    fn partial_cmp(&self, other: &Key) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
     }
 }
 
@@ -112,6 +132,11 @@ impl GroupColumn {
         }
         let ids = slot_ids(&values, &slot_of_ord, ords.len());
         GroupColumn { values, slots, ords, slot_of_ord, ids }
+    }
+
+    /// A slot's term ordinal: its value's place in the values' byte order.
+    pub(crate) fn term_ord(&self, slot: u32) -> u64 {
+        self.ords.get(slot as usize).copied().unwrap_or(u64::MAX)
     }
 
     /// How many slots (values) the segment has.

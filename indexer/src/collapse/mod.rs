@@ -4,8 +4,9 @@
 //! many there are.
 //!
 //! A group's place is its best document's: groups go in the order their
-//! first documents go in the plain search (by score or date, a tie by
-//! run and address), as if the plain hits were read and each group's
+//! first documents go in the plain search (by score or date; groups
+//! whose best tie by their value, in its byte order, the same whichever
+//! segments hold them), as if the plain hits were read and each group's
 //! later documents left out.
 //!
 //! As Lucene's grouping does it: each segment keeps only the `window`
@@ -81,18 +82,25 @@ const BLOCK: usize = 64;
 const NO_VALUE: u64 = u64::MAX;
 
 /// A segment's candidate: a group (a slot, or [`NO_VALUE`]) with
-/// its best document so far. Ranked by value, then document: the order
-/// [`page`] sorts groups in, restricted to a segment.
+/// its best document so far. Ranked by value, then group (in the values'
+/// byte order, none last), then document: the order [`page`] sorts groups
+/// in, restricted to a segment.
 #[derive(Debug, Clone, Copy)]
 struct Entry {
     value: f64,
     ord: u64,
+    /// The group's place in the values' byte order (its term ordinal;
+    /// `NO_VALUE` for none).
+    rank: u64,
     doc: DocId,
 }
 
 impl Entry {
     fn ahead(self, of: Entry, sort: GroupOrder) -> bool {
-        sort.cmp(self.value, of.value).then_with(|| self.doc.cmp(&of.doc)) == std::cmp::Ordering::Less
+        sort.cmp(self.value, of.value)
+            .then_with(|| self.rank.cmp(&of.rank))
+            .then_with(|| self.doc.cmp(&of.doc))
+            == std::cmp::Ordering::Less
     }
 }
 
@@ -360,7 +368,8 @@ impl Collector for CollapseCollector {
                 }
                 if score > threshold {
                     let ord = groups.ord(doc);
-                    groups.top.offer(Entry { value: f64::from(score), ord, doc });
+                    let rank = groups.rank(ord);
+                    groups.top.offer(Entry { value: f64::from(score), ord, rank, doc });
                     threshold = groups.threshold();
                 }
             })?;
@@ -382,7 +391,8 @@ impl Collector for CollapseCollector {
         weight.for_each_pruning(Score::MIN, reader, &mut |doc, score| {
             if is_alive(doc) {
                 let ord = groups.ord(doc);
-                groups.top.offer(Entry { value: f64::from(score), ord, doc });
+                let rank = groups.rank(ord);
+                groups.top.offer(Entry { value: f64::from(score), ord, rank, doc });
             }
             groups.threshold()
         })?;
@@ -401,6 +411,14 @@ impl SegmentGroups {
         match self.values.as_ref().map_or(NO_SLOT, |c| c.slot(doc)) {
             NO_SLOT => NO_VALUE,
             slot => u64::from(slot),
+        }
+    }
+
+    /// A group's place in the values' byte order ([`Entry::rank`]).
+    fn rank(&self, ord: u64) -> u64 {
+        match self.values.as_ref() {
+            Some(column) if ord != NO_VALUE => column.term_ord(ord as u32),
+            _ => NO_VALUE,
         }
     }
 
@@ -454,7 +472,8 @@ impl SegmentGroups {
         for ((&doc, &ord), date) in docs.iter().zip(&ords).zip(dates.iter()) {
             self.tally(ord);
             let value = date.map_or(0.0, |d| d.into_timestamp_millis() as f64);
-            self.top.offer(Entry { value, ord, doc });
+            let rank = self.rank(ord);
+            self.top.offer(Entry { value, ord, rank, doc });
         }
     }
 
@@ -467,11 +486,11 @@ impl SegmentGroups {
     }
 
     /// The score a document must beat to change the window (when scores
-    /// go highest first): its last's (documents come in address order, so
-    /// one of the same score goes after it).
+    /// go highest first): just under its last's (a document of the same
+    /// score enters when its group goes first).
     fn threshold(&self) -> Score {
         match self.top.entries.get(self.top.worst) {
-            Some(last) if self.top.entries.len() >= self.top.window => last.value as Score,
+            Some(last) if self.top.entries.len() >= self.top.window => (last.value as Score).next_down(),
             _ => Score::MIN,
         }
     }
@@ -486,7 +505,8 @@ impl SegmentCollector for SegmentGroups {
             None => f64::from(score),
         };
         let ord = self.count(doc);
-        self.top.offer(Entry { value, ord, doc });
+        let rank = self.rank(ord);
+        self.top.offer(Entry { value, ord, rank, doc });
     }
 
     fn harvest(self) -> Vec<Fruit> {

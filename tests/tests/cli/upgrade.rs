@@ -270,8 +270,18 @@ pub(super) fn assert_answers_as_before(t: &TestDir, sample: Sample) {
             assert!(!want_hits.is_empty(), "{args:?} finds something");
             // Hits of equal scores may come in either order (an index
             // built again, by regions in parallel, lays documents out in
-            // another order): compared as runs of equal scores.
-            assert_eq!(tied_runs(hits), tied_runs(want_hits), "{args:?}");
+            // another order): compared as runs of equal scores. A tie the
+            // page's end cuts may keep other hits of it (the builds that
+            // wrote these fixtures cut ties by address, this one by key).
+            let (got_runs, want_runs) = (tied_runs(hits), tied_runs(want_hits));
+            let cut = want["total"].as_u64().is_some_and(|t| t > want_hits.len() as u64);
+            match (got_runs.split_last(), want_runs.split_last()) {
+                (Some((got_last, got_rest)), Some((want_last, want_rest))) if cut => {
+                    assert_eq!(got_rest, want_rest, "{args:?}");
+                    assert_eq!(got_last.len(), want_last.len(), "{args:?}");
+                }
+                _ => assert_eq!(got_runs, want_runs, "{args:?}"),
+            }
             for (g, w) in hits.iter().zip(want_hits) {
                 if let (Some(g), Some(w)) = (g["score"].as_f64(), w["score"].as_f64()) {
                     assert!((g - w).abs() < 1e-4, "{args:?}: score {g} against {w}");

@@ -136,8 +136,11 @@ fn suite(upstream: &str, table: &str) {
     assert!(over(&["drop-table", table]).status.success());
 }
 
+/// The mail table as HBase takes it: threads and all, without the
+/// secondary indexes (the embedded store's alone for now).
 fn mail_schema_json() -> String {
-    serde_json::to_string(&rowsearch::indexer::mail_schema()).unwrap()
+    let schema = rowsearch::store::TableSchema { indexes: Vec::new(), ..rowsearch::indexer::mail_schema() };
+    serde_json::to_string(&schema).unwrap()
 }
 
 #[test]

@@ -14,6 +14,7 @@ mod hbase_faults;
 mod java_client;
 mod over_hbase;
 mod over_hbase_routes;
+mod over_hbase_sample;
 
 use client::{A, Client, V};
 use rowsearch_tests::{Server, TestDir, stderr};
