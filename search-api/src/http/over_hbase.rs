@@ -13,8 +13,6 @@ pub const NOT_OVER_HBASE: &[(&str, &str)] = &[
     ("index_delete", INDEX_REASON),
     ("index_lookup", INDEX_REASON),
     ("index_intersect", INDEX_REASON),
-    ("reindex", JOBS_REASON),
-    ("jobs", JOBS_REASON),
     ("changes", FEED_REASON),
     ("consumers_list", FEED_REASON),
     ("consumers_put", FEED_REASON),
@@ -26,8 +24,6 @@ pub const NOT_OVER_HBASE: &[(&str, &str)] = &[
 
 const INDEX_REASON: &str = "secondary indexes live in the embedded store; over HBase they need index tables kept \
      consistent without cross-row transactions (planned)";
-const JOBS_REASON: &str = "index jobs run against the embedded store; over HBase the refresher keeps the index current \
-     and `rowsearch --hbase HOST:PORT reindex` rebuilds it";
 const FEED_REASON: &str = "the change feed is the embedded store's; over HBase, writes are found by time-range scans, \
      which other clients' deletes do not show";
 const BACKUP_REASON: &str = "HBase's tables are backed up by HBase: `snapshot 'TABLE', 'NAME'` in the hbase shell \

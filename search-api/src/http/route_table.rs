@@ -104,6 +104,8 @@ pub const OVER_HBASE: &[&str] = &[
     "suggest",
     "keywords",
     "threads_get",
+    "reindex",
+    "jobs",
     "keys_create",
     "keys_list",
     "keys_delete",

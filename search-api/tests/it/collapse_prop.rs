@@ -7,9 +7,10 @@
 //!
 //! For each search, sorted by relevance, newest or oldest, in pages of 1 to
 //! 4 walked with cursors: the hits are the plain search's with each
-//! thread's later hits left out (same keys, same order, same scores or
-//! dates, ties included), each with the number of its thread's plain hits
-//! as `matched`; the total counts the threads.
+//! thread's later hits left out (same scores or dates, in the same order;
+//! threads whose best tie in thread-id order, API.md), each hit one of its
+//! thread's best plain hits, with the number of its thread's plain hits as
+//! `matched`; the total counts the threads.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -81,34 +82,44 @@ fn request(user: Option<usize>, words: &[usize], or: bool, sort: SortBy, limit: 
 }
 
 /// The plain hits with each thread's later hits left out (the first is
-/// its best, ties by address, as plain hits go): the collapsed search's
-/// hits, each with its thread's matches.
+/// its best), threads whose best tie in thread-id order: the collapsed
+/// search's hits, each with its thread's matches; and each thread's keys
+/// of its best value (any of them may stand for it).
 fn grouped_plain(
     searcher: &Searcher,
     user: Option<usize>,
     words: &[usize],
     or: bool,
     sort: SortBy,
-) -> Result<Vec<Grouped>, TestCaseError> {
+) -> Result<(Vec<Grouped>, BTreeMap<String, Vec<Vec<u8>>>), TestCaseError> {
     let plain = searcher
         .search("mail", &request(user, words, or, sort, 1000))
         .map_err(|e| TestCaseError::fail(format!("plain search: {e}")))?;
     prop_assert_eq!(plain.total as usize, plain.hits.len());
     let mut out: Vec<Grouped> = Vec::new();
     let mut at: BTreeMap<String, usize> = BTreeMap::new();
+    let mut best: BTreeMap<String, Vec<Vec<u8>>> = BTreeMap::new();
     for hit in &plain.hits {
         let thread = String::from_utf8_lossy(hit.row.value("m", b"thread").unwrap_or_default()).into_owned();
         prop_assert!(!thread.is_empty(), "a row without a thread");
+        let value = hit.score.unwrap_or_else(|| hit.date_ms.unwrap_or_default() as f64);
         match at.get(&thread) {
-            Some(&i) => out[i].3 += 1,
+            Some(&i) => {
+                out[i].3 += 1;
+                if out[i].2 == value {
+                    best.entry(thread).or_default().push(hit.row.key.clone());
+                }
+            }
             None => {
                 at.insert(thread.clone(), out.len());
-                let value = hit.score.unwrap_or_else(|| hit.date_ms.unwrap_or_default() as f64);
+                best.entry(thread.clone()).or_default().push(hit.row.key.clone());
                 out.push((thread, hit.row.key.clone(), value, 1));
             }
         }
     }
-    Ok(out)
+    let ahead = |a: f64, b: f64| if sort == SortBy::Oldest { a.total_cmp(&b) } else { b.total_cmp(&a) };
+    out.sort_by(|a, b| ahead(a.2, b.2).then_with(|| a.0.cmp(&b.0)));
+    Ok((out, best))
 }
 
 /// A cursor walk of the collapsed search in pages of `page`.
@@ -165,11 +176,23 @@ fn run(ops: &[Op], overlay_max_rows: usize) -> Result<usize, TestCaseError> {
                     continue;
                 }
                 let sort = [SortBy::Newest, SortBy::Oldest, SortBy::Relevance][*sort as usize];
-                let want = grouped_plain(&searcher, *user, words, *or, sort)?;
+                let (want, best) = grouped_plain(&searcher, *user, words, *or, sort)?;
                 let (total, got) = walk(&searcher, *user, words, *or, sort, *page)?;
                 let what = format!("{:?} {words:?} or={or} {sort:?} pages of {page}", user);
                 prop_assert_eq!(total, want.len() as u64, "total of {}", what);
-                prop_assert_eq!(got, want, "hits of {}", what);
+                let shape = |v: &[Grouped]| -> Vec<(String, f64, u64)> {
+                    v.iter().map(|(t, _, value, matched)| (t.clone(), *value, *matched)).collect()
+                };
+                prop_assert_eq!(shape(&got), shape(&want), "hits of {}", what);
+                for (thread, key, _, _) in &got {
+                    prop_assert!(
+                        best[thread].contains(key),
+                        "{}: {:?} is no best hit of {}",
+                        what,
+                        key,
+                        thread
+                    );
+                }
                 compared += 1;
             }
         }

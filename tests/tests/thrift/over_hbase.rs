@@ -294,6 +294,22 @@ fn suite(addr: &str, table: &str) {
     let out = over(&["search", "--table", table, "wombatword"]);
     assert!(stdout(&out).contains("wombatword from elsewhere"), "{}\n{}", stdout(&out), stderr(&out));
 
+    // A reindex job over HTTP: the rows read from HBase, the index built
+    // in the server's data directory; searches answer as before.
+    let before = search(&hs, table, "q=gas&limit=20");
+    let (status, body) = hs.request("POST", &format!("/tables/{table}/reindex?mode=full"), None);
+    assert_eq!(status, 202, "{body}");
+    let job = serde_json::from_str::<Value>(&body).unwrap()["job"].as_str().unwrap().to_owned();
+    let mut state = Value::Null;
+    wait_for(Duration::from_secs(60), "the reindex job", || {
+        state = hs.get_json(&format!("/jobs/{job}")).1;
+        state["state"] != "running" && state["state"] != "queued"
+    });
+    assert_eq!(state["state"], "done", "{state}");
+    assert!(state["report"]["rows_indexed"].as_u64().unwrap_or(0) > 0, "{state}");
+    let after = search(&hs, table, "q=gas&limit=20");
+    assert_eq!((after["total"].clone(), hits(&after)), (before["total"].clone(), hits(&before)));
+
     // Another client deletes a row that is a hit: never shown again.
     let before = search(&hs, table, "q=gas&user=badeer-r&limit=1000");
     let victim = before["hits"][0]["key"].as_str().unwrap().to_owned();

@@ -10,6 +10,7 @@ use warp::http::StatusCode;
 
 use super::{Answer, json_reply, ok};
 use crate::http::error::{Refusal, hide_data_path, hide_path};
+use crate::http::jobs::ReindexFrom;
 use crate::http::params::Params;
 use crate::http::state::State;
 use crate::keys::Access;
@@ -21,11 +22,21 @@ pub(crate) fn reindex(st: &State, t: &str, p: &Params) -> Answer {
         "incremental" => ReindexMode::Incremental,
         _ => ReindexMode::Auto,
     };
-    let schema = st.store().schema(t)?;
+    let schema = st.tables().schema(t)?;
     if schema.search.is_none() {
         return Err(rowsearch_store::Error::from(ErrorKind::NotSearchable { table: t.to_owned() }).into());
     }
-    match st.jobs.start_reindex(Arc::clone(st.store()), t, mode) {
+    // Over HBase the rows are read from HBase, region by region, and the
+    // generations written in the local data directory (as `rowsearch
+    // --hbase ... reindex`).
+    let from = match &st.hbase {
+        Some(hbase) => ReindexFrom::Source(
+            Arc::clone(hbase) as Arc<dyn rowsearch_store::RowSource>,
+            st.store().path().to_owned(),
+        ),
+        None => ReindexFrom::Store(Arc::clone(st.store())),
+    };
+    match st.jobs.start_reindex(from, t, mode) {
         Ok(job) => Ok(json_reply(&json!({"job": job}), StatusCode::ACCEPTED)),
         Err(running) => Err(Refusal::ReindexRunning { job: running, table: t.to_owned() }.into()),
     }
