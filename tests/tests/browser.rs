@@ -277,7 +277,7 @@ async fn a_person_uses_it(driver: &Driver, s: &Server) {
     })
     .await;
     // The conversations switch shows where the table keeps threads (the
-    // embedded mail table; not over HBase); this person reads messages
+    // mail table, embedded or in HBase); this person reads messages
     // one by one, so turns it off (conversations have a test of their own).
     let (_, tables) = s.get_json("/tables");
     let threads = tables["tables"].as_array().unwrap().iter().find(|t| t["name"] == "mail").unwrap()["search"]
@@ -437,8 +437,34 @@ async fn browser_search_page_shows_conversations() {
     let out = t.run(&["reindex"]);
     assert!(out.status.success(), "{}", stderr(&out));
     let s = t.serve(&["serve"]);
+    conversations_on(&driver, &s).await;
+}
+
+/// The same conversations over tables in HBase (`serve --hbase`;
+/// rowsearch's own Thrift2 gateway stands in for HBase here): mail ingested
+/// there threads and folds as embedded, and the page shows and opens its
+/// conversations, each step checked against that server's API.
+#[tokio::test(flavor = "current_thread")]
+async fn browser_search_page_shows_conversations_over_hbase() {
+    let Some(driver) = driver() else { return };
+    let (_gateway_dir, _gateway, thrift2) = crate::thrift::thrift2_server();
+    let t = TestDir::new();
+    for dir in ["threads/maildir", "mail/maildir"] {
+        let fixture = format!("{}/fixtures/{dir}", env!("CARGO_MANIFEST_DIR"));
+        let out = t.run(&["--hbase", &thrift2, "ingest", &fixture]);
+        assert!(out.status.success(), "{}", stderr(&out));
+    }
+    let out = t.run(&["--hbase", &thrift2, "reindex"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let s = t.serve(&["--hbase", &thrift2, "serve"]);
+    conversations_on(&driver, &s).await;
+}
+
+/// What a person does with conversations on the page of server `s`
+/// holding the threads fixture and the Enron fixture in table `mail`.
+async fn conversations_on(driver: &Driver, s: &Server) {
     let profile = tempfile::tempdir().unwrap();
-    let c = browser(&driver, profile.path()).await;
+    let c = browser(driver, profile.path()).await;
     c.goto(&format!("http://{}/", s.addr)).await.unwrap();
     until("the conversations switch", || async {
         let shown = js(&c, "return !document.getElementById('conversations-label').hidden").await;

@@ -180,7 +180,7 @@ fn routes_suite(addr: &str, table: &str) {
     // What is not served over HBase says why (route_table's NOT_OVER_HBASE).
     for (path, why) in [
         (format!("{t}/indexes"), "secondary indexes live in the embedded store"),
-        ("/changes".to_owned(), "the change feed is the embedded store's"),
+        (format!("{t}/changes"), "the change feed is the embedded store's"),
         ("/backups".to_owned(), "snapshot"),
     ] {
         let (status, refused) = get(&hs, &path);
