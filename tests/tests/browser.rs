@@ -476,7 +476,7 @@ async fn conversations_on(driver: &Driver, s: &Server) {
     // Replies say "re" and their roots do not: threads match in part.
     let query = "re";
     type_query(&c, query).await;
-    let expected = api(&s, query, "&limit=10&collapse=thread");
+    let expected = api(s, query, "&limit=10&collapse=thread");
     assert_eq!(total(&c).await, expected["total"].as_u64().unwrap());
     assert_eq!(by_id(&c, "total").await.text().await.unwrap().trim(), expected["total"].to_string());
     let label = js(&c, "return document.getElementById('total-label').textContent").await;
@@ -534,7 +534,7 @@ async fn conversations_on(driver: &Driver, s: &Server) {
     let drawn = drawn.as_array().unwrap();
     assert_eq!(drawn.len(), messages.len(), "every message of the thread");
     // The messages the query matches within this thread, from the plain hits.
-    let matching: BTreeSet<String> = api(&s, query, "&limit=1000")["hits"]
+    let matching: BTreeSet<String> = api(s, query, "&limit=1000")["hits"]
         .as_array()
         .unwrap()
         .iter()
@@ -580,7 +580,7 @@ async fn conversations_on(driver: &Driver, s: &Server) {
     let before = answers(&c).await;
     by_id(&c, "conversations").await.click().await.unwrap();
     next_answer(&c, before).await;
-    let plain = api(&s, query, "&limit=10");
+    let plain = api(s, query, "&limit=10");
     assert_eq!(total(&c).await, plain["total"].as_u64().unwrap());
     assert!(plain["total"].as_u64() > expected["total"].as_u64(), "threads gather messages");
     assert_eq!(hit_subjects(&c).await, subjects_of(&plain));
