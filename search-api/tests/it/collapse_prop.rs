@@ -70,6 +70,9 @@ fn put(writer: &Store, user: usize, id: u64, parent: Option<u64>, words: &[usize
 /// (score or date), matched.
 type Grouped = (String, Vec<u8>, f64, u64);
 
+/// Each thread's keys of its best value.
+type BestKeys = BTreeMap<String, Vec<Vec<u8>>>;
+
 fn request(user: Option<usize>, words: &[usize], or: bool, sort: SortBy, limit: usize) -> SearchRequest {
     let text: Vec<&str> = words.iter().map(|&w| WORDS[w]).collect();
     SearchRequest {
@@ -91,7 +94,7 @@ fn grouped_plain(
     words: &[usize],
     or: bool,
     sort: SortBy,
-) -> Result<(Vec<Grouped>, BTreeMap<String, Vec<Vec<u8>>>), TestCaseError> {
+) -> Result<(Vec<Grouped>, BestKeys), TestCaseError> {
     let plain = searcher
         .search("mail", &request(user, words, or, sort, 1000))
         .map_err(|e| TestCaseError::fail(format!("plain search: {e}")))?;
