@@ -2,7 +2,7 @@
 """48 ordinary searches on the full corpus, this build against an earlier
 one (default: the commit before issue 23), over HTTP, in one script.
 
-Usage: python3 bench/peer_queries.py [--before-rev REV] [--n 200] [--rounds 3]
+Usage: python3 bench/peer_queries.py [--before_rev REV] [--n 200] [--rounds 3]
                                       [--now_extra '&format=cells'] [--now_data DIR]
 
 1. The earlier build: a git worktree of REV at /tmp/rowsearch-bench/before-REV,

@@ -133,6 +133,19 @@ fn threads(source: &dyn TableStore, table: &str) -> (BTreeSet<BTreeSet<String>>,
     (by_thread.into_values().collect(), rows)
 }
 
+/// Whether the plain search `path` (a page of 10) ends in a tie that goes
+/// on past the 64 hits after it that ties are ordered within.
+fn long_tie(s: &Server, path: &str) -> bool {
+    if path.contains("collapse=") {
+        return false;
+    }
+    let deeper = search(s, &path.replace("limit=10", "limit=75"));
+    let hits = deeper["hits"].as_array().unwrap();
+    let value =
+        |i: usize| hits.get(i).map(|h| h.get("score").cloned().unwrap_or_else(|| h["date_ms"].clone()));
+    hits.len() == 75 && value(9) == value(74)
+}
+
 fn search(s: &Server, path: &str) -> Value {
     let (status, body) = s.get_json(path);
     assert_eq!(status, 200, "{path}: {body}");
@@ -176,7 +189,22 @@ fn the_sample_mail_over_a_real_hbase_answers_as_the_embedded_store() {
     let hs = local.serve(&["--hbase", &hbase.thrift2, "serve"]);
     for path in queries(table) {
         let (e, h) = (search(&es, &path), search(&hs, &path));
-        assert_eq!(comparable(&h), comparable(&e), "{path}");
+        if long_tie(&es, &path) {
+            // A tie going on more than 64 hits past the page is cut by
+            // segment order (API.md): the page's last run of that value
+            // holds as many hits on both sides, the rest is equal.
+            let cut = |a: &Value| {
+                let mut c = comparable(a);
+                let hits = c["hits"].as_array_mut().unwrap();
+                let last = hits.last().map(|h| h[1].clone());
+                hits.retain(|h| Some(&h[1]) != last.as_ref());
+                c
+            };
+            assert_eq!(cut(&h), cut(&e), "{path}");
+            assert_eq!(h["hits"].as_array().map(Vec::len), e["hits"].as_array().map(Vec::len), "{path}");
+        } else {
+            assert_eq!(comparable(&h), comparable(&e), "{path}");
+        }
     }
     drop(hs);
     assert!(over(&["drop-table", table]).status.success());
