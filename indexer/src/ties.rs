@@ -18,7 +18,7 @@ use crate::error::Result;
 /// tie longer than that (a query whose every match scores alike, such as
 /// one keyword of many rows) is cut where gathering stopped, its hits
 /// past it by address, so a page costs at most this many more key reads.
-pub(crate) const MAX_TIE_READ: usize = 64;
+pub(crate) const MAX_TIE_READ: usize = 1024;
 
 /// Hits past the page the first pass gathers.
 const FIRST_PAST: usize = 1;
@@ -51,8 +51,8 @@ pub(crate) fn keyed_page<F>(
     let window = offset.saturating_add(limit);
     // One hit past the page in the first pass (a tie at its end that goes
     // on shows there; a larger first window costs block-max pruning on
-    // every search: 16 more hits made the peer queries 1.21x slower, one
-    // 1.06x), then, only for such a tie, the most there will be.
+    // every search: 16 more hits made the peer queries 1.21x slower), then,
+    // only for such a tie, the most there will be.
     let mut n = window.saturating_add(FIRST_PAST);
     loop {
         let (total, runs, counted) = gather(n)?;

@@ -190,8 +190,8 @@ fn the_sample_mail_over_a_real_hbase_answers_as_the_embedded_store() {
     for path in queries(table) {
         let (e, h) = (search(&es, &path), search(&hs, &path));
         if long_tie(&es, &path) {
-            // A tie going on more than 64 hits past the page is cut by
-            // segment order (API.md): the page's last run of that value
+            // A long tie at the page's end (one past 1,024 hits is cut by
+            // segment order, API.md): the page's last run of that value
             // holds as many hits on both sides, the rest is equal.
             let cut = |a: &Value| {
                 let mut c = comparable(a);
