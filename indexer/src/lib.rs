@@ -46,6 +46,7 @@ mod live;
 pub mod mail;
 mod overlay;
 mod phrase_prefix;
+mod place;
 mod priority;
 pub mod query;
 mod reader;
@@ -70,7 +71,7 @@ pub use backup::{
 };
 pub use build::{
     DEFAULT_MEMORY_BUDGET_BYTES, RegionDone, ReindexMode, ReindexOptions, ReindexProgress, ReindexReport,
-    reindex, reindex_from, reindex_in,
+    reindex,
 };
 pub use changes::{TableChanges, changes_in, pending_changes};
 pub use error::{Error, FailPoint, Result};
@@ -78,29 +79,32 @@ pub use expand::QueryWords;
 pub use generation::IndexDir;
 pub use ingest::{
     DEFAULT_INGEST_NICE, DEFAULT_MAX_MESSAGE_BYTES, Format, IngestOptions, IngestProgress, IngestReport,
-    MIN_INGEST_MEMORY_MB, RowSink, Skipped, ingest, ingest_to,
+    MIN_INGEST_MEMORY_MB, Skipped, ingest,
 };
 pub use live::{
     Consistency, DEFAULT_OVERLAY_MAX_ROWS, Freshness, LiveIndex, LiveIndexes, Snapshot, WALK_KEEP, Want,
 };
 pub use mail::{MAIL_DISPLAY, MailMessage, mail_schema, parse_message};
 pub use overlay::Overlay;
+pub use place::{Home, Place};
 pub use priority::lower_thread_priority;
 pub use reader::{Generation, KeyHits, SortBy, TableIndex};
 pub use refresh::{EARLY_ROUND_WRITES, RefreshOptions, RefreshStatus, Refresher};
 pub use rowsearch_store as store;
 pub use snapshot::{Completions, ParsedQuery, SCOPED_CANDIDATES};
-pub use verify::{Mismatches, VerifyOptions, VerifyReport, verify, verify_in};
+pub use verify::{Mismatches, VerifyOptions, VerifyReport, verify};
 
-/// Drops a table: its rows, keyword rows and secondary indexes (in the
-/// store), then its search index generations.
+/// Drops a table of `place`: its rows, keyword rows and secondary indexes
+/// (wherever it lives), then its search index generations (in the data
+/// directory).
 ///
 /// # Errors
-/// As [`rowsearch_store::Store::drop_table`]; `Io` when the index
+/// As [`rowsearch_store::TableStore::drop_table`]; `Io` when the index
 /// directory cannot be removed.
-pub fn drop_table(store: &rowsearch_store::Store, table: &str) -> Result<()> {
-    store.drop_table(table)?;
-    generation::IndexDir::new(store.path(), table).remove_all()
+pub fn drop_table<'a>(place: impl Into<Place<'a>>, table: &str) -> Result<()> {
+    let place = place.into();
+    place.tables.drop_table(table)?;
+    generation::IndexDir::new(place.data, table).remove_all()
 }
 
 /// Store options with the default analyzer, for callers that set more.

@@ -32,7 +32,7 @@ use std::time::{Duration, Instant};
 
 use std::path::{Path, PathBuf};
 
-use rowsearch_store::{RowSource, RowView, Store};
+use rowsearch_store::{RowSource, RowView};
 
 use crate::build::{ReindexMode, ReindexOptions, reindex_in};
 use crate::changes::{TableChanges, changes_in};
@@ -169,6 +169,8 @@ impl Rounds {
 
 #[derive(Debug)]
 struct Shared {
+    /// Where the tables live; `source` is its read half.
+    tables: Arc<dyn rowsearch_store::TableStore>,
     source: Arc<dyn RowSource>,
     dir: PathBuf,
     overlay_max_rows: usize,
@@ -209,29 +211,29 @@ struct Walk {
 }
 
 impl LiveIndexes {
-    /// Live indexes of `store` (opened with the indexer's analyzer), with
-    /// at most [`DEFAULT_OVERLAY_MAX_ROWS`] rows matched directly.
-    pub fn new(store: Arc<Store>) -> LiveIndexes {
-        LiveIndexes::with_overlay_max_rows(store, DEFAULT_OVERLAY_MAX_ROWS)
-    }
-
-    /// As [`Self::new`], with at most `rows` changed rows matched directly
-    /// (0: every snapshot search after a write to its table waits for the
-    /// index to absorb it).
-    pub fn with_overlay_max_rows(store: Arc<Store>, rows: usize) -> LiveIndexes {
-        let dir = store.path().to_owned();
-        LiveIndexes::over(store, dir, rows)
-    }
-
-    /// Live indexes of the tables of `source` (rows in the store, or
-    /// elsewhere: an HBase cluster), their index generations under `dir`
-    /// (the local data directory), with at most `rows` changed rows
-    /// matched directly.
-    pub fn over(source: Arc<dyn RowSource>, dir: PathBuf, rows: usize) -> LiveIndexes {
+    /// Live indexes of the tables of `home` (the embedded store: an
+    /// `Arc<Store>` converts; tables elsewhere: [`crate::Home::new`]),
+    /// their index generations under its data directory, with at most
+    /// `overlay_max_rows` changed rows matched directly (0: every snapshot
+    /// search after a write to its table waits for the index to absorb it;
+    /// [`DEFAULT_OVERLAY_MAX_ROWS`] is the default).
+    pub fn new(home: impl Into<crate::Home>, overlay_max_rows: usize) -> LiveIndexes {
+        let crate::Home { tables, data: dir } = home.into();
+        let source: Arc<dyn RowSource> = tables.clone();
         LiveIndexes {
-            shared: Arc::new(Shared { source, dir, overlay_max_rows: rows, rounds: Rounds::default() }),
+            shared: Arc::new(Shared { tables, source, dir, overlay_max_rows, rounds: Rounds::default() }),
             tables: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// Where the tables live (and their index directory).
+    pub fn home(&self) -> crate::Home {
+        crate::Home::new(Arc::clone(&self.shared.tables), self.shared.dir.clone())
+    }
+
+    /// Where the tables live.
+    pub fn tables(&self) -> &Arc<dyn rowsearch_store::TableStore> {
+        &self.shared.tables
     }
 
     /// Where the rows are read from.

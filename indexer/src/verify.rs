@@ -17,7 +17,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::time::Instant;
 
-use rowsearch_store::{ReadOptions, RowSource, Store};
+use rowsearch_store::{ReadOptions, RowSource};
 use serde::Serialize;
 use tantivy::postings::Postings;
 use tantivy::schema::IndexRecordOption;
@@ -201,26 +201,19 @@ fn never_indexed(
 /// (field name, term) -> positions, for one row.
 type Terms = BTreeMap<(String, String), Vec<u32>>;
 
-/// Checks `table`'s serving generation against the store (see the module
-/// docs).
+/// Checks `table`'s serving generation against its rows (see the module
+/// docs): the rows of `place` (the embedded store: `&store`; tables
+/// elsewhere: [`crate::Place::new`]), the index under its data directory.
 ///
 /// # Errors
 /// `NoIndex`, `Store`, `Tantivy`, `Corrupted`.
-pub fn verify(store: &Store, table: &str, options: &VerifyOptions) -> Result<VerifyReport> {
-    verify_in(store, store.path(), table, options)
-}
-
-/// [`verify`] of a table whose rows come from `store` (the store, or rows
-/// that live elsewhere), its index under the data directory `dir`.
-///
-/// # Errors
-/// As [`verify`].
-pub fn verify_in(
-    store: &dyn RowSource,
-    dir: &std::path::Path,
+pub fn verify<'a>(
+    place: impl Into<crate::Place<'a>>,
     table: &str,
     options: &VerifyOptions,
 ) -> Result<VerifyReport> {
+    let place = place.into();
+    let (store, dir) = (place.source(), place.data);
     let started = Instant::now();
     let analyzer = store.analyzer().ok_or_else(|| Error::Schema {
         table: table.to_owned(),

@@ -31,6 +31,7 @@ use crate::{Result, SearchRequest, SearchResults, Searcher};
 /// ```
 #[derive(Debug)]
 pub struct Rowsearch {
+    store: Arc<Store>,
     searcher: Searcher,
 }
 
@@ -40,13 +41,13 @@ impl Rowsearch {
     /// # Errors
     /// As [`rowsearch_store::StoreBuilder::open`].
     pub fn open(dir: impl AsRef<Path>) -> Result<Rowsearch> {
-        let store = rowsearch_indexer::open_store(dir)?;
-        Ok(Rowsearch { searcher: Searcher::new(Arc::new(store)) })
+        let store = Arc::new(rowsearch_indexer::open_store(dir)?);
+        Ok(Rowsearch { searcher: Searcher::new(Arc::clone(&store)), store })
     }
 
     /// The store: tables, rows, scans, secondary indexes, keyword lookups.
     pub fn store(&self) -> &Arc<Store> {
-        self.searcher.store()
+        &self.store
     }
 
     /// The searcher, for requests with every option ([`SearchRequest`]).
@@ -60,7 +61,7 @@ impl Rowsearch {
     /// # Errors
     /// As [`rowsearch_indexer::ingest`].
     pub fn ingest(&self, paths: &[PathBuf]) -> Result<IngestReport> {
-        Ok(rowsearch_indexer::ingest(self.store(), paths, &IngestOptions::default(), &mut |_| {})?)
+        Ok(rowsearch_indexer::ingest(&**self.store(), paths, &IngestOptions::default(), &mut |_| {})?)
     }
 
     /// Brings `table`'s search index up to date: a full build the first

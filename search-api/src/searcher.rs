@@ -13,8 +13,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 pub use rowsearch_indexer::{Consistency, DEFAULT_OVERLAY_MAX_ROWS, Freshness};
-use rowsearch_indexer::{LiveIndex, LiveIndexes, Refresher, Snapshot, SortBy, Want};
-use rowsearch_store::{Column, ErrorKind, ReadOptions, Row, RowKeySchema, RowSource, Store};
+use rowsearch_indexer::{Home, LiveIndex, LiveIndexes, Refresher, Snapshot, SortBy, Want};
+use rowsearch_store::{Column, ErrorKind, ReadOptions, Row, RowKeySchema, RowSource, TableStore};
 
 use crate::document::{Document, DocumentShape};
 use crate::{Error, Result};
@@ -201,52 +201,50 @@ pub const MAX_FACET_LIMIT: usize = 1000;
 /// which snapshot a search reads.
 #[derive(Debug)]
 pub struct Searcher {
-    store: Arc<Store>,
-    /// Where the tables' rows are: the store itself, or an HBase cluster.
-    rows: Arc<dyn RowSource>,
+    /// Where the tables live: the embedded store, or an HBase cluster.
+    tables: Arc<dyn TableStore>,
     live: Arc<LiveIndexes>,
     dropped: AtomicU64,
     refresher: Option<Arc<Refresher>>,
 }
 
 impl Searcher {
-    /// A searcher over `store` (opened with the indexer's analyzer), whose
-    /// snapshot searches bring an index current on their own thread.
-    pub fn new(store: Arc<Store>) -> Searcher {
-        let live = Arc::new(LiveIndexes::new(Arc::clone(&store)));
-        let rows: Arc<dyn RowSource> = Arc::clone(&store) as Arc<dyn RowSource>;
-        Searcher { store, rows, live, dropped: AtomicU64::new(0), refresher: None }
-    }
-
-    /// A searcher over tables whose rows live in `rows` (an HBase
-    /// cluster), with `store` (the local data directory's) keeping what is
-    /// rowsearch's own: access keys, and the index generations beside it.
-    pub fn over(store: Arc<Store>, rows: Arc<dyn RowSource>) -> Searcher {
-        let dir = store.path().to_owned();
-        let live = Arc::new(LiveIndexes::over(Arc::clone(&rows), dir, DEFAULT_OVERLAY_MAX_ROWS));
-        Searcher { store, rows, live, dropped: AtomicU64::new(0), refresher: None }
+    /// A searcher over the tables of `home` (the embedded store, opened
+    /// with the indexer's analyzer: an `Arc<Store>` converts; tables
+    /// elsewhere: [`Home::new`] with the local data directory their
+    /// indexes are under), whose snapshot searches bring an index current
+    /// on their own thread.
+    pub fn new(home: impl Into<Home>) -> Searcher {
+        let home = home.into();
+        let tables = Arc::clone(&home.tables);
+        let live = Arc::new(LiveIndexes::new(home, DEFAULT_OVERLAY_MAX_ROWS));
+        Searcher { tables, live, dropped: AtomicU64::new(0), refresher: None }
     }
 
     /// Sets the most changed rows a snapshot search matches directly
     /// (default [`DEFAULT_OVERLAY_MAX_ROWS`]; 0: every search after a write
     /// to its table waits for the index to absorb it). Before any search.
     pub fn with_overlay_max_rows(mut self, rows: usize) -> Searcher {
-        let dir = self.live.dir().to_owned();
-        self.live = Arc::new(LiveIndexes::over(Arc::clone(&self.rows), dir, rows));
+        self.live = Arc::new(LiveIndexes::new(self.live.home(), rows));
         self
     }
 
     /// A searcher on the live indexes `refresher` keeps current: its
     /// snapshot searches wait on it instead of reindexing themselves.
-    pub fn with_refresher(store: Arc<Store>, refresher: Arc<Refresher>) -> Searcher {
+    pub fn with_refresher(refresher: Arc<Refresher>) -> Searcher {
         let live = Arc::clone(refresher.live());
-        let rows = Arc::clone(live.source());
-        Searcher { store, rows, live, dropped: AtomicU64::new(0), refresher: Some(refresher) }
+        let tables = Arc::clone(live.tables());
+        Searcher { tables, live, dropped: AtomicU64::new(0), refresher: Some(refresher) }
     }
 
     /// Where the tables' rows are read from.
-    pub fn rows(&self) -> &Arc<dyn RowSource> {
-        &self.rows
+    pub fn rows(&self) -> &dyn RowSource {
+        &*self.tables
+    }
+
+    /// Where the tables live.
+    pub fn tables(&self) -> &Arc<dyn TableStore> {
+        &self.tables
     }
 
     /// The refresher, if it has one.
@@ -265,11 +263,6 @@ impl Searcher {
         self.live.freshness(table)
     }
 
-    /// The store.
-    pub fn store(&self) -> &Arc<Store> {
-        &self.store
-    }
-
     /// Hits dropped so far because their row was gone.
     pub fn dropped_total(&self) -> u64 {
         self.dropped.load(Ordering::Relaxed)
@@ -284,7 +277,7 @@ impl Searcher {
     /// search section.
     pub(crate) fn searchable(&self, table: &str) -> Result<(rowsearch_store::TableSchema, u64)> {
         let (schema, table_id) = {
-            let view = self.rows.view()?;
+            let view = self.tables.view()?;
             (view.schema(table)?, view.table_id(table)?)
         };
         if schema.search.is_none() {
@@ -292,7 +285,7 @@ impl Searcher {
         }
         // A disabled table's rows are not read, by a search either (even
         // one whose hits would not be resolved).
-        if !self.rows.is_enabled(table)? {
+        if !self.tables.is_enabled(table)? {
             let disabled = rowsearch_store::ErrorKind::TableDisabled { table: table.to_owned() };
             return Err(rowsearch_store::Error::from(disabled).into());
         }
@@ -592,7 +585,7 @@ impl Searcher {
         // A document without a thread value is a group of its own.
         let grouped = |h: &SearchHit| by_key.get(h.row.key.as_slice()).filter(|g| !g.0.is_empty()).copied();
         let wanted: Vec<(String, u64)> = hits.iter().filter_map(|h| grouped(h).cloned()).collect();
-        let mut summaries = crate::threads::summaries_with(&*self.rows, table, &wanted, read)?.into_iter();
+        let mut summaries = crate::threads::summaries_with(&*self.tables, table, &wanted, read)?.into_iter();
         for hit in hits.iter_mut() {
             if grouped(hit).is_some() {
                 hit.thread = summaries.next();
@@ -653,11 +646,11 @@ impl Searcher {
         let keys: Vec<&[u8]> = keys_found.iter().map(|(k, _)| k.as_slice()).collect();
         // One read of the row source: a row without any selected column
         // still exists; only rows it lacks altogether are stale.
-        let rows = self.rows.rows(table, &keys, &read)?;
+        let rows = self.tables.rows(table, &keys, &read)?;
         let resolved: Vec<Option<(Row, f64)>> =
             rows.into_iter().zip(keys_found).map(|(row, (_, value))| row.map(|row| (row, *value))).collect();
 
-        let analyzer = self.rows.analyzer();
+        let analyzer = self.tables.analyzer();
         let highlight_bytes = if request.max_highlight_bytes == 0 {
             MAX_HIGHLIGHT_TEXT_BYTES
         } else {

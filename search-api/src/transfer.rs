@@ -15,11 +15,10 @@
 
 use std::io::{BufRead, Write};
 
-use rowsearch_store::{ALL_VERSIONS, Batch, ReadOptions, Row, Scan, Store, TableSchema};
+use rowsearch_store::{Batch, Row, Store, TableSchema, TableStore};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::hbase::HbaseSource;
 use crate::json::Encoding;
 
 /// The export layout this build writes and reads.
@@ -33,48 +32,38 @@ pub const BATCH_ROWS: usize = 500;
 /// stops early).
 const BATCH_BYTES: usize = 8 << 20;
 
-/// Where rows come from or go to.
-#[derive(Debug, Clone, Copy)]
-pub enum Place<'a> {
-    /// The embedded store.
-    Store(&'a Store),
-    /// Tables in HBase.
-    Hbase(&'a HbaseSource),
-}
+/// Where rows come from or go to: wherever tables live.
+#[derive(Clone, Copy)]
+pub struct Place<'a>(pub &'a dyn TableStore);
 
 impl Place<'_> {
     /// What to call it in messages.
     pub fn name(&self) -> String {
-        match self {
-            Place::Store(store) => format!("the store at {}", store.path().display()),
-            Place::Hbase(hbase) => format!("HBase at {}", hbase.tables().addr()),
-        }
+        self.0.place().to_string()
     }
 
-    fn schema(&self, table: &str) -> Result<TableSchema> {
-        match self {
-            Place::Store(store) => Ok(store.schema(table)?),
-            Place::Hbase(hbase) => Ok(rowsearch_store::RowSource::schema(*hbase, table)?),
+    /// The place's own failure, said as the input's for a place elsewhere
+    /// (a schema HBase refuses), as the store's error otherwise.
+    fn err(&self, e: rowsearch_store::Error) -> Error {
+        match self.0.store() {
+            Some(_) => e.into(),
+            None => Error::BadRequest(e.to_string()),
         }
     }
 
     /// Creates `table` with `schema` unless it exists (with any schema:
-    /// the writes then say which family is missing).
+    /// the writes then say which family is missing). Secondary indexes
+    /// are the embedded store's alone for now: a table elsewhere goes
+    /// without them (a copy back rebuilds none).
     fn ensure_table(&self, table: &str, schema: &TableSchema) -> Result<()> {
-        if self.schema(table).is_ok() {
+        if self.0.schema(table).is_ok() {
             return Ok(());
         }
-        match self {
-            Place::Store(store) => {
-                store.create_table(table, schema)?;
-            }
-            Place::Hbase(hbase) => {
-                // Secondary indexes are the embedded store's alone for now:
-                // the table goes without them (a copy back rebuilds none).
-                let schema = TableSchema { indexes: Vec::new(), ..schema.clone() };
-                hbase.create_table(table, &schema).map_err(|e| Error::BadRequest(e.to_string()))?;
-            }
-        }
+        let schema = match self.0.store() {
+            Some(_) => schema.clone(),
+            None => TableSchema { indexes: Vec::new(), ..schema.clone() },
+        };
+        self.0.create_table(table, &schema).map_err(|e| self.err(e))?;
         Ok(())
     }
 
@@ -91,40 +80,22 @@ impl Place<'_> {
     ) -> Result<()> {
         // The first key after `after`: it with a zero byte.
         let start = after.map(|k| [k, &[0u8][..]].concat());
-        match self {
-            Place::Store(store) => {
-                let rtxn = store.begin_read()?;
-                opened(rtxn.schema(table)?, Some(rtxn.next_seq()? - 1))?;
-                let mut scan = Scan::new().read(ReadOptions::default().versions(ALL_VERSIONS));
-                if let Some(start) = start {
-                    scan = scan.start(start);
-                }
-                for row in rtxn.scan(table, &scan)? {
-                    f(row?)?;
-                }
-            }
-            Place::Hbase(hbase) => {
-                opened(self.schema(table)?, None)?;
-                hbase.scan_all_versions(table, start.as_deref(), f)?;
-            }
+        let mut failed = None;
+        let mut opened = |schema, seq| {
+            opened(schema, seq).map_err(|e| {
+                failed = Some(e);
+                rowsearch_store::Error::callback(std::io::Error::other("stopped"))
+            })
+        };
+        match self.0.each_version(table, start.as_deref(), &mut opened, f) {
+            Ok(()) => Ok(()),
+            Err(e) => Err(failed.take().unwrap_or_else(|| e.into())),
         }
-        Ok(())
     }
 
     /// Writes `rows` (each cell at its own timestamp).
     fn put_rows(&self, table: &str, rows: Vec<(Vec<u8>, Vec<rowsearch_store::PutCell>)>) -> Result<()> {
-        match self {
-            Place::Store(store) => {
-                let mut batch = Batch::new();
-                for (key, cells) in rows {
-                    batch.put(table, key, cells);
-                }
-                store.apply(&batch)?;
-            }
-            Place::Hbase(hbase) => {
-                hbase.put_rows(table, &rows).map_err(|e| Error::BadRequest(e.to_string()))?;
-            }
-        }
+        self.0.put_rows(table, &rows).map_err(|e| self.err(e))?;
         Ok(())
     }
 }
@@ -382,8 +353,8 @@ enum Work<'a> {
 
 impl<'a> Work<'a> {
     fn of(to: Place<'a>, table: &str, rows: Vec<(Vec<u8>, Vec<rowsearch_store::PutCell>)>) -> Work<'a> {
-        match to {
-            Place::Store(store) => {
+        match to.0.store() {
+            Some(store) => {
                 let rows = unchanged_left_out(store, table, rows);
                 let mut batch = Batch::new();
                 for (key, cells) in rows {
@@ -391,7 +362,7 @@ impl<'a> Work<'a> {
                 }
                 Work::Prepared(store, store.prepare(batch))
             }
-            Place::Hbase(_) => Work::Rows(to, rows),
+            None => Work::Rows(to, rows),
         }
     }
 
@@ -525,7 +496,7 @@ pub fn copy_table(
             state = earlier;
         }
     }
-    let schema = from.schema(table)?;
+    let schema = from.0.schema(table)?;
     to.ensure_table(to_table, &schema)?;
     let after = match &state.last_key {
         Some(hex) => Some(Encoding::Hex.decode(hex).map_err(Error::BadRequest)?),

@@ -59,6 +59,7 @@ mod error;
 mod filter;
 mod key;
 mod keyword;
+mod place;
 mod read;
 mod schema;
 mod secondary;
@@ -94,6 +95,7 @@ pub use keyword::{
     KeywordCell, KeywordCellRef, KeywordHit, KeywordPage, KeywordQuery, Positions, for_each_keyword_cell_of,
     key_partition_of, keyword_cells_of, required_terms,
 };
+pub use place::{PlaceInfo, TableStore};
 pub use read::{ALL_VERSIONS, ReadOptions, ReadTxn, Scan, ScanCursor, ScanIter, ScanPage};
 pub use schema::{
     Analyzer, CATALOG_TABLE, Column, Compression, DATE_NAME, DEFAULT_SUBJECT_WINDOW_MS, FamilySchema,
@@ -102,7 +104,7 @@ pub use schema::{
     ThreadSchema,
 };
 pub use secondary::{IndexHit, IndexPage, IndexQuery, IndexState, IndexTerm, IndexVerifyReport};
-pub use source::{RowSource, RowView, TableStore};
+pub use source::{RowSource, RowView};
 pub use store::{DEFAULT_MAP_SIZE_BYTES, DEFAULT_MAX_DBS, INDEX_BUILD_STEP_ROWS, Store, StoreBuilder};
 pub use stream::{KeyPage, SetOp};
 pub use table::{Region, RegionStats, TableStats};

@@ -39,10 +39,24 @@ pub fn bin() -> PathBuf {
     .clone()
 }
 
+/// Where a test's tables live.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    /// The embedded store of the test's data directory.
+    Store,
+    /// A real Apache HBase (`hbase/hbase.sh`), in an HBase namespace of
+    /// the test's own; the data directory keeps rowsearch's own (index
+    /// generations, access keys).
+    Hbase,
+}
+
 /// A temporary data directory and a way to run the binary on it.
 pub struct TestDir {
     /// Kept alive for the test's duration.
     pub dir: tempfile::TempDir,
+    /// `HOST:PORT/NAMESPACE` every command names (`ROWSEARCH_HBASE`) when
+    /// the tables live in HBase.
+    hbase: Option<String>,
 }
 
 impl Default for TestDir {
@@ -52,9 +66,46 @@ impl Default for TestDir {
 }
 
 impl TestDir {
-    /// A fresh, empty directory.
+    /// A fresh, empty directory; the tables in its store.
     pub fn new() -> TestDir {
-        TestDir { dir: tempfile::tempdir().expect("tempdir") }
+        TestDir { dir: tempfile::tempdir().expect("tempdir"), hbase: None }
+    }
+
+    /// A fresh, empty directory, the tables on `backend`: over HBase (the
+    /// test process's, started on first use), every command it runs names
+    /// a new namespace of its own, so tests running at once never meet.
+    ///
+    /// # Panics
+    /// Over HBase, when none can be started (Java 17 or Maven missing).
+    pub fn on(backend: Backend) -> TestDir {
+        let mut t = TestDir::new();
+        if backend == Backend::Hbase {
+            static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+            let hbase = hbase::hbase("the HTTP suite over HBase").expect(
+                "the HTTP suite over HBase needs a real HBase: Java 17 and Maven (.ci/run installs them)",
+            );
+            let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let started = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs() % 1_000_000);
+            t.hbase = Some(format!("{}/t{started}_{}_{n}", hbase.thrift2, std::process::id()));
+        }
+        t
+    }
+
+    /// `HOST:PORT/NAMESPACE` of its tables, when they live in HBase.
+    pub fn hbase(&self) -> Option<&str> {
+        self.hbase.as_deref()
+    }
+
+    /// The binary with `--data` (and, over HBase, `ROWSEARCH_HBASE`) set.
+    pub fn command(&self) -> Command {
+        let mut command = Command::new(bin());
+        command.arg("--data").arg(self.data());
+        if let Some(hbase) = &self.hbase {
+            command.env("ROWSEARCH_HBASE", hbase);
+        }
+        command
     }
 
     /// The store's data directory inside it.
@@ -64,7 +115,7 @@ impl TestDir {
 
     /// Runs `rowsearch --data <dir> ARGS...` and returns its output.
     pub fn run(&self, args: &[&str]) -> Output {
-        Command::new(bin()).arg("--data").arg(self.data()).args(args).output().expect("run rowsearch")
+        self.command().args(args).output().expect("run rowsearch")
     }
 }
 
@@ -93,8 +144,8 @@ impl TestDir {
     /// Starts `rowsearch --data <dir> ARGS... --listen 127.0.0.1:0` and
     /// waits for its `listening on http://...` line (no sleeping).
     pub fn serve(&self, args: &[&str]) -> Server {
-        let mut command = Command::new(bin());
-        command.arg("--data").arg(self.data()).args(args).args(["--listen", "127.0.0.1:0"]);
+        let mut command = self.command();
+        command.args(args).args(["--listen", "127.0.0.1:0"]);
         Server::spawn(command)
     }
 }

@@ -7,3 +7,7 @@ mod cli;
 mod crash;
 mod http;
 mod thrift;
+
+/// Where the HTTP suite's tables live in this binary: the embedded store
+/// (`http_over_hbase` runs the same suite over a real HBase).
+const BACKEND: rowsearch_tests::Backend = rowsearch_tests::Backend::Store;

@@ -24,7 +24,9 @@
 
 use std::time::Instant;
 
-use rowsearch_store::{RowSource, Store};
+use rowsearch_store::RowSource;
+
+use crate::place::Place;
 
 mod full;
 mod incremental;
@@ -42,47 +44,45 @@ use crate::generation::{IndexDir, indexed_next_seq, indexed_table_id};
 use crate::reader::Generation;
 use crate::{Error, Result};
 
-/// Reindexes `table`: see the module docs.
+/// Reindexes `table` of `place` (the embedded store: `&store`; tables
+/// elsewhere: [`Place::new`]) into the index generations under its data
+/// directory (see the module docs), then trims the source's change feed up
+/// to what every index there has absorbed (a source whose feed is not its
+/// own keeps it).
 ///
 /// # Errors
 /// `Busy` when another reindex of the table runs past `options.lock_wait`; `NoIndex` for an
 /// incremental reindex without a generation; `Schema`; `Store`;
 /// `Tantivy`; `Check`; `Io`.
-pub fn reindex(
-    store: &Store,
+pub fn reindex<'a>(
+    place: impl Into<Place<'a>>,
     table: &str,
     options: &ReindexOptions,
     progress: &mut dyn FnMut(&ReindexProgress),
 ) -> Result<ReindexReport> {
-    reindex_in(store, store.path(), table, options, progress)
+    let place = place.into();
+    reindex_in(place.source(), place.data, table, options, progress)
 }
 
-/// [`reindex_from`], then the source's change feed trimmed up to what
-/// every index under `dir` has absorbed (a source whose feed is not its
-/// own keeps it).
-///
-/// # Errors
-/// As [`reindex`].
-pub fn reindex_in(
+/// [`reindex`] from a row source (the live indexes' and the refresher's:
+/// they hold the read half only).
+pub(crate) fn reindex_in(
     source: &dyn RowSource,
     dir: &std::path::Path,
     table: &str,
     options: &ReindexOptions,
     progress: &mut dyn FnMut(&ReindexProgress),
 ) -> Result<ReindexReport> {
-    let mut report = reindex_from(source, dir, table, options, progress)?;
+    let mut report = build_from(source, dir, table, options, progress)?;
     report.feed_trimmed = trim_feed(source, dir)?;
     Ok(report)
 }
 
-/// [`reindex`] of a table whose rows come from `source` (the store, or
-/// rows that live elsewhere), its index generations under `dir` (the
-/// local data directory). The source's change feed is not trimmed: that
-/// is the store's own ([`reindex`] does it).
+/// The build of [`reindex`], without the feed's trim.
 ///
 /// # Errors
 /// As [`reindex`].
-pub fn reindex_from(
+fn build_from(
     store: &dyn RowSource,
     dir: &std::path::Path,
     table: &str,

@@ -19,55 +19,41 @@
 
 mod options;
 mod read;
-mod sink;
 mod write;
 
 use std::path::PathBuf;
 use std::sync::mpsc::sync_channel;
 use std::time::Instant;
 
-use rowsearch_store::{Store, TableSchema};
+use rowsearch_store::TableSchema;
 
 pub use options::{
     DEFAULT_INGEST_NICE, DEFAULT_MAX_MESSAGE_BYTES, Format, IngestOptions, IngestProgress, IngestReport,
     MIN_INGEST_MEMORY_MB, Skipped,
 };
-pub use sink::RowSink;
 
 use crate::error::{Error, Result};
 use crate::mail::{MAIL_DISPLAY, MAIL_TABLE_SHAPE, fits_mail, mail_schema};
 use read::{Item, collect_inputs, read_inputs};
 use write::{Target, write_rows};
 
-/// Ingests `paths` into `options.table`, calling `progress` as files are
-/// done.
+/// Ingests `paths` into `options.table` of `tables` (the embedded store:
+/// `&store`; or tables elsewhere), calling `progress`
+/// as files are done. Into the store, each batch is prepared (its keyword
+/// cells computed) while the one before is written; elsewhere, each batch
+/// is written with [`rowsearch_store::TableStore::put_rows`].
 ///
 /// # Errors
 /// `Input` when a given path does not exist; `TableMismatch` when the table
 /// exists without the mail table's key and families; store errors other
 /// than a bad row (a bad row is skipped).
 pub fn ingest(
-    store: &Store,
+    tables: &dyn rowsearch_store::TableStore,
     paths: &[PathBuf],
     options: &IngestOptions,
     progress: &mut dyn FnMut(IngestProgress),
 ) -> Result<IngestReport> {
-    ingest_into(Target::Store(store), paths, options, progress)
-}
-
-/// [`ingest`] into a table that lives elsewhere (an HBase cluster): the
-/// same reading, batching and duplicate checks, each batch written by
-/// `sink` with its keyword rows.
-///
-/// # Errors
-/// As [`ingest`]; the sink's failures.
-pub fn ingest_to(
-    sink: &dyn RowSink,
-    paths: &[PathBuf],
-    options: &IngestOptions,
-    progress: &mut dyn FnMut(IngestProgress),
-) -> Result<IngestReport> {
-    ingest_into(Target::Sink(sink), paths, options, progress)
+    ingest_into(Target::of(tables), paths, options, progress)
 }
 
 fn ingest_into(
@@ -112,7 +98,7 @@ fn ensure_table(store: Target<'_>, table: &str, format: Format) -> Result<TableS
     let wanted = mail_schema();
     let schema = match store {
         Target::Store(store) => store.schema(table),
-        Target::Sink(sink) => sink.schema(table),
+        Target::Elsewhere(tables) => tables.schema(table),
     };
     match schema {
         Ok(schema) => {
@@ -154,9 +140,9 @@ fn ensure_table(store: Target<'_>, table: &str, format: Format) -> Result<TableS
                 // A table elsewhere threads and folds copies as the
                 // store does (the sink assigns threads as it writes); its
                 // secondary indexes are the store's alone for now.
-                Target::Sink(sink) => {
+                Target::Elsewhere(tables) => {
                     let wanted = TableSchema { indexes: Vec::new(), ..wanted };
-                    sink.create_table(table, &wanted)?;
+                    tables.create_table(table, &wanted)?;
                     wanted
                 }
             };

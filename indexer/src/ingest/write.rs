@@ -7,9 +7,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::time::Instant;
 
-use rowsearch_store::{Batch, PutCell, Store};
-
-use super::sink::RowSink;
+use rowsearch_store::{Batch, PutCell, ReadOptions, Store, TableStore};
 
 use super::options::{IngestOptions, IngestProgress, IngestReport, Skipped};
 use super::read::Item;
@@ -69,18 +67,28 @@ fn with_copies(mut cells: Vec<PutCell>, copies: &Lines, only_copies: bool) -> Ve
     cells
 }
 
-/// Where an ingest writes: the embedded store, or another sink.
+/// Where an ingest writes: the embedded store (its prepared batches, the
+/// upgrade of an earlier build's table), or a place elsewhere, written
+/// through [`TableStore`] alone.
 #[derive(Clone, Copy)]
 pub(super) enum Target<'a> {
     Store(&'a Store),
-    Sink(&'a dyn RowSink),
+    Elsewhere(&'a dyn TableStore),
 }
 
-impl Target<'_> {
+impl<'a> Target<'a> {
+    /// The target writing into `tables`.
+    pub(super) fn of(tables: &'a dyn TableStore) -> Target<'a> {
+        match tables.store() {
+            Some(store) => Target::Store(store),
+            None => Target::Elsewhere(tables),
+        }
+    }
+
     fn io_error(&self, source: std::io::Error) -> Error {
         match self {
             Target::Store(store) => Error::Io { path: store.path().to_owned(), source },
-            Target::Sink(sink) => Error::Io { path: sink.name().into(), source },
+            Target::Elsewhere(tables) => Error::Io { path: tables.place().to_string().into(), source },
         }
     }
 
@@ -101,7 +109,11 @@ impl Target<'_> {
                 let probe = mail::existence_probe();
                 keys.iter().map(|k| Ok(rtxn.get(table, k, &probe)?.map(lines))).collect()
             }
-            Target::Sink(sink) => Ok(sink.rows(table, keys)?.into_iter().map(|row| row.map(lines)).collect()),
+            Target::Elsewhere(_) if keys.is_empty() => Ok(Vec::new()),
+            Target::Elsewhere(tables) => {
+                let rows = tables.rows(table, keys, &ReadOptions::default())?;
+                Ok(rows.into_iter().map(|row| row.map(lines)).collect())
+            }
         }
     }
 
@@ -109,7 +121,7 @@ impl Target<'_> {
         match (self, batch) {
             (Target::Store(store), Rows::Prepared(batch)) => store.apply_prepared(batch).map(|_| ()),
             (Target::Store(store), Rows::Batch(batch)) => store.apply(batch).map(|_| ()),
-            (Target::Sink(sink), Rows::Plain(table, rows)) => sink.put_rows(table, rows.clone()),
+            (Target::Elsewhere(tables), Rows::Plain(table, rows)) => tables.put_rows(table, rows).map(|_| ()),
             // A batch is made for its target (`prepare`).
             _ => Err(rowsearch_store::Error::callback(std::io::Error::other(
                 "a batch made for another target",
@@ -404,7 +416,7 @@ fn prepare(
             }
             Rows::Prepared(store.prepare(batch))
         }
-        Target::Sink(_) => {
+        Target::Elsewhere(_) => {
             let mut plain = Vec::with_capacity(rows.len());
             for (key, cells, source, new) in rows {
                 plain.push((key, cells));

@@ -45,7 +45,7 @@ fn mail_store(interval: Option<Duration>) -> (tempfile::TempDir, Arc<Store>, Ref
     let dir = tempfile::tempdir().unwrap();
     let store = Arc::new(open_store(dir.path()).unwrap());
     store.create_table("mail", &mail_schema()).unwrap();
-    let live = Arc::new(LiveIndexes::new(Arc::clone(&store)));
+    let live = Arc::new(LiveIndexes::new(Arc::clone(&store), rowsearch_indexer::DEFAULT_OVERLAY_MAX_ROWS));
     let refresher = Refresher::start(live, RefreshOptions { interval, ..RefreshOptions::default() }).unwrap();
     (dir, store, refresher)
 }
@@ -195,7 +195,7 @@ fn a_search_remembers_that_other_tables_writes_leave_its_index_current() {
     let notes =
         rowsearch_indexer::store::TableSchema::new([rowsearch_indexer::store::FamilySchema::new("n")]);
     store.create_table("notes", &notes).unwrap();
-    let live = LiveIndexes::new(Arc::clone(&store));
+    let live = LiveIndexes::new(Arc::clone(&store), rowsearch_indexer::DEFAULT_OVERLAY_MAX_ROWS);
     let mail = live.current("mail").unwrap();
     let want = rowsearch_indexer::Want {
         consistency: rowsearch_indexer::Consistency::Snapshot,

@@ -381,9 +381,9 @@ fn a_reindex_waits_for_another_to_let_go_up_to_its_lock_wait() {
     });
 }
 
-/// A source that is not the store (it answers through `RowSource` only, as
-/// rows that live in HBase will): `reindex_from` builds the same index from
-/// it, into another directory.
+/// A place that is not the store (it answers through `TableStore` only, as
+/// tables that live in HBase do, without `store()`): `reindex` builds the
+/// same index from it, into another directory.
 #[derive(Debug)]
 struct Foreign<'a>(&'a Store);
 
@@ -446,6 +446,70 @@ impl rowsearch_indexer::store::RowSource for Foreign<'_> {
     }
 }
 
+impl rowsearch_indexer::store::TableStore for Foreign<'_> {
+    fn place(&self) -> rowsearch_indexer::store::PlaceInfo {
+        rowsearch_indexer::store::PlaceInfo { kind: "foreign", at: "a test".into() }
+    }
+    fn scan_page(
+        &self,
+        table: &str,
+        scan: &rowsearch_indexer::store::Scan,
+        cancel: &rowsearch_indexer::store::Cancel,
+    ) -> rowsearch_indexer::store::Result<rowsearch_indexer::store::ScanPage> {
+        rowsearch_indexer::store::TableStore::scan_page(self.0, table, scan, cancel)
+    }
+    fn count(
+        &self,
+        table: &str,
+        scan: &rowsearch_indexer::store::Scan,
+        cancel: &rowsearch_indexer::store::Cancel,
+    ) -> rowsearch_indexer::store::Result<u64> {
+        rowsearch_indexer::store::TableStore::count(self.0, table, scan, cancel)
+    }
+    fn set_table_enabled(&self, table: &str, enabled: bool) -> rowsearch_indexer::store::Result<bool> {
+        self.0.set_table_enabled(table, enabled)
+    }
+    fn set_display(
+        &self,
+        table: &str,
+        display: Option<Vec<String>>,
+    ) -> rowsearch_indexer::store::Result<bool> {
+        self.0.set_display(table, display)
+    }
+    fn create_table(
+        &self,
+        table: &str,
+        schema: &rowsearch_indexer::store::TableSchema,
+    ) -> rowsearch_indexer::store::Result<bool> {
+        self.0.create_table(table, schema)
+    }
+    fn drop_table(&self, table: &str) -> rowsearch_indexer::store::Result<()> {
+        self.0.drop_table(table)
+    }
+    fn put_rows(
+        &self,
+        table: &str,
+        rows: &[(Vec<u8>, Vec<rowsearch_indexer::store::PutCell>)],
+    ) -> rowsearch_indexer::store::Result<u64> {
+        rowsearch_indexer::store::TableStore::put_rows(self.0, table, rows)
+    }
+    fn delete_row(&self, table: &str, key: &[u8]) -> rowsearch_indexer::store::Result<u64> {
+        rowsearch_indexer::store::TableStore::delete_row(self.0, table, key)
+    }
+    fn each_version(
+        &self,
+        table: &str,
+        start: Option<&[u8]>,
+        opened: &mut dyn FnMut(
+            rowsearch_indexer::store::TableSchema,
+            Option<u64>,
+        ) -> rowsearch_indexer::store::Result<()>,
+        f: &mut dyn FnMut(rowsearch_indexer::store::Row) -> rowsearch_indexer::store::Result<()>,
+    ) -> rowsearch_indexer::store::Result<()> {
+        rowsearch_indexer::store::TableStore::each_version(self.0, table, start, opened, f)
+    }
+}
+
 /// Every document's key in the serving generation under `dir`.
 fn indexed_keys(dir: &Path) -> Vec<Vec<u8>> {
     use tantivy::schema::Value as _;
@@ -472,9 +536,9 @@ fn a_source_that_is_not_the_store_builds_the_same_index_elsewhere() {
     let (_dir, store) = ingested();
     let from_store = reindex(&store, "mail", &options(ReindexMode::Full), &mut |_| {}).unwrap();
     let elsewhere = tempfile::tempdir().unwrap();
-    let from_source = rowsearch_indexer::reindex_from(
-        &Foreign(&store),
-        elsewhere.path(),
+    let foreign = Foreign(&store);
+    let from_source = reindex(
+        rowsearch_indexer::Place::new(&foreign, elsewhere.path()),
         "mail",
         &options(ReindexMode::Auto),
         &mut |_| {},
@@ -492,9 +556,8 @@ fn a_source_that_is_not_the_store_builds_the_same_index_elsewhere() {
     store
         .put("mail", &keys[0], vec![rowsearch_indexer::store::PutCell::new("m", "subject", "walrus")])
         .unwrap();
-    let again = rowsearch_indexer::reindex_from(
-        &Foreign(&store),
-        elsewhere.path(),
+    let again = reindex(
+        rowsearch_indexer::Place::new(&foreign, elsewhere.path()),
         "mail",
         &options(ReindexMode::Auto),
         &mut |_| {},

@@ -24,9 +24,11 @@ pub struct Args {
     #[arg(long, global = true, env = "ROWSEARCH_DATA", default_value = "./rowsearch-data")]
     pub data: PathBuf,
     /// Tables in an Apache HBase cluster, through its Thrift2 gateway at
-    /// HOST:PORT (tables, create-table, drop-table, put, get, ingest,
-    /// keywords, reindex, verify, search, serve; --data then keeps
-    /// rowsearch's own: index generations and access keys).
+    /// HOST:PORT, or HOST:PORT/NAMESPACE for tables in an HBase namespace
+    /// (made when missing) (tables, create-table, drop-table, put, get,
+    /// ingest, keywords, reindex, verify, search, export, import, serve;
+    /// --data then keeps rowsearch's own: index generations and access
+    /// keys).
     #[arg(long, global = true, env = "ROWSEARCH_HBASE")]
     pub hbase: Option<String>,
     /// When a write that was answered is on disk: `sync`, before the

@@ -10,7 +10,8 @@ use anyhow::{Context, Result};
 use rowsearch::store::{Batch, Column, Delete, Filter, PutCell, Scan, ScanCursor, TableSchema};
 
 use super::args::{Args, DataCommand, ScanArgs, UsageError};
-use super::common::{bytes, create, open, read_options};
+use super::common::{bytes, read_options};
+use super::place;
 use super::progress::Progress;
 use rowsearch::json::row_json;
 
@@ -18,27 +19,46 @@ use rowsearch::json::row_json;
 pub(super) fn run(args: &Args, command: &DataCommand, out: &mut impl Write) -> Result<ExitCode> {
     match command {
         DataCommand::Tables => {
-            for t in open(args)?.tables()? {
+            for t in place::tables(args, false)?.tables()? {
                 writeln!(out, "{t}")?;
             }
         }
         DataCommand::CreateTable { table, schema } => {
             let schema = schema_arg(schema)?;
-            let created = create(args)?.create_table(table, &schema)?;
-            writeln!(out, "{} table {table}", if created { "created" } else { "exists, identical:" })?;
+            let tables = place::tables(args, true)?;
+            let created = tables.create_table(table, &schema)?;
+            let at = tables.store().map_or_else(|| format!(" in {}", tables.place()), |_| String::new());
+            writeln!(out, "{} table {table}{at}", if created { "created" } else { "exists, identical:" })?;
         }
         DataCommand::DropTable { table } => {
-            rowsearch::indexer::drop_table(&open(args)?, table)?;
-            writeln!(out, "dropped table {table}")?;
+            let home = place::home(args, false)?;
+            rowsearch::indexer::drop_table(&home, table)?;
+            let at =
+                home.tables.store().map_or_else(|| format!(" in {}", home.tables.place()), |_| String::new());
+            writeln!(out, "dropped table {table}{at}")?;
         }
         DataCommand::Put { table, key, cells, timestamp, key_fields } => {
             put(args, table, key, cells, *timestamp, key_fields.as_deref(), out)?
         }
         DataCommand::Get { table, key, read, key_fields } => {
-            let store = open(args)?;
-            let key = row_key(&store, table, key.as_deref(), key_fields.as_deref())?;
-            match store.get(table, &key, &read_options(read)?)? {
-                Some(row) => writeln!(out, "{}", row_json(&row, store.schema(table)?.row_key.as_ref()))?,
+            let tables = place::tables(args, false)?;
+            let key = row_key(&*tables, table, key.as_deref(), key_fields.as_deref())?;
+            let read = read_options(read)?;
+            let schema = tables.schema(table)?;
+            let row = match tables.store() {
+                Some(store) => store.get(table, &key, &read)?,
+                None if read != rowsearch::store::ReadOptions::default() => {
+                    return Err(UsageError(
+                        "get --hbase reads the newest cell of each column; --columns, --versions and time \
+                         ranges are not read from HBase yet: read them with the embedded store or HBase's shell"
+                            .into(),
+                    )
+                    .into());
+                }
+                None => tables.rows(table, &[&key], &read)?.pop().flatten().filter(|r| !r.cells.is_empty()),
+            };
+            match row {
+                Some(row) => writeln!(out, "{}", row_json(&row, schema.row_key.as_ref()))?,
                 None => {
                     eprintln!("row not found");
                     return Ok(ExitCode::from(1));
@@ -46,7 +66,7 @@ pub(super) fn run(args: &Args, command: &DataCommand, out: &mut impl Write) -> R
             }
         }
         DataCommand::Delete { table, key, columns, timestamp, key_fields, exact } => {
-            let store = open(args)?;
+            let store = place::store_only(args, "delete", false)?;
             let key = row_key(&store, table, key.as_deref(), key_fields.as_deref())?;
             let mut batch = Batch::new();
             if columns.is_empty() {
@@ -81,12 +101,12 @@ pub(super) fn run(args: &Args, command: &DataCommand, out: &mut impl Write) -> R
         }
         DataCommand::Scan(scan) => scan_rows(args, scan, out)?,
         DataCommand::Regions { table, threads } => {
-            for region in open(args)?.region_stats(table, *threads)? {
+            for region in place::store_only(args, "regions", false)?.region_stats(table, *threads)? {
                 writeln!(out, "{}", serde_json::to_string(&region)?)?;
             }
         }
         DataCommand::Display { table, names, all } => {
-            let store = open(args)?;
+            let store = place::store_only(args, "display", false)?;
             if *all || !names.is_empty() {
                 // `*`: every field, chosen (an ingest then leaves it).
                 let display = if *all { vec!["*".to_owned()] } else { names.clone() };
@@ -99,16 +119,16 @@ pub(super) fn run(args: &Args, command: &DataCommand, out: &mut impl Write) -> R
             }
         }
         DataCommand::Stats { table } => {
-            let stats = open(args)?.stats(table)?;
+            let stats = place::store_only(args, "stats", false)?.stats(table)?;
             writeln!(out, "{}", serde_json::to_string(&stats)?)?;
         }
         DataCommand::Compact => {
-            let report = open(args)?.compact()?;
+            let report = place::store_only(args, "compact", false)?.compact()?;
             writeln!(out, "purged {} cells from {} rows", report.cells_purged, report.rows_touched)?;
         }
         DataCommand::Repack => {
             // Opened (and upgraded) first, so a repack writes this build's format.
-            drop(open(args)?);
+            drop(place::store_only(args, "repack", false)?);
             let mb = |bytes: u64| bytes as f64 / 1e6;
             let report = rowsearch::store::repack(&args.data, &mut |db| {
                 eprintln!(
@@ -129,7 +149,7 @@ pub(super) fn run(args: &Args, command: &DataCommand, out: &mut impl Write) -> R
         DataCommand::Backup { dest, nice, max_mb_per_s } => {
             // Threads started from here (the copy's) inherit it.
             rowsearch::indexer::lower_thread_priority(*nice);
-            let store = open(args)?;
+            let store = place::store_only(args, "backup", false)?;
             let total = std::fs::metadata(args.data.join("data.mdb")).map_or(0, |m| m.len());
             let mut progress = Progress::new("backup", "MB", Duration::from_secs(2));
             let options = rowsearch::indexer::BackupOptions {
@@ -142,6 +162,7 @@ pub(super) fn run(args: &Args, command: &DataCommand, out: &mut impl Write) -> R
             writeln!(out, "{}", serde_json::to_string(&report)?)?;
         }
         DataCommand::Restore { src } => {
+            place::refuse_elsewhere(args, "restore")?;
             let mut progress = Progress::new("restore", "MB", Duration::from_secs(2));
             let total = rowsearch::indexer::read_manifest(src)?.files.iter().map(|f| f.bytes).sum::<u64>();
             let report = rowsearch::indexer::restore(src, &args.data, &mut |p| {
@@ -152,7 +173,7 @@ pub(super) fn run(args: &Args, command: &DataCommand, out: &mut impl Write) -> R
         }
         DataCommand::Upgrade => {
             let started = std::time::Instant::now();
-            let store = open(args)?;
+            let store = place::store_only(args, "upgrade", false)?;
             let rebuild = stale_indexes(&store)?;
             match store.upgraded_from() {
                 Some(from) => writeln!(
@@ -198,15 +219,20 @@ fn put(
     key_fields: Option<&str>,
     out: &mut impl Write,
 ) -> Result<()> {
-    let store = create(args)?;
+    let tables = place::tables(args, true)?;
     // With --key-fields, the first positional is a cell.
     let (key, cells): (Vec<u8>, Vec<&String>) = match key_fields {
-        Some(fields) => (row_by_fields(&store, table, fields)?, std::iter::once(key).chain(cells).collect()),
+        Some(fields) => {
+            (row_by_fields(&*tables, table, fields)?, std::iter::once(key).chain(cells).collect())
+        }
         None => (bytes("key", key)?, cells.iter().collect()),
     };
     let cells = put_cells(&cells, timestamp)?;
-    let info = store.put(table, &key, cells)?;
-    writeln!(out, "ok (feed seq {})", info.last_seq.unwrap_or(0))?;
+    let seq = tables.put_rows(table, &[(key, cells)])?;
+    match tables.store() {
+        Some(_) => writeln!(out, "ok (feed seq {seq})")?,
+        None => writeln!(out, "ok")?,
+    }
     Ok(())
 }
 
@@ -258,7 +284,7 @@ fn scan_rows(args: &Args, scan_args: &ScanArgs, out: &mut impl Write) -> Result<
         prefix_fields,
         read,
     } = scan_args;
-    let store = open(args)?;
+    let store = place::store_only(args, "scan", false)?;
     let schema = store.schema(table)?;
     let prefix = match prefix_fields {
         Some(json) => {
@@ -302,7 +328,7 @@ fn scan_rows(args: &Args, scan_args: &ScanArgs, out: &mut impl Write) -> Result<
 
 /// A row's key from KEY or `--key-fields` (clap makes it one of them).
 fn row_key(
-    store: &rowsearch::store::Store,
+    store: &dyn rowsearch::store::TableStore,
     table: &str,
     key: Option<&str>,
     fields: Option<&str>,
@@ -315,7 +341,7 @@ fn row_key(
 }
 
 /// The key of a row of `table` named by its typed key's fields (JSON).
-fn row_by_fields(store: &rowsearch::store::Store, table: &str, fields: &str) -> Result<Vec<u8>> {
+fn row_by_fields(store: &dyn rowsearch::store::TableStore, table: &str, fields: &str) -> Result<Vec<u8>> {
     Ok(rowsearch::json::key_from_fields(&store.schema(table)?, table, fields)?)
 }
 

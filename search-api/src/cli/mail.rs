@@ -6,11 +6,9 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::Result;
-use rowsearch::store::Store;
 use rowsearch::wire;
 
 use super::args::{Args, FormatArg, MailCommand};
-use super::common::create;
 use super::progress::Progress;
 
 /// Runs a mail command.
@@ -48,10 +46,7 @@ pub(super) fn run(args: &Args, command: &MailCommand, out: &mut impl Write) -> R
                 Some(mb) => options.for_memory_mb(*mb).map_err(super::args::UsageError)?,
                 None => options,
             };
-            let result = match &args.hbase {
-                Some(addr) => ingest_hbase(addr, paths, &options)?,
-                None => ingest(&create(args)?, paths, &options)?,
-            };
+            let result = ingest(&*super::place::tables(args, true)?, paths, &options)?;
             if let Some(path) = report {
                 result.write_skipped(path)?;
             }
@@ -60,7 +55,7 @@ pub(super) fn run(args: &Args, command: &MailCommand, out: &mut impl Write) -> R
         MailCommand::Keywords { terms, user, table, limit, cursor } => {
             // The rows of the store or of HBase, and the index that knows
             // which mailboxes hold mail.
-            let searcher = super::hbase::searcher(args)?;
+            let searcher = super::place::searcher(args)?;
             let source = searcher.rows();
             let query = rowsearch::store::KeywordQuery {
                 partition: user.as_bytes().to_vec(),
@@ -97,30 +92,18 @@ pub(super) fn run(args: &Args, command: &MailCommand, out: &mut impl Write) -> R
     Ok(ExitCode::SUCCESS)
 }
 
-/// Runs an ingest, reporting progress on stderr.
+/// Runs an ingest into `tables`, reporting progress on stderr.
 pub(super) fn ingest(
-    store: &Store,
+    tables: &dyn rowsearch::store::TableStore,
     paths: &[std::path::PathBuf],
     options: &rowsearch::indexer::IngestOptions,
 ) -> Result<rowsearch::indexer::IngestReport> {
-    let mut progress = Progress::new("ingest", "files", Duration::from_secs(2));
-    let report = rowsearch::indexer::ingest(store, paths, options, &mut |p| {
-        progress.update(p.files_done, p.files_total, &format!("{} stored", p.stored));
-    });
-    progress.finish();
-    Ok(report?)
-}
-
-/// [`ingest`] into a table in the HBase behind `addr` (rows and keyword
-/// rows written there).
-fn ingest_hbase(
-    addr: &str,
-    paths: &[std::path::PathBuf],
-    options: &rowsearch::indexer::IngestOptions,
-) -> Result<rowsearch::indexer::IngestReport> {
-    let source = super::hbase::source(addr);
-    let mut progress = Progress::new(format!("ingest into HBase at {addr}"), "files", Duration::from_secs(2));
-    let report = rowsearch::indexer::ingest_to(&source, paths, options, &mut |p| {
+    let label = match tables.store() {
+        Some(_) => "ingest".to_owned(),
+        None => format!("ingest into {}", tables.place()),
+    };
+    let mut progress = Progress::new(label, "files", Duration::from_secs(2));
+    let report = rowsearch::indexer::ingest(tables, paths, options, &mut |p| {
         progress.update(p.files_done, p.files_total, &format!("{} stored", p.stored));
     });
     progress.finish();

@@ -7,12 +7,12 @@ mod args;
 mod common;
 mod data;
 mod demo;
-mod hbase;
 mod index;
 mod keys;
 mod mail;
 mod move_args;
 mod moves;
+mod place;
 mod progress;
 mod sample;
 mod search;
@@ -33,23 +33,19 @@ pub fn run(args: Args) -> Result<ExitCode> {
     }
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
-    if let Some(addr) = &args.hbase {
-        return match &args.command {
-            Command::Data(command) => hbase::run(addr, command, &mut out),
-            Command::Search(command) => search::run(&args, command, &mut out),
-            Command::Mail(command) => mail::run(&args, command, &mut out),
-            Command::Move(command @ (MoveCommand::Export { .. } | MoveCommand::Import { .. })) => {
-                moves::run(&args, command, &mut out)
-            }
-            Command::Index(_) | Command::Keys(_) | Command::Serve(_) | Command::Move(_) => {
-                Err(args::UsageError(
-                    "secondary indexes and access keys are the embedded store's; with --hbase: tables, \
-                 create-table, drop-table, put, get, ingest, keywords, reindex, verify, search, serve"
-                        .into(),
-                )
-                .into())
-            }
-        };
+    // What only the embedded store keeps, refused with --hbase in one
+    // place (`place::store_only`); every other command takes its tables
+    // from `place`.
+    let store_only = match &args.command {
+        Command::Index(_) => Some("a secondary index"),
+        Command::Keys(_) => Some("an access key command"),
+        Command::Move(MoveCommand::CopyTable { .. }) => {
+            Some("copy-table (it names HBase with --to-hbase or --from-hbase)")
+        }
+        _ => None,
+    };
+    if let Some(what) = store_only {
+        place::refuse_elsewhere(&args, what)?;
     }
     match &args.command {
         Command::Serve(_) => Ok(ExitCode::SUCCESS),

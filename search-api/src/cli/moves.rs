@@ -66,8 +66,8 @@ pub(super) fn run(args: &Args, command: &MoveCommand, out: &mut impl Write) -> R
             export(args, table, output.as_deref(), out)?;
         }
         MoveCommand::Import { input, table } => {
-            let opened = Opened::of(args, true)?;
-            let to = opened.place();
+            let opened = super::place::tables(args, true)?;
+            let to = Place(&*opened);
             let mut progress = Progress::new("import", "rows", Duration::from_secs(2));
             let mut report = |c: Counts| progress.update(c.rows, 0, &format!("{} cells", c.cells));
             let counts = if input.as_os_str() == "-" {
@@ -87,10 +87,10 @@ pub(super) fn run(args: &Args, command: &MoveCommand, out: &mut impl Write) -> R
                 _ => return Err(UsageError("give one of --to-hbase and --from-hbase".into()).into()),
             };
             let store = super::common::create(args)?;
-            let hbase = super::hbase::source(addr);
+            let hbase = super::place::hbase(addr);
             let (from, to) = match direction {
-                "to" => (Place::Store(&store), Place::Hbase(&hbase)),
-                _ => (Place::Hbase(&hbase), Place::Store(&store)),
+                "to" => (Place(&store), Place(&hbase)),
+                _ => (Place(&hbase), Place(&store)),
             };
             let checkpoint = match checkpoint {
                 Some(path) => path.clone(),
@@ -126,31 +126,6 @@ pub(super) fn run(args: &Args, command: &MoveCommand, out: &mut impl Write) -> R
         }
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// The tables an export reads or an import writes: the store of --data,
-/// or HBase's with --hbase.
-enum Opened {
-    Store(rowsearch::store::Store),
-    Hbase(rowsearch::hbase::HbaseSource),
-}
-
-impl Opened {
-    /// The store (made when missing if `create`) or HBase.
-    fn of(args: &Args, create: bool) -> Result<Opened> {
-        Ok(match &args.hbase {
-            Some(addr) => Opened::Hbase(super::hbase::source(addr)),
-            None if create => Opened::Store(super::common::create(args)?),
-            None => Opened::Store(open(args)?),
-        })
-    }
-
-    fn place(&self) -> Place<'_> {
-        match self {
-            Opened::Store(store) => Place::Store(store),
-            Opened::Hbase(hbase) => Place::Hbase(hbase),
-        }
-    }
 }
 
 /// Refuses an export's `output` that would destroy something: a path
@@ -208,12 +183,9 @@ fn check_output(args: &Args, output: &Path, force: bool) -> Result<()> {
 /// `rowsearch export`: into `output` through `output.partial` (renamed
 /// once the export is whole and synced), or standard output.
 fn export(args: &Args, table: &str, output: Option<&Path>, out: &mut impl Write) -> Result<()> {
-    let opened = Opened::of(args, false)?;
-    let from = opened.place();
-    let total = match from {
-        Place::Store(store) => store.stats(table).map_or(0, |s| s.cells),
-        Place::Hbase(_) => 0,
-    };
+    let opened = super::place::tables(args, false)?;
+    let from = Place(&*opened);
+    let total = opened.store().map_or(0, |store| store.stats(table).map_or(0, |s| s.cells));
     let mut progress = Progress::new("export", "cells", Duration::from_secs(2));
     let mut report = |c: Counts| progress.update(c.cells, total.max(c.cells), &format!("{} rows", c.rows));
     let counts = match output {

@@ -88,13 +88,18 @@ pub(super) fn region_line(r: &rowsearch::indexer::RegionDone) -> String {
 
 /// Runs a reindex, reporting progress on stderr (each region read as a
 /// line).
-pub(super) fn reindex(
-    store: &rowsearch::store::Store,
+pub(super) fn reindex<'a>(
+    place: impl Into<rowsearch::indexer::Place<'a>>,
     table: &str,
     options: &rowsearch::indexer::ReindexOptions,
 ) -> anyhow::Result<rowsearch::indexer::ReindexReport> {
-    let mut progress = Progress::new(format!("reindex {table}"), "", Duration::from_secs(2));
-    let report = rowsearch::indexer::reindex(store, table, options, &mut |p| match p.region_done {
+    let place = place.into();
+    let label = match place.tables.store() {
+        Some(_) => format!("reindex {table}"),
+        None => format!("reindex {table} from {}", place.tables.place()),
+    };
+    let mut progress = Progress::new(label, "", Duration::from_secs(2));
+    let report = rowsearch::indexer::reindex(place, table, options, &mut |p| match p.region_done {
         Some(r) => progress.note(&region_line(&r)),
         None => progress.update(p.done, p.total, p.phase),
     });

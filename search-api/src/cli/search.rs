@@ -2,15 +2,13 @@
 
 use std::io::Write;
 use std::process::ExitCode;
-use std::time::Duration;
 
 use anyhow::Result;
 use rowsearch::store::{Column, TableSchema};
 use rowsearch::wire;
 
 use super::args::{Args, HitFormatArg, SearchCommand, SortArg, UsageError};
-use super::common::open;
-use super::progress::{Progress, region_line, reindex};
+use super::progress::reindex;
 
 /// Runs a search-index command.
 pub(super) fn run(args: &Args, command: &SearchCommand, out: &mut impl Write) -> Result<ExitCode> {
@@ -29,26 +27,12 @@ pub(super) fn run(args: &Args, command: &SearchCommand, out: &mut impl Write) ->
             if let Some(t) = threads {
                 options.threads = (*t).max(1);
             }
-            let report = match &args.hbase {
-                Some(addr) => {
-                    // The local directory holds rowsearch's own beside the
-                    // index generations: made when missing.
-                    super::common::create(args)?;
-                    reindex_hbase(addr, &args.data, table, &options)?
-                }
-                None => reindex(&open(args)?, table, &options)?,
-            };
+            let report = reindex(&super::place::home(args, false)?, table, &options)?;
             writeln!(out, "{}", report.summary())?;
         }
         SearchCommand::Verify { table, sample } => {
             let options = rowsearch::indexer::VerifyOptions { sample: *sample, ..Default::default() };
-            let report = match &args.hbase {
-                Some(addr) => {
-                    let source = super::hbase::source(addr);
-                    rowsearch::indexer::verify_in(&source, &args.data, table, &options)?
-                }
-                None => rowsearch::indexer::verify(&open(args)?, table, &options)?,
-            };
+            let report = rowsearch::indexer::verify(&super::place::home(args, false)?, table, &options)?;
             writeln!(out, "{}", serde_json::to_string(&report)?)?;
             eprintln!("{}", report.summary());
             if !report.is_clean() {
@@ -78,7 +62,7 @@ pub(super) fn run(args: &Args, command: &SearchCommand, out: &mut impl Write) ->
                 )
                 .into());
             }
-            let searcher = super::hbase::searcher(args)?;
+            let searcher = super::place::searcher(args)?;
             let request = rowsearch::SearchRequest {
                 query: query.clone(),
                 partition: user.as_deref().map(|u| u.as_bytes().to_vec()),
@@ -120,10 +104,7 @@ pub(super) fn run(args: &Args, command: &SearchCommand, out: &mut impl Write) ->
         }
         SearchCommand::Thread { id, table, fields } => {
             // The rows and thread entries where the table lives.
-            let source: Box<dyn rowsearch::store::RowSource> = match &args.hbase {
-                Some(addr) => Box::new(super::hbase::source(addr)),
-                None => Box::new(open(args)?),
-            };
+            let source = super::place::tables(args, false)?;
             let request = rowsearch::threads::ThreadRequest {
                 fields: (!fields.is_empty()).then(|| fields.clone()),
                 columns: Vec::new(),
@@ -191,24 +172,4 @@ fn print_hits(results: &rowsearch::SearchResults, schema: &TableSchema, out: &mu
         eprintln!("mailbox {:?} holds no mail; nearest: {}", unknown.user, unknown.nearest.join(", "));
     }
     Ok(())
-}
-
-/// Reindexes a table that lives in HBase (`--hbase`): its rows read from
-/// HBase, its index generations in `data` (the local directory).
-fn reindex_hbase(
-    addr: &str,
-    data: &std::path::Path,
-    table: &str,
-    options: &rowsearch::indexer::ReindexOptions,
-) -> Result<rowsearch::indexer::ReindexReport> {
-    let source = super::hbase::source(addr);
-    let mut progress =
-        Progress::new(format!("reindex {table} from HBase at {addr}"), "", Duration::from_secs(2));
-    let report =
-        rowsearch::indexer::reindex_from(&source, data, table, options, &mut |p| match p.region_done {
-            Some(r) => progress.note(&region_line(&r)),
-            None => progress.update(p.done, p.total, p.phase),
-        });
-    progress.finish();
-    Ok(report?)
 }

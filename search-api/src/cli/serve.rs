@@ -13,7 +13,7 @@ use super::demo::demo;
 /// Runs `demo` or `serve` (each writes to stdout itself).
 pub(super) fn run(args: &Args, command: &ServeCommand) -> Result<ExitCode> {
     match command {
-        ServeCommand::Demo { .. } if args.hbase.is_some() => {
+        ServeCommand::Demo { .. } if super::place::elsewhere(args).is_some() => {
             return Err(UsageError(
                 "demo runs on the embedded store; over HBase: ingest --hbase, then serve --hbase".into(),
             )
@@ -31,7 +31,7 @@ pub(super) fn run(args: &Args, command: &ServeCommand) -> Result<ExitCode> {
                     demo: true,
                     access: Default::default(),
                     refresh,
-                    hbase: None,
+                    elsewhere: None,
                     backups: None,
                 };
                 serve(store, listen, Gateways::default(), rowsearch::http::Limits::default(), options)?;
@@ -100,9 +100,10 @@ pub(super) fn run(args: &Args, command: &ServeCommand) -> Result<ExitCode> {
             if master_key.is_none() {
                 refuse_open_exposure(listen)?;
             }
-            // Over HBase the local directory holds only rowsearch's own
-            // (index generations, keys): made when missing.
-            let store = if *create_store || args.hbase.is_some() { create(args)? } else { open(args)? };
+            let elsewhere = super::place::elsewhere(args);
+            // With the tables elsewhere the local directory holds only
+            // rowsearch's own (index generations, keys): made when missing.
+            let store = if *create_store || elsewhere.is_some() { create(args)? } else { open(args)? };
             let checker = match master_key {
                 None => None,
                 Some(key) => Some(
@@ -130,7 +131,7 @@ pub(super) fn run(args: &Args, command: &ServeCommand) -> Result<ExitCode> {
                 open_network: *thrift_open_network,
             };
             let backups = match backup_dir {
-                Some(_) if args.hbase.is_some() => {
+                Some(_) if elsewhere.is_some() => {
                     return Err(UsageError(
                         "--backup-dir beside --hbase: the tables live in HBase; take its snapshots there"
                             .into(),
@@ -159,8 +160,7 @@ pub(super) fn run(args: &Args, command: &ServeCommand) -> Result<ExitCode> {
                 }
                 None => None,
             };
-            let options =
-                ServeOptions { demo: false, access, refresh, hbase: args.hbase.as_deref(), backups };
+            let options = ServeOptions { demo: false, access, refresh, elsewhere, backups };
             serve(store, listen, thrift, limits, options)?;
         }
     }
@@ -223,13 +223,13 @@ pub(super) struct Backups {
 }
 
 /// How [`serve`] serves, besides its address, gateways and limits.
-pub(super) struct ServeOptions<'a> {
+pub(super) struct ServeOptions {
     /// Print the demo's example requests.
     pub demo: bool,
     pub access: rowsearch::http::AccessConfig,
     pub refresh: rowsearch::indexer::RefreshOptions,
-    /// The HBase Thrift2 gateway the tables live behind.
-    pub hbase: Option<&'a str>,
+    /// Where the tables live when not in the store (HBase).
+    pub elsewhere: Option<std::sync::Arc<dyn rowsearch::store::TableStore>>,
     pub backups: Option<Backups>,
 }
 
@@ -240,9 +240,9 @@ pub(super) fn serve(
     listen: &str,
     thrift: Gateways<'_>,
     limits: rowsearch::http::Limits,
-    options: ServeOptions<'_>,
+    options: ServeOptions,
 ) -> Result<()> {
-    let ServeOptions { demo, access, refresh, hbase, backups } = options;
+    let ServeOptions { demo, access, refresh, elsewhere, backups } = options;
     let addr: std::net::SocketAddr =
         listen.parse().map_err(|e| UsageError(format!("--listen {listen:?}: {e}")))?;
     if access.checker.is_none() {
@@ -269,7 +269,7 @@ pub(super) fn serve(
         )
         .into());
     }
-    if gateways.iter().any(Option::is_some) && hbase.is_some() {
+    if gateways.iter().any(Option::is_some) && elsewhere.is_some() {
         return Err(UsageError(
             "--thrift or --thrift2 beside --hbase: the tables live in HBase, whose own Thrift gateway \
              serves them to HBase clients"
@@ -317,18 +317,14 @@ pub(super) fn serve(
         }
         // Keeps every searchable table's index current, whoever writes
         // (over HBase: the tailer, reading each table's newer cells).
-        let live = match hbase {
-            Some(addr) => {
-                let source = std::sync::Arc::new(super::hbase::source(addr));
-                state.hbase = Some(std::sync::Arc::clone(&source));
-                let dir = store.path().to_owned();
-                rowsearch::indexer::LiveIndexes::over(source, dir, overlay_max_rows)
-            }
-            None => rowsearch::indexer::LiveIndexes::with_overlay_max_rows(store, overlay_max_rows),
+        let home = match elsewhere {
+            Some(tables) => rowsearch::indexer::Home::new(tables, store.path().to_owned()),
+            None => rowsearch::indexer::Home::from(&store),
         };
+        let live = rowsearch::indexer::LiveIndexes::new(home, overlay_max_rows);
         let refresher =
             std::sync::Arc::new(rowsearch::indexer::Refresher::start(std::sync::Arc::new(live), refresh)?);
-        state.searcher = rowsearch::Searcher::with_refresher(std::sync::Arc::clone(state.store()), refresher);
+        state.searcher = rowsearch::Searcher::with_refresher(refresher);
         let every = backups.as_ref().and_then(|b| b.every);
         state.backups = backups.map(|b| b.config);
         let state = std::sync::Arc::new(state);

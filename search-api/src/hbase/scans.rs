@@ -7,7 +7,10 @@
 //! offset and limit over what HBase returns, a cursor when more rows
 //! follow.
 
-use rowsearch_store::{Cancel, Column, ErrorKind, Filter, Row, Scan, ScanCursor, ScanPage, TableStore};
+use rowsearch_store::{
+    Cancel, Column, ErrorKind, Filter, PlaceInfo, PutCell, Row, Scan, ScanCursor, ScanPage, TableSchema,
+    TableStore,
+};
 
 use super::source::HbaseSource;
 use super::tables::HbaseError;
@@ -58,6 +61,45 @@ fn as_scanned(mut row: Row, keys_only: bool) -> Row {
 }
 
 impl TableStore for HbaseSource {
+    fn place(&self) -> PlaceInfo {
+        PlaceInfo { kind: "hbase", at: self.tables().addr().to_owned() }
+    }
+
+    fn ping(&self) -> rowsearch_store::Result<()> {
+        HbaseSource::ping(self).map_err(store_err)
+    }
+
+    fn create_table(&self, table: &str, schema: &TableSchema) -> rowsearch_store::Result<bool> {
+        HbaseSource::create_table(self, table, schema).map_err(store_err)
+    }
+
+    fn drop_table(&self, table: &str) -> rowsearch_store::Result<()> {
+        HbaseSource::drop_table(self, table).map_err(store_err)
+    }
+
+    /// Row by row, as HBase applies a multi-row put; the sequence is
+    /// HBase's clock (ms) once written.
+    fn put_rows(&self, table: &str, rows: &[(Vec<u8>, Vec<PutCell>)]) -> rowsearch_store::Result<u64> {
+        HbaseSource::put_rows(self, table, rows).map_err(store_err)?;
+        Ok(super::source::now_ms())
+    }
+
+    fn delete_row(&self, table: &str, key: &[u8]) -> rowsearch_store::Result<u64> {
+        HbaseSource::delete_row(self, table, key).map_err(store_err)?;
+        Ok(super::source::now_ms())
+    }
+
+    fn each_version(
+        &self,
+        table: &str,
+        start: Option<&[u8]>,
+        opened: &mut dyn FnMut(TableSchema, Option<u64>) -> rowsearch_store::Result<()>,
+        f: &mut dyn FnMut(Row) -> rowsearch_store::Result<()>,
+    ) -> rowsearch_store::Result<()> {
+        opened(self.tables().schema(table).map_err(store_err)?, None)?;
+        self.scan_all_versions(table, start, f)
+    }
+
     /// A page of `scan` over `table` (as [`rowsearch_store::ReadTxn::scan`]).
     ///
     /// # Errors

@@ -52,7 +52,7 @@ fn err(e: impl Into<HbaseError>) -> rowsearch_store::Error {
     }
 }
 
-fn now_ms() -> u64 {
+pub(super) fn now_ms() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
@@ -362,31 +362,6 @@ impl HbaseSource {
         let produce =
             |each: &mut dyn FnMut(Row)| client.scan(table, (None, None), Some((from, before)), PAGE, each);
         read_ahead(produce, f)
-    }
-}
-
-impl rowsearch_indexer::RowSink for HbaseSource {
-    fn schema(&self, table: &str) -> rowsearch_store::Result<TableSchema> {
-        self.tables.schema(table).map_err(err)
-    }
-
-    fn create_table(&self, table: &str, schema: &TableSchema) -> rowsearch_store::Result<()> {
-        HbaseSource::create_table(self, table, schema).map(|_| ()).map_err(err)
-    }
-
-    fn rows(&self, table: &str, keys: &[&[u8]]) -> rowsearch_store::Result<Vec<Option<Row>>> {
-        if keys.is_empty() {
-            return Ok(Vec::new());
-        }
-        self.tables.client().get_rows(table, keys).map_err(err)
-    }
-
-    fn put_rows(&self, table: &str, rows: Vec<(Vec<u8>, Vec<PutCell>)>) -> rowsearch_store::Result<()> {
-        HbaseSource::put_rows(self, table, &rows).map_err(err)
-    }
-
-    fn name(&self) -> String {
-        format!("HBase at {}", self.tables.addr())
     }
 }
 

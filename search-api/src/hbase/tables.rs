@@ -309,6 +309,7 @@ impl HbaseTables {
             Err(e) => return Err(e),
         }
         let mut client = self.client();
+        client.ensure_namespace()?;
         ensure(&mut client, CATALOG, FamilySchema::new(FAMILY).max_versions(1))?;
         ensure(
             &mut client,

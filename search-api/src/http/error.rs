@@ -186,7 +186,7 @@ pub enum Refusal {
     /// A worker failed while doing the request.
     Internal(String),
     /// A route the server does not serve over HBase (`serve --hbase`).
-    NotOverHbase(&'static str),
+    NotOverHbase(&'static str, &'static str),
     /// A `mutate` of this many rows asking to be all or nothing, over
     /// HBase, whose atomicity is per row.
     NotAtomicOverHbase(usize),
@@ -224,7 +224,7 @@ impl Refusal {
             Refusal::BodyTooLarge(_) | Refusal::BodyPastBudget(_) => (S::PAYLOAD_TOO_LARGE, "body_too_large"),
             Refusal::Timeout(_) => (S::SERVICE_UNAVAILABLE, "timeout"),
             Refusal::Internal(_) => (S::INTERNAL_SERVER_ERROR, "internal"),
-            Refusal::NotOverHbase(_) => (S::NOT_IMPLEMENTED, "not_over_hbase"),
+            Refusal::NotOverHbase(..) => (S::NOT_IMPLEMENTED, "not_over_hbase"),
             Refusal::NotAtomicOverHbase(_) => (S::UNPROCESSABLE_ENTITY, "not_atomic_over_hbase"),
         }
     }
@@ -298,9 +298,9 @@ impl Refusal {
                  send atomic=false to have each row applied on its own (the answer says which were), or one \
                  row per request"
             ),
-            Refusal::NotOverHbase(route) => format!(
+            Refusal::NotOverHbase(route, why) => format!(
                 "{route} is not served over HBase (serve --hbase): {}",
-                super::over_hbase::not_over_hbase_reason(route)
+                why
             ),
         }
     }
@@ -624,7 +624,7 @@ mod tests {
             (Refusal::ForeignHost("x".into()), (403, "forbidden_host")),
             (Refusal::BodiesBusy(1), (503, "busy")),
             (Refusal::AnswersBusy(1), (503, "busy")),
-            (Refusal::NotOverHbase("scan"), (501, "not_over_hbase")),
+            (Refusal::NotOverHbase("changes", "why"), (501, "not_over_hbase")),
             (Refusal::NotAtomicOverHbase(2), (422, "not_atomic_over_hbase")),
         ];
         for (r, want) in refusals {
@@ -648,7 +648,7 @@ mod tests {
                 | Refusal::InvalidKey
                 | Refusal::Forbidden(_)
                 | Refusal::ForeignOrigin(_)
-                | Refusal::NotOverHbase(_)
+                | Refusal::NotOverHbase(..)
                 | Refusal::NotAtomicOverHbase(_)
                 | Refusal::ForeignHost(_)
                 | Refusal::MethodNotAllowed { .. }

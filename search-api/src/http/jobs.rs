@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use rowsearch_indexer::{ReindexMode, ReindexOptions};
+use rowsearch_indexer::{Home, ReindexMode, ReindexOptions};
 use rowsearch_store::Store;
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -68,31 +68,18 @@ pub struct Jobs {
     jobs: Mutex<HashMap<String, Arc<Mutex<JobState>>>>,
 }
 
-/// Where a reindex reads a table's rows and writes its index.
-#[derive(Debug, Clone)]
-pub enum ReindexFrom {
-    /// The embedded store (its index beside it).
-    Store(Arc<Store>),
-    /// Rows elsewhere (HBase), the index generations in this directory.
-    Source(Arc<dyn rowsearch_store::RowSource>, std::path::PathBuf),
-}
-
 impl Jobs {
-    /// Starts a reindex of `table` on its own thread; returns the job id.
+    /// Starts a reindex of `table` of `home` on its own thread; returns
+    /// the job id.
     ///
     /// # Errors
     /// The id of the job already reindexing that table.
-    pub fn start_reindex(&self, from: ReindexFrom, table: &str, mode: ReindexMode) -> Result<String, String> {
+    pub fn start_reindex(&self, home: Home, table: &str, mode: ReindexMode) -> Result<String, String> {
         self.start("reindex", table, None, move |table, progress| {
             let options = ReindexOptions { mode, ..ReindexOptions::default() };
             let mut report = |p: &rowsearch_indexer::ReindexProgress| progress(p.phase, p.done, p.total);
-            let report = match &from {
-                ReindexFrom::Store(store) => rowsearch_indexer::reindex(store, table, &options, &mut report),
-                ReindexFrom::Source(source, dir) => {
-                    rowsearch_indexer::reindex_from(&**source, dir, table, &options, &mut report)
-                }
-            }
-            .map_err(|e| e.to_string())?;
+            let report =
+                rowsearch_indexer::reindex(&home, table, &options, &mut report).map_err(|e| e.to_string())?;
             Ok(serde_json::to_value(report).unwrap_or_default())
         })
     }

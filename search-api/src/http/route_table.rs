@@ -3,6 +3,7 @@
 //! A leaf: the filters (`routes.rs`), the access check (`auth.rs`) and the
 //! OpenAPI document (`openapi.rs`) all read it.
 
+use super::over_hbase::{BACKUPS, FEED, INDEXES};
 use super::param_spec::{self as p, Param};
 use crate::keys::Action;
 
@@ -31,6 +32,20 @@ pub struct RouteSpec {
     /// request is over. Every method but GET writes unless the route says
     /// otherwise (the POST of a scan only reads).
     pub mutates: bool,
+    /// What the route needs of the place the tables live in.
+    pub needs: Needs,
+}
+
+/// What a route needs of the place the tables live in: any place, or the
+/// embedded store (what only it keeps: secondary indexes, the change
+/// feed, backups), with why for a place elsewhere (a 501
+/// `not_over_hbase` says it; `routes.rs` checks it, in one place).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Needs {
+    /// Served wherever the tables live.
+    Anywhere,
+    /// Served by the embedded store only, with why.
+    Store(&'static str),
 }
 
 impl RouteSpec {
@@ -39,13 +54,18 @@ impl RouteSpec {
         RouteSpec { mutates: false, ..self }
     }
 
-    /// Whether the route called `name` is served when the tables live in
-    /// HBase (`serve --hbase`): the search side, rows by key, scans and
-    /// counts (filters pushed down), regions (HBase's), tables and their
-    /// enabling; secondary indexes, batches and jobs are the embedded
-    /// store's.
-    pub(super) fn over_hbase(name: &str) -> bool {
-        OVER_HBASE.contains(&name)
+    /// The same route, served by the embedded store only, for `why`.
+    const fn store_only(self, why: &'static str) -> RouteSpec {
+        RouteSpec { needs: Needs::Store(why), ..self }
+    }
+
+    /// Why the route called `name` is not served when the tables live
+    /// elsewhere (`serve --hbase`); `None`: it is.
+    pub(super) fn needs_store(name: &str) -> Option<&'static str> {
+        ROUTES.iter().find(|r| r.name == name).and_then(|r| match r.needs {
+            Needs::Anywhere => None,
+            Needs::Store(why) => Some(why),
+        })
     }
 
     /// Whether the route called `name` writes (routes of one name agree).
@@ -72,43 +92,6 @@ const SCAN: &[Param] = &[
     p::KEYS_ONLY,
     p::REGION,
     p::ENCODING,
-];
-
-/// The routes `serve --hbase` serves ([`RouteSpec::over_hbase`]).
-pub const OVER_HBASE: &[&str] = &[
-    "page",
-    "page_script",
-    "page_style",
-    "health",
-    "metrics",
-    "openapi",
-    "tables_list",
-    "tables_put",
-    "tables_get",
-    "tables_delete",
-    "regions",
-    "tables_disable",
-    "tables_enable",
-    "tables_display",
-    "rows_put",
-    "rows_get",
-    "rows_delete",
-    "rows_put_fields",
-    "rows_get_fields",
-    "rows_delete_fields",
-    "mutate",
-    "mutate_tables",
-    "scan",
-    "count",
-    "search",
-    "suggest",
-    "keywords",
-    "threads_get",
-    "reindex",
-    "jobs",
-    "keys_create",
-    "keys_list",
-    "keys_delete",
 ];
 
 /// Every route, in API.md's order.
@@ -244,7 +227,8 @@ pub const ROUTES: &[RouteSpec] = &[
     )
     .reading(),
     route("count", Action::Read, "GET", "/tables/{table}/count", "/tables/mail/count?limit=1", None, SCAN),
-    route("indexes_list", Action::Read, "GET", "/tables/{table}/indexes", "/tables/mail/indexes", None, &[]),
+    route("indexes_list", Action::Read, "GET", "/tables/{table}/indexes", "/tables/mail/indexes", None, &[])
+        .store_only(INDEXES),
     route(
         "index_put",
         Action::Admin,
@@ -253,7 +237,8 @@ pub const ROUTES: &[RouteSpec] = &[
         "/tables/mail/indexes/by_subject",
         Some(r#"{"columns":["m:subject"]}"#),
         &[],
-    ),
+    )
+    .store_only(INDEXES),
     route(
         "index_rebuild",
         Action::Admin,
@@ -262,7 +247,8 @@ pub const ROUTES: &[RouteSpec] = &[
         "/tables/mail/indexes/by_from/rebuild",
         None,
         &[],
-    ),
+    )
+    .store_only(INDEXES),
     route(
         "index_verify",
         Action::Read,
@@ -271,7 +257,8 @@ pub const ROUTES: &[RouteSpec] = &[
         "/tables/mail/indexes/by_from/verify",
         None,
         &[],
-    ),
+    )
+    .store_only(INDEXES),
     route(
         "index_delete",
         Action::Admin,
@@ -280,7 +267,8 @@ pub const ROUTES: &[RouteSpec] = &[
         "/tables/mail/indexes/by_subject",
         None,
         &[],
-    ),
+    )
+    .store_only(INDEXES),
     route(
         "index_lookup",
         Action::Read,
@@ -289,7 +277,8 @@ pub const ROUTES: &[RouteSpec] = &[
         "/tables/mail/indexes/by_from?eq=x",
         None,
         &[p::EQ, p::PREFIX, p::START, p::STOP, p::SCAN_LIMIT, p::CURSOR, p::REGION, p::ROWS, p::ENCODING],
-    ),
+    )
+    .store_only(INDEXES),
     route(
         "index_intersect",
         Action::Read,
@@ -298,7 +287,8 @@ pub const ROUTES: &[RouteSpec] = &[
         "/tables/mail/indexes:intersect?q=by_from:eq:x",
         None,
         &[p::LOOKUPS, p::OP, p::KEY_CURSOR, p::KEYS_LIMIT, p::ENCODING],
-    ),
+    )
+    .store_only(INDEXES),
     route(
         "search",
         Action::Search,
@@ -376,13 +366,17 @@ pub const ROUTES: &[RouteSpec] = &[
         "/tables/mail/changes?limit=2",
         None,
         &[p::SINCE, p::CHANGES_LIMIT, p::WAIT_MS, p::CELLS, p::CONSUMER, p::ENCODING],
-    ),
-    route("consumers_list", Action::Changes, "GET", "/consumers", "/consumers", None, &[]),
-    route("consumers_put", Action::Changes, "PUT", "/consumers/{name}", "/consumers/probe", Some("{}"), &[]),
-    route("consumers_get", Action::Changes, "GET", "/consumers/{name}", "/consumers/probe", None, &[]),
-    route("consumers_delete", Action::Changes, "DELETE", "/consumers/{name}", "/consumers/probe", None, &[]),
-    route("backups_create", Action::Master, "POST", "/backups", "/backups", None, &[]),
-    route("backups_list", Action::Master, "GET", "/backups", "/backups", None, &[]),
+    )
+    .store_only(FEED),
+    route("consumers_list", Action::Changes, "GET", "/consumers", "/consumers", None, &[]).store_only(FEED),
+    route("consumers_put", Action::Changes, "PUT", "/consumers/{name}", "/consumers/probe", Some("{}"), &[])
+        .store_only(FEED),
+    route("consumers_get", Action::Changes, "GET", "/consumers/{name}", "/consumers/probe", None, &[])
+        .store_only(FEED),
+    route("consumers_delete", Action::Changes, "DELETE", "/consumers/{name}", "/consumers/probe", None, &[])
+        .store_only(FEED),
+    route("backups_create", Action::Master, "POST", "/backups", "/backups", None, &[]).store_only(BACKUPS),
+    route("backups_list", Action::Master, "GET", "/backups", "/backups", None, &[]).store_only(BACKUPS),
 ];
 
 const fn route(
@@ -395,7 +389,7 @@ const fn route(
     params: &'static [Param],
 ) -> RouteSpec {
     let mutates = !matches!(method.as_bytes(), b"GET");
-    RouteSpec { name, action, method, path, example, example_body, params, mutates }
+    RouteSpec { name, action, method, path, example, example_body, params, mutates, needs: Needs::Anywhere }
 }
 
 /// The parameters route `name` takes, from [`ROUTES`].
@@ -448,22 +442,22 @@ pub fn allowed_methods(path: &str) -> Vec<&'static str> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::over_hbase::NOT_OVER_HBASE;
-    use super::{OVER_HBASE, ROUTES};
+    use super::{Needs, ROUTES};
 
-    /// Every route is served over HBase or has its reason, never both, and
-    /// neither list names a route that does not exist.
+    /// The routes served by the embedded store only are the secondary
+    /// indexes', the change feed's and the backups' (what only it keeps),
+    /// each with its reason; every other route is served anywhere.
     #[test]
-    fn every_route_is_served_over_hbase_or_says_why() {
+    fn only_what_the_store_alone_keeps_needs_it() {
         for route in ROUTES {
-            let served = OVER_HBASE.contains(&route.name);
-            let reasons = NOT_OVER_HBASE.iter().filter(|(n, _)| *n == route.name).count();
-            assert!(served != (reasons == 1), "{}: served {served}, {reasons} reasons", route.name);
-            assert!(reasons <= 1, "{}", route.name);
-        }
-        let exists = |name: &str| ROUTES.iter().any(|r| r.name == name);
-        for name in OVER_HBASE.iter().copied().chain(NOT_OVER_HBASE.iter().map(|(n, _)| *n)) {
-            assert!(exists(name), "{name} is no route");
+            let store_kept = route.name.starts_with("index")
+                || route.name == "changes"
+                || route.name.starts_with("consumers_")
+                || route.name.starts_with("backups_");
+            match route.needs {
+                Needs::Store(why) => assert!(store_kept && !why.is_empty(), "{}", route.name),
+                Needs::Anywhere => assert!(!store_kept, "{} is served anywhere", route.name),
+            }
         }
     }
 }

@@ -64,8 +64,10 @@ where
     // The client gone: this future is dropped, and a read with it, queued
     // or running (a write keeps its place: the client may retry it).
     let _left = (!writes).then(|| Abandon { phase: Arc::clone(&phase), cancel: cancel.clone() });
-    if state.hbase.is_some() && !RouteSpec::over_hbase(route) {
-        let refused = ApiError::from(Refusal::NotOverHbase(route));
+    // What a route needs of the place the tables live in, checked here
+    // for every route.
+    if let Some(why) = RouteSpec::needs_store(route).filter(|_| state.elsewhere()) {
+        let refused = ApiError::from(Refusal::NotOverHbase(route, why));
         return Ok(answer(&state, route, &access, started, Some(Ok(Err(refused)))));
     }
     let logged_key = access.clone();
@@ -180,8 +182,8 @@ async fn long_poll(
     started: Instant,
 ) -> handlers::Answer {
     use handlers::changes;
-    if state.hbase.is_some() {
-        return Err(Refusal::NotOverHbase("changes").into());
+    if let Some(why) = RouteSpec::needs_store("changes").filter(|_| state.elsewhere()) {
+        return Err(Refusal::NotOverHbase("changes", why).into());
     }
     let wait = std::time::Duration::from_millis(p.number::<u64>("wait_ms")?.unwrap_or(0));
     let deadline = started + wait;

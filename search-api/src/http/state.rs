@@ -120,8 +120,12 @@ pub struct AccessConfig {
 /// What every request shares.
 #[derive(Debug)]
 pub struct State {
-    /// The searcher (it holds the store).
+    /// The searcher (it holds where the tables live).
     pub searcher: Searcher,
+    /// The local data directory's store: access keys, the index
+    /// generations beside it, and, unless the tables live elsewhere
+    /// (`serve --hbase`), the tables.
+    store: Arc<Store>,
     /// Reindex jobs.
     pub jobs: Jobs,
     /// Metrics.
@@ -138,9 +142,6 @@ pub struct State {
     /// The budget of answers waiting to be sent, in KiB
     /// ([`Limits::max_answers_bytes`]).
     pub(crate) answers: Arc<tokio::sync::Semaphore>,
-    /// The HBase cluster the tables live in (`serve --hbase`); `None`:
-    /// the embedded store's tables.
-    pub hbase: Option<Arc<crate::hbase::HbaseSource>>,
     /// Where backups go and how many are kept (`serve --backup-dir`);
     /// `None`: the server takes none.
     pub backups: Option<super::jobs::BackupConfig>,
@@ -161,7 +162,8 @@ impl State {
         let metrics = Metrics::new();
         let work = pool::WorkPool::new(limits.workers, limits.idle_spin, metrics.taken())?;
         Ok(State {
-            searcher: Searcher::new(store).with_overlay_max_rows(limits.overlay_max_rows),
+            searcher: Searcher::new(Arc::clone(&store)).with_overlay_max_rows(limits.overlay_max_rows),
+            store,
             jobs: Jobs::default(),
             metrics,
             limits,
@@ -169,22 +171,24 @@ impl State {
             bodies,
             answers,
             access: AccessConfig::default(),
-            hbase: None,
             backups: None,
         })
     }
 
-    /// The store.
+    /// The local data directory's store (see the field).
     pub fn store(&self) -> &Arc<Store> {
-        self.searcher.store()
+        &self.store
     }
 
     /// Where the tables live: HBase with `serve --hbase`, else the store.
     pub fn tables(&self) -> &dyn rowsearch_store::TableStore {
-        match &self.hbase {
-            Some(hbase) => &**hbase,
-            None => &**self.store(),
-        }
+        &**self.searcher.tables()
+    }
+
+    /// Whether the tables live elsewhere than the embedded store (what
+    /// only the store keeps is then not served; see `route_table`).
+    pub fn elsewhere(&self) -> bool {
+        self.tables().store().is_none()
     }
 
     /// Starts a job for every index whose build has not finished (stopped
@@ -250,7 +254,7 @@ impl State {
             .map(|table| {
                 // Sizes are the store's; HBase keeps its own (its UI, its
                 // metrics): none here for a table there.
-                let stats = if self.hbase.is_some() { None } else { self.store().stats(&table).ok() };
+                let stats = self.tables().store().and_then(|store| store.stats(&table).ok());
                 let index = self.index_figures(&table);
                 TableFigures {
                     freshness: self.freshness(&table),

@@ -51,6 +51,8 @@ type Bounds = (Option<Vec<u8>>, Option<Vec<u8>>);
 /// A connection to one Thrift2 gateway.
 #[derive(Debug)]
 pub struct HbaseClient {
+    /// `HOST:PORT`, or `HOST:PORT/NAMESPACE`: every table named in the
+    /// namespace (HBase's `NAMESPACE:TABLE`).
     addr: String,
     stream: Option<TcpStream>,
     timeout: Duration,
@@ -87,10 +89,6 @@ fn structs(items: Vec<Value>) -> Value {
     Value::List { elem: TType::Struct, items }
 }
 
-fn table_name(table: &str) -> Value {
-    Value::Struct(vec![(2, binary(table.as_bytes()))])
-}
-
 impl HbaseClient {
     /// A client of the gateway at `addr` (`HOST:PORT`); it connects on
     /// the first call. Each call may take up to `timeout`.
@@ -98,9 +96,51 @@ impl HbaseClient {
         HbaseClient { addr: addr.into(), stream: None, timeout, seq: 0, buf: Vec::new() }
     }
 
-    /// The gateway's address.
+    /// The gateway's address (with its namespace, if one was given).
     pub fn addr(&self) -> &str {
         &self.addr
+    }
+
+    /// The namespace every table is named in (`HOST:PORT/NAMESPACE`).
+    pub fn namespace(&self) -> Option<&str> {
+        self.addr.split_once('/').map(|(_, ns)| ns).filter(|ns| !ns.is_empty())
+    }
+
+    /// `table` as the data calls name it: `NAMESPACE:TABLE` in a namespace.
+    fn full_name(&self, table: &str) -> Value {
+        match self.namespace() {
+            Some(ns) => binary(format!("{ns}:{table}")),
+            None => self.full_name(table),
+        }
+    }
+
+    /// `table` as the admin calls name it (a `TTableName`).
+    fn table_name(&self, table: &str) -> Value {
+        let mut name = vec![(2, binary(table.as_bytes()))];
+        if let Some(ns) = self.namespace() {
+            name.insert(0, (1, binary(ns.as_bytes())));
+        }
+        Value::Struct(name)
+    }
+
+    /// Creates the namespace tables are named in, unless there is none or
+    /// it exists.
+    ///
+    /// # Errors
+    /// [`ClientError`].
+    pub fn ensure_namespace(&mut self) -> Result<(), ClientError> {
+        let Some(ns) = self.namespace().map(str::to_owned) else { return Ok(()) };
+        let descriptor = Value::Struct(vec![(1, Value::Binary(ns.clone().into_bytes()))]);
+        match self.call("createNamespace", vec![(1, descriptor)]) {
+            Ok(_) => Ok(()),
+            // Made meanwhile, or before: as good.
+            Err(ClientError::Refused { .. })
+                if self.call("getNamespaceDescriptor", vec![(1, Value::Binary(ns.into_bytes()))]).is_ok() =>
+            {
+                Ok(())
+            }
+            Err(e) => Err(e),
+        }
     }
 
     fn unavailable(&mut self, reason: impl std::fmt::Display) -> ClientError {
@@ -110,7 +150,8 @@ impl HbaseClient {
 
     fn stream(&mut self) -> Result<&mut TcpStream, ClientError> {
         if self.stream.is_none() {
-            let addr = std::net::ToSocketAddrs::to_socket_addrs(self.addr.as_str())
+            let host = self.addr.split('/').next().unwrap_or_default().to_owned();
+            let addr = std::net::ToSocketAddrs::to_socket_addrs(host.as_str())
                 .map_err(|e| self.unavailable(e))?
                 .next()
                 .ok_or_else(|| self.unavailable("the address resolves to nothing"))?;
@@ -245,9 +286,16 @@ impl HbaseClient {
     /// # Errors
     /// [`ClientError`].
     pub fn table_exists(&mut self, table: &str) -> Result<bool, ClientError> {
-        match self.call("tableExists", vec![(1, table_name(table))])? {
-            Some(Value::Bool(b)) => Ok(b),
-            other => Err(Self::protocol("tableExists", format!("{other:?}"))),
+        match self.call("tableExists", vec![(1, self.table_name(table))]) {
+            Ok(Some(Value::Bool(b))) => Ok(b),
+            Ok(other) => Err(Self::protocol("tableExists", format!("{other:?}"))),
+            // HBase answers a table of a namespace that does not exist
+            // with an error: no such table either.
+            Err(e @ ClientError::Refused { .. }) => match self.namespace().map(str::to_owned) {
+                Some(ns) if self.call("getNamespaceDescriptor", vec![(1, binary(ns.as_bytes()))]).is_err() => Ok(false),
+                _ => Err(e),
+            },
+            Err(e) => Err(e),
         }
     }
 
@@ -256,7 +304,7 @@ impl HbaseClient {
     /// # Errors
     /// [`ClientError`]; `Refused` when it does not exist.
     pub fn is_table_enabled(&mut self, table: &str) -> Result<bool, ClientError> {
-        match self.call("isTableEnabled", vec![(1, table_name(table))])? {
+        match self.call("isTableEnabled", vec![(1, self.table_name(table))])? {
             Some(Value::Bool(b)) => Ok(b),
             other => Err(Self::protocol("isTableEnabled", format!("{other:?}"))),
         }
@@ -268,7 +316,7 @@ impl HbaseClient {
     /// [`ClientError`]; `Refused` when it does not exist or is so already.
     pub fn set_table_enabled(&mut self, table: &str, enabled: bool) -> Result<(), ClientError> {
         let method = if enabled { "enableTable" } else { "disableTable" };
-        self.call(method, vec![(1, table_name(table))])?;
+        self.call(method, vec![(1, self.table_name(table))])?;
         Ok(())
     }
 
@@ -296,7 +344,7 @@ impl HbaseClient {
                 Value::Struct(d)
             })
             .collect();
-        let desc = Value::Struct(vec![(1, table_name(table)), (2, structs(columns))]);
+        let desc = Value::Struct(vec![(1, self.table_name(table)), (2, structs(columns))]);
         let splits =
             Value::List { elem: TType::Binary, items: splits.iter().map(|s| binary(s.clone())).collect() };
         self.call("createTable", vec![(1, desc), (2, splits)]).map(|_| ())
@@ -307,8 +355,8 @@ impl HbaseClient {
     /// # Errors
     /// [`ClientError`].
     pub fn drop_table(&mut self, table: &str) -> Result<(), ClientError> {
-        self.call("disableTable", vec![(1, table_name(table))])?;
-        self.call("deleteTable", vec![(1, table_name(table))]).map(|_| ())
+        self.call("disableTable", vec![(1, self.table_name(table))])?;
+        self.call("deleteTable", vec![(1, self.table_name(table))]).map(|_| ())
     }
 
     /// Deletes a whole row.
@@ -317,7 +365,7 @@ impl HbaseClient {
     /// [`ClientError`].
     pub fn delete_row(&mut self, table: &str, row: &[u8]) -> Result<(), ClientError> {
         let delete = Value::Struct(vec![(1, binary(row))]);
-        self.call("deleteSingle", vec![(1, binary(table.as_bytes())), (2, delete)]).map(|_| ())
+        self.call("deleteSingle", vec![(1, self.full_name(table)), (2, delete)]).map(|_| ())
     }
 
     /// Deletes every version of the columns `qualifiers` of `family` in
@@ -338,7 +386,7 @@ impl HbaseClient {
             .collect();
         // deleteType 1: DELETE_COLUMNS (every version).
         let delete = Value::Struct(vec![(1, binary(row)), (2, structs(columns)), (4, Value::I32(1))]);
-        self.call("deleteSingle", vec![(1, binary(table.as_bytes())), (2, delete)]).map(|_| ())
+        self.call("deleteSingle", vec![(1, self.full_name(table)), (2, delete)]).map(|_| ())
     }
 
     /// Writes rows (each its cells, at their timestamps or now), in one
@@ -379,7 +427,7 @@ impl HbaseClient {
                 Value::Struct(vec![(1, binary(*key)), (2, structs(values))])
             })
             .collect();
-        self.call("putMultiple", vec![(1, binary(table.as_bytes())), (2, structs(puts))]).map(|_| ())
+        self.call("putMultiple", vec![(1, self.full_name(table)), (2, structs(puts))]).map(|_| ())
     }
 
     /// The newest cell of each column of `keys`' rows, in order (`None`: no
@@ -413,7 +461,7 @@ impl HbaseClient {
                 Value::Struct(get)
             })
             .collect();
-        let answer = self.call("getMultiple", vec![(1, binary(table.as_bytes())), (2, structs(gets))])?;
+        let answer = self.call("getMultiple", vec![(1, self.full_name(table)), (2, structs(gets))])?;
         let Some(Value::List { items, .. }) = answer else {
             return Err(Self::protocol("getMultiple", "not a list"));
         };
@@ -431,7 +479,7 @@ impl HbaseClient {
     /// # Errors
     /// [`ClientError`].
     pub fn regions(&mut self, table: &str) -> Result<Vec<Region>, ClientError> {
-        let answer = self.call("getAllRegionLocations", vec![(1, binary(table.as_bytes()))])?;
+        let answer = self.call("getAllRegionLocations", vec![(1, self.full_name(table))])?;
         let Some(Value::List { items, .. }) = answer else {
             return Err(Self::protocol("getAllRegionLocations", "not a list"));
         };
@@ -539,7 +587,7 @@ impl HbaseClient {
     ) -> Result<Vec<Row>, ClientError> {
         let tscan = tscan_of(range);
         let n = Value::I32(i32::try_from(limit).unwrap_or(i32::MAX));
-        let args = vec![(1, binary(table.as_bytes())), (2, Value::Struct(tscan)), (3, n)];
+        let args = vec![(1, self.full_name(table)), (2, Value::Struct(tscan)), (3, n)];
         let Some(Value::List { items, .. }) = self.call("getScannerResults", args)? else {
             return Err(Self::protocol("getScannerResults", "not a list"));
         };
@@ -564,7 +612,7 @@ impl HbaseClient {
         filter: &[u8],
     ) -> Result<Option<Row>, ClientError> {
         let get = Value::Struct(vec![(1, binary(key)), (6, binary(filter))]);
-        let answer = self.call("get", vec![(1, binary(table.as_bytes())), (2, get)])?;
+        let answer = self.call("get", vec![(1, self.full_name(table)), (2, get)])?;
         match answer {
             Some(r) => row_of("get", &r),
             None => Err(Self::protocol("get", "no result")),
@@ -598,7 +646,7 @@ impl HbaseClient {
         each: &mut dyn FnMut(Row) -> bool,
     ) -> Result<u64, ClientError> {
         let id =
-            match self.call("openScanner", vec![(1, binary(table.as_bytes())), (2, Value::Struct(tscan))])? {
+            match self.call("openScanner", vec![(1, self.full_name(table)), (2, Value::Struct(tscan))])? {
                 Some(Value::I32(id)) => id,
                 other => return Err(Self::protocol("openScanner", format!("{other:?}"))),
             };

@@ -17,7 +17,7 @@ const VALUE_BYTES: usize = 100_000;
 
 /// A table of [`ROWS`] rows of [`VALUE_BYTES`] each.
 fn big_rows() -> TestDir {
-    let t = TestDir::new();
+    let t = super::dir();
     let out = t.run(&["create-table", "big", "--schema", r#"{"families":[{"name":"f"}]}"#]);
     assert!(out.status.success(), "{}", rowsearch_tests::stderr(&out));
     let s = t.serve(&["serve"]);

@@ -171,7 +171,7 @@ fn http_one_client_holds_at_most_its_share_of_the_connections() {
 #[test]
 fn http_bodies_in_flight_share_a_budget_taken_before_reading() {
     use std::io::Write as _;
-    let t = rowsearch_tests::TestDir::new();
+    let t = super::dir();
     let out = t.run(&["create-table", "t", "--schema", r#"{"families":[{"name":"f"}]}"#]);
     assert!(out.status.success(), "{}", rowsearch_tests::stderr(&out));
     // A body waits half its read time (2 s) for the budget.
@@ -257,7 +257,7 @@ fn http_a_highlight_marks_words_within_the_first_mib_of_a_field() {
 /// row and answers the feed position of the last.
 #[test]
 fn http_a_large_mutate_is_all_or_nothing_across_its_parts() {
-    let t = rowsearch_tests::TestDir::new();
+    let t = super::dir();
     let out = t.run(&["create-table", "t", "--schema", r#"{"families":[{"name":"f"}]}"#]);
     assert!(out.status.success(), "{}", rowsearch_tests::stderr(&out));
     let s = t.serve(&["serve"]);
@@ -295,7 +295,7 @@ fn http_a_large_mutate_is_all_or_nothing_across_its_parts() {
 #[test]
 fn http_a_refused_upload_reads_its_answer_not_a_reset() {
     use std::io::{Read, Write};
-    let t = rowsearch_tests::TestDir::new();
+    let t = super::dir();
     let s = t.serve(&["serve", "--create"]);
     for round in 0..3 {
         let body = vec![b' '; (64 << 20) + 1];

@@ -66,7 +66,7 @@ fn http_a_full_disk_is_a_507_and_the_server_recovers_without_a_restart() {
     if !tmpfs_or_skip() {
         return;
     }
-    let t = TestDir::new();
+    let t = super::dir();
     let s = server_on_a_small_tmpfs(&t);
     assert_eq!(super::put(&s, "/tables/t", &json!({"families": [{"name": "f"}]})).0, 201);
     let batch = |i: usize| {
@@ -112,7 +112,7 @@ fn http_the_refresher_backs_off_while_the_disk_is_full() {
     if !tmpfs_or_skip() {
         return;
     }
-    let t = TestDir::new();
+    let t = super::dir();
     let log_path = t.dir.path().join("server.log");
     let log = std::fs::File::create(&log_path).unwrap();
     let s = server_on_a_small_tmpfs_logging(&t, log.into());

@@ -5,7 +5,7 @@
 use serde_json::Value;
 
 use super::{enc, fixture, indexed_fixture};
-use rowsearch_tests::{TestDir, stderr, stdout};
+use rowsearch_tests::{stderr, stdout};
 
 fn total(v: &Value) -> u64 {
     v["total"].as_u64().unwrap_or_else(|| panic!("no total in {v}"))
@@ -62,7 +62,7 @@ fn http_a_row_written_by_the_cli_is_found_by_the_servers_next_search() {
 
 #[test]
 fn http_a_cli_ingest_is_searchable_the_moment_it_exits() {
-    let t = TestDir::new();
+    let t = super::dir();
     let s = t.serve(&["serve", "--create", "--refresh-ms", "600000"]);
     let out = t.run(&["ingest", &fixture()]);
     assert!(out.status.success(), "{}", stderr(&out));

@@ -170,7 +170,7 @@ fn raw_without_default_type(addr: &str, headers: &[(&str, &str)], body: &[u8]) -
 fn http_silent_connections_are_closed_and_the_open_ones_capped() {
     use std::io::{Read, Write};
     use std::time::Duration;
-    let t = rowsearch_tests::TestDir::new();
+    let t = super::dir();
     let s = t.serve(&["serve", "--create", "--header-timeout-ms", "300", "--max-connections", "1"]);
     let mut silent = std::net::TcpStream::connect(&s.addr).unwrap();
     silent.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
@@ -205,7 +205,7 @@ fn http_silent_connections_are_closed_and_the_open_ones_capped() {
 /// are exactly those of the batches answered 200.
 #[test]
 fn http_writes_past_the_time_limit_answer_what_they_did() {
-    let t = rowsearch_tests::TestDir::new();
+    let t = super::dir();
     // The table first (under a 1 ms limit even its creation may wait too
     // long for the worker, and be dropped).
     let out = t.run(&["create-table", "t", "--schema", r#"{"families":[{"name":"f"}]}"#]);

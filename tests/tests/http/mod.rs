@@ -17,7 +17,20 @@ mod protocol;
 mod rows;
 mod threads;
 
-use rowsearch_tests::{Rng, Server, TestDir, stderr};
+use rowsearch_tests::{Backend, Rng, Server, TestDir, stderr};
+
+/// A fresh data directory, its tables where this test binary keeps them
+/// (`crate::BACKEND`: the embedded store in `e2e`, a real HBase in
+/// `http_over_hbase`, the same suite run twice).
+pub(crate) fn dir() -> TestDir {
+    TestDir::on(crate::BACKEND)
+}
+
+/// Whether the tables live in HBase in this run of the suite.
+#[allow(dead_code)]
+pub(crate) fn over_hbase() -> bool {
+    crate::BACKEND == Backend::Hbase
+}
 use serde_json::{Value, json};
 
 pub(crate) fn fixture() -> String {
@@ -30,7 +43,7 @@ pub(crate) fn fixture() -> String {
 
 /// A data directory with the fixture ingested and indexed.
 fn indexed_fixture() -> TestDir {
-    let t = TestDir::new();
+    let t = dir();
     let out = t.run(&["ingest", &fixture()]);
     assert!(out.status.success(), "{}", stderr(&out));
     let out = t.run(&["reindex"]);
@@ -386,7 +399,7 @@ fn http_sigterm_shuts_down_cleanly() {
 
 #[test]
 fn demo_serves_and_its_printed_curl_commands_work() {
-    let t = TestDir::new();
+    let t = dir();
     let mut s = t.serve(&["demo", "--rows", "100"]);
     let lines = s.read_lines(5);
     // The page's address first, and the page is there.
@@ -561,7 +574,7 @@ fn http_a_slow_client_does_not_hold_up_the_others() {
 #[test]
 fn http_a_client_that_never_finishes_its_headers_is_disconnected() {
     use std::io::{Read, Write};
-    let t = TestDir::new();
+    let t = dir();
     let s = t.serve(&["serve", "--create", "--header-timeout-ms", "300"]);
     let mut stalled = std::net::TcpStream::connect(&s.addr).unwrap();
     stalled.write_all(b"GET /health HTTP/1.1\r\nHost: localhost\r\n").unwrap();

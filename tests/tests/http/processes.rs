@@ -26,7 +26,7 @@ fn put_row(s: &rowsearch_tests::Server, table: &str, key: &str, column: &str, va
 
 #[test]
 fn serve_and_the_cli_share_one_catalog_through_every_schema_change() {
-    let t = TestDir::new();
+    let t = super::dir();
     let s = t.serve(&["serve", "--create"]);
 
     // A table the CLI creates is served at once.
@@ -76,7 +76,7 @@ fn serve_and_the_cli_share_one_catalog_through_every_schema_change() {
 
 #[test]
 fn two_servers_on_one_directory_agree_on_every_schema() {
-    let t = TestDir::new();
+    let t = super::dir();
     let (one, two) = (t.serve(&["serve", "--create"]), t.serve(&["serve", "--create"]));
     assert_eq!(put(&one, "/tables/x", &json!({"families": [{"name": "a"}]})).0, 201);
     // The second server sees the first one's table: the same schema is
@@ -107,7 +107,7 @@ fn two_servers_on_one_directory_agree_on_every_schema() {
 /// is ready, and a build another process left unfinished is picked up.
 #[test]
 fn indexes_are_added_built_verified_rebuilt_and_dropped_over_http() {
-    let t = TestDir::new();
+    let t = super::dir();
     let s = t.serve(&["serve", "--create"]);
     assert_eq!(put(&s, "/tables/notes", &json!({"families": [{"name": "n"}]})).0, 201);
     let mutations: Vec<Value> = (0..500)

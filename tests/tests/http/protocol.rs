@@ -7,7 +7,7 @@ use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::Duration;
 
-use rowsearch_tests::{TestDir, parse_response};
+use rowsearch_tests::parse_response;
 use serde_json::Value;
 
 /// Sends `bytes` on a fresh connection and reads until the server closes it.
@@ -34,7 +34,7 @@ fn error_of(response: &[u8]) -> (u16, String, String) {
 
 #[test]
 fn http_layer_errors_have_the_json_shape() {
-    let t = TestDir::new();
+    let t = super::dir();
     let s = t.serve(&["serve", "--create", "--max-body", "1000"]);
     let host = format!("Host: {}\r\n", s.addr);
     let cases: Vec<(&str, Vec<u8>, u16, &str)> = vec![
@@ -104,7 +104,7 @@ fn http_layer_errors_have_the_json_shape() {
 /// still a 405.
 #[test]
 fn http_head_answers_like_get_without_the_body() {
-    let t = TestDir::new();
+    let t = super::dir();
     let s = t.serve(&["serve", "--create"]);
     for path in ["/", "/health", "/page.js", "/tables", "/tables/nope"] {
         let get = exchange(
@@ -135,7 +135,7 @@ fn http_head_answers_like_get_without_the_body() {
 /// Chunked bodies are taken within the size limit, like sized ones.
 #[test]
 fn http_chunked_bodies_are_accepted() {
-    let t = TestDir::new();
+    let t = super::dir();
     let s = t.serve(&["serve", "--create"]);
     let schema = r#"{"families":[{"name":"n"}]}"#;
     let chunked = |path: &str, body: &str| {
@@ -160,7 +160,7 @@ fn http_chunked_bodies_are_accepted() {
 /// idle is closed.
 #[test]
 fn http_slow_bodies_and_idle_keep_alive_connections_end() {
-    let t = TestDir::new();
+    let t = super::dir();
     let s = t.serve(&[
         "serve",
         "--create",

@@ -1,7 +1,7 @@
 //! Rows by their key fields, and `seq` on every write (issue 19), over
 //! HTTP and on the CLI, through the real binary.
 
-use rowsearch_tests::{TestDir, stderr, stdout};
+use rowsearch_tests::{stderr, stdout};
 use serde_json::{Value, json};
 
 use super::{enc, post, put};
@@ -14,7 +14,7 @@ fn typed_table(s: &rowsearch_tests::Server) {
 
 #[test]
 fn http_rows_by_key_fields_and_seq_on_every_write() {
-    let t = TestDir::new();
+    let t = super::dir();
     let s = t.serve(&["serve", "--create"]);
     typed_table(&s);
     let ann = enc(r#"{"user":"ann","id":7}"#);
@@ -76,7 +76,7 @@ fn http_rows_by_key_fields_and_seq_on_every_write() {
 
 #[test]
 fn cli_rows_by_key_fields_and_seq_on_every_write() {
-    let t = TestDir::new();
+    let t = super::dir();
     let schema = r#"{"families":[{"name":"n"}],"row_key":{"fields":[{"name":"user","type":"string"},{"name":"id","type":"u64"}]}}"#;
     assert!(t.run(&["create-table", "notes", "--schema", schema]).status.success());
     let fields = r#"{"user":"ann","id":7}"#;
@@ -109,7 +109,7 @@ fn enc_binary(s: &str) -> String {
 /// changed to U+FFFD.
 #[test]
 fn http_query_parameters_are_byte_exact() {
-    let t = TestDir::new();
+    let t = super::dir();
     let s = t.serve(&["serve", "--create"]);
     assert_eq!(put(&s, "/tables/b", &json!({"families": [{"name": "f"}]})).0, 201);
     for key in ["a%FF", "a%FE", "b"] {
@@ -137,7 +137,7 @@ fn http_query_parameters_are_byte_exact() {
 /// family, it is refused and nothing changes.
 #[test]
 fn http_and_cli_exact_deletes_remove_one_version() {
-    let t = TestDir::new();
+    let t = super::dir();
     let s = t.serve(&["serve", "--create"]);
     assert_eq!(put(&s, "/tables/v", &json!({"families": [{"name": "f", "max_versions": 5}]})).0, 201);
     let versions = |s: &rowsearch_tests::Server| -> Vec<u64> {
@@ -181,7 +181,7 @@ fn http_and_cli_exact_deletes_remove_one_version() {
 /// not write the others through it.
 #[test]
 fn http_mutate_across_tables_is_all_or_nothing_and_keeps_each_keys_tables() {
-    let t = TestDir::new();
+    let t = super::dir();
     let master = "a-master-key-of-enough-bytes";
     let s = t.serve(&["serve", "--create", "--master-key", master]);
     let auth = [("Authorization", format!("Bearer {master}"))];

@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde_json::{Value, json};
 
 use super::keys::{MASTER, call, code, make_key};
-use rowsearch_tests::{TestDir, stderr};
+use rowsearch_tests::stderr;
 
 fn fixture(name: &str) -> String {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures").join(name).to_str().unwrap().to_owned()
@@ -42,7 +42,7 @@ fn collapsed(s: &rowsearch_tests::Server, q: &str, sort: &str, limit: usize) -> 
 
 #[test]
 fn http_collapse_by_thread_equals_grouping_the_plain_hits_and_threads_read_as_trees() {
-    let t = TestDir::new();
+    let t = super::dir();
     for dir in [fixture("threads/maildir"), fixture("mail/maildir")] {
         let out = t.run(&["ingest", &dir]);
         assert!(out.status.success(), "{}", stderr(&out));

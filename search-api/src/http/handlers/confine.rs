@@ -2,7 +2,7 @@
 //! "Access keys"): what a handler checks before it answers, so a key
 //! confined to some partitions never sees or changes another's rows.
 
-use rowsearch_store::{ErrorKind, ReadTxn, Store, TableSchema};
+use rowsearch_store::{ErrorKind, ReadTxn, TableSchema, TableStore};
 
 use crate::http::error::{ApiError, Refusal};
 use crate::http::state::State;
@@ -70,23 +70,52 @@ pub(super) fn sees_row(
     }
     match rtxn.key_partition(table, key) {
         Ok(Some(partition)) => Ok(access.may_see(&partition)),
-        Ok(None) => Err(Refusal::Forbidden(format!(
-            "table {table:?} is not partitioned by its row keys: a key confined to partitions may not read its rows"
-        ))
-        .into()),
+        Ok(None) => Err(not_by_key(table)),
         // A key its table's typed key does not decode is no row of a
         // partition the key may see.
         Err(_) => Ok(false),
     }
 }
 
-/// Refuses a write to row `key` outside the key's partitions (a read
-/// transaction only for a confined key).
-pub(super) fn may_write_row(access: &Access, store: &Store, table: &str, key: &[u8]) -> Result<(), ApiError> {
-    match access.partitions() {
-        None => Ok(()),
-        Some(_) => may_write(access, &store.begin_read()?, table, key),
+/// Whether `access` may see row `key` of `table` wherever the table lives
+/// (its schema read only for a confined key), as [`sees_row`].
+pub(super) fn sees_key(
+    access: &Access,
+    tables: &dyn TableStore,
+    table: &str,
+    key: &[u8],
+) -> Result<bool, ApiError> {
+    if access.partitions().is_none() {
+        return Ok(true);
     }
+    let schema = tables.schema(table)?;
+    match rowsearch_store::key_partition_of(table, &schema, key) {
+        Ok(Some(partition)) => Ok(access.may_see(&partition)),
+        Ok(None) => Err(not_by_key(table)),
+        Err(_) => Ok(false),
+    }
+}
+
+fn not_by_key(table: &str) -> ApiError {
+    Refusal::Forbidden(format!(
+        "table {table:?} is not partitioned by its row keys: a key confined to partitions may not read its rows"
+    ))
+    .into()
+}
+
+/// Refuses a write to row `key` outside the key's partitions, wherever the
+/// table lives.
+pub(super) fn may_write_row(
+    access: &Access,
+    tables: &dyn TableStore,
+    table: &str,
+    key: &[u8],
+) -> Result<(), ApiError> {
+    if sees_key(access, tables, table, key)? { Ok(()) } else { Err(outside()) }
+}
+
+fn outside() -> ApiError {
+    Refusal::Forbidden("this key may not write rows outside its partitions".into()).into()
 }
 
 /// Refuses a write to row `key` outside the key's partitions.
@@ -96,11 +125,7 @@ pub(super) fn may_write(
     table: &str,
     key: &[u8],
 ) -> Result<(), ApiError> {
-    if sees_row(access, rtxn, table, key)? {
-        Ok(())
-    } else {
-        Err(Refusal::Forbidden("this key may not write rows outside its partitions".into()).into())
-    }
+    if sees_row(access, rtxn, table, key)? { Ok(()) } else { Err(outside()) }
 }
 
 /// For a scan by a confined key: the key prefix that keeps it inside one

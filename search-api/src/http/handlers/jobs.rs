@@ -10,7 +10,6 @@ use warp::http::StatusCode;
 
 use super::{Answer, json_reply, ok};
 use crate::http::error::{Refusal, hide_data_path, hide_path};
-use crate::http::jobs::ReindexFrom;
 use crate::http::params::Params;
 use crate::http::state::State;
 use crate::keys::Access;
@@ -26,17 +25,9 @@ pub(crate) fn reindex(st: &State, t: &str, p: &Params) -> Answer {
     if schema.search.is_none() {
         return Err(rowsearch_store::Error::from(ErrorKind::NotSearchable { table: t.to_owned() }).into());
     }
-    // Over HBase the rows are read from HBase, region by region, and the
-    // generations written in the local data directory (as `rowsearch
-    // --hbase ... reindex`).
-    let from = match &st.hbase {
-        Some(hbase) => ReindexFrom::Source(
-            Arc::clone(hbase) as Arc<dyn rowsearch_store::RowSource>,
-            st.store().path().to_owned(),
-        ),
-        None => ReindexFrom::Store(Arc::clone(st.store())),
-    };
-    match st.jobs.start_reindex(from, t, mode) {
+    // Wherever the tables live (over HBase the rows are read from HBase,
+    // region by region), the generations go to the local data directory.
+    match st.jobs.start_reindex(st.searcher.live().home(), t, mode) {
         Ok(job) => Ok(json_reply(&json!({"job": job}), StatusCode::ACCEPTED)),
         Err(running) => Err(Refusal::ReindexRunning { job: running, table: t.to_owned() }.into()),
     }

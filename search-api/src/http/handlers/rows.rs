@@ -32,76 +32,64 @@ impl RowAt {
     }
 }
 
-/// `PUT /tables/{t}/rows/{key}` (or `?key_fields=`).
+/// `PUT /tables/{t}/rows/{key}` (or `?key_fields=`): the row's cells
+/// written wherever the table lives; 200 with the write's `seq`.
 pub(crate) fn put(st: &State, access: &Access, t: &str, at: &RowAt, p: &Params, body: &[u8]) -> Answer {
     let key = at.key(st, t, p)?;
-    if let Some(hbase) = &st.hbase {
-        confine::whole_table(access, "a write of a table in HBase")?;
-        let body: RowRequest = parse_json(body)?;
-        hbase.put_rows(t, &[(key, body.cells(p.encoding()?)?)])?;
-        // The time it was written by: a feed position of HBase's tables.
-        return ok(json!({"seq": hbase_now_ms()}));
-    }
-    confine::may_write_row(access, st.store(), t, &key)?;
+    confine::may_write_row(access, st.tables(), t, &key)?;
     let body: RowRequest = parse_json(body)?;
-    let info = st.store().put(t, &key, body.cells(p.encoding()?)?)?;
-    ok(json!({"seq": info.last_seq}))
+    let seq = st.tables().put_rows(t, &[(key, body.cells(p.encoding()?)?)])?;
+    ok(json!({"seq": seq}))
 }
 
 /// `GET /tables/{t}/rows/{key}` (or `?key_fields=`).
 pub(crate) fn get(st: &State, access: &Access, t: &str, at: &RowAt, p: &Params) -> Answer {
     let key = at.key(st, t, p)?;
-    if let Some(hbase) = &st.hbase {
-        confine::whole_table(access, "a read of a table in HBase")?;
-        let read = read_options(p)?;
-        let schema = hbase.tables().schema(t)?;
-        return match rowsearch_store::RowSource::rows(&**hbase, t, &[&key], &read)?.pop().flatten() {
-            Some(row) => ok(row_json_in(&row, schema.row_key.as_ref(), p.encoding()?)),
-            None => Err(Refusal::RowNotFound.into()),
-        };
-    }
-    let rtxn = st.store().begin_read()?;
-    let schema = rtxn.schema(t)?;
     // A row of a partition the key may not see is no row at all to it.
-    if !confine::sees_row(access, &rtxn, t, &key)? {
+    if !confine::sees_key(access, st.tables(), t, &key)? {
         return Err(Refusal::RowNotFound.into());
     }
-    match rtxn.get(t, &key, &read_options(p)?)? {
+    let read = read_options(p)?;
+    // The store reads in one snapshot with every read option; elsewhere
+    // the place's newest versions of the columns asked.
+    let (row, schema) = match st.tables().store() {
+        Some(store) => {
+            let rtxn = store.begin_read()?;
+            (rtxn.get(t, &key, &read)?, rtxn.schema(t)?)
+        }
+        None => {
+            let tables = st.tables();
+            let row = tables.rows(t, &[&key], &read)?.pop().flatten().filter(|r| !r.cells.is_empty());
+            (row, tables.schema(t)?)
+        }
+    };
+    match row {
         Some(row) => ok(row_json_in(&row, schema.row_key.as_ref(), p.encoding()?)),
         None => Err(Refusal::RowNotFound.into()),
     }
 }
 
 /// `DELETE /tables/{t}/rows/{key}` (or `?key_fields=`): the row, or the
-/// `columns` given; 200 with the commit's `seq`.
+/// `columns` given; 200 with the write's `seq`.
 pub(crate) fn delete(st: &State, access: &Access, t: &str, at: &RowAt, p: &Params) -> Answer {
     let key = at.key(st, t, p)?;
-    if let Some(hbase) = &st.hbase {
-        confine::whole_table(access, "a delete in a table in HBase")?;
-        if !p.all("columns").is_empty() || p.get("timestamp").is_some() {
+    confine::may_write_row(access, st.tables(), t, &key)?;
+    let whats =
+        deletes(&columns_of(p.encoding()?, &p.all("columns"))?, p.number("timestamp")?, p.flag("exact")?)?;
+    let Some(store) = st.tables().store() else {
+        if whats != [Delete::Row { up_to: None }] {
             return Err(ApiError::bad_request(
                 "over HBase a delete takes the whole row (no columns or timestamp)",
             ));
         }
-        hbase.delete_row(t, &key)?;
-        return ok(json!({"seq": hbase_now_ms()}));
-    }
-    confine::may_write_row(access, st.store(), t, &key)?;
+        return ok(json!({"seq": st.tables().delete_row(t, &key)?}));
+    };
     let mut batch = Batch::new();
-    for what in
-        deletes(&columns_of(p.encoding()?, &p.all("columns"))?, p.number("timestamp")?, p.flag("exact")?)?
-    {
+    for what in whats {
         batch.delete(t, key.clone(), what);
     }
-    let info = st.store().apply(&batch)?;
+    let info = store.apply(&batch)?;
     ok(json!({"seq": info.last_seq}))
-}
-
-/// The time now (ms): the feed position a write to HBase is below.
-fn hbase_now_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
 /// `POST /tables/{t}/mutate`: puts and deletes in one atomic batch.
@@ -121,9 +109,9 @@ pub(crate) fn mutate(
     let enc = p.encoding()?;
     // The embedded store is all or nothing whatever `atomic` says.
     let atomic = p.get("atomic").is_none() || p.flag("atomic")?;
-    if let Some(hbase) = &st.hbase {
-        return mutate_over_hbase(hbase, access, route_table, p, &raw, atomic);
-    }
+    let Some(store) = st.tables().store() else {
+        return mutate_per_row(st.tables(), access, route_table, p, &raw, atomic);
+    };
     let table_of = |named: &Option<String>| table_of(access, route_table, named);
     // Read when a mutation first names its row by fields: a body that
     // does not parse is a 400 before the table is looked at.
@@ -133,7 +121,7 @@ pub(crate) fn mutate(
             (Some(key), None) => binary(enc, "key", key),
             (None, Some(fields)) => {
                 if !schemas.contains_key(t) {
-                    schemas.insert(t.to_owned(), st.store().schema(t)?);
+                    schemas.insert(t.to_owned(), store.schema(t)?);
                 }
                 Ok(key_from_fields(&schemas[t], t, &fields.to_string())?)
             }
@@ -149,11 +137,11 @@ pub(crate) fn mutate(
     // partitions) is kept here and ends the transaction.
     let mut failed: Option<ApiError> = None;
     let mut tables = std::collections::BTreeSet::new();
-    let written = st.store().apply_each(&mut |sink| {
+    let written = store.apply_each(&mut |sink| {
         let mut batch = Batch::new();
         let mut flush = |batch: &mut Batch| -> Result<(), ApiError> {
             if access.partitions().is_some() {
-                let rtxn = st.store().begin_read()?;
+                let rtxn = store.begin_read()?;
                 for m in &batch.mutations {
                     confine::may_write(access, &rtxn, m.table(), m.row())?;
                 }
@@ -199,7 +187,7 @@ pub(crate) fn mutate(
     };
     if let (0, Some(t)) = (info.rows, route_table) {
         // No mutation named the table: it must exist all the same.
-        st.store().table_id(t)?;
+        store.table_id(t)?;
     }
     ok(json!({"rows": info.rows, "seq": info.last_seq, "tables": tables, "atomicity": "batch"}))
 }
@@ -238,22 +226,22 @@ enum RowWrite {
 /// Puts of consecutive rows of one table written in one call.
 const HBASE_PUT_GROUP: usize = 500;
 
-/// `mutate` over HBase, whose atomicity is per row: the whole body is read
+/// `mutate` where the tables' place is atomic per row (HBase): the whole
+/// body is read
 /// and checked first (a bad mutation writes nothing); each row's puts are
 /// one put, a row's deletion one delete (a row both put and deleted, or
 /// a delete of some columns, is a 400: HBase would apply them as two
 /// operations). A batch of more than one row is refused unless `atomic`
 /// is false; then the rows are applied in the order they first appear,
 /// and a failure says how many were.
-fn mutate_over_hbase(
-    hbase: &crate::hbase::HbaseSource,
+fn mutate_per_row(
+    tables: &dyn rowsearch_store::TableStore,
     access: &Access,
     route_table: Option<&str>,
     p: &Params,
     raw: &[u8],
     atomic: bool,
 ) -> Answer {
-    confine::whole_table(access, "a write of a table in HBase")?;
     let enc = p.encoding()?;
     let mut rows: Vec<((String, Vec<u8>), RowWrite)> = Vec::new();
     let mut at: std::collections::HashMap<(String, Vec<u8>), usize> = std::collections::HashMap::new();
@@ -263,7 +251,7 @@ fn mutate_over_hbase(
             (Some(key), None) => binary(enc, "key", key),
             (None, Some(fields)) => {
                 if !schemas.contains_key(t) {
-                    schemas.insert(t.to_owned(), hbase.tables().schema(t)?);
+                    schemas.insert(t.to_owned(), tables.schema(t)?);
                 }
                 Ok(key_from_fields(&schemas[t], t, &fields.to_string())?)
             }
@@ -312,17 +300,21 @@ fn mutate_over_hbase(
     if atomic && rows.len() > 1 {
         return Err(Refusal::NotAtomicOverHbase(rows.len()).into());
     }
-    let tables: std::collections::BTreeSet<String> = rows.iter().map(|((t, _), _)| t.clone()).collect();
-    for t in tables.iter().chain(route_table.map(str::to_owned).as_ref()) {
+    let named: std::collections::BTreeSet<String> = rows.iter().map(|((t, _), _)| t.clone()).collect();
+    for t in named.iter().chain(route_table.map(str::to_owned).as_ref()) {
         // Every table named exists, before anything is written.
-        hbase.tables().schema(t)?;
+        tables.schema(t)?;
+    }
+    for ((t, key), _) in &rows {
+        confine::may_write_row(access, tables, t, key)?;
     }
     let total = rows.len();
     let mut applied = 0;
+    let mut seq = 0;
     let mut rows = rows.into_iter().peekable();
     while let Some(((t, key), write)) = rows.next() {
         let (written, result) = match write {
-            RowWrite::Delete => (1, hbase.delete_row(&t, &key)),
+            RowWrite::Delete => (1, tables.delete_row(&t, &key)),
             RowWrite::Put(cells) => {
                 let mut group = vec![(key, cells)];
                 while group.len() < HBASE_PUT_GROUP {
@@ -331,21 +323,24 @@ fn mutate_over_hbase(
                         _ => break,
                     }
                 }
-                (group.len(), hbase.put_rows(&t, &group))
+                (group.len(), tables.put_rows(&t, &group))
             }
         };
-        if let Err(e) = result {
-            let mut e = ApiError::from(e);
-            e.message = format!(
-                "{applied} of the batch's {total} rows were applied (in the order they first appear); the next \
+        match result {
+            Ok(at) => seq = at,
+            Err(e) => {
+                let mut e = ApiError::from(e);
+                e.message = format!(
+                    "{applied} of the batch's {total} rows were applied (in the order they first appear); the next \
                  {written} may or may not be (HBase applies a multi-row put row by row), the rest were not: {}",
-                e.message
-            );
-            return Err(e);
+                    e.message
+                );
+                return Err(e);
+            }
         }
         applied += written;
     }
-    ok(json!({"rows": total, "seq": hbase_now_ms(), "tables": tables, "atomicity": "row"}))
+    ok(json!({"rows": total, "seq": seq, "tables": named, "atomicity": "row"}))
 }
 
 /// `{"cells":[{"column","value","timestamp"?}]}`.

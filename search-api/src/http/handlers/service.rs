@@ -15,10 +15,8 @@ pub(crate) fn health(st: &State) -> Answer {
     let version = env!("CARGO_PKG_VERSION");
     let work = st.work.load();
     let no_path = |reason: &str| hide_data_path(reason, st.store().path());
-    if let Some(hbase) = &st.hbase
-        && let Err(e) = hbase.ping()
-    {
-        let reason = format!("the tables live in HBase, which does not answer: {e}");
+    if let Err(e) = st.tables().ping() {
+        let reason = format!("the tables live in {}, which does not answer: {e}", st.tables().place());
         return ok(json!({"status": "degraded", "reason": reason, "version": version, "work": work}));
     }
     match st.store().health() {

@@ -83,76 +83,64 @@ pub(crate) fn regions(st: &State, access: &Access, t: &str, p: &Params) -> Answe
 /// `PUT /tables/{t}`: 201 when created, 200 when it exists alike.
 pub(crate) fn put(st: &State, t: &str, body: &[u8]) -> Answer {
     let schema: TableSchema = parse_json(body)?;
-    let created = match &st.hbase {
-        Some(hbase) => hbase.create_table(t, &schema)?,
-        None => st.store().create_table(t, &schema)?,
-    };
+    let created = st.tables().create_table(t, &schema)?;
     let status = if created { StatusCode::CREATED } else { StatusCode::OK };
     Ok(json_reply(&json!({"table": t, "created": created}), status))
 }
 
-/// `GET /tables/{t}`: schema and figures.
+/// `GET /tables/{t}`: schema and figures, wherever the table lives. The
+/// embedded store counts rows by a keys-only scan (exact, and linear in
+/// the table; cells and bytes from LMDB's counters; a disabled table's
+/// rows are not read, so not counted); HBase keeps no counts without a
+/// full scan, so none are given for a table there, and its guarantee and
+/// the tailer's measured lag are said.
 pub(crate) fn get(st: &State, access: &Access, t: &str) -> Answer {
     confine::whole_table(access, "a table's figures")?;
-    if let Some(hbase) = &st.hbase {
-        return get_over_hbase(st, hbase, t);
-    }
-    let schema = st.store().schema(t)?;
-    let stats = st.store().stats(t)?;
-    let regions = st.store().regions(t)?.len();
-    // Rows are counted by a keys-only scan: exact, and linear in the table
-    // (cells and bytes come from LMDB's counters); a disabled table's rows
-    // are not read, so not counted.
-    let enabled = st.store().is_table_enabled(t)?;
-    let rows = match enabled {
-        true => Some(st.store().count(t, &Scan { keys_only: true, ..Scan::new() })?),
-        false => None,
+    let tables = st.tables();
+    let schema = tables.schema(t)?;
+    let regions = tables.regions(t)?.len();
+    let enabled = tables.is_enabled(t)?;
+    let index = st.index_figures(t).map(|(generation, bytes, when)| {
+        json!({"generation": generation, "bytes": bytes, "updated_unix_seconds": when})
+    });
+    let freshness = st.freshness(t);
+    let (stats, source, guarantee) = match tables.store() {
+        Some(store) => {
+            let figures = store.stats(t)?;
+            let rows = match enabled {
+                true => Some(store.count(t, &Scan { keys_only: true, ..Scan::new() })?),
+                false => None,
+            };
+            let stats = json!({"rows": rows, "cells": figures.cells, "bytes": figures.bytes});
+            let guarantee = json!({"kind": "snapshot",
+                "detail": "a search reflects every write committed before it began, from any process"});
+            (stats, json!({"kind": "store"}), guarantee)
+        }
+        None => {
+            let place = tables.place();
+            let refresh_ms = st.searcher.refresher().and_then(|r| r.interval()).map(|i| i.as_millis() as u64);
+            let guarantee = json!({"kind": "read_your_writes",
+                "detail": "writes made through this server are searchable at once; writes by other \
+                           HBase clients once the tailer has read them (every refresh, reading each \
+                           table's cells newer than its watermark less a 2 s margin for clock skew)",
+                "refresh_ms": refresh_ms,
+                "lag_ms": freshness.as_ref().map(|f| f.lag_ms)});
+            let stats = json!({"rows": null, "cells": null, "bytes": null});
+            (stats, json!({"kind": place.kind, "gateway": place.at}), guarantee)
+        }
     };
-    let index = st.index_figures(t);
-    let freshness = st.freshness(t).map(|f| {
-        json!({"store_seq": f.store_seq, "index_seq": f.index_seq, "lag_rows": f.lag_rows, "lag_ms": f.lag_ms})
-    });
+    let mut stats = stats;
+    stats["regions"] = json!(regions);
+    stats["index"] = json!(index);
     ok(json!({
         "name": t,
         "enabled": enabled,
         "schema": schema,
-        "stats": {"rows": rows, "cells": stats.cells, "bytes": stats.bytes, "regions": regions,
-                  "index": index.map(|(generation, bytes, when)| json!({
-                      "generation": generation, "bytes": bytes, "updated_unix_seconds": when}))},
-        "freshness": freshness,
-        "guarantee": {"kind": "snapshot",
-                      "detail": "a search reflects every write committed before it began, from any process"},
-    }))
-}
-
-/// `GET /tables/{t}` of a table in HBase: its schema, regions, the
-/// guarantee and the tailer's lag as measured (no counts: HBase keeps
-/// none without a full scan).
-fn get_over_hbase(st: &State, hbase: &crate::hbase::HbaseSource, t: &str) -> Answer {
-    use rowsearch_store::RowSource as _;
-    let schema = hbase.schema(t)?;
-    let regions = hbase.regions(t)?.len();
-    let enabled = hbase.is_enabled(t)?;
-    let index = st.index_figures(t);
-    let freshness = st.freshness(t).map(|f| {
-        json!({"store_seq": f.store_seq, "index_seq": f.index_seq, "lag_rows": f.lag_rows, "lag_ms": f.lag_ms})
-    });
-    let refresh_ms = st.searcher.refresher().and_then(|r| r.interval()).map(|i| i.as_millis() as u64);
-    ok(json!({
-        "name": t,
-        "enabled": enabled,
-        "schema": schema,
-        "source": {"kind": "hbase", "gateway": hbase.tables().addr()},
-        "stats": {"rows": null, "cells": null, "bytes": null, "regions": regions,
-                  "index": index.map(|(generation, bytes, when)| json!({
-                      "generation": generation, "bytes": bytes, "updated_unix_seconds": when}))},
-        "freshness": freshness,
-        "guarantee": {"kind": "read_your_writes",
-                      "detail": "writes made through this server are searchable at once; writes by other \
-                                 HBase clients once the tailer has read them (every refresh, reading each \
-                                 table's cells newer than its watermark less a 2 s margin for clock skew)",
-                      "refresh_ms": refresh_ms,
-                      "lag_ms": st.freshness(t).map(|f| f.lag_ms)},
+        "source": source,
+        "stats": stats,
+        "freshness": freshness.map(|f| json!({"store_seq": f.store_seq, "index_seq": f.index_seq,
+                                              "lag_rows": f.lag_rows, "lag_ms": f.lag_ms})),
+        "guarantee": guarantee,
     }))
 }
 
@@ -183,13 +171,7 @@ pub(crate) fn set_enabled(st: &State, t: &str, enabled: bool) -> Answer {
 
 /// `DELETE /tables/{t}`: rows, keyword rows, indexes and generations.
 pub(crate) fn delete(st: &State, t: &str) -> Answer {
-    match &st.hbase {
-        Some(hbase) => {
-            hbase.drop_table(t)?;
-            rowsearch_indexer::IndexDir::new(st.store().path(), t).remove_all()?;
-        }
-        None => rowsearch_indexer::drop_table(st.store(), t)?,
-    }
+    rowsearch_indexer::drop_table(st.searcher.live().home().place(), t)?;
     st.searcher.forget(t);
     Ok(StatusCode::NO_CONTENT.into_response())
 }

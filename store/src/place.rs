@@ -1,0 +1,204 @@
+//! Where tables live: the one seam between rowsearch and the place its
+//! tables are kept. [`RowSource`] is its read half (what the indexer and
+//! the searcher read); [`TableStore`] adds what the HTTP routes, the
+//! commands and the ingest need beside it: pages of scans, counts, table
+//! state, and the write half (create and drop tables, put and delete
+//! rows, read every version for an export).
+//!
+//! The embedded [`Store`] implements it with its transactions; a place
+//! elsewhere (an Apache HBase cluster, in the server crate) with that
+//! place's own operations, giving the same answers where it can and saying
+//! where it cannot. What only the embedded store keeps (secondary indexes,
+//! the change feed and its consumers, backups, all-or-nothing batches of
+//! many rows) is reached through [`TableStore::store`]: `None` elsewhere,
+//! which the callers check in one place each and answer with a reason.
+
+use crate::Result;
+use crate::cell::{PutCell, Row};
+use crate::read::ReadOptions;
+use crate::schema::TableSchema;
+use crate::source::RowSource;
+use crate::store::Store;
+use crate::{Batch, Delete};
+
+/// What kind of place tables live in, for answers and messages.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlaceInfo {
+    /// `store` (the embedded store) or `hbase`.
+    pub kind: &'static str,
+    /// Where: the data directory, or the HBase gateway's `HOST:PORT`.
+    pub at: String,
+}
+
+impl std::fmt::Display for PlaceInfo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.kind {
+            "store" => write!(f, "the store at {}", self.at),
+            "hbase" => write!(f, "HBase at {}", self.at),
+            kind => write!(f, "{kind} at {}", self.at),
+        }
+    }
+}
+
+/// Where tables live, read, administered and written (see the module
+/// docs).
+pub trait TableStore: RowSource {
+    /// What and where the place is.
+    fn place(&self) -> PlaceInfo;
+
+    /// The embedded store itself, for what only it keeps (secondary
+    /// indexes, the change feed, backups, atomic batches of many rows,
+    /// prepared batches); `None` for a place elsewhere.
+    fn store(&self) -> Option<&Store> {
+        None
+    }
+
+    /// Whether the place answers (the store: always; HBase: one call).
+    ///
+    /// # Errors
+    /// The place's own failure to answer.
+    fn ping(&self) -> Result<()> {
+        Ok(())
+    }
+
+    /// A page of `scan` over `table`, stopped when `cancel` fires.
+    ///
+    /// # Errors
+    /// As [`crate::ReadTxn::scan`]; the source's own failures.
+    fn scan_page(&self, table: &str, scan: &crate::Scan, cancel: &crate::Cancel) -> Result<crate::ScanPage>;
+
+    /// The rows `scan` selects (as [`crate::ReadTxn::count_until`]).
+    ///
+    /// # Errors
+    /// As [`Self::scan_page`].
+    fn count(&self, table: &str, scan: &crate::Scan, cancel: &crate::Cancel) -> Result<u64>;
+
+    /// Enables or disables `table` (HBase's `enable` and `disable`);
+    /// whether its state changed.
+    ///
+    /// # Errors
+    /// `UnknownTable`; the source's own failures.
+    fn set_table_enabled(&self, table: &str, enabled: bool) -> Result<bool>;
+
+    /// Sets the fields a searchable table's documents carry by default
+    /// ([`TableSchema::with_display`]); whether it changed.
+    ///
+    /// # Errors
+    /// As [`TableSchema::with_display`]; `UnknownTable`; the source's own.
+    fn set_display(&self, table: &str, display: Option<Vec<String>>) -> Result<bool>;
+
+    /// Creates `table` with `schema` (its keyword rows and threads kept
+    /// from then on); `false` when an identical one exists.
+    ///
+    /// # Errors
+    /// As [`Store::create_table`]; a schema the place cannot keep (HBase:
+    /// secondary indexes, until they are kept there).
+    fn create_table(&self, table: &str, schema: &TableSchema) -> Result<bool>;
+
+    /// Drops `table`, its rows and what rowsearch keeps of it.
+    ///
+    /// # Errors
+    /// `UnknownTable`; the place's own failures.
+    fn drop_table(&self, table: &str) -> Result<()>;
+
+    /// Writes `rows` of `table` (each its cells onto what the row holds,
+    /// a cell without a timestamp at the write's time) with their keyword
+    /// rows and threads. The store writes them in one transaction; HBase
+    /// row by row. Returns the write's sequence (the store's feed; HBase's
+    /// clock, ms), for a read that must see it (`min_seq`).
+    ///
+    /// # Errors
+    /// As [`Store::apply`]; the place's own failures.
+    fn put_rows(&self, table: &str, rows: &[(Vec<u8>, Vec<PutCell>)]) -> Result<u64>;
+
+    /// Deletes row `key` of `table` whole (its keyword rows; its ids left
+    /// as ghosts in their threads). Returns the write's sequence.
+    ///
+    /// # Errors
+    /// As [`Self::put_rows`].
+    fn delete_row(&self, table: &str, key: &[u8]) -> Result<u64>;
+
+    /// The rows of `table` from `start` on (inclusive), in key order, each
+    /// with every version of its cells, to `f`, after `opened` got the
+    /// table's schema and, from the store, the last sequence of the
+    /// snapshot they are read from (HBase: `None`, it has no snapshot).
+    ///
+    /// # Errors
+    /// `UnknownTable`; the place's own failures; what `opened` or `f`
+    /// return.
+    fn each_version(
+        &self,
+        table: &str,
+        start: Option<&[u8]>,
+        opened: &mut dyn FnMut(TableSchema, Option<u64>) -> Result<()>,
+        f: &mut dyn FnMut(Row) -> Result<()>,
+    ) -> Result<()>;
+}
+
+impl TableStore for Store {
+    fn place(&self) -> PlaceInfo {
+        PlaceInfo { kind: "store", at: self.path().display().to_string() }
+    }
+
+    fn store(&self) -> Option<&Store> {
+        Some(self)
+    }
+
+    fn scan_page(&self, table: &str, scan: &crate::Scan, cancel: &crate::Cancel) -> Result<crate::ScanPage> {
+        let rtxn = self.begin_read()?;
+        rtxn.scan(table, scan)?.cancel_on(cancel.clone()).into_page()
+    }
+
+    fn count(&self, table: &str, scan: &crate::Scan, cancel: &crate::Cancel) -> Result<u64> {
+        self.begin_read()?.count_until(table, scan, cancel)
+    }
+
+    fn set_table_enabled(&self, table: &str, enabled: bool) -> Result<bool> {
+        Store::set_table_enabled(self, table, enabled)
+    }
+
+    fn set_display(&self, table: &str, display: Option<Vec<String>>) -> Result<bool> {
+        Store::set_display(self, table, display)
+    }
+
+    fn create_table(&self, table: &str, schema: &TableSchema) -> Result<bool> {
+        Store::create_table(self, table, schema)
+    }
+
+    fn drop_table(&self, table: &str) -> Result<()> {
+        Store::drop_table(self, table)
+    }
+
+    fn put_rows(&self, table: &str, rows: &[(Vec<u8>, Vec<PutCell>)]) -> Result<u64> {
+        let mut batch = Batch::new();
+        for (key, cells) in rows {
+            batch.put(table, key.clone(), cells.clone());
+        }
+        let info = self.apply(&batch)?;
+        Ok(info.last_seq.unwrap_or(0))
+    }
+
+    fn delete_row(&self, table: &str, key: &[u8]) -> Result<u64> {
+        let info = self.delete(table, key, Delete::Row { up_to: None })?;
+        Ok(info.last_seq.unwrap_or(0))
+    }
+
+    fn each_version(
+        &self,
+        table: &str,
+        start: Option<&[u8]>,
+        opened: &mut dyn FnMut(TableSchema, Option<u64>) -> Result<()>,
+        f: &mut dyn FnMut(Row) -> Result<()>,
+    ) -> Result<()> {
+        let rtxn = self.begin_read()?;
+        opened(rtxn.schema(table)?, Some(rtxn.next_seq()?.saturating_sub(1)))?;
+        let mut scan = crate::Scan::new().read(ReadOptions::default().versions(crate::ALL_VERSIONS));
+        if let Some(start) = start {
+            scan = scan.start(start.to_vec());
+        }
+        for row in rtxn.scan(table, &scan)? {
+            f(row?)?;
+        }
+        Ok(())
+    }
+}
