@@ -82,6 +82,10 @@ write_conf() {
   <property><name>hbase.regionserver.hostname</name><value>localhost</value></property>
   <property><name>hbase.unsafe.stream.capability.enforce</name><value>false</value></property>
   <property><name>hbase.tmp.dir</name><value>$dir/tmp</value></property>
+  <!-- Many small tables (the HTTP suite over HBase makes a namespace per
+       test): no 2 MB memstore chunk per region, a small block cache. -->
+  <property><name>hbase.hregion.memstore.mslab.enabled</name><value>false</value></property>
+  <property><name>hfile.block.cache.size</name><value>0.1</value></property>
 </configuration>
 XML
     cat > "$dir/conf/log4j.properties" <<'PROPS'
@@ -136,7 +140,7 @@ start() {
     local zk thrift thrift2
     zk=$(free_port); thrift=$(free_port); thrift2=$(free_port)
     write_conf "$zk"
-    launch master "${HBASE_HEAP:-1g}" org.apache.hadoop.hbase.master.HMaster start
+    launch master "${HBASE_HEAP:-2g}" org.apache.hadoop.hbase.master.HMaster start
     launch thrift "${HBASE_THRIFT_HEAP:-384m}" org.apache.hadoop.hbase.thrift.ThriftServer -b 127.0.0.1 -p "$thrift" start
     launch thrift2 "${HBASE_THRIFT_HEAP:-384m}" org.apache.hadoop.hbase.thrift2.ThriftServer -b 127.0.0.1 -p "$thrift2" start
     printf 'thrift=127.0.0.1:%s\nthrift2=127.0.0.1:%s\nzookeeper=127.0.0.1:%s\n' "$thrift" "$thrift2" "$zk" \

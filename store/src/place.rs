@@ -73,6 +73,22 @@ pub trait TableStore: RowSource {
     /// As [`Self::scan_page`].
     fn count(&self, table: &str, scan: &crate::Scan, cancel: &crate::Cancel) -> Result<u64>;
 
+    /// Row `key` of `table` as `read` selects it (columns, versions, time
+    /// ranges), `None` when it holds no such cells: by default a scan of
+    /// the one key (HBase reads it so, every read option pushed down); the
+    /// store reads it in one snapshot.
+    ///
+    /// # Errors
+    /// As [`Self::scan_page`].
+    fn get(&self, table: &str, key: &[u8], read: &ReadOptions) -> Result<Option<Row>> {
+        let scan = crate::Scan::new()
+            .start(key.to_vec())
+            .stop([key, &[0u8][..]].concat())
+            .read(read.clone())
+            .limit(1);
+        Ok(self.scan_page(table, &scan, &crate::Cancel::never())?.rows.pop())
+    }
+
     /// Enables or disables `table` (HBase's `enable` and `disable`);
     /// whether its state changed.
     ///
@@ -111,12 +127,16 @@ pub trait TableStore: RowSource {
     /// As [`Store::apply`]; the place's own failures.
     fn put_rows(&self, table: &str, rows: &[(Vec<u8>, Vec<PutCell>)]) -> Result<u64>;
 
-    /// Deletes row `key` of `table` whole (its keyword rows; its ids left
-    /// as ghosts in their threads). Returns the write's sequence.
+    /// Deletes what `whats` names of row `key` of `table` (the row, a
+    /// family, columns, one version; its keyword rows put right; a row
+    /// left with no cells leaves its ids as ghosts in their threads). The
+    /// store in one transaction, without tombstones; HBase with its own
+    /// deletes (tombstones: a later put with an older timestamp stays
+    /// hidden). Returns the write's sequence.
     ///
     /// # Errors
     /// As [`Self::put_rows`].
-    fn delete_row(&self, table: &str, key: &[u8]) -> Result<u64>;
+    fn delete(&self, table: &str, key: &[u8], whats: &[Delete]) -> Result<u64>;
 
     /// The rows of `table` from `start` on (inclusive), in key order, each
     /// with every version of its cells, to `f`, after `opened` got the
@@ -153,6 +173,10 @@ impl TableStore for Store {
         self.begin_read()?.count_until(table, scan, cancel)
     }
 
+    fn get(&self, table: &str, key: &[u8], read: &ReadOptions) -> Result<Option<Row>> {
+        self.begin_read()?.get(table, key, read)
+    }
+
     fn set_table_enabled(&self, table: &str, enabled: bool) -> Result<bool> {
         Store::set_table_enabled(self, table, enabled)
     }
@@ -178,9 +202,12 @@ impl TableStore for Store {
         Ok(info.last_seq.unwrap_or(0))
     }
 
-    fn delete_row(&self, table: &str, key: &[u8]) -> Result<u64> {
-        let info = self.delete(table, key, Delete::Row { up_to: None })?;
-        Ok(info.last_seq.unwrap_or(0))
+    fn delete(&self, table: &str, key: &[u8], whats: &[Delete]) -> Result<u64> {
+        let mut batch = Batch::new();
+        for what in whats {
+            batch.delete(table, key.to_vec(), what.clone());
+        }
+        Ok(self.apply(&batch)?.last_seq.unwrap_or(0))
     }
 
     fn each_version(

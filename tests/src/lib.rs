@@ -59,6 +59,20 @@ pub struct TestDir {
     hbase: Option<String>,
 }
 
+impl Drop for TestDir {
+    /// Over HBase, the test's namespace goes with it (its tables and
+    /// regions would otherwise pile up in the one HBase of the run).
+    fn drop(&mut self) {
+        if let Some(hbase) = &self.hbase {
+            let mut client =
+                rowsearch::thrift::HbaseClient::new(hbase.as_str(), std::time::Duration::from_secs(60));
+            if let Err(e) = client.drop_namespace() {
+                eprintln!("dropping the test's HBase namespace {hbase}: {e}");
+            }
+        }
+    }
+}
+
 impl Default for TestDir {
     fn default() -> Self {
         Self::new()

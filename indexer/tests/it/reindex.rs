@@ -493,8 +493,13 @@ impl rowsearch_indexer::store::TableStore for Foreign<'_> {
     ) -> rowsearch_indexer::store::Result<u64> {
         rowsearch_indexer::store::TableStore::put_rows(self.0, table, rows)
     }
-    fn delete_row(&self, table: &str, key: &[u8]) -> rowsearch_indexer::store::Result<u64> {
-        rowsearch_indexer::store::TableStore::delete_row(self.0, table, key)
+    fn delete(
+        &self,
+        table: &str,
+        key: &[u8],
+        whats: &[rowsearch_indexer::store::Delete],
+    ) -> rowsearch_indexer::store::Result<u64> {
+        rowsearch_indexer::store::TableStore::delete(self.0, table, key, whats)
     }
     fn each_version(
         &self,

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
-use rowsearch::store::{Batch, Column, Delete, Filter, PutCell, Scan, ScanCursor, TableSchema};
+use rowsearch::store::{Column, Delete, Filter, PutCell, Scan, ScanCursor, TableSchema};
 
 use super::args::{Args, DataCommand, ScanArgs, UsageError};
 use super::common::{bytes, read_options};
@@ -45,18 +45,7 @@ pub(super) fn run(args: &Args, command: &DataCommand, out: &mut impl Write) -> R
             let key = row_key(&*tables, table, key.as_deref(), key_fields.as_deref())?;
             let read = read_options(read)?;
             let schema = tables.schema(table)?;
-            let row = match tables.store() {
-                Some(store) => store.get(table, &key, &read)?,
-                None if read != rowsearch::store::ReadOptions::default() => {
-                    return Err(UsageError(
-                        "get --hbase reads the newest cell of each column; --columns, --versions and time \
-                         ranges are not read from HBase yet: read them with the embedded store or HBase's shell"
-                            .into(),
-                    )
-                    .into());
-                }
-                None => tables.rows(table, &[&key], &read)?.pop().flatten().filter(|r| !r.cells.is_empty()),
-            };
+            let row = tables.get(table, &key, &read)?;
             match row {
                 Some(row) => writeln!(out, "{}", row_json(&row, schema.row_key.as_ref()))?,
                 None => {
@@ -66,9 +55,9 @@ pub(super) fn run(args: &Args, command: &DataCommand, out: &mut impl Write) -> R
             }
         }
         DataCommand::Delete { table, key, columns, timestamp, key_fields, exact } => {
-            let store = place::store_only(args, "delete", false)?;
-            let key = row_key(&store, table, key.as_deref(), key_fields.as_deref())?;
-            let mut batch = Batch::new();
+            let tables = place::tables(args, false)?;
+            let key = row_key(&*tables, table, key.as_deref(), key_fields.as_deref())?;
+            let mut whats = Vec::new();
             if columns.is_empty() {
                 if *exact {
                     return Err(UsageError(
@@ -76,7 +65,7 @@ pub(super) fn run(args: &Args, command: &DataCommand, out: &mut impl Write) -> R
                     )
                     .into());
                 }
-                batch.delete(table.as_str(), key.clone(), Delete::Row { up_to: *timestamp });
+                whats.push(Delete::Row { up_to: *timestamp });
             }
             for c in columns {
                 let what = match (Column::parse(&bytes("--columns", c)?), *exact, *timestamp) {
@@ -94,10 +83,10 @@ pub(super) fn run(args: &Args, command: &DataCommand, out: &mut impl Write) -> R
                         Delete::Column { family, qualifier, up_to }
                     }
                 };
-                batch.delete(table.as_str(), key.clone(), what);
+                whats.push(what);
             }
-            let info = store.apply(&batch)?;
-            writeln!(out, "ok (feed seq {})", info.last_seq.unwrap_or(0))?;
+            let seq = tables.delete(table, &key, &whats)?;
+            writeln!(out, "ok (feed seq {seq})")?;
         }
         DataCommand::Scan(scan) => scan_rows(args, scan, out)?,
         DataCommand::Regions { table, threads } => {
@@ -106,7 +95,7 @@ pub(super) fn run(args: &Args, command: &DataCommand, out: &mut impl Write) -> R
             }
         }
         DataCommand::Display { table, names, all } => {
-            let store = place::store_only(args, "display", false)?;
+            let store = place::tables(args, false)?;
             if *all || !names.is_empty() {
                 // `*`: every field, chosen (an ingest then leaves it).
                 let display = if *all { vec!["*".to_owned()] } else { names.clone() };
@@ -228,11 +217,10 @@ fn put(
         None => (bytes("key", key)?, cells.iter().collect()),
     };
     let cells = put_cells(&cells, timestamp)?;
+    // The write's sequence (over HBase its clock, ms): a `min_seq` for
+    // a search that must see it.
     let seq = tables.put_rows(table, &[(key, cells)])?;
-    match tables.store() {
-        Some(_) => writeln!(out, "ok (feed seq {seq})")?,
-        None => writeln!(out, "ok")?,
-    }
+    writeln!(out, "ok (feed seq {seq})")?;
     Ok(())
 }
 

@@ -38,7 +38,6 @@ pub fn run(args: Args) -> Result<ExitCode> {
     // from `place`.
     let store_only = match &args.command {
         Command::Index(_) => Some("a secondary index"),
-        Command::Keys(_) => Some("an access key command"),
         Command::Move(MoveCommand::CopyTable { .. }) => {
             Some("copy-table (it names HBase with --to-hbase or --from-hbase)")
         }

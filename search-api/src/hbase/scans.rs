@@ -12,7 +12,7 @@ use rowsearch_store::{
     TableStore,
 };
 
-use super::source::HbaseSource;
+use super::source::{HbaseSource, err as store_err};
 use super::tables::HbaseError;
 use crate::thrift::TScanSpec;
 
@@ -30,13 +30,6 @@ fn lower(a: Option<Vec<u8>>, b: Option<Vec<u8>>) -> Option<Vec<u8>> {
     match (a, b) {
         (Some(a), Some(b)) => Some(a.min(b)),
         (a, b) => a.or(b),
-    }
-}
-
-fn store_err(e: HbaseError) -> rowsearch_store::Error {
-    match e {
-        HbaseError::UnknownTable { table } => ErrorKind::UnknownTable { table }.into(),
-        e => rowsearch_store::Error::callback(e),
     }
 }
 
@@ -80,12 +73,31 @@ impl TableStore for HbaseSource {
     /// Row by row, as HBase applies a multi-row put; the sequence is
     /// HBase's clock (ms) once written.
     fn put_rows(&self, table: &str, rows: &[(Vec<u8>, Vec<PutCell>)]) -> rowsearch_store::Result<u64> {
-        HbaseSource::put_rows(self, table, rows).map_err(store_err)?;
+        // What the store would refuse is refused here too, in its order:
+        // a family the table lacks, then a typed key that does not decode.
+        let schema = self.tables().schema(table).map_err(store_err)?;
+        if let Some(c) =
+            rows.iter().flat_map(|(_, c)| c).find(|c| !schema.families.iter().any(|f| f.name == c.family))
+        {
+            let (table, family) = (table.to_owned(), c.family.clone());
+            return Err(ErrorKind::UnknownFamily { table, family }.into());
+        }
+        if let Some(row_key) = &schema.row_key {
+            for (key, _) in rows {
+                row_key.decode(key)?;
+            }
+        }
+        HbaseSource::put_rows(self, table, rows).map_err(|e| self.dropped_meanwhile(table, e))?;
         Ok(super::source::now_ms())
     }
 
-    fn delete_row(&self, table: &str, key: &[u8]) -> rowsearch_store::Result<u64> {
-        HbaseSource::delete_row(self, table, key).map_err(store_err)?;
+    fn delete(
+        &self,
+        table: &str,
+        key: &[u8],
+        whats: &[rowsearch_store::Delete],
+    ) -> rowsearch_store::Result<u64> {
+        HbaseSource::delete_cells(self, table, key, whats).map_err(|e| self.dropped_meanwhile(table, e))?;
         Ok(super::source::now_ms())
     }
 
@@ -162,6 +174,17 @@ impl TableStore for HbaseSource {
 }
 
 impl HbaseSource {
+    /// A write HBase refused because another process dropped the table
+    /// since the catalog was read (kept a second): `UnknownTable`, as the
+    /// embedded store answers; any other failure as it is.
+    fn dropped_meanwhile(&self, table: &str, e: HbaseError) -> rowsearch_store::Error {
+        let refused = matches!(e, HbaseError::Client(crate::thrift::ClientError::Refused { .. }));
+        if refused && matches!(self.tables().client().table_exists(table), Ok(false)) {
+            return ErrorKind::UnknownTable { table: table.to_owned() }.into();
+        }
+        store_err(e)
+    }
+
     /// Each row `scan` selects, in its order, to `each` until it answers
     /// false; HBase returns at most `cap` rows.
     fn scan_rows(
@@ -296,7 +319,7 @@ impl HbaseSource {
             }
             each(as_scanned(row, scan.keys_only))
         };
-        tables.client().scan_spec(table, &spec, page, &mut handed).map_err(|e| store_err(e.into()))?;
+        tables.client().scan_spec(table, &spec, page, &mut handed).map_err(store_err)?;
         if cancelled {
             cancel.check()?;
         }

@@ -44,10 +44,14 @@ pub struct HbaseSource {
     threading: std::sync::Mutex<()>,
 }
 
-fn err(e: impl Into<HbaseError>) -> rowsearch_store::Error {
+pub(super) fn err(e: impl Into<HbaseError>) -> rowsearch_store::Error {
     match e.into() {
         // The store's own kind, so callers handle a missing table alike.
         HbaseError::UnknownTable { table } => rowsearch_store::ErrorKind::UnknownTable { table }.into(),
+        HbaseError::UnknownFamily { table, family } => {
+            rowsearch_store::ErrorKind::UnknownFamily { table, family }.into()
+        }
+        HbaseError::SchemaConflict { table } => rowsearch_store::ErrorKind::SchemaConflict { table }.into(),
         e => rowsearch_store::Error::callback(e),
     }
 }
@@ -150,16 +154,13 @@ impl HbaseSource {
     /// search drops (their rows are not there).
     ///
     /// # Errors
-    /// `UnknownTable`; `Schema` for a family the table lacks; `Client`.
+    /// `UnknownTable`; `UnknownFamily`; `Client`.
     pub fn put_rows(&self, table: &str, rows: &[(Vec<u8>, Vec<PutCell>)]) -> Result<(), HbaseError> {
         let schema = self.tables.schema(table)?;
         if let Some(c) =
             rows.iter().flat_map(|(_, c)| c).find(|c| !schema.families.iter().any(|f| f.name == c.family))
         {
-            return Err(HbaseError::Schema {
-                table: table.to_owned(),
-                reason: format!("no family {:?}", c.family),
-            });
+            return Err(HbaseError::UnknownFamily { table: table.to_owned(), family: c.family.clone() });
         }
         // A threaded table's rows gain their thread column, and rows of
         // threads merged into another theirs, entries written first.
@@ -293,6 +294,59 @@ impl HbaseSource {
             keywords::apply(&mut client, table, &puts, &deletes)?;
         }
         client.delete_row(table, key)?;
+        drop(client);
+        self.tables.record_writes(table, &[key], now_ms())?;
+        Ok(())
+    }
+
+    /// Deletes what `whats` names of row `key` of `table` (columns,
+    /// families, versions, the row up to a time; HBase's tombstones), and
+    /// puts its keyword columns right: the row is read before and after
+    /// (the cells a delete uncovers, older versions, count). A row left
+    /// with no cells leaves its ids as ghosts in their threads. A failure
+    /// between the delete and the keyword columns leaves keyword cells of
+    /// values no longer there, which the next write of the row puts right
+    /// and a reindex does not index (it reads the rows).
+    ///
+    /// # Errors
+    /// As [`Self::put_rows`].
+    pub fn delete_cells(
+        &self,
+        table: &str,
+        key: &[u8],
+        whats: &[rowsearch_store::Delete],
+    ) -> Result<(), HbaseError> {
+        if whats == [rowsearch_store::Delete::Row { up_to: None }] {
+            return self.delete_row(table, key);
+        }
+        let schema = self.tables.schema(table)?;
+        if let Some(w) = whats.iter().find_map(|w| match w {
+            rowsearch_store::Delete::Family { family, .. }
+            | rowsearch_store::Delete::Column { family, .. }
+            | rowsearch_store::Delete::Version { family, .. } => Some(family),
+            rowsearch_store::Delete::Row { .. } => None,
+        }) && !schema.families.iter().any(|f| f.name == *w)
+        {
+            return Err(HbaseError::UnknownFamily { table: table.to_owned(), family: w.clone() });
+        }
+        let mut client = self.tables.client();
+        let kept = schema.search.is_some() && keywords::kept(&mut client, table)?;
+        let old = if kept { client.get_rows(table, &[key])?.pop().flatten() } else { None };
+        for what in whats {
+            client.delete_cells(table, key, what)?;
+        }
+        if kept {
+            let new = client.get_rows(table, &[key])?.pop().flatten();
+            if let (Some(old), None, Some(_)) = (&old, &new, &schema.threads) {
+                drop(client);
+                self.ghost(table, &schema, old)?;
+                client = self.tables.client();
+            }
+            let (puts, deletes) =
+                keywords::changes(table, &schema, &*self.analyzer, &[(old.as_ref(), new.as_ref())])
+                    .map_err(|e| HbaseError::Schema { table: table.to_owned(), reason: e.to_string() })?;
+            keywords::apply(&mut client, table, &puts, &deletes)?;
+        }
         drop(client);
         self.tables.record_writes(table, &[key], now_ms())?;
         Ok(())

@@ -48,6 +48,20 @@ pub enum HbaseError {
         /// Why.
         reason: String,
     },
+    /// A write names a family the table does not have.
+    #[error("table {table:?} has no family {family:?}")]
+    UnknownFamily {
+        /// The table.
+        table: String,
+        /// The family.
+        family: String,
+    },
+    /// The table exists with another schema.
+    #[error("table {table:?} exists with another schema")]
+    SchemaConflict {
+        /// The table.
+        table: String,
+    },
     /// The catalog holds something that is not a schema.
     #[error("the catalog's row for {table:?} does not parse: {detail}")]
     Corrupted {
@@ -61,7 +75,13 @@ pub enum HbaseError {
 impl HbaseError {
     /// True for errors the caller can fix by changing the input.
     pub fn is_user_error(&self) -> bool {
-        matches!(self, HbaseError::UnknownTable { .. } | HbaseError::Schema { .. })
+        matches!(
+            self,
+            HbaseError::UnknownTable { .. }
+                | HbaseError::Schema { .. }
+                | HbaseError::UnknownFamily { .. }
+                | HbaseError::SchemaConflict { .. }
+        )
     }
 }
 
@@ -300,10 +320,7 @@ impl HbaseTables {
         match self.schema(table) {
             Ok(existing) if existing == *schema => return Ok(false),
             Ok(_) => {
-                return Err(HbaseError::Schema {
-                    table: table.to_owned(),
-                    reason: "exists with another schema".into(),
-                });
+                return Err(HbaseError::SchemaConflict { table: table.to_owned() });
             }
             Err(HbaseError::UnknownTable { .. }) => {}
             Err(e) => return Err(e),
@@ -347,6 +364,8 @@ impl HbaseTables {
             client.drop_table(table)?;
         }
         client.delete_row(CATALOG, table.as_bytes())?;
+        // Read again above: gone now for this process at once.
+        self.forget(table);
         Ok(())
     }
 
@@ -358,10 +377,7 @@ impl HbaseTables {
     pub fn put(&self, table: &str, row: &[u8], cells: Vec<PutCell>) -> Result<(), HbaseError> {
         let schema = self.schema(table)?;
         if let Some(c) = cells.iter().find(|c| !schema.families.iter().any(|f| f.name == c.family)) {
-            return Err(HbaseError::Schema {
-                table: table.to_owned(),
-                reason: format!("no family {:?}", c.family),
-            });
+            return Err(HbaseError::UnknownFamily { table: table.to_owned(), family: c.family.clone() });
         }
         self.client().put_rows(table, &[(row.to_vec(), cells)])?;
         Ok(())

@@ -378,6 +378,8 @@ pub fn hbase_status(e: &crate::hbase::HbaseError) -> (StatusCode, &'static str) 
     match e {
         H::UnknownTable { .. } => (S::NOT_FOUND, "table_not_found"),
         H::Schema { .. } => (S::UNPROCESSABLE_ENTITY, "invalid_schema"),
+        H::UnknownFamily { .. } => (S::UNPROCESSABLE_ENTITY, "unknown_family"),
+        H::SchemaConflict { .. } => (S::CONFLICT, "schema_conflict"),
         H::Client(C::Unavailable { .. }) => (S::SERVICE_UNAVAILABLE, "hbase_unavailable"),
         H::Client(_) => (S::BAD_GATEWAY, "hbase_refused"),
         H::Corrupted { .. } => (S::INTERNAL_SERVER_ERROR, "internal"),

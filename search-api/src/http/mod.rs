@@ -45,6 +45,6 @@ pub use jobs::{BackupConfig, JobState, Jobs};
 pub use metrics::{Metrics, TableFigures};
 pub use openapi::document as openapi_document;
 pub use request_log::{LogFormat, REQUEST_ID, init as init_log};
-pub use route_table::{ROUTES, RouteSpec, allowed_methods};
+pub use route_table::{Needs, ROUTES, RouteSpec, allowed_methods};
 pub use server::serve;
 pub use state::{AccessConfig, Limits, MAX_INDEX_TERMS, State};

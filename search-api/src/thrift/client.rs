@@ -10,7 +10,7 @@ use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::Duration;
 
-use rowsearch_store::{Cell, FamilySchema, PutCell, Region, Row};
+use rowsearch_store::{Cell, Delete, FamilySchema, PutCell, Region, Row};
 
 use super::codec::{self, DecodeError, Limits, Message, MessageType, Protocol, TType, Value};
 
@@ -281,6 +281,28 @@ impl HbaseClient {
         ClientError::Protocol { method: method.to_owned(), detail: detail.into() }
     }
 
+    /// Drops every table of the namespace (`HOST:PORT/NAMESPACE`) and the
+    /// namespace itself: a test's, or one an operator retires. Nothing
+    /// without a namespace.
+    ///
+    /// # Errors
+    /// [`ClientError`].
+    pub fn drop_namespace(&mut self) -> Result<(), ClientError> {
+        let Some(ns) = self.namespace().map(str::to_owned) else { return Ok(()) };
+        let names = match self.call("getTableNamesByNamespace", vec![(1, binary(ns.as_bytes()))])? {
+            Some(Value::List { items, .. }) => items,
+            other => return Err(Self::protocol("getTableNamesByNamespace", format!("{other:?}"))),
+        };
+        for name in &names {
+            let Some(Value::Binary(qualifier)) = name.field(2) else { continue };
+            let table = String::from_utf8_lossy(qualifier).into_owned();
+            // A table disabled already is as good.
+            let _ = self.call("disableTable", vec![(1, self.table_name(&table))]);
+            self.call("deleteTable", vec![(1, self.table_name(&table))])?;
+        }
+        self.call("deleteNamespace", vec![(1, binary(ns.as_bytes()))]).map(|_| ())
+    }
+
     /// Whether `table` exists.
     ///
     /// # Errors
@@ -292,7 +314,11 @@ impl HbaseClient {
             // HBase answers a table of a namespace that does not exist
             // with an error: no such table either.
             Err(e @ ClientError::Refused { .. }) => match self.namespace().map(str::to_owned) {
-                Some(ns) if self.call("getNamespaceDescriptor", vec![(1, binary(ns.as_bytes()))]).is_err() => Ok(false),
+                Some(ns)
+                    if self.call("getNamespaceDescriptor", vec![(1, binary(ns.as_bytes()))]).is_err() =>
+                {
+                    Ok(false)
+                }
                 _ => Err(e),
             },
             Err(e) => Err(e),
@@ -366,6 +392,41 @@ impl HbaseClient {
     pub fn delete_row(&mut self, table: &str, row: &[u8]) -> Result<(), ClientError> {
         let delete = Value::Struct(vec![(1, binary(row))]);
         self.call("deleteSingle", vec![(1, self.full_name(table)), (2, delete)]).map(|_| ())
+    }
+
+    /// Deletes what `what` names of row `row`, as HBase's `Delete` does
+    /// (a tombstone: a later put with an older timestamp stays hidden,
+    /// unlike the embedded store).
+    ///
+    /// # Errors
+    /// [`ClientError`].
+    pub fn delete_cells(&mut self, table: &str, row: &[u8], what: &Delete) -> Result<(), ClientError> {
+        let ts = |t: &Option<u64>| t.map(|t| Value::I64(i64::try_from(t).unwrap_or(i64::MAX)));
+        let column = |family: &str, qualifier: Option<&[u8]>, at: Option<Value>| {
+            let mut c = vec![(1, binary(family.as_bytes()))];
+            c.extend(qualifier.map(|q| (2, binary(q))));
+            c.extend(at.map(|t| (3, t)));
+            structs(vec![Value::Struct(c)])
+        };
+        // deleteType: 0 DELETE_COLUMN (one version), 1 DELETE_COLUMNS
+        // (every version up to the time), 2 DELETE_FAMILY.
+        let mut delete = vec![(1, binary(row))];
+        match what {
+            Delete::Row { up_to } => delete.extend(ts(up_to).map(|t| (3, t))),
+            Delete::Family { family, up_to } => {
+                delete.extend([(2, column(family, None, ts(up_to))), (4, Value::I32(2))]);
+            }
+            Delete::Column { family, qualifier, up_to } => {
+                delete.extend([(2, column(family, Some(qualifier), ts(up_to))), (4, Value::I32(1))]);
+            }
+            Delete::Version { family, qualifier, timestamp } => {
+                delete.extend([
+                    (2, column(family, Some(qualifier), ts(&Some(*timestamp)))),
+                    (4, Value::I32(0)),
+                ]);
+            }
+        }
+        self.call("deleteSingle", vec![(1, self.full_name(table)), (2, Value::Struct(delete))]).map(|_| ())
     }
 
     /// Deletes every version of the columns `qualifiers` of `family` in

@@ -25,8 +25,11 @@ fn big_rows() -> TestDir {
         let mutations: Vec<Value> = (part * 40..part * 40 + 40)
             .map(|i| json!({"put": {"key": format!("r{i:04}"), "cells": [{"column": "f:q", "value": "x".repeat(VALUE_BYTES)}]}}))
             .collect();
-        let (status, text) =
-            s.request("POST", "/tables/big/mutate", Some(&json!({"mutations": mutations}).to_string()));
+        let (status, text) = s.request(
+            "POST",
+            &super::mutate_many(Some("big")),
+            Some(&json!({"mutations": mutations}).to_string()),
+        );
         assert_eq!(status, 200, "{text}");
     }
     t

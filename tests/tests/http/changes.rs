@@ -40,6 +40,11 @@ fn changes(s: &Server, query: &str) -> (u16, Value) {
 
 #[test]
 fn http_changes_pages_long_polls_and_consumers_hold_the_feed() {
+    if super::embedded_only(
+        "the change feed and its consumers (the embedded store's; following HBase's replication is issue 63)",
+    ) {
+        return;
+    }
     let (t, s) = mail_server();
     // A consumer made now starts at the feed's end.
     let (status, made) = {
@@ -130,6 +135,11 @@ fn http_changes_pages_long_polls_and_consumers_hold_the_feed() {
 
 #[test]
 fn http_changes_need_the_changes_action_and_keep_a_keys_partitions() {
+    if super::embedded_only(
+        "the change feed and its consumers (the embedded store's; following HBase's replication is issue 63)",
+    ) {
+        return;
+    }
     use super::keys::{MASTER, call, keyed_server, make_key};
     let (_t, s) = keyed_server();
     let reader = make_key(&s, json!({"actions": ["read", "search"]})).1;
@@ -192,6 +202,9 @@ proptest! {
     /// and the feed is trimmed only past its position.
     #[test]
     fn http_a_consumer_sees_every_change_of_two_writers_once_in_order(steps in prop::collection::vec(step(), 10..40)) {
+        if super::embedded_only("the change feed and its consumers (the embedded store's; following HBase's replication is issue 63)") {
+            return Ok(());
+        }
         let (t, s) = mail_server();
         let store = library_store(&t);
         let (status, made) = s.request("PUT", "/consumers/follower", Some("{}"));

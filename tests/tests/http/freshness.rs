@@ -41,7 +41,11 @@ fn http_a_row_written_by_the_cli_is_found_by_the_servers_next_search() {
     let seq = seq_of(&put);
     let (status, v) = search("quokka");
     assert_eq!((status, total(&v)), (200, 1), "the next search finds it: {v}");
-    assert!(v["seq"].as_u64().unwrap() >= seq, "the answer says it reflects the write: {v}");
+    // (Over HBase an answer's `seq` is HBase's settled clock, 2 s behind
+    // the writes it holds: it says what is final, not what was seen.)
+    if !super::over_hbase() {
+        assert!(v["seq"].as_u64().unwrap() >= seq, "the answer says it reflects the write: {v}");
+    }
     assert_eq!(v["hits"][0]["key_fields"]["user"], "zed-z");
 
     // Rewritten: no longer found for its old words.
@@ -49,7 +53,7 @@ fn http_a_row_written_by_the_cli_is_found_by_the_servers_next_search() {
     let (_, v) = search("quokka");
     assert_eq!(total(&v), 0, "{v}");
     let (_, v) = search("wombat");
-    assert!(v["seq"].as_u64().unwrap() >= seq);
+    assert!(super::over_hbase() || v["seq"].as_u64().unwrap() >= seq);
     assert!(super::keys(&v, "hits").len() == 1 || total(&v) >= 1, "{v}");
     let wombats = total(&v);
 
@@ -85,6 +89,11 @@ fn http_a_cli_ingest_is_searchable_the_moment_it_exits() {
 
 #[test]
 fn http_eventual_searches_answer_from_the_index_as_it_stands_and_min_seq_waits() {
+    if super::embedded_only(
+        "sequences and lag exact per write: over HBase they are HBase's clock, settled 2 s behind (min_seq over HBase: `thrift::over_hbase`)",
+    ) {
+        return;
+    }
     let t = indexed_fixture();
     // No background refresh at all: only searches that must be current
     // bring the index current.
@@ -165,14 +174,27 @@ fn http_a_server_killed_during_background_refreshes_catches_up_on_restart() {
     let (status, v) =
         s.get_json(&format!("/tables/mail/search?q=kiwi&consistency=eventual&min_seq={store_seq}"));
     assert_eq!((status, total(&v)), (200, written), "seed {seed}: {v}");
-    let (_, table) = s.get_json("/tables/mail");
+    // Over HBase the index claims only what is past HBase's 2 s clock
+    // margin: the last writes count as lag until the margin has passed and
+    // a round has run.
+    let deadline =
+        std::time::Instant::now() + std::time::Duration::from_secs(if super::over_hbase() { 10 } else { 0 });
+    let mut table = s.get_json("/tables/mail").1;
+    while table["freshness"]["lag_rows"].as_u64() != Some(0) && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        table = s.get_json("/tables/mail").1;
+    }
     assert_eq!(table["freshness"]["lag_rows"].as_u64(), Some(0), "seed {seed}: {table}");
     drop(s);
     let out = t.run(&["verify"]);
     assert!(out.status.success(), "seed {seed}: verify: {} {}", stdout(&out), stderr(&out));
     let report: Value = serde_json::from_str(&stdout(&out)).unwrap();
     assert_eq!(report["pending"], 0, "seed {seed}: {report}");
-    assert_eq!(report["index_seq"], report["store_seq"], "seed {seed}: the index caught up: {report}");
+    // (Over HBase the sequences are times: the index's is its last round's
+    // settled time, the store's the time of the check.)
+    if !super::over_hbase() {
+        assert_eq!(report["index_seq"], report["store_seq"], "seed {seed}: the index caught up: {report}");
+    }
 }
 
 #[test]

@@ -149,19 +149,22 @@ fn http_keys_are_confined_to_tables_and_partitions() {
     assert_eq!(status, 403, "a scan of another partition");
     // Index lookups drop other partitions' rows (exactly those); table-wide
     // figures are refused.
-    let path = "/tables/mail/indexes/by_from?start=%01&limit=10000";
-    let (_, by_master) = call(&s, "GET", path, Some(MASTER), None);
-    let (status, by_key) = call(&s, "GET", path, k, None);
-    assert_eq!(status, 200, "{by_key}");
-    let expected: Vec<&Value> = by_master["keys"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|h| h["key_fields"]["user"] == "cash-m")
-        .collect();
-    let got: Vec<&Value> = by_key["keys"].as_array().unwrap().iter().collect();
-    assert!(expected.len() < by_master["keys"].as_array().unwrap().len(), "other partitions are there");
-    assert_eq!(got, expected);
+    // (Secondary indexes are the embedded store's.)
+    if !super::over_hbase() {
+        let path = "/tables/mail/indexes/by_from?start=%01&limit=10000";
+        let (_, by_master) = call(&s, "GET", path, Some(MASTER), None);
+        let (status, by_key) = call(&s, "GET", path, k, None);
+        assert_eq!(status, 200, "{by_key}");
+        let expected: Vec<&Value> = by_master["keys"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|h| h["key_fields"]["user"] == "cash-m")
+            .collect();
+        let got: Vec<&Value> = by_key["keys"].as_array().unwrap().iter().collect();
+        assert!(expected.len() < by_master["keys"].as_array().unwrap().len(), "other partitions are there");
+        assert_eq!(got, expected);
+    }
     assert_eq!(call(&s, "GET", "/tables/mail", k, None).0, 403);
 
     // A key for other tables does not touch mail, and GET /tables lists

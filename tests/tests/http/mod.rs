@@ -27,9 +27,31 @@ pub(crate) fn dir() -> TestDir {
 }
 
 /// Whether the tables live in HBase in this run of the suite.
-#[allow(dead_code)]
 pub(crate) fn over_hbase() -> bool {
     crate::BACKEND == Backend::Hbase
+}
+
+/// Whether a test of what only the embedded store keeps is skipped in this
+/// run: over HBase it is, `why` saying which (the routes of it answer
+/// 501 `not_over_hbase` with their documented reason there, which
+/// `thrift::over_hbase_routes` checks route by route).
+pub(crate) fn embedded_only(why: &str) -> bool {
+    if over_hbase() {
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), "(not run over HBase: {why})");
+    }
+    over_hbase()
+}
+
+/// `mutate`'s path for a batch of many rows: over HBase, whose atomicity
+/// is per row, with `atomic=false` (the answer says `"atomicity":"row"`);
+/// the embedded store's batch is all or nothing either way.
+pub(crate) fn mutate_many(table: Option<&str>) -> String {
+    let path = match table {
+        Some(t) => format!("/tables/{t}/mutate"),
+        None => "/mutate".to_owned(),
+    };
+    if over_hbase() { format!("{path}?atomic=false") } else { path }
 }
 use serde_json::{Value, json};
 
@@ -106,8 +128,12 @@ fn http_every_endpoint_answers_its_success_path() {
     assert_eq!((status, health["status"].as_str()), (200, Some("ok")));
 
     // Tables.
-    let schema = json!({"families": [{"name": "n", "max_versions": 2}],
-                        "indexes": [{"name": "by_tag", "columns": ["n:tag"]}]});
+    // (Secondary indexes are the embedded store's: not over HBase.)
+    let schema = match over_hbase() {
+        false => json!({"families": [{"name": "n", "max_versions": 2}],
+                        "indexes": [{"name": "by_tag", "columns": ["n:tag"]}]}),
+        true => json!({"families": [{"name": "n", "max_versions": 2}]}),
+    };
     assert_eq!(put(&s, "/tables/notes", &schema).0, 201);
     assert_eq!(put(&s, "/tables/notes", &schema).0, 200, "an identical schema");
     let (status, err) = put(&s, "/tables/notes", &json!({"families": [{"name": "x"}]}));
@@ -125,6 +151,15 @@ fn http_every_endpoint_answers_its_success_path() {
                "display": ["subject", "from", "to", "folder", "user", "date", "thread"],
                "facets": ["user", "from", "to", "folder", "thread", "month", "year"], "threads": "thread"})
     );
+    // Over HBase the index claims only what is past HBase's 2 s clock
+    // margin: the ingest's rows count as lag until it has passed.
+    let mut tables = tables;
+    let deadline =
+        std::time::Instant::now() + std::time::Duration::from_secs(if over_hbase() { 10 } else { 0 });
+    while tables["tables"][0]["freshness"]["lag_rows"] != 0 && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        tables = s.get_json("/tables").1;
+    }
     assert_eq!(tables["tables"][0]["freshness"]["lag_rows"], 0);
     assert!(tables["tables"][1].get("search").is_none() && tables["tables"][1].get("freshness").is_none());
     let (status, info) = s.get_json("/tables/notes");
@@ -132,7 +167,9 @@ fn http_every_endpoint_answers_its_success_path() {
     assert_eq!(info["schema"]["families"][0]["name"], "n");
     let (_, mail) = s.get_json("/tables/mail");
     assert_eq!(mail["stats"]["index"]["generation"], 1, "{mail}");
-    assert_eq!(mail["stats"]["rows"], 288, "{mail}");
+    // HBase keeps no row count without a full scan: null there.
+    let rows = if over_hbase() { Value::Null } else { json!(288) };
+    assert_eq!(mail["stats"]["rows"], rows, "{mail}");
 
     // Rows: a binary key through percent-encoding.
     let (status, _) = put(
@@ -148,7 +185,7 @@ fn http_every_endpoint_answers_its_success_path() {
     assert_eq!(row["cells"], json!([{"column": "n:text", "timestamp": 5, "value": "hello \\xff"}]));
     let (status, result) = post(
         &s,
-        "/tables/notes/mutate",
+        &mutate_many(Some("notes")),
         &json!({"mutations": [
         {"put": {"key": "b", "cells": [{"column": "n:tag", "value": "red"}]}},
         {"put": {"key": "c", "cells": [{"column": "n:tag", "value": "blue"}]}},
@@ -197,16 +234,19 @@ fn http_every_endpoint_answers_its_success_path() {
     let (_, count) = s.get_json("/tables/notes/count?reverse=true");
     assert_eq!(count["count"], 3);
 
-    // Secondary indexes.
-    let (_, found) = s.get_json("/tables/notes/indexes/by_tag?eq=red");
-    assert_eq!(keys(&found, "keys"), ["a\\x00b", "b"]);
-    let (_, found) = s.get_json("/tables/notes/indexes/by_tag?eq=red&rows=true&limit=1");
-    assert_eq!(found["rows"][0]["cells"][0]["value"], "red");
-    assert!(found["next_cursor"].is_string());
-    let (_, both) = s.get_json("/tables/notes/indexes:intersect?q=by_tag:eq:red&q=by_tag:prefix:r");
-    assert_eq!(keys(&both, "keys"), ["a\\x00b", "b"]);
-    let (_, any) = s.get_json("/tables/notes/indexes:intersect?q=by_tag:eq:red&q=by_tag:eq:blue&op=union");
-    assert_eq!(keys(&any, "keys"), ["a\\x00b", "b", "c"]);
+    // Secondary indexes (the embedded store's).
+    if !over_hbase() {
+        let (_, found) = s.get_json("/tables/notes/indexes/by_tag?eq=red");
+        assert_eq!(keys(&found, "keys"), ["a\\x00b", "b"]);
+        let (_, found) = s.get_json("/tables/notes/indexes/by_tag?eq=red&rows=true&limit=1");
+        assert_eq!(found["rows"][0]["cells"][0]["value"], "red");
+        assert!(found["next_cursor"].is_string());
+        let (_, both) = s.get_json("/tables/notes/indexes:intersect?q=by_tag:eq:red&q=by_tag:prefix:r");
+        assert_eq!(keys(&both, "keys"), ["a\\x00b", "b"]);
+        let (_, any) =
+            s.get_json("/tables/notes/indexes:intersect?q=by_tag:eq:red&q=by_tag:eq:blue&op=union");
+        assert_eq!(keys(&any, "keys"), ["a\\x00b", "b", "c"]);
+    }
 
     // Deletes.
     assert_eq!(s.request("DELETE", "/tables/notes/rows/b", None).0, 200);
@@ -399,6 +439,9 @@ fn http_sigterm_shuts_down_cleanly() {
 
 #[test]
 fn demo_serves_and_its_printed_curl_commands_work() {
+    if embedded_only("the demo (it runs on the embedded store: `demo --hbase` is refused)") {
+        return;
+    }
     let t = dir();
     let mut s = t.serve(&["demo", "--rows", "100"]);
     let lines = s.read_lines(5);

@@ -50,19 +50,8 @@ pub(crate) fn get(st: &State, access: &Access, t: &str, at: &RowAt, p: &Params) 
         return Err(Refusal::RowNotFound.into());
     }
     let read = read_options(p)?;
-    // The store reads in one snapshot with every read option; elsewhere
-    // the place's newest versions of the columns asked.
-    let (row, schema) = match st.tables().store() {
-        Some(store) => {
-            let rtxn = store.begin_read()?;
-            (rtxn.get(t, &key, &read)?, rtxn.schema(t)?)
-        }
-        None => {
-            let tables = st.tables();
-            let row = tables.rows(t, &[&key], &read)?.pop().flatten().filter(|r| !r.cells.is_empty());
-            (row, tables.schema(t)?)
-        }
-    };
+    let row = st.tables().get(t, &key, &read)?;
+    let schema = st.tables().schema(t)?;
     match row {
         Some(row) => ok(row_json_in(&row, schema.row_key.as_ref(), p.encoding()?)),
         None => Err(Refusal::RowNotFound.into()),
@@ -76,20 +65,7 @@ pub(crate) fn delete(st: &State, access: &Access, t: &str, at: &RowAt, p: &Param
     confine::may_write_row(access, st.tables(), t, &key)?;
     let whats =
         deletes(&columns_of(p.encoding()?, &p.all("columns"))?, p.number("timestamp")?, p.flag("exact")?)?;
-    let Some(store) = st.tables().store() else {
-        if whats != [Delete::Row { up_to: None }] {
-            return Err(ApiError::bad_request(
-                "over HBase a delete takes the whole row (no columns or timestamp)",
-            ));
-        }
-        return ok(json!({"seq": st.tables().delete_row(t, &key)?}));
-    };
-    let mut batch = Batch::new();
-    for what in whats {
-        batch.delete(t, key.clone(), what);
-    }
-    let info = store.apply(&batch)?;
-    ok(json!({"seq": info.last_seq}))
+    ok(json!({"seq": st.tables().delete(t, &key, &whats)?}))
 }
 
 /// `POST /tables/{t}/mutate`: puts and deletes in one atomic batch.
@@ -217,10 +193,10 @@ fn table_of(access: &Access, route_table: Option<&str>, named: &Option<String>) 
 }
 
 /// One row's writes in a `mutate` over HBase: its puts (one HBase put,
-/// atomic), or its deletion.
+/// atomic), or its deletes (of the row, families, columns, versions).
 enum RowWrite {
     Put(Vec<PutCell>),
-    Delete,
+    Delete(Vec<Delete>),
 }
 
 /// Puts of consecutive rows of one table written in one call.
@@ -229,9 +205,8 @@ const HBASE_PUT_GROUP: usize = 500;
 /// `mutate` where the tables' place is atomic per row (HBase): the whole
 /// body is read
 /// and checked first (a bad mutation writes nothing); each row's puts are
-/// one put, a row's deletion one delete (a row both put and deleted, or
-/// a delete of some columns, is a 400: HBase would apply them as two
-/// operations). A batch of more than one row is refused unless `atomic`
+/// one put, a row's deletes applied in turn (a row both put and deleted
+/// is a 400: HBase would apply them as two operations). A batch of more than one row is refused unless `atomic`
 /// is false; then the rows are applied in the order they first appear,
 /// and a failure says how many were.
 fn mutate_per_row(
@@ -277,12 +252,8 @@ fn mutate_per_row(
             (None, Some(del)) => {
                 let t = table_of(access, route_table, &del.table)?;
                 let key = key_of(&t, &del.key, &del.key_fields)?;
-                if !del.columns.is_empty() || del.timestamp.is_some() || del.exact {
-                    return Err(ApiError::bad_request(
-                        "over HBase a delete in a batch takes the whole row (no columns, timestamp or exact)",
-                    ));
-                }
-                ((t, key), RowWrite::Delete)
+                let columns: Vec<&str> = del.columns.iter().map(String::as_str).collect();
+                ((t, key), RowWrite::Delete(deletes(&columns_of(enc, &columns)?, del.timestamp, del.exact)?))
             }
             _ => return Err(ApiError::bad_request("each mutation is {\"put\": ...} or {\"delete\": ...}")),
         };
@@ -292,7 +263,7 @@ fn mutate_per_row(
                 rows.push((row, write));
             }
             (Some(RowWrite::Put(cells)), RowWrite::Put(more)) => cells.extend(more),
-            (Some(RowWrite::Delete), RowWrite::Delete) => {}
+            (Some(RowWrite::Delete(whats)), RowWrite::Delete(more)) => whats.extend(more),
             (Some(_), _) => return Err(both(&row.1)),
         }
         Ok(())
@@ -314,7 +285,7 @@ fn mutate_per_row(
     let mut rows = rows.into_iter().peekable();
     while let Some(((t, key), write)) = rows.next() {
         let (written, result) = match write {
-            RowWrite::Delete => (1, tables.delete_row(&t, &key)),
+            RowWrite::Delete(whats) => (1, tables.delete(&t, &key, &whats)),
             RowWrite::Put(cells) => {
                 let mut group = vec![(key, cells)];
                 while group.len() < HBASE_PUT_GROUP {
