@@ -63,6 +63,9 @@ impl TableStore for HbaseSource {
     }
 
     fn create_table(&self, table: &str, schema: &TableSchema) -> rowsearch_store::Result<bool> {
+        // The store's own checks first, with its errors (a bad name, a bad
+        // schema), as the embedded store answers them.
+        schema.validate(table)?;
         HbaseSource::create_table(self, table, schema).map_err(store_err)
     }
 
