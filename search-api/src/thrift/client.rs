@@ -110,7 +110,7 @@ impl HbaseClient {
     fn full_name(&self, table: &str) -> Value {
         match self.namespace() {
             Some(ns) => binary(format!("{ns}:{table}")),
-            None => self.full_name(table),
+            None => binary(table.as_bytes()),
         }
     }
 

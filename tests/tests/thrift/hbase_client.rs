@@ -166,8 +166,15 @@ fn cli_suite(addr: &str) {
     let out = run(&["scan", table]);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(stderr(&out).contains("embedded store"), "{}", stderr(&out));
-    let out = run(&["get", table, "r1", "--versions", "2"]);
-    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    // Every version a family keeps, read over HBase too.
+    let out = run(&["put", table, "r1", "f:a=apricot"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = run(&["get", table, "r1", "--versions", "2", "--columns", "f:a"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let row: serde_json::Value = serde_json::from_str(stdout(&out).trim()).unwrap();
+    let values: Vec<&str> =
+        row["cells"].as_array().unwrap().iter().map(|c| c["value"].as_str().unwrap()).collect();
+    assert_eq!(values, ["apricot", "apple"], "{row}");
     let out = run(&["drop-table", table]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(!stdout(&run(&["tables"])).lines().any(|l| l == table));

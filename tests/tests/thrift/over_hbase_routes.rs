@@ -149,7 +149,6 @@ fn routes_suite(addr: &str, table: &str) {
         json!({"mutations": [put("m2", "two"), put("m3", "three"), {"delete": {"key": "a1"}}]}).to_string();
     for (body, why) in [
         (json!({"mutations": [put("m4", "x"), {"delete": {"key": "m4"}}]}), "both put and deleted"),
-        (json!({"mutations": [put("m5", "x"), {"delete": {"key": "g", "columns": ["m:s"]}}]}), "whole row"),
         (json!({"mutations": [put("m6", "x"), {"put": {"key": "m7", "cells": []}}]}), "at least one cell"),
     ] {
         let (status, refused) =
