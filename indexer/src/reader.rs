@@ -370,8 +370,12 @@ impl Generation {
                 fruits.extend(groups.map_err(|e| search_err(&self.schema.table, query_text, e))?);
                 crate::facets::add(&mut counts, facets.unwrap_or_default());
             }
-            let (total, page) = crate::collapse::page(order, fruits, offset, limit);
+            let (total, mut page) = crate::collapse::page(order, fruits, offset, limit);
             let searchers: Vec<&tantivy::Searcher> = runs.iter().map(|(on, _)| *on).collect();
+            let key = |on: usize, addr| key_of(searchers.get(on).unwrap_or(&&searcher), &self.schema, addr);
+            let err = |e| search_err(&self.schema.table, query_text, e);
+            let cache = (&self.group_cache, &searched[..]);
+            crate::collapse::settle(&mut page, field, order, &runs, stats, cache, key, err)?;
             let keys = self.keys(&searchers, page.iter().map(|g| (g.best, g.addr, g.run)))?;
             let groups = page.into_iter().map(|g| (g.value, g.matched)).collect();
             return Ok(KeyHits { total, keys, generation: self.number, commit, facets: counts, groups });

@@ -24,6 +24,7 @@
 //! their matched values up in it.
 
 mod column;
+mod tied;
 
 use std::sync::Arc;
 
@@ -52,6 +53,10 @@ pub struct Group {
     pub run: usize,
     /// Matching documents of the group.
     pub matched: u64,
+    /// When other matching documents of the group have its best value:
+    /// the value's bytes, to find them ([`settle`] makes the one of
+    /// smallest row key the best, as plain hits of equal value go).
+    pub tied: Option<Vec<u8>>,
 }
 
 /// The order groups go in: by score or by date, and which way.
@@ -93,6 +98,8 @@ struct Entry {
     /// `NO_VALUE` for none).
     rank: u64,
     doc: DocId,
+    /// Whether another document of the group has the same value.
+    tied: bool,
 }
 
 impl Entry {
@@ -130,16 +137,25 @@ impl Top {
 
     fn offer(&mut self, entry: Entry) {
         if !self.admits(entry) {
+            // A document the window does not take may still tie with its
+            // last, when of the same group.
+            let last = &mut self.entries[self.worst];
+            if entry.ord != NO_VALUE && entry.ord == last.ord && entry.value == last.value {
+                last.tied = true;
+            }
             return;
         }
         let known = if entry.ord == NO_VALUE { None } else { self.at.get(&entry.ord).copied() };
         match known {
             Some(i) => {
-                if entry.ahead(self.entries[i], self.sort) {
-                    self.entries[i] = entry;
+                let kept = self.entries[i];
+                if entry.ahead(kept, self.sort) {
+                    self.entries[i] = Entry { tied: entry.value == kept.value, ..entry };
                     if i == self.worst {
                         self.find_worst();
                     }
+                } else if entry.value == kept.value {
+                    self.entries[i].tied = true;
                 }
             }
             None if self.entries.len() < self.window => {
@@ -369,7 +385,7 @@ impl Collector for CollapseCollector {
                 if score > threshold {
                     let ord = groups.ord(doc);
                     let rank = groups.rank(ord);
-                    groups.top.offer(Entry { value: f64::from(score), ord, rank, doc });
+                    groups.top.offer(Entry { value: f64::from(score), ord, rank, doc, tied: false });
                     threshold = groups.threshold();
                 }
             })?;
@@ -392,7 +408,7 @@ impl Collector for CollapseCollector {
             if is_alive(doc) {
                 let ord = groups.ord(doc);
                 let rank = groups.rank(ord);
-                groups.top.offer(Entry { value: f64::from(score), ord, rank, doc });
+                groups.top.offer(Entry { value: f64::from(score), ord, rank, doc, tied: false });
             }
             groups.threshold()
         })?;
@@ -473,7 +489,7 @@ impl SegmentGroups {
             self.tally(ord);
             let value = date.map_or(0.0, |d| d.into_timestamp_millis() as f64);
             let rank = self.rank(ord);
-            self.top.offer(Entry { value, ord, rank, doc });
+            self.top.offer(Entry { value, ord, rank, doc, tied: false });
         }
     }
 
@@ -506,7 +522,7 @@ impl SegmentCollector for SegmentGroups {
         };
         let ord = self.count(doc);
         let rank = self.rank(ord);
-        self.top.offer(Entry { value, ord, rank, doc });
+        self.top.offer(Entry { value, ord, rank, doc, tied: false });
     }
 
     fn harvest(self) -> Vec<Fruit> {
@@ -526,6 +542,8 @@ impl SegmentCollector for SegmentGroups {
 /// A candidate for the page: a group of one fruit's window, by value.
 struct Candidate {
     key: Key,
+    /// Whether another document of the group has its best value.
+    tied: bool,
     /// The fruit it came from and its slot there.
     from: (usize, u64),
     best: f64,
@@ -551,6 +569,7 @@ pub(crate) fn page(sort: GroupOrder, fruits: Vec<Fruit>, offset: usize, limit: u
             if e.ord == NO_VALUE {
                 candidates.push(Candidate {
                     key: Key::None,
+                    tied: false,
                     from: (n, NO_VALUE),
                     best: e.value,
                     addr: DocAddress::new(fruit.segment, e.doc),
@@ -566,6 +585,7 @@ pub(crate) fn page(sort: GroupOrder, fruits: Vec<Fruit>, offset: usize, limit: u
             let Some(e) = best.get(&ord) else { return };
             let found = Candidate {
                 key,
+                tied: e.tied,
                 from: (n, ord),
                 best: e.value,
                 addr: DocAddress::new(fruit.segment, e.doc),
@@ -575,9 +595,11 @@ pub(crate) fn page(sort: GroupOrder, fruits: Vec<Fruit>, offset: usize, limit: u
                 Some(&i) => {
                     let kept = &mut candidates[i];
                     let earlier = (found.run, found.addr) < (kept.run, kept.addr);
-                    if sort.before(found.best, kept.best) || (found.best == kept.best && earlier) {
-                        *kept = found;
+                    let tie = found.best == kept.best;
+                    if sort.before(found.best, kept.best) || (tie && earlier) {
+                        *kept = Candidate { tied: found.tied || (tie && kept.tied), ..found };
                     }
+                    kept.tied |= tie;
                 }
                 None => {
                     by_key.insert(found.key.clone(), candidates.len());
@@ -608,8 +630,10 @@ pub(crate) fn page(sort: GroupOrder, fruits: Vec<Fruit>, offset: usize, limit: u
                 .map(|(n, f)| f.matched(&c.key, (n == c.from.0).then_some(c.from.1)))
                 .sum(),
         };
+        let bytes = c.key.bytes();
         Group {
-            value: String::from_utf8_lossy(&c.key.bytes()).into_owned(),
+            tied: c.tied.then(|| bytes.clone()),
+            value: String::from_utf8_lossy(&bytes).into_owned(),
             best: c.best,
             addr: c.addr,
             run: c.run,
@@ -617,6 +641,51 @@ pub(crate) fn page(sort: GroupOrder, fruits: Vec<Fruit>, offset: usize, limit: u
         }
     });
     (total, page.collect())
+}
+
+/// Makes each tied group of `page` (the groups [`page`] gives, whose
+/// best documents were found in `runs`: each searcher with its query,
+/// scored with `stats`) stand for by the one of its best documents of
+/// smallest row key (`key(run, address)`), as plain hits of equal value
+/// go; the groups by the facet column of `field`, kept in `cache` (for
+/// `searched`, every segment the search reads).
+///
+/// # Errors
+/// A search's error as `err` makes it; what `key` returns.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn settle<E>(
+    page: &mut [Group],
+    field: &str,
+    sort: GroupOrder,
+    runs: &[(&tantivy::Searcher, Box<dyn Query>)],
+    stats: &dyn tantivy::query::Bm25StatisticsProvider,
+    (cache, searched): (&Arc<GroupCache>, &[SegmentId]),
+    key: impl Fn(usize, DocAddress) -> Result<Vec<u8>, E>,
+    err: impl Fn(tantivy::TantivyError) -> E,
+) -> Result<(), E> {
+    let wanted: Vec<(usize, Vec<u8>, f64)> =
+        page.iter().enumerate().filter_map(|(i, g)| Some((i, g.tied.clone()?, g.best))).collect();
+    if wanted.is_empty() {
+        return Ok(());
+    }
+    let column = format!("{FACET_PREFIX}{field}");
+    let smallest = tied::smallest_keys(
+        page.len(),
+        &wanted,
+        (&column, sort.by_date),
+        runs,
+        stats,
+        (cache, searched),
+        key,
+        err,
+    )?;
+    for (group, found) in page.iter_mut().zip(smallest) {
+        if let Some((run, addr)) = found {
+            group.run = run;
+            group.addr = addr;
+        }
+    }
+    Ok(())
 }
 
 /// How many groups `fruits` hold together: the values matched in the one
