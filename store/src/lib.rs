@@ -103,7 +103,9 @@ pub use schema::{
     MAX_SEARCH_FIELDS, MAX_TABLE_NAME_BYTES, SearchField, SearchSchema, THREADS_SUFFIX, TableSchema,
     ThreadSchema,
 };
-pub use secondary::{IndexHit, IndexPage, IndexQuery, IndexState, IndexTerm, IndexVerifyReport};
+pub use secondary::{
+    EntryCodec, EntryParts, IndexHit, IndexPage, IndexQuery, IndexState, IndexTerm, IndexVerifyReport,
+};
 pub use source::{RowSource, RowView};
 pub use store::{DEFAULT_MAP_SIZE_BYTES, DEFAULT_MAX_DBS, INDEX_BUILD_STEP_ROWS, Store, StoreBuilder};
 pub use stream::{KeyPage, SetOp};

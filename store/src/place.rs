@@ -16,9 +16,11 @@
 use crate::Result;
 use crate::cell::{PutCell, Row};
 use crate::read::ReadOptions;
-use crate::schema::TableSchema;
+use crate::schema::{IndexSchema, TableSchema};
+use crate::secondary::{IndexPage, IndexQuery, IndexState, IndexTerm, IndexVerifyReport};
 use crate::source::RowSource;
 use crate::store::Store;
+use crate::stream::{KeyPage, SetOp};
 use crate::{Batch, Delete};
 
 /// What kind of place tables live in, for answers and messages.
@@ -38,6 +40,15 @@ impl std::fmt::Display for PlaceInfo {
             kind => write!(f, "{kind} at {}", self.at),
         }
     }
+}
+
+/// The refusal of a place that keeps no secondary indexes.
+fn no_indexes(table: &str) -> crate::Error {
+    crate::ErrorKind::InvalidSchema {
+        table: table.to_owned(),
+        reason: "secondary indexes are not kept where this table lives".into(),
+    }
+    .into()
 }
 
 /// Where tables live, read, administered and written (see the module
@@ -153,6 +164,107 @@ pub trait TableStore: RowSource {
         opened: &mut dyn FnMut(TableSchema, Option<u64>) -> Result<()>,
         f: &mut dyn FnMut(Row) -> Result<()>,
     ) -> Result<()>;
+
+    /// A table's secondary indexes: schema, whether being built, entries
+    /// (as [`Store::indexes`]). A place without them: none.
+    ///
+    /// # Errors
+    /// `UnknownTable`; the place's own failures.
+    fn indexes(&self, table: &str) -> Result<Vec<IndexState>> {
+        self.schema(table).map(|_| Vec::new())
+    }
+
+    /// Adds an index, marked building; writes maintain it from then on
+    /// (as [`Store::start_index`]); false when it exists alike.
+    ///
+    /// # Errors
+    /// `UnknownTable`, `IndexConflict`, `InvalidSchema`; the place's own.
+    fn start_index(&self, table: &str, _index: IndexSchema) -> Result<bool> {
+        Err(no_indexes(table))
+    }
+
+    /// Empties an index and marks it building again.
+    ///
+    /// # Errors
+    /// `UnknownTable`, `UnknownIndex`; the place's own.
+    fn start_index_rebuild(&self, table: &str, _index: &str) -> Result<()> {
+        Err(no_indexes(table))
+    }
+
+    /// Builds an index marked building from the rows, then marks it ready;
+    /// `progress(done, total)` as it goes.
+    ///
+    /// # Errors
+    /// `UnknownTable`, `UnknownIndex`; the place's own.
+    fn finish_index_build(
+        &self,
+        table: &str,
+        _index: &str,
+        _progress: &mut dyn FnMut(u64, u64),
+    ) -> Result<()> {
+        Err(no_indexes(table))
+    }
+
+    /// Removes an index and its entries.
+    ///
+    /// # Errors
+    /// `UnknownTable`, `UnknownIndex`; the place's own.
+    fn drop_index(&self, table: &str, _index: &str) -> Result<()> {
+        Err(no_indexes(table))
+    }
+
+    /// A page of an index lookup (as [`Store::index_lookup`]).
+    ///
+    /// # Errors
+    /// `UnknownTable`, `UnknownIndex`, `IndexBuilding`, `InvalidIndexQuery`,
+    /// `InvalidCursor`; the place's own.
+    fn index_lookup(&self, table: &str, _index: &str, _query: &IndexQuery) -> Result<IndexPage> {
+        Err(no_indexes(table))
+    }
+
+    /// A page of an index lookup with its matches' rows (cells `read`
+    /// selects), one per hit (`None`: the row is gone). The store reads
+    /// both in one snapshot; elsewhere a row read after the lookup that no
+    /// longer has the hit's values is `None` too.
+    ///
+    /// # Errors
+    /// As [`Self::index_lookup`].
+    fn index_rows(
+        &self,
+        table: &str,
+        index: &str,
+        query: &IndexQuery,
+        read: &ReadOptions,
+    ) -> Result<(IndexPage, Vec<Option<Row>>)> {
+        let page = self.index_lookup(table, index, query)?;
+        let keys: Vec<&[u8]> = page.hits.iter().map(|h| h.key.as_slice()).collect();
+        let rows = self.rows(table, &keys, read)?;
+        Ok((page, rows))
+    }
+
+    /// Row keys of index lookups combined (as
+    /// [`crate::ReadTxn::index_combine`]).
+    ///
+    /// # Errors
+    /// As [`Self::index_lookup`].
+    fn index_combine(
+        &self,
+        table: &str,
+        _terms: &[IndexTerm],
+        _op: SetOp,
+        _after: Option<&[u8]>,
+        _limit: Option<usize>,
+    ) -> Result<KeyPage> {
+        Err(no_indexes(table))
+    }
+
+    /// An index against its rows (as [`Store::verify_index`]).
+    ///
+    /// # Errors
+    /// As [`Self::index_lookup`].
+    fn verify_index(&self, table: &str, _index: &str) -> Result<IndexVerifyReport> {
+        Err(no_indexes(table))
+    }
 }
 
 impl TableStore for Store {
@@ -227,5 +339,58 @@ impl TableStore for Store {
             f(row?)?;
         }
         Ok(())
+    }
+
+    fn indexes(&self, table: &str) -> Result<Vec<IndexState>> {
+        Store::indexes(self, table)
+    }
+
+    fn start_index(&self, table: &str, index: IndexSchema) -> Result<bool> {
+        Store::start_index(self, table, index)
+    }
+
+    fn start_index_rebuild(&self, table: &str, index: &str) -> Result<()> {
+        Store::start_index_rebuild(self, table, index)
+    }
+
+    fn finish_index_build(&self, table: &str, index: &str, progress: &mut dyn FnMut(u64, u64)) -> Result<()> {
+        Store::finish_index_build(self, table, index, progress)
+    }
+
+    fn drop_index(&self, table: &str, index: &str) -> Result<()> {
+        Store::drop_index(self, table, index)
+    }
+
+    fn index_lookup(&self, table: &str, index: &str, query: &IndexQuery) -> Result<IndexPage> {
+        Store::index_lookup(self, table, index, query)
+    }
+
+    fn index_rows(
+        &self,
+        table: &str,
+        index: &str,
+        query: &IndexQuery,
+        read: &ReadOptions,
+    ) -> Result<(IndexPage, Vec<Option<Row>>)> {
+        let rtxn = self.begin_read()?;
+        let page = rtxn.index_lookup(table, index, query)?;
+        let keys: Vec<&[u8]> = page.hits.iter().map(|h| h.key.as_slice()).collect();
+        let rows = rtxn.multi_get(table, &keys, read)?;
+        Ok((page, rows))
+    }
+
+    fn index_combine(
+        &self,
+        table: &str,
+        terms: &[IndexTerm],
+        op: SetOp,
+        after: Option<&[u8]>,
+        limit: Option<usize>,
+    ) -> Result<KeyPage> {
+        self.begin_read()?.index_combine(table, terms, op, after, limit)
+    }
+
+    fn verify_index(&self, table: &str, index: &str) -> Result<IndexVerifyReport> {
+        Store::verify_index(self, table, index)
     }
 }

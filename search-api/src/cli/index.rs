@@ -9,7 +9,7 @@ use rowsearch::store::{IndexQuery, IndexSchema, ReadOptions};
 use rowsearch::wire;
 
 use super::args::{Args, IndexCommand};
-use super::common::{bytes, open};
+use super::common::bytes;
 use super::progress::Progress;
 use rowsearch::json::row_json;
 
@@ -18,7 +18,7 @@ type IndexBuild<'a> = dyn Fn(&mut dyn FnMut(u64, u64)) -> rowsearch::store::Resu
 
 /// Runs an index command.
 pub(super) fn run(args: &Args, command: &IndexCommand, out: &mut impl Write) -> Result<ExitCode> {
-    let store = open(args)?;
+    let store = super::place::tables(args, false)?;
     let started = Instant::now();
     let build = |table: &str, index: &str, run: &IndexBuild<'_>| -> Result<()> {
         let mut progress =
@@ -39,15 +39,14 @@ pub(super) fn run(args: &Args, command: &IndexCommand, out: &mut impl Write) -> 
                 region: None,
             };
             let row_key = store.schema(table)?.row_key;
-            let rtxn = store.begin_read()?;
             let next = if *rows {
-                let (rows, next) = rtxn.index_rows(table, index, &query, &ReadOptions::default())?;
-                for row in &rows {
+                let (page, rows) = store.index_rows(table, index, &query, &ReadOptions::default())?;
+                for row in rows.iter().flatten() {
                     writeln!(out, "{}", row_json(row, row_key.as_ref()))?;
                 }
-                next
+                page.next_cursor
             } else {
-                let page = rtxn.index_lookup(table, index, &query)?;
+                let page = store.index_lookup(table, index, &query)?;
                 for hit in &page.hits {
                     let values: Vec<String> = hit.values.iter().map(|v| wire::encode(v)).collect();
                     writeln!(
@@ -64,7 +63,10 @@ pub(super) fn run(args: &Args, command: &IndexCommand, out: &mut impl Write) -> 
         }
         IndexCommand::Add { table, index, columns } => {
             let schema = IndexSchema::new(index.as_str(), columns.iter().map(String::as_str));
-            build(table, index, &|progress| store.add_index(table, schema.clone(), progress))?;
+            build(table, index, &|progress| {
+                store.start_index(table, schema.clone())?;
+                store.finish_index_build(table, index, progress)
+            })?;
             writeln!(out, "added index {index} to {table} in {:.1}s", started.elapsed().as_secs_f64())?;
         }
         IndexCommand::Drop { table, index } => {
@@ -72,7 +74,10 @@ pub(super) fn run(args: &Args, command: &IndexCommand, out: &mut impl Write) -> 
             writeln!(out, "dropped index {index} of {table}")?;
         }
         IndexCommand::Rebuild { table, index } => {
-            build(table, index, &|progress| store.rebuild_index(table, index, progress))?;
+            build(table, index, &|progress| {
+                store.start_index_rebuild(table, index)?;
+                store.finish_index_build(table, index, progress)
+            })?;
             writeln!(out, "rebuilt index {index} of {table} in {:.1}s", started.elapsed().as_secs_f64())?;
         }
         IndexCommand::Verify { table, index } => {

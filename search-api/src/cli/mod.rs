@@ -37,7 +37,6 @@ pub fn run(args: Args) -> Result<ExitCode> {
     // place (`place::store_only`); every other command takes its tables
     // from `place`.
     let store_only = match &args.command {
-        Command::Index(_) => Some("a secondary index"),
         Command::Move(MoveCommand::CopyTable { .. }) => {
             Some("copy-table (it names HBase with --to-hbase or --from-hbase)")
         }

@@ -13,6 +13,8 @@
 //! ([`HbaseSource`]: reindexes read HBase's rows, keyword cells made from
 //! their text, changes found by time-range scans).
 
+mod clock;
+mod indexes;
 mod keywords;
 mod scans;
 mod source;

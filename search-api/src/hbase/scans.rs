@@ -8,10 +8,12 @@
 //! follow.
 
 use rowsearch_store::{
-    Cancel, Column, ErrorKind, Filter, PlaceInfo, PutCell, Row, Scan, ScanCursor, ScanPage, TableSchema,
+    Cancel, Column, ErrorKind, Filter, IndexPage, IndexQuery, IndexSchema, IndexState, IndexTerm,
+    IndexVerifyReport, KeyPage, PlaceInfo, PutCell, Row, Scan, ScanCursor, ScanPage, SetOp, TableSchema,
     TableStore,
 };
 
+use super::indexes;
 use super::source::{HbaseSource, err as store_err};
 use super::tables::HbaseError;
 use crate::thrift::TScanSpec;
@@ -91,7 +93,7 @@ impl TableStore for HbaseSource {
             }
         }
         HbaseSource::put_rows(self, table, rows).map_err(|e| self.dropped_meanwhile(table, e))?;
-        Ok(super::source::now_ms())
+        Ok(super::clock::now_ms())
     }
 
     fn delete(
@@ -101,7 +103,7 @@ impl TableStore for HbaseSource {
         whats: &[rowsearch_store::Delete],
     ) -> rowsearch_store::Result<u64> {
         HbaseSource::delete_cells(self, table, key, whats).map_err(|e| self.dropped_meanwhile(table, e))?;
-        Ok(super::source::now_ms())
+        Ok(super::clock::now_ms())
     }
 
     fn each_version(
@@ -113,6 +115,66 @@ impl TableStore for HbaseSource {
     ) -> rowsearch_store::Result<()> {
         opened(self.tables().schema(table).map_err(store_err)?, None)?;
         self.scan_all_versions(table, start, f)
+    }
+
+    fn indexes(&self, table: &str) -> rowsearch_store::Result<Vec<IndexState>> {
+        indexes::list(self.tables(), table).map_err(store_err)
+    }
+
+    fn start_index(&self, table: &str, index: IndexSchema) -> rowsearch_store::Result<bool> {
+        indexes::start(self.tables(), table, index).map_err(store_err)
+    }
+
+    fn start_index_rebuild(&self, table: &str, index: &str) -> rowsearch_store::Result<()> {
+        indexes::restart(self.tables(), table, index).map_err(store_err)
+    }
+
+    fn finish_index_build(
+        &self,
+        table: &str,
+        index: &str,
+        progress: &mut dyn FnMut(u64, u64),
+    ) -> rowsearch_store::Result<()> {
+        indexes::build(self.tables(), table, index, progress).map_err(store_err)
+    }
+
+    fn drop_index(&self, table: &str, index: &str) -> rowsearch_store::Result<()> {
+        indexes::drop_index(self.tables(), table, index).map_err(store_err)
+    }
+
+    fn index_lookup(
+        &self,
+        table: &str,
+        index: &str,
+        query: &IndexQuery,
+    ) -> rowsearch_store::Result<IndexPage> {
+        indexes::lookup(self.tables(), table, index, query).map(|(page, _)| page).map_err(store_err)
+    }
+
+    fn index_rows(
+        &self,
+        table: &str,
+        index: &str,
+        query: &IndexQuery,
+        read: &rowsearch_store::ReadOptions,
+    ) -> rowsearch_store::Result<(IndexPage, Vec<Option<Row>>)> {
+        let (page, rows) = indexes::lookup_rows(self.tables(), table, index, query).map_err(store_err)?;
+        Ok((page, rows.into_iter().map(|r| r.and_then(|r| super::source::selected(r, read))).collect()))
+    }
+
+    fn index_combine(
+        &self,
+        table: &str,
+        terms: &[IndexTerm],
+        op: SetOp,
+        after: Option<&[u8]>,
+        limit: Option<usize>,
+    ) -> rowsearch_store::Result<KeyPage> {
+        indexes::combine(self.tables(), table, terms, op, after, limit).map_err(store_err)
+    }
+
+    fn verify_index(&self, table: &str, index: &str) -> rowsearch_store::Result<IndexVerifyReport> {
+        indexes::verify(self.tables(), table, index).map(|(report, _)| report).map_err(store_err)
     }
 
     /// A page of `scan` over `table` (as [`rowsearch_store::ReadTxn::scan`]).

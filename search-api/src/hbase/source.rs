@@ -14,6 +14,7 @@ use rowsearch_store::{
     Region, Row, RowSource, RowView, TableSchema,
 };
 
+use super::indexes;
 use super::keywords;
 use super::tables::{HbaseError, HbaseTables, read_ahead};
 use super::threads;
@@ -52,15 +53,12 @@ pub(super) fn err(e: impl Into<HbaseError>) -> rowsearch_store::Error {
             rowsearch_store::ErrorKind::UnknownFamily { table, family }.into()
         }
         HbaseError::SchemaConflict { table } => rowsearch_store::ErrorKind::SchemaConflict { table }.into(),
+        HbaseError::Store(e) => e,
         e => rowsearch_store::Error::callback(e),
     }
 }
 
-pub(super) fn now_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
-}
+pub(super) use super::clock::now_ms;
 
 fn selects(column: &rowsearch_store::Column, cell: &rowsearch_store::Cell) -> bool {
     match column {
@@ -71,7 +69,7 @@ fn selects(column: &rowsearch_store::Column, cell: &rowsearch_store::Cell) -> bo
 
 /// The cells `read` selects of `row` (its columns; HBase answers the
 /// newest version of each).
-fn selected(row: Row, read: &ReadOptions) -> Option<Row> {
+pub(super) fn selected(row: Row, read: &ReadOptions) -> Option<Row> {
     let cells: Vec<_> = row
         .cells
         .into_iter()
@@ -118,15 +116,14 @@ impl HbaseSource {
                 });
             }
         }
-        if !schema.indexes.is_empty() {
+        if table.contains(indexes::MARK) {
             return Err(HbaseError::Schema {
                 table: table.to_owned(),
-                reason: "secondary indexes are kept by the embedded store only for now: create the table in HBase \
-                         without `indexes`"
-                    .into(),
+                reason: format!("names holding {:?} are rowsearch's index tables", indexes::MARK),
             });
         }
         let created = self.tables.create_table(table, schema)?;
+        indexes::create_all(&mut self.tables.client(), table, schema)?;
         if schema.search.is_some() {
             keywords::create(&mut self.tables.client(), table, schema)?;
         }
@@ -141,7 +138,9 @@ impl HbaseSource {
     /// # Errors
     /// As [`HbaseTables::drop_table`].
     pub fn drop_table(&self, table: &str) -> Result<(), HbaseError> {
+        let schema = self.tables.schema(table)?;
         self.tables.drop_table(table)?;
+        indexes::drop_all(&mut self.tables.client(), table, &schema)?;
         threads::drop_companion(&mut self.tables.client(), table)?;
         keywords::drop_companion(&mut self.tables.client(), table)
     }
@@ -173,10 +172,36 @@ impl HbaseSource {
         } else {
             rows
         };
+        // An indexed table's cells without a timestamp take the write's:
+        // one clock orders its rows and their index entries.
+        let indexed = !schema.indexes.is_empty();
+        let at = super::clock::stamp();
+        let stamped: Vec<RowPuts>;
+        let rows = if indexed {
+            stamped = rows
+                .iter()
+                .map(|(k, cells)| {
+                    let cells = cells.iter().cloned().map(|mut c| {
+                        c.timestamp.get_or_insert(at);
+                        c
+                    });
+                    (k.clone(), cells.collect())
+                })
+                .collect();
+            stamped.as_slice()
+        } else {
+            rows
+        };
         let mut client = self.tables.client();
-        if schema.search.is_some() && keywords::kept(&mut client, table)? {
-            let keys: Vec<&[u8]> = rows.iter().map(|(k, _)| k.as_slice()).collect();
-            let old = client.get_rows(table, &keys)?;
+        let kept = schema.search.is_some() && keywords::kept(&mut client, table)?;
+        let keys: Vec<&[u8]> = rows.iter().map(|(k, _)| k.as_slice()).collect();
+        let old = if kept || indexed { client.get_rows(table, &keys)? } else { Vec::new() };
+        let index_write = if indexed { self.index_write(table, &schema, at, rows, &old)? } else { None };
+        if let Some(w) = &index_write {
+            w.unverified(&mut client)?;
+            w.in_window()?;
+        }
+        if kept {
             let new: Vec<Row> = rows
                 .iter()
                 .zip(&old)
@@ -191,9 +216,34 @@ impl HbaseSource {
         }
         drop(client);
         self.tables.put_parallel(table, rows, PUT_WAYS)?;
-        let keys: Vec<&[u8]> = rows.iter().map(|(k, _)| k.as_slice()).collect();
+        if let Some(w) = &index_write {
+            w.verified(&mut self.tables.client())?;
+        }
         self.tables.record_writes(table, &keys, now_ms())?;
         Ok(())
+    }
+
+    /// What writing `rows` (cells stamped, at `at`) onto `old` (each row as
+    /// read before, in order) does to `table`'s indexes: per key, the row
+    /// before the batch and after all of it.
+    fn index_write(
+        &self,
+        table: &str,
+        schema: &TableSchema,
+        at: u64,
+        rows: &[RowPuts],
+        old: &[Option<Row>],
+    ) -> Result<Option<indexes::IndexWrite>, HbaseError> {
+        let mut by_key: std::collections::BTreeMap<&[u8], (Option<&Row>, Option<Row>)> =
+            std::collections::BTreeMap::new();
+        for ((key, cells), old) in rows.iter().zip(old) {
+            let (first, last) = by_key.entry(key.as_slice()).or_insert((old.as_ref(), None));
+            let before = last.as_ref().or(*first);
+            *last = Some(indexes::merged_at(key, before, cells, at));
+        }
+        let pairs: Vec<(Option<&Row>, Option<&Row>)> =
+            by_key.values().map(|(o, n)| (*o, n.as_ref())).collect();
+        indexes::IndexWrite::plan(table, schema, at, &pairs)
     }
 
     /// `rows` with their thread column, and the rows outside them whose
@@ -284,6 +334,14 @@ impl HbaseSource {
     pub fn delete_row(&self, table: &str, key: &[u8]) -> Result<(), HbaseError> {
         let schema = self.tables.schema(table)?;
         let mut client = self.tables.client();
+        if !schema.indexes.is_empty() {
+            drop(client);
+            return self.delete_cells(
+                table,
+                key,
+                &[rowsearch_store::Delete::Row { up_to: Some(super::clock::stamp()) }],
+            );
+        }
         if schema.search.is_some() && keywords::kept(&mut client, table)? {
             let old = client.get_rows(table, &[key])?.pop().flatten();
             if let (Some(old), Some(_)) = (&old, &schema.threads) {
@@ -332,8 +390,30 @@ impl HbaseSource {
         let mut client = self.tables.client();
         let kept = schema.search.is_some() && keywords::kept(&mut client, table)?;
         let old = if kept { client.get_rows(table, &[key])?.pop().flatten() } else { None };
+        // An indexed table's deletes take the write's timestamp (see
+        // `put_rows`), and its index entries change around them.
+        let at = super::clock::stamp();
+        let stamped: Vec<rowsearch_store::Delete>;
+        let mut index_write = None;
+        let whats = if schema.indexes.is_empty() {
+            whats
+        } else {
+            stamped = whats.iter().map(|w| stamp_delete(w, at)).collect();
+            let versions = client.get_rows_versions(table, &[key])?.pop().flatten();
+            let after = versions.as_ref().and_then(|v| indexes::after_deletes(v, &stamped));
+            index_write =
+                indexes::IndexWrite::plan(table, &schema, at, &[(versions.as_ref(), after.as_ref())])?;
+            if let Some(w) = &index_write {
+                w.unverified(&mut client)?;
+                w.in_window()?;
+            }
+            stamped.as_slice()
+        };
         for what in whats {
             client.delete_cells(table, key, what)?;
+        }
+        if let Some(w) = &index_write {
+            w.verified(&mut client)?;
         }
         if kept {
             let new = client.get_rows(table, &[key])?.pop().flatten();
@@ -719,5 +799,18 @@ impl RowView for HbaseView<'_> {
             Some(row) => rowsearch_store::keyword_cells_of(table, &schema, &*self.source.analyzer, &row),
             None => Ok(Vec::new()),
         }
+    }
+}
+
+/// `what` with `at` as its time bound where it has none.
+fn stamp_delete(what: &rowsearch_store::Delete, at: u64) -> rowsearch_store::Delete {
+    use rowsearch_store::Delete;
+    match what.clone() {
+        Delete::Row { up_to } => Delete::Row { up_to: up_to.or(Some(at)) },
+        Delete::Family { family, up_to } => Delete::Family { family, up_to: up_to.or(Some(at)) },
+        Delete::Column { family, qualifier, up_to } => {
+            Delete::Column { family, qualifier, up_to: up_to.or(Some(at)) }
+        }
+        version @ Delete::Version { .. } => version,
     }
 }

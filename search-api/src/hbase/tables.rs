@@ -62,6 +62,10 @@ pub enum HbaseError {
         /// The table.
         table: String,
     },
+    /// The store's own error (a secondary index's: unknown, being built,
+    /// a bad query; a write past its window).
+    #[error(transparent)]
+    Store(#[from] rowsearch_store::Error),
     /// The catalog holds something that is not a schema.
     #[error("the catalog's row for {table:?} does not parse: {detail}")]
     Corrupted {
@@ -75,6 +79,9 @@ pub enum HbaseError {
 impl HbaseError {
     /// True for errors the caller can fix by changing the input.
     pub fn is_user_error(&self) -> bool {
+        if let HbaseError::Store(e) = self {
+            return e.is_user_error();
+        }
         matches!(
             self,
             HbaseError::UnknownTable { .. }
@@ -500,7 +507,7 @@ impl HbaseTables {
 
 /// Creates rowsearch's own table `name` of one family when missing; one
 /// made meanwhile by another process is as good.
-fn ensure(client: &mut HbaseClient, name: &str, family: FamilySchema) -> Result<(), ClientError> {
+pub(super) fn ensure(client: &mut HbaseClient, name: &str, family: FamilySchema) -> Result<(), ClientError> {
     if client.table_exists(name)? {
         return Ok(());
     }

@@ -383,6 +383,7 @@ pub fn hbase_status(e: &crate::hbase::HbaseError) -> (StatusCode, &'static str) 
         H::Client(C::Unavailable { .. }) => (S::SERVICE_UNAVAILABLE, "hbase_unavailable"),
         H::Client(_) => (S::BAD_GATEWAY, "hbase_refused"),
         H::Corrupted { .. } => (S::INTERNAL_SERVER_ERROR, "internal"),
+        H::Store(e) => store_status(e),
     }
 }
 

@@ -90,7 +90,12 @@ impl Jobs {
     ///
     /// # Errors
     /// The id of the job already building that index.
-    pub fn start_index_build(&self, store: Arc<Store>, table: &str, index: &str) -> Result<String, String> {
+    pub fn start_index_build(
+        &self,
+        store: Arc<dyn rowsearch_store::TableStore>,
+        table: &str,
+        index: &str,
+    ) -> Result<String, String> {
         let name = index.to_owned();
         self.start("index_build", table, Some(index), move |table, progress| {
             store

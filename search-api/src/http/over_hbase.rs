@@ -2,9 +2,6 @@
 //! the routes that need the embedded store give (`route_table`'s
 //! `Needs::Store`), in a 501 `not_over_hbase`. A leaf.
 
-/// Secondary indexes' routes.
-pub const INDEXES: &str = "secondary indexes live in the embedded store; over HBase they need index tables kept \
-     consistent without cross-row transactions (planned)";
 /// The change feed's and its consumers' routes.
 pub const FEED: &str = "the change feed is the embedded store's; over HBase, writes are found by time-range scans, \
      which other clients' deletes do not show (following HBase's replication is planned)";

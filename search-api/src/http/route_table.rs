@@ -3,7 +3,7 @@
 //! A leaf: the filters (`routes.rs`), the access check (`auth.rs`) and the
 //! OpenAPI document (`openapi.rs`) all read it.
 
-use super::over_hbase::{BACKUPS, FEED, INDEXES};
+use super::over_hbase::{BACKUPS, FEED};
 use super::param_spec::{self as p, Param};
 use crate::keys::Action;
 
@@ -37,8 +37,7 @@ pub struct RouteSpec {
 }
 
 /// What a route needs of the place the tables live in: any place, or the
-/// embedded store (what only it keeps: secondary indexes, the change
-/// feed, backups), with why for a place elsewhere (a 501
+/// embedded store (what only it keeps: the change feed, backups), with why for a place elsewhere (a 501
 /// `not_over_hbase` says it; `routes.rs` checks it, in one place).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Needs {
@@ -227,8 +226,7 @@ pub const ROUTES: &[RouteSpec] = &[
     )
     .reading(),
     route("count", Action::Read, "GET", "/tables/{table}/count", "/tables/mail/count?limit=1", None, SCAN),
-    route("indexes_list", Action::Read, "GET", "/tables/{table}/indexes", "/tables/mail/indexes", None, &[])
-        .store_only(INDEXES),
+    route("indexes_list", Action::Read, "GET", "/tables/{table}/indexes", "/tables/mail/indexes", None, &[]),
     route(
         "index_put",
         Action::Admin,
@@ -237,8 +235,7 @@ pub const ROUTES: &[RouteSpec] = &[
         "/tables/mail/indexes/by_subject",
         Some(r#"{"columns":["m:subject"]}"#),
         &[],
-    )
-    .store_only(INDEXES),
+    ),
     route(
         "index_rebuild",
         Action::Admin,
@@ -247,8 +244,7 @@ pub const ROUTES: &[RouteSpec] = &[
         "/tables/mail/indexes/by_from/rebuild",
         None,
         &[],
-    )
-    .store_only(INDEXES),
+    ),
     route(
         "index_verify",
         Action::Read,
@@ -257,8 +253,7 @@ pub const ROUTES: &[RouteSpec] = &[
         "/tables/mail/indexes/by_from/verify",
         None,
         &[],
-    )
-    .store_only(INDEXES),
+    ),
     route(
         "index_delete",
         Action::Admin,
@@ -267,8 +262,7 @@ pub const ROUTES: &[RouteSpec] = &[
         "/tables/mail/indexes/by_subject",
         None,
         &[],
-    )
-    .store_only(INDEXES),
+    ),
     route(
         "index_lookup",
         Action::Read,
@@ -277,8 +271,7 @@ pub const ROUTES: &[RouteSpec] = &[
         "/tables/mail/indexes/by_from?eq=x",
         None,
         &[p::EQ, p::PREFIX, p::START, p::STOP, p::SCAN_LIMIT, p::CURSOR, p::REGION, p::ROWS, p::ENCODING],
-    )
-    .store_only(INDEXES),
+    ),
     route(
         "index_intersect",
         Action::Read,
@@ -287,8 +280,7 @@ pub const ROUTES: &[RouteSpec] = &[
         "/tables/mail/indexes:intersect?q=by_from:eq:x",
         None,
         &[p::LOOKUPS, p::OP, p::KEY_CURSOR, p::KEYS_LIMIT, p::ENCODING],
-    )
-    .store_only(INDEXES),
+    ),
     route(
         "search",
         Action::Search,
@@ -444,14 +436,13 @@ pub fn allowed_methods(path: &str) -> Vec<&'static str> {
 mod tests {
     use super::{Needs, ROUTES};
 
-    /// The routes served by the embedded store only are the secondary
-    /// indexes', the change feed's and the backups' (what only it keeps),
+    /// The routes served by the embedded store only are the change
+    /// feed's and the backups' (what only it keeps),
     /// each with its reason; every other route is served anywhere.
     #[test]
     fn only_what_the_store_alone_keeps_needs_it() {
         for route in ROUTES {
-            let store_kept = route.name.starts_with("index")
-                || route.name == "changes"
+            let store_kept = route.name == "changes"
                 || route.name.starts_with("consumers_")
                 || route.name.starts_with("backups_");
             match route.needs {

@@ -185,6 +185,11 @@ impl State {
         &**self.searcher.tables()
     }
 
+    /// Where the tables live, shared (for a job's thread).
+    pub fn shared_tables(&self) -> Arc<dyn rowsearch_store::TableStore> {
+        Arc::clone(self.searcher.tables())
+    }
+
     /// Whether the tables live elsewhere than the embedded store (what
     /// only the store keeps is then not served; see `route_table`).
     pub fn elsewhere(&self) -> bool {
@@ -196,13 +201,13 @@ impl State {
     /// job id) of each.
     pub fn resume_index_builds(&self) -> Vec<(String, String, String)> {
         let mut started = Vec::new();
-        for table in self.store().tables().unwrap_or_default() {
-            for state in self.store().indexes(&table).unwrap_or_default() {
+        for table in self.tables().tables().unwrap_or_default() {
+            for state in self.tables().indexes(&table).unwrap_or_default() {
                 if state.building {
                     let index = state.schema.name;
                     let job = self
                         .jobs
-                        .start_index_build(Arc::clone(self.store()), &table, &index)
+                        .start_index_build(self.shared_tables(), &table, &index)
                         .unwrap_or_else(|running| running);
                     started.push((table.clone(), index, job));
                 }

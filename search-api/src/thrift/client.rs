@@ -511,6 +511,29 @@ impl HbaseClient {
         keys: &[&[u8]],
         before: Option<u64>,
     ) -> Result<Vec<Option<Row>>, ClientError> {
+        self.get_many(table, keys, before, false)
+    }
+
+    /// [`HbaseClient::get_rows`] with every version HBase keeps of each
+    /// cell, newest first within a column.
+    ///
+    /// # Errors
+    /// [`ClientError`].
+    pub fn get_rows_versions(
+        &mut self,
+        table: &str,
+        keys: &[&[u8]],
+    ) -> Result<Vec<Option<Row>>, ClientError> {
+        self.get_many(table, keys, None, true)
+    }
+
+    fn get_many(
+        &mut self,
+        table: &str,
+        keys: &[&[u8]],
+        before: Option<u64>,
+        versions: bool,
+    ) -> Result<Vec<Option<Row>>, ClientError> {
         let gets = keys
             .iter()
             .map(|k| {
@@ -518,6 +541,9 @@ impl HbaseClient {
                 if let Some(before) = before {
                     let max = before.min(i64::MAX as u64) as i64;
                     get.push((4, Value::Struct(vec![(1, Value::I64(0)), (2, Value::I64(max))])));
+                }
+                if versions {
+                    get.push((5, Value::I32(i32::MAX)));
                 }
                 Value::Struct(get)
             })

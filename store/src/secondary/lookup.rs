@@ -45,25 +45,7 @@ pub(crate) fn lookup(
     now_ms: u64,
 ) -> Result<IndexPage> {
     let columns = index.columns.len();
-    let ranged = query.prefix.is_some() || query.start.is_some() || query.stop.is_some();
-    if query.eq.len() > columns || (ranged && query.eq.len() == columns) {
-        return Err(ErrorKind::InvalidIndexQuery {
-            index: index.schema.name.clone(),
-            reason: format!(
-                "the index has {columns} column(s); {} equality value(s){} given",
-                query.eq.len(),
-                if ranged { " and a prefix or range on the next" } else { "" }
-            ),
-        }
-        .into());
-    }
-    if query.prefix.is_some() && (query.start.is_some() || query.stop.is_some()) {
-        return Err(ErrorKind::InvalidIndexQuery {
-            index: index.schema.name.clone(),
-            reason: "give a prefix or a start/stop range, not both".into(),
-        }
-        .into());
-    }
+    validate(&index.schema.name, columns, query)?;
     let after = match &query.cursor {
         None => None,
         Some(token) => Some(decode_cursor(token)?),
@@ -146,8 +128,32 @@ pub(crate) fn lookup(
     Ok(IndexPage { hits, next_cursor: None })
 }
 
+/// Refuses a query the index's `columns` cannot answer.
+pub(super) fn validate(index: &str, columns: usize, query: &IndexQuery) -> Result<()> {
+    let ranged = query.prefix.is_some() || query.start.is_some() || query.stop.is_some();
+    if query.eq.len() > columns || (ranged && query.eq.len() == columns) {
+        return Err(ErrorKind::InvalidIndexQuery {
+            index: index.to_owned(),
+            reason: format!(
+                "the index has {columns} column(s); {} equality value(s){} given",
+                query.eq.len(),
+                if ranged { " and a prefix or range on the next" } else { "" }
+            ),
+        }
+        .into());
+    }
+    if query.prefix.is_some() && (query.start.is_some() || query.stop.is_some()) {
+        return Err(ErrorKind::InvalidIndexQuery {
+            index: index.to_owned(),
+            reason: "give a prefix or a start/stop range, not both".into(),
+        }
+        .into());
+    }
+    Ok(())
+}
+
 /// Whether full `values` (one per column) answer `query`.
-fn query_matches(query: &IndexQuery, values: &[Vec<u8>]) -> bool {
+pub(super) fn query_matches(query: &IndexQuery, values: &[Vec<u8>]) -> bool {
     if query.eq.iter().zip(values).any(|(want, v)| want != v) {
         return false;
     }
@@ -157,11 +163,11 @@ fn query_matches(query: &IndexQuery, values: &[Vec<u8>]) -> bool {
         && query.stop.as_ref().is_none_or(|s| v < s)
 }
 
-fn encode_cursor(entry: &[u8]) -> String {
+pub(super) fn encode_cursor(entry: &[u8]) -> String {
     cursor::encode(cursor::Kind::Index, entry)
 }
 
-fn decode_cursor(token: &str) -> Result<Vec<u8>> {
+pub(super) fn decode_cursor(token: &str) -> Result<Vec<u8>> {
     cursor::decode_as(cursor::Kind::Index, token).map_err(|reason| ErrorKind::InvalidCursor { reason }.into())
 }
 

@@ -48,11 +48,13 @@
 mod entry;
 mod handle;
 mod lookup;
+mod outside;
 mod query;
 mod runs;
 
 pub(crate) use entry::{Entry, entry_row};
 pub(crate) use handle::IndexHandle;
 pub(crate) use lookup::{key_stream, lookup};
+pub use outside::{EntryCodec, EntryParts};
 pub use query::{IndexHit, IndexPage, IndexQuery, IndexState, IndexTerm, IndexVerifyReport};
 pub(crate) use runs::PENDING_RUNS;

@@ -174,9 +174,6 @@ fn http_a_damaged_index_pointer_is_503_and_health_says_so_without_paths() {
 
 #[test]
 fn http_a_confined_keys_index_cursors_are_sealed_and_its_own() {
-    if super::embedded_only("secondary indexes (the embedded store's until issue 62)") {
-        return;
-    }
     let (_t, s) = keyed_server();
     let (_, ann) = make_key(&s, json!({"actions": ["read"], "partitions": ["badeer-r"]}));
     let (_, other) = make_key(&s, json!({"actions": ["read"], "partitions": ["badeer-r"]}));

@@ -396,11 +396,6 @@ fn http_bad_input_gets_a_4xx_and_the_json_error_shape() {
         ("POST", "/health".into(), Some("{}".into()), 405, "method_not_allowed"),
     ];
     for (method, path, body, want_status, want_code) in cases {
-        // Over HBase a secondary index's route answers 501 with its reason.
-        let (want_status, want_code) = match path.contains("/indexes") && over_hbase() {
-            true => (501, "not_over_hbase"),
-            false => (want_status, want_code),
-        };
         let (status, text) = s.request(method, &path, body.as_deref());
         let v: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{method} {path}: {e}: {text}"));
         assert_eq!(

@@ -11,6 +11,7 @@ mod differential2;
 mod doors;
 mod hbase_client;
 mod hbase_faults;
+mod indexes_over_hbase;
 mod java_client;
 mod over_hbase;
 mod over_hbase_routes;

@@ -2,8 +2,6 @@
 //! `/tables/{t}/indexes/{index}` (lookups) and
 //! `/tables/{t}/indexes:intersect` (combinations).
 
-use std::sync::Arc;
-
 use rowsearch_store::{IndexQuery, IndexSchema, IndexTerm, ReadOptions, SetOp};
 use serde_json::{Value, json};
 use warp::Reply;
@@ -19,7 +17,7 @@ use crate::keys::Access;
 /// `GET /tables/{t}/indexes`.
 pub(crate) fn list(st: &State, access: &Access, t: &str) -> Answer {
     confine::whole_table(access, "a table's index figures")?;
-    let states = st.store().indexes(t)?;
+    let states = st.tables().indexes(t)?;
     ok(json!({"indexes": states.iter().map(index_state_json).collect::<Vec<_>>()}))
 }
 
@@ -34,25 +32,25 @@ struct IndexBody {
 /// rows while writes go on; 200 when it exists alike and is ready.
 pub(crate) fn put(st: &State, t: &str, index: &str, body: &[u8]) -> Answer {
     let body: IndexBody = parse_json(body)?;
-    st.store().start_index(t, IndexSchema::new(index, body.columns))?;
-    let building = st.store().indexes(t)?.iter().any(|s| s.schema.name == index && s.building);
+    st.tables().start_index(t, IndexSchema::new(index, body.columns))?;
+    let building = st.tables().indexes(t)?.iter().any(|s| s.schema.name == index && s.building);
     if !building {
         return ok(json!({"index": index, "state": "ready"}));
     }
     // New, or a build that stopped (a restart): (re)start its job.
-    let job = st.jobs.start_index_build(Arc::clone(st.store()), t, index).unwrap_or_else(|running| running);
+    let job = st.jobs.start_index_build(st.shared_tables(), t, index).unwrap_or_else(|running| running);
     Ok(json_reply(&json!({"job": job, "index": index, "state": "building"}), StatusCode::ACCEPTED))
 }
 
 /// `DELETE /tables/{t}/indexes/{i}`.
 pub(crate) fn delete(st: &State, t: &str, index: &str) -> Answer {
-    st.store().drop_index(t, index)?;
+    st.tables().drop_index(t, index)?;
     Ok(StatusCode::NO_CONTENT.into_response())
 }
 
 /// `POST /tables/{t}/indexes/{i}/rebuild`: 202 with the job.
 pub(crate) fn rebuild(st: &State, t: &str, index: &str) -> Answer {
-    st.store().indexes(t)?.iter().find(|s| s.schema.name == index).ok_or_else(|| {
+    st.tables().indexes(t)?.iter().find(|s| s.schema.name == index).ok_or_else(|| {
         rowsearch_store::Error::from(rowsearch_store::ErrorKind::UnknownIndex {
             table: t.to_owned(),
             index: index.to_owned(),
@@ -61,15 +59,15 @@ pub(crate) fn rebuild(st: &State, t: &str, index: &str) -> Answer {
     if let Some(job) = st.jobs.running_index_build(t, index) {
         return Err(Refusal::IndexJobRunning { job, table: t.to_owned(), index: index.to_owned() }.into());
     }
-    st.store().start_index_rebuild(t, index)?;
-    let job = st.jobs.start_index_build(Arc::clone(st.store()), t, index).unwrap_or_else(|running| running);
+    st.tables().start_index_rebuild(t, index)?;
+    let job = st.jobs.start_index_build(st.shared_tables(), t, index).unwrap_or_else(|running| running);
     Ok(json_reply(&json!({"job": job, "index": index, "state": "building"}), StatusCode::ACCEPTED))
 }
 
 /// `GET /tables/{t}/indexes/{i}/verify`.
 pub(crate) fn verify(st: &State, access: &Access, t: &str, index: &str) -> Answer {
     confine::whole_table(access, "an index's verify report")?;
-    ok(verify_json(&st.store().verify_index(t, index)?))
+    ok(verify_json(&st.tables().verify_index(t, index)?))
 }
 
 /// `GET /tables/{t}/indexes/{index}`: keys, or rows with `rows=true`.
@@ -77,31 +75,31 @@ pub(crate) fn lookup(st: &State, access: &Access, t: &str, index: &str, p: &Para
     let mut query = index_query(p, st.limits.max_scan_limit)?;
     query.cursor = confine::open_cursor(st, access, query.cursor.as_deref())?;
     let enc = p.encoding()?;
-    let schema = st.store().schema(t)?;
+    let tables = st.tables();
+    let schema = tables.schema(t)?;
     let rk = schema.row_key.as_ref();
-    let rtxn = st.store().begin_read()?;
-    let mut page = rtxn.index_lookup(t, index, &query)?;
-    if access.partitions().is_some() {
-        let mut visible = Vec::with_capacity(page.hits.len());
-        for hit in page.hits {
-            if confine::sees_row(access, &rtxn, t, &hit.key)? {
-                visible.push(hit);
-            }
-        }
-        page.hits = visible;
-    }
-    let out: Vec<Value> = if p.flag("rows")? {
-        let keys: Vec<&[u8]> = page.hits.iter().map(|h| h.key.as_slice()).collect();
-        rtxn.multi_get(t, &keys, &ReadOptions::default())?
-            .into_iter()
-            .flatten()
-            .map(|r| row_json_in(&r, rk, enc))
-            .collect()
+    let rows = p.flag("rows")?;
+    let (page, found) = if rows {
+        let (page, found) = tables.index_rows(t, index, &query, &ReadOptions::default())?;
+        (page, Some(found))
     } else {
-        page.hits.iter().map(|h| key_json_in(&h.key, rk, enc)).collect()
+        (tables.index_lookup(t, index, &query)?, None)
     };
-    drop(rtxn);
-    let name = if p.flag("rows")? { "rows" } else { "keys" };
+    let mut visible = Vec::with_capacity(page.hits.len());
+    for (i, hit) in page.hits.iter().enumerate() {
+        if confine::sees_key(access, tables, t, &hit.key)? {
+            visible.push(i);
+        }
+    }
+    let out: Vec<Value> = match found {
+        Some(mut found) => visible
+            .iter()
+            .filter_map(|&i| found.get_mut(i).and_then(Option::take))
+            .map(|r| row_json_in(&r, rk, enc))
+            .collect(),
+        None => visible.iter().map(|&i| key_json_in(&page.hits[i].key, rk, enc)).collect(),
+    };
+    let name = if rows { "rows" } else { "keys" };
     ok(json!({name: out, "next_cursor": confine::seal_cursor(st, access, page.next_cursor)?}))
 }
 
@@ -141,19 +139,18 @@ pub(crate) fn combine(st: &State, access: &Access, t: &str, p: &Params) -> Answe
         None => None,
     };
     let limit = Some(p.number("limit")?.unwrap_or(100).min(st.limits.max_scan_limit));
-    let schema = st.store().schema(t)?;
-    let rtxn = st.store().begin_read()?;
-    let mut page = rtxn.index_combine(t, &terms, op, after.as_deref(), limit)?;
+    let tables = st.tables();
+    let schema = tables.schema(t)?;
+    let mut page = tables.index_combine(t, &terms, op, after.as_deref(), limit)?;
     if access.partitions().is_some() {
         let mut visible = Vec::with_capacity(page.keys.len());
         for key in page.keys {
-            if confine::sees_row(access, &rtxn, t, &key)? {
+            if confine::sees_key(access, tables, t, &key)? {
                 visible.push(key);
             }
         }
         page.keys = visible;
     }
-    drop(rtxn);
     let keys: Vec<Value> = page.keys.iter().map(|k| key_json_in(k, schema.row_key.as_ref(), enc)).collect();
     let next = confine::seal_cursor(st, access, page.next_after.map(|k| enc.encode(&k)))?;
     ok(json!({"keys": keys, "next_cursor": next}))
