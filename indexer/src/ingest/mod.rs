@@ -132,19 +132,11 @@ fn ensure_table(store: Target<'_>, table: &str, format: Format) -> Result<TableS
             Ok(schema)
         }
         Err(e) if matches!(e.kind(), rowsearch_store::ErrorKind::UnknownTable { .. }) => {
-            let wanted = match store {
-                Target::Store(store) => {
-                    store.create_table(table, &wanted)?;
-                    wanted
-                }
-                // A table elsewhere threads and folds copies as the
-                // store does (the sink assigns threads as it writes); its
-                // secondary indexes are the store's alone for now.
-                Target::Elsewhere(tables) => {
-                    let wanted = TableSchema { indexes: Vec::new(), ..wanted };
-                    tables.create_table(table, &wanted)?;
-                    wanted
-                }
+            // A table elsewhere threads and folds copies and keeps its
+            // secondary indexes as the store does.
+            match store {
+                Target::Store(store) => store.create_table(table, &wanted)?,
+                Target::Elsewhere(tables) => tables.create_table(table, &wanted)?,
             };
             Ok(wanted)
         }

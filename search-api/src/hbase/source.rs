@@ -196,7 +196,8 @@ impl HbaseSource {
         let kept = schema.search.is_some() && keywords::kept(&mut client, table)?;
         let keys: Vec<&[u8]> = rows.iter().map(|(k, _)| k.as_slice()).collect();
         let old = if kept || indexed { client.get_rows(table, &keys)? } else { Vec::new() };
-        let index_write = if indexed { self.index_write(table, &schema, at, rows, &old)? } else { None };
+        let index_write =
+            if indexed { Some(self.index_write(table, &schema, at, rows, &old)?) } else { None };
         if let Some(w) = &index_write {
             w.unverified(&mut client)?;
             w.in_window()?;
@@ -233,7 +234,7 @@ impl HbaseSource {
         at: u64,
         rows: &[RowPuts],
         old: &[Option<Row>],
-    ) -> Result<Option<indexes::IndexWrite>, HbaseError> {
+    ) -> Result<indexes::IndexWrite, HbaseError> {
         let mut by_key: std::collections::BTreeMap<&[u8], (Option<&Row>, Option<Row>)> =
             std::collections::BTreeMap::new();
         for ((key, cells), old) in rows.iter().zip(old) {
@@ -402,7 +403,7 @@ impl HbaseSource {
             let versions = client.get_rows_versions(table, &[key])?.pop().flatten();
             let after = versions.as_ref().and_then(|v| indexes::after_deletes(v, &stamped));
             index_write =
-                indexes::IndexWrite::plan(table, &schema, at, &[(versions.as_ref(), after.as_ref())])?;
+                Some(indexes::IndexWrite::plan(table, &schema, at, &[(versions.as_ref(), after.as_ref())])?);
             if let Some(w) = &index_write {
                 w.unverified(&mut client)?;
                 w.in_window()?;

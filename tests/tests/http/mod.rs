@@ -503,10 +503,14 @@ fn http_32_clients_search_while_an_ingest_and_a_full_reindex_run() {
     std::fs::write(&mbox, text).unwrap();
 
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    // Clients that have had their first answer (the work starts once all
+    // have: on a loaded machine a thread's first search can come late).
+    let answered = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let addr = s.addr.clone();
     let clients: Vec<_> = (0..32)
         .map(|c| {
             let (stop, addr) = (std::sync::Arc::clone(&stop), addr.clone());
+            let answered = std::sync::Arc::clone(&answered);
             std::thread::spawn(move || {
                 let mut answers: Vec<(u64, u64)> = Vec::new();
                 let path = if c % 2 == 0 {
@@ -521,6 +525,9 @@ fn http_32_clients_search_while_an_ingest_and_a_full_reindex_run() {
                     let v: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
                     assert_eq!(status, 200, "client {c}: {v}");
                     answers.push((v["generation"].as_u64().unwrap(), v["total"].as_u64().unwrap()));
+                    if answers.len() == 1 {
+                        answered.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                    }
                     if last {
                         return answers;
                     }
@@ -528,6 +535,14 @@ fn http_32_clients_search_while_an_ingest_and_a_full_reindex_run() {
             })
         })
         .collect();
+    let waiting = std::time::Instant::now();
+    while answered.load(std::sync::atomic::Ordering::SeqCst) < 32 {
+        assert!(
+            waiting.elapsed() < std::time::Duration::from_secs(120),
+            "the clients' first searches never came"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
 
     let (status, job) = post(&s, "/tables/mail/reindex?mode=full", &json!({}));
     assert_eq!(status, 202);

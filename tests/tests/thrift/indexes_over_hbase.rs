@@ -255,7 +255,9 @@ fn run(ops: &[Op]) -> Result<(), TestCaseError> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 8, ..ProptestConfig::default() })]
+    // Each case is a namespace of a real HBase and a process per write:
+    // few cases, and a short shrink.
+    #![proptest_config(ProptestConfig { cases: 6, max_shrink_iters: 24, ..ProptestConfig::default() })]
 
     #[test]
     fn indexes_over_a_real_hbase_equal_the_model_whatever_stops_a_write(

@@ -42,7 +42,8 @@ pub(crate) struct IndexWrite {
 
 impl IndexWrite {
     /// The index changes of rows going from `old` to `new` (either absent)
-    /// in `table` (of `schema`), at `at`; `None` when no index changes.
+    /// in `table` (of `schema`), at `at` (none, for a write that changes
+    /// no entry: its phases then write nothing).
     ///
     /// # Errors
     /// `Store` (an index the schema cannot resolve).
@@ -51,7 +52,7 @@ impl IndexWrite {
         schema: &TableSchema,
         at: u64,
         changes: &[(Option<&Row>, Option<&Row>)],
-    ) -> Result<Option<IndexWrite>, HbaseError> {
+    ) -> Result<IndexWrite, HbaseError> {
         let mut indexes = Vec::new();
         for index in &schema.indexes {
             let codec = EntryCodec::new(table, schema, &index.name)?;
@@ -75,7 +76,7 @@ impl IndexWrite {
                 indexes.push(c);
             }
         }
-        Ok((!indexes.is_empty()).then_some(IndexWrite { at, indexes }))
+        Ok(IndexWrite { at, indexes })
     }
 
     /// Phase 1: every entry added or taken away put unverified.
@@ -122,7 +123,9 @@ impl IndexWrite {
         for c in &self.indexes {
             let rows: Vec<(Vec<u8>, Vec<PutCell>)> =
                 c.add.iter().map(|(e, expiry)| (e.clone(), self.status(VERIFIED, *expiry))).collect();
-            client.put_rows(&c.table, &rows)?;
+            if !rows.is_empty() {
+                client.put_rows(&c.table, &rows)?;
+            }
             for (entry, _) in &c.remove {
                 client.delete_cells(&c.table, entry, &Delete::Row { up_to: Some(self.at) })?;
             }
