@@ -12,7 +12,14 @@ full corpus, in one script (issue 39):
 4. the tailer's lag: rows put straight into HBase by another client (the
    rowsearch Thrift2 client here, one row every --lag-every ms), each timed
    until an eventual search (the index as the tailer left it, no overlay)
-   finds it, at the default --refresh-ms (1000): p50 and p99.
+   finds it, at the default --refresh-ms (1000): p50 and p99;
+5. index lookups (issue 62): the mail table's `by_from` index for --senders
+   senders (every --senders-th of the senders in index order, so few and
+   many messages), each lookup's keys over HTTP (`serve --hbase`, the index
+   kept in HBase; `serve` on the embedded store) against HBase's own
+   filtered scan for the same rows (happybase through HBase's Thrift
+   gateway: `SingleColumnValueFilter` on m:from, keys only), the same keys
+   checked; p50 per side, medians of the rounds.
 
 HBase: standalone 2.6.1 started with hbase/hbase.sh, 4 GiB of heap for the
 master and region server, 1 GiB for each gateway (or the one at
@@ -28,12 +35,13 @@ import subprocess
 import sys
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 
 from common import HERE, WORK, Server, arguments, corpus, pct, peer_queries
 
-args = arguments(rounds=(int, 3), n=(int, 50), lag_rows=(int, 100), lag_every=(int, 200),
-                 phases=(str, "ingest,reindex,search,lag"))
+args = arguments(rounds=(int, 3), n=(int, 50), lag_rows=(int, 100), lag_every=(int, 200), senders=(int, 20),
+                 phases=(str, "ingest,reindex,search,lag,lookups"))
 PHASES = args.phases.split(",")
 mail = corpus(args.corpus)
 BIN = args.bin
@@ -165,6 +173,73 @@ for line in sys.stdin:
     tailer.wait()
     print(f"round lag done", file=sys.stderr)
 
+def happybase_python():
+    venv = os.path.join(HERE, "../target/happybase-venv/bin/python")
+    if not os.path.exists(venv):
+        subprocess.run([sys.executable, "-m", "venv", os.path.dirname(os.path.dirname(venv))], check=True)
+        subprocess.run([os.path.join(os.path.dirname(venv), "pip"), "install", "-q", "happybase==1.3.0",
+                        "thriftpy2==0.7.1", "ply==3.11", "six==1.17.0"], check=True)
+    return venv
+
+
+lookups = {"embedded": [], "hbase": [], "scan": []}
+SENDERS = []
+SCANNED, FOUND = {}, {}
+if "lookups" in PHASES:
+    local = os.path.join(WORK, "over-local")
+    _, listed = run("index", "lookup", "mail", "by_from", "--prefix", "", data=os.path.join(WORK, "over-embedded"))
+    values = []
+    for line in listed.splitlines():
+        v = json.loads(line)["values"][0]
+        if not values or values[-1] != v:
+            values.append(v)
+    step = max(1, len(values) // args.senders)
+    SENDERS = values[::step][:args.senders]
+    thrift1 = os.environ.get("ROWSEARCH_HBASE_THRIFT") or next(
+        l.split("=", 1)[1] for l in open(os.path.join(WORK, "hbase", "addresses")) if l.startswith("thrift="))
+    host, port = thrift1.rsplit(":", 1)
+    namespace = HB.split("/", 1)[1] + ":" if "/" in HB else ""
+    scanner = subprocess.Popen([happybase_python(), "-c", f"""
+import sys, time, json, happybase
+t = happybase.Connection({host!r}, {port}).table({namespace + "mail"!r})
+for line in sys.stdin:
+    sender = json.loads(line)
+    f = "SingleColumnValueFilter('m', 'from', =, 'binary:" + sender.replace("'", "''") + "', true, true)"
+    t0 = time.perf_counter()
+    keys = [k for k, _ in t.scan(filter=f, columns=[b"m:from"])]
+    ms = (time.perf_counter() - t0) * 1e3
+    print(json.dumps({{"ms": ms, "keys": len(keys)}}), flush=True)
+"""], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    servers = [Server("embedded", BIN, os.path.join(WORK, "over-embedded")),
+               Server("hbase", BIN, local, serve_args=("--hbase", HB))]
+    for r in range(args.rounds):
+        for side in (["embedded", "hbase", "scan"] if r % 2 == 0 else ["scan", "hbase", "embedded"]):
+            each = []
+            for sender in SENDERS:
+                if side == "scan":
+                    scanner.stdin.write(json.dumps(sender) + "\n")
+                    scanner.stdin.flush()
+                    got = json.loads(scanner.stdout.readline())
+                    each.append(got["ms"])
+                    SCANNED[sender] = got["keys"]
+                else:
+                    s = next(x for x in servers if x.name == side)
+                    path = "/tables/mail/indexes/by_from?limit=10000&eq=" + urllib.parse.quote(sender, safe="")
+                    each.append(pct(s.times(path, 5), 0.5))
+                    if r == 0:
+                        FOUND[(side, sender)] = len(json.loads(s.get(path))["keys"])
+            lookups[side].append(statistics.median(each))
+            print(f"round {r + 1} lookups {side}: median over senders {statistics.median(each):.2f} ms",
+                  file=sys.stderr)
+    scanner.stdin.close()
+    scanner.wait()
+    for sender in SENDERS:
+        counts = (FOUND[("embedded", sender)], FOUND[("hbase", sender)], SCANNED[sender])
+        if len(set(counts)) != 1:
+            sys.exit(f"lookups of {sender!r} differ: embedded, over HBase, HBase's scan: {counts}")
+    for s in servers:
+        s.stop()
+
 med = statistics.median
 print(f"phases: {args.phases}")
 print(f"machine: {os.uname().nodename}, {os.cpu_count()} cores; rounds {args.rounds}; HBase 2.6.1 standalone "
@@ -195,3 +270,8 @@ if ratios50:
 if lags:
   print(f"tailer lag at --refresh-ms 1000 ({len(lags)} rows put by another client): p50 {pct(lags, 0.5):.0f} ms, "
       f"p99 {pct(lags, 0.99):.0f} ms")
+if lookups["hbase"]:
+  print(f"index lookups by_from ({len(SENDERS)} senders, median of each sender's p50): embedded "
+        f"{med(lookups['embedded']):.2f} ms, over HBase {med(lookups['hbase']):.2f} ms, HBase's own filtered "
+        f"scan {med(lookups['scan']):.1f} ms ({med(lookups['scan']) / med(lookups['hbase']):.0f}x the lookup "
+        f"over HBase)")

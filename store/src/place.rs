@@ -8,9 +8,10 @@
 //! The embedded [`Store`] implements it with its transactions; a place
 //! elsewhere (an Apache HBase cluster, in the server crate) with that
 //! place's own operations, giving the same answers where it can and saying
-//! where it cannot. What only the embedded store keeps (secondary indexes,
-//! the change feed and its consumers, backups, all-or-nothing batches of
-//! many rows) is reached through [`TableStore::store`]: `None` elsewhere,
+//! where it cannot (secondary indexes too: the store keeps them in its
+//! transactions, HBase in index tables). What only the embedded store
+//! keeps (the change feed and its consumers, backups, all-or-nothing
+//! batches of many rows) is reached through [`TableStore::store`]: `None` elsewhere,
 //! which the callers check in one place each and answer with a reason.
 
 use crate::Result;
