@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use rowsearch_store::{
     Delete, EntryCodec, ErrorKind, IndexHit, IndexPage, IndexQuery, IndexTerm, IndexVerifyReport, KeyPage,
-    PutCell, Row, SetOp, TableSchema,
+    PutCell, Row, SetOp,
 };
 
 use super::super::tables::{HbaseError, HbaseTables};
@@ -41,14 +41,14 @@ pub(crate) struct Repairs {
 }
 
 /// The index `index` of `table` opened for lookups: refused while built.
-fn open(tables: &HbaseTables, table: &str, index: &str) -> Result<(TableSchema, EntryCodec), HbaseError> {
+fn open(tables: &HbaseTables, table: &str, index: &str) -> Result<EntryCodec, HbaseError> {
     let schema = tables.schema(table)?;
     let codec = EntryCodec::new(table, &schema, index)?;
     if super::admin::building(&mut tables.client(), table, index)? {
         let (table, index) = (table.to_owned(), index.to_owned());
         return Err(rowsearch_store::Error::from(ErrorKind::IndexBuilding { table, index }).into());
     }
-    Ok((schema, codec))
+    Ok(codec)
 }
 
 /// A page of `query`'s matches in index `index` of `table`, in index order
@@ -63,7 +63,17 @@ pub(crate) fn lookup(
     index: &str,
     query: &IndexQuery,
 ) -> Result<(IndexPage, Repairs), HbaseError> {
-    let (_, codec) = open(tables, table, index)?;
+    lookup_in(tables, table, &open(tables, table, index)?, query)
+}
+
+/// [`lookup`] in the index `codec` encodes, opened.
+fn lookup_in(
+    tables: &HbaseTables,
+    table: &str,
+    codec: &EntryCodec,
+    query: &IndexQuery,
+) -> Result<(IndexPage, Repairs), HbaseError> {
+    let index = codec.name();
     if query.region.is_some() {
         let reason = "over HBase an index is one range: give no region".to_owned();
         return Err(rowsearch_store::Error::from(ErrorKind::InvalidIndexQuery {
@@ -86,7 +96,7 @@ pub(crate) fn lookup(
         if let Some(row) = rows.last() {
             lo = [row.key.as_slice(), &[0]].concat();
         }
-        for (entry, hit) in checked(&mut client, table, &codec, read, &mut repairs)? {
+        for (entry, hit) in checked(&mut client, table, codec, read, &mut repairs)? {
             if hits.len() == limit {
                 return Ok((IndexPage { hits, next_cursor: last.map(|e| EntryCodec::cursor(&e)) }, repairs));
             }
@@ -113,9 +123,8 @@ pub(crate) fn lookup_rows(
     index: &str,
     query: &IndexQuery,
 ) -> Result<(IndexPage, Vec<Option<Row>>), HbaseError> {
-    let (page, _) = lookup(tables, table, index, query)?;
-    let schema = tables.schema(table)?;
-    let codec = EntryCodec::new(table, &schema, index)?;
+    let codec = open(tables, table, index)?;
+    let (page, _) = lookup_in(tables, table, &codec, query)?;
     let keys: Vec<&[u8]> = page.hits.iter().map(|h| h.key.as_slice()).collect();
     let rows = tables.client().get_rows(table, &keys)?;
     let rows = rows
@@ -261,8 +270,8 @@ pub(crate) fn verify(
     table: &str,
     index: &str,
 ) -> Result<(IndexVerifyReport, Repairs), HbaseError> {
-    let (_, codec) = open(tables, table, index)?;
-    let (_, repairs) = lookup(tables, table, index, &IndexQuery::default())?;
+    let codec = open(tables, table, index)?;
+    let (_, repairs) = lookup_in(tables, table, &codec, &IndexQuery::default())?;
     let now = crate::hbase::clock::now_ms();
     let mut client = tables.client();
     let mut entries: BTreeSet<Vec<u8>> = BTreeSet::new();
