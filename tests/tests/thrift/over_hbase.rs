@@ -258,6 +258,9 @@ fn suite(addr: &str, table: &str) {
         assert_eq!((hs_status, es_status), (200, 200), "{path}: {hv}");
         assert_eq!(hv, ev, "{path}");
     }
+    // Where they differ, as API.md says: an index over HBase is one range.
+    let (status, body) = hs.get_json(&format!("/tables/{table}/indexes/by_from?prefix=r&region=0"));
+    assert_eq!((status, body["error"]["code"].as_str()), (400, Some("invalid_index_query")), "{body}");
     // Scans are served: the mail's rows as HBase holds them.
     let (status, body) = hs.get_json(&format!("/tables/{table}/scan?limit=1&keys_only=true"));
     assert_eq!(status, 200, "{body}");
