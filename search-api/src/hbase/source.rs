@@ -43,6 +43,8 @@ pub struct HbaseSource {
     /// Held while a threaded table's threads are assigned and written: one
     /// writer of thread entries at a time (see `threads`).
     threading: std::sync::Mutex<()>,
+    /// Which tables keep keyword rows (and their upgrade, once).
+    companions: keywords::Companions,
 }
 
 pub(super) fn err(e: impl Into<HbaseError>) -> rowsearch_store::Error {
@@ -82,7 +84,12 @@ impl HbaseSource {
     /// The tables behind the Thrift2 gateway at `addr`, their keyword cells
     /// made by `analyzer`.
     pub fn new(addr: &str, analyzer: Arc<dyn Analyzer>) -> HbaseSource {
-        HbaseSource { tables: HbaseTables::new(addr), analyzer, threading: std::sync::Mutex::new(()) }
+        HbaseSource {
+            tables: HbaseTables::new(addr),
+            analyzer,
+            threading: std::sync::Mutex::new(()),
+            companions: keywords::Companions::default(),
+        }
     }
 
     /// Whether HBase answers (one call, within 2 s).
@@ -123,6 +130,7 @@ impl HbaseSource {
             });
         }
         let created = self.tables.create_table(table, schema)?;
+        self.companions.forget(table);
         indexes::create_all(&mut self.tables.client(), table, schema)?;
         if schema.search.is_some() {
             keywords::create(&mut self.tables.client(), table, schema)?;
@@ -142,6 +150,7 @@ impl HbaseSource {
         self.tables.drop_table(table)?;
         indexes::drop_all(&mut self.tables.client(), table, &schema)?;
         threads::drop_companion(&mut self.tables.client(), table)?;
+        self.companions.forget(table);
         keywords::drop_companion(&mut self.tables.client(), table)
     }
 
@@ -193,7 +202,7 @@ impl HbaseSource {
             rows
         };
         let mut client = self.tables.client();
-        let kept = schema.search.is_some() && keywords::kept(&mut client, table)?;
+        let kept = schema.search.is_some() && self.companions.kept(&self.tables, table)?;
         let keys: Vec<&[u8]> = rows.iter().map(|(k, _)| k.as_slice()).collect();
         let old = if kept || indexed { client.get_rows(table, &keys)? } else { Vec::new() };
         let index_write =
@@ -203,16 +212,11 @@ impl HbaseSource {
             w.in_window()?;
         }
         if kept {
-            let new: Vec<Row> = rows
-                .iter()
-                .zip(&old)
-                .map(|((k, cells), old)| keywords::merged(k, old.as_ref(), cells))
-                .collect();
+            let merged = keywords::merged(rows, &old);
             let pairs: Vec<(Option<&Row>, Option<&Row>)> =
-                old.iter().map(Option::as_ref).zip(new.iter().map(Some)).collect();
-            let (puts, deletes) = keywords::changes(table, &schema, &*self.analyzer, &pairs)
+                merged.iter().map(|(before, after)| (before.as_ref(), Some(after))).collect();
+            let puts = keywords::changes(table, &schema, &*self.analyzer, &pairs, super::clock::stamp())
                 .map_err(|e| HbaseError::Schema { table: table.to_owned(), reason: e.to_string() })?;
-            keywords::apply(&mut client, table, &[], &deletes)?;
             self.tables.put_parallel(&keywords::companion(table), &puts, PUT_WAYS)?;
         }
         drop(client);
@@ -343,14 +347,20 @@ impl HbaseSource {
                 &[rowsearch_store::Delete::Row { up_to: Some(super::clock::stamp()) }],
             );
         }
-        if schema.search.is_some() && keywords::kept(&mut client, table)? {
+        if schema.search.is_some() && self.companions.kept(&self.tables, table)? {
             let old = client.get_rows(table, &[key])?.pop().flatten();
             if let (Some(old), Some(_)) = (&old, &schema.threads) {
                 self.ghost(table, &schema, old)?;
             }
-            let (puts, deletes) = keywords::changes(table, &schema, &*self.analyzer, &[(old.as_ref(), None)])
-                .map_err(|e| HbaseError::Schema { table: table.to_owned(), reason: e.to_string() })?;
-            keywords::apply(&mut client, table, &puts, &deletes)?;
+            let puts = keywords::changes(
+                table,
+                &schema,
+                &*self.analyzer,
+                &[(old.as_ref(), None)],
+                super::clock::stamp(),
+            )
+            .map_err(|e| HbaseError::Schema { table: table.to_owned(), reason: e.to_string() })?;
+            client.put_rows(&keywords::companion(table), &puts)?;
         }
         client.delete_row(table, key)?;
         drop(client);
@@ -389,7 +399,7 @@ impl HbaseSource {
             return Err(HbaseError::UnknownFamily { table: table.to_owned(), family: w.clone() });
         }
         let mut client = self.tables.client();
-        let kept = schema.search.is_some() && keywords::kept(&mut client, table)?;
+        let kept = schema.search.is_some() && self.companions.kept(&self.tables, table)?;
         let old = if kept { client.get_rows(table, &[key])?.pop().flatten() } else { None };
         // An indexed table's deletes take the write's timestamp (see
         // `put_rows`), and its index entries change around them.
@@ -423,10 +433,15 @@ impl HbaseSource {
                 self.ghost(table, &schema, old)?;
                 client = self.tables.client();
             }
-            let (puts, deletes) =
-                keywords::changes(table, &schema, &*self.analyzer, &[(old.as_ref(), new.as_ref())])
-                    .map_err(|e| HbaseError::Schema { table: table.to_owned(), reason: e.to_string() })?;
-            keywords::apply(&mut client, table, &puts, &deletes)?;
+            let puts = keywords::changes(
+                table,
+                &schema,
+                &*self.analyzer,
+                &[(old.as_ref(), new.as_ref())],
+                super::clock::stamp(),
+            )
+            .map_err(|e| HbaseError::Schema { table: table.to_owned(), reason: e.to_string() })?;
+            client.put_rows(&keywords::companion(table), &puts)?;
         }
         drop(client);
         self.tables.record_writes(table, &[key], now_ms())?;
@@ -561,7 +576,7 @@ impl RowSource for HbaseSource {
     fn keyword_lookup(&self, table: &str, query: &KeywordQuery) -> rowsearch_store::Result<KeywordPage> {
         let schema = self.tables.schema(table).map_err(err)?;
         let mut client = self.tables.client();
-        if !keywords::kept(&mut client, table).map_err(err)? {
+        if !self.companions.kept(&self.tables, table).map_err(err)? {
             return Err(rowsearch_store::Error::callback(HbaseError::Schema {
                 table: table.to_owned(),
                 reason: "rowsearch keeps no keyword rows for it (a table filled by other HBase clients): \
@@ -593,7 +608,7 @@ impl<'s> HbaseView<'s> {
 impl HbaseView<'_> {
     /// Whether rowsearch keeps keyword rows for `table`.
     fn kept(&self, table: &str) -> rowsearch_store::Result<bool> {
-        keywords::kept(&mut self.source.tables.client(), table).map_err(err)
+        self.source.companions.kept(&self.source.tables, table).map_err(err)
     }
 
     /// The kept keyword cells of the partitions in `range`, then the cells
@@ -752,7 +767,7 @@ impl RowView for HbaseView<'_> {
     /// made from the rows' text as they are scanned).
     fn keyword_partition_splits(&self, table: &str) -> rowsearch_store::Result<Vec<Vec<u8>>> {
         let mut client = self.source.tables.client();
-        if keywords::kept(&mut client, table).map_err(err)? {
+        if self.source.companions.kept(&self.source.tables, table).map_err(err)? {
             return keywords::partition_splits(&mut client, table).map_err(err);
         }
         Ok(Vec::new())
