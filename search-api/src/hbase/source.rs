@@ -479,7 +479,10 @@ impl HbaseSource {
         read: &ReadOptions,
         before: Option<u64>,
     ) -> rowsearch_store::Result<Vec<Option<Row>>> {
-        let rows = self.tables.client().get_rows_before(table, keys, before).map_err(err)?;
+        // Only the columns asked for cross from HBase (a page of hits shows
+        // a few columns of rows that may hold much more).
+        let rows =
+            self.tables.client().get_columns_before(table, keys, before, &read.columns).map_err(err)?;
         Ok(rows.into_iter().map(|r| r.and_then(|r| selected(r, read))).collect())
     }
 

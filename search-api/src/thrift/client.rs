@@ -81,11 +81,11 @@ pub const RETRIED: &[&str] = &[
 /// Most bytes of cells one put call carries.
 const PUT_CALL_BYTES: usize = 4 << 20;
 
-fn binary(b: impl Into<Vec<u8>>) -> Value {
+pub(super) fn binary(b: impl Into<Vec<u8>>) -> Value {
     Value::Binary(b.into())
 }
 
-fn structs(items: Vec<Value>) -> Value {
+pub(super) fn structs(items: Vec<Value>) -> Value {
     Value::List { elem: TType::Struct, items }
 }
 
@@ -107,7 +107,7 @@ impl HbaseClient {
     }
 
     /// `table` as the data calls name it: `NAMESPACE:TABLE` in a namespace.
-    fn full_name(&self, table: &str) -> Value {
+    pub(super) fn full_name(&self, table: &str) -> Value {
         match self.namespace() {
             Some(ns) => binary(format!("{ns}:{table}")),
             None => binary(table.as_bytes()),
@@ -115,7 +115,7 @@ impl HbaseClient {
     }
 
     /// `table` as the admin calls name it (a `TTableName`).
-    fn table_name(&self, table: &str) -> Value {
+    pub(super) fn table_name(&self, table: &str) -> Value {
         let mut name = vec![(2, binary(table.as_bytes()))];
         if let Some(ns) = self.namespace() {
             name.insert(0, (1, binary(ns.as_bytes())));
@@ -277,30 +277,8 @@ impl HbaseClient {
         }
     }
 
-    fn protocol(method: &str, detail: impl Into<String>) -> ClientError {
+    pub(super) fn protocol(method: &str, detail: impl Into<String>) -> ClientError {
         ClientError::Protocol { method: method.to_owned(), detail: detail.into() }
-    }
-
-    /// Drops every table of the namespace (`HOST:PORT/NAMESPACE`) and the
-    /// namespace itself: a test's, or one an operator retires. Nothing
-    /// without a namespace.
-    ///
-    /// # Errors
-    /// [`ClientError`].
-    pub fn drop_namespace(&mut self) -> Result<(), ClientError> {
-        let Some(ns) = self.namespace().map(str::to_owned) else { return Ok(()) };
-        let names = match self.call("getTableNamesByNamespace", vec![(1, binary(ns.as_bytes()))])? {
-            Some(Value::List { items, .. }) => items,
-            other => return Err(Self::protocol("getTableNamesByNamespace", format!("{other:?}"))),
-        };
-        for name in &names {
-            let Some(Value::Binary(qualifier)) = name.field(2) else { continue };
-            let table = String::from_utf8_lossy(qualifier).into_owned();
-            // A table disabled already is as good.
-            let _ = self.call("disableTable", vec![(1, self.table_name(&table))]);
-            self.call("deleteTable", vec![(1, self.table_name(&table))])?;
-        }
-        self.call("deleteNamespace", vec![(1, binary(ns.as_bytes()))]).map(|_| ())
     }
 
     /// Whether `table` exists.
@@ -491,76 +469,6 @@ impl HbaseClient {
         self.call("putMultiple", vec![(1, self.full_name(table)), (2, structs(puts))]).map(|_| ())
     }
 
-    /// The newest cell of each column of `keys`' rows, in order (`None`: no
-    /// such row), in one call.
-    ///
-    /// # Errors
-    /// [`ClientError`].
-    pub fn get_rows(&mut self, table: &str, keys: &[&[u8]]) -> Result<Vec<Option<Row>>, ClientError> {
-        self.get_rows_before(table, keys, None)
-    }
-
-    /// [`HbaseClient::get_rows`] as of a time: cells with timestamps below
-    /// `before` only (`None`: all).
-    ///
-    /// # Errors
-    /// [`ClientError`].
-    pub fn get_rows_before(
-        &mut self,
-        table: &str,
-        keys: &[&[u8]],
-        before: Option<u64>,
-    ) -> Result<Vec<Option<Row>>, ClientError> {
-        self.get_many(table, keys, before, false)
-    }
-
-    /// [`HbaseClient::get_rows`] with every version HBase keeps of each
-    /// cell, newest first within a column.
-    ///
-    /// # Errors
-    /// [`ClientError`].
-    pub fn get_rows_versions(
-        &mut self,
-        table: &str,
-        keys: &[&[u8]],
-    ) -> Result<Vec<Option<Row>>, ClientError> {
-        self.get_many(table, keys, None, true)
-    }
-
-    fn get_many(
-        &mut self,
-        table: &str,
-        keys: &[&[u8]],
-        before: Option<u64>,
-        versions: bool,
-    ) -> Result<Vec<Option<Row>>, ClientError> {
-        let gets = keys
-            .iter()
-            .map(|k| {
-                let mut get = vec![(1, binary(*k))];
-                if let Some(before) = before {
-                    let max = before.min(i64::MAX as u64) as i64;
-                    get.push((4, Value::Struct(vec![(1, Value::I64(0)), (2, Value::I64(max))])));
-                }
-                if versions {
-                    get.push((5, Value::I32(i32::MAX)));
-                }
-                Value::Struct(get)
-            })
-            .collect();
-        let answer = self.call("getMultiple", vec![(1, self.full_name(table)), (2, structs(gets))])?;
-        let Some(Value::List { items, .. }) = answer else {
-            return Err(Self::protocol("getMultiple", "not a list"));
-        };
-        if items.len() != keys.len() {
-            return Err(Self::protocol(
-                "getMultiple",
-                format!("{} results for {} gets", items.len(), keys.len()),
-            ));
-        }
-        items.iter().map(|r| row_of("getMultiple", r)).collect()
-    }
-
     /// The table's regions, in key order.
     ///
     /// # Errors
@@ -685,25 +593,6 @@ impl HbaseClient {
             }
         }
         Ok(rows)
-    }
-
-    /// The newest cell of each column of row `key` that `filter` (HBase's
-    /// filter language) keeps; `None` when it keeps none.
-    ///
-    /// # Errors
-    /// [`ClientError`].
-    pub fn get_filtered(
-        &mut self,
-        table: &str,
-        key: &[u8],
-        filter: &[u8],
-    ) -> Result<Option<Row>, ClientError> {
-        let get = Value::Struct(vec![(1, binary(key)), (6, binary(filter))]);
-        let answer = self.call("get", vec![(1, self.full_name(table)), (2, get)])?;
-        match answer {
-            Some(r) => row_of("get", &r),
-            None => Err(Self::protocol("get", "no result")),
-        }
     }
 
     fn run_scanner(
@@ -901,7 +790,7 @@ pub fn put_calls(rows: &[(Vec<u8>, Vec<PutCell>)]) -> Vec<Vec<(&[u8], &[PutCell]
 }
 
 /// A `TResult` as a row (`None`: empty).
-fn row_of(method: &str, r: &Value) -> Result<Option<Row>, ClientError> {
+pub(super) fn row_of(method: &str, r: &Value) -> Result<Option<Row>, ClientError> {
     let Some(Value::Binary(key)) = r.field(1) else { return Ok(None) };
     let Some(Value::List { items, .. }) = r.field(2) else {
         return Err(HbaseClient::protocol(method, "a TResult without columnValues"));

@@ -15,6 +15,8 @@
 mod args;
 mod calls;
 mod client;
+mod client_admin;
+mod client_gets;
 #[allow(dead_code)]
 mod codec;
 #[cfg(test)]

@@ -3,7 +3,7 @@ mod holes;
 mod moves;
 mod repack;
 mod threads;
-mod upgrade;
+pub(crate) mod upgrade;
 use rowsearch_tests::{TestDir, stderr, stdout};
 
 fn code(out: &std::process::Output) -> i32 {

@@ -13,6 +13,7 @@ mod hbase_client;
 mod hbase_faults;
 mod indexes_over_hbase;
 mod java_client;
+mod keyword_upgrade;
 mod over_hbase;
 mod over_hbase_routes;
 mod over_hbase_sample;
