@@ -44,6 +44,26 @@ pub fn companion(table: &str) -> String {
     format!("{table}{SUFFIX}")
 }
 
+/// This process's tag in its runs' qualifiers (with the clock's stamp, two
+/// processes' writes never share a cell).
+pub(super) fn process_tag() -> u32 {
+    use std::hash::BuildHasher;
+    static TAG: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+    *TAG.get_or_init(|| {
+        let h = std::collections::hash_map::RandomState::new().hash_one((std::process::id(), std::time::Instant::now()));
+        // Never 0: stamp 0 and tag 0 name the upgrade's runs.
+        (h as u32).max(1)
+    })
+}
+
+/// The companion row of `partition`.
+pub(super) fn row_key(partition: &[u8]) -> Vec<u8> {
+    let mut key = Vec::with_capacity(partition.len() + 1);
+    key.push(ROW_PREFIX);
+    key.extend_from_slice(partition);
+    key
+}
+
 /// The error of a companion cell that is neither layout's.
 pub(super) fn corrupted(table: &str, detail: impl Into<String>) -> HbaseError {
     HbaseError::Corrupted { table: companion(table), detail: detail.into() }
@@ -64,7 +84,8 @@ pub(super) struct Version {
 }
 
 /// The version tail of `(date, key)`.
-pub(super) fn tail(date_ms: u64, key: &[u8]) -> Vec<u8> {
+#[cfg(test)]
+fn tail(date_ms: u64, key: &[u8]) -> Vec<u8> {
     let mut t = Vec::with_capacity(8 + key.len());
     t.extend_from_slice(&(!date_ms).to_be_bytes());
     t.extend_from_slice(key);
@@ -141,18 +162,15 @@ fn take<'a>(bytes: &mut &'a [u8], n: u64) -> Option<&'a [u8]> {
     Some(head)
 }
 
-/// A run's value: `versions` in the store's order (tails ascending, each
-/// once).
-pub(super) fn encode(versions: &[(&[u8], Option<&[u8]>)]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(
-        2 + versions.iter().map(|(t, p)| t.len() + p.map_or(0, <[u8]>::len) + 4).sum::<usize>(),
-    );
+/// A run's value: `versions` (date, row key, positions or `None` for a
+/// removal) in the store's order (newest first, then by key; each once).
+pub(super) fn encode<'v>(versions: impl ExactSizeIterator<Item = (u64, &'v [u8], Option<&'v [u8]>)>) -> Vec<u8> {
+    let mut out = Vec::with_capacity(2 + versions.len() * 24);
     out.push(FORMAT);
     push_varint(&mut out, versions.len() as u64);
     let (mut date, mut key): (u64, &[u8]) = (0, &[]);
-    for (t, positions) in versions {
-        let (d, k) = t.split_at(8.min(t.len()));
-        let d = u64::from_be_bytes(d.try_into().unwrap_or([0; 8]));
+    for (date_ms, k, positions) in versions {
+        let d = !date_ms;
         push_varint(&mut out, d.wrapping_sub(date));
         let shared = key.iter().zip(k).take_while(|(a, b)| a == b).count();
         push_varint(&mut out, shared as u64);
@@ -168,6 +186,14 @@ pub(super) fn encode(versions: &[(&[u8], Option<&[u8]>)]) -> Vec<u8> {
         (date, key) = (d, k);
     }
     out
+}
+
+/// [`encode`] of versions given by their tails.
+pub(super) fn encode_tails<'v>(versions: &[(&'v [u8], Option<&'v [u8]>)]) -> Vec<u8> {
+    encode(versions.iter().map(|(t, p)| {
+        let (date, key) = split_tail(t).unwrap_or((0, &[]));
+        (date, key, *p)
+    }))
 }
 
 /// A run's versions, in its order; `None` when the bytes are not a run.
@@ -257,7 +283,7 @@ mod tests {
             for run in &runs {
                 let versions: Vec<(&[u8], Option<&[u8]>)> =
                     run.iter().map(|(t, p)| (t.as_slice(), p.as_deref())).collect();
-                let value = encode(&versions);
+                let value = encode_tails(&versions);
                 let back = decode(&value).expect("a run");
                 prop_assert_eq!(back.len(), run.len());
                 for (v, (t, p)) in back.iter().zip(run) {
@@ -288,7 +314,7 @@ mod tests {
     fn the_bytes_are_pinned() {
         let a = tail(5, b"ab");
         let b = tail(5, b"ac");
-        let value = encode(&[(a.as_slice(), Some(&[2][..])), (b.as_slice(), None)]);
+        let value = encode_tails(&[(a.as_slice(), Some(&[2][..])), (b.as_slice(), None)]);
         let mut want = vec![1, 2];
         want.extend_from_slice(&[0xfa, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01]); // !5
         want.extend_from_slice(&[0, 2, b'a', b'b', 2, 2]);

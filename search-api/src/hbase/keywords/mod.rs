@@ -29,10 +29,13 @@ use super::tables::{CATALOG_CACHE, HbaseError, HbaseTables, read_ahead};
 use crate::thrift::HbaseClient;
 
 mod block;
+mod changes;
 pub(crate) mod upgrade;
 
+pub use changes::{changes, changes_in_parallel};
+
 pub use block::{FAMILY, SUFFIX, companion};
-use block::{ROW_PREFIX, Version, split_qualifier, split_tail, term_prefix};
+use block::{ROW_PREFIX, Version, row_key, split_qualifier, split_tail, term_prefix};
 
 /// The row of the layout's marker (below every partition's row).
 const META_ROW: &[u8] = &[0];
@@ -42,27 +45,8 @@ const LAYOUT_COLUMN: &[u8] = b"layout";
 const LAYOUT: &[u8] = b"2";
 const CURSOR_PREFIX: &str = "hk1.";
 
-fn row_key(partition: &[u8]) -> Vec<u8> {
-    let mut key = Vec::with_capacity(partition.len() + 1);
-    key.push(ROW_PREFIX);
-    key.extend_from_slice(partition);
-    key
-}
-
 fn corrupted(table: &str, detail: impl Into<String>) -> HbaseError {
     block::corrupted(table, detail)
-}
-
-/// This process's tag in its runs' qualifiers (with the clock's stamp, two
-/// processes' writes never share a cell).
-fn process_tag() -> u32 {
-    use std::hash::BuildHasher;
-    static TAG: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
-    *TAG.get_or_init(|| {
-        let h = std::collections::hash_map::RandomState::new().hash_one((std::process::id(), Instant::now()));
-        // Never 0: stamp 0 and tag 0 name the upgrade's runs.
-        (h as u32).max(1)
-    })
 }
 
 /// Creates `table`'s companion (when missing), split where the rows'
@@ -213,84 +197,6 @@ pub fn merged(rows: &[(Vec<u8>, Vec<PutCell>)], old: &[Option<Row>]) -> Vec<(Opt
         out.push((before, after));
     }
     out
-}
-
-/// Where a version is: companion row, term prefix, version tail.
-type VersionAt = (Vec<u8>, Vec<u8>, Vec<u8>);
-
-/// Per companion row and term prefix, the versions a write changes.
-type Changes = BTreeMap<Vec<u8>, BTreeMap<Vec<u8>, BTreeMap<Vec<u8>, Option<Vec<u8>>>>>;
-
-/// The keyword columns of each row `(old, new)` (either may be absent; in
-/// the order written) made into one run per column, stamped `stamp`: the
-/// versions the new row has that the old did not (or with other
-/// positions), and the old row's versions the new one has not, removed.
-/// Nothing for a row whose keyword cells did not change.
-///
-/// # Errors
-/// The store's errors computing cells (a key its typed row key cannot
-/// decode).
-pub fn changes(
-    table: &str,
-    schema: &TableSchema,
-    analyzer: &dyn Analyzer,
-    rows: &[(Option<&Row>, Option<&Row>)],
-    stamp: u64,
-) -> rowsearch_store::Result<Vec<(Vec<u8>, Vec<PutCell>)>> {
-    let mut changes = Changes::new();
-    for (old, new) in rows {
-        // (companion row, term prefix, version tail) -> positions.
-        let mut before: BTreeMap<VersionAt, Vec<u8>> = BTreeMap::new();
-        if let Some(old) = old {
-            rowsearch_store::for_each_keyword_cell_of(table, schema, analyzer, old, &mut |cell| {
-                let at = (
-                    row_key(cell.partition),
-                    term_prefix(cell.field_index, cell.term),
-                    block::tail(cell.date_ms, cell.key),
-                );
-                before.insert(at, cell.encoded_positions().to_vec());
-                Ok(())
-            })?;
-        }
-        if let Some(new) = new {
-            rowsearch_store::for_each_keyword_cell_of(table, schema, analyzer, new, &mut |cell| {
-                let at = (
-                    row_key(cell.partition),
-                    term_prefix(cell.field_index, cell.term),
-                    block::tail(cell.date_ms, cell.key),
-                );
-                let positions = cell.encoded_positions();
-                let same = before.remove(&at).is_some_and(|p| p == positions);
-                if !same {
-                    changes
-                        .entry(at.0)
-                        .or_default()
-                        .entry(at.1)
-                        .or_default()
-                        .insert(at.2, Some(positions.to_vec()));
-                }
-                Ok(())
-            })?;
-        }
-        for ((row, prefix, tail), _) in before {
-            changes.entry(row).or_default().entry(prefix).or_default().insert(tail, None);
-        }
-    }
-    let tag = process_tag();
-    Ok(changes
-        .into_iter()
-        .map(|(row, columns)| {
-            let cells = columns
-                .into_iter()
-                .map(|(prefix, versions)| {
-                    let versions: Vec<(&[u8], Option<&[u8]>)> =
-                        versions.iter().map(|(t, p)| (t.as_slice(), p.as_deref())).collect();
-                    PutCell::new(FAMILY, block::run_qualifier(&prefix, stamp, tag), block::encode(&versions))
-                })
-                .collect();
-            (row, cells)
-        })
-        .collect())
 }
 
 /// The partitions the companion's regions start at (after the first).

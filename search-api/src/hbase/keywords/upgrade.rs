@@ -96,7 +96,7 @@ pub(crate) fn run(
         }
         let versions: Vec<(&[u8], Option<&[u8]>)> =
             p.versions.iter().map(|(t, v)| (t.as_slice(), Some(v.as_slice()))).collect();
-        let value = block::encode(&versions);
+        let value = block::encode_tails(&versions);
         writes.cells += 1 + p.old.len();
         writes.puts.entry(p.row.clone()).or_default().push(PutCell::new(
             FAMILY,

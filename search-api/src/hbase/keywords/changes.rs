@@ -1,0 +1,172 @@
+//! What a write of rows does to their keyword rows in HBase: one run per
+//! keyword column it changes ([`changes`]).
+//!
+//! A batch of an ingest is thousands of rows of hundreds of keyword cells
+//! each, computed on the writing thread while HBase waits: cells are
+//! grouped by interned (partition, field, term) in a hash map and each
+//! column's versions sorted once (nested ordered maps of byte strings took
+//! 19 of an ingest's 48 s over HBase).
+
+use std::collections::HashMap;
+
+use rowsearch_store::{Analyzer, PutCell, Row, TableSchema};
+
+use super::block::{self, FAMILY, row_key, term_prefix};
+
+/// Strings given numbers in the order met.
+#[derive(Default)]
+struct Interner {
+    ids: HashMap<Vec<u8>, u32>,
+    names: Vec<Vec<u8>>,
+}
+
+impl Interner {
+    fn id(&mut self, name: &[u8]) -> u32 {
+        if let Some(&id) = self.ids.get(name) {
+            return id;
+        }
+        let id = u32::try_from(self.names.len()).unwrap_or(u32::MAX);
+        self.ids.insert(name.to_vec(), id);
+        self.names.push(name.to_vec());
+        id
+    }
+}
+
+/// A keyword column: partition, field, term (interned).
+type ColumnId = (u32, u8, u32);
+
+/// One version a write puts or removes.
+struct Change {
+    date_ms: u64,
+    /// The row (index into the batch's keys), which is also the order of
+    /// the writes: the later wins.
+    row: u32,
+    /// Range of its positions in the batch's buffer; `None`: removed.
+    positions: Option<(u32, u32)>,
+}
+
+/// The keyword columns of each row `(old, new)` (either may be absent; in
+/// the order written) made into one run per column, stamped `stamp`: the
+/// versions the new row has that the old did not (or with other
+/// positions), and the old row's versions the new one has not, removed.
+/// Nothing for a row whose keyword cells did not change.
+///
+/// # Errors
+/// The store's errors computing cells (a key its typed row key cannot
+/// decode).
+pub fn changes(
+    table: &str,
+    schema: &TableSchema,
+    analyzer: &dyn Analyzer,
+    rows: &[(Option<&Row>, Option<&Row>)],
+    stamp: u64,
+) -> rowsearch_store::Result<Vec<(Vec<u8>, Vec<PutCell>)>> {
+    let (mut partitions, mut terms) = (Interner::default(), Interner::default());
+    let mut columns: HashMap<ColumnId, Vec<Change>> = HashMap::new();
+    let mut buffer: Vec<u8> = Vec::new();
+    let mut keys: Vec<&[u8]> = Vec::with_capacity(rows.len());
+    // An old row's versions: where, when -> positions.
+    let mut before: HashMap<(ColumnId, u64), (u32, u32)> = HashMap::new();
+    for (i, (old, new)) in rows.iter().enumerate() {
+        let row = u32::try_from(i).unwrap_or(u32::MAX);
+        let Some(key) = new.or(*old).map(|r| r.key.as_slice()) else { continue };
+        keys.push(key);
+        before.clear();
+        let mut keep = |cell: &rowsearch_store::KeywordCellRef<'_>, buffer: &mut Vec<u8>| {
+            let column = (
+                partitions.id(cell.partition),
+                u8::try_from(cell.field_index).unwrap_or(u8::MAX),
+                terms.id(cell.term.as_bytes()),
+            );
+            let start = u32::try_from(buffer.len()).unwrap_or(u32::MAX);
+            buffer.extend_from_slice(cell.encoded_positions());
+            (column, (start, u32::try_from(buffer.len()).unwrap_or(u32::MAX)))
+        };
+        if let Some(old) = old {
+            rowsearch_store::for_each_keyword_cell_of(table, schema, analyzer, old, &mut |cell| {
+                let (column, range) = keep(cell, &mut buffer);
+                before.insert((column, cell.date_ms), range);
+                Ok(())
+            })?;
+        }
+        if let Some(new) = new {
+            rowsearch_store::for_each_keyword_cell_of(table, schema, analyzer, new, &mut |cell| {
+                let (column, range) = keep(cell, &mut buffer);
+                let bytes = |(a, b): (u32, u32)| &buffer[a as usize..b as usize];
+                let same = before.remove(&(column, cell.date_ms)).is_some_and(|old| bytes(old) == bytes(range));
+                if !same {
+                    let change = Change { date_ms: cell.date_ms, row, positions: Some(range) };
+                    columns.entry(column).or_default().push(change);
+                }
+                Ok(())
+            })?;
+        }
+        for (&(column, date_ms), _) in &before {
+            columns.entry(column).or_default().push(Change { date_ms, row, positions: None });
+        }
+    }
+    let tag = block::process_tag();
+    let mut by_row: HashMap<u32, Vec<PutCell>> = HashMap::new();
+    for ((partition, field, term), mut changes) in columns {
+        // Newest first, then by key; of one version, the last write only.
+        changes.sort_by(|a, b| {
+            b.date_ms.cmp(&a.date_ms).then_with(|| keys[a.row as usize].cmp(keys[b.row as usize])).then(a.row.cmp(&b.row))
+        });
+        changes.dedup_by(|later, earlier| {
+            let same = later.date_ms == earlier.date_ms && keys[later.row as usize] == keys[earlier.row as usize];
+            if same {
+                std::mem::swap(later, earlier);
+            }
+            same
+        });
+        let term = std::str::from_utf8(&terms.names[term as usize]).unwrap_or_default();
+        let prefix = term_prefix(usize::from(field), term);
+        let value = block::encode(changes.iter().map(|c| {
+            let positions = c.positions.map(|(a, b)| &buffer[a as usize..b as usize]);
+            (c.date_ms, keys[c.row as usize], positions)
+        }));
+        by_row.entry(partition).or_default().push(PutCell::new(FAMILY, block::run_qualifier(&prefix, stamp, tag), value));
+    }
+    let mut out: Vec<(Vec<u8>, Vec<PutCell>)> =
+        by_row.into_iter().map(|(p, cells)| (row_key(&partitions.names[p as usize]), cells)).collect();
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    Ok(out)
+}
+
+/// [`changes`] of `rows` cut into `ways` consecutive parts computed at
+/// once, each part stamped after the one before (the stamps come from
+/// `stamp`, strictly increasing): where two parts change one version, the
+/// later part's run is the newer, as its rows were written later.
+///
+/// # Errors
+/// As [`changes`].
+pub fn changes_in_parallel(
+    table: &str,
+    schema: &TableSchema,
+    analyzer: &dyn Analyzer,
+    rows: &[(Option<&Row>, Option<&Row>)],
+    ways: usize,
+    stamp: &(dyn Fn() -> u64 + Sync),
+) -> rowsearch_store::Result<Vec<(Vec<u8>, Vec<PutCell>)>> {
+    let ways = ways.clamp(1, rows.len().max(1));
+    if ways == 1 {
+        return changes(table, schema, analyzer, rows, stamp());
+    }
+    let part = rows.len().div_ceil(ways);
+    let stamps: Vec<u64> = (0..ways).map(|_| stamp()).collect();
+    let parts: Vec<rowsearch_store::Result<Vec<(Vec<u8>, Vec<PutCell>)>>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = rows
+            .chunks(part)
+            .zip(&stamps)
+            .map(|(chunk, &at)| scope.spawn(move || changes(table, schema, analyzer, chunk, at)))
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))).collect()
+    });
+    let mut by_row: std::collections::BTreeMap<Vec<u8>, Vec<PutCell>> = std::collections::BTreeMap::new();
+    for part in parts {
+        for (row, cells) in part? {
+            by_row.entry(row).or_default().extend(cells);
+        }
+    }
+    Ok(by_row.into_iter().collect())
+}
