@@ -228,9 +228,20 @@ impl HbaseSource {
                 merged.iter().map(|(before, after)| (before.as_ref(), Some(after))).collect();
             // The cells of a batch are computed on every core while HBase
             // waits (a third of an ingest's time on one).
-            let ways = if pairs.len() >= 64 { std::thread::available_parallelism().map_or(1, |n| n.get()) } else { 1 };
-            let puts = keywords::changes_in_parallel(table, &schema, &*self.analyzer, &pairs, ways, &super::clock::stamp)
-                .map_err(|e| HbaseError::Schema { table: table.to_owned(), reason: e.to_string() })?;
+            let ways = if pairs.len() >= 64 {
+                std::thread::available_parallelism().map_or(1, |n| n.get())
+            } else {
+                1
+            };
+            let puts = keywords::changes_in_parallel(
+                table,
+                &schema,
+                &*self.analyzer,
+                &pairs,
+                ways,
+                &super::clock::stamp,
+            )
+            .map_err(|e| HbaseError::Schema { table: table.to_owned(), reason: e.to_string() })?;
             lap(2, &mut at_phase);
             self.tables.put_parallel(&keywords::companion(table), &puts, PUT_WAYS)?;
         }
@@ -243,7 +254,16 @@ impl HbaseSource {
         }
         self.tables.record_writes(table, &keys, now_ms())?;
         lap(5, &mut at_phase);
-        let [threads_us, old_us, keyword_runs_us, keyword_puts_us, rows_us, index_feed_us, index_us, merged_us] = phases;
+        let [
+            threads_us,
+            old_us,
+            keyword_runs_us,
+            keyword_puts_us,
+            rows_us,
+            index_feed_us,
+            index_us,
+            merged_us,
+        ] = phases;
         tracing::debug!(
             table,
             rows = rows.len(),

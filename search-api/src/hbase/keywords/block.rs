@@ -50,7 +50,8 @@ pub(super) fn process_tag() -> u32 {
     use std::hash::BuildHasher;
     static TAG: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
     *TAG.get_or_init(|| {
-        let h = std::collections::hash_map::RandomState::new().hash_one((std::process::id(), std::time::Instant::now()));
+        let h = std::collections::hash_map::RandomState::new()
+            .hash_one((std::process::id(), std::time::Instant::now()));
         // Never 0: stamp 0 and tag 0 name the upgrade's runs.
         (h as u32).max(1)
     })
@@ -164,7 +165,9 @@ fn take<'a>(bytes: &mut &'a [u8], n: u64) -> Option<&'a [u8]> {
 
 /// A run's value: `versions` (date, row key, positions or `None` for a
 /// removal) in the store's order (newest first, then by key; each once).
-pub(super) fn encode<'v>(versions: impl ExactSizeIterator<Item = (u64, &'v [u8], Option<&'v [u8]>)>) -> Vec<u8> {
+pub(super) fn encode<'v>(
+    versions: impl ExactSizeIterator<Item = (u64, &'v [u8], Option<&'v [u8]>)>,
+) -> Vec<u8> {
     let mut out = Vec::with_capacity(2 + versions.len() * 24);
     out.push(FORMAT);
     push_varint(&mut out, versions.len() as u64);

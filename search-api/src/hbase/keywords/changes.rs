@@ -32,6 +32,9 @@ impl Interner {
     }
 }
 
+/// A companion row's key and the cells put into it.
+type RowCells = (Vec<u8>, Vec<PutCell>);
+
 /// A keyword column: partition, field, term (interned).
 type ColumnId = (u32, u8, u32);
 
@@ -60,7 +63,7 @@ pub fn changes(
     analyzer: &dyn Analyzer,
     rows: &[(Option<&Row>, Option<&Row>)],
     stamp: u64,
-) -> rowsearch_store::Result<Vec<(Vec<u8>, Vec<PutCell>)>> {
+) -> rowsearch_store::Result<Vec<RowCells>> {
     let (mut partitions, mut terms) = (Interner::default(), Interner::default());
     let mut columns: HashMap<ColumnId, Vec<Change>> = HashMap::new();
     let mut buffer: Vec<u8> = Vec::new();
@@ -93,7 +96,8 @@ pub fn changes(
             rowsearch_store::for_each_keyword_cell_of(table, schema, analyzer, new, &mut |cell| {
                 let (column, range) = keep(cell, &mut buffer);
                 let bytes = |(a, b): (u32, u32)| &buffer[a as usize..b as usize];
-                let same = before.remove(&(column, cell.date_ms)).is_some_and(|old| bytes(old) == bytes(range));
+                let same =
+                    before.remove(&(column, cell.date_ms)).is_some_and(|old| bytes(old) == bytes(range));
                 if !same {
                     let change = Change { date_ms: cell.date_ms, row, positions: Some(range) };
                     columns.entry(column).or_default().push(change);
@@ -101,7 +105,7 @@ pub fn changes(
                 Ok(())
             })?;
         }
-        for (&(column, date_ms), _) in &before {
+        for &(column, date_ms) in before.keys() {
             columns.entry(column).or_default().push(Change { date_ms, row, positions: None });
         }
     }
@@ -110,10 +114,14 @@ pub fn changes(
     for ((partition, field, term), mut changes) in columns {
         // Newest first, then by key; of one version, the last write only.
         changes.sort_by(|a, b| {
-            b.date_ms.cmp(&a.date_ms).then_with(|| keys[a.row as usize].cmp(keys[b.row as usize])).then(a.row.cmp(&b.row))
+            b.date_ms
+                .cmp(&a.date_ms)
+                .then_with(|| keys[a.row as usize].cmp(keys[b.row as usize]))
+                .then(a.row.cmp(&b.row))
         });
         changes.dedup_by(|later, earlier| {
-            let same = later.date_ms == earlier.date_ms && keys[later.row as usize] == keys[earlier.row as usize];
+            let same =
+                later.date_ms == earlier.date_ms && keys[later.row as usize] == keys[earlier.row as usize];
             if same {
                 std::mem::swap(later, earlier);
             }
@@ -125,9 +133,13 @@ pub fn changes(
             let positions = c.positions.map(|(a, b)| &buffer[a as usize..b as usize]);
             (c.date_ms, keys[c.row as usize], positions)
         }));
-        by_row.entry(partition).or_default().push(PutCell::new(FAMILY, block::run_qualifier(&prefix, stamp, tag), value));
+        by_row.entry(partition).or_default().push(PutCell::new(
+            FAMILY,
+            block::run_qualifier(&prefix, stamp, tag),
+            value,
+        ));
     }
-    let mut out: Vec<(Vec<u8>, Vec<PutCell>)> =
+    let mut out: Vec<RowCells> =
         by_row.into_iter().map(|(p, cells)| (row_key(&partitions.names[p as usize]), cells)).collect();
     out.sort_by(|a, b| a.0.cmp(&b.0));
     Ok(out)
@@ -147,14 +159,14 @@ pub fn changes_in_parallel(
     rows: &[(Option<&Row>, Option<&Row>)],
     ways: usize,
     stamp: &(dyn Fn() -> u64 + Sync),
-) -> rowsearch_store::Result<Vec<(Vec<u8>, Vec<PutCell>)>> {
+) -> rowsearch_store::Result<Vec<RowCells>> {
     let ways = ways.clamp(1, rows.len().max(1));
     if ways == 1 {
         return changes(table, schema, analyzer, rows, stamp());
     }
     let part = rows.len().div_ceil(ways);
     let stamps: Vec<u64> = (0..ways).map(|_| stamp()).collect();
-    let parts: Vec<rowsearch_store::Result<Vec<(Vec<u8>, Vec<PutCell>)>>> = std::thread::scope(|scope| {
+    let parts: Vec<rowsearch_store::Result<Vec<RowCells>>> = std::thread::scope(|scope| {
         let handles: Vec<_> = rows
             .chunks(part)
             .zip(&stamps)
