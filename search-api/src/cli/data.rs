@@ -160,6 +160,27 @@ pub(super) fn run(args: &Args, command: &DataCommand, out: &mut impl Write) -> R
             progress.finish();
             writeln!(out, "{}", serde_json::to_string(&report)?)?;
         }
+        DataCommand::Upgrade if args.hbase.is_some() => {
+            // Over HBase: the keyword rows an older build wrote there.
+            let source = place::hbase(args.hbase.as_deref().unwrap_or_default());
+            for table in source.tables().tables()? {
+                let started = std::time::Instant::now();
+                // Progress lines every 2 s (the total is not known ahead).
+                let moved = source.upgrade_keywords(&table, &mut |partitions, cells| {
+                    eprintln!(
+                        "keyword upgrade of {table}: {cells} cells moved, {partitions} partitions seen"
+                    );
+                })?;
+                match moved {
+                    Some(cells) => writeln!(
+                        out,
+                        "upgraded the keyword rows of {table} in HBase: {cells} cells made runs in {:.2} s",
+                        started.elapsed().as_secs_f64()
+                    )?,
+                    None => writeln!(out, "{table}: nothing to upgrade")?,
+                }
+            }
+        }
         DataCommand::Upgrade => {
             let started = std::time::Instant::now();
             let store = place::store_only(args, "upgrade", false)?;

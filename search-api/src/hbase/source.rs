@@ -108,6 +108,20 @@ impl HbaseSource {
         &self.tables
     }
 
+    /// Upgrades `table`'s keyword rows when an older build wrote them (see
+    /// `keywords::upgrade`), `progress(partitions, cells moved)` as it goes:
+    /// the cells moved, `None` when there was nothing to do.
+    ///
+    /// # Errors
+    /// `Client`; `Corrupted` for a cell of neither layout.
+    pub fn upgrade_keywords(
+        &self,
+        table: &str,
+        progress: &mut dyn FnMut(u64, u64),
+    ) -> Result<Option<u64>, HbaseError> {
+        self.companions.upgrade(&self.tables, table, progress)
+    }
+
     /// Creates `table` with `schema` (and, for a searchable one, the
     /// companion table of its keyword rows); false when an identical one
     /// exists.
@@ -226,26 +240,9 @@ impl HbaseSource {
             lap(7, &mut at_phase);
             let pairs: Vec<(Option<&Row>, Option<&Row>)> =
                 merged.iter().map(|(before, after)| (before.as_ref(), Some(after))).collect();
-            // The cells of a batch are computed on every core while HBase
-            // waits (a third of an ingest's time on one).
-            let ways = if pairs.len() >= 64 {
-                std::thread::available_parallelism().map_or(1, |n| n.get())
-            } else {
-                1
-            };
-            let puts = keywords::changes_in_parallel(
-                table,
-                &schema,
-                &*self.analyzer,
-                &pairs,
-                ways,
-                &super::clock::stamp,
-            )
-            .map_err(|e| HbaseError::Schema { table: table.to_owned(), reason: e.to_string() })?;
-            lap(2, &mut at_phase);
-            self.tables.put_parallel(&keywords::companion(table), &puts, PUT_WAYS)?;
+            keywords::write_runs(&self.tables, table, &schema, &*self.analyzer, &pairs, PUT_WAYS)?;
         }
-        lap(3, &mut at_phase);
+        lap(2, &mut at_phase);
         drop(client);
         self.tables.put_parallel(table, rows, PUT_WAYS)?;
         lap(4, &mut at_phase);
@@ -254,16 +251,7 @@ impl HbaseSource {
         }
         self.tables.record_writes(table, &keys, now_ms())?;
         lap(5, &mut at_phase);
-        let [
-            threads_us,
-            old_us,
-            keyword_runs_us,
-            keyword_puts_us,
-            rows_us,
-            index_feed_us,
-            index_us,
-            merged_us,
-        ] = phases;
+        let [threads_us, old_us, keyword_runs_us, _, rows_us, index_feed_us, index_us, merged_us] = phases;
         tracing::debug!(
             table,
             rows = rows.len(),
@@ -271,7 +259,6 @@ impl HbaseSource {
             threads_us,
             old_us,
             keyword_runs_us,
-            keyword_puts_us,
             rows_us,
             index_feed_us,
             index_us,

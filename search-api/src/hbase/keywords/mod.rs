@@ -32,7 +32,7 @@ mod block;
 mod changes;
 pub(crate) mod upgrade;
 
-pub use changes::{changes, changes_in_parallel};
+pub use changes::{changes, write_runs};
 
 pub use block::{FAMILY, SUFFIX, companion};
 use block::{ROW_PREFIX, Version, row_key, split_qualifier, split_tail, term_prefix};
@@ -115,38 +115,54 @@ impl Companions {
         {
             return Ok(kept);
         }
-        let mut client = tables.client();
-        let kept = client.table_exists(&companion(table))?;
+        let kept = tables.client().table_exists(&companion(table))?;
         if kept {
-            // One upgrade at a time in a process; a table checked once stays so.
-            let mut checked = self.checked.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-            if !checked.contains(table) {
-                if !marked(&mut client, table)? {
-                    tracing::info!(table, "upgrading the keyword rows in HBase to runs of versions");
-                    let started = Instant::now();
-                    let mut last = Instant::now();
-                    upgrade::run(tables, table, &mut |rows, cells| {
-                        if last.elapsed().as_secs() >= 2 {
-                            tracing::info!(
-                                table,
-                                rows,
-                                cells,
-                                "keyword upgrade: partitions seen, cells moved"
-                            );
-                            last = Instant::now();
-                        }
-                    })?;
-                    mark(&mut client, table)?;
-                    tracing::info!(table, secs = started.elapsed().as_secs_f64(), "keyword rows upgraded");
-                }
-                checked.insert(table.to_owned());
-            }
+            self.upgrade(tables, table, &mut |rows, cells| {
+                tracing::info!(table, rows, cells, "keyword upgrade: partitions seen, cells moved");
+            })?;
         }
         self.seen
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .insert(table.to_owned(), (kept, Instant::now()));
         Ok(kept)
+    }
+
+    /// Upgrades `table`'s companion when an older build wrote it (once per
+    /// process; one upgrade at a time), `progress(partitions, cells moved)`
+    /// every 2 s or so: the cells moved, `None` when there was nothing to do
+    /// (no companion, or this build's already).
+    ///
+    /// # Errors
+    /// `Client`; the upgrade's errors.
+    pub fn upgrade(
+        &self,
+        tables: &HbaseTables,
+        table: &str,
+        progress: &mut dyn FnMut(u64, u64),
+    ) -> Result<Option<u64>, HbaseError> {
+        let mut checked = self.checked.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if checked.contains(table) {
+            return Ok(None);
+        }
+        let mut client = tables.client();
+        if !client.table_exists(&companion(table))? || marked(&mut client, table)? {
+            checked.insert(table.to_owned());
+            return Ok(None);
+        }
+        tracing::info!(table, "upgrading the keyword rows in HBase to runs of versions");
+        let started = Instant::now();
+        let mut last = Instant::now();
+        let moved = upgrade::run(tables, table, &mut |rows, cells| {
+            if last.elapsed().as_secs() >= 2 {
+                progress(rows, cells);
+                last = Instant::now();
+            }
+        })?;
+        mark(&mut client, table)?;
+        tracing::info!(table, cells = moved, secs = started.elapsed().as_secs_f64(), "keyword rows upgraded");
+        checked.insert(table.to_owned());
+        Ok(Some(moved))
     }
 
     /// Forgets what was seen of `table` (created or dropped here).

@@ -55,7 +55,7 @@ struct Writes {
 }
 
 /// Upgrades `table`'s companion to runs; `progress(rows, cells)` after each
-/// chunk (partition rows seen, old cells moved).
+/// chunk (partition rows seen, old cells moved); the old cells moved.
 ///
 /// # Errors
 /// `Client`; `Corrupted` for a cell that is neither layout's.
@@ -63,7 +63,7 @@ pub(crate) fn run(
     tables: &HbaseTables,
     table: &str,
     progress: &mut dyn FnMut(u64, u64),
-) -> Result<(), HbaseError> {
+) -> Result<u64, HbaseError> {
     let name = companion(table);
     let (start, stop) = ([ROW_PREFIX], [ROW_PREFIX + 1]);
     let mut scanner = tables.client();
@@ -167,5 +167,5 @@ pub(crate) fn run(
     }
     flush(&mut writes, &mut moved)?;
     progress(rows, moved);
-    Ok(())
+    Ok(moved)
 }
