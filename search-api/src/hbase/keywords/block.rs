@@ -86,7 +86,7 @@ pub(super) struct Version {
 
 /// The version tail of `(date, key)`.
 #[cfg(test)]
-fn tail(date_ms: u64, key: &[u8]) -> Vec<u8> {
+pub(super) fn tail(date_ms: u64, key: &[u8]) -> Vec<u8> {
     let mut t = Vec::with_capacity(8 + key.len());
     t.extend_from_slice(&(!date_ms).to_be_bytes());
     t.extend_from_slice(key);

@@ -71,9 +71,10 @@ pub fn changes(
     let mut keys: Vec<&[u8]> = Vec::with_capacity(rows.len());
     // An old row's versions: where, when -> positions.
     let mut before: HashMap<(ColumnId, u64), (u32, u32)> = HashMap::new();
-    for (i, (old, new)) in rows.iter().enumerate() {
-        let row = u32::try_from(i).unwrap_or(u32::MAX);
+    for (old, new) in rows {
         let Some(key) = new.or(*old).map(|r| r.key.as_slice()) else { continue };
+        // The row's number: its key's place in `keys`, in the order written.
+        let row = u32::try_from(keys.len()).unwrap_or(u32::MAX);
         keys.push(key);
         before.clear();
         let mut keep = |cell: &rowsearch_store::KeywordCellRef<'_>, buffer: &mut Vec<u8>| {
@@ -235,4 +236,119 @@ pub fn write_runs(
         let put = putter.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
         put.and(computed)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::{BTreeMap, BTreeSet};
+
+    use proptest::prelude::*;
+    use rowsearch_store::{Cell, Row, TableSchema};
+
+    use super::*;
+
+    const WORDS: [&str; 5] = ["gas", "price", "enron", "power", "gas gas"];
+
+    fn schema() -> TableSchema {
+        serde_json::from_str(
+            r#"{"families":[{"name":"m"}],
+                "search":{"fields":[{"column":"m:text","name":"text","type":"text"},
+                                    {"column":"m:subject","name":"subject","type":"text"}]}}"#,
+        )
+        .expect("a schema")
+    }
+
+    fn row(key: usize, text: usize, subject: usize) -> Row {
+        let cell = |q: &str, v: &str| Cell {
+            family: "m".into(),
+            qualifier: q.as_bytes().to_vec(),
+            timestamp: 0,
+            value: v.as_bytes().to_vec(),
+        };
+        Row {
+            key: format!("r{key}").into_bytes(),
+            cells: vec![
+                cell("subject", WORDS[subject]),
+                cell("text", &format!("{} {}", WORDS[text], WORDS[subject])),
+            ],
+        }
+    }
+
+    /// The keyword cells of `rows` as the store computes them:
+    /// (companion row, term prefix, version tail, positions).
+    fn cells_of(rows: &BTreeMap<usize, Row>) -> BTreeSet<(Vec<u8>, Vec<u8>, Vec<u8>, Vec<u8>)> {
+        let (schema, analyzer) = (schema(), rowsearch_indexer::TextAnalyzer);
+        let mut out = BTreeSet::new();
+        for r in rows.values() {
+            rowsearch_store::for_each_keyword_cell_of("t", &schema, &analyzer, r, &mut |c| {
+                let tail = block::tail(c.date_ms, c.key);
+                out.insert((
+                    row_key(c.partition),
+                    term_prefix(c.field_index, c.term),
+                    tail,
+                    c.encoded_positions().to_vec(),
+                ));
+                Ok(())
+            })
+            .expect("cells");
+        }
+        out
+    }
+
+    proptest! {
+        /// The runs of successive writes (puts, rewrites, deletes, a key
+        /// twice in a batch), merged as a reader merges them, are the
+        /// keyword cells of the rows as they end.
+        #[test]
+        fn runs_of_writes_merge_to_the_rows_keyword_cells(
+            batches in proptest::collection::vec(
+                proptest::collection::vec((0usize..4, proptest::option::of((0usize..5, 0usize..5))), 1..4),
+                1..6,
+            ),
+            ways in 1usize..3,
+        ) {
+            let (schema, analyzer) = (schema(), rowsearch_indexer::TextAnalyzer);
+            let mut rows: BTreeMap<usize, Row> = BTreeMap::new();
+            // (companion row, qualifier) -> value: HBase's cells.
+            let mut stored: BTreeMap<(Vec<u8>, Vec<u8>), Vec<u8>> = BTreeMap::new();
+            let mut clock = 0u64;
+            for batch in &batches {
+                let mut pairs: Vec<(Option<Row>, Option<Row>)> = Vec::new();
+                for &(key, write) in batch {
+                    let old = rows.get(&key).cloned();
+                    let new = write.map(|(t, s)| row(key, t, s));
+                    match &new {
+                        Some(r) => rows.insert(key, r.clone()),
+                        None => rows.remove(&key),
+                    };
+                    pairs.push((old, new));
+                }
+                let refs: Vec<(Option<&Row>, Option<&Row>)> = pairs.iter().map(|(o, n)| (o.as_ref(), n.as_ref())).collect();
+                let stamp = || {
+                    clock += 1;
+                    clock
+                };
+                let stamps = std::sync::Mutex::new(stamp);
+                let next = || (stamps.lock().unwrap())();
+                for (row, cells) in changes_in_parallel("t", &schema, &analyzer, &refs, ways, &next).unwrap() {
+                    for c in cells {
+                        prop_assert!(stored.insert((row.clone(), c.qualifier), c.value).is_none(), "two runs in one cell");
+                    }
+                }
+            }
+            // As a reader: each column's runs in qualifier order, merged.
+            let mut got = BTreeSet::new();
+            let mut columns: BTreeMap<(Vec<u8>, Vec<u8>), Vec<&[u8]>> = BTreeMap::new();
+            for ((row, q), v) in &stored {
+                let n = block::prefix_len(q).unwrap();
+                columns.entry((row.clone(), q[..n].to_vec())).or_default().push(v);
+            }
+            for ((row, prefix), runs) in columns {
+                for v in block::merge(runs).unwrap() {
+                    got.insert((row.clone(), prefix.clone(), v.tail, v.positions.unwrap()));
+                }
+            }
+            prop_assert_eq!(got, cells_of(&rows));
+        }
+    }
 }
