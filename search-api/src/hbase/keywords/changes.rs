@@ -249,6 +249,11 @@ mod tests {
 
     const WORDS: [&str; 5] = ["gas", "price", "enron", "power", "gas gas"];
 
+    /// A keyword cell: companion row, term prefix, version tail, positions.
+    type KeywordCell = (Vec<u8>, Vec<u8>, Vec<u8>, Vec<u8>);
+    /// A column's runs: (companion row, term prefix) -> values in order.
+    type Columns<'v> = BTreeMap<(Vec<u8>, Vec<u8>), Vec<&'v [u8]>>;
+
     fn schema() -> TableSchema {
         serde_json::from_str(
             r#"{"families":[{"name":"m"}],
@@ -276,7 +281,7 @@ mod tests {
 
     /// The keyword cells of `rows` as the store computes them:
     /// (companion row, term prefix, version tail, positions).
-    fn cells_of(rows: &BTreeMap<usize, Row>) -> BTreeSet<(Vec<u8>, Vec<u8>, Vec<u8>, Vec<u8>)> {
+    fn cells_of(rows: &BTreeMap<usize, Row>) -> BTreeSet<KeywordCell> {
         let (schema, analyzer) = (schema(), rowsearch_indexer::TextAnalyzer);
         let mut out = BTreeSet::new();
         for r in rows.values() {
@@ -338,7 +343,7 @@ mod tests {
             }
             // As a reader: each column's runs in qualifier order, merged.
             let mut got = BTreeSet::new();
-            let mut columns: BTreeMap<(Vec<u8>, Vec<u8>), Vec<&[u8]>> = BTreeMap::new();
+            let mut columns: Columns<'_> = BTreeMap::new();
             for ((row, q), v) in &stored {
                 let n = block::prefix_len(q).unwrap();
                 columns.entry((row.clone(), q[..n].to_vec())).or_default().push(v);
