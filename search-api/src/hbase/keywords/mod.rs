@@ -245,6 +245,25 @@ impl Column {
                 .is_some_and(|n| qualifier.get(..n) == self.qualifier.get(..n))
     }
 
+    /// Takes a row's (or a row piece's) cells, handing each column to
+    /// `done` once the next one starts (the last stays for the caller's
+    /// final `done`: a column may go on in the next piece).
+    fn gather(
+        &mut self,
+        row: Row,
+        done: &mut dyn FnMut(&mut Column) -> rowsearch_store::Result<()>,
+    ) -> rowsearch_store::Result<()> {
+        for c in row.cells {
+            if !self.same(&row.key, &c.qualifier) {
+                done(self)?;
+                self.row.clone_from(&row.key);
+                self.qualifier = c.qualifier;
+            }
+            self.runs.push(c.value);
+        }
+        Ok(())
+    }
+
     /// The column's versions, newest first.
     fn versions(&mut self, table: &str) -> Result<Vec<Version>, HbaseError> {
         let runs = std::mem::take(&mut self.runs);
@@ -301,17 +320,7 @@ pub fn for_each_cell_between(
     let produce = |each: &mut dyn FnMut(Row)| {
         client.scan_batched(&name, (Some(&start), Some(&stop)), block::SCAN_BATCH, each)
     };
-    read_ahead(produce, &mut |row| {
-        for c in row.cells {
-            if !column.same(&row.key, &c.qualifier) {
-                flush(&mut column)?;
-                column.row.clone_from(&row.key);
-                column.qualifier = c.qualifier;
-            }
-            column.runs.push(c.value);
-        }
-        Ok(())
-    })?;
+    read_ahead(produce, &mut |row| column.gather(row, &mut flush))?;
     flush(&mut column)
 }
 
@@ -377,14 +386,7 @@ pub fn lookup(
         }
         Ok(())
     };
-    for c in row.cells {
-        if !column.same(&row.key, &c.qualifier) {
-            take(&mut column)?;
-            column.row.clone_from(&row.key);
-            column.qualifier = c.qualifier;
-        }
-        column.runs.push(c.value);
-    }
+    column.gather(row, &mut take)?;
     take(&mut column)?;
     let mut found: Vec<&Vec<u8>> = match sets.split_first() {
         Some((first, rest)) => first.iter().filter(|t| rest.iter().all(|s| s.contains(*t))).collect(),
