@@ -82,7 +82,8 @@ pub use ingest::{
     MIN_INGEST_MEMORY_MB, Skipped, ingest,
 };
 pub use live::{
-    Consistency, DEFAULT_OVERLAY_MAX_ROWS, Freshness, LiveIndex, LiveIndexes, Snapshot, WALK_KEEP, Want,
+    Consistency, DEFAULT_OVERLAY_MAX_ROWS, Freshness, LiveIndex, LiveIndexes, Snapshot, Speculation,
+    WALK_KEEP, Want,
 };
 pub use mail::{MAIL_DISPLAY, MailMessage, mail_schema, parse_message};
 pub use overlay::Overlay;

@@ -127,6 +127,22 @@ impl Snapshot {
     }
 }
 
+/// A snapshot a search answers from while its feed read confirms it
+/// ([`LiveIndexes::speculate`]).
+#[derive(Debug, Clone)]
+pub struct Speculation {
+    snapshot: Snapshot,
+    /// The feed sequence the snapshot reflects the store to (exclusive).
+    from: u64,
+}
+
+impl Speculation {
+    /// The snapshot to search.
+    pub fn snapshot(&self) -> &Snapshot {
+        &self.snapshot
+    }
+}
+
 /// Rounds of the background refresher, as the live indexes see them: the
 /// refresher's thread (`refresh.rs`) runs them; searches that must wait
 /// for the index ask for one and wake when it ends.
@@ -373,6 +389,53 @@ impl LiveIndexes {
             reflected = live.absorbed().unwrap_or(0);
             generation = live.index.generation()?;
         }
+    }
+
+    /// Over a source whose reads are round trips (HBase), a snapshot
+    /// search can be answered while its feed read is in flight: the
+    /// snapshot the read will most likely confirm (the serving generation
+    /// with the overlay kept from the last search, or none), to be passed
+    /// to [`Self::confirm`] once the search has read its page. `None` when
+    /// `want` asks for anything but a plain snapshot search, the source is
+    /// local (its feed read costs microseconds), or the table has no index
+    /// yet.
+    pub fn speculate(&self, live: &LiveIndex, want: &Want) -> Option<Speculation> {
+        if want.consistency != Consistency::Snapshot || want.min_seq.is_some() || !self.shared.source.remote()
+        {
+            return None;
+        }
+        let reflected = live.absorbed().unwrap_or(0);
+        let generation = live.index.generation().ok().filter(|g| g.table_id == live.table_id)?;
+        let from = reflected.max(generation.absorbed);
+        let overlay =
+            live.overlay.lock().unwrap_or_else(|e| e.into_inner()).clone().filter(|o| o.from_seq == from);
+        Some(Speculation { snapshot: Snapshot { generation, overlay, seq: from.saturating_sub(1) }, from })
+    }
+
+    /// Reads the feed for `speculation` (see [`Self::speculate`]): its
+    /// snapshot, with the last write it reflects, when the feed names what
+    /// it holds (no row of the table since, or exactly the rows its
+    /// overlay matches); `None` when writes came that it lacks (the search
+    /// is answered again from [`Self::snapshot`]).
+    ///
+    /// # Errors
+    /// `Store`.
+    pub fn confirm(&self, live: &LiveIndex, speculation: &Speculation) -> Result<Option<Snapshot>> {
+        let view = self.shared.source.view()?;
+        let changes = changes_in(&*view, &live.table, speculation.from)?;
+        let held = match &speculation.snapshot.overlay {
+            None => changes.rows.is_empty(),
+            Some(o) => !changes.rows.is_empty() && o.last_seq == changes.last_seq,
+        };
+        if !held {
+            return Ok(None);
+        }
+        if changes.rows.is_empty() {
+            live.set_absorbed(changes.next_seq);
+        }
+        let mut snapshot = speculation.snapshot.clone();
+        snapshot.seq = changes.next_seq.saturating_sub(1);
+        Ok(Some(snapshot))
     }
 
     /// The snapshot a cursor walk of `live` is on: the generation numbered

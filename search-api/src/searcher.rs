@@ -189,6 +189,21 @@ pub struct SearchSteps {
     pub query_ms: f64,
     /// Reading the hits' rows and shaping their documents.
     pub rows_ms: f64,
+    /// Over HBase: the change feed read on a thread of its own while the
+    /// page was answered from the snapshot it confirmed (`snapshot_ms`
+    /// then is the snapshot taken without it); `None` when the feed was
+    /// read first, as part of `snapshot_ms`.
+    pub feed_ms: Option<f64>,
+}
+
+/// What a search's page needs besides its snapshot.
+#[derive(Clone, Copy)]
+struct Page<'a> {
+    schema: &'a rowsearch_store::TableSchema,
+    search: &'a rowsearch_store::SearchSchema,
+    shape: &'a DocumentShape<'a>,
+    limit: usize,
+    started: Instant,
 }
 
 /// Values per facet when the request does not say.
@@ -360,10 +375,64 @@ impl Searcher {
             columns_too: request.fields.as_ref().is_none_or(|names| names.iter().any(|n| n == "*")),
         };
         shape.check_fields().map_err(Error::BadRequest)?;
+        let page = Page { schema: &schema, search, shape: &shape, limit, started };
+        // Over HBase, where the change feed is a round trip, a first page
+        // is answered from the snapshot the feed will most likely confirm
+        // while the feed is read on another thread; when writes came that
+        // it lacks, it is answered again from a fresh snapshot.
+        if request.cursor.is_none() {
+            let live = self.live.table(table, table_id)?;
+            let want = Want {
+                consistency: request.consistency,
+                min_seq: request.min_seq,
+                deadline: request.deadline.unwrap_or(started + DEFAULT_FRESHNESS_WAIT),
+            };
+            if let Some(speculation) = self.live.speculate(&live, &want) {
+                let (confirmed, answered) = std::thread::scope(|scope| {
+                    let check = scope.spawn(|| {
+                        let read = Instant::now();
+                        (self.live.confirm(&live, &speculation), read.elapsed().as_secs_f64() * 1e3)
+                    });
+                    let answered =
+                        self.answer(table, request, &page, speculation.snapshot(), request.offset, None);
+                    (check.join(), answered)
+                });
+                let (confirmed, feed_ms) = confirmed.unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+                if let Some(snapshot) = confirmed? {
+                    let (mut results, walk) = answered?;
+                    results.seq = snapshot.seq();
+                    results.steps.feed_ms = Some(feed_ms);
+                    if let Some(commit) = walk {
+                        live.keep_walk(&snapshot, commit);
+                    }
+                    return Ok(results);
+                }
+            }
+        }
         // A cursor's page comes from the snapshot its walk began on (kept
         // while the walk goes on), so refreshes in between neither skip nor
         // repeat a hit; a first page from a fresh snapshot.
         let (live, snapshot, offset, cursor) = self.snapshot(table, table_id, request, started)?;
+        let (results, walk) = self.answer(table, request, &page, &snapshot, offset, cursor)?;
+        if let Some(commit) = walk {
+            live.keep_walk(&snapshot, commit);
+        }
+        Ok(results)
+    }
+
+    /// The page `request` asks for from `snapshot` (at `offset`, on the
+    /// cursor walk that saw `cursor` if any), with the commit to keep the
+    /// snapshot for when the walk goes on.
+    fn answer(
+        &self,
+        table: &str,
+        request: &SearchRequest,
+        page: &Page<'_>,
+        snapshot: &Snapshot,
+        offset: usize,
+        cursor: Option<u64>,
+    ) -> Result<(SearchResults, Option<u64>)> {
+        let Page { schema, search, shape, limit, started } = *page;
         let snapshot_done = Instant::now();
         if offset.checked_add(limit).is_none_or(|end| end > MAX_RESULT_WINDOW) {
             return Err(Error::BadRequest(format!(
@@ -395,7 +464,7 @@ impl Searcher {
         .map_err(Error::BadRequest)?;
         // A confined key's scores come from its partitions alone.
         let stats_partitions: &[&[u8]] = if request.scope.is_some() { &partitions } else { &[] };
-        let collapse = self.collapse_field(table, &schema, request)?;
+        let collapse = self.collapse_field(table, schema, request)?;
         let mut found = snapshot.search(
             &parsed,
             &facets,
@@ -417,7 +486,7 @@ impl Searcher {
         // names nearest it among those the caller may see.
         let unknown_user = match &request.partition {
             Some(user) if found.total == 0 && cursor.is_none() => {
-                self.empty_partition(&snapshot, search, user, request.scope.as_deref())?
+                self.empty_partition(snapshot, search, user, request.scope.as_deref())?
             }
             _ => None,
         };
@@ -441,7 +510,7 @@ impl Searcher {
             Vec::new()
         };
         let (mut hits, dropped, read) =
-            self.hits(table, request, &shape, &found.keys, words.as_ref(), &summary)?;
+            self.hits(table, request, shape, &found.keys, words.as_ref(), &summary)?;
         if collapse.is_some() {
             self.attach_threads(table, &found, &mut hits, &read)?;
         }
@@ -450,14 +519,12 @@ impl Searcher {
             snapshot_ms: ms(started, snapshot_done),
             query_ms: ms(snapshot_done, query_done),
             rows_ms: ms(query_done, Instant::now()),
+            feed_ms: None,
         };
         self.dropped.fetch_add(dropped, Ordering::Relaxed);
         let next = offset.saturating_add(limit);
         let more = limit > 0 && next < found.total as usize;
-        if more {
-            live.keep_walk(&snapshot, found.commit);
-        }
-        Ok(SearchResults {
+        let results = SearchResults {
             total: found.total,
             took_ms: started.elapsed().as_secs_f64() * 1e3,
             hits,
@@ -484,7 +551,8 @@ impl Searcher {
             did_you_mean,
             unknown_user,
             steps,
-        })
+        };
+        Ok((results, more.then_some(found.commit)))
     }
 
     /// When partition `user` of `table` holds no document: it, with the

@@ -91,6 +91,13 @@ pub trait RowSource: Send + Sync + std::fmt::Debug {
         self.view()
     }
 
+    /// Whether each read is a round trip to another process (HBase), so
+    /// that reads worth overlapping are run at once (a search reads the
+    /// change feed while it reads its page's rows). The store's: false.
+    fn remote(&self) -> bool {
+        false
+    }
+
     /// The names of every table, sorted.
     ///
     /// # Errors

@@ -559,6 +559,10 @@ impl HbaseSource {
 }
 
 impl RowSource for HbaseSource {
+    fn remote(&self) -> bool {
+        true
+    }
+
     fn thread_members(
         &self,
         table: &str,
