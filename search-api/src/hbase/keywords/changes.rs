@@ -185,15 +185,12 @@ fn changes_in_parallel(
     Ok(by_row.into_iter().collect())
 }
 
-/// Rows a part of a batch holds: its runs are put while the next part's
-/// are computed.
-const PIPELINE_ROWS: usize = 1_024;
-
-/// Computes and puts the runs of `rows` (as [`changes`] says), a part of
-/// [`PIPELINE_ROWS`] at a time: each part computed on every core
-/// ([`changes_in_parallel`]) while the part before is put over `ways`
-/// connections, so HBase and rowsearch work at once (computed then put,
-/// each waited for the other: a third of an ingest's time each).
+/// Computes and puts the runs of `rows` (as [`changes`] says): computed
+/// on every core ([`changes_in_parallel`], the batch cut in as many
+/// parts), then put over `ways` connections. The whole batch at once, as
+/// each part writes its own run of every column it changes: parts of
+/// 1,024 rows put while the next was computed wrote 22% more cells and
+/// took longer (BENCHMARKS.md, "Search and ingest over HBase").
 ///
 /// # Errors
 /// `Schema` for cells the store cannot compute; `Client`.
@@ -207,35 +204,9 @@ pub fn write_runs(
 ) -> Result<(), HbaseError> {
     let cores =
         if rows.len() >= 64 { std::thread::available_parallelism().map_or(1, |n| n.get()) } else { 1 };
-    let companion = block::companion(table);
-    let schema_error =
-        |e: rowsearch_store::Error| HbaseError::Schema { table: table.to_owned(), reason: e.to_string() };
-    std::thread::scope(|scope| {
-        let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<RowCells>>(1);
-        let putter = scope.spawn(move || -> Result<(), HbaseError> {
-            for puts in rx {
-                tables.put_parallel(&companion, &puts, ways)?;
-            }
-            Ok(())
-        });
-        let mut computed = Ok(());
-        for part in rows.chunks(PIPELINE_ROWS) {
-            match changes_in_parallel(table, schema, analyzer, part, cores, &crate::hbase::clock::stamp) {
-                Ok(puts) => {
-                    if tx.send(puts).is_err() {
-                        break; // the putter failed: its error is the answer
-                    }
-                }
-                Err(e) => {
-                    computed = Err(schema_error(e));
-                    break;
-                }
-            }
-        }
-        drop(tx);
-        let put = putter.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
-        put.and(computed)
-    })
+    let puts = changes_in_parallel(table, schema, analyzer, rows, cores, &crate::hbase::clock::stamp)
+        .map_err(|e| HbaseError::Schema { table: table.to_owned(), reason: e.to_string() })?;
+    tables.put_parallel(&block::companion(table), &puts, ways)
 }
 
 #[cfg(test)]
