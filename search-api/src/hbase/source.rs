@@ -512,17 +512,16 @@ impl HbaseSource {
         entries.flush()
     }
 
-    fn rows_before(
+    /// `keys`' rows as HBase has them now (every time), only what `read` asks.
+    fn read_rows(
         &self,
         table: &str,
         keys: &[&[u8]],
         read: &ReadOptions,
-        before: Option<u64>,
     ) -> rowsearch_store::Result<Vec<Option<Row>>> {
         // Only the columns asked for cross from HBase (a page of hits shows
         // a few columns of rows that may hold much more).
-        let rows =
-            self.tables.client().get_columns_before(table, keys, before, &read.columns).map_err(err)?;
+        let rows = self.tables.client().get_columns_before(table, keys, None, &read.columns).map_err(err)?;
         Ok(rows.into_iter().map(|r| r.and_then(|r| selected(r, read))).collect())
     }
 
@@ -543,17 +542,16 @@ impl HbaseSource {
         }
     }
 
-    /// Every row of `table` with a cell written in `[from, before)`, to `f`.
+    /// Every row of `table` (with a cell written in `time`, `[from,
+    /// before)`, when given), to `f`.
     fn scan(
         &self,
         table: &str,
-        from: u64,
-        before: u64,
+        time: Option<(u64, u64)>,
         f: &mut dyn FnMut(Row) -> rowsearch_store::Result<()>,
     ) -> rowsearch_store::Result<()> {
         let mut client = self.tables.client();
-        let produce =
-            |each: &mut dyn FnMut(Row)| client.scan(table, (None, None), Some((from, before)), PAGE, each);
+        let produce = |each: &mut dyn FnMut(Row)| client.scan(table, (None, None), time, PAGE, each);
         read_ahead(produce, f)
     }
 }
@@ -589,7 +587,7 @@ impl RowSource for HbaseSource {
         keys: &[&[u8]],
         read: &ReadOptions,
     ) -> rowsearch_store::Result<Vec<Option<Row>>> {
-        self.rows_before(table, keys, read, None)
+        self.read_rows(table, keys, read)
     }
 
     fn changes_since(&self, from_seq: u64, limit: usize) -> rowsearch_store::Result<Vec<FeedEntry>> {
@@ -635,10 +633,15 @@ impl RowSource for HbaseSource {
     }
 }
 
-/// HBase's tables as of one time: cells written before `before` only.
-/// Its feed: the writes rowsearch recorded (`rowsearch_feed`), and when it
-/// is the tailer's (`tail`), also every row with a cell written since
-/// (time-range scans of every table).
+/// HBase's tables as of one time. Its feed: the writes rowsearch recorded
+/// (`rowsearch_feed`) before `before`, and when it is the tailer's
+/// (`tail`), also every row with a cell written since (time-range scans of
+/// every table). Its rows are read as HBase has them when they are read,
+/// whatever their cells' timestamps: a cell may carry any time (the mail
+/// table's carry the message's date, a date to come included), so a read
+/// bounded by `before` would miss rows dated later. A row read newer than
+/// the feed read says is harmless: the next read of the feed names it
+/// again.
 #[derive(Debug)]
 struct HbaseView<'s> {
     source: &'s HbaseSource,
@@ -719,7 +722,7 @@ impl HbaseView<'_> {
         let analyzer = &*self.source.analyzer;
         for chunk in missing.chunks(PAGE) {
             let keys: Vec<&[u8]> = chunk.iter().map(Vec::as_slice).collect();
-            let rows = self.source.rows_before(table, &keys, &ReadOptions::default(), Some(self.before))?;
+            let rows = self.source.read_rows(table, &keys, &ReadOptions::default())?;
             for row in rows.into_iter().flatten() {
                 rowsearch_store::for_each_keyword_cell_of(table, schema, analyzer, &row, &mut |cell| {
                     if in_range(cell.partition) { f(cell) } else { Ok(()) }
@@ -740,7 +743,7 @@ impl HbaseView<'_> {
     ) -> rowsearch_store::Result<()> {
         let schema = self.schema(table)?;
         let analyzer = &*self.source.analyzer;
-        self.source.scan(table, 0, self.before, &mut |row| {
+        self.source.scan(table, None, &mut |row| {
             rowsearch_store::for_each_keyword_cell_of(table, &schema, analyzer, &row, &mut |cell| {
                 if keep(cell.partition) { f(cell) } else { Ok(()) }
             })
@@ -773,7 +776,7 @@ impl RowView for HbaseView<'_> {
         let mut entries = self.source.tables.recorded_writes(from_seq, self.before).map_err(err)?;
         let tables = if self.tail { self.source.tables.tables().map_err(err)? } else { Vec::new() };
         for table in tables {
-            let scanned = self.source.scan(&table, from_seq, self.before, &mut |row| {
+            let scanned = self.source.scan(&table, Some((from_seq, self.before)), &mut |row| {
                 let seq = row.cells.iter().map(|c| c.timestamp).max().unwrap_or(from_seq);
                 entries.push(FeedEntry { seq, table: table.clone(), row: row.key });
                 Ok(())
@@ -807,7 +810,7 @@ impl RowView for HbaseView<'_> {
     }
 
     fn get(&self, table: &str, row: &[u8], read: &ReadOptions) -> rowsearch_store::Result<Option<Row>> {
-        Ok(self.source.rows_before(table, &[row], read, Some(self.before))?.pop().flatten())
+        Ok(self.source.read_rows(table, &[row], read)?.pop().flatten())
     }
 
     /// Where the keyword rows' regions start (one range when they are
