@@ -379,16 +379,18 @@ impl HbaseSource {
     pub fn delete_row(&self, table: &str, key: &[u8]) -> Result<(), HbaseError> {
         let schema = self.tables.schema(table)?;
         let mut client = self.tables.client();
+        let old = client.get_rows(table, &[key])?.pop().flatten();
+        // HBase stamps a plain delete with its clock: cells of a later time
+        // (a message dated ahead) would outlive it. The tombstone takes the
+        // newest cell's time when that is later.
+        let newest = old.iter().flat_map(|r| &r.cells).map(|c| c.timestamp).max().unwrap_or(0);
         if !schema.indexes.is_empty() {
             drop(client);
-            return self.delete_cells(
-                table,
-                key,
-                &[rowsearch_store::Delete::Row { up_to: Some(super::clock::stamp()) }],
-            );
+            let up_to = Some(super::clock::stamp().max(newest));
+            return self.delete_cells(table, key, &[rowsearch_store::Delete::Row { up_to }]);
         }
-        if schema.search.is_some() && self.companions.kept(&self.tables, table)? {
-            let old = client.get_rows(table, &[key])?.pop().flatten();
+        let kept = schema.search.is_some() && self.companions.kept(&self.tables, table)?;
+        if kept {
             if let (Some(old), Some(_)) = (&old, &schema.threads) {
                 self.ghost(table, &schema, old)?;
             }
@@ -402,7 +404,11 @@ impl HbaseSource {
             .map_err(|e| HbaseError::Schema { table: table.to_owned(), reason: e.to_string() })?;
             client.put_rows(&keywords::companion(table), &puts)?;
         }
-        client.delete_row(table, key)?;
+        if newest >= now_ms() {
+            client.delete_cells(table, key, &rowsearch_store::Delete::Row { up_to: Some(newest) })?;
+        } else {
+            client.delete_row(table, key)?;
+        }
         drop(client);
         self.tables.record_writes(table, &[key], now_ms())?;
         Ok(())

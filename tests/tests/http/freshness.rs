@@ -114,6 +114,15 @@ fn http_a_message_dated_years_ahead_is_found_live_and_after_an_incremental_reind
     assert!(out.status.success(), "{}", stderr(&out));
     let (status, v) = s.get_json("/tables/mail/search?q=zeitreise&consistency=eventual");
     assert_eq!((status, total(&v)), (200, 1), "the index holds it: {v}");
+
+    // Deleted: gone, whatever its cells' time.
+    let key = v["hits"][0]["key"].as_str().unwrap().to_owned();
+    let out = t.run(&["delete", "mail", &key]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let (status, v) = s.get_json("/tables/mail/search?q=zeitreise");
+    assert_eq!((status, total(&v)), (200, 0), "a deleted row is no hit: {v}");
+    let out = t.run(&["get", "mail", &key]);
+    assert!(!out.status.success() || stdout(&out).trim() == "null", "{}", stdout(&out));
 }
 
 #[test]
