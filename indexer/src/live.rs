@@ -425,7 +425,7 @@ impl LiveIndexes {
         let changes = changes_in(&*view, &live.table, speculation.from)?;
         let held = match &speculation.snapshot.overlay {
             None => changes.rows.is_empty(),
-            Some(o) => !changes.rows.is_empty() && o.last_seq == changes.last_seq,
+            Some(o) => !changes.rows.is_empty() && o.covers(speculation.from, changes.last_seq),
         };
         if !held {
             return Ok(None);
@@ -627,7 +627,7 @@ impl LiveIndex {
     ) -> Result<Arc<Overlay>> {
         let cached = self.overlay.lock().unwrap_or_else(|e| e.into_inner()).clone();
         let overlay = match cached {
-            Some(o) if o.from_seq == from && o.last_seq == changes.last_seq => return Ok(o),
+            Some(o) if o.covers(from, changes.last_seq) => return Ok(o),
             Some(o)
                 if o.from_seq == from && o.next_seq <= changes.next_seq && o.last_seq < changes.last_seq =>
             {

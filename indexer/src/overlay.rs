@@ -87,6 +87,12 @@ impl std::fmt::Debug for Overlay {
 }
 
 impl Overlay {
+    /// Whether it matches exactly the changes the feed names past `from`
+    /// whose last entry is `last_seq` (so a search reuses it as it is).
+    pub(crate) fn covers(&self, from: u64, last_seq: u64) -> bool {
+        self.from_seq == from && self.last_seq == last_seq
+    }
+
     /// Indexes `changes` (read from `rtxn`'s feed past `from_seq`) as
     /// `rtxn`'s snapshot has the rows, in one layer.
     ///

@@ -321,12 +321,7 @@ impl Searcher {
         let live = self.live.table(table, table_id)?;
         match &request.cursor {
             None => {
-                let want = Want {
-                    consistency: request.consistency,
-                    min_seq: request.min_seq,
-                    deadline: request.deadline.unwrap_or(started + DEFAULT_FRESHNESS_WAIT),
-                };
-                let snapshot = self.live.snapshot(&live, &want)?;
+                let snapshot = self.live.snapshot(&live, &want(request, started))?;
                 Ok((live, snapshot, request.offset, None))
             }
             Some(cursor) => {
@@ -382,12 +377,7 @@ impl Searcher {
         // it lacks, it is answered again from a fresh snapshot.
         if request.cursor.is_none() {
             let live = self.live.table(table, table_id)?;
-            let want = Want {
-                consistency: request.consistency,
-                min_seq: request.min_seq,
-                deadline: request.deadline.unwrap_or(started + DEFAULT_FRESHNESS_WAIT),
-            };
-            if let Some(speculation) = self.live.speculate(&live, &want) {
+            if let Some(speculation) = self.live.speculate(&live, &want(request, started)) {
                 let (confirmed, answered) = std::thread::scope(|scope| {
                     let check = scope.spawn(|| {
                         let read = Instant::now();
@@ -781,6 +771,15 @@ fn covers(col: &Column, cell: &rowsearch_store::Cell) -> bool {
     match col {
         Column::Family(f) => *f == *cell.family,
         Column::Qualifier(f, q) => *f == *cell.family && *q == cell.qualifier,
+    }
+}
+
+/// What a fresh snapshot for `request` (begun at `started`) must reflect.
+fn want(request: &SearchRequest, started: Instant) -> Want {
+    Want {
+        consistency: request.consistency,
+        min_seq: request.min_seq,
+        deadline: request.deadline.unwrap_or(started + DEFAULT_FRESHNESS_WAIT),
     }
 }
 
