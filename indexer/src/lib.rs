@@ -70,8 +70,8 @@ pub use backup::{
     RestoreReport, backup, backup_into, list_backups, read_manifest, restore,
 };
 pub use build::{
-    DEFAULT_MEMORY_BUDGET_BYTES, RegionDone, ReindexMode, ReindexOptions, ReindexProgress, ReindexReport,
-    reindex,
+    BuildRead, DEFAULT_MEMORY_BUDGET_BYTES, RegionDone, ReindexMode, ReindexOptions, ReindexProgress,
+    ReindexReport, reindex,
 };
 pub use changes::{TableChanges, changes_in, pending_changes};
 pub use error::{Error, FailPoint, Result};

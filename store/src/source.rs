@@ -239,6 +239,33 @@ pub trait RowView {
         f: &mut dyn FnMut(&KeywordCellRef<'_>) -> Result<()>,
     ) -> Result<()>;
 
+    /// Row keys cutting the table where its regions start, when this
+    /// source builds an index from the rows' text rather than its keyword
+    /// rows: a full build then reads the ranges between them in parallel
+    /// with [`Self::for_each_row_keyword_cells`]. `None` (the default): it
+    /// reads the keyword rows, by partition.
+    ///
+    /// # Errors
+    /// As [`Self::schema`].
+    fn row_splits(&self, _table: &str) -> Result<Option<Vec<Vec<u8>>>> {
+        Ok(None)
+    }
+
+    /// The keyword cells of the rows with keys in `[from, to)`, made from
+    /// their text (as [`ReadTxn::for_each_row_keyword_cells`]): each row's
+    /// cells together, the rows in key order.
+    ///
+    /// # Errors
+    /// `NoAnalyzer`; as [`Self::keyword_partition_splits`], and whatever
+    /// `f` returns.
+    fn for_each_row_keyword_cells(
+        &self,
+        table: &str,
+        from: Option<&[u8]>,
+        to: Option<&[u8]>,
+        f: &mut dyn FnMut(&KeywordCellRef<'_>) -> Result<()>,
+    ) -> Result<()>;
+
     /// The keyword cells row `row` should have, from its stored values.
     ///
     /// # Errors
@@ -304,6 +331,16 @@ impl RowView for ReadTxn<'_> {
         f: &mut dyn FnMut(&KeywordCellRef<'_>) -> Result<()>,
     ) -> Result<()> {
         ReadTxn::for_each_keyword_cell_between(self, table, from, to, f)
+    }
+
+    fn for_each_row_keyword_cells(
+        &self,
+        table: &str,
+        from: Option<&[u8]>,
+        to: Option<&[u8]>,
+        f: &mut dyn FnMut(&KeywordCellRef<'_>) -> Result<()>,
+    ) -> Result<()> {
+        ReadTxn::for_each_row_keyword_cells(self, table, from, to, f)
     }
 
     fn row_keyword_cells(&self, table: &str, row: &[u8]) -> Result<Vec<KeywordCell>> {

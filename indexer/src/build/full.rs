@@ -8,7 +8,7 @@ use rowsearch_store::{KeywordCellRef, RowSource, RowView};
 use tantivy::{Index, IndexWriter};
 use xxhash_rust::xxh3::xxh3_64;
 
-use super::options::{RegionDone, ReindexMode, ReindexOptions, ReindexProgress, ReindexReport};
+use super::options::{BuildRead, RegionDone, ReindexMode, ReindexOptions, ReindexProgress, ReindexReport};
 use super::writer::{commit, in_flight_budget, writer};
 use crate::doc::{CellDoc, CellText, DocSchema, register_cells};
 use crate::error::{FailPoint, tantivy_err};
@@ -34,8 +34,6 @@ struct Grouper<'a> {
     /// Row `r`'s facet terms (see `CellDoc::facet_terms`), kept only
     /// while the schema has facet columns.
     facet_terms: Vec<Vec<(usize, String)>>,
-    /// The partition of the rows held (one at a time).
-    partition: Vec<u8>,
     bytes: usize,
     /// The bytes of documents handed to tantivy and not indexed yet.
     in_flight: Arc<InFlight>,
@@ -76,6 +74,7 @@ impl Slot {
 
 struct RowHead {
     key: Vec<u8>,
+    partition: Vec<u8>,
     date_ms: u64,
 }
 
@@ -88,7 +87,6 @@ impl<'a> Grouper<'a> {
             rows: Vec::new(),
             texts: Vec::new(),
             facet_terms: Vec::new(),
-            partition: Vec::new(),
             bytes: 0,
         }
     }
@@ -109,13 +107,10 @@ impl<'a> Grouper<'a> {
             hashbrown::hash_table::Entry::Occupied(entry) => entry.get().row,
             hashbrown::hash_table::Entry::Vacant(entry) => {
                 entry.insert(Slot::new(rows.len(), cell.key));
-                if rows.is_empty() {
-                    self.partition.clear();
-                    self.partition.extend_from_slice(cell.partition);
-                }
-                rows.push(RowHead { key: cell.key.to_vec(), date_ms: cell.date_ms });
+                let partition = cell.partition.to_vec();
+                self.bytes += cell.key.len() + partition.len() + ROW_OVERHEAD_BYTES;
+                rows.push(RowHead { key: cell.key.to_vec(), partition, date_ms: cell.date_ms });
                 self.texts.resize_with(self.texts.len() + fields, CellText::default);
-                self.bytes += cell.key.len() + ROW_OVERHEAD_BYTES;
                 rows.len() - 1
             }
         };
@@ -150,7 +145,7 @@ impl<'a> Grouper<'a> {
             let mut doc = CellDoc::new(self.schema);
             doc.facet_terms = facet_terms.next().unwrap_or_default();
             doc.key = row.key;
-            doc.partition.clone_from(&self.partition);
+            doc.partition = row.partition;
             doc.date_ms = row.date_ms;
             for text in &mut doc.texts {
                 *text = texts.next().unwrap_or_default();
@@ -173,8 +168,8 @@ fn slice_of(key: &[u8], modulus: u64) -> u64 {
     xxh3_64(key) % modulus
 }
 
-/// Partitions `from <= p < to` (`None`: unbounded).
-type PartitionRange = (Option<Vec<u8>>, Option<Vec<u8>>);
+/// Partitions, or row keys, `from <= k < to` (`None`: unbounded).
+type KeyRange = (Option<Vec<u8>>, Option<Vec<u8>>);
 
 /// What the readers of a full build share.
 struct Readers<'a> {
@@ -182,9 +177,11 @@ struct Readers<'a> {
     table: &'a str,
     schema: &'a DocSchema,
     writer: &'a IndexWriter<CellDoc>,
-    /// Partition ranges `[from, to)`, taken in order by whichever reader is
-    /// free.
-    ranges: &'a [PartitionRange],
+    /// What the ranges are ranges of.
+    read: BuildRead,
+    /// Ranges `[from, to)` of partitions (the keyword rows) or row keys
+    /// (the rows' text), taken in order by whichever reader is free.
+    ranges: &'a [KeyRange],
     next_range: AtomicUsize,
     cells_read: AtomicU64,
     /// Set by a reader that failed, so the others stop early.
@@ -217,7 +214,11 @@ impl Readers<'_> {
             let Some((from, to)) = self.ranges.get(index) else { break };
             let started = std::time::Instant::now();
             let cells_before = self.cells_read.load(Ordering::Relaxed);
-            let read = self.range(rtxn, from.as_deref(), to.as_deref(), &mut grouper);
+            let (from, to) = (from.as_deref(), to.as_deref());
+            let read = match self.read {
+                BuildRead::KeywordRows => self.range(rtxn, from, to, &mut grouper),
+                BuildRead::RowText => self.rows(rtxn, from, to, &mut grouper),
+            };
             if let Ok(Some(_)) = read {
                 // Other readers' cells may be counted in: a region's figure
                 // is approximate while readers overlap.
@@ -233,6 +234,49 @@ impl Readers<'_> {
             }
         }
         Ok(Some((rows, next_seq)))
+    }
+
+    /// Adds the rows with keys in `[from, to)`, from their text: each row's
+    /// cells come together, so documents go to tantivy whenever the
+    /// grouping budget is spent, at a row's end.
+    fn rows(
+        &self,
+        rtxn: &dyn RowView,
+        from: Option<&[u8]>,
+        to: Option<&[u8]>,
+        grouper: &mut Grouper<'_>,
+    ) -> Result<Option<u64>> {
+        let (table, budget) = (self.table, self.group_budget);
+        let mut rows = 0u64;
+        let mut last: Vec<u8> = Vec::new();
+        let mut unreported = 0u64;
+        let read = rtxn.for_each_row_keyword_cells(table, from, to, &mut |cell| {
+            if cell.key != last.as_slice() {
+                if grouper.bytes > budget {
+                    rows += grouper.flush(table, self.writer).map_err(store_err)?;
+                }
+                last.clear();
+                last.extend_from_slice(cell.key);
+            }
+            unreported += 1;
+            if unreported == 65_536 {
+                self.cells_read.fetch_add(unreported, Ordering::Relaxed);
+                unreported = 0;
+                if self.failed.load(Ordering::Relaxed) {
+                    return Err(rowsearch_store::Error::callback(Stopped));
+                }
+            }
+            grouper.add(cell);
+            Ok(())
+        });
+        self.cells_read.fetch_add(unreported, Ordering::Relaxed);
+        if let Err(e) = read {
+            return match e.into_callback::<Stopped>() {
+                Ok(Stopped) => Ok(None),
+                Err(e) => Err(unwrap_store_err(e)),
+            };
+        }
+        Ok(Some(rows + grouper.flush(table, self.writer)?))
     }
 
     /// Groups and adds the rows of the partitions in `[from, to)`.
@@ -323,17 +367,19 @@ pub(super) fn full(
 
     // The keyword rows are read in ranges of whole partitions cut where the
     // region splits cut the rows (one range per region for the mail table),
-    // on up to `threads` readers, each in its own snapshot. The commit
-    // records the oldest snapshot's feed sequence: changes the later
+    // or, where the source says so (HBase), the rows themselves region by
+    // region; on up to `threads` readers, each in its own snapshot. The
+    // commit records the oldest snapshot's feed sequence: changes the later
     // snapshots already saw are applied again by the next incremental
     // reindex, which is idempotent.
-    let (ranges, total) = partition_ranges(store, table)?;
+    let (read, ranges, total) = read_ranges(store, table)?;
     let readers = ranges.len().min(options.threads.max(1));
     let shared = Readers {
         store,
         table,
         schema,
         writer: &writer,
+        read,
         ranges: &ranges,
         next_range: AtomicUsize::new(0),
         cells_read: AtomicU64::new(0),
@@ -390,6 +436,7 @@ pub(super) fn full(
         rows_indexed: rows,
         rows_removed: 0,
         cells_read,
+        read,
         ranges: ranges.len(),
         readers,
         next_seq,
@@ -400,21 +447,26 @@ pub(super) fn full(
     })
 }
 
-/// The keyword rows in ranges of whole partitions, cut where the region
-/// splits cut the rows, and how many keyword cells there are in all.
-fn partition_ranges(store: &dyn RowSource, table: &str) -> Result<(Vec<PartitionRange>, u64)> {
+/// What a full build reads, in which ranges, and how many keyword cells
+/// there are in all (0: unknown): the source's regions of rows when it
+/// builds from the rows' text, else the keyword rows in ranges of whole
+/// partitions, cut where the region splits cut the rows.
+fn read_ranges(store: &dyn RowSource, table: &str) -> Result<(BuildRead, Vec<KeyRange>, u64)> {
     let view = store.view()?;
     let rtxn = &*view;
-    let bounds = rtxn.keyword_partition_splits(table)?;
+    let (read, bounds) = match rtxn.row_splits(table)? {
+        Some(splits) => (BuildRead::RowText, splits),
+        None => (BuildRead::KeywordRows, rtxn.keyword_partition_splits(table)?),
+    };
     let total = rtxn.keyword_cell_count(table)?;
-    let mut ranges: Vec<PartitionRange> = Vec::with_capacity(bounds.len() + 1);
+    let mut ranges: Vec<KeyRange> = Vec::with_capacity(bounds.len() + 1);
     let mut from = None;
     for b in bounds {
         ranges.push((from, Some(b.clone())));
         from = Some(b);
     }
     ranges.push((from, None));
-    Ok((ranges, total))
+    Ok((read, ranges, total))
 }
 
 impl Readers<'_> {

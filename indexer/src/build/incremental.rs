@@ -4,7 +4,7 @@
 use rowsearch_store::RowSource;
 use tantivy::{Index, Term};
 
-use super::options::{ReindexMode, ReindexOptions, ReindexProgress, ReindexReport};
+use super::options::{BuildRead, ReindexMode, ReindexOptions, ReindexProgress, ReindexReport};
 use super::writer::{commit, writer};
 use crate::changes::changed_rows;
 use crate::doc::{CellDoc, DocSchema, register_cells};
@@ -84,6 +84,7 @@ pub(super) fn incremental(
         rows_indexed: indexed,
         rows_removed: removed,
         cells_read: 0,
+        read: BuildRead::KeywordRows,
         ranges: 0,
         readers: 0,
         next_seq,

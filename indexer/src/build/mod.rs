@@ -35,7 +35,8 @@ mod writer;
 
 pub(crate) use incremental::Changed;
 pub use options::{
-    DEFAULT_MEMORY_BUDGET_BYTES, RegionDone, ReindexMode, ReindexOptions, ReindexProgress, ReindexReport,
+    BuildRead, DEFAULT_MEMORY_BUDGET_BYTES, RegionDone, ReindexMode, ReindexOptions, ReindexProgress,
+    ReindexReport,
 };
 
 use crate::changes::trim_feed;

@@ -92,6 +92,19 @@ pub struct RegionDone {
     pub seconds: f64,
 }
 
+/// What a full build read its documents from.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BuildRead {
+    /// The keyword rows, in ranges of whole partitions (the embedded
+    /// store; an incremental run reads changed rows and says this too).
+    #[default]
+    KeywordRows,
+    /// The rows themselves, region by region, their keyword cells made
+    /// from their text as they are scanned (over HBase).
+    RowText,
+}
+
 /// What a reindex did.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ReindexReport {
@@ -110,10 +123,13 @@ pub struct ReindexReport {
     pub rows_removed: u64,
     /// Keyword cells read (full).
     pub cells_read: u64,
-    /// Full: the ranges of whole partitions the keyword rows were read in,
-    /// cut where the region splits cut the rows (for the mail table, one
-    /// per region holding mail), and the threads that read them at once.
-    /// Zero for an incremental run.
+    /// Full: what the documents were read from.
+    pub read: BuildRead,
+    /// Full: the ranges read, and the threads that read them at once. From
+    /// the keyword rows: ranges of whole partitions cut where the region
+    /// splits cut the rows (for the mail table, one per region holding
+    /// mail); from the rows' text: the table's regions. Zero for an
+    /// incremental run.
     pub ranges: usize,
     /// See `ranges`.
     pub readers: usize,
@@ -139,10 +155,11 @@ impl ReindexReport {
         let mode = if self.mode == ReindexMode::Full { "full" } else { "incremental" };
         let rate = if self.seconds > 0.0 { self.rows_indexed as f64 / self.seconds } else { 0.0 };
         let read = if self.mode == ReindexMode::Full {
-            format!(
-                " (keyword rows read in {} ranges on {} threads; serving after {:.2}s)",
-                self.ranges, self.readers, self.serving_seconds
-            )
+            let what = match self.read {
+                BuildRead::KeywordRows => format!("keyword rows read in {} ranges", self.ranges),
+                BuildRead::RowText => format!("rows' text read in {} regions", self.ranges),
+            };
+            format!(" ({what} on {} threads; serving after {:.2}s)", self.readers, self.serving_seconds)
         } else {
             String::new()
         };

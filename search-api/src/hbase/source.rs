@@ -6,18 +6,16 @@
 //! the rows' values through the analyzer (`store::for_each_keyword_cell_of`),
 //! so a table filled by any HBase client is searchable.
 
-use std::collections::HashSet;
 use std::sync::Arc;
 
-use rowsearch_store::{
-    Analyzer, FeedEntry, KeywordCell, KeywordCellRef, KeywordPage, KeywordQuery, PutCell, ReadOptions,
-    Region, Row, RowSource, RowView, TableSchema,
-};
+use rowsearch_store::{Analyzer, PutCell, ReadOptions, Row, TableSchema};
 
 use super::indexes;
 use super::keywords;
 use super::tables::{HbaseError, HbaseTables, read_ahead};
 use super::threads;
+
+mod view;
 
 /// A row's key and the cells put into it.
 type RowPuts = (Vec<u8>, Vec<PutCell>);
@@ -548,329 +546,19 @@ impl HbaseSource {
         }
     }
 
-    /// Every row of `table` (with a cell written in `time`, `[from,
-    /// before)`, when given), to `f`.
+    /// Every row of `table` with a key in `range` (`[start, stop)`, open
+    /// sides `None`) and (when given) a cell written in `time`, `[from,
+    /// before)`, to `f`.
     fn scan(
         &self,
         table: &str,
+        range: (Option<&[u8]>, Option<&[u8]>),
         time: Option<(u64, u64)>,
         f: &mut dyn FnMut(Row) -> rowsearch_store::Result<()>,
     ) -> rowsearch_store::Result<()> {
         let mut client = self.tables.client();
-        let produce = |each: &mut dyn FnMut(Row)| client.scan(table, (None, None), time, PAGE, each);
+        let produce = |each: &mut dyn FnMut(Row)| client.scan(table, range, time, PAGE, each);
         read_ahead(produce, f)
-    }
-}
-
-impl RowSource for HbaseSource {
-    fn remote(&self) -> bool {
-        true
-    }
-
-    fn thread_members(
-        &self,
-        table: &str,
-        thread: u64,
-    ) -> rowsearch_store::Result<Vec<rowsearch_store::ThreadMember>> {
-        self.members(table, thread)
-    }
-
-    fn schema(&self, table: &str) -> rowsearch_store::Result<TableSchema> {
-        self.tables.schema(table).map_err(err)
-    }
-
-    fn table_id(&self, table: &str) -> rowsearch_store::Result<u64> {
-        self.tables.table_id(table).map_err(err)
-    }
-
-    fn regions(&self, table: &str) -> rowsearch_store::Result<Vec<Region>> {
-        self.tables.client().regions(table).map_err(err)
-    }
-
-    fn rows(
-        &self,
-        table: &str,
-        keys: &[&[u8]],
-        read: &ReadOptions,
-    ) -> rowsearch_store::Result<Vec<Option<Row>>> {
-        self.read_rows(table, keys, read)
-    }
-
-    fn changes_since(&self, from_seq: u64, limit: usize) -> rowsearch_store::Result<Vec<FeedEntry>> {
-        HbaseView::new(self, true).feed_since(from_seq, limit)
-    }
-
-    fn next_seq(&self) -> rowsearch_store::Result<u64> {
-        HbaseView::new(self, false).next_seq()
-    }
-
-    fn view(&self) -> rowsearch_store::Result<Box<dyn RowView + '_>> {
-        Ok(Box::new(HbaseView::new(self, false)))
-    }
-
-    fn tail_view(&self) -> rowsearch_store::Result<Box<dyn RowView + '_>> {
-        Ok(Box::new(HbaseView::new(self, true)))
-    }
-
-    fn tables(&self) -> rowsearch_store::Result<Vec<String>> {
-        self.tables.tables().map_err(err)
-    }
-
-    fn is_enabled(&self, table: &str) -> rowsearch_store::Result<bool> {
-        self.tables.is_enabled(table).map_err(err)
-    }
-
-    fn analyzer(&self) -> Option<Arc<dyn Analyzer>> {
-        Some(Arc::clone(&self.analyzer))
-    }
-
-    fn keyword_lookup(&self, table: &str, query: &KeywordQuery) -> rowsearch_store::Result<KeywordPage> {
-        let schema = self.tables.schema(table).map_err(err)?;
-        let mut client = self.tables.client();
-        if !self.companions.kept(&self.tables, table).map_err(err)? {
-            return Err(rowsearch_store::Error::callback(HbaseError::Schema {
-                table: table.to_owned(),
-                reason: "rowsearch keeps no keyword rows for it (a table filled by other HBase clients): \
-                         search it instead"
-                    .into(),
-            }));
-        }
-        keywords::lookup(&mut client, table, &schema, &*self.analyzer, query)
-    }
-}
-
-/// HBase's tables as of one time. Its feed: the writes rowsearch recorded
-/// (`rowsearch_feed`) before `before`, and when it is the tailer's
-/// (`tail`), also every row with a cell written since (time-range scans of
-/// every table). Its rows are read as HBase has them when they are read,
-/// whatever their cells' timestamps: a cell may carry any time (the mail
-/// table's carry the message's date, a date to come included), so a read
-/// bounded by `before` would miss rows dated later. A row read newer than
-/// the feed read says is harmless: the next read of the feed names it
-/// again.
-#[derive(Debug)]
-struct HbaseView<'s> {
-    source: &'s HbaseSource,
-    before: u64,
-    tail: bool,
-}
-
-impl<'s> HbaseView<'s> {
-    fn new(source: &'s HbaseSource, tail: bool) -> HbaseView<'s> {
-        HbaseView { source, before: now_ms() + 1, tail }
-    }
-}
-
-impl HbaseView<'_> {
-    /// Whether rowsearch keeps keyword rows for `table`.
-    fn kept(&self, table: &str) -> rowsearch_store::Result<bool> {
-        self.source.companions.kept(&self.source.tables, table).map_err(err)
-    }
-
-    /// The kept keyword cells of the partitions in `range`, then the cells
-    /// of the rows of those partitions that have none kept (rows other
-    /// HBase clients wrote), made from their text: a build from the keyword
-    /// rows misses no row.
-    fn kept_cells(
-        &self,
-        table: &str,
-        range: (Option<&[u8]>, Option<&[u8]>),
-        f: &mut dyn FnMut(&KeywordCellRef<'_>) -> rowsearch_store::Result<()>,
-    ) -> rowsearch_store::Result<()> {
-        let schema = self.schema(table)?;
-        let mut seen: HashSet<Vec<u8>> = HashSet::new();
-        keywords::for_each_cell_between(
-            &mut self.source.tables.client(),
-            table,
-            &schema,
-            range,
-            &mut |cell| {
-                if !seen.contains(cell.key) {
-                    seen.insert(cell.key.to_vec());
-                }
-                f(cell)
-            },
-        )?;
-        self.unkept_cells(table, &schema, range, &seen, f)
-    }
-
-    /// The cells of the rows of the partitions in `range` not in `seen`.
-    fn unkept_cells(
-        &self,
-        table: &str,
-        schema: &TableSchema,
-        range: (Option<&[u8]>, Option<&[u8]>),
-        seen: &HashSet<Vec<u8>>,
-        f: &mut dyn FnMut(&KeywordCellRef<'_>) -> rowsearch_store::Result<()>,
-    ) -> rowsearch_store::Result<()> {
-        let in_range = |p: &[u8]| range.0.is_none_or(|lo| p >= lo) && range.1.is_none_or(|hi| p < hi);
-        let mut missing: Vec<Vec<u8>> = Vec::new();
-        let mut failed = None;
-        self.source
-            .tables
-            .client()
-            .scan_keys(table, (None, None), PAGE, &mut |row| {
-                if seen.contains(&row.key) || failed.is_some() {
-                    return;
-                }
-                // A row whose partition its key names only when in range; a
-                // partition column: fetched, its cells' partition decides.
-                match rowsearch_store::key_partition_of(table, schema, &row.key) {
-                    Ok(Some(p)) if !in_range(&p) => {}
-                    Ok(_) => missing.push(row.key),
-                    Err(e) => failed = Some(e),
-                }
-            })
-            .map_err(err)?;
-        if let Some(e) = failed {
-            return Err(e);
-        }
-        let analyzer = &*self.source.analyzer;
-        for chunk in missing.chunks(PAGE) {
-            let keys: Vec<&[u8]> = chunk.iter().map(Vec::as_slice).collect();
-            let rows = self.source.read_rows(table, &keys, &ReadOptions::default())?;
-            for row in rows.into_iter().flatten() {
-                rowsearch_store::for_each_keyword_cell_of(table, schema, analyzer, &row, &mut |cell| {
-                    if in_range(cell.partition) { f(cell) } else { Ok(()) }
-                })?;
-            }
-        }
-        Ok(())
-    }
-
-    /// The keyword cells of every row (made from its text as it is
-    /// scanned: each row's cells together, the rows in key order) whose
-    /// partition `keep` takes, to `f`.
-    fn cells_where(
-        &self,
-        table: &str,
-        keep: &dyn Fn(&[u8]) -> bool,
-        f: &mut dyn FnMut(&KeywordCellRef<'_>) -> rowsearch_store::Result<()>,
-    ) -> rowsearch_store::Result<()> {
-        let schema = self.schema(table)?;
-        let analyzer = &*self.source.analyzer;
-        self.source.scan(table, None, &mut |row| {
-            rowsearch_store::for_each_keyword_cell_of(table, &schema, analyzer, &row, &mut |cell| {
-                if keep(cell.partition) { f(cell) } else { Ok(()) }
-            })
-        })
-    }
-}
-
-impl RowView for HbaseView<'_> {
-    fn schema(&self, table: &str) -> rowsearch_store::Result<TableSchema> {
-        self.source.schema(table)
-    }
-
-    fn table_id(&self, table: &str) -> rowsearch_store::Result<u64> {
-        self.source.table_id(table)
-    }
-
-    /// The view's time: a change is stamped before it.
-    fn next_seq(&self) -> rowsearch_store::Result<u64> {
-        Ok(self.before)
-    }
-
-    fn settled_seq(&self) -> rowsearch_store::Result<u64> {
-        Ok(self.before.saturating_sub(SKEW_MARGIN_MS))
-    }
-
-    /// The rows of every rowsearch table with a cell written at or after
-    /// `from_seq` (a time), each once at its newest such time, oldest
-    /// first.
-    fn feed_since(&self, from_seq: u64, limit: usize) -> rowsearch_store::Result<Vec<FeedEntry>> {
-        let mut entries = self.source.tables.recorded_writes(from_seq, self.before).map_err(err)?;
-        let tables = if self.tail { self.source.tables.tables().map_err(err)? } else { Vec::new() };
-        for table in tables {
-            let scanned = self.source.scan(&table, Some((from_seq, self.before)), &mut |row| {
-                let seq = row.cells.iter().map(|c| c.timestamp).max().unwrap_or(from_seq);
-                entries.push(FeedEntry { seq, table: table.clone(), row: row.key });
-                Ok(())
-            });
-            // A table dropped or disabled since the catalog was read has
-            // no changes to give; any other failure is the feed's.
-            if let Err(e) = scanned
-                && !self.source.gone(&table)?
-            {
-                return Err(e);
-            }
-        }
-        entries.sort_by(|a, b| (a.seq, &a.table, &a.row).cmp(&(b.seq, &b.table, &b.row)));
-        // A reader goes on after the last sequence it got: a cut never
-        // falls between entries of one time (all of them, past `limit`,
-        // when that is the first).
-        if let Some(cut) = entries.get(limit).map(|e| e.seq) {
-            let keep = entries.iter().position(|e| e.seq == cut).unwrap_or(limit);
-            let keep = if keep == 0 { entries.iter().take_while(|e| e.seq == cut).count() } else { keep };
-            entries.truncate(keep);
-        }
-        Ok(entries)
-    }
-
-    fn feed_time(&self, seq: u64) -> rowsearch_store::Result<Option<u64>> {
-        Ok(Some(seq))
-    }
-
-    fn now_ms(&self) -> u64 {
-        self.before.saturating_sub(1)
-    }
-
-    fn get(&self, table: &str, row: &[u8], read: &ReadOptions) -> rowsearch_store::Result<Option<Row>> {
-        Ok(self.source.read_rows(table, &[row], read)?.pop().flatten())
-    }
-
-    /// Where the keyword rows' regions start (one range when they are
-    /// made from the rows' text as they are scanned).
-    fn keyword_partition_splits(&self, table: &str) -> rowsearch_store::Result<Vec<Vec<u8>>> {
-        let mut client = self.source.tables.client();
-        if self.source.companions.kept(&self.source.tables, table).map_err(err)? {
-            return keywords::partition_splits(&mut client, table).map_err(err);
-        }
-        Ok(Vec::new())
-    }
-
-    /// Unknown until the rows are read (progress counts without a total).
-    fn keyword_cell_count(&self, _table: &str) -> rowsearch_store::Result<u64> {
-        Ok(0)
-    }
-
-    fn for_each_keyword_cell(
-        &self,
-        table: &str,
-        partition: Option<&[u8]>,
-        f: &mut dyn FnMut(&KeywordCellRef<'_>) -> rowsearch_store::Result<()>,
-    ) -> rowsearch_store::Result<()> {
-        if let Some(p) = partition {
-            let mut next = p.to_vec();
-            next.push(0);
-            if self.kept(table)? {
-                return self.kept_cells(table, (Some(p), Some(&next)), f);
-            }
-        } else if self.kept(table)? {
-            return self.kept_cells(table, (None, None), f);
-        }
-        self.cells_where(table, &|p| partition.is_none_or(|want| want == p), f)
-    }
-
-    fn for_each_keyword_cell_between(
-        &self,
-        table: &str,
-        from: Option<&[u8]>,
-        to: Option<&[u8]>,
-        f: &mut dyn FnMut(&KeywordCellRef<'_>) -> rowsearch_store::Result<()>,
-    ) -> rowsearch_store::Result<()> {
-        if self.kept(table)? {
-            return self.kept_cells(table, (from, to), f);
-        }
-        self.cells_where(table, &|p| from.is_none_or(|lo| p >= lo) && to.is_none_or(|hi| p < hi), f)
-    }
-
-    fn row_keyword_cells(&self, table: &str, row: &[u8]) -> rowsearch_store::Result<Vec<KeywordCell>> {
-        let schema = self.schema(table)?;
-        match self.get(table, row, &ReadOptions::default())? {
-            Some(row) => rowsearch_store::keyword_cells_of(table, &schema, &*self.source.analyzer, &row),
-            None => Ok(Vec::new()),
-        }
     }
 }
 

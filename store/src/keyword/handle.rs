@@ -354,12 +354,35 @@ impl Shape<'_> {
     ) -> KeywordCells {
         let prefix = partition_start(partition);
         let mut out = KeywordCells { tail_len: 8 + row.len(), ..KeywordCells::default() };
+        self.terms(analyzer, values, &mut |n, term, positions| {
+            push_cell_key(&mut out.bytes, &prefix, n, term, date, row);
+            let key_end = out.bytes.len();
+            out.bytes.extend_from_slice(positions);
+            out.ends.push((key_end, out.bytes.len()));
+        });
+        // Already in key order: fields in order, terms sorted within each
+        // (the escape keeps byte order), one row.
+        debug_assert!((1..out.len()).all(|i| out.get(i - 1).map(|c| c.0) < out.get(i).map(|c| c.0)));
+        out
+    }
+
+    /// The terms of a row whose columns hold `values`, to `f`: field by
+    /// field in order, each field's terms in byte order, each once with
+    /// its positions as a keyword cell stores them (ascending LEB128
+    /// deltas, a position once).
+    fn terms(
+        &self,
+        analyzer: &dyn Analyzer,
+        values: &[Option<&[u8]>],
+        f: &mut dyn FnMut(usize, &str, &[u8]),
+    ) {
         // Every token's text goes to one buffer, so a message's tokens cost
         // no allocation each: (start, end, position) into `text_buf`.
         let mut text_buf = String::new();
         // (first eight bytes of the term, big-endian and zero-padded, so
         // most comparisons are one integer compare; start; end; position).
         let mut tokens: Vec<(u64, u32, u32, u32)> = Vec::new();
+        let mut positions = Vec::new();
         for (n, field) in self.schema.fields.iter().enumerate() {
             let Some(value) = values[n] else { continue };
             text_buf.clear();
@@ -384,25 +407,20 @@ impl Shape<'_> {
             let mut i = 0;
             while i < tokens.len() {
                 let term = term_of(&tokens[i]);
-                push_cell_key(&mut out.bytes, &prefix, n, term, date, row);
-                let key_end = out.bytes.len();
+                positions.clear();
                 let mut last = None;
                 while i < tokens.len() && term_of(&tokens[i]) == term {
                     let position = tokens[i].3;
                     // A term twice at one position counts once.
                     if last != Some(position) {
-                        push_varint(&mut out.bytes, position - last.unwrap_or(0));
+                        push_varint(&mut positions, position - last.unwrap_or(0));
                         last = Some(position);
                     }
                     i += 1;
                 }
-                out.ends.push((key_end, out.bytes.len()));
+                f(n, term, &positions);
             }
         }
-        // Already in key order: fields in order, terms sorted within each
-        // (the escape keeps byte order), one row.
-        debug_assert!((1..out.len()).all(|i| out.get(i - 1).map(|c| c.0) < out.get(i).map(|c| c.0)));
-        out
     }
 }
 
@@ -511,18 +529,28 @@ pub fn for_each_keyword_cell_of(
         })
         .collect();
     let shape = Shape { schema: search, row_key: schema.row_key.as_ref(), partition: &partition, date };
-    let cells = shape.entries(analyzer, &row.key, &values)?;
-    let (mut partition_buf, mut term_buf) = (Vec::new(), Vec::new());
-    for (k, v) in cells.iter() {
-        let cell = super::codec::decode_cell_ref(
-            "(a row)",
-            &search.fields,
-            k,
-            v,
-            &mut partition_buf,
-            &mut term_buf,
-        )?;
-        f(&cell)?;
+    if values[..search.fields.len()].iter().all(Option::is_none) {
+        return Ok(());
     }
-    Ok(())
+    // The cells as [`Shape::entries`] makes them, lent without their keys
+    // being encoded and decoded again.
+    let partition = shape.partition_of(&row.key, &values)?;
+    let date_ms = date.and_then(|n| values[n]).and_then(|v| analyzer.date_ms(v)).unwrap_or(0);
+    let mut failed = None;
+    shape.terms(analyzer, &values, &mut |n, term, positions| {
+        if failed.is_some() {
+            return;
+        }
+        let field = search.fields[n].name.as_str();
+        let cell = super::codec::KeywordCellRef::from_parts(
+            &partition, n, field, term, date_ms, &row.key, positions,
+        );
+        // The positions were made just above: they always read back.
+        if let Some(cell) = cell
+            && let Err(e) = f(&cell)
+        {
+            failed = Some(e);
+        }
+    });
+    failed.map_or(Ok(()), Err)
 }

@@ -393,6 +393,32 @@ impl<'s> ReadTxn<'s> {
         crate::keyword::for_each_cell_between(&self.txn, handle.search()?, from, to, f)
     }
 
+    /// Calls `f` with the keyword cells of every row with a key in
+    /// `[from, to)` (`None`: unbounded), made from the rows' stored values
+    /// with the store's analyzer as they are scanned: each row's cells
+    /// together, in key order, the rows in key order. What a full build
+    /// reads where it builds from the rows' text instead of the keyword
+    /// rows.
+    ///
+    /// # Errors
+    /// `UnknownTable`, `NotSearchable`, `NoAnalyzer`, `Lmdb`, and whatever
+    /// `f` returns.
+    pub fn for_each_row_keyword_cells(
+        &self,
+        table: &str,
+        from: Option<&[u8]>,
+        to: Option<&[u8]>,
+        f: &mut dyn FnMut(&KeywordCellRef<'_>) -> Result<()>,
+    ) -> Result<()> {
+        let schema = self.schema(table)?;
+        let analyzer = self.catalog.analyzer_for(table)?;
+        let scan = Scan { start: from.map(<[u8]>::to_vec), stop: to.map(<[u8]>::to_vec), ..Scan::default() };
+        for row in self.scan(table, &scan)? {
+            crate::keyword::for_each_keyword_cell_of(table, &schema, analyzer, &row?, f)?;
+        }
+        Ok(())
+    }
+
     /// Partitions that cut the table's keyword rows where its region splits
     /// cut its rows, ascending: reading between consecutive ones reads whole
     /// partitions, and, when the partition is the row key's leading string

@@ -210,6 +210,33 @@ fn cells_by_range(store: &Store, table: &str) -> Vec<Vec<KeywordCell>> {
         .collect()
 }
 
+/// The cells made from the rows' text, read region by region, and whether
+/// each row's cells came together, the rows in key order within their
+/// region.
+fn cells_by_row_range(store: &Store, table: &str) -> (Vec<KeywordCell>, bool) {
+    let rtxn = store.begin_read().unwrap();
+    let (mut out, mut in_order) = (Vec::new(), true);
+    for region in store.regions(table).unwrap() {
+        let mut last: Option<Vec<u8>> = None;
+        let (from, to) = (region.start.as_deref(), region.end.as_deref());
+        rtxn.for_each_row_keyword_cells(table, from, to, &mut |c| {
+            let inside = from.is_none_or(|f| f <= c.key) && to.is_none_or(|t| c.key < t);
+            in_order &= inside && last.as_deref().is_none_or(|l| l <= c.key);
+            last = Some(c.key.to_vec());
+            out.push(c.to_cell());
+            Ok(())
+        })
+        .unwrap();
+    }
+    (out, in_order)
+}
+
+/// A field's position in its table's search section.
+fn schemas_field(tables: &[(&str, TableSchema)], (table, field): (&str, &str)) -> Option<usize> {
+    let (_, schema) = tables.iter().find(|(n, _)| *n == table)?;
+    schema.search.as_ref()?.fields.iter().position(|f| f.name == field)
+}
+
 fn stored_cells(store: &Store, table: &str) -> Vec<KeywordCell> {
     let mut out = Vec::new();
     store
@@ -369,6 +396,26 @@ proptest! {
                 let alone = rowsearch_store::keyword_cells_of(name, &schema, &Words, &row).unwrap();
                 prop_assert_eq!(alone, rtxn.row_keyword_cells(name, &row.key).unwrap(), "row {:?} of {}", row.key, name);
             }
+        }
+        for (name, _) in tables() {
+            // Read from the rows' text region by region (as a full build
+            // over HBase reads): the same cells, each row's together, the
+            // rows in key order, each in its region.
+            let (by_rows, in_order) = cells_by_row_range(&store, name);
+            prop_assert!(in_order, "rows' cells apart or out of key order in {}", name);
+            let all = tables();
+            let field_no = |at: (&str, &str)| schemas_field(&all, at);
+            let mut sorted = by_rows;
+            sorted.sort_by(|a, b| {
+                (&a.partition, field_no((name, a.field.as_str())), &a.term, std::cmp::Reverse(a.date_ms), &a.key).cmp(&(
+                    &b.partition,
+                    field_no((name, b.field.as_str())),
+                    &b.term,
+                    std::cmp::Reverse(b.date_ms),
+                    &b.key,
+                ))
+            });
+            prop_assert_eq!(sorted, stored_cells(&store, name), "rows' text of {}", name);
         }
         for (name, _) in tables() {
             // Ranges between the partition splits: together every cell in

@@ -65,7 +65,7 @@ fn suite(upstream: &str, table: &str) {
     let out = over(&["reindex", "--table", table, "--full"]);
     assert_eq!(out.status.code(), Some(1), "{}\n{}", stdout(&out), stderr(&out));
     assert!(stderr(&out).contains("unavailable"), "{}", stderr(&out));
-    assert_eq!(dir.current().unwrap(), Some(serving));
+    assert_eq!(dir.current().unwrap(), Some(serving), "{}\n{}", stdout(&out), stderr(&out));
     proxy.up();
     let (status, again) = server.get_json(&path);
     assert_eq!((status, &again["hits"]), (200, &before["hits"]), "{again}");

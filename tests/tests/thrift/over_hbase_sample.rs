@@ -208,6 +208,14 @@ fn the_sample_mail_over_a_real_hbase_answers_as_the_embedded_store() {
     {
         assert!(out.status.success(), "{}", stderr(&out));
     }
+    // Over HBase the build read the rows' text, its regions in parallel
+    // (the searches below equal the embedded store's, built from its
+    // keyword rows).
+    let out = over(&["reindex", "--table", table, "--full", "--threads", "2"]);
+    let said = stdout(&out);
+    let regions = said.split("rows' text read in ").nth(1).and_then(|s| s.split(' ').next());
+    let regions: usize = regions.and_then(|n| n.parse().ok()).unwrap_or_else(|| panic!("{said}"));
+    assert!(regions > 1 && said.contains("on 2 threads"), "{said}");
     let es = embedded.serve(&["serve"]);
     let hs = local.serve(&["--hbase", &hbase.thrift2, "serve"]);
     for path in queries(table) {
