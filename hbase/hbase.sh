@@ -10,6 +10,12 @@
 #   hbase/hbase.sh stop [DIR]    stop what start started
 #   hbase/hbase.sh status [DIR]  the addresses, exit 1 when not running
 #   hbase/hbase.sh classpath     resolve the jars (and print the class path)
+#   hbase/hbase.sh endpoint      build the replication endpoint's jar (its path)
+#
+# The master loads rowsearch's replication endpoint (hbase/replication/,
+# compiled here with javac against the same jars) and, once ready, gets the
+# peer `rowsearch` (HBASE_REPLICATION=0: none): every write to a table whose
+# families have REPLICATION_SCOPE 1 reaches rowsearch's change feed.
 #
 # DIR (default target/hbase) holds the configuration, the data, the logs,
 # the pids and `addresses` (lines `thrift=HOST:PORT`, `thrift2=HOST:PORT`,
@@ -29,8 +35,11 @@ dir=${2:-$repo/target/hbase}
 die() { echo "hbase.sh: $*" >&2; exit 1; }
 
 classpath() {
-    local cache=$repo/target/hbase-classpath-$version.txt
-    if [ ! -s "$cache" ] || ! head -c 100000 "$cache" | tr ':' '\n' | head -1 | xargs test -f; then
+    local cache=$repo/target/hbase-classpath-$version.txt first=""
+    # (Not a pipe into `head`: under pipefail its early close can fail the
+    # check and resolve again for nothing.)
+    [ -s "$cache" ] && first=$(cut -d: -f1 "$cache")
+    if [ -z "$first" ] || [ ! -f "$first" ]; then
         command -v mvn >/dev/null || die "Maven (mvn) is not installed"
         mkdir -p "$repo/target"
         echo "hbase.sh: resolving HBase $version's jars with Maven (cached in ~/.m2)" >&2
@@ -39,6 +48,24 @@ classpath() {
             || die "Maven could not resolve HBase $version's jars (see its output above)"
     fi
     cat "$cache"
+}
+
+# rowsearch's replication endpoint (hbase/replication/): compiled against
+# HBase's own jars into target/, again whenever its sources change.
+endpoint_jar() {
+    local src=$here/replication sum jar
+    sum=$(cat "$src"/rowsearch/hbase/*.java | sha1sum | cut -c1-12)
+    jar=$repo/target/rowsearch-hbase-replication-$version-$sum.jar
+    if [ ! -s "$jar" ]; then
+        command -v javac >/dev/null || die "javac is not installed (the replication endpoint needs a JDK 17)"
+        local classes
+        classes=$(mktemp -d)
+        javac -nowarn -d "$classes" -cp "$(classpath)" "$src"/rowsearch/hbase/*.java >&2 \
+            || die "the replication endpoint did not compile (output above)"
+        (cd "$classes" && jar cf "$jar.tmp" rowsearch) && mv "$jar.tmp" "$jar"
+        rm -rf "$classes"
+    fi
+    echo "$jar"
 }
 
 free_port() {
@@ -102,7 +129,7 @@ launch() { # name heap main-class args...
     local name=$1 heap=$2 main=$3
     shift 3
     java -Xmx"$heap" "${java_flags[@]}" -Dhbase.log.dir="$dir/logs" \
-        -cp "$dir/conf:$(classpath)" "$main" "$@" > "$dir/logs/$name.log" 2>&1 &
+        -cp "$dir/conf:$(endpoint_jar):$(classpath)" "$main" "$@" > "$dir/logs/$name.log" 2>&1 &
     echo $! > "$dir/$name.pid"
 }
 
@@ -172,6 +199,15 @@ start() {
         [ $SECONDS -lt $deadline ] || { stop; die "HBase's Thrift2 gateway did not open its port"; }
         sleep 0.5
     done
+    # rowsearch follows every write through HBase's replication: the peer
+    # `rowsearch` (hbase/replication/, FeedEndpoint) ships the writes to
+    # tables whose families have REPLICATION_SCOPE 1 (rowsearch makes its
+    # tables so) into rowsearch's change feed. HBASE_REPLICATION=0: no peer.
+    if [ "${HBASE_REPLICATION:-1}" != 0 ]; then
+        java -Xmx256m "${java_flags[@]}" -cp "$dir/conf:$(endpoint_jar):$(classpath)" \
+            rowsearch.hbase.AddPeer rowsearch > "$dir/logs/add-peer.log" 2>&1 \
+            || { tail -n 20 "$dir/logs/add-peer.log" >&2; stop; die "the replication peer could not be added"; }
+    fi
     cat "$dir/addresses"
 }
 
@@ -180,5 +216,6 @@ case "$command" in
     stop) stop ;;
     status) running && cat "$dir/addresses" ;;
     classpath) classpath ;;
-    *) die "usage: hbase.sh start|stop|status|classpath [DIR]" ;;
+    endpoint) endpoint_jar ;;
+    *) die "usage: hbase.sh start|stop|status|classpath|endpoint [DIR]" ;;
 esac

@@ -343,8 +343,11 @@ impl HbaseTables {
         // The table first, then its catalog row: a crash between leaves
         // an HBase table rowsearch does not list, and the next create-table
         // finds it and records it.
+        // Its families replicated (scope 1): where HBase has rowsearch's
+        // replication peer (hbase/replication/), every write to it, of any
+        // client at any timestamp, reaches the change feed.
         if !client.table_exists(table)? {
-            client.create_table(table, &schema.families, &schema.effective_splits())?;
+            client.create_table_scoped(table, &schema.families, &schema.effective_splits(), 1)?;
         }
         let json = serde_json::to_vec(schema)
             .map_err(|e| HbaseError::Schema { table: table.to_owned(), reason: e.to_string() })?;

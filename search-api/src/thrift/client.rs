@@ -335,6 +335,21 @@ impl HbaseClient {
         families: &[FamilySchema],
         splits: &[Vec<u8>],
     ) -> Result<(), ClientError> {
+        self.create_table_scoped(table, families, splits, 0)
+    }
+
+    /// [`Self::create_table`] with every family's `REPLICATION_SCOPE` at
+    /// `scope` (1: HBase's replication ships its writes to the peers).
+    ///
+    /// # Errors
+    /// [`ClientError`].
+    pub fn create_table_scoped(
+        &mut self,
+        table: &str,
+        families: &[FamilySchema],
+        splits: &[Vec<u8>],
+        scope: i32,
+    ) -> Result<(), ClientError> {
         let columns = families
             .iter()
             .map(|f| {
@@ -342,6 +357,9 @@ impl HbaseClient {
                     (1, binary(f.name.as_bytes())),
                     (10, Value::I32(i32::try_from(f.max_versions).unwrap_or(i32::MAX))),
                 ];
+                if scope != 0 {
+                    d.push((12, Value::I32(scope)));
+                }
                 if let Some(ttl) = f.ttl_seconds {
                     d.push((13, Value::I32(i32::try_from(ttl).unwrap_or(i32::MAX))));
                 }

@@ -17,6 +17,7 @@ mod keyword_upgrade;
 mod over_hbase;
 mod over_hbase_routes;
 mod over_hbase_sample;
+mod replication;
 
 use client::{A, Client, V};
 use rowsearch_tests::{Server, TestDir, stderr};
