@@ -95,7 +95,7 @@ pub use keyword::{
     KeywordCell, KeywordCellRef, KeywordHit, KeywordPage, KeywordQuery, Positions, for_each_keyword_cell_of,
     key_partition_of, keyword_cells_of, required_terms,
 };
-pub use place::{PlaceInfo, TableStore};
+pub use place::{Following, PlaceInfo, TableStore};
 pub use read::{ALL_VERSIONS, ReadOptions, ReadTxn, Scan, ScanCursor, ScanIter, ScanPage};
 pub use schema::{
     Analyzer, CATALOG_TABLE, Column, Compression, DATE_NAME, DEFAULT_SUBJECT_WINDOW_MS, FamilySchema,

@@ -24,6 +24,21 @@ use crate::store::Store;
 use crate::stream::{KeyPage, SetOp};
 use crate::{Batch, Delete};
 
+/// How a place follows the writes other clients make straight to it (a
+/// place elsewhere: HBase), for `GET /tables/{t}` and `/health`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Following {
+    /// `replication` (every write reaches the change feed through the
+    /// place's own replication) or `tailer` (time-range scans).
+    pub by: &'static str,
+    /// How far behind the place's writes the feed is, when measured (ms).
+    pub lag_ms: Option<u64>,
+    /// What is wrong, when the way that should work does not.
+    pub trouble: Option<String>,
+    /// Why it is followed this way, in a sentence.
+    pub detail: String,
+}
+
 /// What kind of place tables live in, for answers and messages.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PlaceInfo {
@@ -62,6 +77,12 @@ pub trait TableStore: RowSource {
     /// indexes, the change feed, backups, atomic batches of many rows,
     /// prepared batches); `None` for a place elsewhere.
     fn store(&self) -> Option<&Store> {
+        None
+    }
+
+    /// How writes other clients make straight to the place are followed;
+    /// `None` for the store (no other client writes it).
+    fn following(&self) -> Option<Following> {
         None
     }
 

@@ -18,6 +18,7 @@ mod indexes;
 mod keywords;
 mod scans;
 mod source;
+mod stream;
 mod tables;
 mod threads;
 

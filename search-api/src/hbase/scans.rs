@@ -64,6 +64,10 @@ impl TableStore for HbaseSource {
         HbaseSource::ping(self).map_err(store_err)
     }
 
+    fn following(&self) -> Option<rowsearch_store::Following> {
+        Some(self.stream.following_state(super::clock::now_ms()))
+    }
+
     fn create_table(&self, table: &str, schema: &TableSchema) -> rowsearch_store::Result<bool> {
         // The store's own checks first, with its errors (a bad name, a bad
         // schema), as the embedded store answers them.

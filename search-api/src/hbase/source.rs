@@ -43,6 +43,8 @@ pub struct HbaseSource {
     threading: std::sync::Mutex<()>,
     /// Which tables keep keyword rows (and their upgrade, once).
     companions: keywords::Companions,
+    /// Whether HBase's replication brings every write to the feed.
+    pub(super) stream: super::stream::Stream,
 }
 
 pub(super) fn err(e: impl Into<HbaseError>) -> rowsearch_store::Error {
@@ -87,6 +89,7 @@ impl HbaseSource {
             analyzer,
             threading: std::sync::Mutex::new(()),
             companions: keywords::Companions::default(),
+            stream: super::stream::Stream::default(),
         }
     }
 

@@ -86,6 +86,22 @@ fn thrift_another_clients_backfills_and_deletes_reach_the_index_through_replicat
     assert_eq!(total(&s, "seedword"), 1);
     eprintln!("each change searchable after {took:?}");
 
+    // The server says how it follows: through the stream (its probes come
+    // back), with the lag measured; /health is ok.
+    let started = Instant::now();
+    let following = loop {
+        let (status, table) = s.get_json(&format!("/tables/{TABLE}"));
+        assert_eq!(status, 200, "{table}");
+        let following = table["guarantee"]["following"].clone();
+        if following["by"] == "replication" || started.elapsed() > limit {
+            break following;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert_eq!(following["by"], "replication", "{following}");
+    assert!(following["lag_ms"].as_u64().is_some() && following["trouble"].is_null(), "{following}");
+    assert_eq!(s.get_json("/health").1["status"], "ok");
+
     // Another process's full reindex agrees with what the stream made.
     let out = t.run(&["reindex", "--table", TABLE, "--full"]);
     assert!(out.status.success(), "{}", stderr(&out));

@@ -58,8 +58,14 @@ impl RowSource for HbaseSource {
         Ok(Box::new(HbaseView::new(self, false)))
     }
 
+    /// The tailer's view; its round writes a replication probe (at most
+    /// one a second, `stream.rs`), which a later feed read meets.
     fn tail_view(&self) -> rowsearch_store::Result<Box<dyn RowView + '_>> {
-        Ok(Box::new(HbaseView::new(self, true)))
+        let view = HbaseView::new(self, true);
+        if let Err(e) = self.stream.probe(&self.tables, view.before) {
+            tracing::debug!(error = %e, "replication probe not written");
+        }
+        Ok(Box::new(view))
     }
 
     fn tables(&self) -> rowsearch_store::Result<Vec<String>> {
@@ -90,9 +96,10 @@ impl RowSource for HbaseSource {
 }
 
 /// HBase's tables as of one time. Its feed: the writes rowsearch recorded
-/// (`rowsearch_feed`) before `before`, and when it is the tailer's
-/// (`tail`), also every row with a cell written since (time-range scans of
-/// every table). Its rows are read as HBase has them when they are read,
+/// (`rowsearch_feed`) before `before` (and HBase's replication, where it
+/// ships to rowsearch: every write of any client), and when it is the
+/// tailer's (`tail`) and the replication stream is not followed, also
+/// every row with a cell written since (time-range scans of every table). Its rows are read as HBase has them when they are read,
 /// whatever their cells' timestamps: a cell may carry any time (the mail
 /// table's carry the message's date, a date to come included), so a read
 /// bounded by `before` would miss rows dated later. A row read newer than
@@ -230,7 +237,12 @@ impl RowView for HbaseView<'_> {
     /// first.
     fn feed_since(&self, from_seq: u64, limit: usize) -> rowsearch_store::Result<Vec<FeedEntry>> {
         let mut entries = self.source.tables.recorded_writes(from_seq, self.before).map_err(err)?;
-        let tables = if self.tail { self.source.tables.tables().map_err(err)? } else { Vec::new() };
+        let stream = &self.source.stream;
+        stream.observe(&mut entries);
+        // While HBase's replication brings every write to the feed, the
+        // tables need no scan: the feed names other clients' writes too.
+        let scan = self.tail && !stream.following(self.before);
+        let tables = if scan { self.source.tables.tables().map_err(err)? } else { Vec::new() };
         for table in tables {
             let scanned = self.source.scan(&table, (None, None), Some((from_seq, self.before)), &mut |row| {
                 let seq = row.cells.iter().map(|c| c.timestamp).max().unwrap_or(from_seq);

@@ -19,6 +19,9 @@ pub(crate) fn health(st: &State) -> Answer {
         let reason = format!("the tables live in {}, which does not answer: {e}", st.tables().place());
         return ok(json!({"status": "degraded", "reason": reason, "version": version, "work": work}));
     }
+    if let Some(reason) = st.tables().following().and_then(|f| f.trouble) {
+        return ok(json!({"status": "degraded", "reason": reason, "version": version, "work": work}));
+    }
     match st.store().health() {
         Ok(None) => match st.index_trouble() {
             None => ok(json!({"status": "ok", "version": version, "work": work})),

@@ -119,12 +119,21 @@ pub(crate) fn get(st: &State, access: &Access, t: &str) -> Answer {
         None => {
             let place = tables.place();
             let refresh_ms = st.searcher.refresher().and_then(|r| r.interval()).map(|i| i.as_millis() as u64);
+            // Others' writes: through HBase's replication when it ships to
+            // rowsearch (measured by probes, `hbase/stream.rs`), else the
+            // tailer's time scans.
+            let following = tables
+                .following()
+                .map(|f| json!({"by": f.by, "lag_ms": f.lag_ms, "detail": f.detail, "trouble": f.trouble}));
             let guarantee = json!({"kind": "read_your_writes",
                 "detail": "writes made through this server are searchable at once; writes by other \
-                           HBase clients once the tailer has read them (every refresh, reading each \
-                           table's cells newer than its watermark less a 2 s margin for clock skew)",
+                           HBase clients once the feed names them (HBase's replication, `following.by` \
+                           `replication`: every write, old timestamps and deletes included) or the \
+                           tailer has read them (`tailer`: every refresh, each table's cells newer \
+                           than its watermark less a 2 s margin for clock skew)",
                 "refresh_ms": refresh_ms,
-                "lag_ms": freshness.as_ref().map(|f| f.lag_ms)});
+                "lag_ms": freshness.as_ref().map(|f| f.lag_ms),
+                "following": following});
             let stats = json!({"rows": null, "cells": null, "bytes": null});
             (stats, json!({"kind": place.kind, "gateway": place.at}), guarantee)
         }
