@@ -236,6 +236,33 @@ impl Readers<'_> {
         Ok(Some((rows, next_seq)))
     }
 
+    /// Counts one cell read, into `cells_read` every 65,536; stops the
+    /// read there once another reader failed.
+    fn tick(&self, unreported: &mut u64) -> rowsearch_store::Result<()> {
+        *unreported += 1;
+        if *unreported == 65_536 {
+            self.cells_read.fetch_add(*unreported, Ordering::Relaxed);
+            *unreported = 0;
+            if self.failed.load(Ordering::Relaxed) {
+                return Err(rowsearch_store::Error::callback(Stopped));
+            }
+        }
+        Ok(())
+    }
+
+    /// Counts the cells not counted yet and says how a read ended: `true`
+    /// read through, `false` stopped because another reader failed.
+    fn settle(&self, unreported: u64, read: rowsearch_store::Result<()>) -> Result<bool> {
+        self.cells_read.fetch_add(unreported, Ordering::Relaxed);
+        match read {
+            Ok(()) => Ok(true),
+            Err(e) => match e.into_callback::<Stopped>() {
+                Ok(Stopped) => Ok(false),
+                Err(e) => Err(unwrap_store_err(e)),
+            },
+        }
+    }
+
     /// Adds the rows with keys in `[from, to)`, from their text: each row's
     /// cells come together, so documents go to tantivy whenever the
     /// grouping budget is spent, at a row's end.
@@ -258,23 +285,12 @@ impl Readers<'_> {
                 last.clear();
                 last.extend_from_slice(cell.key);
             }
-            unreported += 1;
-            if unreported == 65_536 {
-                self.cells_read.fetch_add(unreported, Ordering::Relaxed);
-                unreported = 0;
-                if self.failed.load(Ordering::Relaxed) {
-                    return Err(rowsearch_store::Error::callback(Stopped));
-                }
-            }
+            self.tick(&mut unreported)?;
             grouper.add(cell);
             Ok(())
         });
-        self.cells_read.fetch_add(unreported, Ordering::Relaxed);
-        if let Err(e) = read {
-            return match e.into_callback::<Stopped>() {
-                Ok(Stopped) => Ok(None),
-                Err(e) => Err(unwrap_store_err(e)),
-            };
+        if !self.settle(unreported, read)? {
+            return Ok(None);
         }
         Ok(Some(rows + grouper.flush(table, self.writer)?))
     }
@@ -294,14 +310,7 @@ impl Readers<'_> {
         let mut skipping = false;
         let mut unreported = 0u64;
         let read = rtxn.for_each_keyword_cell_between(table, from, to, &mut |cell| {
-            unreported += 1;
-            if unreported == 65_536 {
-                self.cells_read.fetch_add(unreported, Ordering::Relaxed);
-                unreported = 0;
-                if self.failed.load(Ordering::Relaxed) {
-                    return Err(rowsearch_store::Error::callback(Stopped));
-                }
-            }
+            self.tick(&mut unreported)?;
             if partition.as_deref() != Some(cell.partition) {
                 rows += grouper.flush(table, self.writer).map_err(store_err)?;
                 partition = Some(cell.partition.to_vec());
@@ -319,12 +328,8 @@ impl Readers<'_> {
             }
             Ok(())
         });
-        self.cells_read.fetch_add(unreported, Ordering::Relaxed);
-        if let Err(e) = read {
-            return match e.into_callback::<Stopped>() {
-                Ok(Stopped) => Ok(None),
-                Err(e) => Err(unwrap_store_err(e)),
-            };
+        if !self.settle(unreported, read)? {
+            return Ok(None);
         }
         rows += grouper.flush(table, self.writer)?;
         for p in &oversized {
