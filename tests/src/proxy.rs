@@ -26,9 +26,13 @@ struct Shared {
     /// Go down once `sent` passes this.
     down_after: AtomicU64,
     open: Mutex<Vec<TcpStream>>,
-    /// Hold replies back once one fills a read (a large answer: a scan's
-    /// rows, not a schema), until released.
+    /// Hold replies back once one fills a read or a connection has
+    /// relayed [`BIG_REPLY`] bytes since armed (a scan's rows, not a
+    /// schema nor a poll), until released.
     stall_big: Mutex<bool>,
+    /// Bumped each time stalling is armed: each connection counts its
+    /// reply bytes from the arming it saw last.
+    armed: AtomicU64,
     released: std::sync::Condvar,
     /// Replies held back so far.
     stalls: AtomicU64,
@@ -60,6 +64,7 @@ impl Proxy {
             down_after: AtomicU64::new(u64::MAX),
             open: Mutex::new(Vec::new()),
             stall_big: Mutex::new(false),
+            armed: AtomicU64::new(0),
             released: std::sync::Condvar::new(),
             stalls: AtomicU64::new(0),
         });
@@ -116,11 +121,16 @@ impl Proxy {
         self.shared.down_after.store(sent.saturating_add(bytes), Ordering::SeqCst);
     }
 
-    /// From now on, the first large reply (one filling a 64 KiB read)
-    /// and everything after it on its connection wait until [`Self::release`]:
-    /// a client is held in the middle of reading rows.
+    /// From now on, on each connection, the reply bytes past the first
+    /// [`BIG_REPLY`] (or a read filling 64 KiB) and everything after them
+    /// wait until [`Self::release`]: a client is held in the middle of
+    /// reading rows. Counted per connection, so a server's small polls
+    /// beside it are not what gets held; and not by the size of one read,
+    /// which depends on how the kernel splits a reply.
     pub fn stall_big_replies(&self) {
-        *self.shared.stall_big.lock().unwrap() = true;
+        let mut stall = self.shared.stall_big.lock().unwrap();
+        self.shared.armed.fetch_add(1, Ordering::SeqCst);
+        *stall = true;
     }
 
     /// How many replies have been held back.
@@ -140,8 +150,13 @@ impl Proxy {
     }
 }
 
+/// Reply bytes a connection relays after stalling is armed before it is held.
+pub const BIG_REPLY: u64 = 32 * 1024;
+
 fn pump(mut from: TcpStream, mut to: TcpStream, shared: &Shared, upstream: bool) {
     let mut buf = vec![0u8; 64 * 1024];
+    // (the arming seen last, reply bytes relayed since)
+    let mut since = (shared.armed.load(Ordering::SeqCst), 0u64);
     loop {
         let n = match from.read(&mut buf) {
             Ok(0) | Err(_) => break,
@@ -150,7 +165,12 @@ fn pump(mut from: TcpStream, mut to: TcpStream, shared: &Shared, upstream: bool)
         if shared.is_down() {
             break;
         }
-        if !upstream && n == buf.len() {
+        let armed = shared.armed.load(Ordering::SeqCst);
+        if since.0 != armed {
+            since = (armed, 0);
+        }
+        since.1 += n as u64;
+        if !upstream && (n == buf.len() || since.1 > BIG_REPLY) {
             let mut stalled = shared.stall_big.lock().unwrap();
             if *stalled {
                 shared.stalls.fetch_add(1, Ordering::SeqCst);
