@@ -8,6 +8,7 @@
 #
 #   hbase/hbase.sh start [DIR]   start, wait until ready, print the addresses
 #   hbase/hbase.sh stop [DIR]    stop what start started
+#   hbase/hbase.sh restart [DIR] stop and start again: same ports, data kept
 #   hbase/hbase.sh status [DIR]  the addresses, exit 1 when not running
 #   hbase/hbase.sh classpath     resolve the jars (and print the class path)
 #   hbase/hbase.sh endpoint      build the replication endpoint's jar (its path)
@@ -113,6 +114,10 @@ write_conf() {
        test): no 2 MB memstore chunk per region, a small block cache. -->
   <property><name>hbase.hregion.memstore.mslab.enabled</name><value>false</value></property>
   <property><name>hfile.block.cache.size</name><value>0.1</value></property>
+  <!-- Replication (rowsearch's peer): a source with nothing to ship looks
+       again after 100 ms instead of 1 s, the stream's lag then the
+       tailer's (search-api/BENCHMARKS.md, "Following HBase"). -->
+  <property><name>replication.source.sleepforretries</name><value>100</value></property>
 </configuration>
 XML
     cat > "$dir/conf/log4j.properties" <<'PROPS'
@@ -167,9 +172,6 @@ start() {
     local zk thrift thrift2
     zk=$(free_port); thrift=$(free_port); thrift2=$(free_port)
     write_conf "$zk"
-    launch master "${HBASE_HEAP:-2g}" org.apache.hadoop.hbase.master.HMaster start
-    launch thrift "${HBASE_THRIFT_HEAP:-384m}" org.apache.hadoop.hbase.thrift.ThriftServer -b 127.0.0.1 -p "$thrift" start
-    launch thrift2 "${HBASE_THRIFT_HEAP:-384m}" org.apache.hadoop.hbase.thrift2.ThriftServer -b 127.0.0.1 -p "$thrift2" start
     printf 'thrift=127.0.0.1:%s\nthrift2=127.0.0.1:%s\nzookeeper=127.0.0.1:%s\n' "$thrift" "$thrift2" "$zk" \
         > "$dir/addresses"
     # HBASE_WATCH_PID: stop (and remove DIR) when that process ends (a test
@@ -178,6 +180,29 @@ start() {
         setsid bash -c 'while kill -0 "$1" 2>/dev/null; do sleep 1; done; bash "$2" stop "$3"; rm -rf "$3"' \
             watch "$HBASE_WATCH_PID" "$here/hbase.sh" "$dir" < /dev/null > /dev/null 2>&1 &
     fi
+    boot
+}
+
+# The address of one service from DIR/addresses: its port.
+port_of() {
+    sed -n "s/^$1=127.0.0.1://p" "$dir/addresses"
+}
+
+# Stops HBase and starts it again on the same ports with its data (the
+# tables, the replication peer and its queues): what a test of a restart
+# in the middle of writes needs.
+restart() {
+    [ -s "$dir/addresses" ] || die "nothing started in $dir to restart"
+    stop
+    boot
+}
+
+boot() {
+    local zk thrift thrift2
+    zk=$(port_of zookeeper); thrift=$(port_of thrift); thrift2=$(port_of thrift2)
+    launch master "${HBASE_HEAP:-2g}" org.apache.hadoop.hbase.master.HMaster start
+    launch thrift "${HBASE_THRIFT_HEAP:-384m}" org.apache.hadoop.hbase.thrift.ThriftServer -b 127.0.0.1 -p "$thrift" start
+    launch thrift2 "${HBASE_THRIFT_HEAP:-384m}" org.apache.hadoop.hbase.thrift2.ThriftServer -b 127.0.0.1 -p "$thrift2" start
     # Ready: HBase's own gateway creates, disables and deletes a table
     # (master, region server and hbase:meta up). Up to 180 s on 2 cores.
     local deadline=$((SECONDS + ${HBASE_START_TIMEOUT:-180})) last=""
@@ -214,8 +239,9 @@ start() {
 case "$command" in
     start) start ;;
     stop) stop ;;
+    restart) restart ;;
     status) running && cat "$dir/addresses" ;;
     classpath) classpath ;;
     endpoint) endpoint_jar ;;
-    *) die "usage: hbase.sh start|stop|status|classpath|endpoint [DIR]" ;;
+    *) die "usage: hbase.sh start|stop|restart|status|classpath|endpoint [DIR]" ;;
 esac

@@ -12,7 +12,10 @@
 # happybase's suite. Then docs/hbase.md's happybase example, and
 # tests/thrift/happybase_e2e.py (happybase itself end to end: rows found by
 # search and keyword lookups, filtered scans equal to HTTP's, counters from
-# four processes, kill -9 during batches). Python packages are pinned and
+# four processes, kill -9 during batches), tests/thrift/happybase_over_hbase.py
+# and tests/thrift/happybase_replication.py (a real HBase; bursts of
+# another client's writes followed through HBase's replication, rowsearch
+# killed and HBase restarted in the middle of them). Python packages are pinned and
 # installed into a virtualenv under target/ on first use.
 #
 #   tests/thrift/happybase_suite.sh        (ROWSEARCH_BIN: the binary; default target/debug/rowsearch)
@@ -73,6 +76,8 @@ if command -v java >/dev/null && command -v mvn >/dev/null; then
     THRIFT=$(sed -n 's/^thrift=//p' "$DATA/hbase.out")
     THRIFT2=$(sed -n 's/^thrift2=//p' "$DATA/hbase.out")
     "$VENV/bin/python" tests/thrift/happybase_over_hbase.py "$BIN" "$THRIFT" "$THRIFT2"
+    echo "== happybase's bursts of puts at old timestamps and deletes, followed through HBase's replication (tests/thrift/happybase_replication.py)"
+    "$VENV/bin/python" tests/thrift/happybase_replication.py --bin "$BIN" --hbase-dir "$HB"
 else
     echo "*** SKIPPED happybase_over_hbase.py: it needs a real Apache HBase (Java 17 and Maven; .ci/run installs them) ***"
 fi
