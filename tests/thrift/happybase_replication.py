@@ -12,7 +12,9 @@ and columns (happybase), and of single versions (HBase's Thrift2
 `deleteSingle` with a column's timestamp, through thriftpy2 and HBase's own
 IDL: Thrift1, and so happybase, has no single-version delete). After each
 burst, every query's keys, total and `tag` facet (rowsearch's index alone:
-`consistency=eventual`) must equal what a scan of HBase's rows gives, and
+`consistency=eventual`), and the keys a keyword lookup of its words finds
+in rowsearch's keyword rows in HBase, must equal what a scan of HBase's
+rows gives, and
 the time that took is recorded; its p99 must be at most --p99-limit
 seconds. Then the same with rowsearch killed (-9) in the middle of a burst
 and started again, and with HBase stopped and started in the middle of
@@ -160,7 +162,7 @@ class Writer:
                     tag = cells.get(b"f:tag", b"").decode().strip().lower()
                     if tag:
                         tags[tag] = tags.get(tag, 0) + 1
-            answers[query] = {"keys": sorted(keys), "total": len(keys), "tag": tags}
+            answers[query] = {"keys": sorted(keys), "total": len(keys), "tag": tags, "keyword_rows": sorted(keys)}
         return answers
 
 
@@ -222,7 +224,15 @@ class Rowsearch:
         if len(keys) != len(set(keys)):
             fail(f"{query}: a key twice in one answer: {keys}")
         tags = {t["value"] if isinstance(t, dict) else t: n for t, n in facet_items(a)}
-        return {"keys": sorted(keys), "total": a["total"], "tag": tags}, a
+        # The keyword rows in HBase (a lookup of every word) follow too.
+        terms = urllib.parse.quote(",".join(query.split()))
+        status, k = self.get(f"/tables/{TABLE}/keywords?terms={terms}&limit=1000")
+        if status != 200:
+            return None, k
+        looked_up = [h["key"] for h in k["keys"]]
+        if len(looked_up) != len(set(looked_up)):
+            fail(f"{query}: a key twice in one keyword lookup: {looked_up}")
+        return {"keys": sorted(keys), "total": a["total"], "tag": tags, "keyword_rows": sorted(looked_up)}, a
 
 
 def facet_items(answer):

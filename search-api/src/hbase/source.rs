@@ -395,15 +395,7 @@ impl HbaseSource {
             if let (Some(old), Some(_)) = (&old, &schema.threads) {
                 self.ghost(table, &schema, old)?;
             }
-            let puts = keywords::changes(
-                table,
-                &schema,
-                &*self.analyzer,
-                &[(old.as_ref(), None)],
-                super::clock::stamp(),
-            )
-            .map_err(|e| HbaseError::Schema { table: table.to_owned(), reason: e.to_string() })?;
-            client.put_rows(&keywords::companion(table), &puts)?;
+            keywords::write_runs(&self.tables, table, &schema, &*self.analyzer, &[(old.as_ref(), None)], 1)?;
         }
         if newest >= now_ms() {
             client.delete_cells(table, key, &rowsearch_store::Delete::Row { up_to: Some(newest) })?;
@@ -480,15 +472,16 @@ impl HbaseSource {
                 self.ghost(table, &schema, old)?;
                 client = self.tables.client();
             }
-            let puts = keywords::changes(
+            drop(client);
+            keywords::write_runs(
+                &self.tables,
                 table,
                 &schema,
                 &*self.analyzer,
                 &[(old.as_ref(), new.as_ref())],
-                super::clock::stamp(),
-            )
-            .map_err(|e| HbaseError::Schema { table: table.to_owned(), reason: e.to_string() })?;
-            client.put_rows(&keywords::companion(table), &puts)?;
+                1,
+            )?;
+            client = self.tables.client();
         }
         drop(client);
         self.tables.record_writes(table, &[key], now_ms())?;

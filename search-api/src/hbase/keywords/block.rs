@@ -25,6 +25,21 @@
 //! The build before kept one cell per version: qualifier `term prefix ‖
 //! !date (u64 BE) ‖ row key`, value the positions (read only by the
 //! upgrade, [`super::upgrade`]).
+//!
+//! Beside the partitions' rows, each row of the table written since
+//! records were kept has its *record*: companion row `r ‖ row key`, cell
+//! `k:r`, the keyword cells the runs were last written with for it (what
+//! a write by another client, which leaves no old row to read, is
+//! compared with):
+//!
+//! ```text
+//! 01 ‖ varint partition length ‖ partition ‖ varint date
+//! ‖ varint n ‖ n times: field index (u8) ‖ varint term length ‖ term
+//!                       ‖ xxh3-64 of the positions, low 32 bits (u32 BE)
+//! ```
+//!
+//! Cells in the order the row's text gives them; a row without keyword
+//! cells (deleted) has a record of none.
 
 use std::collections::BTreeMap;
 
@@ -38,6 +53,18 @@ pub const FAMILY: &str = "k";
 pub(super) const ROW_PREFIX: u8 = b'k';
 /// Columns a scan result carries at most (a wider row comes in pieces).
 pub(super) const SCAN_BATCH: usize = 5_000;
+
+/// What a row's record's companion row key starts with (after every
+/// partition's row).
+pub(super) const RECORD_PREFIX: u8 = b'r';
+/// The row of the layout's marker (below every partition's row).
+pub(super) const META_ROW: &[u8] = &[0];
+/// Marks a companion made with every row's record (`k:records` in
+/// [`META_ROW`]): a row without one was never written through rowsearch
+/// nor followed, so the keyword rows hold nothing of it.
+pub(super) const RECORDS_COLUMN: &[u8] = b"records";
+/// A record's one column.
+pub(super) const RECORD_COLUMN: &[u8] = b"r";
 
 /// The companion table of `table`.
 pub fn companion(table: &str) -> String {
@@ -310,7 +337,28 @@ mod tests {
         #[test]
         fn garbage_is_refused_not_a_panic(bytes in proptest::collection::vec(any::<u8>(), 0..40)) {
             let _ = decode(&bytes);
+            let _ = Record::decode(&bytes);
         }
+
+        /// A row's record reads back as written; cut short, it is refused.
+        #[test]
+        fn records_read_back(
+            partition in proptest::collection::vec(any::<u8>(), 0..6),
+            date_ms in any::<u64>(),
+            cells in proptest::collection::vec((any::<u8>(), "[a-zé]{0,5}", any::<u32>()), 0..8),
+        ) {
+            let record = Record { partition, date_ms, cells };
+            let value = record.encode();
+            prop_assert_eq!(Record::decode(&value), Some(record));
+            prop_assert_eq!(Record::decode(&value[..value.len() - 1]), None);
+        }
+    }
+
+    #[test]
+    fn a_records_bytes_are_pinned() {
+        let record =
+            Record { partition: b"u".to_vec(), date_ms: 300, cells: vec![(1, "gas".into(), 0x0102_0304)] };
+        assert_eq!(record.encode(), b"\x01\x01u\xac\x02\x01\x01\x03gas\x01\x02\x03\x04");
     }
 
     #[test]
@@ -328,5 +376,73 @@ mod tests {
             vec![1, b'x', 0, 0, 0, 0, 0, 0, 0, 0, 7, 0, 0, 0, 9]
         );
         assert_eq!(prefix_len(&run_qualifier(&term_prefix(1, "xy"), 7, 9)), Some(4));
+    }
+}
+
+/// The companion row of the record of the table's row `key`.
+pub(super) fn record_key(key: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(key.len() + 1);
+    out.push(RECORD_PREFIX);
+    out.extend_from_slice(key);
+    out
+}
+
+/// The keyword cells a row's runs were last written with: its record.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Record {
+    /// The row's partition.
+    pub partition: Vec<u8>,
+    /// The row's date (ms).
+    pub date_ms: u64,
+    /// Per cell: field index, term, [`positions_hash`] of its positions.
+    pub cells: Vec<(u8, String, u32)>,
+}
+
+/// The hash a record keeps of a cell's positions (as the store encodes
+/// them): a write whose positions differ from the record's is a change.
+pub(super) fn positions_hash(encoded: &[u8]) -> u32 {
+    xxhash_rust::xxh3::xxh3_64(encoded) as u32
+}
+
+impl Record {
+    /// Its value.
+    pub(super) fn encode(&self) -> Vec<u8> {
+        let text: usize = self.cells.iter().map(|(_, t, _)| t.len() + 6).sum();
+        let mut out = Vec::with_capacity(16 + self.partition.len() + text);
+        out.push(FORMAT);
+        push_varint(&mut out, self.partition.len() as u64);
+        out.extend_from_slice(&self.partition);
+        push_varint(&mut out, self.date_ms);
+        push_varint(&mut out, self.cells.len() as u64);
+        for (field, term, hash) in &self.cells {
+            out.push(*field);
+            push_varint(&mut out, term.len() as u64);
+            out.extend_from_slice(term.as_bytes());
+            out.extend_from_slice(&hash.to_be_bytes());
+        }
+        out
+    }
+
+    /// A value [`Self::encode`] made; `None` for other bytes.
+    pub(super) fn decode(mut bytes: &[u8]) -> Option<Record> {
+        let (&format, rest) = bytes.split_first()?;
+        if format != FORMAT {
+            return None;
+        }
+        bytes = rest;
+        let n = read_varint(&mut bytes)?;
+        let partition = take(&mut bytes, n)?.to_vec();
+        let date_ms = read_varint(&mut bytes)?;
+        let n = read_varint(&mut bytes)?;
+        let mut cells = Vec::with_capacity(usize::try_from(n.min(1 << 16)).ok()?);
+        for _ in 0..n {
+            let (&field, rest) = bytes.split_first()?;
+            bytes = rest;
+            let len = read_varint(&mut bytes)?;
+            let term = std::str::from_utf8(take(&mut bytes, len)?).ok()?.to_owned();
+            let hash = u32::from_be_bytes(take(&mut bytes, 4)?.try_into().ok()?);
+            cells.push((field, term, hash));
+        }
+        bytes.is_empty().then_some(Record { partition, date_ms, cells })
     }
 }

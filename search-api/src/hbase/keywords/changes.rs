@@ -1,5 +1,5 @@
 //! What a write of rows does to their keyword rows in HBase: one run per
-//! keyword column it changes ([`changes`]).
+//! keyword column it changes ([`changes_of`]), and the rows' records.
 //!
 //! A batch of an ingest is thousands of rows of hundreds of keyword cells
 //! each, computed on the writing thread while HBase waits: cells are
@@ -7,12 +7,13 @@
 //! column's versions sorted once (nested ordered maps of byte strings took
 //! 19 of an ingest's 48 s over HBase).
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap, HashSet};
 
-use rowsearch_store::{Analyzer, PutCell, Row, TableSchema};
+use rowsearch_store::{Analyzer, KeywordCellRef, PutCell, Row, TableSchema};
 
-use super::block::{self, FAMILY, row_key, term_prefix};
+use super::block::{self, FAMILY, META_ROW, RECORDS_COLUMN, Record, positions_hash, row_key, term_prefix};
 use crate::hbase::tables::{HbaseError, HbaseTables};
+use crate::thrift::HbaseClient;
 
 /// Strings given numbers in the order met.
 #[derive(Default)]
@@ -33,6 +34,13 @@ impl Interner {
     }
 }
 
+/// A record's cell: field index, term, hash of the positions.
+type RecordedCell = (u8, String, u32);
+/// A row's cells held in the keyword rows, by (partition, date).
+type ByPartitionDate = BTreeMap<(Vec<u8>, u64), Vec<RecordedCell>>;
+/// A range of partitions (`None`: open).
+type OwnedRange = (Option<Vec<u8>>, Option<Vec<u8>>);
+
 /// A companion row's key and the cells put into it.
 type RowCells = (Vec<u8>, Vec<PutCell>);
 
@@ -49,58 +57,112 @@ struct Change {
     positions: Option<(u32, u32)>,
 }
 
-/// The keyword columns of each row `(old, new)` (either may be absent; in
-/// the order written) made into one run per column, stamped `stamp`: the
-/// versions the new row has that the old did not (or with other
-/// positions), and the old row's versions the new one has not, removed.
-/// Nothing for a row whose keyword cells did not change.
+/// What a row's keyword cells were before a write.
+#[derive(Debug, Clone, Copy)]
+pub enum Before<'a> {
+    /// None: a new row (or one without keyword cells).
+    Nothing,
+    /// Not known, taken as the row given (none: nothing), and the row's
+    /// record left unwritten: a row without a record, old row nor
+    /// partition read, in a table an earlier build wrote (its keyword rows
+    /// may hold cells of it that build wrote; the change feed's entry for
+    /// this write brings them right, [`super::follow`]); again in the same
+    /// batch, the row the write before left.
+    Unrecorded(Option<&'a Row>),
+    /// The row as it was: its cells computed again.
+    Row(&'a Row),
+    /// Its record: the cells its runs were last written with (all a write
+    /// by another client leaves to compare with); for a row without one,
+    /// what its partition's keyword row holds of it (one per date).
+    Recorded(&'a [Record]),
+}
+
+/// One row a write changes: its key, what its keyword cells were, and the
+/// row now (`None`: gone).
+#[derive(Debug, Clone, Copy)]
+pub struct RowWrite<'a> {
+    /// The row's key.
+    pub key: &'a [u8],
+    /// Its keyword cells before.
+    pub before: Before<'a>,
+    /// The row now.
+    pub after: Option<&'a Row>,
+}
+
+/// What a write puts into the companion: the runs, then (only once they
+/// are in) the rows' records.
+#[derive(Debug, Default)]
+pub struct Puts {
+    /// One run per keyword column changed.
+    pub runs: Vec<RowCells>,
+    /// The records of the rows whose cells are not what their record says.
+    pub records: Vec<RowCells>,
+}
+
+/// The keyword columns of each row (its cells before, and the row now)
+/// made into one run per column, stamped `stamp`: the versions the row
+/// has that it did not (or with other positions), and the versions it had
+/// and has not, removed; nothing for a row whose keyword cells did not
+/// change. With the records to put after the runs (each row's cells now).
 ///
 /// # Errors
 /// The store's errors computing cells (a key its typed row key cannot
 /// decode).
-pub fn changes(
+pub fn changes_of(
     table: &str,
     schema: &TableSchema,
     analyzer: &dyn Analyzer,
-    rows: &[(Option<&Row>, Option<&Row>)],
+    rows: &[RowWrite<'_>],
     stamp: u64,
-) -> rowsearch_store::Result<Vec<RowCells>> {
+) -> rowsearch_store::Result<Puts> {
     let (mut partitions, mut terms) = (Interner::default(), Interner::default());
     let mut columns: HashMap<ColumnId, Vec<Change>> = HashMap::new();
     let mut buffer: Vec<u8> = Vec::new();
     let mut keys: Vec<&[u8]> = Vec::with_capacity(rows.len());
-    // An old row's versions: where, when -> positions.
-    let mut before: HashMap<(ColumnId, u64), (u32, u32)> = HashMap::new();
-    for (old, new) in rows {
-        let Some(key) = new.or(*old).map(|r| r.key.as_slice()) else { continue };
+    let mut records: Vec<RowCells> = Vec::new();
+    // An old row's versions: where, when -> hash of the positions.
+    let mut before: HashMap<(ColumnId, u64), u32> = HashMap::new();
+    for write in rows {
+        let key = write.key;
         // The row's number: its key's place in `keys`, in the order written.
         let row = u32::try_from(keys.len()).unwrap_or(u32::MAX);
         keys.push(key);
         before.clear();
-        let mut keep = |cell: &rowsearch_store::KeywordCellRef<'_>, buffer: &mut Vec<u8>| {
-            let column = (
-                partitions.id(cell.partition),
-                u8::try_from(cell.field_index).unwrap_or(u8::MAX),
-                terms.id(cell.term.as_bytes()),
-            );
-            let start = u32::try_from(buffer.len()).unwrap_or(u32::MAX);
-            buffer.extend_from_slice(cell.encoded_positions());
-            (column, (start, u32::try_from(buffer.len()).unwrap_or(u32::MAX)))
+        let mut column_of = |partition: &[u8], field: usize, term: &str| {
+            (partitions.id(partition), u8::try_from(field).unwrap_or(u8::MAX), terms.id(term.as_bytes()))
         };
-        if let Some(old) = old {
-            rowsearch_store::for_each_keyword_cell_of(table, schema, analyzer, old, &mut |cell| {
-                let (column, range) = keep(cell, &mut buffer);
-                before.insert((column, cell.date_ms), range);
-                Ok(())
-            })?;
+        match write.before {
+            Before::Nothing | Before::Unrecorded(None) => {}
+            Before::Row(old) | Before::Unrecorded(Some(old)) => {
+                rowsearch_store::for_each_keyword_cell_of(table, schema, analyzer, old, &mut |cell| {
+                    let column = column_of(cell.partition, cell.field_index, cell.term);
+                    before.insert((column, cell.date_ms), block::positions_hash(cell.encoded_positions()));
+                    Ok(())
+                })?;
+            }
+            Before::Recorded(records) => {
+                for record in records {
+                    for (field, term, hash) in &record.cells {
+                        let column = column_of(&record.partition, usize::from(*field), term);
+                        before.insert((column, record.date_ms), *hash);
+                    }
+                }
+            }
         }
-        if let Some(new) = new {
+        let mut now = Record::default();
+        if let Some(new) = write.after {
             rowsearch_store::for_each_keyword_cell_of(table, schema, analyzer, new, &mut |cell| {
-                let (column, range) = keep(cell, &mut buffer);
-                let bytes = |(a, b): (u32, u32)| &buffer[a as usize..b as usize];
-                let same =
-                    before.remove(&(column, cell.date_ms)).is_some_and(|old| bytes(old) == bytes(range));
-                if !same {
+                let column = column_of(cell.partition, cell.field_index, cell.term);
+                let start = u32::try_from(buffer.len()).unwrap_or(u32::MAX);
+                buffer.extend_from_slice(cell.encoded_positions());
+                let range = (start, u32::try_from(buffer.len()).unwrap_or(u32::MAX));
+                let hash = block::positions_hash(cell.encoded_positions());
+                if now.cells.is_empty() {
+                    now.partition = cell.partition.to_vec();
+                    now.date_ms = cell.date_ms;
+                }
+                now.cells.push((column.1, cell.term.to_owned(), hash));
+                if before.remove(&(column, cell.date_ms)) != Some(hash) {
                     let change = Change { date_ms: cell.date_ms, row, positions: Some(range) };
                     columns.entry(column).or_default().push(change);
                 }
@@ -109,6 +171,11 @@ pub fn changes(
         }
         for &(column, date_ms) in before.keys() {
             columns.entry(column).or_default().push(Change { date_ms, row, positions: None });
+        }
+        let unknown = matches!(write.before, Before::Unrecorded(_));
+        if !unknown && !matches!(write.before, Before::Recorded([r]) if *r == now) {
+            let cell = PutCell::new(FAMILY, block::RECORD_COLUMN, now.encode());
+            records.push((block::record_key(key), vec![cell]));
         }
     }
     let tag = block::process_tag();
@@ -141,56 +208,102 @@ pub fn changes(
             value,
         ));
     }
-    let mut out: Vec<RowCells> =
+    let mut runs: Vec<RowCells> =
         by_row.into_iter().map(|(p, cells)| (row_key(&partitions.names[p as usize]), cells)).collect();
-    out.sort_by(|a, b| a.0.cmp(&b.0));
-    Ok(out)
+    runs.sort_by(|a, b| a.0.cmp(&b.0));
+    // Of a row written twice in the batch, the last record.
+    records.reverse();
+    records.sort_by(|a, b| a.0.cmp(&b.0));
+    records.dedup_by(|later, earlier| later.0 == earlier.0);
+    Ok(Puts { runs, records })
 }
 
-/// [`changes`] of `rows` cut into `ways` consecutive parts computed at
+/// [`changes_of`] of `rows` cut into `ways` consecutive parts computed at
 /// once, each part stamped after the one before (the stamps come from
 /// `stamp`, strictly increasing): where two parts change one version, the
 /// later part's run is the newer, as its rows were written later.
 ///
 /// # Errors
-/// As [`changes`].
+/// As [`changes_of`].
 fn changes_in_parallel(
     table: &str,
     schema: &TableSchema,
     analyzer: &dyn Analyzer,
-    rows: &[(Option<&Row>, Option<&Row>)],
+    rows: &[RowWrite<'_>],
     ways: usize,
     stamp: &(dyn Fn() -> u64 + Sync),
-) -> rowsearch_store::Result<Vec<RowCells>> {
+) -> rowsearch_store::Result<Puts> {
     let ways = ways.clamp(1, rows.len().max(1));
     if ways == 1 {
-        return changes(table, schema, analyzer, rows, stamp());
+        return changes_of(table, schema, analyzer, rows, stamp());
     }
     let part = rows.len().div_ceil(ways);
     let stamps: Vec<u64> = (0..ways).map(|_| stamp()).collect();
-    let parts: Vec<rowsearch_store::Result<Vec<RowCells>>> = std::thread::scope(|scope| {
+    let parts: Vec<rowsearch_store::Result<Puts>> = std::thread::scope(|scope| {
         let handles: Vec<_> = rows
             .chunks(part)
             .zip(&stamps)
-            .map(|(chunk, &at)| scope.spawn(move || changes(table, schema, analyzer, chunk, at)))
+            .map(|(chunk, &at)| scope.spawn(move || changes_of(table, schema, analyzer, chunk, at)))
             .collect();
         handles.into_iter().map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))).collect()
     });
     let mut by_row: std::collections::BTreeMap<Vec<u8>, Vec<PutCell>> = std::collections::BTreeMap::new();
+    // A row's record from the latest part that wrote it.
+    let mut records: std::collections::BTreeMap<Vec<u8>, Vec<PutCell>> = std::collections::BTreeMap::new();
     for part in parts {
-        for (row, cells) in part? {
+        let part = part?;
+        for (row, cells) in part.runs {
             by_row.entry(row).or_default().extend(cells);
         }
+        records.extend(part.records);
     }
-    Ok(by_row.into_iter().collect())
+    Ok(Puts { runs: by_row.into_iter().collect(), records: records.into_iter().collect() })
 }
 
-/// Computes and puts the runs of `rows` (as [`changes`] says): computed
-/// on every core ([`changes_in_parallel`], the batch cut in as many
-/// parts), then put over `ways` connections. The whole batch at once, as
-/// each part writes its own run of every column it changes: parts of
-/// 1,024 rows put while the next was computed wrote 22% more cells and
-/// took longer (BENCHMARKS.md, "Search and ingest over HBase").
+/// Whether the table's companion was made with every row's record (a row
+/// without one has nothing in the keyword rows), and the records of the
+/// table's rows `keys` (`None`: the row has none); one get.
+///
+/// # Errors
+/// `Client`; `Corrupted` for a record that is not one.
+pub fn records(
+    client: &mut HbaseClient,
+    table: &str,
+    keys: &[&[u8]],
+) -> Result<(bool, Vec<Option<Record>>), HbaseError> {
+    let mut wanted: Vec<Vec<u8>> = vec![META_ROW.to_vec()];
+    wanted.extend(keys.iter().map(|k| block::record_key(k)));
+    let wanted: Vec<&[u8]> = wanted.iter().map(Vec::as_slice).collect();
+    let mut rows = client.get_rows(&block::companion(table), &wanted)?.into_iter();
+    let meta = rows.next().flatten();
+    let complete = meta.is_some_and(|m| m.cells.iter().any(|c| c.qualifier == RECORDS_COLUMN));
+    let records = rows
+        .map(|row| {
+            let Some(cell) =
+                row.and_then(|r| r.cells.into_iter().find(|c| c.qualifier == block::RECORD_COLUMN))
+            else {
+                return Ok(None);
+            };
+            Record::decode(&cell.value)
+                .map(Some)
+                .ok_or_else(|| block::corrupted(table, "a row's record that is not one"))
+        })
+        .collect::<Result<_, _>>()?;
+    Ok((complete, records))
+}
+
+/// Computes and puts the runs of `rows` (as [`changes_of`] says), each row's
+/// cells before taken from its record when it has one (another client may
+/// have written the row since rowsearch did, and its runs say what they
+/// were written with, not the row read before this write); without one,
+/// nothing in a table made with records, else (rows an earlier build
+/// wrote) what its partition's row holds of it, read with `read`.
+/// Computed on every core ([`changes_in_parallel`], the batch cut in as
+/// many parts), then put over `ways` connections, then the records. The
+/// whole batch at once, as each part writes its own run of every column
+/// it changes: parts of 1,024 rows put while the next was computed wrote
+/// 22% more cells and took longer (BENCHMARKS.md, "Search and ingest over
+/// HBase").
 ///
 /// # Errors
 /// `Schema` for cells the store cannot compute; `Client`.
@@ -201,12 +314,193 @@ pub fn write_runs(
     analyzer: &dyn Analyzer,
     rows: &[(Option<&Row>, Option<&Row>)],
     ways: usize,
+    read: &mut ReadPartitions<'_>,
+) -> Result<(), HbaseError> {
+    let rows: Vec<(&[u8], Option<&Row>, Option<&Row>)> =
+        rows.iter().filter_map(|&(old, new)| Some((new.or(old)?.key.as_slice(), old, new))).collect();
+    let keys: Vec<&[u8]> = rows.iter().map(|(k, _, _)| *k).collect();
+    let (complete, recorded) = records(&mut tables.client(), table, &keys)?;
+    let missing = unrecorded(&rows, complete, &recorded);
+    let found =
+        if missing.is_empty() { HashMap::new() } else { found(table, schema, analyzer, &missing, read)? };
+    let writes = own_writes(&rows, complete, &recorded, &found);
+    put(tables, table, schema, analyzer, &writes, ways)
+}
+
+/// The rows of a write through rowsearch (key, old, new) whose cells
+/// before must be read from their partition's row: those with an old row
+/// and no record, in a table an earlier build wrote (not `complete`); each
+/// key once, with the row it will be.
+pub(super) fn unrecorded<'r>(
+    rows: &[(&'r [u8], Option<&'r Row>, Option<&'r Row>)],
+    complete: bool,
+    recorded: &[Option<Record>],
+) -> Vec<(&'r [u8], Option<&'r Row>)> {
+    if complete {
+        return Vec::new();
+    }
+    let mut firsts = HashSet::new();
+    rows.iter()
+        .zip(recorded)
+        .filter(|((k, old, _), r)| r.is_none() && old.is_some() && firsts.insert(*k))
+        .map(|((k, old, new), _)| (*k, new.or(*old)))
+        .collect()
+}
+
+/// The changes of a write through rowsearch: each row's cells before are
+/// its record's; without one, what its partition's row held of it
+/// (`found`, read for [`unrecorded`] rows), else nothing (the old row
+/// says nothing of what the keyword rows hold: another client may have
+/// written it, unfollowed yet), or [`Before::Unrecorded`] for a row
+/// without an old row in a table that is not `complete` (an earlier build
+/// may have written it before another client deleted it). A key twice in
+/// the batch: the first's are the record's, the next ones' the row the
+/// one before left.
+pub(super) fn own_writes<'w>(
+    rows: &[(&'w [u8], Option<&'w Row>, Option<&'w Row>)],
+    complete: bool,
+    recorded: &'w [Option<Record>],
+    found: &'w HashMap<Vec<u8>, Vec<Record>>,
+) -> Vec<RowWrite<'w>> {
+    let mut seen = HashSet::with_capacity(rows.len());
+    let mut unknown = HashSet::new();
+    rows.iter()
+        .zip(recorded)
+        .map(|(&(key, old, new), record)| {
+            let before = if unknown.contains(key) {
+                Before::Unrecorded(old)
+            } else if seen.insert(key) {
+                // (A row without a record that was [`unrecorded`] and
+                // not found has nothing in its partition.)
+                match (record, found.get(key)) {
+                    (Some(r), _) => Before::Recorded(std::slice::from_ref(r)),
+                    (None, Some(f)) => Before::Recorded(f),
+                    (None, None) if complete || old.is_some() => Before::Nothing,
+                    (None, None) => {
+                        unknown.insert(key);
+                        Before::Unrecorded(None)
+                    }
+                }
+            } else {
+                old.map_or(Before::Nothing, Before::Row)
+            };
+            RowWrite { key, before, after: new }
+        })
+        .collect()
+}
+
+/// Computes `writes`' runs and records and puts them: the runs, then the
+/// records (a record never says more than the runs hold).
+///
+/// # Errors
+/// `Schema` for cells the store cannot compute; `Client`.
+pub fn put(
+    tables: &HbaseTables,
+    table: &str,
+    schema: &TableSchema,
+    analyzer: &dyn Analyzer,
+    writes: &[RowWrite<'_>],
+    ways: usize,
 ) -> Result<(), HbaseError> {
     let cores =
-        if rows.len() >= 64 { std::thread::available_parallelism().map_or(1, |n| n.get()) } else { 1 };
-    let puts = changes_in_parallel(table, schema, analyzer, rows, cores, &crate::hbase::clock::stamp)
+        if writes.len() >= 64 { std::thread::available_parallelism().map_or(1, |n| n.get()) } else { 1 };
+    let puts = changes_in_parallel(table, schema, analyzer, writes, cores, &crate::hbase::clock::stamp)
         .map_err(|e| HbaseError::Schema { table: table.to_owned(), reason: e.to_string() })?;
-    tables.put_parallel(&block::companion(table), &puts, ways)
+    let name = block::companion(table);
+    for rows in [&puts.runs, &puts.records] {
+        if !rows.is_empty() {
+            tables.put_parallel(&name, rows, ways)?;
+        }
+    }
+    Ok(())
+}
+
+/// Reads the keyword cells of the partitions in a range (`None`: open) to a
+/// callback ([`super::for_each_cell_between`]).
+pub(super) type ReadPartitions<'r> = dyn FnMut(
+        (Option<&[u8]>, Option<&[u8]>),
+        &mut dyn FnMut(&KeywordCellRef<'_>) -> rowsearch_store::Result<()>,
+    ) -> rowsearch_store::Result<()>
+    + 'r;
+
+/// What the keyword rows hold of rows without a record: read from the
+/// partition each row is in now, or from every partition when that is not
+/// known (the row is gone or has no keyword cells, or the partition is a
+/// column's, which another client may have changed).
+pub(super) fn found(
+    table: &str,
+    schema: &TableSchema,
+    analyzer: &dyn Analyzer,
+    rows: &[(&[u8], Option<&Row>)],
+    read: &mut ReadPartitions<'_>,
+) -> Result<HashMap<Vec<u8>, Vec<Record>>, HbaseError> {
+    let schema_error =
+        |e: rowsearch_store::Error| HbaseError::Schema { table: table.to_owned(), reason: e.to_string() };
+    let mut partitions: HashSet<Vec<u8>> = HashSet::new();
+    // A partition taken from a column may have been another before the
+    // write (a row moved between mailboxes): only a key's stays put.
+    let partition = schema.search.as_ref().and_then(|s| s.partition.as_deref());
+    let mut everywhere = partition.is_some_and(|p| p.contains(':'));
+    for (_, row) in rows {
+        let mut partition = None;
+        if let Some(row) = row {
+            rowsearch_store::for_each_keyword_cell_of(table, schema, analyzer, row, &mut |cell| {
+                partition.get_or_insert_with(|| cell.partition.to_vec());
+                Ok(())
+            })
+            .map_err(schema_error)?;
+        }
+        match partition {
+            Some(p) => {
+                partitions.insert(p);
+            }
+            None => everywhere = true,
+        }
+    }
+    let wanted: HashSet<&[u8]> = rows.iter().map(|(k, _)| *k).collect();
+    // key -> (partition, date) -> cells
+    let mut held: HashMap<Vec<u8>, ByPartitionDate> = HashMap::new();
+    let mut keep = |cell: &rowsearch_store::KeywordCellRef<'_>| {
+        if wanted.contains(cell.key) {
+            let field = u8::try_from(cell.field_index).unwrap_or(u8::MAX);
+            held.entry(cell.key.to_vec())
+                .or_default()
+                .entry((cell.partition.to_vec(), cell.date_ms))
+                .or_default()
+                .push((field, cell.term.to_owned(), positions_hash(cell.encoded_positions())));
+        }
+        Ok(())
+    };
+    let ranges: Vec<OwnedRange> = if everywhere {
+        vec![(None, None)]
+    } else {
+        partitions
+            .into_iter()
+            .map(|p| {
+                let mut end = p.clone();
+                end.push(0);
+                (Some(p), Some(end))
+            })
+            .collect()
+    };
+    for (from, to) in &ranges {
+        read((from.as_deref(), to.as_deref()), &mut keep).map_err(|e| {
+            match e.into_callback::<HbaseError>() {
+                Ok(e) => e,
+                Err(e) => schema_error(e),
+            }
+        })?;
+    }
+    Ok(held
+        .into_iter()
+        .map(|(key, by)| {
+            let records = by
+                .into_iter()
+                .map(|((partition, date_ms), cells)| Record { partition, date_ms, cells })
+                .collect();
+            (key, records)
+        })
+        .collect())
 }
 
 #[cfg(test)]
@@ -306,7 +600,15 @@ mod tests {
                 };
                 let stamps = std::sync::Mutex::new(stamp);
                 let next = || (stamps.lock().unwrap())();
-                for (row, cells) in changes_in_parallel("t", &schema, &analyzer, &refs, ways, &next).unwrap() {
+                let writes: Vec<RowWrite<'_>> = refs
+                    .iter()
+                    .map(|&(old, new)| RowWrite {
+                        key: new.or(old).map(|r| r.key.as_slice()).unwrap_or_default(),
+                        before: old.map_or(Before::Nothing, Before::Row),
+                        after: new,
+                    })
+                    .collect();
+                for (row, cells) in changes_in_parallel("t", &schema, &analyzer, &writes, ways, &next).unwrap().runs {
                     for c in cells {
                         prop_assert!(stored.insert((row.clone(), c.qualifier), c.value).is_none(), "two runs in one cell");
                     }

@@ -30,19 +30,19 @@ use crate::thrift::HbaseClient;
 
 mod block;
 mod changes;
+mod follow;
 pub(crate) mod upgrade;
 
-pub use changes::{changes, write_runs};
-
 pub use block::{FAMILY, SUFFIX, companion};
-use block::{ROW_PREFIX, Version, row_key, split_qualifier, split_tail, term_prefix};
+use block::{
+    META_ROW, RECORDS_COLUMN, ROW_PREFIX, Version, row_key, split_qualifier, split_tail, term_prefix,
+};
 
-/// The row of the layout's marker (below every partition's row).
-const META_ROW: &[u8] = &[0];
 const LAYOUT_COLUMN: &[u8] = b"layout";
 /// The layout of blocks of runs (the build before: `1`, a cell per
 /// version, no marker).
 const LAYOUT: &[u8] = b"2";
+
 const CURSOR_PREFIX: &str = "hk1.";
 
 fn corrupted(table: &str, detail: impl Into<String>) -> HbaseError {
@@ -73,6 +73,7 @@ pub fn create(client: &mut HbaseClient, table: &str, schema: &TableSchema) -> Re
         Err(crate::thrift::ClientError::Refused { .. }) if client.table_exists(&name)? => {}
         other => other?,
     }
+    client.put_rows(&name, &[(META_ROW.to_vec(), vec![PutCell::new(FAMILY, RECORDS_COLUMN, "1")])])?;
     mark(client, table)
 }
 
@@ -322,6 +323,45 @@ pub fn for_each_cell_between(
     };
     read_ahead(produce, &mut |row| column.gather(row, &mut flush))?;
     flush(&mut column)
+}
+
+/// Computes and puts the runs and records of a write of `rows` (old, new)
+/// through rowsearch ([`changes::write_runs`]).
+///
+/// # Errors
+/// `Schema` for cells the store cannot compute; `Client`.
+pub fn write_runs(
+    tables: &HbaseTables,
+    table: &str,
+    schema: &TableSchema,
+    analyzer: &dyn Analyzer,
+    rows: &[(Option<&Row>, Option<&Row>)],
+    ways: usize,
+) -> Result<(), HbaseError> {
+    let mut client = tables.client();
+    changes::write_runs(tables, table, schema, analyzer, rows, ways, &mut |range, f| {
+        for_each_cell_between(&mut client, table, schema, range, f)
+    })
+}
+
+/// Brings the keyword rows of `rows` (each key with the row as HBase has
+/// it now, `None`: gone) to what the rows hold, whoever wrote them
+/// ([`follow`]).
+///
+/// # Errors
+/// `Client`; `Corrupted` for a record or run that is not one; `Schema` for
+/// cells the store cannot compute.
+pub fn follow_writes(
+    tables: &HbaseTables,
+    table: &str,
+    schema: &TableSchema,
+    analyzer: &dyn Analyzer,
+    rows: &[(&[u8], Option<&Row>)],
+) -> Result<(), HbaseError> {
+    let mut client = tables.client();
+    follow::follow(tables, table, schema, analyzer, rows, &mut |range, f| {
+        for_each_cell_between(&mut client, table, schema, range, f)
+    })
 }
 
 /// A keyword lookup (as the store's `keyword_lookup`): the rows of one

@@ -214,6 +214,54 @@ impl HbaseView<'_> {
     }
 }
 
+/// Rows whose keyword rows are brought current at once.
+const FOLLOW_CHUNK: usize = 1_024;
+
+impl HbaseView<'_> {
+    /// Brings the keyword rows of the rows `entries` name to what HBase
+    /// holds now, before the refresher takes them (a failure fails the
+    /// round, which reads the same entries again): whoever wrote them,
+    /// through rowsearch or not (keywords/follow.rs; a row rowsearch wrote
+    /// finds its record equal and costs two gets).
+    fn follow_keywords(&self, entries: &[FeedEntry]) -> rowsearch_store::Result<()> {
+        if entries.is_empty() {
+            return Ok(());
+        }
+        let mut by_table: std::collections::BTreeMap<&str, std::collections::BTreeSet<&[u8]>> =
+            std::collections::BTreeMap::new();
+        for e in entries {
+            by_table.entry(e.table.as_str()).or_default().insert(e.row.as_slice());
+        }
+        let known = self.source.tables.tables().map_err(err)?;
+        for (table, keys) in by_table {
+            if known.binary_search_by(|t| t.as_str().cmp(table)).is_err() {
+                continue; // not a rowsearch table
+            }
+            let schema = self.source.schema(table)?;
+            if schema.search.is_none()
+                || !self.source.companions.kept(&self.source.tables, table).map_err(err)?
+            {
+                continue;
+            }
+            let keys: Vec<&[u8]> = keys.into_iter().collect();
+            // In pieces: an incremental build reads the feed 50,000 entries
+            // at a time, and rows carry their text.
+            for keys in keys.chunks(FOLLOW_CHUNK) {
+                let rows = match self.source.read_rows(table, keys, &ReadOptions::default()) {
+                    Ok(rows) => rows,
+                    Err(_) if self.source.gone(table)? => break,
+                    Err(e) => return Err(e),
+                };
+                let pairs: Vec<(&[u8], Option<&Row>)> =
+                    keys.iter().copied().zip(rows.iter().map(Option::as_ref)).collect();
+                keywords::follow_writes(&self.source.tables, table, &schema, &*self.source.analyzer, &pairs)
+                    .map_err(err)?;
+            }
+        }
+        Ok(())
+    }
+}
+
 impl RowView for HbaseView<'_> {
     fn schema(&self, table: &str) -> rowsearch_store::Result<TableSchema> {
         self.source.schema(table)
@@ -265,6 +313,9 @@ impl RowView for HbaseView<'_> {
             let keep = entries.iter().position(|e| e.seq == cut).unwrap_or(limit);
             let keep = if keep == 0 { entries.iter().take_while(|e| e.seq == cut).count() } else { keep };
             entries.truncate(keep);
+        }
+        if self.tail {
+            self.follow_keywords(&entries)?;
         }
         Ok(entries)
     }
