@@ -12,6 +12,9 @@
 #   hbase/hbase.sh status [DIR]  the addresses, exit 1 when not running
 #   hbase/hbase.sh classpath     resolve the jars (and print the class path)
 #   hbase/hbase.sh endpoint      build the replication endpoint's jar (its path)
+#   hbase/hbase.sh disable-peer [DIR] | enable-peer [DIR]
+#                                stop and resume shipping writes to rowsearch
+#                                (HBase queues them meanwhile)
 #
 # The master loads rowsearch's replication endpoint (hbase/replication/,
 # compiled here with javac against the same jars) and, once ready, gets the
@@ -236,6 +239,13 @@ boot() {
     cat "$dir/addresses"
 }
 
+# Disables or enables the peer `rowsearch` of the HBase in DIR.
+peer() {
+    running || die "no HBase running in $dir"
+    java -Xmx256m "${java_flags[@]}" -cp "$dir/conf:$(endpoint_jar):$(classpath)" \
+        rowsearch.hbase.AddPeer rowsearch "$1" 2>> "$dir/logs/add-peer.log"
+}
+
 case "$command" in
     start) start ;;
     stop) stop ;;
@@ -243,5 +253,7 @@ case "$command" in
     status) running && cat "$dir/addresses" ;;
     classpath) classpath ;;
     endpoint) endpoint_jar ;;
-    *) die "usage: hbase.sh start|stop|restart|status|classpath|endpoint [DIR]" ;;
+    disable-peer) peer disable ;;
+    enable-peer) peer enable ;;
+    *) die "usage: hbase.sh start|stop|restart|status|classpath|endpoint|disable-peer|enable-peer [DIR]" ;;
 esac

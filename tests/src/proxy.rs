@@ -27,7 +27,7 @@ struct Shared {
     down_after: AtomicU64,
     open: Mutex<Vec<TcpStream>>,
     /// Hold replies back once one fills a read or a connection has
-    /// relayed [`BIG_REPLY`] bytes since armed (a scan's rows, not a
+    /// relayed `BIG_REPLY` (32 KiB) bytes since armed (a scan's rows, not a
     /// schema nor a poll), until released.
     stall_big: Mutex<bool>,
     /// Bumped each time stalling is armed: each connection counts its
@@ -122,7 +122,7 @@ impl Proxy {
     }
 
     /// From now on, on each connection, the reply bytes past the first
-    /// [`BIG_REPLY`] (or a read filling 64 KiB) and everything after them
+    /// `BIG_REPLY` (32 KiB) (or a read filling 64 KiB) and everything after them
     /// wait until [`Self::release`]: a client is held in the middle of
     /// reading rows. Counted per connection, so a server's small polls
     /// beside it are not what gets held; and not by the size of one read,

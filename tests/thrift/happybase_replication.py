@@ -18,7 +18,10 @@ rows gives, and
 the time that took is recorded; its p99 must be at most --p99-limit
 seconds. Then the same with rowsearch killed (-9) in the middle of a burst
 and started again, and with HBase stopped and started in the middle of
-one: afterwards the same equality, and no key twice in any answer.
+one: afterwards the same equality, and no key twice in any answer. Last,
+the stream broken (the peer disabled): `/health` degraded with the
+reason, and once it is enabled again the writes HBase queued meanwhile
+arrive (the same equality).
 
   tests/thrift/happybase_replication.py [--bin target/debug/rowsearch] [--bursts 12] [--hbase-dir DIR]
 
@@ -355,6 +358,32 @@ def run(args, rng, hbase, work):
         f"equal {settle(rs, writer, 240, done):.2f} s after the last write")
     for _ in range(2):
         took.append(settle(rs, writer, 60, burst(writer, rng, keys, args.writes)))
+
+    # The stream broken: the peer disabled (HBase keeps the writes queued).
+    # /health says so, with the reason, once no probe came back for 10 s;
+    # enabled again, the queued writes arrive and nothing is lost.
+    subprocess.run(["bash", HBASE_SH, "disable-peer", hbase.dir], check=True, capture_output=True)
+    started = time.time()
+    burst(writer, rng, keys, args.writes)
+    while True:
+        _, health = rs.get("/health")
+        if health.get("status") == "degraded" and "replication" in health.get("reason", ""):
+            break
+        if time.time() - started > 60:
+            fail(f"/health not degraded 60 s after the peer was disabled: {health}")
+        time.sleep(0.2)
+    log(f"peer disabled: /health degraded after {time.time() - started:.1f} s: {health['reason']}")
+    _, table = rs.get(f"/tables/{TABLE}")
+    following = table["guarantee"]["following"]
+    if following.get("by") != "tailer" or not following.get("trouble"):
+        fail(f"with the peer disabled, GET /tables/{TABLE} says {following}")
+    subprocess.run(["bash", HBASE_SH, "enable-peer", hbase.dir], check=True, capture_output=True)
+    enabled = time.time()
+    log(f"peer enabled again: equal {settle(rs, writer, 120, enabled):.2f} s after")
+    while rs.get("/health")[1].get("status") != "ok":
+        if time.time() - enabled > 60:
+            fail(f"/health not ok 60 s after the peer was enabled: {rs.get('/health')[1]}")
+        time.sleep(0.2)
 
     deadline = time.time() + 60
     while True:

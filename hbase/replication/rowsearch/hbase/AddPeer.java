@@ -15,6 +15,9 @@ import org.apache.hadoop.hbase.replication.ReplicationPeerConfig;
  * hbase-site.xml on the class path names, unless it is there already.
  * `hbase shell` does the same with
  * `add_peer 'rowsearch', ENDPOINT_CLASSNAME => 'rowsearch.hbase.FeedEndpoint'`.
+ * With a second argument `disable` or `enable`, disables or enables the
+ * peer instead (`disable_peer 'rowsearch'`: HBase keeps the writes queued
+ * until it is enabled again).
  */
 public final class AddPeer {
   private AddPeer() {}
@@ -24,6 +27,16 @@ public final class AddPeer {
     Configuration conf = HBaseConfiguration.create();
     try (Connection connection = ConnectionFactory.createConnection(conf);
         Admin admin = connection.getAdmin()) {
+      if (args.length > 1 && args[1].equals("disable")) {
+        admin.disableReplicationPeer(id);
+        System.out.println("peer " + id + " disabled");
+        return;
+      }
+      if (args.length > 1 && args[1].equals("enable")) {
+        admin.enableReplicationPeer(id);
+        System.out.println("peer " + id + " enabled");
+        return;
+      }
       if (!admin.listReplicationPeers(Pattern.compile(Pattern.quote(id))).isEmpty()) {
         System.out.println("peer " + id + " already there");
         return;
