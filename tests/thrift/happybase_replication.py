@@ -178,6 +178,10 @@ def queries():
     return WORDS + ["amber basil", "cedar delta ember"]
 
 
+# The servers started, stopped however the script ends (a failure too).
+SERVERS = []
+
+
 class Rowsearch:
     """`rowsearch serve --hbase` over the table, its own --data."""
 
@@ -197,6 +201,7 @@ class Rowsearch:
             [self.binary, "--data", self.data, "--hbase", self.thrift2, "serve",
              "--listen", "127.0.0.1:0", "--refresh-ms", "200"],
             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        SERVERS.append(self.proc)
         for line in self.proc.stdout:
             m = re.match(r"listening on (http://\S+)", line)
             if m:
@@ -320,6 +325,10 @@ def main():
     try:
         run(args, rng, hbase, work)
     finally:
+        for proc in SERVERS:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
         if not args.hbase_dir:
             hbase.stop()
 
