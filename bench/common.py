@@ -24,6 +24,20 @@ def arguments(**extra):
     return ap.parse_args()
 
 
+def bench_hbase():
+    """The Thrift2 address of the HBase benchmarks use: ROWSEARCH_HBASE_THRIFT2,
+    or one hbase/hbase.sh starts at WORK/hbase (4 GiB master and region
+    server, 1 GiB per gateway)."""
+    addr = os.environ.get("ROWSEARCH_HBASE_THRIFT2")
+    if addr:
+        return addr
+    hdir = os.path.join(WORK, "hbase")
+    env = dict(os.environ, HBASE_HEAP="4g", HBASE_THRIFT_HEAP="1g")
+    out = subprocess.run(["bash", os.path.join(HERE, "../hbase/hbase.sh"), "start", hdir],
+                         check=True, capture_output=True, text=True, env=env).stdout
+    return next(line.split("=", 1)[1] for line in out.splitlines() if line.startswith("thrift2="))
+
+
 def corpus(archive):
     """The corpus extracted once: the path of its `mail` tree."""
     root = os.path.join(WORK, "corpus")

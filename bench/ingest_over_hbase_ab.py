@@ -17,23 +17,12 @@ import subprocess
 import sys
 import time
 
-from common import HERE, WORK, arguments, corpus
+from common import WORK, arguments, bench_hbase as hbase, corpus
 
 args = arguments(before=(str, ""), rounds=(int, 3))
 if not args.before:
     sys.exit("--before BIN: the build to compare with")
 mail = corpus(args.corpus)
-
-
-def hbase():
-    addr = os.environ.get("ROWSEARCH_HBASE_THRIFT2")
-    if addr:
-        return addr
-    hdir = os.path.join(WORK, "hbase")
-    env = dict(os.environ, HBASE_HEAP="4g", HBASE_THRIFT_HEAP="1g")
-    out = subprocess.run(["bash", os.path.join(HERE, "../hbase/hbase.sh"), "start", hdir],
-                         check=True, capture_output=True, text=True, env=env).stdout
-    return next(line.split("=", 1)[1] for line in out.splitlines() if line.startswith("thrift2="))
 
 
 HB = hbase()

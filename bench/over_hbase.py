@@ -38,24 +38,13 @@ import urllib.error
 import urllib.parse
 import urllib.request
 
-from common import HERE, WORK, Server, arguments, corpus, pct, peer_queries
+from common import HERE, WORK, Server, arguments, bench_hbase as hbase, corpus, pct, peer_queries
 
 args = arguments(rounds=(int, 3), n=(int, 50), lag_rows=(int, 100), lag_every=(int, 200), senders=(int, 20),
                  phases=(str, "ingest,reindex,search,lag,lookups"))
 PHASES = args.phases.split(",")
 mail = corpus(args.corpus)
 BIN = args.bin
-
-
-def hbase():
-    addr = os.environ.get("ROWSEARCH_HBASE_THRIFT2")
-    if addr:
-        return addr
-    hdir = os.path.join(WORK, "hbase")
-    env = dict(os.environ, HBASE_HEAP="4g", HBASE_THRIFT_HEAP="1g")
-    out = subprocess.run(["bash", os.path.join(HERE, "../hbase/hbase.sh"), "start", hdir],
-                         check=True, capture_output=True, text=True, env=env).stdout
-    return next(l.split("=", 1)[1] for l in out.splitlines() if l.startswith("thrift2="))
 
 
 HB = hbase()
