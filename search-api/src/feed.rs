@@ -1,8 +1,8 @@
 //! Pages of the change feed for others, as `GET /tables/{t}/changes` and
 //! `rowsearch changes` show them: each change a row key with its kind and,
-//! when asked, the row's cells as they stand in the page's snapshot.
+//! when asked, the row's cells as they stand when the page is read.
 
-use rowsearch_store::{ReadOptions, ReadTxn, Store};
+use rowsearch_store::{ReadOptions, TableStore};
 use serde_json::{Value, json};
 
 use crate::json::{Encoding, key_json_in, row_json_in};
@@ -29,7 +29,7 @@ pub struct PageRequest<'a> {
 #[derive(Debug, Clone)]
 pub struct ChangesPage {
     /// The changes, in sequence order: `seq`, `kind` (`put`: the row
-    /// exists in the page's snapshot; `delete`: it does not), `key`,
+    /// exists when the page is read; `delete`: it does not), `key`,
     /// `key_fields` for a typed key, and `cells` when asked.
     pub changes: Vec<Value>,
     /// The last sequence looked at (of any table): the next page starts
@@ -46,53 +46,63 @@ impl ChangesPage {
     }
 }
 
-/// Which rows a reader may see, by key, in a snapshot.
-pub type Sees<'f, E> = dyn Fn(&ReadTxn<'_>, &[u8]) -> Result<bool, E> + 'f;
+/// Which rows a reader may see, by key.
+pub type Sees<'f, E> = dyn Fn(&[u8]) -> Result<bool, E> + 'f;
 
-/// Reads a page of `request.table`'s changes in one snapshot of `store`;
-/// `sees` says which rows the reader may see (an access key's partitions).
+/// Reads a page of `request.table`'s changes from where `tables` live (the
+/// store's feed, or HBase's: `rowsearch_store::ChangeFeed`), the changed
+/// rows read as they stand then; `sees` says which rows the reader may see
+/// (an access key's partitions).
 ///
 /// # Errors
-/// `FellBehind` when changes after `since` were trimmed, `PastFeedEnd`,
-/// `UnknownTable`, what `sees` returns; `Lmdb`.
+/// `FellBehind` when changes after `since` are gone, `PastFeedEnd`,
+/// `UnknownTable`, what `sees` returns; the place's own failures.
 pub fn read_page<E: From<rowsearch_store::Error>>(
-    store: &Store,
+    tables: &dyn TableStore,
     request: &PageRequest<'_>,
     sees: &Sees<'_, E>,
 ) -> Result<ChangesPage, E> {
     let PageRequest { table, since, limit, cells, encoding } = *request;
-    let rtxn = store.begin_read()?;
-    let schema = rtxn.schema(table)?;
-    let next_seq = rtxn.next_seq()?;
+    let schema = tables.schema(table)?;
     // Entries of other tables are passed over without counting against
     // the page, but a page looks at a bounded number of them.
     let look_at = limit.saturating_mul(16).max(4096);
-    let entries = rtxn.changes_after(since, look_at)?;
+    let read = tables.changes_after(since, look_at)?;
     let mut cursor = since;
-    let mut changes = Vec::new();
-    let mut whole = entries.len() < look_at;
-    for entry in &entries {
-        if changes.len() >= limit {
+    let mut picked = Vec::new();
+    let mut whole = read.whole;
+    for entry in &read.entries {
+        // A full page ends between sequences: changes that share one
+        // (HBase's) are never split between pages.
+        if picked.len() >= limit && entry.seq != cursor {
             whole = false;
             break;
         }
         cursor = entry.seq;
-        if entry.table != table || !sees(&rtxn, &entry.row)? {
-            continue;
+        if entry.table == table && sees(&entry.row)? {
+            picked.push(entry);
         }
-        let row = rtxn.get(table, &entry.row, &ReadOptions::default())?;
-        let mut change = match (&row, cells) {
-            (Some(row), true) => row_json_in(row, schema.row_key.as_ref(), encoding),
-            _ => key_json_in(&entry.row, schema.row_key.as_ref(), encoding),
-        };
-        change["seq"] = json!(entry.seq);
-        change["kind"] = json!(if row.is_some() { "put" } else { "delete" });
-        changes.push(change);
     }
-    // Past the snapshot's last entry nothing is left to look at up to its
-    // last sequence.
+    let keys: Vec<&[u8]> = picked.iter().map(|e| e.row.as_slice()).collect();
+    let rows =
+        if keys.is_empty() { Vec::new() } else { tables.rows(table, &keys, &ReadOptions::default())? };
+    let changes = picked
+        .iter()
+        .zip(rows)
+        .map(|(entry, row)| {
+            let mut change = match (&row, cells) {
+                (Some(row), true) => row_json_in(row, schema.row_key.as_ref(), encoding),
+                _ => key_json_in(&entry.row, schema.row_key.as_ref(), encoding),
+            };
+            change["seq"] = json!(entry.seq);
+            change["kind"] = json!(if row.is_some() { "put" } else { "delete" });
+            change
+        })
+        .collect();
+    // Past the read's last entry nothing is left to look at up to the
+    // feed's last sequence.
     if whole {
-        cursor = cursor.max(next_seq - 1);
+        cursor = cursor.max(read.last_seq);
     }
-    Ok(ChangesPage { changes, cursor, last_seq: next_seq - 1 })
+    Ok(ChangesPage { changes, cursor, last_seq: read.last_seq })
 }

@@ -51,6 +51,7 @@
 pub mod binstr;
 mod cancel;
 mod cell;
+mod changes;
 mod clock;
 mod counters;
 mod cursor;
@@ -73,11 +74,12 @@ mod write;
 
 pub use cancel::Cancel;
 pub use cell::{Cell, PutCell, Row};
+pub use changes::{ChangeFeed, FeedRead};
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use db::backup::CopyFacts;
 pub use db::consumers::{
     Consumer, ConsumerState, DEFAULT_RETENTION_MS, MAX_CONSUMER_NAME, MAX_RETENTION_MS, name_in_scope,
-    scoped_name, validate_name as validate_consumer_name,
+    scoped_name, validate_name as validate_consumer_name, validate_stored as validate_stored_consumer_name,
 };
 pub use db::durability::Durability;
 pub use db::feed::{CommitInfo, FeedEntry};

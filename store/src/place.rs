@@ -69,7 +69,7 @@ fn no_indexes(table: &str) -> crate::Error {
 
 /// Where tables live, read, administered and written (see the module
 /// docs).
-pub trait TableStore: RowSource {
+pub trait TableStore: RowSource + crate::ChangeFeed {
     /// What and where the place is.
     fn place(&self) -> PlaceInfo;
 

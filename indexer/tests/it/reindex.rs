@@ -446,6 +446,42 @@ impl rowsearch_indexer::store::RowSource for Foreign<'_> {
     }
 }
 
+impl rowsearch_indexer::store::ChangeFeed for Foreign<'_> {
+    fn changes_after(
+        &self,
+        since: u64,
+        look_at: usize,
+    ) -> rowsearch_indexer::store::Result<rowsearch_indexer::store::FeedRead> {
+        rowsearch_indexer::store::ChangeFeed::changes_after(self.0, since, look_at)
+    }
+    fn feed_oldest(&self) -> rowsearch_indexer::store::Result<u64> {
+        rowsearch_indexer::store::ChangeFeed::feed_oldest(self.0)
+    }
+    fn consumers(&self) -> rowsearch_indexer::store::Result<Vec<rowsearch_indexer::store::Consumer>> {
+        self.0.consumers()
+    }
+    fn consumer(&self, name: &str) -> rowsearch_indexer::store::Result<rowsearch_indexer::store::Consumer> {
+        self.0.consumer(name)
+    }
+    fn set_consumer(
+        &self,
+        name: &str,
+        position: Option<u64>,
+        retention_ms: Option<u64>,
+    ) -> rowsearch_indexer::store::Result<rowsearch_indexer::store::Consumer> {
+        self.0.set_consumer(name, position, retention_ms)
+    }
+    fn delete_consumer(&self, name: &str) -> rowsearch_indexer::store::Result<bool> {
+        self.0.delete_consumer(name)
+    }
+    fn consumer_state(
+        &self,
+        c: &rowsearch_indexer::store::Consumer,
+    ) -> rowsearch_indexer::store::Result<rowsearch_indexer::store::ConsumerState> {
+        self.0.consumer_state(c)
+    }
+}
+
 impl rowsearch_indexer::store::TableStore for Foreign<'_> {
     fn place(&self) -> rowsearch_indexer::store::PlaceInfo {
         rowsearch_indexer::store::PlaceInfo { kind: "foreign", at: "a test".into() }

@@ -12,7 +12,6 @@ use rowsearch::json::Encoding;
 use rowsearch::transfer::{self, Counts, Place};
 
 use super::args::{Args, UsageError};
-use super::common::open;
 use super::move_args::MoveCommand;
 use super::progress::Progress;
 
@@ -23,11 +22,11 @@ const FOLLOW_POLL: Duration = Duration::from_millis(100);
 pub(super) fn run(args: &Args, command: &MoveCommand, out: &mut impl Write) -> Result<ExitCode> {
     match command {
         MoveCommand::Changes { table, since, consumer, follow, cells, limit } => {
-            let store = open(args)?;
+            let tables = super::place::tables(args, false)?;
             let mut since = match (since, consumer) {
                 (Some(since), _) => *since,
-                (None, Some(name)) => store.set_consumer(name, None, None)?.position,
-                (None, None) => store.begin_read()?.feed_oldest()? - 1,
+                (None, Some(name)) => tables.set_consumer(name, None, None)?.position,
+                (None, None) => tables.feed_oldest()? - 1,
             };
             // What is left to print under --limit.
             let mut left = limit.map_or(u64::MAX, |l| l);
@@ -39,7 +38,7 @@ pub(super) fn run(args: &Args, command: &MoveCommand, out: &mut impl Write) -> R
                     cells: *cells,
                     encoding: Encoding::Binary,
                 };
-                let page = read_page::<rowsearch::store::Error>(&store, &request, &|_, _| Ok(true))?;
+                let page = read_page::<rowsearch::store::Error>(&*tables, &request, &|_| Ok(true))?;
                 for change in &page.changes {
                     writeln!(out, "{change}")?;
                 }
@@ -47,7 +46,7 @@ pub(super) fn run(args: &Args, command: &MoveCommand, out: &mut impl Write) -> R
                 out.flush()?;
                 if page.cursor > since {
                     if let Some(name) = consumer {
-                        store.set_consumer(name, Some(page.cursor), None)?;
+                        tables.set_consumer(name, Some(page.cursor), None)?;
                     }
                     since = page.cursor;
                 }

@@ -65,7 +65,7 @@ pub(super) fn refuse_elsewhere(args: &Args, what: &str) -> Result<()> {
     if args.hbase.is_some() {
         return Err(UsageError(format!(
             "{what} is the embedded store's: with --hbase, the commands are tables, create-table, drop-table, \
-             put, get, delete, display, ingest, keywords, reindex, verify, search, export, import, index, \
+             put, get, delete, display, ingest, keywords, reindex, verify, search, changes, export, import, index, \
              upgrade and serve; HBase's own shell and clients do the rest there"
         ))
         .into());

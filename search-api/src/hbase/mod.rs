@@ -14,6 +14,7 @@
 //! their text, changes found by time-range scans).
 
 mod clock;
+mod consumers;
 mod indexes;
 mod keywords;
 mod scans;
@@ -23,5 +24,5 @@ mod tables;
 mod threads;
 
 pub use keywords::companion;
-pub use source::HbaseSource;
+pub use source::{FEED_KEEPS_MS, HbaseSource};
 pub use tables::{CATALOG, HbaseError, HbaseTables};

@@ -17,7 +17,7 @@ pub const CATALOG: &str = rowsearch_store::CATALOG_TABLE;
 /// come through the tailer's time-range scans.
 pub const FEED: &str = "rowsearch_feed";
 const FEED_FAMILY: &str = "f";
-const FEED_TTL_SECONDS: u64 = 86_400;
+pub(crate) const FEED_TTL_SECONDS: u64 = 86_400;
 /// Recorded writes read in one call (more: a scanner).
 const ONE_CALL_ROWS: usize = 1000;
 
@@ -432,7 +432,10 @@ impl HbaseTables {
         Ok(())
     }
 
-    /// The writes recorded with times in `[from, before)`, oldest first.
+    /// The writes recorded with times in `[from, before)`, oldest first:
+    /// about `limit` of them, never fewer than every write of the time
+    /// the `limit`th has (a reader that goes on after the last time it
+    /// got misses none).
     ///
     /// # Errors
     /// `Client`.
@@ -440,28 +443,38 @@ impl HbaseTables {
         &self,
         from: u64,
         before: u64,
+        limit: usize,
     ) -> Result<Vec<rowsearch_store::FeedEntry>, HbaseError> {
         let mut client = self.client();
-        let mut entries = Vec::new();
+        let mut entries: Vec<rowsearch_store::FeedEntry> = Vec::new();
         let (start, stop) = (from.to_be_bytes(), before.to_be_bytes());
+        // Whether to go on after `row` (added when it is one).
         let mut each = |row: Row| {
-            let Some((time, rest)) = row.key.split_first_chunk::<8>() else { return };
-            let Some(end) = rest.iter().position(|&b| b == 0) else { return };
+            let Some((time, rest)) = row.key.split_first_chunk::<8>() else { return true };
+            let Some(end) = rest.iter().position(|&b| b == 0) else { return true };
+            let seq = u64::from_be_bytes(*time);
+            if entries.len() >= limit && entries.last().is_some_and(|e| e.seq != seq) {
+                return false;
+            }
             let table = String::from_utf8_lossy(&rest[..end]).into_owned();
-            entries.push(rowsearch_store::FeedEntry {
-                seq: u64::from_be_bytes(*time),
-                table,
-                row: rest[end + 1..].to_vec(),
-            });
+            entries.push(rowsearch_store::FeedEntry { seq, table, row: rest[end + 1..].to_vec() });
+            true
         };
         // Most often a few rows: one call; past that, a scanner.
         let range = (Some(&start[..]), Some(&stop[..]));
         let scanned = match client.scan_once(FEED, range, ONE_CALL_ROWS) {
             Ok(rows) if rows.len() < ONE_CALL_ROWS => {
-                rows.into_iter().for_each(&mut each);
+                for row in rows {
+                    if !each(row) {
+                        break;
+                    }
+                }
                 Ok(0)
             }
-            Ok(_) => client.scan(FEED, range, None, 1000, &mut each),
+            Ok(_) => {
+                let spec = crate::thrift::TScanSpec { start: range.0, stop: range.1, ..Default::default() };
+                client.scan_spec(FEED, &spec, ONE_CALL_ROWS, &mut each)
+            }
             Err(e) => Err(e),
         };
         match scanned {

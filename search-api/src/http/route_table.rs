@@ -3,7 +3,7 @@
 //! A leaf: the filters (`routes.rs`), the access check (`auth.rs`) and the
 //! OpenAPI document (`openapi.rs`) all read it.
 
-use super::over_hbase::{BACKUPS, FEED};
+use super::over_hbase::BACKUPS;
 use super::param_spec::{self as p, Param};
 use crate::keys::Action;
 
@@ -358,15 +358,11 @@ pub const ROUTES: &[RouteSpec] = &[
         "/tables/mail/changes?limit=2",
         None,
         &[p::SINCE, p::CHANGES_LIMIT, p::WAIT_MS, p::CELLS, p::CONSUMER, p::ENCODING],
-    )
-    .store_only(FEED),
-    route("consumers_list", Action::Changes, "GET", "/consumers", "/consumers", None, &[]).store_only(FEED),
-    route("consumers_put", Action::Changes, "PUT", "/consumers/{name}", "/consumers/probe", Some("{}"), &[])
-        .store_only(FEED),
-    route("consumers_get", Action::Changes, "GET", "/consumers/{name}", "/consumers/probe", None, &[])
-        .store_only(FEED),
-    route("consumers_delete", Action::Changes, "DELETE", "/consumers/{name}", "/consumers/probe", None, &[])
-        .store_only(FEED),
+    ),
+    route("consumers_list", Action::Changes, "GET", "/consumers", "/consumers", None, &[]),
+    route("consumers_put", Action::Changes, "PUT", "/consumers/{name}", "/consumers/probe", Some("{}"), &[]),
+    route("consumers_get", Action::Changes, "GET", "/consumers/{name}", "/consumers/probe", None, &[]),
+    route("consumers_delete", Action::Changes, "DELETE", "/consumers/{name}", "/consumers/probe", None, &[]),
     route("backups_create", Action::Master, "POST", "/backups", "/backups", None, &[]).store_only(BACKUPS),
     route("backups_list", Action::Master, "GET", "/backups", "/backups", None, &[]).store_only(BACKUPS),
 ];
@@ -436,15 +432,13 @@ pub fn allowed_methods(path: &str) -> Vec<&'static str> {
 mod tests {
     use super::{Needs, ROUTES};
 
-    /// The routes served by the embedded store only are the change
-    /// feed's and the backups' (what only it keeps),
-    /// each with its reason; every other route is served anywhere.
+    /// The routes served by the embedded store only are the backups'
+    /// (HBase's tables are backed up by HBase's snapshots), with their
+    /// reason; every other route is served anywhere.
     #[test]
     fn only_what_the_store_alone_keeps_needs_it() {
         for route in ROUTES {
-            let store_kept = route.name == "changes"
-                || route.name.starts_with("consumers_")
-                || route.name.starts_with("backups_");
+            let store_kept = route.name.starts_with("backups_");
             match route.needs {
                 Needs::Store(why) => assert!(store_kept && !why.is_empty(), "{}", route.name),
                 Needs::Anywhere => assert!(!store_kept, "{} is served anywhere", route.name),

@@ -156,6 +156,9 @@ where
 /// How often a long poll of the change feed looks for new changes: other
 /// processes' writes reach the feed without telling this one.
 const FEED_POLL: std::time::Duration = std::time::Duration::from_millis(20);
+/// How often a long poll over HBase reads the feed again (a scan of
+/// `rowsearch_feed` from the cursor).
+const REMOTE_FEED_POLL: std::time::Duration = std::time::Duration::from_millis(250);
 
 /// `GET /tables/{t}/changes`: a page of changes read on the work pool;
 /// with `wait_ms`, while the page is empty, waits for the feed to move past
@@ -182,9 +185,6 @@ async fn long_poll(
     started: Instant,
 ) -> handlers::Answer {
     use handlers::changes;
-    if let Some(why) = RouteSpec::needs_store("changes").filter(|_| state.elsewhere()) {
-        return Err(Refusal::NotOverHbase("changes", why).into());
-    }
     let wait = std::time::Duration::from_millis(p.number::<u64>("wait_ms")?.unwrap_or(0));
     let deadline = started + wait;
     let (access, table, p) = (Arc::new(access), Arc::new(table), Arc::new(p));
@@ -207,10 +207,13 @@ async fn long_poll(
             return Ok(warp::reply::json(&page.to_json()).into_response());
         }
         since = Some(page.cursor);
-        // Wait for a sequence past the cursor, or the deadline.
+        // Wait for a sequence past the cursor, or the deadline. Over HBase
+        // the feed's end is a time: the page is read again after a wait.
+        let remote = state.elsewhere();
+        let poll = if remote { REMOTE_FEED_POLL } else { FEED_POLL };
         loop {
-            tokio::time::sleep(FEED_POLL.min(deadline.saturating_duration_since(Instant::now()))).await;
-            if Instant::now() >= deadline {
+            tokio::time::sleep(poll.min(deadline.saturating_duration_since(Instant::now()))).await;
+            if Instant::now() >= deadline || remote {
                 break;
             }
             let store = Arc::clone(state.store());

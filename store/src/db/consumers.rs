@@ -52,7 +52,7 @@ pub fn name_in_scope<'a>(scope: Option<&str>, stored: &'a str) -> Option<&'a str
 }
 
 /// Checks a stored name: a client's name, alone or after one scope.
-pub(crate) fn validate_stored(name: &str) -> Result<()> {
+pub fn validate_stored(name: &str) -> Result<()> {
     match name.split_once('/') {
         Some((scope, rest))
             if !scope.is_empty() && scope.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-') =>
@@ -81,26 +81,34 @@ fn key(name: &str) -> Vec<u8> {
 }
 
 fn encode(c: &Consumer) -> [u8; 24] {
-    let mut out = [0u8; 24];
-    out[..8].copy_from_slice(&c.position.to_be_bytes());
-    out[8..16].copy_from_slice(&c.retention_ms.to_be_bytes());
-    out[16..].copy_from_slice(&c.updated_ms.to_be_bytes());
-    out
+    c.record()
 }
 
 fn decode(k: &[u8], v: &[u8]) -> Result<Consumer> {
     let corrupted = |detail: &str| Error::corrupted(META, k, detail);
     let name = std::str::from_utf8(&k[PREFIX.len().min(k.len())..])
         .map_err(|_| corrupted("consumer name is not UTF-8"))?;
-    if v.len() != 24 {
-        return Err(corrupted("consumer record is not 24 bytes"));
+    Consumer::from_record(name, v).ok_or_else(|| corrupted("consumer record is not 24 bytes"))
+}
+
+impl Consumer {
+    /// Its record's value (the layout above; HBase's consumers table keeps
+    /// the same bytes).
+    pub fn record(&self) -> [u8; 24] {
+        let mut out = [0u8; 24];
+        out[..8].copy_from_slice(&self.position.to_be_bytes());
+        out[8..16].copy_from_slice(&self.retention_ms.to_be_bytes());
+        out[16..].copy_from_slice(&self.updated_ms.to_be_bytes());
+        out
     }
-    let at = |i: usize| {
-        let mut b = [0u8; 8];
-        b.copy_from_slice(&v[i..i + 8]);
-        u64::from_be_bytes(b)
-    };
-    Ok(Consumer { name: name.to_owned(), position: at(0), retention_ms: at(8), updated_ms: at(16) })
+
+    /// The consumer `name` whose record's value is `v`; `None` when `v`
+    /// is not one.
+    pub fn from_record(name: &str, v: &[u8]) -> Option<Consumer> {
+        let v: &[u8; 24] = v.try_into().ok()?;
+        let at = |i: usize| u64::from_be_bytes(v[i..i + 8].try_into().unwrap_or_default());
+        Some(Consumer { name: name.to_owned(), position: at(0), retention_ms: at(8), updated_ms: at(16) })
+    }
 }
 
 /// Where a consumer stands against the feed ([`crate::Store::consumer_state`]).

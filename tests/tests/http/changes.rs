@@ -41,7 +41,8 @@ fn changes(s: &Server, query: &str) -> (u16, Value) {
 #[test]
 fn http_changes_pages_long_polls_and_consumers_hold_the_feed() {
     if super::embedded_only(
-        "the change feed and its consumers (the embedded store's; following HBase's replication is issue 63)",
+        "sequences a write answers, a second writer through the library and trimming are the embedded store's \
+         (over HBase sequences are times and the feed keeps a day: thrift::feed_over_hbase)",
     ) {
         return;
     }
@@ -135,11 +136,6 @@ fn http_changes_pages_long_polls_and_consumers_hold_the_feed() {
 
 #[test]
 fn http_changes_need_the_changes_action_and_keep_a_keys_partitions() {
-    if super::embedded_only(
-        "the change feed and its consumers (the embedded store's; following HBase's replication is issue 63)",
-    ) {
-        return;
-    }
     use super::keys::{MASTER, call, keyed_server, make_key};
     let (_t, s) = keyed_server();
     let reader = make_key(&s, json!({"actions": ["read", "search"]})).1;
@@ -156,14 +152,31 @@ fn http_changes_need_the_changes_action_and_keep_a_keys_partitions() {
         assert_eq!(status, 200, "{answer}");
     }
     let path = format!("/tables/mail/changes?since={start}");
+    // Over HBase a change is in the feed once settled (2 s): the master
+    // reads the three first.
+    let started = std::time::Instant::now();
+    loop {
+        let (status, page) = call(&s, "GET", &path, Some(MASTER), None);
+        assert_eq!(status, 200, "{page}");
+        if page["changes"].as_array().unwrap().len() >= 3 {
+            break;
+        }
+        assert!(started.elapsed() < std::time::Duration::from_secs(20), "{page}");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
     let (status, _) = call(&s, "GET", &path, Some(&reader), None);
     assert_eq!(status, 403, "reading rows is not reading the feed");
     let (status, _) = call(&s, "GET", &path, Some(&elsewhere), None);
     assert_eq!(status, 403, "a key limited to other tables");
     let (status, page) = call(&s, "GET", &path, Some(&follower), None);
     assert_eq!(status, 200, "{page}");
-    let ids: Vec<u64> =
+    let mut ids: Vec<u64> =
         page["changes"].as_array().unwrap().iter().map(|c| c["key_fields"]["id"].as_u64().unwrap()).collect();
+    // Over HBase a row may be named twice (rowsearch's own record of its
+    // write, and HBase's replication of it): at least once.
+    ids.dedup();
+    ids.sort_unstable();
+    ids.dedup();
     assert_eq!(ids, [1, 3], "a confined key sees its partition's changes only: {page}");
 }
 
@@ -202,7 +215,7 @@ proptest! {
     /// and the feed is trimmed only past its position.
     #[test]
     fn http_a_consumer_sees_every_change_of_two_writers_once_in_order(steps in prop::collection::vec(step(), 10..40)) {
-        if super::embedded_only("the change feed and its consumers (the embedded store's; following HBase's replication is issue 63)") {
+        if super::embedded_only("a second writer through the library and sequences a write answers are the embedded store's (over HBase each change is named at least once: thrift::feed_over_hbase)") {
             return Ok(());
         }
         let (t, s) = mail_server();

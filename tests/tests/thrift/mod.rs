@@ -9,6 +9,7 @@ mod copy_table;
 mod differential;
 mod differential2;
 mod doors;
+mod feed_over_hbase;
 mod hbase_client;
 mod hbase_faults;
 mod indexes_over_hbase;

@@ -110,11 +110,21 @@ pub(super) struct HbaseView<'s> {
     source: &'s HbaseSource,
     before: u64,
     tail: bool,
+    /// Whether a read of its feed brings the keyword rows of the rows it
+    /// names to what HBase holds (the tailer's view: an index reads them
+    /// next).
+    follow: bool,
 }
 
 impl<'s> HbaseView<'s> {
     pub(super) fn new(source: &'s HbaseSource, tail: bool) -> HbaseView<'s> {
-        HbaseView { source, before: now_ms() + 1, tail }
+        HbaseView { source, before: now_ms() + 1, tail, follow: tail }
+    }
+
+    /// A view whose feed names every change as the tailer's does, for a
+    /// reader of the change feed (which writes nothing).
+    pub(super) fn for_feed_readers(source: &'s HbaseSource) -> HbaseView<'s> {
+        HbaseView { source, before: now_ms() + 1, tail: true, follow: false }
     }
 }
 
@@ -284,7 +294,10 @@ impl RowView for HbaseView<'_> {
     /// `from_seq` (a time), each once at its newest such time, oldest
     /// first.
     fn feed_since(&self, from_seq: u64, limit: usize) -> rowsearch_store::Result<Vec<FeedEntry>> {
-        let mut entries = self.source.tables.recorded_writes(from_seq, self.before).map_err(err)?;
+        let mut entries = self.source.tables.recorded_writes(from_seq, self.before, limit).map_err(err)?;
+        // Recorded writes left unread past this time: nothing after it
+        // goes out in this read, or a reader would go on past them.
+        let unread_after = (entries.len() >= limit).then(|| entries.last().map(|e| e.seq)).flatten();
         let stream = &self.source.stream;
         stream.observe(&mut entries);
         // While HBase's replication brings every write to the feed, the
@@ -306,6 +319,9 @@ impl RowView for HbaseView<'_> {
             }
         }
         entries.sort_by(|a, b| (a.seq, &a.table, &a.row).cmp(&(b.seq, &b.table, &b.row)));
+        if let Some(last) = unread_after {
+            entries.retain(|e| e.seq <= last);
+        }
         // A reader goes on after the last sequence it got: a cut never
         // falls between entries of one time (all of them, past `limit`,
         // when that is the first).
@@ -314,7 +330,7 @@ impl RowView for HbaseView<'_> {
             let keep = if keep == 0 { entries.iter().take_while(|e| e.seq == cut).count() } else { keep };
             entries.truncate(keep);
         }
-        if self.tail {
+        if self.follow {
             self.follow_keywords(&entries)?;
         }
         Ok(entries)

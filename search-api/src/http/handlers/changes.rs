@@ -21,8 +21,8 @@ pub(crate) fn start(st: &State, access: &Access, p: &Params) -> Result<u64, ApiE
         return Ok(since);
     }
     match p.get("consumer") {
-        Some(name) => Ok(st.store().consumer(&stored_name(access, name)?)?.position),
-        None => Ok(st.store().begin_read()?.feed_oldest()? - 1),
+        Some(name) => Ok(st.tables().consumer(&stored_name(access, name)?)?.position),
+        None => Ok(st.tables().feed_oldest()? - 1),
     }
 }
 
@@ -43,7 +43,7 @@ pub(crate) fn read(
         cells: p.flag("cells")?,
         encoding: p.encoding()?,
     };
-    read_page(st.store(), &request, &|rtxn, key| confine::sees_row(access, rtxn, t, key))
+    read_page(st.tables(), &request, &|key| confine::sees_key(access, st.tables(), t, key))
 }
 
 /// The body of `PUT /consumers/{name}`.
@@ -83,16 +83,15 @@ const PENDING_LOOK_AT: usize = 100_000;
 /// [`PENDING_LOOK_AT`] entries).
 fn pending(st: &State, access: &Access, c: &Consumer, all: u64) -> Result<u64, ApiError> {
     let Access::Key(_) = access else { return Ok(all) };
-    let rtxn = st.store().begin_read()?;
-    let entries = match rtxn.changes_after(c.position, PENDING_LOOK_AT) {
-        Ok(entries) => entries,
+    let entries = match st.tables().changes_after(c.position, PENDING_LOOK_AT) {
+        Ok(read) => read.entries,
         // Fallen behind: what it has pending is no longer known by entry.
         Err(_) => return Ok(0),
     };
     let mut n = 0;
     for entry in &entries {
         if access.may_touch(&entry.table)
-            && confine::sees_row(access, &rtxn, &entry.table, &entry.row).unwrap_or(false)
+            && confine::sees_key(access, st.tables(), &entry.table, &entry.row).unwrap_or(false)
         {
             n += 1;
         }
@@ -101,7 +100,7 @@ fn pending(st: &State, access: &Access, c: &Consumer, all: u64) -> Result<u64, A
 }
 
 fn consumer_json(st: &State, access: &Access, c: &Consumer) -> Result<Value, ApiError> {
-    let state = st.store().consumer_state(c)?;
+    let state = st.tables().consumer_state(c)?;
     let name = rowsearch_store::name_in_scope(scope(access), &c.name).unwrap_or(&c.name);
     Ok(json!({
         "name": name,
@@ -128,22 +127,22 @@ pub(crate) fn put(st: &State, access: &Access, name: &str, body: &[u8]) -> Answe
         )));
     }
     let stored = stored_name(access, name)?;
-    let existed = st.store().consumer(&stored).is_ok();
-    let consumer = st.store().set_consumer(&stored, request.position, request.retention_ms)?;
+    let existed = st.tables().consumer(&stored).is_ok();
+    let consumer = st.tables().set_consumer(&stored, request.position, request.retention_ms)?;
     let status = if existed { warp::http::StatusCode::OK } else { warp::http::StatusCode::CREATED };
     Ok(json_reply(&consumer_json(st, access, &consumer)?, status))
 }
 
 /// `GET /consumers/{name}`.
 pub(crate) fn get(st: &State, access: &Access, name: &str) -> Answer {
-    let consumer = st.store().consumer(&stored_name(access, name)?)?;
+    let consumer = st.tables().consumer(&stored_name(access, name)?)?;
     ok(consumer_json(st, access, &consumer)?)
 }
 
 /// `GET /consumers`: the key's own.
 pub(crate) fn list(st: &State, access: &Access) -> Answer {
     let consumers = st
-        .store()
+        .tables()
         .consumers()?
         .iter()
         .filter(|c| rowsearch_store::name_in_scope(scope(access), &c.name).is_some())
@@ -154,7 +153,7 @@ pub(crate) fn list(st: &State, access: &Access) -> Answer {
 
 /// `DELETE /consumers/{name}`: the feed is no longer held for it.
 pub(crate) fn delete(st: &State, access: &Access, name: &str) -> Answer {
-    if st.store().delete_consumer(&stored_name(access, name)?)? {
+    if st.tables().delete_consumer(&stored_name(access, name)?)? {
         ok(json!({ "deleted": name }))
     } else {
         Err(ApiError::from(rowsearch_store::Error::from(rowsearch_store::ErrorKind::UnknownConsumer {
