@@ -24,5 +24,5 @@ mod tables;
 mod threads;
 
 pub use keywords::companion;
-pub use source::{FEED_KEEPS_MS, HbaseSource};
-pub use tables::{CATALOG, HbaseError, HbaseTables};
+pub use source::HbaseSource;
+pub use tables::{CATALOG, FEED_KEEPS_MS, HbaseError, HbaseTables};

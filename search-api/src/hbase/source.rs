@@ -18,8 +18,6 @@ use super::threads;
 mod feed;
 mod view;
 
-pub use feed::FEED_KEEPS_MS;
-
 /// A row's key and the cells put into it.
 type RowPuts = (Vec<u8>, Vec<PutCell>);
 

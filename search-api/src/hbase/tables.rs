@@ -17,7 +17,9 @@ pub const CATALOG: &str = rowsearch_store::CATALOG_TABLE;
 /// come through the tailer's time-range scans.
 pub const FEED: &str = "rowsearch_feed";
 const FEED_FAMILY: &str = "f";
-pub(crate) const FEED_TTL_SECONDS: u64 = 86_400;
+const FEED_TTL_SECONDS: u64 = 86_400;
+/// How long the feed keeps an entry (its table's TTL), in ms.
+pub const FEED_KEEPS_MS: u64 = FEED_TTL_SECONDS * 1000;
 /// Recorded writes read in one call (more: a scanner).
 const ONE_CALL_ROWS: usize = 1000;
 

@@ -158,7 +158,16 @@ fn http_changes_need_the_changes_action_and_keep_a_keys_partitions() {
     loop {
         let (status, page) = call(&s, "GET", &path, Some(MASTER), None);
         assert_eq!(status, 200, "{page}");
-        if page["changes"].as_array().unwrap().len() >= 3 {
+        let mut ids: Vec<u64> = page["changes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|c| c["key_fields"]["user"].as_str().is_some_and(|u| u.starts_with("feed-")))
+            .map(|c| c["key_fields"]["id"].as_u64().unwrap())
+            .collect();
+        ids.sort_unstable();
+        ids.dedup();
+        if ids == [1, 2, 3] {
             break;
         }
         assert!(started.elapsed() < std::time::Duration::from_secs(20), "{page}");

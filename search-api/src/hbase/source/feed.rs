@@ -15,10 +15,7 @@ use rowsearch_store::{ChangeFeed, Consumer, ConsumerState, ErrorKind, FeedRead, 
 use super::view::HbaseView;
 use super::{HbaseSource, SKEW_MARGIN_MS, err, now_ms};
 use crate::hbase::stream::PROBE;
-use crate::hbase::tables::FEED_TTL_SECONDS;
-
-/// How long the feed keeps an entry (its table's TTL).
-pub const FEED_KEEPS_MS: u64 = FEED_TTL_SECONDS * 1000;
+use crate::hbase::tables::FEED_KEEPS_MS;
 /// The oldest sequence the feed says it holds is this much younger than
 /// the edge where entries expire: a reader that starts there has a minute
 /// to read before it falls behind.
@@ -83,9 +80,10 @@ impl ChangeFeed for HbaseSource {
                 p
             }
             (None, Some(c)) => c.position,
-            // At the feed's end: it sees what is written from now on (and
-            // what the last SKEW_MARGIN_MS wrote).
-            (None, None) => now.saturating_sub(SKEW_MARGIN_MS + 1),
+            // Now: it sees what is recorded after this call (an entry
+            // recorded before it and landing late is a change made before
+            // the consumer was).
+            (None, None) => now,
         };
         let retention_ms = retention_ms
             .or(existing.as_ref().map(|c| c.retention_ms))
