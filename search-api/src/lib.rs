@@ -25,6 +25,7 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 
 mod client_slots;
+pub mod cluster;
 pub mod document;
 mod error;
 mod facade;

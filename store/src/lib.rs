@@ -102,8 +102,8 @@ pub use read::{ALL_VERSIONS, ReadOptions, ReadTxn, Scan, ScanCursor, ScanIter, S
 pub use schema::{
     Analyzer, CATALOG_TABLE, Column, Compression, DATE_NAME, DEFAULT_SUBJECT_WINDOW_MS, FamilySchema,
     FieldKind, IndexSchema, KEYWORDS_SUFFIX, MAX_FAMILIES, MAX_FAMILY_NAME_BYTES, MAX_INDEXES,
-    MAX_SEARCH_FIELDS, MAX_TABLE_NAME_BYTES, SearchField, SearchSchema, THREADS_SUFFIX, TableSchema,
-    ThreadSchema,
+    MAX_SEARCH_FIELDS, MAX_SHARDS, MAX_TABLE_NAME_BYTES, SearchField, SearchSchema, THREADS_SUFFIX,
+    TableSchema, ThreadSchema,
 };
 pub use secondary::{
     EntryCodec, EntryParts, IndexHit, IndexPage, IndexQuery, IndexState, IndexTerm, IndexVerifyReport,

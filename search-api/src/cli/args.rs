@@ -311,6 +311,12 @@ pub enum ServeCommand {
         /// when a search needs one).
         #[arg(long, default_value_t = 1000)]
         refresh_ms: u64,
+        /// With --hbase: join the cluster of searchers of this name over
+        /// that HBase (1-64 of A-Z a-z 0-9 _ . -), sharing the shards of
+        /// every searchable table's index through leases kept in HBase
+        /// (`GET /cluster`; README "A cluster of searchers").
+        #[arg(long, env = "ROWSEARCH_CLUSTER")]
+        cluster: Option<String>,
         /// Most rows written since the index's last commit that a search
         /// matches directly (in memory) to reflect them; past it, a search
         /// waits for the index to absorb them (0: always waits).

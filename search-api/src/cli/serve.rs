@@ -33,6 +33,7 @@ pub(super) fn run(args: &Args, command: &ServeCommand) -> Result<ExitCode> {
                     refresh,
                     elsewhere: None,
                     backups: None,
+                    cluster: None,
                 };
                 serve(store, listen, Gateways::default(), rowsearch::http::Limits::default(), options)?;
             }
@@ -63,6 +64,7 @@ pub(super) fn run(args: &Args, command: &ServeCommand) -> Result<ExitCode> {
             workers,
             idle_spin_us,
             refresh_ms,
+            cluster,
             overlay_max_rows,
             backup_dir,
             backup_every,
@@ -160,7 +162,20 @@ pub(super) fn run(args: &Args, command: &ServeCommand) -> Result<ExitCode> {
                 }
                 None => None,
             };
-            let options = ServeOptions { demo: false, access, refresh, elsewhere, backups };
+            let cluster = match (cluster, &args.hbase) {
+                (None, _) => None,
+                (Some(_), None) => {
+                    return Err(UsageError(
+                        "--cluster needs --hbase: a cluster of searchers shares one HBase".into(),
+                    )
+                    .into());
+                }
+                (Some(name), Some(hbase)) => {
+                    rowsearch::cluster::validate_name(name).map_err(UsageError)?;
+                    Some((name.clone(), hbase.clone()))
+                }
+            };
+            let options = ServeOptions { demo: false, access, refresh, elsewhere, backups, cluster };
             serve(store, listen, thrift, limits, options)?;
         }
     }
@@ -231,6 +246,8 @@ pub(super) struct ServeOptions {
     /// Where the tables live when not in the store (HBase).
     pub elsewhere: Option<std::sync::Arc<dyn rowsearch::store::TableStore>>,
     pub backups: Option<Backups>,
+    /// `--cluster NAME` with the `--hbase` it shares.
+    pub cluster: Option<(String, String)>,
 }
 
 /// Serves HTTP on `listen` until SIGINT or SIGTERM. Prints the bound
@@ -242,7 +259,7 @@ pub(super) fn serve(
     limits: rowsearch::http::Limits,
     options: ServeOptions,
 ) -> Result<()> {
-    let ServeOptions { demo, access, refresh, elsewhere, backups } = options;
+    let ServeOptions { demo, access, refresh, elsewhere, backups, cluster } = options;
     let addr: std::net::SocketAddr =
         listen.parse().map_err(|e| UsageError(format!("--listen {listen:?}: {e}")))?;
     if access.checker.is_none() {
@@ -325,6 +342,12 @@ pub(super) fn serve(
         let refresher =
             std::sync::Arc::new(rowsearch::indexer::Refresher::start(std::sync::Arc::new(live), refresh)?);
         state.searcher = rowsearch::Searcher::with_refresher(refresher);
+        if let Some((name, hbase)) = cluster {
+            let member = std::sync::Arc::new(rowsearch::cluster::Cluster::new(&name, &hbase, &bound.to_string()));
+            member.start()?;
+            tracing::info!(target: "rowsearch::serve", cluster = name, id = member.id(), "joined the cluster");
+            state.cluster = Some(member);
+        }
         let every = backups.as_ref().and_then(|b| b.every);
         state.backups = backups.map(|b| b.config);
         let state = std::sync::Arc::new(state);

@@ -25,4 +25,5 @@ mod threads;
 
 pub use keywords::companion;
 pub use source::HbaseSource;
+pub(crate) use tables::ensure;
 pub use tables::{CATALOG, FEED_KEEPS_MS, HbaseError, HbaseTables};

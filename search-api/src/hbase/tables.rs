@@ -525,7 +525,7 @@ impl HbaseTables {
 
 /// Creates rowsearch's own table `name` of one family when missing; one
 /// made meanwhile by another process is as good.
-pub(super) fn ensure(client: &mut HbaseClient, name: &str, family: FamilySchema) -> Result<(), ClientError> {
+pub(crate) fn ensure(client: &mut HbaseClient, name: &str, family: FamilySchema) -> Result<(), ClientError> {
     if client.table_exists(name)? {
         return Ok(());
     }

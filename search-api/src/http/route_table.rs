@@ -101,6 +101,7 @@ pub const ROUTES: &[RouteSpec] = &[
     route("page_style", Action::Public, "GET", "/page.css", "/page.css", None, &[]),
     route("health", Action::Public, "GET", "/health", "/health", None, &[]),
     route("metrics", Action::Admin, "GET", "/metrics", "/metrics", None, &[]),
+    route("cluster", Action::Admin, "GET", "/cluster", "/cluster", None, &[]),
     route("openapi", Action::Any, "GET", "/openapi.json", "/openapi.json", None, &[]),
     route("tables_list", Action::Any, "GET", "/tables", "/tables", None, &[]),
     route(

@@ -331,7 +331,10 @@ fn service_routes(c: &Ctx) -> Routes {
         .or(warp::path!("page.css").and(warp::get()).and(page_file("page_style", page::STYLE)))
         .unify();
 
-    page.or(health).unify().or(metrics).unify().or(openapi).unify().boxed()
+    let cluster = warp::path!("cluster").and(warp::get()).and(c.taking_none("cluster")).and_then(
+        |access: Access, st: Arc<State>| run_beside(st, "cluster", access, |st, _| service::cluster(st)),
+    );
+    page.or(health).unify().or(metrics).unify().or(cluster).unify().or(openapi).unify().boxed()
 }
 
 /// Tables.

@@ -145,6 +145,8 @@ pub struct State {
     /// Where backups go and how many are kept (`serve --backup-dir`);
     /// `None`: the server takes none.
     pub backups: Option<super::jobs::BackupConfig>,
+    /// This server as a searcher of a cluster (`serve --cluster`).
+    pub cluster: Option<Arc<crate::cluster::Cluster>>,
 }
 
 impl State {
@@ -172,6 +174,7 @@ impl State {
             answers,
             access: AccessConfig::default(),
             backups: None,
+            cluster: None,
         })
     }
 

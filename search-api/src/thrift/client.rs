@@ -458,35 +458,6 @@ impl HbaseClient {
         Ok(())
     }
 
-    /// One `putMultiple` of `rows` (pieces of rows: a key and some of its
-    /// cells), as [`put_calls`] cuts them.
-    ///
-    /// # Errors
-    /// [`ClientError`].
-    pub fn put_call(&mut self, table: &str, rows: &[(&[u8], &[PutCell])]) -> Result<(), ClientError> {
-        let puts = rows
-            .iter()
-            .map(|(key, cells)| {
-                let values = cells
-                    .iter()
-                    .map(|c| {
-                        let mut cv = vec![
-                            (1, binary(c.family.as_bytes())),
-                            (2, binary(c.qualifier.clone())),
-                            (3, binary(c.value.clone())),
-                        ];
-                        if let Some(ts) = c.timestamp {
-                            cv.push((4, Value::I64(ts as i64)));
-                        }
-                        Value::Struct(cv)
-                    })
-                    .collect();
-                Value::Struct(vec![(1, binary(*key)), (2, structs(values))])
-            })
-            .collect();
-        self.call("putMultiple", vec![(1, self.full_name(table)), (2, structs(puts))]).map(|_| ())
-    }
-
     /// The table's regions, in key order.
     ///
     /// # Errors

@@ -16,6 +16,7 @@ mod args;
 mod calls;
 mod client;
 mod client_admin;
+mod client_cas;
 mod client_gets;
 #[allow(dead_code)]
 mod codec;

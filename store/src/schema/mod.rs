@@ -17,7 +17,7 @@ pub(crate) use column::parse_column;
 pub use family::{Compression, FamilySchema};
 pub use index::IndexSchema;
 pub use name::{CATALOG_TABLE, KEYWORDS_SUFFIX, MAX_FAMILY_NAME_BYTES, MAX_TABLE_NAME_BYTES, THREADS_SUFFIX};
-pub use search::{Analyzer, DATE_NAME, FieldKind, MAX_SEARCH_FIELDS, SearchField, SearchSchema};
+pub use search::{Analyzer, DATE_NAME, FieldKind, MAX_SEARCH_FIELDS, MAX_SHARDS, SearchField, SearchSchema};
 pub use table::{MAX_FAMILIES, MAX_INDEXES, TableSchema};
 pub(crate) use threads::ParsedThreads;
 pub use threads::{DEFAULT_SUBJECT_WINDOW_MS, ThreadSchema};

@@ -50,7 +50,15 @@ pub struct SearchSchema {
     /// on a table that holds rows ([`crate::Store::set_display`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub display: Option<Vec<String>>,
+    /// How many shards a cluster of searchers splits the table's index
+    /// into, by partition hash ([`SearchSchema::shard_of`]); `None`: one.
+    /// A server alone keeps the one index whatever it says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shards: Option<u32>,
 }
+
+/// The most shards a table's index may be split into.
+pub const MAX_SHARDS: u32 = 1024;
 
 /// One searchable column.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -120,7 +128,19 @@ impl SearchSchema {
             fields: fields.into_iter().collect(),
             date_column: None,
             display: None,
+            shards: None,
         }
+    }
+
+    /// The shards its index splits into (1 when not said).
+    pub fn shard_count(&self) -> u32 {
+        self.shards.unwrap_or(1)
+    }
+
+    /// The shard of `partition` among `shards`: its 64-bit xxh3 modulo the
+    /// count (every process agrees; a mailbox's rows are in one shard).
+    pub fn shard_of(partition: &[u8], shards: u32) -> u32 {
+        (xxhash_rust::xxh3::xxh3_64(partition) % u64::from(shards.max(1))) as u32
     }
 
     /// Sets the names documents carry by default (see [`SearchSchema::display`]).
@@ -177,6 +197,9 @@ impl SearchSchema {
     ) -> std::result::Result<(), String> {
         if self.fields.is_empty() {
             return Err("search: at least one field is needed".into());
+        }
+        if let Some(n) = self.shards.filter(|n| !(1..=MAX_SHARDS).contains(n)) {
+            return Err(format!("search: shards {n}: from 1 to {MAX_SHARDS}"));
         }
         if self.fields.len() > MAX_SEARCH_FIELDS {
             return Err(format!("search: at most {MAX_SEARCH_FIELDS} fields"));

@@ -5,6 +5,7 @@
 //! door. happybase's own suite runs in `tests/thrift/happybase_suite.sh`.
 
 mod client;
+mod cluster;
 mod copy_table;
 mod differential;
 mod differential2;

@@ -1,4 +1,4 @@
-//! `/health`, `/metrics`, `/openapi.json`.
+//! `/health`, `/cluster`, `/metrics`, `/openapi.json`.
 
 use serde_json::json;
 use warp::Reply;
@@ -10,32 +10,52 @@ use crate::keys::Access;
 
 /// `GET /health`: 200 `ok`; 200 `degraded` with the reason when the last
 /// write failed at the storage level (a full disk) and none has succeeded
-/// since; 503 `unhealthy` with the reason when the store cannot serve.
+/// since; 503 `unhealthy` with the reason when the store cannot serve. A
+/// searcher of a cluster says which, and what it serves.
 pub(crate) fn health(st: &State) -> Answer {
+    let (mut body, status) = health_of(st);
+    if let Some(cluster) = &st.cluster {
+        body["cluster"] = cluster.health_json();
+    }
+    Ok(json_reply(&body, status))
+}
+
+fn health_of(st: &State) -> (serde_json::Value, warp::http::StatusCode) {
+    use warp::http::StatusCode;
     let version = env!("CARGO_PKG_VERSION");
     let work = st.work.load();
     let no_path = |reason: &str| hide_data_path(reason, st.store().path());
+    let degraded = |reason: String| {
+        (json!({"status": "degraded", "reason": reason, "version": version, "work": work}), StatusCode::OK)
+    };
     if let Err(e) = st.tables().ping() {
-        let reason = format!("the tables live in {}, which does not answer: {e}", st.tables().place());
-        return ok(json!({"status": "degraded", "reason": reason, "version": version, "work": work}));
+        return degraded(format!("the tables live in {}, which does not answer: {e}", st.tables().place()));
     }
     if let Some(reason) = st.tables().following().and_then(|f| f.trouble) {
-        return ok(json!({"status": "degraded", "reason": reason, "version": version, "work": work}));
+        return degraded(reason);
     }
     match st.store().health() {
         Ok(None) => match st.index_trouble() {
-            None => ok(json!({"status": "ok", "version": version, "work": work})),
-            Some(reason) => ok(
-                json!({"status": "degraded", "reason": no_path(&reason), "version": version, "work": work}),
-            ),
+            None => (json!({"status": "ok", "version": version, "work": work}), StatusCode::OK),
+            Some(reason) => degraded(no_path(&reason)),
         },
-        Ok(Some(reason)) => {
-            ok(json!({"status": "degraded", "reason": no_path(&reason), "version": version, "work": work}))
-        }
-        Err(e) => Ok(json_reply(
-            &json!({"status": "unhealthy", "reason": no_path(&e.to_string()), "version": version, "work": work}),
-            warp::http::StatusCode::SERVICE_UNAVAILABLE,
-        )),
+        Ok(Some(reason)) => degraded(no_path(&reason)),
+        Err(e) => (
+            json!({"status": "unhealthy", "reason": no_path(&e.to_string()), "version": version, "work": work}),
+            StatusCode::SERVICE_UNAVAILABLE,
+        ),
+    }
+}
+
+/// `GET /cluster`: the cluster of searchers this server belongs to, as it
+/// last read it (`crate::cluster`); a server alone says so.
+pub(crate) fn cluster(st: &State) -> Answer {
+    match &st.cluster {
+        Some(cluster) => ok(cluster.to_json()),
+        None => ok(json!({
+            "cluster": null,
+            "detail": "this server is not in a cluster: serve --hbase HOST:PORT --cluster NAME joins one",
+        })),
     }
 }
 

@@ -1,0 +1,262 @@
+//! A cluster of searchers over one HBase (`serve --hbase ... --cluster
+//! NAME`): searchers find each other and share the shards of every
+//! searchable table's index through rows in HBase (`rows.rs`), with leases
+//! taken and renewed by HBase's check-and-put, and no other coordinator.
+//!
+//! Each searcher runs a round every [`ROUND_MS`] on a thread of its own:
+//! it writes its heartbeat, reads the members and the leases, and acts on
+//! the plan (`plan.rs`): renews what it holds, takes free shards up to its
+//! quota, gives one up for a searcher that lacks shards. A lease runs
+//! [`LEASE_MS`] from its last renewal: a searcher killed loses its shards
+//! to the others within that and one round. A searcher counts as holding
+//! a shard only until the lease it last won ends (by its own clock), so
+//! one cut off from HBase stops claiming its shards when the others may
+//! take them.
+
+mod plan;
+mod rows;
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+pub use plan::{Lease, ShardId, Step, plan, quota};
+pub use rows::{CLUSTER, Member};
+
+use crate::hbase::{HbaseError, HbaseTables};
+
+/// How often a searcher runs a round.
+pub const ROUND_MS: u64 = 1_000;
+/// How long a lease (and a heartbeat) lasts without renewal.
+pub const LEASE_MS: u64 = 5_000;
+
+/// What a searcher last read and did.
+#[derive(Debug, Default, Clone)]
+struct View {
+    members: BTreeMap<String, Member>,
+    leases: BTreeMap<ShardId, Lease>,
+    shards: Vec<ShardId>,
+    /// What this searcher won and until when (ms).
+    held: BTreeMap<ShardId, u64>,
+    /// When the last round ended, and its failure if it failed.
+    round_ms: u64,
+    trouble: Option<String>,
+}
+
+/// This process as a searcher of a cluster.
+#[derive(Debug)]
+pub struct Cluster {
+    name: String,
+    id: String,
+    addr: String,
+    started_ms: u64,
+    tables: HbaseTables,
+    view: Mutex<View>,
+}
+
+fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+/// Checks a cluster name: 1 to 64 of `A-Z a-z 0-9 _ . -`.
+///
+/// # Errors
+/// The reason it is not one.
+pub fn validate_name(name: &str) -> Result<(), String> {
+    let ok = (1..=64).contains(&name.len())
+        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'.' || b == b'-');
+    if ok { Ok(()) } else { Err(format!("cluster name {name:?}: 1 to 64 of A-Z a-z 0-9 _ . -")) }
+}
+
+impl Cluster {
+    /// This process joining cluster `name` of the HBase whose Thrift2
+    /// gateway is `hbase` (`HOST:PORT[/NAMESPACE]`), answering HTTP at
+    /// `addr`. Nothing is contacted until [`Cluster::start`].
+    pub fn new(name: &str, hbase: &str, addr: &str) -> Cluster {
+        use std::hash::{BuildHasher, Hasher};
+        let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+        hasher.write_u32(std::process::id());
+        hasher.write_u64(now_ms());
+        Cluster {
+            name: name.to_owned(),
+            id: format!("{:016x}", hasher.finish()),
+            addr: addr.to_owned(),
+            started_ms: now_ms(),
+            tables: HbaseTables::with_timeout(hbase, Duration::from_millis(LEASE_MS / 2)),
+            view: Mutex::new(View::default()),
+        }
+    }
+
+    /// Its id among the searchers (random per process).
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    fn view(&self) -> std::sync::MutexGuard<'_, View> {
+        self.view.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Runs its rounds on a thread of its own for as long as the process
+    /// lives.
+    ///
+    /// # Errors
+    /// When the operating system refuses the thread.
+    pub fn start(self: &Arc<Self>) -> std::io::Result<()> {
+        let me = Arc::clone(self);
+        std::thread::Builder::new().name("cluster".into()).spawn(move || {
+            loop {
+                let started = std::time::Instant::now();
+                if let Err(e) = me.round() {
+                    tracing::warn!(target: "rowsearch::cluster", error = %e, "cluster round failed");
+                    let mut view = me.view();
+                    view.trouble = Some(e.to_string());
+                    view.round_ms = now_ms();
+                }
+                let left = Duration::from_millis(ROUND_MS).saturating_sub(started.elapsed());
+                std::thread::sleep(left);
+            }
+        })?;
+        Ok(())
+    }
+
+    /// Every shard of every searchable table.
+    fn shards(&self) -> Result<Vec<ShardId>, HbaseError> {
+        let mut shards = Vec::new();
+        for table in self.tables.tables()? {
+            let Ok(schema) = self.tables.schema(&table) else { continue };
+            if let Some(search) = &schema.search {
+                shards.extend((0..search.shard_count()).map(|shard| ShardId { table: table.clone(), shard }));
+            }
+        }
+        Ok(shards)
+    }
+
+    /// One round: heartbeat, read, act.
+    fn round(&self) -> Result<(), HbaseError> {
+        rows::ensure_table(&self.tables)?;
+        let now = now_ms();
+        let me = Member { addr: self.addr.clone(), seen_ms: now, started_ms: self.started_ms };
+        rows::put_member(&self.tables, &self.name, &self.id, &me)?;
+        let members = rows::members(&self.tables, &self.name)?;
+        let read = rows::leases(&self.tables, &self.name)?;
+        let shards = self.shards()?;
+        let live: Vec<String> =
+            members.iter().filter(|(_, m)| m.seen_ms + LEASE_MS > now).map(|(id, _)| id.clone()).collect();
+        let leases: BTreeMap<ShardId, Lease> =
+            read.iter().map(|(s, r)| (s.clone(), r.lease.clone())).collect();
+        let steps = plan(&self.id, &live, &shards, &leases, now);
+        let mut held = self.view().held.clone();
+        let mut after = leases.clone();
+        for step in &steps {
+            let (shard, lease) = match step {
+                Step::Renew(s) => {
+                    let since = leases.get(s).map_or(now, |l| l.since_ms);
+                    (
+                        s,
+                        Lease {
+                            holder: self.id.clone(),
+                            addr: self.addr.clone(),
+                            expires_ms: now + LEASE_MS,
+                            since_ms: since,
+                        },
+                    )
+                }
+                Step::Take(s) => (
+                    s,
+                    Lease {
+                        holder: self.id.clone(),
+                        addr: self.addr.clone(),
+                        expires_ms: now + LEASE_MS,
+                        since_ms: now,
+                    },
+                ),
+                Step::Release(s) => {
+                    (s, Lease { holder: String::new(), addr: String::new(), expires_ms: 0, since_ms: 0 })
+                }
+            };
+            let expected = read.get(shard).map(|r| r.bytes.as_slice());
+            if rows::swap_lease(&self.tables, &self.name, shard, expected, &lease)? {
+                match step {
+                    Step::Release(_) => held.remove(shard),
+                    _ => held.insert(shard.clone(), lease.expires_ms),
+                };
+                after.insert(shard.clone(), lease);
+            } else {
+                // Another searcher changed it since it was read.
+                held.remove(shard);
+            }
+        }
+        held.retain(|s, until| *until > now && shards.contains(s));
+        *self.view() = View { members, leases: after, shards, held, round_ms: now_ms(), trouble: None };
+        Ok(())
+    }
+
+    /// The shards this searcher holds now (leases it won that have not
+    /// ended).
+    pub fn serves(&self) -> Vec<ShardId> {
+        let now = now_ms();
+        self.view().held.iter().filter(|(_, until)| **until > now).map(|(s, _)| s.clone()).collect()
+    }
+
+    /// `GET /cluster`: the searchers, the shards and their leases, as this
+    /// searcher last read them.
+    pub fn to_json(&self) -> Value {
+        let now = now_ms();
+        let view = self.view().clone();
+        let holder = |s: &ShardId| view.leases.get(s).filter(|l| l.held_at(now));
+        let searchers: Vec<Value> = view
+            .members
+            .iter()
+            .filter(|(_, m)| m.seen_ms + 10 * LEASE_MS > now)
+            .map(|(id, m)| {
+                let shards: Vec<String> = view
+                    .shards
+                    .iter()
+                    .filter(|s| holder(s).is_some_and(|l| l.holder == *id))
+                    .map(ToString::to_string)
+                    .collect();
+                json!({
+                    "id": id,
+                    "addr": m.addr,
+                    "live": m.seen_ms + LEASE_MS > now,
+                    "seen_ms_ago": now.saturating_sub(m.seen_ms),
+                    "started_ms": m.started_ms,
+                    "me": *id == self.id,
+                    "shards": shards,
+                })
+            })
+            .collect();
+        let shards: Vec<Value> = view
+            .shards
+            .iter()
+            .map(|s| match holder(s) {
+                Some(l) => json!({
+                    "table": s.table, "shard": s.shard, "holder": l.holder, "addr": l.addr,
+                    "expires_in_ms": l.expires_ms.saturating_sub(now), "held_since_ms": l.since_ms,
+                }),
+                None => json!({"table": s.table, "shard": s.shard, "holder": null}),
+            })
+            .collect();
+        json!({
+            "cluster": self.name,
+            "me": self.id,
+            "lease_ms": LEASE_MS,
+            "round_ms_ago": now.saturating_sub(view.round_ms),
+            "trouble": view.trouble,
+            "searchers": searchers,
+            "shards": shards,
+        })
+    }
+
+    /// What `/health` says of it: the cluster, this searcher, what it
+    /// serves, and its last round's failure.
+    pub fn health_json(&self) -> Value {
+        let view = self.view().clone();
+        let serves: Vec<String> = self.serves().iter().map(ToString::to_string).collect();
+        json!({"name": self.name, "me": self.id, "serves": serves, "trouble": view.trouble})
+    }
+}
