@@ -370,7 +370,18 @@ pub(super) fn serve(
                 observe,
             ));
         }
+        let member = state.cluster.clone();
         rowsearch::http::serve(listener, state, shutdown_signal()).await;
+        if let Some(member) = member {
+            // Stopped on purpose: the others take its shards now rather
+            // than when its leases end.
+            let released = tokio::task::spawn_blocking(move || member.leave()).await;
+            match released {
+                Ok(Ok(n)) => tracing::info!(target: "rowsearch::serve", released = n, "left the cluster"),
+                Ok(Err(e)) => tracing::warn!(target: "rowsearch::serve", error = %e, "leaving the cluster"),
+                Err(e) => tracing::warn!(target: "rowsearch::serve", error = %e, "leaving the cluster"),
+            }
+        }
         Ok(())
     })
 }

@@ -54,6 +54,10 @@ pub struct Cluster {
     started_ms: u64,
     tables: HbaseTables,
     view: Mutex<View>,
+    /// Set by [`Cluster::leave`]: no more rounds.
+    left: std::sync::atomic::AtomicBool,
+    /// Held for a round's length, so leaving waits for one under way.
+    rounds: Mutex<()>,
 }
 
 fn now_ms() -> u64 {
@@ -88,6 +92,8 @@ impl Cluster {
             started_ms: now_ms(),
             tables: HbaseTables::with_timeout(hbase, Duration::from_millis(LEASE_MS / 2)),
             view: Mutex::new(View::default()),
+            left: std::sync::atomic::AtomicBool::new(false),
+            rounds: Mutex::new(()),
         }
     }
 
@@ -110,7 +116,13 @@ impl Cluster {
         std::thread::Builder::new().name("cluster".into()).spawn(move || {
             loop {
                 let started = std::time::Instant::now();
-                if let Err(e) = me.round() {
+                let round = me.rounds.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                if me.left.load(std::sync::atomic::Ordering::Acquire) {
+                    break;
+                }
+                let outcome = me.round();
+                drop(round);
+                if let Err(e) = outcome {
                     tracing::warn!(target: "rowsearch::cluster", error = %e, "cluster round failed");
                     let mut view = me.view();
                     view.trouble = Some(e.to_string());
@@ -193,6 +205,32 @@ impl Cluster {
         held.retain(|s, until| *until > now && shards.contains(s));
         *self.view() = View { members, leases: after, shards, held, round_ms: now_ms(), trouble: None };
         Ok(())
+    }
+
+    /// Leaves the cluster (the server stops): no more rounds, its leases
+    /// released and its heartbeat ended, so the others take its shards at
+    /// their next round instead of when its leases end; how many leases it
+    /// released.
+    ///
+    /// # Errors
+    /// `Client` (the leases then end by themselves).
+    pub fn leave(&self) -> Result<usize, HbaseError> {
+        self.left.store(true, std::sync::atomic::Ordering::Release);
+        // A round under way finishes first: its leases are read after it.
+        let _round = self.rounds.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let gone = Member { addr: self.addr.clone(), seen_ms: 0, started_ms: self.started_ms };
+        rows::put_member(&self.tables, &self.name, &self.id, &gone)?;
+        let released = Lease { holder: String::new(), addr: String::new(), expires_ms: 0, since_ms: 0 };
+        let mut n = 0;
+        for (shard, read) in rows::leases(&self.tables, &self.name)? {
+            if read.lease.holder == self.id
+                && rows::swap_lease(&self.tables, &self.name, &shard, Some(&read.bytes), &released)?
+            {
+                n += 1;
+            }
+        }
+        self.view().held.clear();
+        Ok(n)
     }
 
     /// The shards this searcher holds now (leases it won that have not

@@ -4,7 +4,7 @@
 //! leases taken with HBase's check-and-put: each holds its quota; a
 //! searcher killed with SIGKILL loses its shards to the others once its
 //! leases end (5 s) and a round passes; a searcher that joins is given its
-//! share.
+//! share; one stopped with SIGTERM gives its leases back as it goes.
 
 use std::collections::BTreeMap;
 use std::process::Command;
@@ -123,6 +123,14 @@ fn thrift_searchers_share_shards_by_leases_in_hbase_and_take_over_a_killed_ones(
     let (took, _) = settled(&d, 3, Duration::from_secs(60));
     eprintln!("a joining searcher has its share after {took:?}");
     assert_eq!(serves(&d).len(), SHARDS / 3, "{:?}", d.get_json("/cluster").1);
+
+    // c stopped with SIGTERM gives its leases back as it goes: the others
+    // take its shards at their next round, not when the leases would end.
+    let status = c.terminate();
+    assert!(status.success(), "{status:?}");
+    let (took, _) = settled(&a, 2, Duration::from_secs(30));
+    eprintln!("takeover of a stopped searcher's shards: {took:?}");
+    assert!(took < Duration::from_secs(5), "took {took:?}: as if its leases had run out");
 }
 
 #[test]
