@@ -6,7 +6,7 @@
 //! Each searcher runs a round every [`ROUND_MS`] on a thread of its own:
 //! it writes its heartbeat, reads the members and the leases, and acts on
 //! the plan (`plan.rs`): renews what it holds, takes free shards up to its
-//! quota, gives one up for a searcher that lacks shards. A lease runs
+//! quota, gives its extras up for searchers that lack shards. A lease runs
 //! [`LEASE_MS`] from its last renewal: a searcher killed loses its shards
 //! to the others within that and one round. A searcher counts as holding
 //! a shard only until the lease it last won ends (by its own clock), so

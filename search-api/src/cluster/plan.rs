@@ -1,7 +1,7 @@
 //! What a searcher does with the shards' leases in one round, decided from
 //! what it read of the cluster (a pure function, so every case is tested
 //! against a model): renew what it holds, take free shards up to its
-//! quota, release one past its quota when others lack shards.
+//! quota, release those past its quota when others lack shards.
 //!
 //! Quotas: the live searchers sorted by id, the `T` shards shared so that
 //! the first `T % S` take one more than `T / S`; every searcher computes
@@ -103,8 +103,12 @@ pub fn plan(
             })
             .sum();
         if lacking > free.len() {
+            // Its extras, those it wants least first, as many as the
+            // others lack past the free ones (each searcher over its quota
+            // gives up its own extras: together, what the others lack).
             mine.sort_by_key(|s| preference(me, s));
-            steps.push(Step::Release(mine.remove(0).clone()));
+            let give = (mine.len() - want).min(lacking - free.len());
+            steps.extend(mine.drain(..give).map(|s| Step::Release(s.clone())));
         }
     }
     steps.extend(mine.iter().map(|s| Step::Renew((*s).clone())));
