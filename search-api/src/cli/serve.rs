@@ -351,6 +351,11 @@ pub(super) fn serve(
         let every = backups.as_ref().and_then(|b| b.every);
         state.backups = backups.map(|b| b.config);
         let state = std::sync::Arc::new(state);
+        if let Some(member) = &state.cluster {
+            // Weak: the state holds the member, which must not hold it.
+            let weak = std::sync::Arc::downgrade(&state);
+            member.set_lag_source(Box::new(move |table| Some(weak.upgrade()?.freshness(table)?.lag_ms)));
+        }
         if let Some(every) = every {
             tokio::spawn(take_backups(std::sync::Arc::clone(&state), every));
         }

@@ -46,7 +46,6 @@ struct View {
 }
 
 /// This process as a searcher of a cluster.
-#[derive(Debug)]
 pub struct Cluster {
     name: String,
     id: String,
@@ -58,6 +57,21 @@ pub struct Cluster {
     left: std::sync::atomic::AtomicBool,
     /// Held for a round's length, so leaving waits for one under way.
     rounds: Mutex<()>,
+    /// Where the heartbeat reads how far behind each table's index is.
+    lags: Mutex<Option<LagSource>>,
+}
+
+/// How far behind a table's index is (ms), if it has one.
+pub type LagSource = Box<dyn Fn(&str) -> Option<u64> + Send>;
+
+impl std::fmt::Debug for Cluster {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Cluster")
+            .field("name", &self.name)
+            .field("id", &self.id)
+            .field("addr", &self.addr)
+            .finish()
+    }
 }
 
 fn now_ms() -> u64 {
@@ -94,6 +108,7 @@ impl Cluster {
             view: Mutex::new(View::default()),
             left: std::sync::atomic::AtomicBool::new(false),
             rounds: Mutex::new(()),
+            lags: Mutex::new(None),
         }
     }
 
@@ -104,6 +119,12 @@ impl Cluster {
 
     fn view(&self) -> std::sync::MutexGuard<'_, View> {
         self.view.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Where its heartbeat reads each table's index lag from (the
+    /// server's live indexes), shown by `GET /cluster`.
+    pub fn set_lag_source(&self, lags: LagSource) {
+        *self.lags.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(lags);
     }
 
     /// Runs its rounds on a thread of its own for as long as the process
@@ -150,12 +171,18 @@ impl Cluster {
     /// One round: heartbeat, read, act.
     fn round(&self) -> Result<(), HbaseError> {
         rows::ensure_table(&self.tables)?;
+        let shards = self.shards()?;
+        let mut lag_ms = BTreeMap::new();
+        if let Some(lags) = &*self.lags.lock().unwrap_or_else(std::sync::PoisonError::into_inner) {
+            for s in shards.iter().filter(|s| s.shard == 0) {
+                lag_ms.extend(lags(&s.table).map(|lag| (s.table.clone(), lag)));
+            }
+        }
         let now = now_ms();
-        let me = Member { addr: self.addr.clone(), seen_ms: now, started_ms: self.started_ms };
+        let me = Member { addr: self.addr.clone(), seen_ms: now, started_ms: self.started_ms, lag_ms };
         rows::put_member(&self.tables, &self.name, &self.id, &me)?;
         let members = rows::members(&self.tables, &self.name)?;
         let read = rows::leases(&self.tables, &self.name)?;
-        let shards = self.shards()?;
         let live: Vec<String> =
             members.iter().filter(|(_, m)| m.seen_ms + LEASE_MS > now).map(|(id, _)| id.clone()).collect();
         let leases: BTreeMap<ShardId, Lease> =
@@ -218,7 +245,12 @@ impl Cluster {
         self.left.store(true, std::sync::atomic::Ordering::Release);
         // A round under way finishes first: its leases are read after it.
         let _round = self.rounds.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        let gone = Member { addr: self.addr.clone(), seen_ms: 0, started_ms: self.started_ms };
+        let gone = Member {
+            addr: self.addr.clone(),
+            seen_ms: 0,
+            started_ms: self.started_ms,
+            lag_ms: BTreeMap::new(),
+        };
         rows::put_member(&self.tables, &self.name, &self.id, &gone)?;
         let released = Lease { holder: String::new(), addr: String::new(), expires_ms: 0, since_ms: 0 };
         let mut n = 0;
@@ -263,6 +295,7 @@ impl Cluster {
                     "live": m.seen_ms + LEASE_MS > now,
                     "seen_ms_ago": now.saturating_sub(m.seen_ms),
                     "started_ms": m.started_ms,
+                    "lag_ms": m.lag_ms,
                     "me": *id == self.id,
                     "shards": shards,
                 })

@@ -4,7 +4,7 @@
 //! searchers in HBase").
 //!
 //! ```text
-//! m 00 cluster 00 searcher-id          f:m = JSON {"addr","seen_ms","started_ms"}
+//! m 00 cluster 00 searcher-id          f:m = JSON {"addr","seen_ms","started_ms","lag_ms"}
 //! l 00 cluster 00 table 00 shard(u32 BE) f:l = JSON Lease {"holder","addr","expires_ms","since_ms"}
 //! ```
 //!
@@ -34,6 +34,10 @@ pub struct Member {
     pub seen_ms: u64,
     /// When it started (ms).
     pub started_ms: u64,
+    /// How far its index of each searchable table is behind the writes it
+    /// knows of (ms), as of its heartbeat.
+    #[serde(default)]
+    pub lag_ms: BTreeMap<String, u64>,
 }
 
 /// A lease row's value as read: the lease and its exact bytes (what a

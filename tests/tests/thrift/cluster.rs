@@ -105,6 +105,18 @@ fn thrift_searchers_share_shards_by_leases_in_hbase_and_take_over_a_killed_ones(
     all.sort();
     let want: Vec<String> = (0..SHARDS).map(|i| format!("notes/{i}")).collect();
     assert_eq!(all, want, "every shard served once");
+    // Each searcher's heartbeat carries its index's lag per table.
+    let started = Instant::now();
+    loop {
+        let (_, v) = a.get_json("/cluster");
+        let lags: Vec<&Value> =
+            v["searchers"].as_array().unwrap().iter().map(|m| &m["lag_ms"]["notes"]).collect();
+        if lags.len() == 3 && lags.iter().all(|l| l.is_u64()) {
+            break;
+        }
+        assert!(started.elapsed() < Duration::from_secs(30), "no lag per searcher: {v}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
 
     // b killed: its shards go to a and c once its leases end.
     let (_, b_id) = {

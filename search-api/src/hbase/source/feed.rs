@@ -16,6 +16,7 @@ use super::view::HbaseView;
 use super::{HbaseSource, SKEW_MARGIN_MS, err, now_ms};
 use crate::hbase::stream::PROBE;
 use crate::hbase::tables::FEED_KEEPS_MS;
+
 /// The oldest sequence the feed says it holds is this much younger than
 /// the edge where entries expire: a reader that starts there has a minute
 /// to read before it falls behind.
