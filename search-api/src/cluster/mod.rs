@@ -59,6 +59,19 @@ pub struct Cluster {
     rounds: Mutex<()>,
     /// Where the heartbeat reads how far behind each table's index is.
     lags: Mutex<Option<LagSource>>,
+    /// Rounds that failed since it started.
+    failures: std::sync::atomic::AtomicU64,
+}
+
+/// A searcher's figures in its cluster at scrape time (`/metrics`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ClusterFigures {
+    /// Shards it serves.
+    pub shards_held: u64,
+    /// Live searchers it last saw (itself included).
+    pub searchers_live: u64,
+    /// Its rounds that failed since it started.
+    pub round_failures: u64,
 }
 
 /// How far behind a table's index is (ms), if it has one.
@@ -109,6 +122,7 @@ impl Cluster {
             left: std::sync::atomic::AtomicBool::new(false),
             rounds: Mutex::new(()),
             lags: Mutex::new(None),
+            failures: std::sync::atomic::AtomicU64::new(0),
         }
     }
 
@@ -144,6 +158,7 @@ impl Cluster {
                 let outcome = me.round();
                 drop(round);
                 if let Err(e) = outcome {
+                    me.failures.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                     tracing::warn!(target: "rowsearch::cluster", error = %e, "cluster round failed");
                     let mut view = me.view();
                     view.trouble = Some(e.to_string());
@@ -321,6 +336,17 @@ impl Cluster {
             "searchers": searchers,
             "shards": shards,
         })
+    }
+
+    /// Its figures for `/metrics`.
+    pub fn figures(&self) -> ClusterFigures {
+        let now = now_ms();
+        let live = self.view().members.values().filter(|m| m.seen_ms + LEASE_MS > now).count();
+        ClusterFigures {
+            shards_held: self.serves().len() as u64,
+            searchers_live: live as u64,
+            round_failures: self.failures.load(std::sync::atomic::Ordering::Relaxed),
+        }
     }
 
     /// What `/health` says of it: the cluster, this searcher, what it

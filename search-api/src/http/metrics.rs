@@ -70,6 +70,9 @@ pub struct Metrics {
     committed_batches: Gauge,
     syncs: Gauge,
     unsynced_commits: Gauge,
+    cluster_shards_held: Gauge,
+    cluster_searchers_live: Gauge,
+    cluster_round_failures: Gauge,
 }
 
 /// One table's figures at scrape time.
@@ -209,6 +212,24 @@ impl Metrics {
             "how long ago the oldest write a table's index lacks was committed (0: it lacks none)",
             index_lag_seconds.clone(),
         );
+        let cluster_shards_held = Gauge::default();
+        let cluster_searchers_live = Gauge::default();
+        let cluster_round_failures = Gauge::default();
+        registry.register(
+            "cluster_shards_held",
+            "shards this searcher serves (serve --cluster)",
+            cluster_shards_held.clone(),
+        );
+        registry.register(
+            "cluster_searchers_live",
+            "live searchers of its cluster, itself included, as it last read them",
+            cluster_searchers_live.clone(),
+        );
+        registry.register(
+            "cluster_round_failures",
+            "its cluster rounds (heartbeat, leases) that failed since it started",
+            cluster_round_failures.clone(),
+        );
         Metrics {
             registry: Mutex::new(registry),
             requests,
@@ -233,6 +254,9 @@ impl Metrics {
             committed_batches,
             syncs,
             unsynced_commits,
+            cluster_shards_held,
+            cluster_searchers_live,
+            cluster_round_failures,
         }
     }
 
@@ -281,8 +305,14 @@ impl Metrics {
         work: super::pool::PoolLoad,
         commits: (u64, u64),
         syncs: Option<(u64, u64)>,
+        cluster: Option<crate::cluster::ClusterFigures>,
     ) -> String {
         let gauge = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
+        if let Some(c) = cluster {
+            self.cluster_shards_held.set(gauge(c.shards_held));
+            self.cluster_searchers_live.set(gauge(c.searchers_live));
+            self.cluster_round_failures.set(gauge(c.round_failures));
+        }
         let (synced, unsynced) = syncs.unwrap_or_default();
         self.syncs.set(gauge(synced));
         self.unsynced_commits.set(gauge(unsynced));

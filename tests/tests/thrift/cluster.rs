@@ -105,6 +105,13 @@ fn thrift_searchers_share_shards_by_leases_in_hbase_and_take_over_a_killed_ones(
     all.sort();
     let want: Vec<String> = (0..SHARDS).map(|i| format!("notes/{i}")).collect();
     assert_eq!(all, want, "every shard served once");
+    // /metrics says what it holds and how many are live.
+    let (_, metrics) = a.request("GET", "/metrics", None);
+    let figure = |name: &str| {
+        metrics.lines().find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.parse::<u64>().ok())
+    };
+    assert_eq!(figure("rowsearch_cluster_shards_held"), Some((SHARDS / 3) as u64), "{metrics}");
+    assert_eq!(figure("rowsearch_cluster_searchers_live"), Some(3), "{metrics}");
     // Each searcher's heartbeat carries its index's lag per table.
     let started = Instant::now();
     loop {

@@ -75,6 +75,7 @@ pub(crate) fn metrics(st: &State, access: &Access) -> Answer {
         st.work.load(),
         st.store().group_commits(),
         st.store().sync_stats(),
+        st.cluster.as_ref().map(|c| c.figures()),
     );
     Ok(warp::reply::with_header(text, "content-type", "text/plain; version=0.0.4").into_response())
 }
