@@ -61,6 +61,8 @@ pub struct Cluster {
     lags: Mutex<Option<LagSource>>,
     /// Rounds that failed since it started.
     failures: std::sync::atomic::AtomicU64,
+    /// The cluster table is known to exist (looked for once).
+    ready: std::sync::atomic::AtomicBool,
 }
 
 /// A searcher's figures in its cluster at scrape time (`/metrics`).
@@ -123,6 +125,7 @@ impl Cluster {
             rounds: Mutex::new(()),
             lags: Mutex::new(None),
             failures: std::sync::atomic::AtomicU64::new(0),
+            ready: std::sync::atomic::AtomicBool::new(false),
         }
     }
 
@@ -185,7 +188,10 @@ impl Cluster {
 
     /// One round: heartbeat, read, act.
     fn round(&self) -> Result<(), HbaseError> {
-        rows::ensure_table(&self.tables)?;
+        if !self.ready.load(std::sync::atomic::Ordering::Relaxed) {
+            rows::ensure_table(&self.tables)?;
+            self.ready.store(true, std::sync::atomic::Ordering::Relaxed);
+        }
         let shards = self.shards()?;
         let mut lag_ms = BTreeMap::new();
         if let Some(lags) = &*self.lags.lock().unwrap_or_else(std::sync::PoisonError::into_inner) {
