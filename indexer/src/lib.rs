@@ -52,6 +52,8 @@ pub mod query;
 mod reader;
 mod refresh;
 mod scoped_stats;
+mod shard;
+mod shard_stats;
 mod sloppy_phrase;
 mod snapshot;
 mod suggest;
@@ -92,6 +94,8 @@ pub use priority::lower_thread_priority;
 pub use reader::{Generation, KeyHits, SortBy, TableIndex};
 pub use refresh::{EARLY_ROUND_WRITES, RefreshOptions, RefreshStatus, Refresher};
 pub use rowsearch_store as store;
+pub use shard::ShardSource;
+pub use shard_stats::ShardStats;
 pub use snapshot::{Completions, ParsedQuery, SCOPED_CANDIDATES};
 pub use verify::{Mismatches, VerifyOptions, VerifyReport, verify};
 

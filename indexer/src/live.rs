@@ -234,8 +234,20 @@ impl LiveIndexes {
     /// search after a write to its table waits for the index to absorb it;
     /// [`DEFAULT_OVERLAY_MAX_ROWS`] is the default).
     pub fn new(home: impl Into<crate::Home>, overlay_max_rows: usize) -> LiveIndexes {
-        let crate::Home { tables, data: dir } = home.into();
-        let source: Arc<dyn RowSource> = tables.clone();
+        let home = home.into();
+        let source: Arc<dyn RowSource> = home.tables.clone();
+        LiveIndexes::with_source(home, source, overlay_max_rows)
+    }
+
+    /// As [`Self::new`], its indexes built and brought current from
+    /// `source` (a [`crate::ShardSource`]: one shard of a table) while
+    /// searches read rows from `home`'s tables.
+    pub fn with_source(
+        home: crate::Home,
+        source: Arc<dyn RowSource>,
+        overlay_max_rows: usize,
+    ) -> LiveIndexes {
+        let crate::Home { tables, data: dir } = home;
         LiveIndexes {
             shared: Arc::new(Shared { tables, source, dir, overlay_max_rows, rounds: Rounds::default() }),
             tables: Mutex::new(HashMap::new()),

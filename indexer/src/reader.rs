@@ -24,6 +24,7 @@ use crate::generation::IndexDir;
 use crate::generation::{indexed_next_seq, indexed_table_id};
 use crate::overlay::{Combined, Overlay};
 use crate::scoped_stats::ScopedStats;
+use crate::shard_stats::ShardStats;
 use crate::{Error, Result};
 
 /// One open generation.
@@ -288,7 +289,7 @@ impl Generation {
         offset: usize,
         limit: usize,
     ) -> Result<KeyHits> {
-        self.search_scoped(query_text, query, overlay, facets, &[], sort, offset, limit, None)
+        self.search_scoped(query_text, query, overlay, facets, &[], sort, offset, limit, None, None)
     }
 
     /// As [`Self::search_overlaid`], scoring with the BM25 statistics of
@@ -310,20 +311,11 @@ impl Generation {
         offset: usize,
         limit: usize,
         collapse: Option<&str>,
+        global: Option<&ShardStats>,
     ) -> Result<KeyHits> {
         let searcher = self.reader.searcher();
-        let scoped = (!stats_partitions.is_empty()).then(|| {
-            let filter = ScopedStats::filter(self.schema.partition, stats_partitions);
-            let writes = overlay.map_or((0, 0), |o| (o.from_seq, o.last_seq));
-            let counts = self.scoped_cache.counts(commit_id(&searcher), writes, stats_partitions);
-            ScopedStats::new(
-                match overlay {
-                    Some(overlay) => runs(&searcher, &*filter, overlay),
-                    None => vec![(&searcher, filter)],
-                },
-                counts,
-            )
-        });
+        let scoped =
+            global.is_none().then(|| self.scoped_stats(&searcher, overlay, stats_partitions)).flatten();
         let mut commit = commit_id(&searcher);
         let limit = limit.max(1);
         let counting = (!facets.is_empty()).then(|| FacetCollector::new(&self.schema, facets));
@@ -341,10 +333,15 @@ impl Generation {
                 }
             };
             let combined = Combined { searchers: runs.iter().map(|(on, _)| *on).collect() };
-            let stats: &dyn Bm25StatisticsProvider = match &scoped {
+            let local: &dyn Bm25StatisticsProvider = match &scoped {
                 Some(s) => s,
                 None if runs.len() == 1 => &searcher,
                 None => &combined,
+            };
+            let summed = global.map(|g| g.over(local));
+            let stats: &dyn Bm25StatisticsProvider = match &summed {
+                Some(s) => s,
+                None => local,
             };
             let order = GroupOrder { by_date: sort != SortBy::Relevance, descending: sort != SortBy::Oldest };
             let mut fruits = Vec::with_capacity(runs.len());
@@ -395,10 +392,15 @@ impl Generation {
             }
         };
         let combined = Combined { searchers: runs.iter().map(|(on, _)| *on).collect() };
-        let stats: &dyn Bm25StatisticsProvider = match &scoped {
+        let local: &dyn Bm25StatisticsProvider = match &scoped {
             Some(s) => s,
             None if runs.len() == 1 => &searcher,
             None => &combined,
+        };
+        let summed = global.map(|g| g.over(local));
+        let stats: &dyn Bm25StatisticsProvider = match &summed {
+            Some(s) => s,
+            None => local,
         };
         let gather = |n: usize| -> Result<crate::ties::Gathered<FacetCounts>> {
             let mut total = 0;
@@ -415,6 +417,58 @@ impl Generation {
         let key = |on: usize, addr| key_of(runs.get(on).map_or(&searcher, |r| r.0), &self.schema, addr);
         let (total, keys, facets) = crate::ties::keyed_page(offset, limit, before, gather, key)?;
         Ok(KeyHits { total: total as u64, keys, generation: self.number, commit, facets, groups: Vec::new() })
+    }
+
+    /// What scoring `query` on this generation with `overlay` laid on it
+    /// asks of BM25 statistics (of `stats_partitions` only, when not
+    /// empty): one shard's part of a search over many
+    /// ([`crate::ShardStats`]).
+    ///
+    /// # Errors
+    /// `Query`, `Tantivy`.
+    pub(crate) fn record_stats(
+        &self,
+        query_text: &str,
+        query: &dyn Query,
+        overlay: Option<&Overlay>,
+        stats_partitions: &[&[u8]],
+    ) -> Result<ShardStats> {
+        let searcher = self.reader.searcher();
+        let runs = match overlay {
+            None => vec![(&searcher, query.box_clone())],
+            Some(overlay) => runs(&searcher, query, overlay),
+        };
+        let combined = Combined { searchers: runs.iter().map(|(on, _)| *on).collect() };
+        let scoped = self.scoped_stats(&searcher, overlay, stats_partitions);
+        let stats: &dyn Bm25StatisticsProvider = match &scoped {
+            Some(s) => s,
+            None if runs.len() == 1 => &searcher,
+            None => &combined,
+        };
+        crate::shard_stats::record(&runs, stats).map_err(|e| search_err(&self.schema.table, query_text, e))
+    }
+
+    /// The statistics of `stats_partitions`' documents on `searcher` with
+    /// `overlay` laid on it (`scoped_stats.rs`); `None` for none named.
+    fn scoped_stats<'s>(
+        &'s self,
+        searcher: &'s tantivy::Searcher,
+        overlay: Option<&'s Overlay>,
+        stats_partitions: &[&[u8]],
+    ) -> Option<ScopedStats<'s>> {
+        if stats_partitions.is_empty() {
+            return None;
+        }
+        let filter = ScopedStats::filter(self.schema.partition, stats_partitions);
+        let writes = overlay.map_or((0, 0), |o| (o.from_seq, o.last_seq));
+        let counts = self.scoped_cache.counts(commit_id(searcher), writes, stats_partitions);
+        Some(ScopedStats::new(
+            match overlay {
+                Some(overlay) => runs(searcher, &*filter, overlay),
+                None => vec![(searcher, filter)],
+            },
+            counts,
+        ))
     }
 
     /// The row keys of hits, each read from the searcher it names.

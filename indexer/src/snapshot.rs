@@ -92,7 +92,50 @@ impl Snapshot {
             offset,
             limit,
             collapse,
+            None,
         )
+    }
+
+    /// As [`Self::search`] scored with `stats`, the sums over every shard
+    /// of what [`Self::bm25_stats`] says on each (a search over many
+    /// shards; `shard_stats.rs`).
+    ///
+    /// # Errors
+    /// As [`Self::search`].
+    #[allow(clippy::too_many_arguments)]
+    pub fn search_with_stats(
+        &self,
+        parsed: &ParsedQuery,
+        facets: &[FacetSpec],
+        stats_partitions: &[&[u8]],
+        sort: SortBy,
+        offset: usize,
+        limit: usize,
+        collapse: Option<&str>,
+        stats: &crate::ShardStats,
+    ) -> Result<KeyHits> {
+        self.generation.search_scoped(
+            &parsed.text,
+            &*parsed.query,
+            self.overlay(),
+            facets,
+            stats_partitions,
+            sort,
+            offset,
+            limit,
+            collapse,
+            Some(stats),
+        )
+    }
+
+    /// What scoring `parsed` here asks of BM25 statistics (those of
+    /// `stats_partitions` only, when not empty), to be summed with the
+    /// other shards' for [`Self::search_with_stats`].
+    ///
+    /// # Errors
+    /// `Query`, `Tantivy`.
+    pub fn bm25_stats(&self, parsed: &ParsedQuery, stats_partitions: &[&[u8]]) -> Result<crate::ShardStats> {
+        self.generation.record_stats(&parsed.text, &*parsed.query, self.overlay(), stats_partitions)
     }
 
     /// `query` with its unknown words corrected, when that finds something

@@ -26,6 +26,7 @@
 
 mod client_slots;
 pub mod cluster;
+mod cursor;
 pub mod document;
 mod error;
 mod facade;
@@ -34,6 +35,7 @@ pub mod hbase;
 pub mod http;
 pub mod json;
 pub mod keys;
+mod request;
 mod searcher;
 pub mod suggest;
 pub mod threads;

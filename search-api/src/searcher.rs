@@ -17,6 +17,7 @@ use rowsearch_indexer::{Home, LiveIndex, LiveIndexes, Refresher, Snapshot, SortB
 use rowsearch_store::{Column, ErrorKind, ReadOptions, Row, RowKeySchema, RowSource, TableStore};
 
 use crate::document::{Document, DocumentShape};
+pub use crate::request::SearchRequest;
 use crate::{Error, Result};
 
 /// Most hits one search returns.
@@ -32,84 +33,6 @@ const SNIPPET_BYTES: usize = 160;
 /// Most bytes of a field's text a highlight looks through (Elasticsearch's
 /// `max_analyzed_offset`): a word only past it is not marked.
 pub const MAX_HIGHLIGHT_TEXT_BYTES: usize = 1 << 20;
-const CURSOR_PREFIX: &str = "c1.";
-
-/// One search.
-#[derive(Debug, Clone, Default)]
-pub struct SearchRequest {
-    /// The query, in rowsearch's query language (API.md; `rowsearch_indexer::query`).
-    pub query: String,
-    /// Only this partition (mailbox).
-    pub partition: Option<Vec<u8>>,
-    /// The partitions the caller may see (an access key's confinement);
-    /// `None` for all. A `partition` outside them is `Forbidden`; without
-    /// one, the search covers exactly these.
-    pub scope: Option<Vec<Vec<u8>>>,
-    /// Order of the hits.
-    pub sort: SortBy,
-    /// Hits per page (default 10, at most 1000).
-    pub limit: Option<usize>,
-    /// Hits to skip (ignored with a cursor).
-    pub offset: usize,
-    /// Resume after the page that returned this cursor.
-    pub cursor: Option<String>,
-    /// Columns of the returned rows; empty for all.
-    pub columns: Vec<Column>,
-    /// Add snippets of the search fields with the matching words marked.
-    pub highlight: bool,
-    /// Highlights' text as stored; `false` (the default) escapes `<`, `>`
-    /// and `&` in it, so only the `<em>` markers are markup (text from
-    /// incoming mail is not to be trusted as HTML).
-    pub highlight_raw: bool,
-    /// The query's expansion budget (0: the default;
-    /// [`rowsearch_indexer::query::ParseOptions::max_expansions`]).
-    pub max_expansions: usize,
-    /// The query's clause budget (0: the default).
-    pub max_clauses: usize,
-    /// Most hits a page may hold (0: [`MAX_LIMIT`]).
-    pub max_limit: usize,
-    /// Most bytes of a field's text a highlight looks through (0:
-    /// [`MAX_HIGHLIGHT_TEXT_BYTES`]).
-    pub max_highlight_bytes: usize,
-    /// The search stops with `Cancelled` once this fires (between
-    /// segments, expanding words and rows); the default never fires.
-    pub cancel: rowsearch_store::Cancel,
-    /// Only these names in each [`SearchHit::document`] (search fields,
-    /// the partition, `date`, `family:qualifier` columns), and only their
-    /// columns read (with `columns` and what `highlight` needs); `None` for
-    /// the whole document. `columns` then shape only [`SearchHit::row`].
-    pub fields: Option<Vec<String>>,
-    /// Fields cropped in each document to a number of words around the
-    /// first matched word (`crop=body:30`, Meilisearch's
-    /// `attributesToCrop`): each named search field is in the document
-    /// (besides `fields` or the table's display), cropped.
-    pub crop: Vec<(String, usize)>,
-    /// Leave [`SearchHit::document`] empty and read only `columns` (the
-    /// HBase-shaped answer, `format=cells`): the search fields a document
-    /// holds (mail bodies) are then not read unless `highlight` needs them.
-    pub rows_only: bool,
-    /// Tolerate typos in plain words (`typos=auto`; see
-    /// [`rowsearch_indexer::query::ParseOptions`]).
-    pub typos: bool,
-    /// Which writes the answer reflects (default: every write committed
-    /// before the search began).
-    pub consistency: Consistency,
-    /// Answer only once the index reflects this write (a feed `seq`).
-    pub min_seq: Option<u64>,
-    /// Facets to count over every match: the partition's name, search
-    /// fields declared `facet`, `month`, `year` (see
-    /// [`rowsearch_indexer::facets`]).
-    pub facets: Vec<String>,
-    /// Values per facet, most matches first (default
-    /// [`DEFAULT_FACET_LIMIT`], at most [`MAX_FACET_LIMIT`]).
-    pub facet_limit: Option<usize>,
-    /// How long the search may wait for the index to reflect the writes
-    /// it must (default [`DEFAULT_FRESHNESS_WAIT`] from its start).
-    pub deadline: Option<Instant>,
-    /// `Some("thread")`: one hit per thread (its best matching message,
-    /// with [`SearchHit::thread`]); `total` counts threads.
-    pub collapse: Option<String>,
-}
 
 /// A search's `user` that holds no document, and the mailbox names nearest
 /// it (API.md: `unknown_user`).
@@ -325,13 +248,8 @@ impl Searcher {
                 Ok((live, snapshot, request.offset, None))
             }
             Some(cursor) => {
-                let (number, commit, offset, made_for) = parse_cursor(cursor)?;
-                if made_for != fingerprint(request) {
-                    return Err(rowsearch_store::Error::from(rowsearch_store::ErrorKind::InvalidCursor {
-                        reason: "it was made for another search (its query, mailbox, sort, collapse or typos differ)",
-                    })
-                    .into());
-                }
+                let (number, commit, offset, made_for) = crate::cursor::parse_cursor(cursor)?;
+                check_made_for(made_for, request)?;
                 let snapshot = self.live.resume(&live, number, commit)?;
                 Ok((live, snapshot, offset, Some(commit)))
             }
@@ -346,6 +264,23 @@ impl Searcher {
     /// table without a search section), `BadRequest` (a limit over 1000, a
     /// malformed cursor), `StaleCursor`.
     pub fn search(&self, table: &str, request: &SearchRequest) -> Result<SearchResults> {
+        self.search_with(table, request, None)
+    }
+
+    /// As [`Self::search`], its keys found by `keys` when given (every
+    /// shard of a cluster, `crate::cluster`) rather than by the snapshot's
+    /// own index, which then parses the query for highlights and answers
+    /// "did you mean". A cursor then resumes on fresh snapshots: its page
+    /// is answered only if no shard changed since (else `StaleCursor`).
+    ///
+    /// # Errors
+    /// As [`Self::search`]; what `keys` returns.
+    pub fn search_with(
+        &self,
+        table: &str,
+        request: &SearchRequest,
+        keys: Option<&dyn FindKeys>,
+    ) -> Result<SearchResults> {
         let started = Instant::now();
         let (schema, table_id) = self.searchable(table)?;
         let search = schema.search.as_ref().ok_or_else(|| not_searchable(table))?;
@@ -375,6 +310,19 @@ impl Searcher {
         // is answered from the snapshot the feed will most likely confirm
         // while the feed is read on another thread; when writes came that
         // it lacks, it is answered again from a fresh snapshot.
+        if let Some(keys) = keys {
+            let live = self.live.table(table, table_id)?;
+            let snapshot = self.live.snapshot(&live, &want(request, started))?;
+            let (offset, cursor) = match &request.cursor {
+                None => (request.offset, None),
+                Some(cursor) => {
+                    let (_, commit, offset, made_for) = crate::cursor::parse_cursor(cursor)?;
+                    check_made_for(made_for, request)?;
+                    (offset, Some(commit))
+                }
+            };
+            return Ok(self.answer(table, request, &page, &snapshot, offset, cursor, Some(keys))?.0);
+        }
         if request.cursor.is_none() {
             let live = self.live.table(table, table_id)?;
             if let Some(speculation) = self.live.speculate(&live, &want(request, started)) {
@@ -383,8 +331,15 @@ impl Searcher {
                         let read = Instant::now();
                         (self.live.confirm(&live, &speculation), read.elapsed().as_secs_f64() * 1e3)
                     });
-                    let answered =
-                        self.answer(table, request, &page, speculation.snapshot(), request.offset, None);
+                    let answered = self.answer(
+                        table,
+                        request,
+                        &page,
+                        speculation.snapshot(),
+                        request.offset,
+                        None,
+                        None,
+                    );
                     (check.join(), answered)
                 });
                 let (confirmed, feed_ms) = confirmed.unwrap_or_else(|panic| std::panic::resume_unwind(panic));
@@ -403,7 +358,7 @@ impl Searcher {
         // while the walk goes on), so refreshes in between neither skip nor
         // repeat a hit; a first page from a fresh snapshot.
         let (live, snapshot, offset, cursor) = self.snapshot(table, table_id, request, started)?;
-        let (results, walk) = self.answer(table, request, &page, &snapshot, offset, cursor)?;
+        let (results, walk) = self.answer(table, request, &page, &snapshot, offset, cursor, None)?;
         if let Some(commit) = walk {
             live.keep_walk(&snapshot, commit);
         }
@@ -411,8 +366,10 @@ impl Searcher {
     }
 
     /// The page `request` asks for from `snapshot` (at `offset`, on the
-    /// cursor walk that saw `cursor` if any), with the commit to keep the
-    /// snapshot for when the walk goes on.
+    /// cursor walk that saw `cursor` if any; its keys from `keys` when
+    /// given), with the commit to keep the snapshot for when the walk goes
+    /// on.
+    #[allow(clippy::too_many_arguments)]
     fn answer(
         &self,
         table: &str,
@@ -421,6 +378,7 @@ impl Searcher {
         snapshot: &Snapshot,
         offset: usize,
         cursor: Option<u64>,
+        keys: Option<&dyn FindKeys>,
     ) -> Result<(SearchResults, Option<u64>)> {
         let Page { schema, search, shape, limit, started } = *page;
         let snapshot_done = Instant::now();
@@ -455,15 +413,25 @@ impl Searcher {
         // A confined key's scores come from its partitions alone.
         let stats_partitions: &[&[u8]] = if request.scope.is_some() { &partitions } else { &[] };
         let collapse = self.collapse_field(table, schema, request)?;
-        let mut found = snapshot.search(
-            &parsed,
-            &facets,
+        let asked = Asked {
+            facets: &facets,
             stats_partitions,
-            request.sort,
             offset,
-            limit.max(1),
-            collapse.as_deref(),
-        )?;
+            limit: limit.max(1),
+            collapse: collapse.as_deref(),
+        };
+        let mut found = match keys {
+            Some(keys) => keys.find(snapshot, &parsed, request, &asked)?,
+            None => snapshot.search(
+                &parsed,
+                &facets,
+                stats_partitions,
+                request.sort,
+                offset,
+                limit.max(1),
+                collapse.as_deref(),
+            )?,
+        };
         found.keys.truncate(limit);
         // Typo tolerance on, a query can still find nothing: the nearest
         // held terms are offered then too.
@@ -518,14 +486,8 @@ impl Searcher {
             total: found.total,
             took_ms: started.elapsed().as_secs_f64() * 1e3,
             hits,
-            next_cursor: more.then(|| {
-                format!(
-                    "{CURSOR_PREFIX}{}.{:x}.{next}.{:x}",
-                    snapshot.number(),
-                    found.commit,
-                    fingerprint(request)
-                )
-            }),
+            next_cursor: more
+                .then(|| crate::cursor::cursor(snapshot.number(), found.commit, next, fingerprint(request))),
             dropped,
             generation: snapshot.number(),
             seq: snapshot.seq(),
@@ -774,6 +736,52 @@ fn covers(col: &Column, cell: &rowsearch_store::Cell) -> bool {
     }
 }
 
+/// A cursor made for `request` (its fingerprint `made_for`), or
+/// `InvalidCursor`.
+fn check_made_for(made_for: u64, request: &SearchRequest) -> Result<()> {
+    if made_for == fingerprint(request) {
+        return Ok(());
+    }
+    Err(rowsearch_store::Error::from(rowsearch_store::ErrorKind::InvalidCursor {
+        reason: "it was made for another search (its query, mailbox, sort, collapse or typos differ)",
+    })
+    .into())
+}
+
+/// What a search asks of the index besides its query: facets, the
+/// partitions whose statistics score it (a confined key's; empty: all),
+/// the hits `offset..offset + limit` and whether they collapse by a field.
+#[derive(Debug, Clone, Copy)]
+pub struct Asked<'a> {
+    /// The facets to count.
+    pub facets: &'a [rowsearch_indexer::facets::FacetSpec],
+    /// The partitions whose statistics score the hits (empty: all).
+    pub stats_partitions: &'a [&'a [u8]],
+    /// Hits to skip.
+    pub offset: usize,
+    /// Hits to return (at least 1).
+    pub limit: usize,
+    /// The field hits collapse by.
+    pub collapse: Option<&'a str>,
+}
+
+/// Where a search's keys come from when not from its snapshot's own index
+/// ([`Searcher::search_with`]): every shard of a cluster.
+pub trait FindKeys: Sync {
+    /// The keys `request` asks for (`asked`'s page, facets and collapse),
+    /// `parsed` being its query parsed on `snapshot` (one of the shards).
+    ///
+    /// # Errors
+    /// As [`Snapshot::search`]; a shard that cannot be reached.
+    fn find(
+        &self,
+        snapshot: &Snapshot,
+        parsed: &rowsearch_indexer::ParsedQuery,
+        request: &SearchRequest,
+        asked: &Asked<'_>,
+    ) -> Result<rowsearch_indexer::KeyHits>;
+}
+
 /// What a fresh snapshot for `request` (begun at `started`) must reflect.
 fn want(request: &SearchRequest, started: Instant) -> Want {
     Want {
@@ -834,24 +842,6 @@ fn fingerprint(request: &SearchRequest) -> u64 {
     let mut first = [0u8; 8];
     first.copy_from_slice(&digest.as_bytes()[..8]);
     u64::from_le_bytes(first)
-}
-
-/// `c1.<generation>.<commit hex>.<offset>.<fingerprint hex>`.
-fn parse_cursor(cursor: &str) -> Result<(u64, u64, usize, u64)> {
-    let bad = || Error::BadRequest(format!("bad cursor {cursor:?}"));
-    let rest = cursor.strip_prefix(CURSOR_PREFIX).ok_or_else(bad)?;
-    let mut parts = rest.split('.');
-    let (Some(generation), Some(commit), Some(offset), Some(made_for), None) =
-        (parts.next(), parts.next(), parts.next(), parts.next(), parts.next())
-    else {
-        return Err(bad());
-    };
-    Ok((
-        generation.parse().map_err(|_| bad())?,
-        u64::from_str_radix(commit, 16).map_err(|_| bad())?,
-        offset.parse().map_err(|_| bad())?,
-        u64::from_str_radix(made_for, 16).map_err(|_| bad())?,
-    ))
 }
 
 #[cfg(test)]
