@@ -34,6 +34,12 @@ impl ShardSource {
         ShardSource { inner, table: table.to_owned(), shard, shards: shards.max(1) }
     }
 
+    /// No table of `inner` at all: live indexes over it build nothing (a
+    /// searcher of a cluster, whose indexes are its shards').
+    pub fn no_table(inner: Arc<dyn RowSource>) -> ShardSource {
+        ShardSource { inner, table: String::new(), shard: 0, shards: 1 }
+    }
+
     /// Its table.
     pub fn table(&self) -> &str {
         &self.table

@@ -20,6 +20,20 @@ pub enum Error {
     /// confined to).
     #[error("{0}")]
     Forbidden(String),
+    /// A search needs a shard no searcher of its cluster serves now (one
+    /// stopped, and its lease has not ended or been taken yet): the
+    /// search is refused rather than answered without it.
+    #[error(
+        "shard {shard} of table {table:?} is not served by any searcher of the cluster now ({reason}); try again in a few seconds"
+    )]
+    ShardUnavailable {
+        /// The table.
+        table: String,
+        /// The shard.
+        shard: u32,
+        /// Why.
+        reason: String,
+    },
 }
 
 impl Error {
@@ -30,6 +44,7 @@ impl Error {
             Error::Store(e) => e.is_user_error(),
             Error::Indexer(e) => e.is_usage(),
             Error::BadRequest(_) | Error::Forbidden(_) => true,
+            Error::ShardUnavailable { .. } => false,
         }
     }
 }

@@ -13,8 +13,12 @@
 //! one cut off from HBase stops claiming its shards when the others may
 //! take them.
 
+mod merge;
 mod plan;
 mod rows;
+pub mod search;
+pub mod shards;
+pub mod wire;
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -63,6 +67,12 @@ pub struct Cluster {
     failures: std::sync::atomic::AtomicU64,
     /// The cluster table is known to exist (looked for once).
     ready: std::sync::atomic::AtomicBool,
+    /// The indexes of the shards it holds ([`Cluster::attach`]).
+    indexes: std::sync::OnceLock<Arc<shards::ShardIndexes>>,
+    /// Its client to the other searchers.
+    peers: std::sync::OnceLock<wire::Peers>,
+    /// Shards' parts of searches it answered: statistics, keys.
+    answered: [std::sync::atomic::AtomicU64; 2],
 }
 
 /// A searcher's figures in its cluster at scrape time (`/metrics`).
@@ -74,6 +84,10 @@ pub struct ClusterFigures {
     pub searchers_live: u64,
     /// Its rounds that failed since it started.
     pub round_failures: u64,
+    /// Shards' statistics it answered (for any searcher, itself included).
+    pub stats_answered: u64,
+    /// Shards' hits it answered (for any searcher, itself included).
+    pub keys_answered: u64,
 }
 
 /// How far behind a table's index is (ms), if it has one.
@@ -126,6 +140,9 @@ impl Cluster {
             lags: Mutex::new(None),
             failures: std::sync::atomic::AtomicU64::new(0),
             ready: std::sync::atomic::AtomicBool::new(false),
+            indexes: std::sync::OnceLock::new(),
+            peers: std::sync::OnceLock::new(),
+            answered: Default::default(),
         }
     }
 
@@ -172,6 +189,47 @@ impl Cluster {
             }
         })?;
         Ok(())
+    }
+
+    /// Gives it the indexes of the shards it holds (each round opens what
+    /// it won, closes what it lost) and its client to the others; once.
+    pub fn attach(&self, indexes: Arc<shards::ShardIndexes>, peers: wire::Peers) {
+        let _ = self.indexes.set(indexes);
+        let _ = self.peers.set(peers);
+    }
+
+    /// The cluster's secret (`rows.rs`), written by the first searcher.
+    ///
+    /// # Errors
+    /// HBase's (`Client`), or no random bytes.
+    pub fn secret(&self) -> std::io::Result<String> {
+        rows::ensure_table(&self.tables).map_err(std::io::Error::other)?;
+        let mut bytes = [0u8; 32];
+        getrandom::fill(&mut bytes).map_err(std::io::Error::other)?;
+        let fresh: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+        rows::secret(&self.tables, &self.name, &fresh).map_err(std::io::Error::other)
+    }
+
+    /// The indexes of the shards it holds, once attached.
+    pub fn indexes(&self) -> Option<&Arc<shards::ShardIndexes>> {
+        self.indexes.get()
+    }
+
+    /// Its client to the other searchers, once attached.
+    pub fn peers(&self) -> Option<&wire::Peers> {
+        self.peers.get()
+    }
+
+    /// The address of the searcher holding `shard` now, as last read.
+    pub fn holder(&self, shard: &ShardId) -> Option<String> {
+        let now = now_ms();
+        self.view().leases.get(shard).filter(|l| l.held_at(now)).map(|l| l.addr.clone())
+    }
+
+    /// Counts a shard's part of a search it answered.
+    pub fn count_answer(&self, phase: wire::Phase) {
+        let i = usize::from(phase == wire::Phase::Keys);
+        self.answered[i].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// Every shard of every searchable table.
@@ -251,6 +309,14 @@ impl Cluster {
             }
         }
         held.retain(|s, until| *until > now && shards.contains(s));
+        if let Some(indexes) = self.indexes.get() {
+            let count = |table: &str| shards.iter().filter(|s| s.table == table).count() as u32;
+            let with_counts: Vec<(ShardId, u32)> =
+                held.keys().map(|s| (s.clone(), count(&s.table))).collect();
+            if let Err(e) = indexes.hold(&with_counts) {
+                tracing::warn!(target: "rowsearch::cluster", error = %e, "opening a shard's index");
+            }
+        }
         *self.view() = View { members, leases: after, shards, held, round_ms: now_ms(), trouble: None };
         Ok(())
     }
@@ -352,6 +418,8 @@ impl Cluster {
             shards_held: self.serves().len() as u64,
             searchers_live: live as u64,
             round_failures: self.failures.load(std::sync::atomic::Ordering::Relaxed),
+            stats_answered: self.answered[0].load(std::sync::atomic::Ordering::Relaxed),
+            keys_answered: self.answered[1].load(std::sync::atomic::Ordering::Relaxed),
         }
     }
 

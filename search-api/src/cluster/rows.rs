@@ -6,7 +6,13 @@
 //! ```text
 //! m 00 cluster 00 searcher-id          f:m = JSON {"addr","seen_ms","started_ms","lag_ms"}
 //! l 00 cluster 00 table 00 shard(u32 BE) f:l = JSON Lease {"holder","addr","expires_ms","since_ms"}
+//! s 00 cluster                 f:s = the cluster's secret (64 hex digits)
 //! ```
+//!
+//! The secret is written once, by the first searcher (a check-and-put
+//! against no row), and read by every other: searchers send it with the
+//! calls they make to each other's shards (`wire.rs`), so only those that
+//! can read the cluster's rows in HBase may make them.
 //!
 //! A member row is rewritten every round (its heartbeat). A lease row is
 //! only ever changed by a check-and-put against the bytes the searcher
@@ -24,6 +30,7 @@ pub const CLUSTER: &str = "rowsearch_cluster";
 const FAMILY: &str = "f";
 const MEMBER: &[u8] = b"m";
 const LEASE: &[u8] = b"l";
+const SECRET: &[u8] = b"s";
 
 /// A searcher as its heartbeat row says.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -94,6 +101,22 @@ fn scan_prefix(tables: &HbaseTables, prefix: &[u8], qualifier: &[u8]) -> Result<
 pub fn ensure_table(tables: &HbaseTables) -> Result<(), HbaseError> {
     crate::hbase::ensure(&mut tables.client(), CLUSTER, FamilySchema::new(FAMILY).max_versions(1))?;
     Ok(())
+}
+
+/// The cluster's secret: the one in HBase, or `fresh` written there when
+/// none is yet (see the module docs).
+///
+/// # Errors
+/// `Client`.
+pub fn secret(tables: &HbaseTables, cluster: &str, fresh: &str) -> Result<String, HbaseError> {
+    let key = [SECRET, b"\0", cluster.as_bytes()].concat();
+    let cell = PutCell::new(FAMILY, SECRET.to_vec(), fresh.as_bytes().to_vec());
+    if tables.client().check_and_put(CLUSTER, &key, (FAMILY, SECRET), None, &[cell])? {
+        return Ok(fresh.to_owned());
+    }
+    let found = scan_prefix(tables, &key, SECRET)?;
+    let value = found.into_iter().find(|(k, _)| *k == key).map(|(_, v)| v).unwrap_or_default();
+    Ok(String::from_utf8_lossy(&value).into_owned())
 }
 
 /// Writes `id`'s heartbeat.

@@ -414,6 +414,7 @@ impl From<Error> for ApiError {
             Error::Indexer(e) => indexer_status(e),
             Error::BadRequest(_) => (StatusCode::BAD_REQUEST, "bad_request"),
             Error::Forbidden(_) => (StatusCode::FORBIDDEN, "forbidden"),
+            Error::ShardUnavailable { .. } => (StatusCode::SERVICE_UNAVAILABLE, "shard_unavailable"),
         };
         let position = match &e {
             Error::Indexer(IndexerError::Query { position, .. }) => *position,
@@ -584,12 +585,16 @@ mod tests {
         let facade = [
             (Error::BadRequest("x".into()), (400, "bad_request")),
             (Error::Forbidden("x".into()), (403, "forbidden")),
+            (
+                Error::ShardUnavailable { table: "mail".into(), shard: 3, reason: "x".into() },
+                (503, "shard_unavailable"),
+            ),
         ];
         for (e, want) in facade {
             // Store and Indexer wrap the kinds walked above.
             match &e {
                 Error::Store(_) | Error::Indexer(_) => unreachable!(),
-                Error::BadRequest(_) | Error::Forbidden(_) => {}
+                Error::BadRequest(_) | Error::Forbidden(_) | Error::ShardUnavailable { .. } => {}
             }
             let got = ApiError::from(e);
             assert_eq!((got.status.as_u16(), got.code), want);
