@@ -69,7 +69,7 @@ fn ingest_into(
         collect_inputs(path, options, &mut inputs, &mut report.skipped, &mut report.notes)?;
     }
     report.files_seen = inputs.len() as u64 + report.skipped.len() as u64;
-    let schema = ensure_table(store, &options.table, options.format)?;
+    let schema = ensure_table(store, &options.table, options.format, options.shards)?;
     let row_key = schema.row_key.clone();
     let fold_copies =
         options.format != Format::Jsonl && schema.threads.as_ref().is_some_and(|t| t.fold_copies);
@@ -94,14 +94,27 @@ fn ingest_into(
 
 /// Creates the mail table when missing; checks an existing one can take
 /// mail.
-fn ensure_table(store: Target<'_>, table: &str, format: Format) -> Result<TableSchema> {
-    let wanted = mail_schema();
+fn ensure_table(store: Target<'_>, table: &str, format: Format, shards: Option<u32>) -> Result<TableSchema> {
+    let mut wanted = mail_schema();
+    if let Some(search) = wanted.search.as_mut() {
+        search.shards = shards;
+    }
     let schema = match store {
         Target::Store(store) => store.schema(table),
         Target::Elsewhere(tables) => tables.schema(table),
     };
     match schema {
         Ok(schema) => {
+            let has = schema.search.as_ref().map_or(1, |s| s.shard_count());
+            if let Some(asked) = shards.filter(|n| *n != has) {
+                return Err(Error::TableMismatch {
+                    table: table.to_owned(),
+                    format: format.name(),
+                    reason: format!(
+                        "the table exists with {has} shard(s), not {asked}: leave --shards out, or ingest into a new table"
+                    ),
+                });
+            }
             if format != Format::Jsonl && !fits_mail(&schema) {
                 return Err(Error::TableMismatch {
                     table: table.to_owned(),

@@ -59,6 +59,10 @@ pub struct IngestOptions {
     /// caller's priority. The calling thread (which batches) is left as it
     /// is: the CLI lowers its own.
     pub nice: i32,
+    /// The shards a cluster of searchers splits the table's index into,
+    /// set when the ingest creates the table (`None`: the schema's
+    /// default, one); an existing table with another count is refused.
+    pub shards: Option<u32>,
 }
 
 /// The least memory budget [`IngestOptions::for_memory_mb`] takes (MiB).
@@ -117,6 +121,7 @@ impl Default for IngestOptions {
             batch_bytes: 64 * 1024 * 1024,
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
             nice: DEFAULT_INGEST_NICE,
+            shards: None,
         }
     }
 }

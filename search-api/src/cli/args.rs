@@ -549,6 +549,11 @@ pub enum MailCommand {
         #[arg(long, default_value_t = rowsearch::indexer::DEFAULT_INGEST_NICE,
               value_parser = clap::value_parser!(i32).range(0..=19))]
         nice: i32,
+        /// When the ingest creates the table: the shards a cluster of
+        /// searchers splits its index into, by mailbox (1-1024; default 1;
+        /// docs/cluster.md).
+        #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1024))]
+        shards: Option<u32>,
     },
     /// Keys of one mailbox's rows holding every term, newest first, read
     /// straight from the keyword rows (JSON lines); prints the next cursor

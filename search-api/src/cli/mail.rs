@@ -24,6 +24,7 @@ pub(super) fn run(args: &Args, command: &MailCommand, out: &mut impl Write) -> R
             batch_rows,
             memory_mb,
             nice,
+            shards,
         } => {
             // The process is the ingest: its batching thread yields too.
             rowsearch::indexer::lower_thread_priority(*nice);
@@ -40,6 +41,7 @@ pub(super) fn run(args: &Args, command: &MailCommand, out: &mut impl Write) -> R
                 batch_rows: (*batch_rows).max(1),
                 max_message_bytes: *max_message_bytes,
                 nice: *nice,
+                shards: *shards,
                 ..Default::default()
             };
             let options = match memory_mb {

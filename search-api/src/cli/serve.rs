@@ -338,12 +338,28 @@ pub(super) fn serve(
             Some(tables) => rowsearch::indexer::Home::new(tables, store.path().to_owned()),
             None => rowsearch::indexer::Home::from(&store),
         };
-        let live = rowsearch::indexer::LiveIndexes::new(home, overlay_max_rows);
-        let refresher =
-            std::sync::Arc::new(rowsearch::indexer::Refresher::start(std::sync::Arc::new(live), refresh)?);
+        // A searcher of a cluster indexes the shards it holds, each on its
+        // own (cluster/shards.rs), and no table whole.
+        let live = match &cluster {
+            Some(_) => {
+                let none = rowsearch::indexer::ShardSource::no_table(home.tables.clone());
+                rowsearch::indexer::LiveIndexes::with_source(home.clone(), std::sync::Arc::new(none), overlay_max_rows)
+            }
+            None => rowsearch::indexer::LiveIndexes::new(home.clone(), overlay_max_rows),
+        };
+        let refresher = std::sync::Arc::new(rowsearch::indexer::Refresher::start(
+            std::sync::Arc::new(live),
+            refresh.clone(),
+        )?);
         state.searcher = rowsearch::Searcher::with_refresher(refresher);
         if let Some((name, hbase)) = cluster {
             let member = std::sync::Arc::new(rowsearch::cluster::Cluster::new(&name, &hbase, &bound.to_string()));
+            let asked = std::sync::Arc::clone(&member);
+            let secret = tokio::task::spawn_blocking(move || asked.secret()).await.map_err(std::io::Error::other)??;
+            let indexes =
+                rowsearch::cluster::shards::ShardIndexes::new(home.tables, store.path(), refresh, overlay_max_rows);
+            let peers = rowsearch::cluster::wire::Peers::new(tokio::runtime::Handle::current(), secret);
+            member.attach(std::sync::Arc::new(indexes), peers);
             member.start()?;
             tracing::info!(target: "rowsearch::serve", cluster = name, id = member.id(), "joined the cluster");
             state.cluster = Some(member);

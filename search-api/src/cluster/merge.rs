@@ -12,6 +12,9 @@ use rowsearch_indexer::{KeyHits, SortBy};
 
 use super::wire::ShardAnswer;
 
+/// A shard's hit: its score or date, its key, its group when collapsed.
+type Hit<'a> = (f64, &'a [u8], Option<&'a (String, u64)>);
+
 /// The page `offset..offset + limit` of `answers` (each a shard's best
 /// hits, in `sort` order), `facets` facets counted, collapsed or not.
 pub fn merge(
@@ -27,7 +30,7 @@ pub fn merge(
         SortBy::Oldest => a.total_cmp(&b),
     };
     // (value, key, group) of every shard's hits.
-    let mut hits: Vec<(f64, &[u8], Option<&(String, u64)>)> = answers
+    let mut hits: Vec<Hit<'_>> = answers
         .iter()
         .flat_map(|a| {
             a.keys.iter().enumerate().map(|(i, (key, value))| (*value, key.as_slice(), a.groups.get(i)))

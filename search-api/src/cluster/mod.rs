@@ -226,6 +226,22 @@ impl Cluster {
         self.view().leases.get(shard).filter(|l| l.held_at(now)).map(|l| l.addr.clone())
     }
 
+    /// The address of the searcher holding `shard` other than `not`,
+    /// waiting until `until` for this searcher's view to show one (a
+    /// shard given up shows no holder until another takes it, a round
+    /// later at most).
+    pub fn holder_by(&self, shard: &ShardId, not: Option<&str>, until: std::time::Instant) -> Option<String> {
+        loop {
+            if let Some(to) = self.holder(shard).filter(|to| Some(to.as_str()) != not) {
+                return Some(to);
+            }
+            if std::time::Instant::now() >= until {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
     /// Counts a shard's part of a search it answered.
     pub fn count_answer(&self, phase: wire::Phase) {
         let i = usize::from(phase == wire::Phase::Keys);

@@ -65,7 +65,8 @@ pub fn route(
         if passed_on {
             return Err(unavailable(shard, "it was passed on to this searcher, which no longer holds it"));
         }
-        return match cluster.holder(&ShardId { table: table.to_owned(), shard }) {
+        let wait = Instant::now() + MOVE_WAIT;
+        return match cluster.holder_by(&ShardId { table: table.to_owned(), shard }, None, wait) {
             Some(addr) => Ok(Route::There(addr)),
             None => Err(unavailable(shard, "its lease is not held")),
         };
@@ -110,10 +111,24 @@ impl Coordinated<'_> {
             }
             let unavailable =
                 |reason: String| Error::ShardUnavailable { table: self.table.to_owned(), shard, reason };
-            let addr = self.cluster.holder(&id).ok_or_else(|| unavailable("its lease is not held".into()))?;
+            let wait = deadline.min(Instant::now() + MOVE_WAIT);
+            let addr = self
+                .cluster
+                .holder_by(&id, None, wait)
+                .ok_or_else(|| unavailable("its lease is not held".into()))?;
             let peers =
                 self.cluster.peers().ok_or_else(|| unavailable("this searcher has no client".into()))?;
-            peers.call(&addr, &call, deadline).map_err(|e| unavailable(e.to_string()))
+            match peers.call(&addr, &call, deadline) {
+                Ok(answer) => Ok(answer),
+                // The shard moved since this searcher last read the leases
+                // (a round ago at most): asked again where it went.
+                Err(first) => {
+                    match self.cluster.holder_by(&id, Some(&addr), deadline.min(Instant::now() + MOVE_WAIT)) {
+                        Some(to) => peers.call(&to, &call, deadline).map_err(|e| unavailable(e.to_string())),
+                        None => Err(unavailable(first.to_string())),
+                    }
+                }
+            }
         };
         std::thread::scope(|scope| {
             let running: Vec<_> = shards.iter().map(|&s| scope.spawn(move || one(s))).collect();
@@ -124,6 +139,11 @@ impl Coordinated<'_> {
         })
     }
 }
+
+/// How long a search waits for a shard without a holder, or one whose
+/// holder did not answer, to show another: a round and a half (a shard
+/// handed over shows none until the next holder's round).
+const MOVE_WAIT: std::time::Duration = std::time::Duration::from_millis(super::ROUND_MS * 3 / 2);
 
 impl FindKeys for Coordinated<'_> {
     fn find(

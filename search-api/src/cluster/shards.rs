@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex};
 use rowsearch_indexer::{Home, LiveIndexes, RefreshOptions, Refresher, ShardSource};
 use rowsearch_store::TableStore;
 
-use super::ShardId;
+use super::plan::ShardId;
 use crate::Searcher;
 
 /// One shard's index.
@@ -35,7 +35,13 @@ pub struct ShardIndexes {
     refresh: RefreshOptions,
     overlay_max_rows: usize,
     open: Mutex<BTreeMap<ShardId, Arc<ShardIndex>>>,
+    /// Shards given up, still answering until the instant beside them.
+    retiring: Mutex<Vec<(Arc<ShardIndex>, std::time::Instant)>>,
 }
+
+/// How long a shard given up still answers: searchers whose view of the
+/// leases is a round old (rounds run every second) still ask it.
+const RETIRING: std::time::Duration = std::time::Duration::from_secs(3);
 
 impl std::fmt::Debug for ShardIndexes {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -58,6 +64,7 @@ impl ShardIndexes {
             refresh,
             overlay_max_rows,
             open: Mutex::new(BTreeMap::new()),
+            retiring: Mutex::new(Vec::new()),
         }
     }
 
@@ -91,11 +98,18 @@ impl ShardIndexes {
                 open.insert(id.clone(), Arc::new(index));
             }
         }
-        if !closed.is_empty() {
+        let now = std::time::Instant::now();
+        let mut retiring = self.retiring.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        retiring.extend(closed.into_iter().map(|index| (index, now + RETIRING)));
+        // Taken again while it retired: the open one answers.
+        retiring.retain(|(index, _)| !held.iter().any(|(h, _)| *h == index.id));
+        let (done, kept): (Vec<_>, Vec<_>) = retiring.drain(..).partition(|(_, until)| *until <= now);
+        *retiring = kept;
+        if !done.is_empty() {
             // A refresher stops after its round (a build may be under
             // way): not on the cluster's thread, whose rounds renew leases.
             std::thread::spawn(move || {
-                for index in closed {
+                for (index, _) in done {
                     tracing::info!(target: "rowsearch::cluster", shard = %index.id, "no longer serving a shard");
                     drop(index);
                 }
@@ -115,8 +129,22 @@ impl ShardIndexes {
         Ok(ShardIndex { id: id.clone(), count, searcher: Searcher::with_refresher(Arc::new(refresher)) })
     }
 
-    /// Shard `id`'s index, when this searcher has it open.
+    /// Shard `id`'s index, when this searcher has it open (or gave it up
+    /// less than [`RETIRING`] ago).
     pub fn get(&self, id: &ShardId) -> Option<Arc<ShardIndex>> {
+        if let Some(index) = self.open_map().get(id) {
+            return Some(Arc::clone(index));
+        }
+        let retiring = self.retiring.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let now = std::time::Instant::now();
+        retiring
+            .iter()
+            .find(|(index, until)| index.id == *id && *until > now)
+            .map(|(index, _)| Arc::clone(index))
+    }
+
+    /// Shard `id`'s index when this searcher holds it (not one retiring).
+    pub fn held(&self, id: &ShardId) -> Option<Arc<ShardIndex>> {
         self.open_map().get(id).cloned()
     }
 
@@ -125,14 +153,13 @@ impl ShardIndexes {
         self.open_map().keys().cloned().collect()
     }
 
-    /// The largest lag (ms) of `table`'s shards open here, if any has an
-    /// index.
-    pub fn lag_ms(&self, table: &str) -> Option<u64> {
+    /// How far behind the furthest behind of `table`'s shards open here
+    /// is, if any has an index.
+    pub fn freshness(&self, table: &str) -> Option<rowsearch_indexer::Freshness> {
         let open = self.open_map();
         open.values()
             .filter(|i| i.id.table == table)
             .filter_map(|i| i.searcher.freshness(table))
-            .map(|f| f.lag_ms)
-            .max()
+            .max_by_key(|f| (f.lag_ms, f.lag_rows))
     }
 }

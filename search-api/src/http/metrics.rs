@@ -73,6 +73,8 @@ pub struct Metrics {
     cluster_shards_held: Gauge,
     cluster_searchers_live: Gauge,
     cluster_round_failures: Gauge,
+    cluster_shard_searches: Gauge,
+    cluster_shard_statistics: Gauge,
 }
 
 /// One table's figures at scrape time.
@@ -215,6 +217,8 @@ impl Metrics {
         let cluster_shards_held = Gauge::default();
         let cluster_searchers_live = Gauge::default();
         let cluster_round_failures = Gauge::default();
+        let cluster_shard_searches = Gauge::default();
+        let cluster_shard_statistics = Gauge::default();
         registry.register(
             "cluster_shards_held",
             "shards this searcher serves (serve --cluster)",
@@ -229,6 +233,16 @@ impl Metrics {
             "cluster_round_failures",
             "its cluster rounds (heartbeat, leases) that failed since it started",
             cluster_round_failures.clone(),
+        );
+        registry.register(
+            "cluster_shard_searches",
+            "searches of a shard this searcher ran for its cluster (each search runs one per shard it covers: a mailbox's one)",
+            cluster_shard_searches.clone(),
+        );
+        registry.register(
+            "cluster_shard_statistics",
+            "a shard's BM25 statistics this searcher gathered for a search by relevance of its cluster",
+            cluster_shard_statistics.clone(),
         );
         Metrics {
             registry: Mutex::new(registry),
@@ -257,6 +271,8 @@ impl Metrics {
             cluster_shards_held,
             cluster_searchers_live,
             cluster_round_failures,
+            cluster_shard_searches,
+            cluster_shard_statistics,
         }
     }
 
@@ -312,6 +328,8 @@ impl Metrics {
             self.cluster_shards_held.set(gauge(c.shards_held));
             self.cluster_searchers_live.set(gauge(c.searchers_live));
             self.cluster_round_failures.set(gauge(c.round_failures));
+            self.cluster_shard_searches.set(gauge(c.keys_answered));
+            self.cluster_shard_statistics.set(gauge(c.stats_answered));
         }
         let (synced, unsynced) = syncs.unwrap_or_default();
         self.syncs.set(gauge(synced));

@@ -102,6 +102,9 @@ pub const ROUTES: &[RouteSpec] = &[
     route("health", Action::Public, "GET", "/health", "/health", None, &[]),
     route("metrics", Action::Admin, "GET", "/metrics", "/metrics", None, &[]),
     route("cluster", Action::Admin, "GET", "/cluster", "/cluster", None, &[]),
+    // Between searchers of a cluster: the cluster's secret, not a key.
+    route("cluster_shard", Action::Public, "POST", "/cluster/shard", "/cluster/shard", Some("{}"), &[])
+        .reading(),
     route("openapi", Action::Any, "GET", "/openapi.json", "/openapi.json", None, &[]),
     route("tables_list", Action::Any, "GET", "/tables", "/tables", None, &[]),
     route(

@@ -296,6 +296,23 @@ impl Ctx {
     }
 }
 
+/// What a search passed on to another searcher of a cluster takes of
+/// the request (`handlers/cluster.rs`).
+fn forward() -> impl warp::Filter<Extract = (handlers::cluster::Forward,), Error = warp::Rejection> + Clone {
+    warp::path::full()
+        .and(warp::query::raw().or(warp::any().map(String::new)).unify())
+        .and(warp::header::optional::<String>("authorization"))
+        .and(warp::header::optional::<String>(crate::cluster::wire::HOP_HEADER))
+        .map(|path: warp::path::FullPath, query: String, authorization, hop: Option<String>| {
+            let path_and_query = if query.is_empty() {
+                path.as_str().to_owned()
+            } else {
+                format!("{}?{query}", path.as_str())
+            };
+            handlers::cluster::Forward { path_and_query, authorization, passed_on: hop.is_some() }
+        })
+}
+
 /// `/tables/{table}`.
 fn table() -> impl warp::Filter<Extract = (String,), Error = warp::Rejection> + Clone {
     warp::path("tables").and(warp::path::param::<String>())
@@ -334,7 +351,27 @@ fn service_routes(c: &Ctx) -> Routes {
     let cluster = warp::path!("cluster").and(warp::get()).and(c.taking_none("cluster")).and_then(
         |access: Access, st: Arc<State>| run_beside(st, "cluster", access, |st, _| service::cluster(st)),
     );
-    page.or(health).unify().or(metrics).unify().or(cluster).unify().or(openapi).unify().boxed()
+    let shard = warp::path!("cluster" / "shard")
+        .and(warp::post())
+        .and(c.taking_none("cluster_shard"))
+        .and(warp::header::optional::<String>(crate::cluster::wire::SECRET_HEADER))
+        .and(c.body())
+        .and_then(|access: Access, st: Arc<State>, secret: Option<String>, b: Body| {
+            run_cancellable(st, "cluster_shard", access, move |st, _, cancel| {
+                handlers::cluster::shard(st, secret.as_deref(), &b, cancel)
+            })
+        });
+    page.or(health)
+        .unify()
+        .or(metrics)
+        .unify()
+        .or(cluster)
+        .unify()
+        .or(shard)
+        .unify()
+        .or(openapi)
+        .unify()
+        .boxed()
 }
 
 /// Tables.
@@ -593,13 +630,14 @@ fn index_routes(c: &Ctx) -> Routes {
 /// Search, suggest, keyword lookups, reindex jobs.
 fn search_routes(c: &Ctx) -> Routes {
     use handlers::{jobs, search};
-    let search = table().and(warp::path!("search")).and(warp::get()).and(c.taking("search")).and_then(
-        |t: String, access: Access, st: Arc<State>, p: Params| {
-            run_cancellable(st, "search", access, move |st, access, cancel| {
-                search::search(st, access, &t, &p, cancel)
-            })
-        },
-    );
+    let search =
+        table().and(warp::path!("search")).and(warp::get()).and(c.taking("search")).and(forward()).and_then(
+            |t: String, access: Access, st: Arc<State>, p: Params, from: handlers::cluster::Forward| {
+                run_cancellable(st, "search", access, move |st, access, cancel| {
+                    search::search(st, access, &t, &p, cancel, &from)
+                })
+            },
+        );
     let suggest = table().and(warp::path!("suggest")).and(warp::get()).and(c.taking("suggest")).and_then(
         |t: String, access: Access, st: Arc<State>, p: Params| {
             run(st, "suggest", access, move |st, access| search::suggest(st, access, &t, &p))

@@ -231,6 +231,10 @@ impl State {
 
     /// For a searchable table with an index: how far its index is behind.
     pub fn freshness(&self, table: &str) -> Option<crate::searcher::Freshness> {
+        // A searcher of a cluster: its shards' indexes, the furthest behind.
+        if let Some(indexes) = self.cluster.as_ref().and_then(|c| c.indexes()) {
+            return indexes.freshness(table);
+        }
         self.searcher.freshness(table)
     }
 

@@ -6,6 +6,7 @@
 
 mod client;
 mod cluster;
+mod cluster_search;
 mod copy_table;
 mod differential;
 mod differential2;

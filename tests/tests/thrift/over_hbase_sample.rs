@@ -66,7 +66,7 @@ const MAILBOX: &[(&str, &str)] =
     &[("meeting", "kaminski-v"), ("gas", "dasovich-j"), ("contract", "cash-m"), ("energy", "lay-k")];
 
 /// The sample, unpacked into `dir`: its `mail` tree.
-fn sample(dir: &std::path::Path) -> PathBuf {
+pub(super) fn sample(dir: &std::path::Path) -> PathBuf {
     let archive = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus/sample.tar.zst");
     assert!(
         archive.try_exists().unwrap_or(false),
@@ -79,7 +79,7 @@ fn sample(dir: &std::path::Path) -> PathBuf {
 }
 
 /// The peer queries as search paths, each plain and collapsed by thread.
-fn queries(table: &str) -> Vec<String> {
+pub(super) fn queries(table: &str) -> Vec<String> {
     let enc = crate::http::enc;
     let mut qs: Vec<String> = TERMS
         .iter()
@@ -97,7 +97,7 @@ fn queries(table: &str) -> Vec<String> {
 
 /// What two answers must share: total, facets, and each hit's key, score
 /// (to 1e-6), document and thread.
-fn comparable(answer: &Value) -> Value {
+pub(super) fn comparable(answer: &Value) -> Value {
     let hits: Vec<Value> = answer["hits"]
         .as_array()
         .unwrap_or_else(|| panic!("no hits in {answer}"))
@@ -135,7 +135,7 @@ fn threads(source: &dyn TableStore, table: &str) -> (BTreeSet<BTreeSet<String>>,
 
 /// Whether the plain search `path` (a page of 10) ends in a tie that goes
 /// on past the 64 hits after it that ties are ordered within.
-fn long_tie(s: &Server, path: &str) -> bool {
+pub(super) fn long_tie(s: &Server, path: &str) -> bool {
     if path.contains("collapse=") {
         return false;
     }
@@ -148,7 +148,7 @@ fn long_tie(s: &Server, path: &str) -> bool {
 
 /// Where two comparable answers differ: total, facets, and each hit that
 /// is not the same on both sides (over HBase first).
-fn difference(h: &Value, e: &Value) -> String {
+pub(super) fn difference(h: &Value, e: &Value) -> String {
     let mut out = String::new();
     for field in ["total", "facets"] {
         if h[field] != e[field] {
@@ -164,7 +164,7 @@ fn difference(h: &Value, e: &Value) -> String {
     out
 }
 
-fn search(s: &Server, path: &str) -> Value {
+pub(super) fn search(s: &Server, path: &str) -> Value {
     let (status, body) = s.get_json(path);
     assert_eq!(status, 200, "{path}: {body}");
     body

@@ -3,6 +3,7 @@
 //! or fails with an error that `error.rs` turns into a status and code.
 
 pub(super) mod changes;
+pub(super) mod cluster;
 mod confine;
 pub(super) mod indexes;
 pub(super) mod jobs;

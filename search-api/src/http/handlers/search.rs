@@ -17,7 +17,14 @@ use crate::{Consistency, SearchRequest};
 use rowsearch_store::Cancel;
 
 /// `GET /tables/{t}/search`.
-pub(crate) fn search(st: &State, access: &Access, table: &str, p: &Params, cancel: &Cancel) -> Answer {
+pub(crate) fn search(
+    st: &State,
+    access: &Access,
+    table: &str,
+    p: &Params,
+    cancel: &Cancel,
+    from: &super::cluster::Forward,
+) -> Answer {
     // Each choice's values are declared (and checked) in param_spec.rs.
     let sort = match p.choice("sort") {
         "newest" => SortBy::Newest,
@@ -75,7 +82,13 @@ pub(crate) fn search(st: &State, access: &Access, table: &str, p: &Params, cance
         deadline: Some(std::time::Instant::now() + st.limits.request_timeout.mul_f64(0.9)),
         collapse: p.get("collapse").map(str::to_owned),
     };
-    let results = st.searcher.search(table, &request)?;
+    let results = match &st.cluster {
+        Some(cluster) => match super::cluster::search(st, cluster, table, &request, from)? {
+            super::cluster::Clustered::Results(results) => *results,
+            super::cluster::Clustered::Relayed(response) => return Ok(response),
+        },
+        None => st.searcher.search(table, &request)?,
+    };
     st.metrics.stale(results.dropped);
     let body = crate::json::SearchBody::new(
         &results,

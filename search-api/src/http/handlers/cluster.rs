@@ -1,0 +1,126 @@
+//! A searcher of a cluster (`serve --cluster`): its searches go over the
+//! shards (`crate::cluster::search`), and `POST /cluster/shard` answers
+//! the other searchers' calls for the shards it holds.
+
+use std::time::Instant;
+
+use warp::Reply;
+use warp::http::StatusCode;
+use warp::reply::Response;
+
+use super::Answer;
+use crate::cluster::search::{Coordinated, Route, answer, route};
+use crate::cluster::wire::ShardCall;
+use crate::cluster::{Cluster, ShardId};
+use crate::http::error::{ApiError, Refusal};
+use crate::http::state::State;
+use crate::{SearchRequest, SearchResults};
+
+/// What a search passed on to another searcher carries of the request.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Forward {
+    /// The path and query string, as received.
+    pub path_and_query: String,
+    /// The caller's `Authorization`.
+    pub authorization: Option<String>,
+    /// Passed on already by another searcher.
+    pub passed_on: bool,
+}
+
+/// A search's outcome in a cluster.
+pub(crate) enum Clustered {
+    /// Coordinated here.
+    Results(Box<SearchResults>),
+    /// Answered by the searcher it was passed on to.
+    Relayed(Response),
+}
+
+/// Runs `request` over `table`'s shards (see `crate::cluster::search`).
+///
+/// # Errors
+/// `shard_unavailable` (503) naming a shard without a holder; the search's
+/// own errors.
+pub(crate) fn search(
+    st: &State,
+    cluster: &Cluster,
+    table: &str,
+    request: &SearchRequest,
+    from: &Forward,
+) -> Result<Clustered, ApiError> {
+    let schema = st.tables().schema(table)?;
+    let Some(search) = schema.search.as_ref() else {
+        // The searcher's own error for a table without a search section.
+        return Ok(Clustered::Results(Box::new(st.searcher.search(table, request)?)));
+    };
+    let count = search.shard_count();
+    match route(cluster, table, count, request.partition.as_deref(), from.passed_on)? {
+        Route::Here(index) => {
+            let keys = Coordinated { cluster, table, count };
+            Ok(Clustered::Results(Box::new(index.searcher.search_with(table, request, Some(&keys))?)))
+        }
+        Route::There(addr) => {
+            let peers = cluster.peers().ok_or_else(|| {
+                ApiError::from(crate::Error::ShardUnavailable {
+                    table: table.to_owned(),
+                    shard: 0,
+                    reason: "this searcher has no client to the others".into(),
+                })
+            })?;
+            let deadline = request.deadline.unwrap_or_else(|| Instant::now() + st.limits.request_timeout);
+            let (status, content_type, timing, body) = peers
+                .relay(&addr, &from.path_and_query, from.authorization.as_deref(), deadline)
+                .map_err(|e| {
+                    ApiError::from(crate::Error::ShardUnavailable {
+                        table: table.to_owned(),
+                        shard: request
+                            .partition
+                            .as_deref()
+                            .map_or(0, |p| rowsearch_store::SearchSchema::shard_of(p, count)),
+                        reason: e.to_string(),
+                    })
+                })?;
+            let mut response = Response::new(body.into());
+            *response.status_mut() = StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_GATEWAY);
+            for (name, value) in [("content-type", content_type), ("server-timing", timing)] {
+                if let Some(value) = value.and_then(|v| warp::http::HeaderValue::from_str(&v).ok()) {
+                    response.headers_mut().insert(name, value);
+                }
+            }
+            Ok(Clustered::Relayed(response))
+        }
+    }
+}
+
+/// `POST /cluster/shard`: another searcher's call for a shard this one
+/// holds, with the cluster's secret (`crate::cluster::wire`).
+pub(crate) fn shard(
+    st: &State,
+    secret: Option<&str>,
+    body: &[u8],
+    cancel: &rowsearch_store::Cancel,
+) -> Answer {
+    let Some(cluster) = &st.cluster else {
+        return Err(ApiError::new(
+            StatusCode::NOT_FOUND,
+            "not_in_a_cluster",
+            "this server is not a searcher of a cluster (serve --cluster)".to_owned(),
+        ));
+    };
+    if !cluster.peers().is_some_and(|p| p.admits(secret)) {
+        return Err(Refusal::Forbidden("calls between searchers carry the cluster's secret".into()).into());
+    }
+    let call: ShardCall = serde_json::from_slice(body)
+        .map_err(|e| ApiError::bad_request(format!("the call does not parse: {e}")))?;
+    let id = ShardId { table: call.table.clone(), shard: call.shard };
+    let index = cluster.indexes().and_then(|i| i.get(&id)).ok_or_else(|| {
+        ApiError::from(crate::Error::ShardUnavailable {
+            table: call.table.clone(),
+            shard: call.shard,
+            reason: "the searcher asked does not hold it now".into(),
+        })
+    })?;
+    let deadline = Instant::now() + st.limits.request_timeout;
+    let answered = answer(&index, &call, cancel, deadline)?;
+    cluster.count_answer(call.phase);
+    Ok(warp::reply::json(&answered).into_response())
+}
