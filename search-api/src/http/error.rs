@@ -28,6 +28,16 @@ pub struct ApiError {
 }
 
 impl ApiError {
+    /// 404 `not_in_a_cluster`: a route between searchers of a cluster on
+    /// a server that is not one.
+    pub(crate) fn not_in_a_cluster() -> ApiError {
+        ApiError::new(
+            StatusCode::NOT_FOUND,
+            "not_in_a_cluster",
+            "this server is not a searcher of a cluster (serve --cluster)",
+        )
+    }
+
     pub(crate) fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> ApiError {
         ApiError { status, code, message: message.into(), position: None }
     }

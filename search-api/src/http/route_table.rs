@@ -45,6 +45,10 @@ pub enum Needs {
     Anywhere,
     /// Served by the embedded store only, with why.
     Store(&'static str),
+    /// Served by a searcher of a cluster only (`serve --cluster`): calls
+    /// between searchers; any other server answers 404 `not_in_a_cluster`
+    /// (`routes.rs` checks it, in one place).
+    Cluster,
 }
 
 impl RouteSpec {
@@ -58,11 +62,22 @@ impl RouteSpec {
         RouteSpec { needs: Needs::Store(why), ..self }
     }
 
+    /// The same route, served by a searcher of a cluster only.
+    const fn in_cluster(self) -> RouteSpec {
+        RouteSpec { needs: Needs::Cluster, ..self }
+    }
+
+    /// Whether the route called `name` is served by a searcher of a
+    /// cluster only.
+    pub(super) fn needs_cluster(name: &str) -> bool {
+        ROUTES.iter().any(|r| r.name == name && r.needs == Needs::Cluster)
+    }
+
     /// Why the route called `name` is not served when the tables live
     /// elsewhere (`serve --hbase`); `None`: it is.
     pub(super) fn needs_store(name: &str) -> Option<&'static str> {
         ROUTES.iter().find(|r| r.name == name).and_then(|r| match r.needs {
-            Needs::Anywhere => None,
+            Needs::Anywhere | Needs::Cluster => None,
             Needs::Store(why) => Some(why),
         })
     }
@@ -104,7 +119,8 @@ pub const ROUTES: &[RouteSpec] = &[
     route("cluster", Action::Admin, "GET", "/cluster", "/cluster", None, &[]),
     // Between searchers of a cluster: the cluster's secret, not a key.
     route("cluster_shard", Action::Public, "POST", "/cluster/shard", "/cluster/shard", Some("{}"), &[])
-        .reading(),
+        .reading()
+        .in_cluster(),
     route("openapi", Action::Any, "GET", "/openapi.json", "/openapi.json", None, &[]),
     route("tables_list", Action::Any, "GET", "/tables", "/tables", None, &[]),
     route(
@@ -446,6 +462,7 @@ mod tests {
             match route.needs {
                 Needs::Store(why) => assert!(store_kept && !why.is_empty(), "{}", route.name),
                 Needs::Anywhere => assert!(!store_kept, "{} is served anywhere", route.name),
+                Needs::Cluster => assert!(route.name.starts_with("cluster_"), "{}", route.name),
             }
         }
     }

@@ -70,6 +70,10 @@ where
         let refused = ApiError::from(Refusal::NotOverHbase(route, why));
         return Ok(answer(&state, route, &access, started, Some(Ok(Err(refused)))));
     }
+    if RouteSpec::needs_cluster(route) && state.cluster.is_none() {
+        let refused = ApiError::not_in_a_cluster();
+        return Ok(answer(&state, route, &access, started, Some(Ok(Err(refused)))));
+    }
     let logged_key = access.clone();
     let worker = Arc::clone(&state);
     let worker_phase = Arc::clone(&phase);

@@ -47,7 +47,9 @@ fn http_every_route_checks_its_action_generated_from_the_route_table() {
         .into_iter()
         .map(|action| (action, make_key(&s, json!({"actions": [action]})).1))
         .collect();
-    for route in rowsearch::http::ROUTES {
+    // Routes between searchers of a cluster answer 404 elsewhere
+    // (`thrift::cluster_search` calls them).
+    for route in rowsearch::http::ROUTES.iter().filter(|r| r.needs != rowsearch::http::Needs::Cluster) {
         let what = format!("{} {}", route.method, route.path);
         let (status, body) = call(&s, route.method, route.example, None, route.example_body);
         if route.action == rowsearch::keys::Action::Public {

@@ -224,6 +224,19 @@ fn thrift_a_cluster_of_searchers_answers_as_one_index_and_survives_a_kill() {
     search(&a, &format!("/tables/{TABLE}/search?q=meeting"));
     assert_eq!(shard_searches() - before, SHARDS, "a search of every mailbox touches every shard");
 
+    // Calls between searchers need the cluster's secret; a server of no
+    // cluster has no such route.
+    let json = ("content-type", "application/json");
+    for secret in [None, Some("wrong")] {
+        let headers: Vec<(&str, &str)> =
+            std::iter::once(json).chain(secret.map(|s| ("x-rowsearch-cluster", s))).collect();
+        let (status, body) = a.raw("POST", "/cluster/shard", &headers, Some(b"{}"));
+        assert_eq!(status, 403, "{}", String::from_utf8_lossy(&body));
+    }
+    let (status, body) = one.raw("POST", "/cluster/shard", &[json], Some(b"{}"));
+    assert_eq!(status, 404, "{}", String::from_utf8_lossy(&body));
+    assert!(String::from_utf8_lossy(&body).contains("not_in_a_cluster"));
+
     // b killed under a steady load of searches through a and c.
     let load: Vec<(String, Value)> = paths.iter().cloned().zip(wanted.iter().cloned()).take(24).collect();
     let loader = Loader::start(vec![a.addr.clone(), c.addr.clone()], load.clone());

@@ -100,11 +100,7 @@ pub(crate) fn shard(
     cancel: &rowsearch_store::Cancel,
 ) -> Answer {
     let Some(cluster) = &st.cluster else {
-        return Err(ApiError::new(
-            StatusCode::NOT_FOUND,
-            "not_in_a_cluster",
-            "this server is not a searcher of a cluster (serve --cluster)".to_owned(),
-        ));
+        return Err(ApiError::not_in_a_cluster());
     };
     if !cluster.peers().is_some_and(|p| p.admits(secret)) {
         return Err(Refusal::Forbidden("calls between searchers carry the cluster's secret".into()).into());
