@@ -642,11 +642,16 @@ fn search_routes(c: &Ctx) -> Routes {
                 })
             },
         );
-    let suggest = table().and(warp::path!("suggest")).and(warp::get()).and(c.taking("suggest")).and_then(
-        |t: String, access: Access, st: Arc<State>, p: Params| {
-            run(st, "suggest", access, move |st, access| search::suggest(st, access, &t, &p))
-        },
-    );
+    let suggest = table()
+        .and(warp::path!("suggest"))
+        .and(warp::get())
+        .and(c.taking("suggest"))
+        .and(forward())
+        .and_then(
+            |t: String, access: Access, st: Arc<State>, p: Params, from: handlers::cluster::Forward| {
+                run(st, "suggest", access, move |st, access| search::suggest(st, access, &t, &p, &from))
+            },
+        );
     let keywords = table().and(warp::path!("keywords")).and(warp::get()).and(c.taking("keywords")).and_then(
         |t: String, access: Access, st: Arc<State>, p: Params| {
             run(st, "keywords", access, move |st, access| search::keywords(st, access, &t, &p))

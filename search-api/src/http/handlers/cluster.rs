@@ -59,35 +59,81 @@ pub(crate) fn search(
             Ok(Clustered::Results(Box::new(index.searcher.search_with(table, request, Some(&keys))?)))
         }
         Route::There(addr) => {
-            let peers = cluster.peers().ok_or_else(|| {
-                ApiError::from(crate::Error::ShardUnavailable {
-                    table: table.to_owned(),
-                    shard: 0,
-                    reason: "this searcher has no client to the others".into(),
-                })
-            })?;
-            let deadline = request.deadline.unwrap_or_else(|| Instant::now() + st.limits.request_timeout);
-            let (status, content_type, timing, body) = peers
-                .relay(&addr, &from.path_and_query, from.authorization.as_deref(), deadline)
-                .map_err(|e| {
-                    ApiError::from(crate::Error::ShardUnavailable {
-                        table: table.to_owned(),
-                        shard: request
-                            .partition
-                            .as_deref()
-                            .map_or(0, |p| rowsearch_store::SearchSchema::shard_of(p, count)),
-                        reason: e.to_string(),
-                    })
-                })?;
-            let mut response = Response::new(body.into());
-            *response.status_mut() = StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_GATEWAY);
-            for (name, value) in [("content-type", content_type), ("server-timing", timing)] {
-                if let Some(value) = value.and_then(|v| warp::http::HeaderValue::from_str(&v).ok()) {
-                    response.headers_mut().insert(name, value);
-                }
-            }
-            Ok(Clustered::Relayed(response))
+            let shard =
+                request.partition.as_deref().map_or(0, |p| rowsearch_store::SearchSchema::shard_of(p, count));
+            Ok(Clustered::Relayed(relay(st, cluster, &addr, (table, shard), from, request.deadline)?))
         }
+    }
+}
+
+/// The answer of the searcher at `addr` to the request `from` names,
+/// passed on to it (a search or suggestion of a shard it holds).
+fn relay(
+    st: &State,
+    cluster: &Cluster,
+    addr: &str,
+    (table, shard): (&str, u32),
+    from: &Forward,
+    deadline: Option<Instant>,
+) -> Result<Response, ApiError> {
+    let unavailable = |reason: String| {
+        ApiError::from(crate::Error::ShardUnavailable { table: table.to_owned(), shard, reason })
+    };
+    let peers =
+        cluster.peers().ok_or_else(|| unavailable("this searcher has no client to the others".into()))?;
+    let deadline = deadline.unwrap_or_else(|| Instant::now() + st.limits.request_timeout);
+    let (status, content_type, timing, body) = peers
+        .relay(addr, &from.path_and_query, from.authorization.as_deref(), deadline)
+        .map_err(|e| unavailable(e.to_string()))?;
+    let mut response = Response::new(body.into());
+    *response.status_mut() = StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_GATEWAY);
+    for (name, value) in [("content-type", content_type), ("server-timing", timing)] {
+        if let Some(value) = value.and_then(|v| warp::http::HeaderValue::from_str(&v).ok()) {
+            response.headers_mut().insert(name, value);
+        }
+    }
+    Ok(response)
+}
+
+/// Suggestions in a cluster: a mailbox's (the `user` asked, or the one
+/// mailbox a key is confined to) from its shard, here or passed on to
+/// its holder; across mailboxes they are not served yet (501).
+///
+/// # Errors
+/// `cluster_unsupported` (501) without one mailbox; `shard_unavailable`.
+pub(crate) fn suggest(
+    st: &State,
+    cluster: &Cluster,
+    table: &str,
+    request: &crate::SuggestRequest,
+    from: &Forward,
+) -> Answer {
+    let schema = st.tables().schema(table)?;
+    let count = schema.search.as_ref().map_or(1, |s| s.shard_count());
+    let mailbox = match (&request.partition, request.scope.as_deref()) {
+        (Some(p), _) => p.clone(),
+        (None, Some([only])) => only.clone(),
+        _ => {
+            return Err(ApiError::new(
+                StatusCode::NOT_IMPLEMENTED,
+                "cluster_unsupported",
+                "a cluster of searchers suggests within one mailbox: name it (user=...)",
+            ));
+        }
+    };
+    match route(cluster, table, count, Some(&mailbox), from.passed_on)? {
+        Route::Here(index) => {
+            let suggestions = index.searcher.suggest(table, request)?;
+            Ok(warp::reply::json(&suggestions).into_response())
+        }
+        Route::There(addr) => relay(
+            st,
+            cluster,
+            &addr,
+            (table, rowsearch_store::SearchSchema::shard_of(&mailbox, count)),
+            from,
+            None,
+        ),
     }
 }
 

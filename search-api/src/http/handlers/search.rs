@@ -150,7 +150,9 @@ pub(crate) fn keywords(st: &State, access: &Access, t: &str, p: &Params) -> Answ
     let mut answer = json!({"keys": keys, "next_cursor": page.next_cursor});
     // A mailbox that holds nothing (a misspelt `user`): said, as a search
     // says it.
-    if keys.is_empty() && query.cursor.is_none() && schema.search.is_some() {
+    // (A cluster's searchers hold shards, not the index the names come
+    // from: not said there.)
+    if keys.is_empty() && query.cursor.is_none() && schema.search.is_some() && st.cluster.is_none() {
         let scope: Option<Vec<Vec<u8>>> =
             access.partitions().map(|ps| ps.iter().map(|p| p.as_bytes().to_vec()).collect());
         if let Some(unknown) = st.searcher.unknown_user(t, &query.partition, scope.as_deref())? {
@@ -161,7 +163,13 @@ pub(crate) fn keywords(st: &State, access: &Access, t: &str, p: &Params) -> Answ
 }
 
 /// `GET /tables/{t}/suggest?q=&user=&limit=`.
-pub(crate) fn suggest(st: &State, access: &Access, table: &str, p: &Params) -> Answer {
+pub(crate) fn suggest(
+    st: &State,
+    access: &Access,
+    table: &str,
+    p: &Params,
+    from: &super::cluster::Forward,
+) -> Answer {
     let query = p.get("q").unwrap_or_default();
     if query.trim().is_empty() {
         return Err(ApiError::bad_request("q is empty"));
@@ -172,6 +180,9 @@ pub(crate) fn suggest(st: &State, access: &Access, table: &str, p: &Params) -> A
         scope: access.partitions().map(|ps| ps.iter().map(|p| p.as_bytes().to_vec()).collect()),
         limit: p.number("limit")?,
     };
+    if let Some(cluster) = &st.cluster {
+        return super::cluster::suggest(st, cluster, table, &request, from);
+    }
     let suggestions = st.searcher.suggest(table, &request)?;
     ok(serde_json::to_value(&suggestions).unwrap_or(Value::Null))
 }
