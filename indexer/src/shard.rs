@@ -241,7 +241,12 @@ impl RowView for ShardView<'_> {
         to: Option<&[u8]>,
         f: &mut dyn FnMut(&KeywordCellRef<'_>) -> Result<()>,
     ) -> Result<()> {
-        self.each(table, f, |g| self.inner.for_each_row_keyword_cells(table, from, to, g))
+        if table != self.filter.table {
+            return self.inner.for_each_row_keyword_cells(table, from, to, f);
+        }
+        let (shard, shards) = (self.filter.shard, self.filter.shards);
+        let keep = move |partition: &[u8]| SearchSchema::shard_of(partition, shards) == shard;
+        self.inner.for_each_kept_row_keyword_cells(table, (from, to), &keep, f)
     }
 
     /// The row's cells when its partition is the shard's; none otherwise

@@ -266,6 +266,25 @@ pub trait RowView {
         f: &mut dyn FnMut(&KeywordCellRef<'_>) -> Result<()>,
     ) -> Result<()>;
 
+    /// As [`Self::for_each_row_keyword_cells`], only the rows whose
+    /// partition `keep` takes (one shard's). The default reads every
+    /// row's cells and leaves the others'; a source that makes cells from
+    /// text (HBase) leaves those rows before analyzing them.
+    ///
+    /// # Errors
+    /// As [`Self::for_each_row_keyword_cells`].
+    fn for_each_kept_row_keyword_cells(
+        &self,
+        table: &str,
+        (from, to): (Option<&[u8]>, Option<&[u8]>),
+        keep: &dyn Fn(&[u8]) -> bool,
+        f: &mut dyn FnMut(&KeywordCellRef<'_>) -> Result<()>,
+    ) -> Result<()> {
+        self.for_each_row_keyword_cells(table, from, to, &mut |cell| {
+            if keep(cell.partition) { f(cell) } else { Ok(()) }
+        })
+    }
+
     /// The keyword cells row `row` should have, from its stored values.
     ///
     /// # Errors

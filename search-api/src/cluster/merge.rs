@@ -89,6 +89,7 @@ mod tests {
             facets: vec![facet],
             groups: Vec::new(),
             commit: total,
+            snapshot: None,
         }
     }
 

@@ -15,6 +15,7 @@
 //! naming it): never a page without it. The coordinator then reads the
 //! hits' rows from HBase as one server does.
 
+use std::collections::BTreeMap;
 use std::time::Instant;
 
 use rowsearch_indexer::query::ParseOptions;
@@ -99,12 +100,13 @@ impl Coordinated<'_> {
         &self,
         shards: &[u32],
         call: &ShardCall,
+        resume: &BTreeMap<u32, (u64, u64)>,
         cancel: &Cancel,
         deadline: Instant,
     ) -> Result<Vec<ShardAnswer>> {
         let one = |shard: u32| -> Result<ShardAnswer> {
             let id = ShardId { table: self.table.to_owned(), shard };
-            let call = ShardCall { shard, ..call.clone() };
+            let call = ShardCall { shard, resume: resume.get(&shard).copied(), ..call.clone() };
             if let Some(index) = self.cluster.indexes().and_then(|i| i.get(&id)) {
                 self.cluster.count_answer(call.phase);
                 return answer(&index, &call, cancel, deadline);
@@ -139,6 +141,9 @@ impl Coordinated<'_> {
         })
     }
 }
+
+/// Marks the walks a search's statistics phase keeps apart from cursors'.
+const WALK_MARK: u64 = 0xdf5_0000_0000_0000;
 
 /// How long a search waits for a shard without a holder, or one whose
 /// holder did not answer, to show another: a round and a half (a shard
@@ -187,22 +192,27 @@ impl FindKeys for Coordinated<'_> {
             collapse: asked.collapse.map(str::to_owned),
             stats: None,
             wait_ms: 0,
+            resume: None,
         };
         call.wait_ms =
             u64::try_from(deadline.saturating_duration_since(Instant::now()).as_millis()).unwrap_or(0);
+        let mut resume = BTreeMap::new();
         if request.sort == SortBy::Relevance {
             // A confined key's statistics are its mailboxes'; anyone
             // else's the whole table's.
             let scoring: Vec<u32> =
                 if call.scoped_stats { covered.clone() } else { (0..self.count).collect() };
             let mut sums = ShardStats::default();
-            for answer in self.ask(&scoring, &call, &request.cancel, deadline)? {
+            for (shard, answer) in
+                scoring.iter().zip(self.ask(&scoring, &call, &resume, &request.cancel, deadline)?)
+            {
                 sums.add(&answer.stats.unwrap_or_default());
+                resume.extend(answer.snapshot.map(|at| (*shard, at)));
             }
             call.stats = Some(sums);
         }
         call.phase = Phase::Keys;
-        let answers = self.ask(&covered, &call, &request.cancel, deadline)?;
+        let answers = self.ask(&covered, &call, &resume, &request.cancel, deadline)?;
         Ok(merge(
             &answers,
             request.sort,
@@ -263,7 +273,14 @@ pub fn answer(
         min_seq: call.min_seq,
         deadline: deadline.min(Instant::now() + std::time::Duration::from_millis(call.wait_ms)),
     };
-    let snapshot = searcher.live().snapshot(&live, &want)?;
+    // The keys of a search by relevance are read from the snapshot its
+    // statistics were (kept a few seconds, as a cursor's walk is); a fresh
+    // one when it is gone.
+    let kept = call.resume.and_then(|(number, walk)| searcher.live().resume(&live, number, walk).ok());
+    let snapshot = match kept {
+        Some(snapshot) => snapshot,
+        None => searcher.live().snapshot(&live, &want)?,
+    };
     let partitions: Vec<&[u8]> = call.partitions.iter().map(Vec::as_slice).collect();
     let options = ParseOptions {
         typos: call.typos,
@@ -280,9 +297,14 @@ pub fn answer(
         facets: Vec::new(),
         groups: Vec::new(),
         commit: 0,
+        snapshot: None,
     };
     if call.phase == Phase::Stats {
-        return Ok(ShardAnswer { stats: Some(snapshot.bm25_stats(&parsed, stats_partitions)?), ..empty });
+        let stats = snapshot.bm25_stats(&parsed, stats_partitions)?;
+        // Kept under its sequence, a key no page's commit takes.
+        let walk = snapshot.seq() ^ WALK_MARK;
+        live.keep_walk(&snapshot, walk);
+        return Ok(ShardAnswer { stats: Some(stats), snapshot: Some((snapshot.number(), walk)), ..empty });
     }
     let facets = rowsearch_indexer::facets::resolve(
         &snapshot.generation().schema,

@@ -73,6 +73,10 @@ pub struct ShardCall {
     pub stats: Option<ShardStats>,
     /// How long the shard may take (ms).
     pub wait_ms: u64,
+    /// Phase `keys`: the snapshot its `stats` answer was read from
+    /// (generation, walk), so both phases read one point in time.
+    #[serde(default)]
+    pub resume: Option<(u64, u64)>,
 }
 
 /// A shard's answer.
@@ -90,6 +94,10 @@ pub struct ShardAnswer {
     pub groups: Vec<(String, u64)>,
     /// The commit its index answered from.
     pub commit: u64,
+    /// Phase `stats`: the snapshot it read, kept for the `keys` call
+    /// (generation, walk).
+    #[serde(default)]
+    pub snapshot: Option<(u64, u64)>,
 }
 
 /// Why a call to another searcher failed.

@@ -512,6 +512,23 @@ pub fn for_each_keyword_cell_of(
     row: &crate::cell::Row,
     f: &mut dyn FnMut(&super::codec::KeywordCellRef<'_>) -> Result<()>,
 ) -> Result<()> {
+    for_each_kept_keyword_cell_of(table, schema, analyzer, row, &|_| true, f)
+}
+
+/// As [`for_each_keyword_cell_of`], for a row whose partition `keep`
+/// takes; a row of another partition is left before its text is analyzed
+/// (a shard's build reads every row and keeps its partitions' only).
+///
+/// # Errors
+/// As [`for_each_keyword_cell_of`].
+pub fn for_each_kept_keyword_cell_of(
+    table: &str,
+    schema: &TableSchema,
+    analyzer: &dyn Analyzer,
+    row: &crate::cell::Row,
+    keep: &dyn Fn(&[u8]) -> bool,
+    f: &mut dyn FnMut(&super::codec::KeywordCellRef<'_>) -> Result<()>,
+) -> Result<()> {
     let search = schema
         .search
         .as_ref()
@@ -535,6 +552,9 @@ pub fn for_each_keyword_cell_of(
     // The cells as [`Shape::entries`] makes them, lent without their keys
     // being encoded and decoded again.
     let partition = shape.partition_of(&row.key, &values)?;
+    if !keep(&partition) {
+        return Ok(());
+    }
     let date_ms = date.and_then(|n| values[n]).and_then(|v| analyzer.date_ms(v)).unwrap_or(0);
     let mut failed = None;
     shape.terms(analyzer, &values, &mut |n, term, positions| {

@@ -35,7 +35,9 @@ mod write;
 
 pub use codec::{KeywordCell, KeywordCellRef, Positions};
 pub(crate) use handle::{CellParts, KeywordCells, SearchHandle, place_of};
-pub use handle::{for_each_keyword_cell_of, key_partition_of, keyword_cells_of};
+pub use handle::{
+    for_each_kept_keyword_cell_of, for_each_keyword_cell_of, key_partition_of, keyword_cells_of,
+};
 pub use lookup::{KeywordHit, KeywordPage, KeywordQuery, required_terms};
 pub(crate) use lookup::{decode_cell, for_each_cell, for_each_cell_between, lookup, partition_splits};
 pub(crate) use runs::PENDING_RUNS;

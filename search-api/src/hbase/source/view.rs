@@ -423,6 +423,20 @@ impl RowView for HbaseView<'_> {
         })
     }
 
+    fn for_each_kept_row_keyword_cells(
+        &self,
+        table: &str,
+        range: (Option<&[u8]>, Option<&[u8]>),
+        keep: &dyn Fn(&[u8]) -> bool,
+        f: &mut dyn FnMut(&KeywordCellRef<'_>) -> rowsearch_store::Result<()>,
+    ) -> rowsearch_store::Result<()> {
+        let schema = self.schema(table)?;
+        let analyzer = &*self.source.analyzer;
+        self.source.scan(table, range, None, &mut |row| {
+            rowsearch_store::for_each_kept_keyword_cell_of(table, &schema, analyzer, &row, keep, f)
+        })
+    }
+
     fn row_keyword_cells(&self, table: &str, row: &[u8]) -> rowsearch_store::Result<Vec<KeywordCell>> {
         let schema = self.schema(table)?;
         match self.get(table, row, &ReadOptions::default())? {
