@@ -136,6 +136,14 @@ pub trait TableStore: RowSource + crate::ChangeFeed {
     /// As [`TableSchema::with_display`]; `UnknownTable`; the source's own.
     fn set_display(&self, table: &str, display: Option<Vec<String>>) -> Result<bool>;
 
+    /// Sets how many shards a cluster of searchers splits a searchable
+    /// table's index into ([`TableSchema::with_shards`]); whether it
+    /// changed.
+    ///
+    /// # Errors
+    /// As [`TableSchema::with_shards`]; `UnknownTable`; the source's own.
+    fn set_shards(&self, table: &str, shards: u32) -> Result<bool>;
+
     /// Creates `table` with `schema` (its keyword rows and threads kept
     /// from then on); `false` when an identical one exists.
     ///
@@ -317,6 +325,10 @@ impl TableStore for Store {
 
     fn set_display(&self, table: &str, display: Option<Vec<String>>) -> Result<bool> {
         Store::set_display(self, table, display)
+    }
+
+    fn set_shards(&self, table: &str, shards: u32) -> Result<bool> {
+        Store::set_shards(self, table, shards)
     }
 
     fn create_table(&self, table: &str, schema: &TableSchema) -> Result<bool> {

@@ -508,6 +508,18 @@ impl Store {
         self.writer().set_display(table, display)
     }
 
+    /// Sets how many shards a cluster of searchers splits searchable
+    /// table `table`'s index into ([`TableSchema::with_shards`]); whether
+    /// it changed. The rows and keyword rows stay as they are: a searcher
+    /// builds each shard of the new count from them.
+    ///
+    /// # Errors
+    /// `UnknownTable`, `NotSearchable`, `InvalidSchema` (a count past
+    /// 1..=1024).
+    pub fn set_shards(&self, table: &str, shards: u32) -> Result<bool> {
+        self.writer().set_shards(table, shards)
+    }
+
     /// Gives searchable table `table` the schema `schema`: its search
     /// fields with more appended, a threads section added, another display.
     /// The rows' keyword cells of the new fields are written in the same

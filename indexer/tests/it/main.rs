@@ -7,6 +7,7 @@ mod query;
 mod refresh;
 mod reindex;
 mod reindex_prop;
+mod shards;
 mod suggest;
 
 /// Every key the keyword rows give for `terms` in `user`'s mailbox, with

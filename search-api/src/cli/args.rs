@@ -607,6 +607,11 @@ pub enum SearchCommand {
         /// to search: each segment's terms are walked separately).
         #[arg(long)]
         no_merge: bool,
+        /// First set how many shards a cluster of searchers splits the
+        /// table's index into (1-1024; docs/cluster.md): its searchers
+        /// build the shards of the new count.
+        #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1024))]
+        shards: Option<u32>,
     },
     /// Check the store, its keyword rows and the search index against each
     /// other; exit status 1 on a mismatch (listed on stdout as JSON).

@@ -13,7 +13,13 @@ use super::progress::reindex;
 /// Runs a search-index command.
 pub(super) fn run(args: &Args, command: &SearchCommand, out: &mut impl Write) -> Result<ExitCode> {
     match command {
-        SearchCommand::Reindex { table, full, incremental, memory_mb, threads, no_merge } => {
+        SearchCommand::Reindex { table, full, incremental, memory_mb, threads, no_merge, shards } => {
+            if let Some(n) = shards {
+                let home = super::place::home(args, false)?;
+                let changed = home.tables.set_shards(table, *n)?;
+                let said = if changed { "now" } else { "already" };
+                writeln!(out, "table {table}: {said} {n} shard(s)")?;
+            }
             let mode = match (full, incremental) {
                 (true, _) => rowsearch::indexer::ReindexMode::Full,
                 (_, true) => rowsearch::indexer::ReindexMode::Incremental,

@@ -240,6 +240,13 @@ impl TableStore for HbaseSource {
         self.tables().put_schema(table, &schema).map_err(store_err)?;
         Ok(true)
     }
+
+    fn set_shards(&self, table: &str, shards: u32) -> rowsearch_store::Result<bool> {
+        let schema = self.tables().schema(table).map_err(store_err)?;
+        let Some(schema) = schema.with_shards(table, shards)? else { return Ok(false) };
+        self.tables().put_schema(table, &schema).map_err(store_err)?;
+        Ok(true)
+    }
 }
 
 impl HbaseSource {

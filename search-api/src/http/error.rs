@@ -38,6 +38,12 @@ impl ApiError {
         )
     }
 
+    /// 501 `cluster_unsupported`: what a cluster of searchers does not
+    /// serve (yet), and why.
+    pub(crate) fn cluster_unsupported(why: &str) -> ApiError {
+        ApiError::new(StatusCode::NOT_IMPLEMENTED, "cluster_unsupported", why)
+    }
+
     pub(crate) fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> ApiError {
         ApiError { status, code, message: message.into(), position: None }
     }

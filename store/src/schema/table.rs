@@ -136,6 +136,28 @@ impl TableSchema {
         Ok(Some(schema))
     }
 
+    /// This schema with its index split into `shards` shards by a cluster
+    /// of searchers ([`SearchSchema::shards`]); `None` when it already is.
+    ///
+    /// # Errors
+    /// `NotSearchable`; `InvalidSchema` for a count past 1..=[`MAX_SHARDS`].
+    pub fn with_shards(&self, table: &str, shards: u32) -> Result<Option<TableSchema>> {
+        let mut schema = self.clone();
+        let search = schema
+            .search
+            .as_mut()
+            .ok_or_else(|| crate::ErrorKind::NotSearchable { table: table.to_owned() })?;
+        if !(1..=crate::MAX_SHARDS).contains(&shards) {
+            let reason = format!("shards must be 1..={}, got {shards}", crate::MAX_SHARDS);
+            return Err(crate::ErrorKind::InvalidSchema { table: table.to_owned(), reason }.into());
+        }
+        if search.shard_count() == shards {
+            return Ok(None);
+        }
+        search.shards = Some(shards);
+        Ok(Some(schema))
+    }
+
     /// Checks names and settings (at most [`MAX_FAMILIES`] families and
     /// [`MAX_INDEXES`] indexes).
     ///

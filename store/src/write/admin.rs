@@ -244,6 +244,18 @@ impl Writer<'_> {
         Ok(self.install_changed(tables))
     }
 
+    /// [`crate::Store::set_shards`].
+    pub fn set_shards(&self, table: &str, shards: u32) -> Result<bool> {
+        let _writer = self.env.lock_writer()?;
+        let tables = self.in_current(true, |wtxn, tables| {
+            let old = tables.table(table)?;
+            let Some(schema) = old.schema.with_shards(table, shards)? else { return Ok(None) };
+            self.meta.put_schema(wtxn, table, &schema)?;
+            self.reopen(wtxn, tables, table, old.id, schema).map(|(tables, _)| Some(tables))
+        })?;
+        Ok(self.install_changed(tables))
+    }
+
     /// [`crate::Store::write_format_4_for_tests`] (the store calls it).
     pub fn write_format_4(&self) -> Result<()> {
         let _writer = self.env.lock_writer()?;

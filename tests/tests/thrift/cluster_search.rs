@@ -43,7 +43,7 @@ fn searcher(thrift2: &str, data: &TestDir) -> Server {
 
 /// Waits until `s` sees every shard of the table held by one of `n` live
 /// searchers; how long that took.
-fn settled(s: &Server, n: usize, limit: Duration) -> Duration {
+fn settled(s: &Server, n: usize, shards: u64, limit: Duration) -> Duration {
     let started = Instant::now();
     loop {
         let (status, v) = s.get_json("/cluster");
@@ -66,7 +66,7 @@ fn settled(s: &Server, n: usize, limit: Duration) -> Duration {
         // Each live searcher holds its share.
         let even =
             live.iter().all(|id| holders.iter().filter(|h| *h == id).count() as u64 >= SHARDS / n as u64);
-        if live.len() == n && holders.len() as u64 == SHARDS && even {
+        if live.len() == n && holders.len() as u64 == shards && even {
             return started.elapsed();
         }
         assert!(started.elapsed() < limit, "not settled over {n} searchers after {limit:?}: {v}");
@@ -196,7 +196,7 @@ fn thrift_a_cluster_of_searchers_answers_as_one_index_and_survives_a_kill() {
     let a = searcher(&hbase.thrift2, &dirs[0]);
     let mut b = Some(searcher(&hbase.thrift2, &dirs[1]));
     let c = searcher(&hbase.thrift2, &dirs[2]);
-    let took = settled(&a, 3, Duration::from_secs(60));
+    let took = settled(&a, 3, SHARDS, Duration::from_secs(60));
     eprintln!("3 searchers hold the {SHARDS} shards after {took:?}");
 
     // Every searcher answers every query as the one index (the first
@@ -256,7 +256,7 @@ fn thrift_a_cluster_of_searchers_answers_as_one_index_and_survives_a_kill() {
     std::thread::sleep(Duration::from_secs(2));
     let killed = Instant::now();
     drop(b.take());
-    let took = settled(&a, 2, Duration::from_secs(30));
+    let took = settled(&a, 2, SHARDS, Duration::from_secs(30));
     eprintln!("the killed searcher's shards held by the others after {took:?}");
     // Until every answer is the one index's again for 3 s (the shards
     // taken are built meanwhile).
@@ -281,7 +281,7 @@ fn thrift_a_cluster_of_searchers_answers_as_one_index_and_survives_a_kill() {
     // the same; no search fails meanwhile.
     let loader = Loader::start(vec![a.addr.clone(), c.addr.clone()], load);
     let d = searcher(&hbase.thrift2, &dirs[3]);
-    let took = settled(&d, 3, Duration::from_secs(60));
+    let took = settled(&d, 3, SHARDS, Duration::from_secs(60));
     eprintln!("a fourth searcher has its share after {took:?}");
     for (path, want) in paths.iter().zip(&wanted).step_by(3) {
         same(path, &search(&d, path), want, &one);
@@ -291,6 +291,19 @@ fn thrift_a_cluster_of_searchers_answers_as_one_index_and_survives_a_kill() {
     let refused: Vec<_> = seen.iter().filter(|(_, status, _)| *status != 200).collect();
     eprintln!("during the join: {} searches, {} refused", seen.len(), refused.len());
     assert!(refused.is_empty(), "searches failed while a searcher joined: {refused:?}");
+    // The shard count changed by a reindex: the searchers build the
+    // shards of the new count and answer the same.
+    let out = over(&["reindex", "--table", TABLE, "--shards", "4"]);
+    assert!(out.status.success() && stdout(&out).contains("now 4 shard(s)"), "{}", stderr(&out));
+    let took = settled(&d, 3, 4, Duration::from_secs(60));
+    eprintln!("4 shards held after {took:?}");
+    for (path, want) in paths.iter().zip(&wanted).step_by(3) {
+        same(path, &search(&d, path), want, &one);
+        same(path, &search(&c, path), want, &one);
+    }
+    let (_, v) = a.get_json("/cluster");
+    let shards = v["shards"].as_array().unwrap().iter().filter(|s| s["table"] == TABLE).count();
+    assert_eq!(shards, 4, "{v}");
     drop((a, c, d, one));
     assert!(over(&["drop-table", TABLE]).status.success());
 }

@@ -114,9 +114,7 @@ pub(crate) fn suggest(
         (Some(p), _) => p.clone(),
         (None, Some([only])) => only.clone(),
         _ => {
-            return Err(ApiError::new(
-                StatusCode::NOT_IMPLEMENTED,
-                "cluster_unsupported",
+            return Err(ApiError::cluster_unsupported(
                 "a cluster of searchers suggests within one mailbox: name it (user=...)",
             ));
         }

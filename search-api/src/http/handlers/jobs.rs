@@ -25,6 +25,12 @@ pub(crate) fn reindex(st: &State, t: &str, p: &Params) -> Answer {
     if schema.search.is_none() {
         return Err(rowsearch_store::Error::from(ErrorKind::NotSearchable { table: t.to_owned() }).into());
     }
+    // A searcher of a cluster indexes shards, each built by its holder.
+    if st.cluster.is_some() {
+        return Err(super::super::error::ApiError::cluster_unsupported(
+            "a searcher of a cluster builds the index of each shard it holds when it takes it, and keeps it current; a reindex of the whole table is not one of its jobs",
+        ));
+    }
     // Wherever the tables live (over HBase the rows are read from HBase,
     // region by region), the generations go to the local data directory.
     match st.jobs.start_reindex(st.searcher.live().home(), t, mode) {
