@@ -512,6 +512,9 @@ impl rowsearch_indexer::store::TableStore for Foreign<'_> {
     ) -> rowsearch_indexer::store::Result<bool> {
         self.0.set_display(table, display)
     }
+    fn set_shards(&self, table: &str, shards: u32) -> rowsearch_indexer::store::Result<bool> {
+        self.0.set_shards(table, shards)
+    }
     fn create_table(
         &self,
         table: &str,

@@ -14,8 +14,8 @@ use std::time::{Duration, Instant};
 use proptest::prelude::*;
 use rowsearch_indexer::store::{RowSource, SearchSchema, Store};
 use rowsearch_indexer::{
-    Consistency, Home, IngestOptions, LiveIndex, LiveIndexes, ShardSource, ShardStats, Snapshot, SortBy, Want,
-    ingest, open_store,
+    Consistency, Home, IngestOptions, LiveIndex, LiveIndexes, ShardSource, ShardStats, Snapshot, SortBy,
+    Want, ingest, open_store,
 };
 
 const SHARDS: u32 = 3;
@@ -28,7 +28,11 @@ struct Fixture {
 }
 
 fn want() -> Want {
-    Want { consistency: Consistency::Snapshot, min_seq: None, deadline: Instant::now() + Duration::from_secs(120) }
+    Want {
+        consistency: Consistency::Snapshot,
+        min_seq: None,
+        deadline: Instant::now() + Duration::from_secs(120),
+    }
 }
 
 fn fixtures() -> PathBuf {
@@ -42,21 +46,23 @@ fn fixture() -> &'static Fixture {
     static FIXTURE: OnceLock<Fixture> = OnceLock::new();
     FIXTURE.get_or_init(|| {
         let dir = tempfile::tempdir().unwrap();
-        let store: Arc<Store> = Arc::new(open_store(&dir.path().join("store")).unwrap());
+        let store: Arc<Store> = Arc::new(open_store(dir.path().join("store")).unwrap());
         ingest(&*store, &[fixtures().join("maildir")], &IngestOptions::default(), &mut |_| {}).unwrap();
         let open = |live: LiveIndexes| {
             let table = live.current("mail").unwrap();
             live.snapshot(&table, &want()).unwrap();
             (live, table)
         };
-        let one = open(LiveIndexes::new(Arc::clone(&store), 0));
-        let shards: Vec<_> = (0..SHARDS)
-            .map(|k| {
-                let home = Home::new(store.clone(), dir.path().join(format!("shard{k}")));
-                let source = Arc::new(ShardSource::new(store.clone() as Arc<dyn RowSource>, "mail", k, SHARDS));
-                open(LiveIndexes::with_source(home, source, rowsearch_indexer::DEFAULT_OVERLAY_MAX_ROWS))
-            })
-            .collect();
+        // Each index in a directory of its own, read through a shard
+        // source (the one index: the one shard of one), which leaves the
+        // store's change feed to the others.
+        let index = |k: u32, of: u32| {
+            let home = Home::new(store.clone(), dir.path().join(format!("shard{k}of{of}")));
+            let source = Arc::new(ShardSource::new(store.clone() as Arc<dyn RowSource>, "mail", k, of));
+            open(LiveIndexes::with_source(home, source, rowsearch_indexer::DEFAULT_OVERLAY_MAX_ROWS))
+        };
+        let one = index(0, 1);
+        let shards: Vec<_> = (0..SHARDS).map(|k| index(k, SHARDS)).collect();
         // Rows written after the builds, in two mailboxes.
         let more = dir.path().join("more");
         for (user, n) in [("cash-m", 3), ("zoe-z", 2)] {
@@ -160,13 +166,20 @@ fn each_mailbox_is_in_its_own_shard_only() {
     let options = rowsearch_indexer::query::ParseOptions::default();
     let one = snapshot(&f.one);
     let all = one.parse("*", &[], &options).unwrap();
-    let facets =
-        rowsearch_indexer::facets::resolve(&one.generation().schema, Some("user"), true, &["user".to_owned()]).unwrap();
+    let facets = rowsearch_indexer::facets::resolve(
+        &one.generation().schema,
+        Some("user"),
+        true,
+        &["user".to_owned()],
+    )
+    .unwrap();
     let counted = one.search(&all, &facets, &[], SortBy::Newest, 0, 1, None).unwrap();
     assert!(counted.facets[0].len() >= 5, "{:?}", counted.facets);
     for (k, shard) in f.shards.iter().enumerate() {
         let s = snapshot(shard);
-        let found = s.search(&s.parse("*", &[], &options).unwrap(), &facets, &[], SortBy::Newest, 0, 1, None).unwrap();
+        let found = s
+            .search(&s.parse("*", &[], &options).unwrap(), &facets, &[], SortBy::Newest, 0, 1, None)
+            .unwrap();
         for (user, n) in &found.facets[0] {
             assert_eq!(SearchSchema::shard_of(user.as_bytes(), SHARDS), k as u32, "{user} in shard {k}");
             assert_eq!(counted.facets[0].get(user), Some(n), "{user}'s documents");

@@ -65,7 +65,7 @@ fn settled(s: &Server, n: usize, shards: u64, limit: Duration) -> Duration {
             .collect();
         // Each live searcher holds its share.
         let even =
-            live.iter().all(|id| holders.iter().filter(|h| *h == id).count() as u64 >= SHARDS / n as u64);
+            live.iter().all(|id| holders.iter().filter(|h| *h == id).count() as u64 >= shards / n as u64);
         if live.len() == n && holders.len() as u64 == shards && even {
             return started.elapsed();
         }
