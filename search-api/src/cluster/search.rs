@@ -107,9 +107,16 @@ impl Coordinated<'_> {
         let one = |shard: u32| -> Result<ShardAnswer> {
             let id = ShardId { table: self.table.to_owned(), shard };
             let call = ShardCall { shard, resume: resume.get(&shard).copied(), ..call.clone() };
-            if let Some(index) = self.cluster.indexes().and_then(|i| i.get(&id)) {
-                self.cluster.count_answer(call.phase);
-                return answer(&index, &call, cancel, deadline);
+            // Held here: answered here, once its index is of the table's
+            // count (a reindex that changed the count reopens it at this
+            // searcher's next round).
+            let wait = deadline.min(Instant::now() + MOVE_WAIT);
+            while let Some(index) = self.cluster.indexes().and_then(|i| i.get(&id)) {
+                if index.count == self.count || Instant::now() >= wait {
+                    self.cluster.count_answer(call.phase);
+                    return answer(&index, &call, cancel, deadline);
+                }
+                std::thread::sleep(std::time::Duration::from_millis(50));
             }
             let unavailable =
                 |reason: String| Error::ShardUnavailable { table: self.table.to_owned(), shard, reason };
@@ -123,12 +130,15 @@ impl Coordinated<'_> {
             match peers.call(&addr, &call, deadline) {
                 Ok(answer) => Ok(answer),
                 // The shard moved since this searcher last read the leases
-                // (a round ago at most): asked again where it went.
-                Err(first) => {
-                    match self.cluster.holder_by(&id, Some(&addr), deadline.min(Instant::now() + MOVE_WAIT)) {
-                        Some(to) => peers.call(&to, &call, deadline).map_err(|e| unavailable(e.to_string())),
-                        None => Err(unavailable(first.to_string())),
-                    }
+                // (a round ago at most), or its holder had not yet opened
+                // it at the table's new count: asked again, where it went
+                // or (none shown within a round and a half) where it was.
+                Err(_) => {
+                    let to = self
+                        .cluster
+                        .holder_by(&id, Some(&addr), deadline.min(Instant::now() + MOVE_WAIT))
+                        .unwrap_or(addr);
+                    peers.call(&to, &call, deadline).map_err(|e| unavailable(e.to_string()))
                 }
             }
         };
