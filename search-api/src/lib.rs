@@ -47,8 +47,8 @@ pub use facade::Rowsearch;
 pub use rowsearch_indexer as indexer;
 pub use rowsearch_store as store;
 pub use searcher::{
-    Consistency, DEFAULT_FACET_LIMIT, DEFAULT_FRESHNESS_WAIT, DEFAULT_LIMIT, DEFAULT_OVERLAY_MAX_ROWS,
-    Freshness, MAX_FACET_LIMIT, MAX_HIGHLIGHT_TEXT_BYTES, MAX_LIMIT, MAX_RESULT_WINDOW, SearchHit,
+    Asked, Consistency, DEFAULT_FACET_LIMIT, DEFAULT_FRESHNESS_WAIT, DEFAULT_LIMIT, DEFAULT_OVERLAY_MAX_ROWS,
+    FindKeys, Freshness, MAX_FACET_LIMIT, MAX_HIGHLIGHT_TEXT_BYTES, MAX_LIMIT, MAX_RESULT_WINDOW, SearchHit,
     SearchRequest, SearchResults, SearchSteps, Searcher, UnknownUser,
 };
 pub use suggest::{SuggestRequest, Suggestion, Suggestions};

@@ -46,17 +46,17 @@ pub struct SearchRequest {
     /// The search stops with `Cancelled` once this fires (between
     /// segments, expanding words and rows); the default never fires.
     pub cancel: rowsearch_store::Cancel,
-    /// Only these names in each [`SearchHit::document`] (search fields,
+    /// Only these names in each [`SearchHit::document`](crate::SearchHit::document) (search fields,
     /// the partition, `date`, `family:qualifier` columns), and only their
     /// columns read (with `columns` and what `highlight` needs); `None` for
-    /// the whole document. `columns` then shape only [`SearchHit::row`].
+    /// the whole document. `columns` then shape only [`SearchHit::row`](crate::SearchHit::row).
     pub fields: Option<Vec<String>>,
     /// Fields cropped in each document to a number of words around the
     /// first matched word (`crop=body:30`, Meilisearch's
     /// `attributesToCrop`): each named search field is in the document
     /// (besides `fields` or the table's display), cropped.
     pub crop: Vec<(String, usize)>,
-    /// Leave [`SearchHit::document`] empty and read only `columns` (the
+    /// Leave [`SearchHit::document`](crate::SearchHit::document) empty and read only `columns` (the
     /// HBase-shaped answer, `format=cells`): the search fields a document
     /// holds (mail bodies) are then not read unless `highlight` needs them.
     pub rows_only: bool,
@@ -79,6 +79,6 @@ pub struct SearchRequest {
     /// it must (default [`DEFAULT_FRESHNESS_WAIT`](crate::searcher::DEFAULT_FRESHNESS_WAIT) from its start).
     pub deadline: Option<Instant>,
     /// `Some("thread")`: one hit per thread (its best matching message,
-    /// with [`SearchHit::thread`]); `total` counts threads.
+    /// with [`SearchHit::thread`](crate::SearchHit::thread)); `total` counts threads.
     pub collapse: Option<String>,
 }

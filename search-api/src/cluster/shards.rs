@@ -130,7 +130,7 @@ impl ShardIndexes {
     }
 
     /// Shard `id`'s index, when this searcher has it open (or gave it up
-    /// less than [`RETIRING`] ago).
+    /// less than 3 s ago: `RETIRING`).
     pub fn get(&self, id: &ShardId) -> Option<Arc<ShardIndex>> {
         if let Some(index) = self.open_map().get(id) {
             return Some(Arc::clone(index));

@@ -140,15 +140,15 @@ impl TableSchema {
     /// of searchers ([`SearchSchema::shards`]); `None` when it already is.
     ///
     /// # Errors
-    /// `NotSearchable`; `InvalidSchema` for a count past 1..=[`MAX_SHARDS`].
+    /// `NotSearchable`; `InvalidSchema` for a count past 1..=[`MAX_SHARDS`](super::search::MAX_SHARDS).
     pub fn with_shards(&self, table: &str, shards: u32) -> Result<Option<TableSchema>> {
         let mut schema = self.clone();
         let search = schema
             .search
             .as_mut()
             .ok_or_else(|| crate::ErrorKind::NotSearchable { table: table.to_owned() })?;
-        if !(1..=crate::MAX_SHARDS).contains(&shards) {
-            let reason = format!("shards must be 1..={}, got {shards}", crate::MAX_SHARDS);
+        if !(1..=super::search::MAX_SHARDS).contains(&shards) {
+            let reason = format!("shards must be 1..={}, got {shards}", super::search::MAX_SHARDS);
             return Err(crate::ErrorKind::InvalidSchema { table: table.to_owned(), reason }.into());
         }
         if search.shard_count() == shards {
