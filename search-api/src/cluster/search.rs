@@ -16,6 +16,7 @@
 //! hits' rows from HBase as one server does.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::time::Instant;
 
 use rowsearch_indexer::query::ParseOptions;
@@ -33,7 +34,7 @@ use crate::{Error, Result};
 #[derive(Debug)]
 pub enum Route {
     /// Coordinated here, with this shard's index parsing the query.
-    Here(std::sync::Arc<ShardIndex>),
+    Here(Arc<ShardIndex>),
     /// Passed on to the searcher at this address.
     There(String),
 }
@@ -107,16 +108,10 @@ impl Coordinated<'_> {
         let one = |shard: u32| -> Result<ShardAnswer> {
             let id = ShardId { table: self.table.to_owned(), shard };
             let call = ShardCall { shard, resume: resume.get(&shard).copied(), ..call.clone() };
-            // Held here: answered here, once its index is of the table's
-            // count (a reindex that changed the count reopens it at this
-            // searcher's next round).
-            let wait = deadline.min(Instant::now() + MOVE_WAIT);
-            while let Some(index) = self.cluster.indexes().and_then(|i| i.get(&id)) {
-                if index.count == self.count || Instant::now() >= wait {
-                    self.cluster.count_answer(call.phase);
-                    return answer(&index, &call, cancel, deadline);
-                }
-                std::thread::sleep(std::time::Duration::from_millis(50));
+            // Held here: answered here (once reopened at the table's count).
+            if let Some(index) = opened(self.cluster, &id, self.count, deadline) {
+                self.cluster.count_answer(call.phase);
+                return answer(&index, &call, cancel, deadline);
             }
             let unavailable =
                 |reason: String| Error::ShardUnavailable { table: self.table.to_owned(), shard, reason };
@@ -151,6 +146,27 @@ impl Coordinated<'_> {
         })
     }
 }
+
+/// Shard `id`'s index when this searcher has it, waiting (until
+/// `deadline`, at most [`REOPEN_WAIT`]) for it to be reopened at the
+/// table's shard count `count` when a reindex changed it: this searcher
+/// sees the new count within a second of the change (its catalog is read
+/// again after one) and reopens at its next round.
+pub fn opened(cluster: &Cluster, id: &ShardId, count: u32, deadline: Instant) -> Option<Arc<ShardIndex>> {
+    let until = deadline.min(Instant::now() + REOPEN_WAIT);
+    loop {
+        let index = cluster.indexes()?.get(id)?;
+        if index.count == count || Instant::now() >= until {
+            return Some(index);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+/// How long a shard held here may take to be reopened at a new count:
+/// the catalog's second and a round, with room for rounds a busy
+/// machine slows.
+const REOPEN_WAIT: std::time::Duration = std::time::Duration::from_millis(8 * super::ROUND_MS);
 
 /// Marks the walks a search's statistics phase keeps apart from cursors'.
 const WALK_MARK: u64 = 0xdf5_0000_0000_0000;

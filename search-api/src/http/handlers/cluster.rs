@@ -152,14 +152,14 @@ pub(crate) fn shard(
     let call: ShardCall = serde_json::from_slice(body)
         .map_err(|e| ApiError::bad_request(format!("the call does not parse: {e}")))?;
     let id = ShardId { table: call.table.clone(), shard: call.shard };
-    let index = cluster.indexes().and_then(|i| i.get(&id)).ok_or_else(|| {
+    let deadline = Instant::now() + st.limits.request_timeout;
+    let index = crate::cluster::search::opened(cluster, &id, call.count, deadline).ok_or_else(|| {
         ApiError::from(crate::Error::ShardUnavailable {
             table: call.table.clone(),
             shard: call.shard,
             reason: "the searcher asked does not hold it now".into(),
         })
     })?;
-    let deadline = Instant::now() + st.limits.request_timeout;
     let answered = answer(&index, &call, cancel, deadline)?;
     cluster.count_answer(call.phase);
     Ok(warp::reply::json(&answered).into_response())
