@@ -148,7 +148,7 @@ impl Coordinated<'_> {
 }
 
 /// Shard `id`'s index when this searcher has it, waiting (until
-/// `deadline`, at most [`REOPEN_WAIT`]) for it to be reopened at the
+/// `deadline`, at most eight rounds) for it to be reopened at the
 /// table's shard count `count` when a reindex changed it: this searcher
 /// sees the new count within a second of the change (its catalog is read
 /// again after one) and reopens at its next round.
