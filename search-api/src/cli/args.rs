@@ -554,6 +554,11 @@ pub enum MailCommand {
         /// docs/cluster.md).
         #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1024))]
         shards: Option<u32>,
+        /// Leave the store as the writes left it: by default an ingest that
+        /// grew data.mdb past 1.25x its packed size ends by repacking it
+        /// when no other process has it open.
+        #[arg(long)]
+        no_pack: bool,
     },
     /// Keys of one mailbox's rows holding every term, newest first, read
     /// straight from the keyword rows (JSON lines); prints the next cursor

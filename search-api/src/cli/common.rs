@@ -121,3 +121,28 @@ pub(super) fn create(args: &Args) -> Result<Store> {
 fn upgrade_fail_point() -> Option<u64> {
     std::env::var("ROWSEARCH_FAIL_UPGRADE_AFTER_CELLS").ok()?.parse().ok()
 }
+
+/// After a command that wrote much into the store of `--data` (ingest,
+/// import), once it has closed it: the store packs itself when loose and
+/// alone (`rowsearch::store::pack_when_loose`), saying so on stderr. Over
+/// HBase, or with `--no-pack`, nothing. A failure is said, not the
+/// command's: its writes are in.
+pub(super) fn pack_when_loose(args: &Args, no_pack: bool) {
+    if no_pack || args.hbase.is_some() {
+        return;
+    }
+    let mb = |bytes: u64| bytes as f64 / 1e6;
+    match rowsearch::store::pack_when_loose(&args.data, &mut |_| {}) {
+        Ok(rowsearch::store::Packing::Packed(report)) => eprintln!(
+            "packed the store: data.mdb {:.1} MB -> {:.1} MB in {:.2} s",
+            mb(report.bytes_before),
+            mb(report.bytes_after),
+            report.seconds
+        ),
+        Ok(rowsearch::store::Packing::Tight { .. }) => {}
+        Ok(rowsearch::store::Packing::InUse) => eprintln!(
+            "not packed: another process has the store open (the next ingest, or `rowsearch repack`, packs it)"
+        ),
+        Err(e) => eprintln!("not packed: {e}"),
+    }
+}

@@ -25,6 +25,7 @@ pub(super) fn run(args: &Args, command: &MailCommand, out: &mut impl Write) -> R
             memory_mb,
             nice,
             shards,
+            no_pack,
         } => {
             // The process is the ingest: its batching thread yields too.
             rowsearch::indexer::lower_thread_priority(*nice);
@@ -53,6 +54,7 @@ pub(super) fn run(args: &Args, command: &MailCommand, out: &mut impl Write) -> R
                 result.write_skipped(path)?;
             }
             writeln!(out, "{}", result.summary(10))?;
+            super::common::pack_when_loose(args, *no_pack);
         }
         MailCommand::Keywords { terms, user, table, limit, cursor } => {
             // The rows of the store or of HBase, and the index that knows

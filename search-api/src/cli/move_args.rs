@@ -64,6 +64,11 @@ pub enum MoveCommand {
         /// Import into this table instead of the export's.
         #[arg(long)]
         table: Option<String>,
+        /// Leave the store as the writes left it (by default an import that
+        /// grew data.mdb past 1.25x its packed size ends by repacking it
+        /// when no other process has it open).
+        #[arg(long)]
+        no_pack: bool,
     },
     /// Copy a table between the store (--data) and HBase, every version of
     /// every cell, in key order, a checkpoint after each batch: killed, the

@@ -64,7 +64,7 @@ pub(super) fn run(args: &Args, command: &MoveCommand, out: &mut impl Write) -> R
             }
             export(args, table, output.as_deref(), out)?;
         }
-        MoveCommand::Import { input, table } => {
+        MoveCommand::Import { input, table, no_pack } => {
             let opened = super::place::tables(args, true)?;
             let to = Place(&*opened);
             let mut progress = Progress::new("import", "rows", Duration::from_secs(2));
@@ -78,6 +78,8 @@ pub(super) fn run(args: &Args, command: &MoveCommand, out: &mut impl Write) -> R
             };
             progress.finish();
             writeln!(out, "{}", serde_json::json!({"imported": counts}))?;
+            drop(opened);
+            super::common::pack_when_loose(args, *no_pack);
         }
         MoveCommand::CopyTable { table, to_hbase, from_hbase, to_table, checkpoint, batch_rows } => {
             let (addr, direction) = match (to_hbase, from_hbase) {

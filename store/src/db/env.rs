@@ -48,17 +48,33 @@ pub(crate) fn in_use(dir: &Path, detail: &str) -> Error {
     ErrorKind::InUse { path: dir.to_owned(), detail: detail.to_owned() }.into()
 }
 
-/// Takes `open.lock` in `dir` shared; `InUse` while a repack holds it.
+/// How long an open waits for a repack (one that packs the store by
+/// itself after an ingest, or `rowsearch repack`) to finish before it is
+/// refused with `InUse`.
+pub(crate) const REPACK_WAIT: Duration = Duration::from_secs(120);
+
+/// Takes `open.lock` in `dir` shared, waiting up to [`REPACK_WAIT`] while a
+/// repack holds it (then `InUse`).
 fn lock_shared(dir: &Path) -> Result<std::fs::File> {
     let path = dir.join(OPEN_LOCK);
     let io = |source| Error::from(ErrorKind::Io { path: path.clone(), source });
     let file = std::fs::File::options().create(true).truncate(false).write(true).open(&path).map_err(io)?;
-    match file.try_lock_shared() {
-        Ok(()) => Ok(file),
-        Err(std::fs::TryLockError::WouldBlock) => {
-            Err(in_use(dir, "a repack is rewriting it; open it again when the repack has finished"))
+    let started = Instant::now();
+    loop {
+        match file.try_lock_shared() {
+            Ok(()) => return Ok(file),
+            Err(std::fs::TryLockError::WouldBlock) if started.elapsed() < REPACK_WAIT => {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            Err(std::fs::TryLockError::WouldBlock) => {
+                let detail = format!(
+                    "a repack is rewriting it (still after waiting {} s); open it again when the repack has finished",
+                    REPACK_WAIT.as_secs()
+                );
+                return Err(in_use(dir, &detail));
+            }
+            Err(std::fs::TryLockError::Error(source)) => return Err(io(source)),
         }
-        Err(std::fs::TryLockError::Error(source)) => Err(io(source)),
     }
 }
 

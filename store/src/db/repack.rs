@@ -8,6 +8,13 @@
 //! read by every scan). LMDB's own compacting copy (`mdb_copy -c`) only
 //! leaves out free pages; it copies each page as it is, half-empty ones too.
 //!
+//! A store packs itself: [`pack_when_loose`] (called by the commands that
+//! write much, `ingest` and `import`, once they have closed the store)
+//! repacks when `data.mdb` has grown past [`LOOSE_RATIO`] times its size
+//! after the last pack (recorded in the file `packed`: that size in
+//! decimal) and nothing else has the store open. A process that opens the
+//! store meanwhile waits for the pack to end (`super::env`).
+//!
 //! Safety: a repack runs alone. Every process with the store open holds
 //! `open.lock` shared (see [`super::env`]); a repack takes it exclusively,
 //! or refuses with `InUse` at once. The new file is written beside the old
@@ -29,6 +36,14 @@ use crate::error::{Error, ErrorKind, Result};
 
 /// Where the new file is written before it replaces `data.mdb`.
 const REPACK_DIR: &str = "repack.tmp";
+/// The file holding `data.mdb`'s size after the last pack, in decimal
+/// (this module owns it; missing: never packed).
+const PACKED_FILE: &str = "packed";
+/// A store is loose (worth packing) once `data.mdb` is this many times its
+/// size after the last pack...
+pub const LOOSE_RATIO: f64 = 1.25;
+/// ...and at least this large (smaller ones are not worth the rewrite).
+pub const LOOSE_MIN_BYTES: u64 = 8 << 20;
 /// Entries copied per write transaction (bounds LMDB's dirty page list).
 const ENTRIES_PER_TXN: u64 = 200_000;
 
@@ -64,11 +79,60 @@ pub struct RepackReport {
 /// other process (or this one) has the store open; `DiskFull` up front
 /// when the file system has no room for a second copy.
 pub fn repack(dir: &Path, on_database: &mut dyn FnMut(&RepackedDatabase)) -> Result<RepackReport> {
-    let started = Instant::now();
-    let io = |path: &Path| {
-        let path = path.to_owned();
-        move |source| Error::from(ErrorKind::Io { path, source })
+    let lock = lock_alone(dir)?;
+    repack_locked(dir, lock, on_database)
+}
+
+/// What [`pack_when_loose`] did.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[serde(rename_all = "snake_case", tag = "packing")]
+pub enum Packing {
+    /// The store was loose and is packed now.
+    Packed(RepackReport),
+    /// Not loose.
+    Tight {
+        /// `data.mdb`'s size now.
+        bytes: u64,
+        /// Its size after the last pack (`None`: never packed).
+        packed_bytes: Option<u64>,
+    },
+    /// Another process (or this one) has the store open: left for later.
+    InUse,
+}
+
+/// Repacks the store in `dir` when it is loose ([`LOOSE_RATIO`],
+/// [`LOOSE_MIN_BYTES`]) and nothing else has it open; never waits for
+/// other processes (`InUse` is an outcome here, not an error).
+pub fn pack_when_loose(dir: &Path, on_database: &mut dyn FnMut(&RepackedDatabase)) -> Result<Packing> {
+    let lock = match lock_alone(dir) {
+        Ok(lock) => lock,
+        Err(e) if matches!(e.kind(), ErrorKind::InUse { .. }) => return Ok(Packing::InUse),
+        Err(e) => return Err(e),
     };
+    let data = dir.join("data.mdb");
+    let bytes = std::fs::metadata(&data).map_err(io(&data))?.len();
+    let packed_bytes = packed_bytes(dir);
+    let loose = bytes >= LOOSE_MIN_BYTES
+        && packed_bytes.is_none_or(|packed| bytes as f64 > packed as f64 * LOOSE_RATIO);
+    if !loose {
+        return Ok(Packing::Tight { bytes, packed_bytes });
+    }
+    repack_locked(dir, lock, on_database).map(Packing::Packed)
+}
+
+/// `data.mdb`'s size after the last pack, if one is recorded.
+fn packed_bytes(dir: &Path) -> Option<u64> {
+    std::fs::read_to_string(dir.join(PACKED_FILE)).ok()?.trim().parse().ok()
+}
+
+fn io(path: &Path) -> impl FnOnce(std::io::Error) -> Error + use<> {
+    let path = path.to_owned();
+    move |source| Error::from(ErrorKind::Io { path, source })
+}
+
+/// `open.lock` held exclusively: the store is this caller's alone, or
+/// `InUse`.
+fn lock_alone(dir: &Path) -> Result<File> {
     let data = dir.join("data.mdb");
     if !data.try_exists().map_err(io(&data))? {
         return Err(not_a_store(dir, "no data.mdb"));
@@ -80,15 +144,23 @@ pub fn repack(dir: &Path, on_database: &mut dyn FnMut(&RepackedDatabase)) -> Res
     let lock =
         File::options().create(true).truncate(false).write(true).open(&lock_path).map_err(io(&lock_path))?;
     match lock.try_lock() {
-        Ok(()) => {}
-        Err(std::fs::TryLockError::WouldBlock) => {
-            return Err(in_use(
-                dir,
-                "another process has the store open (a server or a command); stop it and repack again",
-            ));
-        }
-        Err(std::fs::TryLockError::Error(source)) => return Err(io(&lock_path)(source)),
+        Ok(()) => Ok(lock),
+        Err(std::fs::TryLockError::WouldBlock) => Err(in_use(
+            dir,
+            "another process has the store open (a server or a command); stop it and repack again",
+        )),
+        Err(std::fs::TryLockError::Error(source)) => Err(io(&lock_path)(source)),
     }
+}
+
+/// The repack itself, `lock` (from [`lock_alone`]) held throughout.
+fn repack_locked(
+    dir: &Path,
+    lock: File,
+    on_database: &mut dyn FnMut(&RepackedDatabase),
+) -> Result<RepackReport> {
+    let started = Instant::now();
+    let data = dir.join("data.mdb");
     let bytes_before = std::fs::metadata(&data).map_err(io(&data))?.len();
     let available = fs4::available_space(dir).map_err(io(dir))?;
     if available < bytes_before {
@@ -123,6 +195,9 @@ pub fn repack(dir: &Path, on_database: &mut dyn FnMut(&RepackedDatabase)) -> Res
     File::open(dir).and_then(|d| d.sync_all()).map_err(io(dir))?;
     std::fs::remove_dir_all(&scratch).map_err(io(&scratch))?;
     let bytes_after = std::fs::metadata(&data).map_err(io(&data))?.len();
+    // Only a hint for `pack_when_loose`: a failure to record it is not the
+    // repack's (the next one just comes sooner).
+    let _ = std::fs::write(dir.join(PACKED_FILE), format!("{bytes_after}\n"));
     drop(lock);
     Ok(RepackReport { bytes_before, bytes_after, databases, seconds: started.elapsed().as_secs_f64() })
 }

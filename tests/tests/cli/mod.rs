@@ -1,6 +1,7 @@
 mod backup;
 mod holes;
 mod moves;
+mod pack;
 mod repack;
 mod threads;
 pub(crate) mod upgrade;
