@@ -21,6 +21,10 @@
 //! cost of reading the keyword rows shows apart from tantivy's own;
 //! `ROWSEARCH_BENCH_ONLY=read` times reading and decoding every keyword
 //! cell on one thread, without grouping (the reading side's floor).
+//! `ROWSEARCH_BENCH_ONLY=size` prints the raw baseline of a data
+//! directory (`bench/storage_vs_raw.py`): raw LMDB holding each row as
+//! key -> JSON object of its cells (written in key order with
+//! `MDB_APPEND`: full pages) plus the raw tantivy index.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -76,6 +80,36 @@ fn dir_bytes(path: &Path) -> u64 {
         .filter(|m| m.is_file())
         .map(|m| m.len())
         .sum()
+}
+
+/// Raw LMDB: every row of the mail table as key -> JSON object of its
+/// cells (`{"m:subject": "...", ...}`), appended in key order; the bytes of
+/// its `data.mdb`.
+fn raw_lmdb(store: &Store) -> u64 {
+    let dir = tempfile::tempdir().unwrap();
+    // SAFETY: a fresh directory only this function opens.
+    #[allow(unsafe_code)]
+    let env = unsafe { heed::EnvOpenOptions::new().map_size(8 << 30).open(dir.path()) }.unwrap();
+    let mut wtxn = env.write_txn().unwrap();
+    let db: heed::Database<heed::types::Bytes, heed::types::Bytes> =
+        env.create_database(&mut wtxn, None).unwrap();
+    let rtxn = store.begin_read().unwrap();
+    for row in rtxn.scan("mail", &Scan::new()).unwrap() {
+        let row = row.unwrap();
+        let cells: serde_json::Map<String, serde_json::Value> = row
+            .cells
+            .iter()
+            .map(|c| {
+                let column = format!("{}:{}", c.family, String::from_utf8_lossy(&c.qualifier));
+                (column, String::from_utf8_lossy(&c.value).into_owned().into())
+            })
+            .collect();
+        let json = serde_json::to_vec(&cells).unwrap();
+        db.put_with_flags(&mut wtxn, heed::PutFlags::APPEND, &row.key, &json).unwrap();
+    }
+    wtxn.commit().unwrap();
+    env.force_sync().unwrap();
+    std::fs::metadata(dir.path().join("data.mdb")).unwrap().len()
 }
 
 /// Raw tantivy: (seconds, bytes).
@@ -275,6 +309,16 @@ fn main() {
             "raw tantivy {raw_s:.2}s ({:.0} docs/s, {:.1} MB)",
             messages.len() as f64 / raw_s,
             bytes as f64 / 1e6
+        );
+        return;
+    }
+    if std::env::var("ROWSEARCH_BENCH_ONLY").as_deref() == Ok("size") {
+        let raw_dir = tempfile::tempdir().unwrap();
+        let (_, tantivy_bytes) = raw_tantivy(&messages, raw_dir.path());
+        let lmdb_bytes = raw_lmdb(&store);
+        println!(
+            "raw size: lmdb {lmdb_bytes} bytes, tantivy {tantivy_bytes} bytes, total {} bytes",
+            lmdb_bytes + tantivy_bytes
         );
         return;
     }

@@ -30,7 +30,9 @@ fn main() {
     let (Some(store), Some(queries)) =
         (std::env::var_os("ROWSEARCH_BENCH_STORE"), std::env::var_os("ROWSEARCH_BENCH_QUERIES"))
     else {
-        eprintln!("engine bench: set ROWSEARCH_BENCH_STORE and ROWSEARCH_BENCH_QUERIES (bench/engine_vs_fts5.py does)");
+        eprintln!(
+            "engine bench: set ROWSEARCH_BENCH_STORE and ROWSEARCH_BENCH_QUERIES (bench/engine_vs_fts5.py does)"
+        );
         return;
     };
     let iterations: usize =
@@ -63,6 +65,9 @@ fn main() {
         }
         us.sort_by(f64::total_cmp);
         let at = |p: f64| us[((us.len() - 1) as f64 * p).round() as usize];
-        println!("{}", serde_json::json!({"name": q["name"], "total": total, "p50_us": at(0.5), "p99_us": at(0.99)}));
+        println!(
+            "{}",
+            serde_json::json!({"name": q["name"], "total": total, "p50_us": at(0.5), "p99_us": at(0.99)})
+        );
     }
 }

@@ -84,7 +84,9 @@ pub use db::consumers::{
 pub use db::durability::Durability;
 pub use db::feed::{CommitInfo, FeedEntry};
 pub use db::keys::KeyRecord;
-pub use db::repack::{LOOSE_MIN_BYTES, LOOSE_RATIO, Packing, RepackReport, RepackedDatabase, pack_when_loose, repack};
+pub use db::repack::{
+    LOOSE_MIN_BYTES, LOOSE_RATIO, Packing, RepackReport, RepackedDatabase, pack_when_loose, repack,
+};
 pub use db::{FORMAT, UPGRADES_FROM};
 pub use error::{CancelReason, Error, ErrorKind, Result};
 pub use filter::lang::{MAX_FILTER_BYTES, MAX_FILTER_DEPTH};

@@ -508,6 +508,19 @@ impl Store {
         self.writer().set_display(table, display)
     }
 
+    /// Trains the zstd dictionary of `table`'s `family` from `samples`
+    /// (values as the family will hold them; a few hundred or more), when
+    /// the family is compressed with zstd and has none yet; whether it now
+    /// has one from this call. Values written from then on are compressed
+    /// with it (the ones already stored stay as they are, and read as
+    /// before). An ingest calls it with its first batch.
+    ///
+    /// # Errors
+    /// `UnknownTable`, `Lmdb`.
+    pub fn train_dictionary(&self, table: &str, family: &str, samples: &[&[u8]]) -> Result<bool> {
+        self.writer().train_dictionary(table, family, samples)
+    }
+
     /// Sets how many shards a cluster of searchers splits searchable
     /// table `table`'s index into ([`TableSchema::with_shards`]); whether
     /// it changed. The rows and keyword rows stay as they are: a searcher
@@ -679,6 +692,9 @@ impl Store {
             stats.cells += stat.entries as u64;
             let pages = stat.branch_pages + stat.leaf_pages + stat.overflow_pages;
             stats.bytes += (pages as u64) * u64::from(stat.page_size);
+            if family.dict.is_some() {
+                stats.dictionaries.push(family.schema.name.clone());
+            }
         }
         Ok(stats)
     }

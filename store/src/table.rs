@@ -175,6 +175,9 @@ pub struct TableStats {
     pub cells: u64,
     /// Bytes of LMDB pages used by the table's families.
     pub bytes: u64,
+    /// The families whose values are compressed with a dictionary (zstd
+    /// families, once one was trained), in name order.
+    pub dictionaries: Vec<String>,
 }
 
 /// The tables of one catalog version: what every transaction that sees
@@ -354,11 +357,13 @@ pub(crate) fn open_table(
     for family in &schema.families {
         let db_name = dbs::family_db(name, &family.name);
         let db = source.db(env, &db_name, max_dbs, "open family database")?;
+        let dict = meta.dictionary(source.txn(), name, &family.name)?;
         families.push(Arc::new(FamilyHandle {
             name: Arc::from(family.name.as_str()),
             schema: family.clone(),
             db_name,
             db,
+            dict,
         }));
     }
     families.sort_by(|a, b| a.schema.name.cmp(&b.schema.name));

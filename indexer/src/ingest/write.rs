@@ -275,7 +275,11 @@ fn batch_rows(
     let mut last_progress = Instant::now();
     // Keys of the last batches sent, which may not be in the store yet.
     let mut in_flight: [InFlight; IN_FLIGHT] = Default::default();
+    let mut trained = false;
     let mut send = |pending: &mut Vec<Pending>, report: &mut IngestReport| -> Result<()> {
+        if !trained && let Target::Store(store) = store {
+            trained = train_dictionaries(store, table, pending)?;
+        }
         let Some(mut prepared) = prepare(store, table, pending, &in_flight, report)? else { return Ok(()) };
         let sent = std::mem::take(&mut prepared.copies);
         if handoff.tx.send(prepared).is_err() {
@@ -323,6 +327,38 @@ fn batch_rows(
 /// nothing, and prepares the rest; `None` when nothing is left. A row an
 /// earlier build keyed by Message-ID (`legacy`) is deleted in the same
 /// batch, its folders and ids kept.
+/// Values a zstd family's dictionary is trained from: at least this many...
+const DICTIONARY_SAMPLES: usize = 256;
+
+/// Before the store's first batch: trains the dictionary of each zstd
+/// family of `table` that has none from the batch's values of it
+/// (`Store::train_dictionary`), so that batch and every later one is
+/// compressed with it. Whether that is settled (each such family has one,
+/// or this batch was large enough to try): then it is not asked again.
+fn train_dictionaries(store: &Store, table: &str, pending: &[Pending]) -> Result<bool> {
+    let schema = match store.schema(table) {
+        Ok(schema) => schema,
+        // Made by this ingest's first write.
+        Err(e) if matches!(e.kind(), rowsearch_store::ErrorKind::UnknownTable { .. }) => return Ok(false),
+        Err(e) => return Err(e.into()),
+    };
+    let mut settled = true;
+    for family in schema.families.iter().filter(|f| f.compression == rowsearch_store::Compression::Zstd) {
+        let samples: Vec<&[u8]> = pending
+            .iter()
+            .flat_map(|p| p.cells.iter())
+            .filter(|c| *c.family == *family.name && c.value.len() >= 64)
+            .map(|c| c.value.as_slice())
+            .collect();
+        if samples.len() < DICTIONARY_SAMPLES {
+            settled = false;
+            continue;
+        }
+        store.train_dictionary(table, &family.name, &samples)?;
+    }
+    Ok(settled)
+}
+
 fn prepare(
     store: Target<'_>,
     table: &str,

@@ -21,17 +21,19 @@ pub(crate) struct FamilyHandle {
     pub schema: FamilySchema,
     pub db_name: String,
     pub db: BytesDb,
+    /// The family's zstd dictionary, once trained (`db::value`).
+    pub dict: Option<Arc<super::value::Dictionary>>,
 }
 
 impl FamilyHandle {
     /// A value as stored in this family, decoded (see `db::value`).
     pub fn value<'v>(&self, stored: &'v [u8]) -> Result<Cow<'v, [u8]>> {
-        super::value::decode(self.schema.compression, &self.db_name, stored)
+        super::value::decode(self.schema.compression, self.dict.as_deref(), &self.db_name, stored)
     }
 
     /// A value as this family stores it.
     pub fn stored_value<'v>(&self, value: &'v [u8]) -> Cow<'v, [u8]> {
-        super::value::encode(self.schema.compression, value)
+        super::value::encode(self.schema.compression, self.dict.as_deref(), value)
     }
 }
 

@@ -7,7 +7,7 @@ use heed::{MdbError, RoTxn, RwTxn};
 
 use super::env::{Environment, not_a_store};
 use super::{
-    BytesDb, FORMAT, META, META_CATALOG_VERSION, META_FORMAT, META_SCHEMA_PREFIX, UPGRADES_FROM,
+    BytesDb, FORMAT, META, META_CATALOG_VERSION, META_FORMAT, META_SCHEMA_PREFIX, UPGRADES_FROM, dict_key,
     disabled_key, index_build_key, schema_key, table_id_key,
 };
 use crate::error::{Error, ErrorKind, Result};
@@ -131,6 +131,40 @@ impl Meta {
     /// A table's id (0 for a table created before ids were kept).
     pub fn table_id(&self, txn: &RoTxn<'_>, table: &str) -> Result<u64> {
         self.u64_at(txn, &table_id_key(table), "table_id")
+    }
+
+    /// The zstd dictionary of `table`'s `family`, if one was trained.
+    pub fn dictionary(
+        &self,
+        txn: &RoTxn<'_>,
+        table: &str,
+        family: &str,
+    ) -> Result<Option<std::sync::Arc<super::value::Dictionary>>> {
+        let key = dict_key(table, family);
+        let Some(bytes) = self.db.get(txn, &key).map_err(|e| Error::lmdb("read dictionary", e))? else {
+            return Ok(None);
+        };
+        let dict = super::value::Dictionary::new(bytes).ok_or_else(|| ErrorKind::Corrupted {
+            db: META.to_owned(),
+            key: String::from_utf8_lossy(&key).into_owned(),
+            detail: "a dictionary zstd does not take".to_owned(),
+        })?;
+        Ok(Some(std::sync::Arc::new(dict)))
+    }
+
+    /// Records the zstd dictionary of `table`'s `family`.
+    pub fn put_dictionary(&self, wtxn: &mut RwTxn, table: &str, family: &str, bytes: &[u8]) -> Result<()> {
+        self.db.put(wtxn, &dict_key(table, family), bytes).map_err(|e| Error::lmdb("write dictionary", e))
+    }
+
+    /// Forgets the dictionaries of `table`'s families (a dropped table).
+    pub fn delete_dictionaries(&self, wtxn: &mut RwTxn, table: &str, families: &[String]) -> Result<()> {
+        for family in families {
+            self.db
+                .delete(wtxn, &dict_key(table, family))
+                .map_err(|e| Error::lmdb("delete dictionary", e))?;
+        }
+        Ok(())
     }
 
     /// Records a new table's id.

@@ -73,9 +73,11 @@ pub(crate) const META_TABLE_ID_PREFIX: &[u8] = b"table_id/";
 /// refuses reads and writes until enabled); absent for an enabled one.
 /// Older builds ignore it (they see every table enabled).
 pub(crate) const META_DISABLED_PREFIX: &[u8] = b"disabled/";
+/// `dict/<table>/<family>`: a zstd family's dictionary (`value.rs`).
+pub(crate) const META_DICT_PREFIX: &[u8] = b"dict/";
 
 /// The format this build reads and writes.
-pub const FORMAT: &str = "rowsearch-store/8";
+pub const FORMAT: &str = "rowsearch-store/9";
 /// Older formats this build opens and marks as [`FORMAT`]: version 1 had no
 /// pending index databases (created empty on open); version 2 kept pending
 /// index entries without run ids (moved into the main index on open). An
@@ -91,7 +93,9 @@ pub const FORMAT: &str = "rowsearch-store/8";
 /// cells changed takes a new id (its search index is built again); an older
 /// build would look up unfolded terms. Version 8's thread member entries
 /// hold their rows (copied in from the id entries on open), which an older
-/// build would misread as partitions.
+/// build would misread as partitions. Version 9 adds values compressed with
+/// a family's dictionary (tag `03`, `value.rs`), which an older build would
+/// refuse as corrupt: nothing is rewritten on open.
 pub const UPGRADES_FROM: &[&str] = &[
     "rowsearch-store/1",
     "rowsearch-store/2",
@@ -100,6 +104,7 @@ pub const UPGRADES_FROM: &[&str] = &[
     "rowsearch-store/5",
     "rowsearch-store/6",
     "rowsearch-store/7",
+    "rowsearch-store/8",
 ];
 
 /// Databases besides the families.
@@ -167,6 +172,11 @@ pub(crate) fn index_build_key(table: &str, index: &str) -> Vec<u8> {
 /// The meta key marking `table` disabled.
 pub(crate) fn disabled_key(table: &str) -> Vec<u8> {
     [META_DISABLED_PREFIX, table.as_bytes()].concat()
+}
+
+/// The meta key of a family's zstd dictionary.
+pub(crate) fn dict_key(table: &str, family: &str) -> Vec<u8> {
+    [META_DICT_PREFIX, table.as_bytes(), b"/", family.as_bytes()].concat()
 }
 
 /// The meta key of a table's schema.

@@ -8,9 +8,10 @@ use heed::RwTxn;
 
 use super::apply::Writer;
 use super::derived::{BuildCursor, build_chunk, build_total};
+use crate::db::value::{DICTIONARY_BYTES, Dictionary};
 use crate::error::{Error, ErrorKind, Result};
 use crate::key::CellKey;
-use crate::schema::{IndexSchema, TableSchema};
+use crate::schema::{Compression, IndexSchema, TableSchema};
 use crate::table::{DbSource, TableHandle, Tables, open_table};
 
 /// What one step of an index build did ([`crate::Store::build_index_step`]).
@@ -113,6 +114,8 @@ impl Writer<'_> {
             if let Some(threads) = &handle.threads {
                 threads.db.clear(wtxn).map_err(|e| Error::lmdb("clear threads", e))?;
             }
+            let families: Vec<String> = handle.families.iter().map(|f| f.schema.name.clone()).collect();
+            self.meta.delete_dictionaries(wtxn, table, &families)?;
             self.meta.delete_schema(wtxn, table)?;
             let version = self.meta.bump_catalog_version(wtxn)?;
             Ok(tables.without(version, table))
@@ -143,6 +146,33 @@ impl Writer<'_> {
             // Leftovers of an earlier index of this name go.
             handle.1.index(&index.name)?.clear(wtxn)?;
             Ok(Some(handle))
+        })?;
+        Ok(self.install_changed(tables.map(|(tables, _)| tables)))
+    }
+
+    /// [`crate::Store::train_dictionary`].
+    pub fn train_dictionary(&self, table: &str, family: &str, samples: &[&[u8]]) -> Result<bool> {
+        // Trained outside the write lock: it takes a while, and only the
+        // first dictionary of a family is kept (checked again below).
+        let current = self.catalog.current();
+        let handle = current.table(table)?;
+        let wants = |handle: &crate::table::TableHandle| {
+            handle.families.iter().any(|f| {
+                f.schema.name == family && f.schema.compression == Compression::Zstd && f.dict.is_none()
+            })
+        };
+        if !wants(&handle) {
+            return Ok(false);
+        }
+        let Some(bytes) = Dictionary::train(samples, DICTIONARY_BYTES) else { return Ok(false) };
+        let _writer = self.env.lock_writer()?;
+        let tables = self.in_current(true, |wtxn, tables| {
+            let old = tables.table(table)?;
+            if !wants(&old) {
+                return Ok(None);
+            }
+            self.meta.put_dictionary(wtxn, table, family, &bytes)?;
+            self.reopen(wtxn, tables, table, old.id, old.schema.clone()).map(Some)
         })?;
         Ok(self.install_changed(tables.map(|(tables, _)| tables)))
     }

@@ -6,6 +6,7 @@ mod common;
 mod api;
 mod apply_each_prop;
 mod consumers;
+mod dictionary;
 mod disabled;
 mod durability;
 mod filter_fuzz;

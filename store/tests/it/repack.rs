@@ -6,8 +6,8 @@
 //! random points and check every row, index and keyword lookup after it.
 
 use rowsearch_store::{
-    ErrorKind, FamilySchema, LOOSE_MIN_BYTES, LOOSE_RATIO, Packing, PutCell, Scan, Store, TableSchema, pack_when_loose,
-    repack,
+    ErrorKind, FamilySchema, LOOSE_MIN_BYTES, LOOSE_RATIO, Packing, PutCell, Scan, Store, TableSchema,
+    pack_when_loose, repack,
 };
 
 fn in_use(result: rowsearch_store::Result<impl std::fmt::Debug>) -> String {
@@ -126,11 +126,16 @@ fn a_loose_store_packs_itself_when_alone_and_a_tight_one_is_left() {
     assert_eq!(store.begin_read().unwrap().scan_page("t", &Scan::new()).unwrap().rows, rows);
     let mut i = 0u32;
     while (size(dir.path()) as f64) <= packed as f64 * LOOSE_RATIO {
-        store.put("t", &(1u32 << 31 | i).to_be_bytes(), vec![PutCell::new("f", "big", vec![b'y'; 3_000])]).unwrap();
+        store
+            .put("t", &(1u32 << 31 | i).to_be_bytes(), vec![PutCell::new("f", "big", vec![b'y'; 3_000])])
+            .unwrap();
         i += 1;
     }
     drop(store);
     assert!(matches!(pack_when_loose(dir.path(), &mut |_| {}).unwrap(), Packing::Packed(_)));
     let store = Store::open(dir.path()).unwrap();
-    assert_eq!(store.begin_read().unwrap().scan_page("t", &Scan::new()).unwrap().rows.len(), rows.len() + i as usize);
+    assert_eq!(
+        store.begin_read().unwrap().scan_page("t", &Scan::new()).unwrap().rows.len(),
+        rows.len() + i as usize
+    );
 }

@@ -172,10 +172,16 @@ fn packs_beside_others(kills: &[u32], writes: u32) {
                 match floor {
                     Some(_) => {
                         assert!(out.status.success(), "get after an acknowledged write: {}", stderr(&out));
-                        assert!(allowed.iter().any(|w| row.contains(&format!("\"{w} about packs\""))), "{row}");
+                        assert!(
+                            allowed.iter().any(|w| row.contains(&format!("\"{w} about packs\""))),
+                            "{row}"
+                        );
                     }
                     None if out.status.success() => {
-                        assert!(allowed.iter().any(|w| row.contains(&format!("\"{w} about packs\""))), "{row}");
+                        assert!(
+                            allowed.iter().any(|w| row.contains(&format!("\"{w} about packs\""))),
+                            "{row}"
+                        );
                     }
                     None => assert!(stderr(&out).contains("row not found"), "{}", stderr(&out)),
                 }

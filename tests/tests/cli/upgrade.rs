@@ -103,7 +103,7 @@ fn cli_upgrade_says_what_it_did_with_progress_and_then_that_nothing_is_left() {
     let t = format3_store();
     let out = t.run(&["upgrade"]);
     assert!(out.status.success(), "{}", stderr(&out));
-    assert!(stdout(&out).contains("from rowsearch-store/3 to rowsearch-store/8"), "{}", stdout(&out));
+    assert!(stdout(&out).contains("from rowsearch-store/3 to rowsearch-store/9"), "{}", stdout(&out));
     assert!(
         stderr(&out).contains(&format!("table mail, {FIXTURE_CELLS} keyword cells")),
         "progress names the table and its cells: {}",
@@ -111,7 +111,7 @@ fn cli_upgrade_says_what_it_did_with_progress_and_then_that_nothing_is_left() {
     );
     let out = t.run(&["upgrade"]);
     assert!(out.status.success(), "{}", stderr(&out));
-    assert!(stdout(&out).contains("already rowsearch-store/8"), "{}", stdout(&out));
+    assert!(stdout(&out).contains("already rowsearch-store/9"), "{}", stdout(&out));
     assert!(!stderr(&out).contains("upgrading"), "{}", stderr(&out));
     assert_lookups_as_before(&t);
 }
@@ -203,6 +203,7 @@ pub(super) enum Sample {
     Format5,
     Format6,
     Format7,
+    Format8,
 }
 
 fn sample_fixture(sample: Sample, name: &str) -> std::path::PathBuf {
@@ -212,6 +213,7 @@ fn sample_fixture(sample: Sample, name: &str) -> std::path::PathBuf {
         Sample::Format5 => "fixtures/format5-sample",
         Sample::Format6 => "fixtures/format6-sample",
         Sample::Format7 => "fixtures/format7-sample",
+        Sample::Format8 => "fixtures/format8-sample",
     };
     std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(dir).join(name)
 }
@@ -398,7 +400,7 @@ fn cli_the_sample_mail_written_by_format_5_answers_every_lookup_and_search_as_be
     let t = sample_store(Sample::Format5);
     let out = t.run(&["upgrade"]);
     assert!(out.status.success(), "{}", stderr(&out));
-    assert!(stdout(&out).contains("from rowsearch-store/5 to rowsearch-store/8"), "{}", stdout(&out));
+    assert!(stdout(&out).contains("from rowsearch-store/5 to rowsearch-store/9"), "{}", stdout(&out));
     assert_answers_as_before(&t, Sample::Format5);
     assert_indexes_verify(&t);
     let out = t.run(&["verify"]);
@@ -422,7 +424,7 @@ fn cli_the_sample_mail_written_by_format_4_answers_every_lookup_and_search_as_be
     let t = sample_store(Sample::Format4);
     let out = t.run(&["upgrade"]);
     assert!(out.status.success(), "{}", stderr(&out));
-    assert!(stdout(&out).contains("from rowsearch-store/4 to rowsearch-store/8"), "{}", stdout(&out));
+    assert!(stdout(&out).contains("from rowsearch-store/4 to rowsearch-store/9"), "{}", stdout(&out));
     assert!(stderr(&out).contains("table mail, "), "progress names the table: {}", stderr(&out));
     assert_answers_as_before(&t, Sample::Format4);
     assert_indexes_verify(&t);
@@ -550,7 +552,7 @@ fn cli_the_sample_mail_written_by_format_6_answers_as_before_and_finds_accents_f
     let t = sample_store(Sample::Format6);
     let out = t.run(&["upgrade"]);
     assert!(out.status.success(), "{}", stderr(&out));
-    assert!(stdout(&out).contains("from rowsearch-store/6 to rowsearch-store/8"), "{}", stdout(&out));
+    assert!(stdout(&out).contains("from rowsearch-store/6 to rowsearch-store/9"), "{}", stdout(&out));
     assert!(stdout(&out).contains("rebuilt the search index of table mail"), "{}", stdout(&out));
     assert!(stderr(&out).contains("table mail, 292 rows analysed"), "progress: {}", stderr(&out));
     assert_answers_as_before(&t, Sample::Format6);
@@ -559,7 +561,7 @@ fn cli_the_sample_mail_written_by_format_6_answers_as_before_and_finds_accents_f
     let out = t.run(&["verify"]);
     assert!(out.status.success(), "verify: {} {}", stdout(&out), stderr(&out));
     let out = t.run(&["upgrade"]);
-    assert!(stdout(&out).contains("already rowsearch-store/8: nothing to do"), "{}", stdout(&out));
+    assert!(stdout(&out).contains("already rowsearch-store/9: nothing to do"), "{}", stdout(&out));
 }
 
 #[test]
@@ -653,7 +655,7 @@ fn cli_the_sample_mail_written_by_format_7_keeps_its_conversations_and_its_index
     let t = sample_store(Sample::Format7);
     let out = t.run(&["upgrade"]);
     assert!(out.status.success(), "{}", stderr(&out));
-    assert!(stdout(&out).contains("from rowsearch-store/7 to rowsearch-store/8"), "{}", stdout(&out));
+    assert!(stdout(&out).contains("from rowsearch-store/7 to rowsearch-store/9"), "{}", stdout(&out));
     assert!(stderr(&out).contains("table mail, 357 thread members"), "progress: {}", stderr(&out));
     assert!(!stderr(&out).contains("keyword"), "no keyword cell is written again: {}", stderr(&out));
     assert!(!stdout(&out).contains("rebuilt"), "the index stays: {}", stdout(&out));
@@ -662,7 +664,7 @@ fn cli_the_sample_mail_written_by_format_7_keeps_its_conversations_and_its_index
     let out = t.run(&["verify"]);
     assert!(out.status.success(), "verify: {} {}", stdout(&out), stderr(&out));
     let out = t.run(&["upgrade"]);
-    assert!(stdout(&out).contains("already rowsearch-store/8: nothing to do"), "{}", stdout(&out));
+    assert!(stdout(&out).contains("already rowsearch-store/9: nothing to do"), "{}", stdout(&out));
     // Threads go on growing after it: a late reply joins the chain.
     let reply = t.dir.path().join("late");
     std::fs::create_dir_all(reply.join("lee-r/inbox")).unwrap();
@@ -695,6 +697,66 @@ fn cli_the_format_7_upgrade_killed_at_random_points_still_answers_as_before() {
     let out = t.run(&["upgrade"]);
     assert!(out.status.success(), "seed {seed}: {}", stderr(&out));
     assert_answers_as_before(&t, Sample::Format7);
+    let out = t.run(&["verify"]);
+    assert!(out.status.success(), "seed {seed}: verify: {} {}", stdout(&out), stderr(&out));
+}
+
+#[test]
+fn cli_the_sample_mail_written_by_format_8_answers_as_before_and_compresses_new_mail_with_a_dictionary() {
+    // Format 9 only adds values made with a family's dictionary: the
+    // upgrade marks the store, and every value reads as before.
+    let t = sample_store(Sample::Format8);
+    let out = t.run(&["upgrade"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("from rowsearch-store/8 to rowsearch-store/9"), "{}", stdout(&out));
+    assert!(!stdout(&out).contains("rebuilt"), "the index stays: {}", stdout(&out));
+    assert_answers_as_before(&t, Sample::Format8);
+    assert_indexes_verify(&t);
+    let before = stdout(&t.run(&["scan", "mail"]));
+    // Mail ingested after it: its bodies take a dictionary trained from its
+    // first batch; the rows written before read as they did.
+    let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/mail/maildir");
+    let stats = |t: &TestDir| -> serde_json::Value {
+        serde_json::from_str(&stdout(&t.run(&["stats", "mail"]))).unwrap()
+    };
+    assert_eq!(stats(&t)["dictionaries"], serde_json::json!([]));
+    let out = t.run(&["ingest", fixture.to_str().unwrap(), "--user", "again", "--no-pack"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    // The body family's (format 8's mail table keeps its headers plain).
+    assert_eq!(stats(&t)["dictionaries"], serde_json::json!(["b"]));
+    let after = stdout(&t.run(&["scan", "mail"]));
+    let old_rows: Vec<&str> = after.lines().filter(|l| !l.starts_with(r#"{"key":"again"#)).collect();
+    assert_eq!(old_rows, before.lines().collect::<Vec<_>>());
+    let again: Vec<String> = after
+        .lines()
+        .filter(|l| l.starts_with(r#"{"key":"again"#))
+        .map(|l| {
+            // The same messages as the fixture's first mailbox holds them:
+            // the same cells but the mailbox's name.
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            serde_json::to_string(&v["cells"].as_array().unwrap().iter().find(|c| c["column"] == "b:text"))
+                .unwrap()
+        })
+        .collect();
+    assert!(again.len() > 256, "{} rows", again.len());
+    let out = t.run(&["reindex", "--full"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = t.run(&["verify"]);
+    assert!(out.status.success(), "verify: {} {}", stdout(&out), stderr(&out));
+    let out = t.run(&["search", "gas", "--user", "again", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert!(v["total"].as_u64().unwrap() > 0, "{v}");
+}
+
+#[test]
+fn cli_the_format_8_upgrade_killed_at_random_points_still_answers_as_before() {
+    let seed = time_seed();
+    let mut rng = Rng(seed);
+    let t = sample_store(Sample::Format8);
+    kill_upgrades(&t, &mut rng, 6, 300_000);
+    let out = t.run(&["upgrade"]);
+    assert!(out.status.success(), "seed {seed}: {}", stderr(&out));
+    assert_answers_as_before(&t, Sample::Format8);
     let out = t.run(&["verify"]);
     assert!(out.status.success(), "seed {seed}: verify: {} {}", stdout(&out), stderr(&out));
 }
