@@ -327,8 +327,12 @@ fn batch_rows(
 /// nothing, and prepares the rest; `None` when nothing is left. A row an
 /// earlier build keyed by Message-ID (`legacy`) is deleted in the same
 /// batch, its folders and ids kept.
-/// Values a zstd family's dictionary is trained from: at least this many...
+/// Values a zstd family's dictionary is trained from: at least this many,
+/// and at most `DICTIONARY_MAX_SAMPLES` (training takes ~0.3 s on 1,024 mail
+/// bodies, ~0.9 s on 4,096, for a dictionary 3% better: Enron's bodies in
+/// 37.2% of their size against 36.2%).
 const DICTIONARY_SAMPLES: usize = 256;
+const DICTIONARY_MAX_SAMPLES: usize = 1024;
 
 /// Before the store's first batch: trains the dictionary of each zstd
 /// family of `table` that has none from the batch's values of it
@@ -349,6 +353,7 @@ fn train_dictionaries(store: &Store, table: &str, pending: &[Pending]) -> Result
             .flat_map(|p| p.cells.iter())
             .filter(|c| *c.family == *family.name && c.value.len() >= 64)
             .map(|c| c.value.as_slice())
+            .take(DICTIONARY_MAX_SAMPLES)
             .collect();
         if samples.len() < DICTIONARY_SAMPLES {
             settled = false;
