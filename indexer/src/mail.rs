@@ -24,33 +24,33 @@ pub fn mail_schema() -> TableSchema {
     // on them saved 15 MB of the full corpus's 343 MB but cost every search
     // that reads whole rows 8% (search-api/BENCHMARKS.md, issue 65).
     TableSchema::new([FamilySchema::new("m"), FamilySchema::new("b").compression(Compression::Zstd)])
-    .row_key(RowKeySchema::new([
-        KeyField::new("user", KeyType::String, KeyOrder::Asc),
-        KeyField::new("date", KeyType::U64, KeyOrder::Desc),
-        KeyField::new("id", KeyType::U64, KeyOrder::Asc),
-    ]))
-    .splits([b"g".to_vec(), b"n".to_vec(), b"t".to_vec()])
-    .index(IndexSchema::new("by_from", ["m:from"]))
-    .index(IndexSchema::new("by_from_date", ["m:from", "m:date"]))
-    .search(
-        SearchSchema::new([
-            SearchField::text("subject", "m:subject"),
-            SearchField::text("body", "b:text"),
-            SearchField::text("from", "m:from").facet(),
-            SearchField::text("to", "m:to").facet(),
-            SearchField::keyword("folder", "m:folder").facet(),
-            SearchField::keyword("id", "m:message_id"),
-            SearchField::keyword("thread", "m:thread").facet(),
-        ])
-        .partition("user")
-        .date_column("m:date")
-        .display(MAIL_DISPLAY),
-    )
-    .threads(
-        ThreadSchema::new("m:message_id", ["m:in_reply_to", "m:references"], "m:thread")
-            .by_subject("m:subject")
-            .fold_copies(),
-    )
+        .row_key(RowKeySchema::new([
+            KeyField::new("user", KeyType::String, KeyOrder::Asc),
+            KeyField::new("date", KeyType::U64, KeyOrder::Desc),
+            KeyField::new("id", KeyType::U64, KeyOrder::Asc),
+        ]))
+        .splits([b"g".to_vec(), b"n".to_vec(), b"t".to_vec()])
+        .index(IndexSchema::new("by_from", ["m:from"]))
+        .index(IndexSchema::new("by_from_date", ["m:from", "m:date"]))
+        .search(
+            SearchSchema::new([
+                SearchField::text("subject", "m:subject"),
+                SearchField::text("body", "b:text"),
+                SearchField::text("from", "m:from").facet(),
+                SearchField::text("to", "m:to").facet(),
+                SearchField::keyword("folder", "m:folder").facet(),
+                SearchField::keyword("id", "m:message_id"),
+                SearchField::keyword("thread", "m:thread").facet(),
+            ])
+            .partition("user")
+            .date_column("m:date")
+            .display(MAIL_DISPLAY),
+        )
+        .threads(
+            ThreadSchema::new("m:message_id", ["m:in_reply_to", "m:references"], "m:thread")
+                .by_subject("m:subject")
+                .fold_copies(),
+        )
 }
 
 /// What a mail search's documents carry unless a search names its fields:
