@@ -596,9 +596,25 @@ pub(crate) fn key_of(
     schema: &DocSchema,
     addr: tantivy::DocAddress,
 ) -> Result<Vec<u8>> {
-    use tantivy::schema::Value;
-    let doc: tantivy::TantivyDocument = searcher.doc(addr).map_err(tantivy_err(&schema.table, "read key"))?;
-    Ok(doc.get_first(schema.key).and_then(|v| v.as_bytes()).map(<[u8]>::to_vec).unwrap_or_default())
+    let doc: KeyDoc = searcher.doc(addr).map_err(tantivy_err(&schema.table, "read key"))?;
+    Ok(doc.0)
+}
+
+/// A stored document read for its row key alone: `_key` is the one
+/// stored field (`DocSchema::for_search`), so its first value is the key,
+/// taken without building a `TantivyDocument` around it.
+struct KeyDoc(Vec<u8>);
+
+impl tantivy::schema::document::DocumentDeserialize for KeyDoc {
+    fn deserialize<'de, D>(
+        mut deserializer: D,
+    ) -> std::result::Result<Self, tantivy::schema::document::DeserializeError>
+    where
+        D: tantivy::schema::document::DocumentDeserializer<'de>,
+    {
+        let key = deserializer.next_field::<Vec<u8>>()?.map(|(_, key)| key);
+        Ok(KeyDoc(key.unwrap_or_default()))
+    }
 }
 
 impl TableIndex {

@@ -126,6 +126,10 @@ impl RowSource for ShardSource {
         self.inner.is_enabled(table)
     }
 
+    fn table_state(&self, table: &str) -> Result<(TableSchema, u64, bool)> {
+        self.inner.table_state(table)
+    }
+
     fn analyzer(&self) -> Option<Arc<dyn Analyzer>> {
         self.inner.analyzer()
     }

@@ -50,6 +50,7 @@ fn main() {
             sort: if user.is_some() { SortBy::Newest } else { SortBy::Relevance },
             limit: Some(10),
             columns: vec![Column::parse(b"m:subject"), Column::parse(b"m:from")],
+            fields: Some(vec!["subject".into(), "from".into()]),
             ..SearchRequest::default()
         };
         let mut total = 0;

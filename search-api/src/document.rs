@@ -236,9 +236,11 @@ impl DocumentShape<'_> {
     /// columns asked for).
     pub fn document(&self, row: &Row, analyzer: Option<&dyn Analyzer>) -> Document {
         let mut doc = Document::default();
-        let value = |column: &str| match Column::parse(column.as_bytes()) {
-            Column::Qualifier(family, qualifier) => row.value(&family, &qualifier),
-            Column::Family(_) => None,
+        // As `Column::parse` reads `family:qualifier`, without allocating
+        // per hit (a column spec is valid UTF-8: the split is `parse`'s).
+        let value = |column: &str| {
+            let (family, qualifier) = column.split_once(':')?;
+            row.value(family, qualifier.as_bytes())
         };
         for field in self.search.fields.iter().filter(|f| self.shows(&f.name)) {
             if let Some(v) = value(&field.column) {

@@ -214,16 +214,13 @@ impl Searcher {
     /// `table`'s schema and store id, read in one snapshot, when it has a
     /// search section.
     pub(crate) fn searchable(&self, table: &str) -> Result<(rowsearch_store::TableSchema, u64)> {
-        let (schema, table_id) = {
-            let view = self.tables.view()?;
-            (view.schema(table)?, view.table_id(table)?)
-        };
+        let (schema, table_id, enabled) = self.tables.table_state(table)?;
         if schema.search.is_none() {
             return Err(not_searchable(table));
         }
         // A disabled table's rows are not read, by a search either (even
         // one whose hits would not be resolved).
-        if !self.tables.is_enabled(table)? {
+        if !enabled {
             let disabled = rowsearch_store::ErrorKind::TableDisabled { table: table.to_owned() };
             return Err(rowsearch_store::Error::from(disabled).into());
         }
@@ -654,9 +651,11 @@ impl Searcher {
         if !read.columns.is_empty() {
             read.columns.extend(summary.iter().cloned());
         }
+        // The fields' columns, for highlights only.
         let field_columns: Vec<(String, String, Vec<u8>)> = search
             .fields
             .iter()
+            .filter(|_| request.highlight)
             .filter_map(|f| match Column::parse(f.column.as_bytes()) {
                 Column::Qualifier(family, qualifier) => Some((f.name.clone(), family, qualifier)),
                 Column::Family(_) => None,

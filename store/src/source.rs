@@ -110,6 +110,19 @@ pub trait RowSource: Send + Sync + std::fmt::Debug {
     /// As [`Self::schema`].
     fn is_enabled(&self, table: &str) -> Result<bool>;
 
+    /// `table`'s schema, store id and whether it is enabled (what a search
+    /// checks first), in one snapshot where the source has snapshots.
+    ///
+    /// # Errors
+    /// As [`Self::schema`].
+    fn table_state(&self, table: &str) -> Result<(TableSchema, u64, bool)> {
+        let (schema, id) = {
+            let view = self.view()?;
+            (view.schema(table)?, view.table_id(table)?)
+        };
+        Ok((schema, id, self.is_enabled(table)?))
+    }
+
     /// The analyzer that makes keyword cells and analyzes queries.
     fn analyzer(&self) -> Option<Arc<dyn Analyzer>>;
 
@@ -417,6 +430,11 @@ impl RowSource for Store {
 
     fn is_enabled(&self, table: &str) -> Result<bool> {
         self.is_table_enabled(table)
+    }
+
+    fn table_state(&self, table: &str) -> Result<(TableSchema, u64, bool)> {
+        let rtxn = self.begin_read()?;
+        Ok((rtxn.schema(table)?, rtxn.table_id(table)?, rtxn.is_enabled(table)?))
     }
 
     fn analyzer(&self) -> Option<Arc<dyn Analyzer>> {

@@ -172,6 +172,7 @@ pub(super) fn run(args: &Args, command: &ServeCommand) -> Result<ExitCode> {
                 }
                 (Some(name), Some(hbase)) => {
                     rowsearch::cluster::validate_name(name).map_err(UsageError)?;
+                    refuse_unreachable_member(listen)?;
                     Some((name.clone(), hbase.clone()))
                 }
             };
@@ -183,6 +184,22 @@ pub(super) fn run(args: &Args, command: &ServeCommand) -> Result<ExitCode> {
 }
 
 /// Without access keys, only loopback: exit 2 for any other address.
+/// A searcher of a cluster registers the address it listens on for the
+/// others to call: an unspecified one (`0.0.0.0`, `::`) names no host
+/// they could reach.
+fn refuse_unreachable_member(listen: &str) -> Result<()> {
+    let addr: std::net::SocketAddr =
+        listen.parse().map_err(|e| UsageError(format!("--listen {listen:?}: {e}")))?;
+    if addr.ip().is_unspecified() {
+        return Err(UsageError(format!(
+            "--cluster needs --listen on an address the other searchers can reach (this searcher registers \
+             it in HBase for them to call), not {addr}: name this host's address"
+        ))
+        .into());
+    }
+    Ok(())
+}
+
 fn refuse_open_exposure(listen: &str) -> Result<()> {
     let addr: std::net::SocketAddr =
         listen.parse().map_err(|e| UsageError(format!("--listen {listen:?}: {e}")))?;

@@ -166,6 +166,17 @@ fn thrift_cluster_flags_are_checked_and_a_lone_server_says_it_is_alone() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(stderr(&out).contains("cluster name"), "{}", stderr(&out));
+    // A member registers its listen address for the others to call: an
+    // unspecified one would name no host they could reach.
+    let out = t
+        .command()
+        .env("ROWSEARCH_HBASE", "127.0.0.1:1")
+        .args(["serve", "--create", "--cluster", "c1", "--listen", "0.0.0.0:0"])
+        .args(["--master-key", "a-master-key-of-32-bytes-or-so.."])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("not 0.0.0.0:0"), "{}", stderr(&out));
     let s = t.serve(&["serve", "--create"]);
     let (status, v) = s.get_json("/cluster");
     assert_eq!((status, v["cluster"].clone()), (200, Value::Null), "{v}");
