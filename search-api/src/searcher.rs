@@ -652,15 +652,18 @@ impl Searcher {
             read.columns.extend(summary.iter().cloned());
         }
         // The fields' columns, for highlights only.
-        let field_columns: Vec<(String, String, Vec<u8>)> = search
-            .fields
-            .iter()
-            .filter(|_| request.highlight)
-            .filter_map(|f| match Column::parse(f.column.as_bytes()) {
-                Column::Qualifier(family, qualifier) => Some((f.name.clone(), family, qualifier)),
-                Column::Family(_) => None,
-            })
-            .collect();
+        let field_columns: Vec<(String, String, Vec<u8>)> = if request.highlight {
+            search
+                .fields
+                .iter()
+                .filter_map(|f| match Column::parse(f.column.as_bytes()) {
+                    Column::Qualifier(family, qualifier) => Some((f.name.clone(), family, qualifier)),
+                    Column::Family(_) => None,
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
         request.cancel.check()?;
         let keys: Vec<&[u8]> = keys_found.iter().map(|(k, _)| k.as_slice()).collect();
         // One read of the row source: a row without any selected column

@@ -183,13 +183,16 @@ pub(super) fn run(args: &Args, command: &ServeCommand) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Without access keys, only loopback: exit 2 for any other address.
+/// `--listen` as a socket address (exit 2 when it is not one).
+fn listen_addr(listen: &str) -> Result<std::net::SocketAddr> {
+    Ok(listen.parse().map_err(|e| UsageError(format!("--listen {listen:?}: {e}")))?)
+}
+
 /// A searcher of a cluster registers the address it listens on for the
 /// others to call: an unspecified one (`0.0.0.0`, `::`) names no host
 /// they could reach.
 fn refuse_unreachable_member(listen: &str) -> Result<()> {
-    let addr: std::net::SocketAddr =
-        listen.parse().map_err(|e| UsageError(format!("--listen {listen:?}: {e}")))?;
+    let addr = listen_addr(listen)?;
     if addr.ip().is_unspecified() {
         return Err(UsageError(format!(
             "--cluster needs --listen on an address the other searchers can reach (this searcher registers \
@@ -200,9 +203,9 @@ fn refuse_unreachable_member(listen: &str) -> Result<()> {
     Ok(())
 }
 
+/// Without access keys, only loopback: exit 2 for any other address.
 fn refuse_open_exposure(listen: &str) -> Result<()> {
-    let addr: std::net::SocketAddr =
-        listen.parse().map_err(|e| UsageError(format!("--listen {listen:?}: {e}")))?;
+    let addr = listen_addr(listen)?;
     if addr.ip().is_loopback() {
         return Ok(());
     }
