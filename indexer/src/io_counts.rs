@@ -21,6 +21,6 @@ pub(crate) fn feed_read() {
 }
 
 /// (index opens, feed reads) on this thread so far.
-pub(crate) fn counts() -> (u64, u64) {
+pub fn counts() -> (u64, u64) {
     (OPENS.with(Cell::get), FEED_READS.with(Cell::get))
 }

@@ -41,7 +41,10 @@ pub mod facets;
 mod generation;
 mod inflight;
 mod ingest;
-mod io_counts;
+// Counts of this thread's feed reads and index opens: public for the tests
+// of what a search reads, not part of the API.
+#[doc(hidden)]
+pub mod io_counts;
 mod live;
 pub mod mail;
 mod overlay;

@@ -217,6 +217,17 @@ pub struct LiveIndex {
     /// exclusive): past the index's last commit when only other tables
     /// were written since. `None` before a round has seen the table.
     absorbed: Mutex<Option<u64>>,
+    /// The last feed read that found nothing of the table: the source's
+    /// version it read, from where, and the sequence it ended at. While the
+    /// source's version is that one, a read from there on finds the same.
+    quiet: Mutex<Option<Quiet>>,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Quiet {
+    version: u64,
+    from: u64,
+    next: u64,
 }
 
 #[derive(Debug)]
@@ -304,6 +315,7 @@ impl LiveIndexes {
             overlay: Mutex::new(None),
             walks: Mutex::new(Vec::new()),
             absorbed: Mutex::new(None),
+            quiet: Mutex::new(None),
         });
         tables.insert(table.to_owned(), Arc::clone(&live));
         Ok(live)
@@ -371,6 +383,13 @@ impl LiveIndexes {
             if want.consistency == Consistency::Eventual && wanted <= from {
                 return Ok(Snapshot { generation, overlay: None, seq: from.saturating_sub(1) });
             }
+            // Nothing committed since a read of the feed found nothing of
+            // this table past `from` or before: that read stands.
+            if let Some(next) = live.quiet_since(store.version(), from)
+                && next >= wanted
+            {
+                return Ok(Snapshot { generation, overlay: None, seq: next.saturating_sub(1) });
+            }
             // What the index lacks: the rows of this table the feed names
             // since it absorbed it. None (writes to other tables only):
             // the index reflects the store as of the feed's end. A few:
@@ -387,6 +406,10 @@ impl LiveIndexes {
                     // index last absorbed one (an ingest into another table
                     // made each search read all of it again).
                     live.set_absorbed(next);
+                    if let Some(version) = rtxn.version() {
+                        *live.quiet.lock().unwrap_or_else(|e| e.into_inner()) =
+                            Some(Quiet { version, from, next });
+                    }
                     return Ok(Snapshot { generation, overlay: None, seq: next.saturating_sub(1) });
                 }
                 if want.consistency == Consistency::Snapshot
@@ -585,6 +608,14 @@ impl LiveIndex {
     /// generation: the generation taken after is at least that new.
     pub fn absorbed(&self) -> Option<u64> {
         *self.absorbed.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Where a read of the feed from `from` on would end, known without
+    /// one: the source is at the `version` of the last read that found
+    /// nothing of the table, from `from` or before.
+    fn quiet_since(&self, version: Option<u64>, from: u64) -> Option<u64> {
+        let quiet = (*self.quiet.lock().unwrap_or_else(|e| e.into_inner()))?;
+        (Some(quiet.version) == version && quiet.from <= from).then_some(quiet.next.max(from))
     }
 
     pub(crate) fn set_absorbed(&self, next_seq: u64) {

@@ -130,6 +130,10 @@ impl RowSource for ShardSource {
         self.inner.table_state(table)
     }
 
+    fn version(&self) -> Option<u64> {
+        self.inner.version()
+    }
+
     fn analyzer(&self) -> Option<Arc<dyn Analyzer>> {
         self.inner.analyzer()
     }
@@ -191,6 +195,10 @@ impl RowView for ShardView<'_> {
 
     fn feed_time(&self, seq: u64) -> Result<Option<u64>> {
         self.inner.feed_time(seq)
+    }
+
+    fn version(&self) -> Option<u64> {
+        self.inner.version()
     }
 
     fn now_ms(&self) -> u64 {

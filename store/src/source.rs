@@ -123,6 +123,14 @@ pub trait RowSource: Send + Sync + std::fmt::Debug {
         Ok((schema, id, self.is_enabled(table)?))
     }
 
+    /// A number that changes with every write committed to the source,
+    /// read without a view: a view whose [`RowView::version`] is the same
+    /// reads what a new one would (the store's last LMDB transaction id).
+    /// `None` (the default) for a source without one (HBase).
+    fn version(&self) -> Option<u64> {
+        None
+    }
+
     /// The analyzer that makes keyword cells and analyzes queries.
     fn analyzer(&self) -> Option<Arc<dyn Analyzer>>;
 
@@ -195,6 +203,12 @@ pub trait RowView {
     /// # Errors
     /// The source's own failures.
     fn feed_time(&self, seq: u64) -> Result<Option<u64>>;
+
+    /// The source's [`RowSource::version`] this view reads, where it has
+    /// one (the default: none).
+    fn version(&self) -> Option<u64> {
+        None
+    }
 
     /// The source clock's time when this view began (ms).
     fn now_ms(&self) -> u64;
@@ -326,6 +340,10 @@ impl RowView for ReadTxn<'_> {
         ReadTxn::feed_time(self, seq)
     }
 
+    fn version(&self) -> Option<u64> {
+        Some(ReadTxn::version(self))
+    }
+
     fn now_ms(&self) -> u64 {
         ReadTxn::now_ms(self)
     }
@@ -433,8 +451,11 @@ impl RowSource for Store {
     }
 
     fn table_state(&self, table: &str) -> Result<(TableSchema, u64, bool)> {
-        let rtxn = self.begin_read()?;
-        Ok((rtxn.schema(table)?, rtxn.table_id(table)?, rtxn.is_enabled(table)?))
+        Store::table_state(self, table)
+    }
+
+    fn version(&self) -> Option<u64> {
+        Some(Store::version(self))
     }
 
     fn analyzer(&self) -> Option<Arc<dyn Analyzer>> {

@@ -721,6 +721,27 @@ impl Store {
         }
     }
 
+    /// The id of the last write committed to the store, by any process
+    /// (see [`ReadTxn::version`]), read without a transaction.
+    pub fn version(&self) -> u64 {
+        self.env.last_txn_id()
+    }
+
+    /// A table's schema, id and whether it is enabled, as of now: with no
+    /// read transaction when nothing was committed since the last answer.
+    pub(crate) fn table_state(&self, table: &str) -> Result<(TableSchema, u64, bool)> {
+        let tables = match self.catalog.as_of(self.version()) {
+            Some(tables) => tables,
+            None => {
+                let rtxn = self.begin_read()?;
+                self.catalog.remember(rtxn.version(), rtxn.tables().clone());
+                rtxn.tables().clone()
+            }
+        };
+        let handle = tables.table(table)?;
+        Ok((handle.schema.clone(), handle.id, !handle.disabled))
+    }
+
     /// Reads one row. Opens and closes its own read transaction.
     ///
     /// # Errors

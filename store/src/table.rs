@@ -5,7 +5,7 @@
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::ops::Bound;
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 
 use heed::{RoTxn, RwTxn, WithoutTls};
 
@@ -236,6 +236,8 @@ impl Tables {
 #[derive(Debug)]
 pub(crate) struct Catalog {
     current: RwLock<Arc<Tables>>,
+    /// The tables a read transaction saw, with its id ([`Self::as_of`]).
+    seen: Mutex<Option<(u64, Arc<Tables>)>>,
     analyzer: Option<Arc<dyn Analyzer>>,
     meta: Meta,
     max_dbs: u32,
@@ -243,7 +245,20 @@ pub(crate) struct Catalog {
 
 impl Catalog {
     pub fn new(tables: Tables, analyzer: Option<Arc<dyn Analyzer>>, meta: Meta, max_dbs: u32) -> Catalog {
-        Catalog { current: RwLock::new(Arc::new(tables)), analyzer, meta, max_dbs }
+        Catalog { current: RwLock::new(Arc::new(tables)), seen: Mutex::new(None), analyzer, meta, max_dbs }
+    }
+
+    /// Remembers `tables` as what the read transaction `txn_id` saw.
+    pub fn remember(&self, txn_id: u64, tables: Arc<Tables>) {
+        *self.seen.lock().unwrap_or_else(|e| e.into_inner()) = Some((txn_id, tables));
+    }
+
+    /// The tables remembered for the transaction `txn_id`: the store's when
+    /// `txn_id` is its last committed one (no schema, table or index state
+    /// can have changed since, in any process).
+    pub fn as_of(&self, txn_id: u64) -> Option<Arc<Tables>> {
+        let seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
+        seen.as_ref().filter(|(id, _)| *id == txn_id).map(|(_, tables)| tables.clone())
     }
 
     /// The newest tables this process has loaded (possibly older than the

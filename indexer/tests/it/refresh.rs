@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use rowsearch_indexer::store::{Delete, PutCell, Store};
+use rowsearch_indexer::store::{Delete, PutCell, RowSource, Store};
 use rowsearch_indexer::{
     LiveIndexes, RefreshOptions, Refresher, SortBy, TableIndex, mail_schema, open_store,
 };
@@ -218,4 +218,50 @@ fn a_search_remembers_that_other_tables_writes_leave_its_index_current() {
     let snapshot = live.snapshot(&mail, &want).unwrap();
     assert_eq!(snapshot.overlay_rows(), 1, "matched directly: {key:?}");
     assert_eq!(mail.absorbed(), Some(end), "and not marked absorbed past it");
+}
+
+#[test]
+fn a_search_reads_no_feed_while_nothing_is_committed_and_sees_every_commit_after() {
+    // No refresher: each snapshot is brought current by the search itself.
+    let dir = tempfile::tempdir().unwrap();
+    let store = Arc::new(open_store(dir.path()).unwrap());
+    store.create_table("mail", &mail_schema()).unwrap();
+    let notes =
+        rowsearch_indexer::store::TableSchema::new([rowsearch_indexer::store::FamilySchema::new("n")]);
+    store.create_table("notes", &notes).unwrap();
+    mail_row(&store, "ann", 1, "quokka");
+    let live = LiveIndexes::new(Arc::clone(&store), rowsearch_indexer::DEFAULT_OVERLAY_MAX_ROWS);
+    let mail = live.current("mail").unwrap();
+    let want = rowsearch_indexer::Want {
+        consistency: rowsearch_indexer::Consistency::Snapshot,
+        min_seq: None,
+        deadline: Instant::now() + Duration::from_secs(60),
+    };
+    let feed_reads = || rowsearch_indexer::io_counts::counts().1;
+    let first = live.snapshot(&mail, &want).unwrap();
+    assert_eq!(first.overlay_rows(), 0);
+    // Nothing committed since: the feed's answer stands, unread.
+    let before = feed_reads();
+    for _ in 0..3 {
+        assert_eq!(live.snapshot(&mail, &want).unwrap().seq(), first.seq());
+    }
+    assert_eq!(feed_reads(), before, "feed reads with nothing committed");
+    // A commit through another handle (another process, to this one):
+    // read at once, to another table or to this one.
+    let other = open_store(dir.path()).unwrap();
+    other.put("notes", b"n1", vec![PutCell::new("n", "q", "v")]).unwrap();
+    let end = other.next_seq().unwrap();
+    let snapshot = live.snapshot(&mail, &want).unwrap();
+    assert_eq!((snapshot.seq(), snapshot.overlay_rows()), (end - 1, 0));
+    assert_eq!(feed_reads(), before + 1);
+    let key = mail_row(&other, "bob", 2, "numbat");
+    let snapshot = live.snapshot(&mail, &want).unwrap();
+    assert_eq!(snapshot.overlay_rows(), 1, "matched directly: {key:?}");
+    assert_eq!(snapshot.seq(), other.next_seq().unwrap() - 1);
+    // What a search checks first, asked before and after a table is
+    // dropped through the other handle: gone at once.
+    assert!(RowSource::table_state(&*store, "mail").unwrap().2);
+    other.drop_table("mail").unwrap();
+    let gone = RowSource::table_state(&*store, "mail").unwrap_err();
+    assert!(matches!(gone.kind(), rowsearch_indexer::store::ErrorKind::UnknownTable { .. }), "{gone}");
 }

@@ -346,6 +346,15 @@ impl Environment {
         self.dbi_lock.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// The id of the last committed write transaction, in any process
+    /// (LMDB's `mdb_env_info`, read from the meta pages without a
+    /// transaction): a read transaction begun after sees that commit or a
+    /// later one. Every commit that changes anything takes a new id.
+    pub fn last_txn_id(&self) -> u64 {
+        let _guard = read_lock(&self.resize_lock);
+        self.env.info().last_txn_id as u64
+    }
+
     /// Starts a read transaction, adopting a map size another process set.
     pub fn read_txn(&self) -> Result<ReadGuard<'_>> {
         let mut adopted = false;

@@ -205,6 +205,18 @@ impl<'s> ReadTxn<'s> {
         self.feed.time_of(&self.txn, seq)
     }
 
+    /// The id of the write transaction whose commit this snapshot sees
+    /// (LMDB's transaction id): two snapshots with the same id read the
+    /// same store.
+    pub fn version(&self) -> u64 {
+        self.txn.id() as u64
+    }
+
+    /// The tables of this snapshot.
+    pub(crate) fn tables(&self) -> &Arc<Tables> {
+        &self.tables
+    }
+
     /// The store clock's time when this snapshot began (ms).
     pub fn now_ms(&self) -> u64 {
         self.now_ms

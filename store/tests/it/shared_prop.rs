@@ -2,13 +2,14 @@
 //! through either handle, against a single-handle model. Each handle holds
 //! its own catalog, so a schema change made through one is, for the other,
 //! exactly what a change made by another process is: seen only through
-//! the catalog version in its next transaction.
+//! the catalog version in its next transaction, or (for what a search asks
+//! first, `RowSource::table_state`) through the store's version.
 
 use std::collections::BTreeMap;
 
 use proptest::prelude::*;
 use rowsearch_store::{
-    Delete, ErrorKind, FamilySchema, IndexSchema, PutCell, ReadOptions, Scan, Store, TableSchema,
+    Delete, ErrorKind, FamilySchema, IndexSchema, PutCell, ReadOptions, RowSource, Scan, Store, TableSchema,
 };
 
 const TABLES: [&str; 2] = ["t0", "t1"];
@@ -58,6 +59,10 @@ enum Op {
         table: usize,
         row: u8,
     },
+    SetEnabled {
+        table: usize,
+        enabled: bool,
+    },
 }
 
 fn op() -> impl Strategy<Value = Op> {
@@ -74,6 +79,7 @@ fn op() -> impl Strategy<Value = Op> {
         4 => (0..2usize, 0..4u8, 0..2usize, 0..2usize, 0..3u8)
             .prop_map(|(table, row, family, qualifier, value)| Op::Put { table, row, family, qualifier, value }),
         1 => (0..2usize, 0..4u8).prop_map(|(table, row)| Op::DeleteRow { table, row }),
+        1 => (0..2usize, any::<bool>()).prop_map(|(table, enabled)| Op::SetEnabled { table, enabled }),
     ]
 }
 
@@ -81,14 +87,15 @@ fn op() -> impl Strategy<Value = Op> {
 type Rows = BTreeMap<Vec<u8>, BTreeMap<(String, Vec<u8>), Vec<u8>>>;
 
 /// One table of the model: its schema and its rows' newest values.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 struct ModelTable {
     schema: TableSchema,
     rows: Rows,
+    enabled: bool,
 }
 
 /// What an operation answered: success, or the kind of error.
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Outcome {
     Ok,
     Unchanged,
@@ -97,6 +104,7 @@ enum Outcome {
     UnknownIndex,
     Conflict,
     InvalidSchema,
+    Disabled,
 }
 
 fn outcome<T>(result: rowsearch_store::Result<T>) -> Outcome {
@@ -108,6 +116,7 @@ fn outcome<T>(result: rowsearch_store::Result<T>) -> Outcome {
             ErrorKind::UnknownIndex { .. } => Outcome::UnknownIndex,
             ErrorKind::SchemaConflict { .. } | ErrorKind::IndexConflict { .. } => Outcome::Conflict,
             ErrorKind::InvalidSchema { .. } => Outcome::InvalidSchema,
+            ErrorKind::TableDisabled { .. } => Outcome::Disabled,
             other => panic!("unexpected error: {other}"),
         },
     }
@@ -123,7 +132,7 @@ fn model_apply(model: &mut BTreeMap<String, ModelTable>, op: &Op) -> Outcome {
                 Some(t) if t.schema == schema => Outcome::Unchanged,
                 Some(_) => Outcome::Conflict,
                 None => {
-                    model.insert(name(*table), ModelTable { schema, rows: BTreeMap::new() });
+                    model.insert(name(*table), ModelTable { schema, rows: BTreeMap::new(), enabled: true });
                     Outcome::Ok
                 }
             }
@@ -165,6 +174,9 @@ fn model_apply(model: &mut BTreeMap<String, ModelTable>, op: &Op) -> Outcome {
         }
         Op::Put { table, row, family, qualifier, value } => {
             let Some(t) = model.get_mut(&name(*table)) else { return Outcome::UnknownTable };
+            if !t.enabled {
+                return Outcome::Disabled;
+            }
             if t.schema.family(FAMILIES[*family]).is_none() {
                 return Outcome::UnknownFamily;
             }
@@ -176,8 +188,17 @@ fn model_apply(model: &mut BTreeMap<String, ModelTable>, op: &Op) -> Outcome {
         }
         Op::DeleteRow { table, row } => {
             let Some(t) = model.get_mut(&name(*table)) else { return Outcome::UnknownTable };
+            if !t.enabled {
+                return Outcome::Disabled;
+            }
             t.rows.remove(&vec![b'r', *row]);
             Outcome::Ok
+        }
+        Op::SetEnabled { table, enabled } => {
+            let Some(t) = model.get_mut(&name(*table)) else { return Outcome::UnknownTable };
+            let changed = t.enabled != *enabled;
+            t.enabled = *enabled;
+            if changed { Outcome::Ok } else { Outcome::Unchanged }
         }
     }
 }
@@ -215,7 +236,32 @@ fn store_apply(store: &Store, op: &Op, timestamp: u64) -> Outcome {
         Op::DeleteRow { table, row } => {
             outcome(store.delete(name(*table), &[b'r', *row], Delete::Row { up_to: None }))
         }
+        Op::SetEnabled { table, enabled } => match store.set_table_enabled(name(*table), *enabled) {
+            Ok(false) => Outcome::Unchanged,
+            other => outcome(other),
+        },
     }
+}
+
+/// What a search asks first (`RowSource::table_state`, answered without a
+/// transaction while the store's version stands) equals the model, for
+/// every table name.
+fn check_state(store: &Store, model: &BTreeMap<String, ModelTable>) -> Result<(), TestCaseError> {
+    for name in TABLES {
+        let state = RowSource::table_state(store, name);
+        match (model.get(name), state) {
+            (Some(t), Ok((schema, id, enabled))) => {
+                prop_assert_eq!(&schema, &t.schema, "{}", name);
+                prop_assert_eq!(id, store.table_id(name).unwrap(), "{}", name);
+                prop_assert_eq!(enabled, t.enabled, "{}", name);
+            }
+            (None, Err(e)) => prop_assert!(matches!(e.kind(), ErrorKind::UnknownTable { .. }), "{}", e),
+            (t, state) => {
+                prop_assert!(false, "{}: model {:?}, store {:?}", name, t.map(|t| t.enabled), state)
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Everything `store` serves equals the model, and every index that is
@@ -223,6 +269,7 @@ fn store_apply(store: &Store, op: &Op, timestamp: u64) -> Outcome {
 fn check(store: &Store, model: &BTreeMap<String, ModelTable>) -> Result<(), TestCaseError> {
     let names: Vec<String> = model.keys().cloned().collect();
     prop_assert_eq!(store.tables().unwrap(), names);
+    check_state(store, model)?;
     for (name, table) in model {
         prop_assert_eq!(&store.schema(name).unwrap(), &table.schema);
         let rows = store.scan(name, &Scan::new().read(ReadOptions::default())).unwrap().rows;
@@ -262,9 +309,27 @@ proptest! {
         let mut model = BTreeMap::new();
         for (i, (handle, op)) in ops.iter().enumerate() {
             let timestamp = 1_000 + i as u64;
+            let (before, was) = (handles[0].version(), model.clone());
             let expected = model_apply(&mut model, op);
             let got = store_apply(&handles[*handle], op, timestamp);
             prop_assert_eq!(got, expected, "step {} through handle {}: {:?}", i, handle, op);
+            // Each handle asked before the step (its answer kept) and after.
+            check_state(&handles[0], &model)?;
+            check_state(&handles[1], &model)?;
+            prop_assert_eq!(handles[0].version(), handles[1].version());
+            // A step that changed what the store holds moved its version
+            // (else the answers kept under it would be stale).
+            if model != was {
+                prop_assert!(handles[0].version() > before, "step {} changed the store under version {}", i, before);
+            }
+        }
+        // Rows are read from enabled tables: each disabled one enabled
+        // through handle 1, seen by handle 0 at once.
+        for (name, table) in &mut model {
+            if !table.enabled {
+                handles[1].set_table_enabled(name, true).unwrap();
+                table.enabled = true;
+            }
         }
         check(&handles[0], &model)?;
         check(&handles[1], &model)?;
