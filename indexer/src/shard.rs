@@ -126,7 +126,7 @@ impl RowSource for ShardSource {
         self.inner.is_enabled(table)
     }
 
-    fn table_state(&self, table: &str) -> Result<(TableSchema, u64, bool)> {
+    fn table_state(&self, table: &str) -> Result<(Arc<TableSchema>, u64, bool)> {
         self.inner.table_state(table)
     }
 

@@ -213,7 +213,7 @@ impl Searcher {
 
     /// `table`'s schema and store id, read in one snapshot, when it has a
     /// search section.
-    pub(crate) fn searchable(&self, table: &str) -> Result<(rowsearch_store::TableSchema, u64)> {
+    pub(crate) fn searchable(&self, table: &str) -> Result<(Arc<rowsearch_store::TableSchema>, u64)> {
         let (schema, table_id, enabled) = self.tables.table_state(table)?;
         if schema.search.is_none() {
             return Err(not_searchable(table));

@@ -115,10 +115,10 @@ pub trait RowSource: Send + Sync + std::fmt::Debug {
     ///
     /// # Errors
     /// As [`Self::schema`].
-    fn table_state(&self, table: &str) -> Result<(TableSchema, u64, bool)> {
+    fn table_state(&self, table: &str) -> Result<(Arc<TableSchema>, u64, bool)> {
         let (schema, id) = {
             let view = self.view()?;
-            (view.schema(table)?, view.table_id(table)?)
+            (Arc::new(view.schema(table)?), view.table_id(table)?)
         };
         Ok((schema, id, self.is_enabled(table)?))
     }
@@ -450,7 +450,7 @@ impl RowSource for Store {
         self.is_table_enabled(table)
     }
 
-    fn table_state(&self, table: &str) -> Result<(TableSchema, u64, bool)> {
+    fn table_state(&self, table: &str) -> Result<(Arc<TableSchema>, u64, bool)> {
         Store::table_state(self, table)
     }
 

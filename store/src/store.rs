@@ -269,7 +269,7 @@ impl Store {
                         // generations built on the old ones are not used.
                         let id = meta.bump_catalog_version(wtxn)?;
                         meta.put_table_id(wtxn, &name, id)?;
-                        handle = reopen(wtxn, &name, id, handle.schema.clone())?;
+                        handle = reopen(wtxn, &name, id, TableSchema::clone(&handle.schema))?;
                         reanalysed.push(name.clone());
                     }
                 }
@@ -284,7 +284,7 @@ impl Store {
                     (handle, found) => {
                         repaired.extend(found);
                         // Opened again: a build the repair finished is done.
-                        reopen(wtxn, &name, handle.id, handle.schema.clone())?
+                        reopen(wtxn, &name, handle.id, TableSchema::clone(&handle.schema))?
                     }
                 };
                 tables.insert(name, Arc::new(handle));
@@ -729,7 +729,7 @@ impl Store {
 
     /// A table's schema, id and whether it is enabled, as of now: with no
     /// read transaction when nothing was committed since the last answer.
-    pub(crate) fn table_state(&self, table: &str) -> Result<(TableSchema, u64, bool)> {
+    pub(crate) fn table_state(&self, table: &str) -> Result<(Arc<TableSchema>, u64, bool)> {
         let tables = match self.catalog.as_of(self.version()) {
             Some(tables) => tables,
             None => {
@@ -739,7 +739,7 @@ impl Store {
             }
         };
         let handle = tables.table(table)?;
-        Ok((handle.schema.clone(), handle.id, !handle.disabled))
+        Ok((Arc::clone(&handle.schema), handle.id, !handle.disabled))
     }
 
     /// Reads one row. Opens and closes its own read transaction.

@@ -27,7 +27,8 @@ pub(crate) struct TableHandle {
     pub name: String,
     /// The table's id: a table dropped and created again gets a new one.
     pub id: u64,
-    pub schema: TableSchema,
+    /// Shared: a search takes it without a copy.
+    pub schema: Arc<TableSchema>,
     /// Region boundaries (stored keys): the schema's effective splits.
     pub splits: Vec<Vec<u8>>,
     /// Secondary indexes, in schema order.
@@ -447,7 +448,7 @@ pub(crate) fn open_table(
     Ok(TableHandle {
         name: name.to_owned(),
         id,
-        schema,
+        schema: Arc::new(schema),
         splits,
         families,
         indexes,

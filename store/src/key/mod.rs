@@ -154,6 +154,22 @@ impl<'a> RawCellKey<'a> {
         let ts: [u8; 8] = rest[q + 2..].try_into().map_err(|_| corrupted("bad timestamp length"))?;
         Ok(RawCellKey { row_esc: &key[..r], qualifier_esc: &rest[..q], timestamp: !u64::from_be_bytes(ts) })
     }
+
+    /// As [`Self::split`], for a key known to begin with its row's escaped
+    /// component and terminator, `row_end` bytes and two (a cell read in a
+    /// range of one row): the row is not searched for.
+    #[inline]
+    pub fn split_in_row(db: &str, key: &'a [u8], row_end: usize) -> Result<RawCellKey<'a>> {
+        let corrupted = |detail: &str| Error::corrupted(db, key, detail);
+        let rest = key.get(row_end + 2..).ok_or_else(|| corrupted("bad row component"))?;
+        let q = find_terminator(rest).ok_or_else(|| corrupted("bad qualifier component"))?;
+        let ts: [u8; 8] = rest[q + 2..].try_into().map_err(|_| corrupted("bad timestamp length"))?;
+        Ok(RawCellKey {
+            row_esc: &key[..row_end],
+            qualifier_esc: &rest[..q],
+            timestamp: !u64::from_be_bytes(ts),
+        })
+    }
 }
 
 /// Reads one escaped, terminated component from the start of `input`:

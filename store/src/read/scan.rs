@@ -66,7 +66,9 @@ fn get_selected(
     let mut cells = Vec::new();
     for (family, qualifiers) in selection.families(table) {
         let iter = family.db.range(txn, &range).map_err(|e| Error::lmdb("get", e))?;
-        let mut cursor = FamilyCursor { family, qualifiers, iter: CellIter::Forward(iter), head: None };
+        let row_end = Some(split - 2);
+        let mut cursor =
+            FamilyCursor { family, qualifiers, iter: CellIter::Forward(iter), head: None, row_end };
         cursor.advance()?;
         let Some((first, _)) = cursor.head else { continue };
         shape.take_cells(&mut cursor, first.row_esc, &mut cells)?;
@@ -224,6 +226,9 @@ struct FamilyCursor<'t> {
     qualifiers: QualifierSet,
     iter: CellIter<'t>,
     head: Option<(RawCellKey<'t>, &'t [u8])>,
+    /// For a cursor over one row's range: where each key's row component
+    /// ends (its keys all begin with it); `None` for a range of rows.
+    row_end: Option<usize>,
 }
 
 impl<'t> FamilyCursor<'t> {
@@ -233,7 +238,11 @@ impl<'t> FamilyCursor<'t> {
             None => None,
             Some(item) => {
                 let (k, v) = item.map_err(|e| Error::lmdb("scan", e))?;
-                Some((RawCellKey::split(&self.family.db_name, k)?, v))
+                let key = match self.row_end {
+                    Some(row_end) => RawCellKey::split_in_row(&self.family.db_name, k, row_end)?,
+                    None => RawCellKey::split(&self.family.db_name, k)?,
+                };
+                Some((key, v))
             }
         };
         Ok(())
@@ -312,7 +321,7 @@ impl<'t> RowSource<'t> {
             } else {
                 CellIter::Forward(family.db.range(txn, &(lower, upper)).map_err(|e| Error::lmdb("scan", e))?)
             };
-            let mut cursor = FamilyCursor { family, qualifiers, iter, head: None };
+            let mut cursor = FamilyCursor { family, qualifiers, iter, head: None, row_end: None };
             cursor.advance()?;
             cursors.push(cursor);
         }

@@ -86,7 +86,7 @@ impl<'s> ReadTxn<'s> {
     /// # Errors
     /// `UnknownTable`.
     pub fn schema(&self, table: &str) -> Result<TableSchema> {
-        Ok(self.handle(table)?.schema.clone())
+        Ok(TableSchema::clone(&self.handle(table)?.schema))
     }
 
     /// A table's id in this snapshot (see [`crate::Store::table_id`]).

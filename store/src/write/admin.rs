@@ -71,7 +71,7 @@ impl Writer<'_> {
             let searchable = |base: &str| tables.table(base).is_ok_and(|t| t.schema.search.is_some());
             crate::schema::name::validate_new_table(table, &searchable)?;
             if let Ok(existing) = tables.table(table) {
-                return if existing.schema == *schema {
+                return if *existing.schema == *schema {
                     Ok(None)
                 } else {
                     Err(ErrorKind::SchemaConflict { table: table.to_owned() }.into())
@@ -137,7 +137,7 @@ impl Writer<'_> {
                         .into())
                 };
             }
-            let mut schema = old.schema.clone();
+            let mut schema = TableSchema::clone(&old.schema);
             schema.indexes.push(index.clone());
             schema.validate(table)?;
             self.meta.put_schema(wtxn, table, &schema)?;
@@ -172,7 +172,7 @@ impl Writer<'_> {
                 return Ok(None);
             }
             self.meta.put_dictionary(wtxn, table, family, &bytes)?;
-            self.reopen(wtxn, tables, table, old.id, old.schema.clone()).map(Some)
+            self.reopen(wtxn, tables, table, old.id, TableSchema::clone(&old.schema)).map(Some)
         })?;
         Ok(self.install_changed(tables.map(|(tables, _)| tables)))
     }
@@ -184,7 +184,7 @@ impl Writer<'_> {
             let old = tables.table(table)?;
             old.index(index)?.clear(wtxn)?;
             self.meta.put_index_build(wtxn, table, index, &BuildCursor::default().encode())?;
-            self.reopen(wtxn, tables, table, old.id, old.schema.clone())
+            self.reopen(wtxn, tables, table, old.id, TableSchema::clone(&old.schema))
         })?;
         self.catalog.install(Arc::new(tables));
         Ok(())
@@ -212,7 +212,8 @@ impl Writer<'_> {
                 }
                 None => {
                     self.meta.delete_index_build(wtxn, table, index)?;
-                    let (tables, _) = self.reopen(wtxn, tables, table, handle.id, handle.schema.clone())?;
+                    let (tables, _) =
+                        self.reopen(wtxn, tables, table, handle.id, TableSchema::clone(&handle.schema))?;
                     Ok((IndexBuildStep { cells, ready: true }, Some(tables)))
                 }
             }
@@ -238,7 +239,7 @@ impl Writer<'_> {
         let (tables, _) = self.in_current(true, |wtxn, tables| {
             let old = tables.table(table)?;
             old.index(index)?.clear(wtxn)?;
-            let mut schema = old.schema.clone();
+            let mut schema = TableSchema::clone(&old.schema);
             schema.indexes.retain(|i| i.name != index);
             self.meta.put_schema(wtxn, table, &schema)?;
             self.meta.delete_index_build(wtxn, table, index)?;
@@ -257,7 +258,8 @@ impl Writer<'_> {
                 return Ok(None);
             }
             self.meta.set_disabled(wtxn, table, !enabled)?;
-            self.reopen(wtxn, tables, table, old.id, old.schema.clone()).map(|(tables, _)| Some(tables))
+            self.reopen(wtxn, tables, table, old.id, TableSchema::clone(&old.schema))
+                .map(|(tables, _)| Some(tables))
         })?;
         Ok(self.install_changed(tables))
     }

@@ -22,7 +22,7 @@ impl Writer<'_> {
         let _writer = self.env.lock_writer()?;
         let tables = self.in_current(true, |wtxn, tables| {
             let old = tables.table(table)?;
-            if old.schema == *schema {
+            if *old.schema == *schema {
                 return Ok(None);
             }
             check_extends(table, &old.schema, schema)?;

@@ -251,7 +251,7 @@ fn check_state(store: &Store, model: &BTreeMap<String, ModelTable>) -> Result<()
         let state = RowSource::table_state(store, name);
         match (model.get(name), state) {
             (Some(t), Ok((schema, id, enabled))) => {
-                prop_assert_eq!(&schema, &t.schema, "{}", name);
+                prop_assert_eq!(&*schema, &t.schema, "{}", name);
                 prop_assert_eq!(id, store.table_id(name).unwrap(), "{}", name);
                 prop_assert_eq!(enabled, t.enabled, "{}", name);
             }
