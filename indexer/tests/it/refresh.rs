@@ -186,22 +186,33 @@ fn the_refresher_thread_runs_at_a_lower_priority() {
     assert_eq!(nice_of_refresher(), Some(10));
 }
 
-#[test]
-fn a_search_remembers_that_other_tables_writes_leave_its_index_current() {
-    // No refresher: what the live index knows, the searches told it.
+/// A store with the mail table and a `notes` table beside it.
+fn mail_and_notes() -> (tempfile::TempDir, Arc<Store>) {
     let dir = tempfile::tempdir().unwrap();
     let store = Arc::new(open_store(dir.path()).unwrap());
     store.create_table("mail", &mail_schema()).unwrap();
     let notes =
         rowsearch_indexer::store::TableSchema::new([rowsearch_indexer::store::FamilySchema::new("n")]);
     store.create_table("notes", &notes).unwrap();
-    let live = LiveIndexes::new(Arc::clone(&store), rowsearch_indexer::DEFAULT_OVERLAY_MAX_ROWS);
-    let mail = live.current("mail").unwrap();
-    let want = rowsearch_indexer::Want {
+    (dir, store)
+}
+
+/// A snapshot search's wants: current, within a minute.
+fn snapshot_want() -> rowsearch_indexer::Want {
+    rowsearch_indexer::Want {
         consistency: rowsearch_indexer::Consistency::Snapshot,
         min_seq: None,
         deadline: Instant::now() + Duration::from_secs(60),
-    };
+    }
+}
+
+#[test]
+fn a_search_remembers_that_other_tables_writes_leave_its_index_current() {
+    // No refresher: what the live index knows, the searches told it.
+    let (_dir, store) = mail_and_notes();
+    let live = LiveIndexes::new(Arc::clone(&store), rowsearch_indexer::DEFAULT_OVERLAY_MAX_ROWS);
+    let mail = live.current("mail").unwrap();
+    let want = snapshot_want();
     live.snapshot(&mail, &want).unwrap();
     // Writes to another table only (an ingest into it): the next search
     // finds nothing of its table in them and remembers where it read to,
@@ -223,20 +234,11 @@ fn a_search_remembers_that_other_tables_writes_leave_its_index_current() {
 #[test]
 fn a_search_reads_no_feed_while_nothing_is_committed_and_sees_every_commit_after() {
     // No refresher: each snapshot is brought current by the search itself.
-    let dir = tempfile::tempdir().unwrap();
-    let store = Arc::new(open_store(dir.path()).unwrap());
-    store.create_table("mail", &mail_schema()).unwrap();
-    let notes =
-        rowsearch_indexer::store::TableSchema::new([rowsearch_indexer::store::FamilySchema::new("n")]);
-    store.create_table("notes", &notes).unwrap();
+    let (dir, store) = mail_and_notes();
     mail_row(&store, "ann", 1, "quokka");
     let live = LiveIndexes::new(Arc::clone(&store), rowsearch_indexer::DEFAULT_OVERLAY_MAX_ROWS);
     let mail = live.current("mail").unwrap();
-    let want = rowsearch_indexer::Want {
-        consistency: rowsearch_indexer::Consistency::Snapshot,
-        min_seq: None,
-        deadline: Instant::now() + Duration::from_secs(60),
-    };
+    let want = snapshot_want();
     let feed_reads = || rowsearch_indexer::io_counts::counts().1;
     let first = live.snapshot(&mail, &want).unwrap();
     assert_eq!(first.overlay_rows(), 0);
