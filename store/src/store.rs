@@ -206,6 +206,14 @@ impl Store {
         self.writer().write_format_4()
     }
 
+    /// For tests of the upgrade: rewrites every keyword block as formats 5
+    /// to 9 kept them (Δdates in milliseconds) and marks the store format
+    /// 9; as [`Store::write_format_4_for_tests`].
+    #[doc(hidden)]
+    pub fn write_format_9_for_tests(&self) -> Result<()> {
+        self.writer().write_format_9()
+    }
+
     /// Opens (or creates) the store in `dir` with default options.
     ///
     /// # Errors

@@ -17,6 +17,8 @@ use crate::table::TableHandle;
 pub(crate) const CELLS: &str = "keyword cells";
 /// What the analysis of every row counts.
 pub(crate) const ROWS: &str = "rows analysed";
+/// What the rewrite of format 9 keyword blocks counts.
+pub(crate) const BLOCKS: &str = "keyword blocks";
 /// What the copy of rows into thread member entries counts.
 pub(crate) const MEMBERS: &str = "thread members";
 
@@ -53,6 +55,13 @@ pub(crate) fn table(
         crate::threads::upgrade::rows_into_members(wtxn, threads, &|done, total| {
             report(MEMBERS, done, total)
         })?;
+    }
+    // Formats 5 to 9 kept a block's Δdates in milliseconds: the blocks
+    // become format 10 blocks before anything below reads them.
+    if let Some(search) = &table.search
+        && (5..=9).contains(&number(from))
+    {
+        crate::keyword::blocks_to_format_10(wtxn, search, |done, total| report(BLOCKS, done, total))?;
     }
     // Format 7 is format 8 but for the thread entries.
     if number(from) >= 7 {

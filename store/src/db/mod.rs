@@ -77,7 +77,7 @@ pub(crate) const META_DISABLED_PREFIX: &[u8] = b"disabled/";
 pub(crate) const META_DICT_PREFIX: &[u8] = b"dict/";
 
 /// The format this build reads and writes.
-pub const FORMAT: &str = "rowsearch-store/9";
+pub const FORMAT: &str = "rowsearch-store/10";
 /// Older formats this build opens and marks as [`FORMAT`]: version 1 had no
 /// pending index databases (created empty on open); version 2 kept pending
 /// index entries without run ids (moved into the main index on open). An
@@ -95,7 +95,10 @@ pub const FORMAT: &str = "rowsearch-store/9";
 /// hold their rows (copied in from the id entries on open), which an older
 /// build would misread as partitions. Version 9 adds values compressed with
 /// a family's dictionary (tag `03`, `value.rs`), which an older build would
-/// refuse as corrupt: nothing is rewritten on open.
+/// refuse as corrupt: nothing is rewritten on open. Version 10's keyword
+/// blocks keep Δdates in seconds where they are whole seconds and short
+/// positions lengths inside other numbers (`keyword/block.rs`): every block is rewritten on
+/// open, and an older build would misread each one.
 pub const UPGRADES_FROM: &[&str] = &[
     "rowsearch-store/1",
     "rowsearch-store/2",
@@ -105,6 +108,7 @@ pub const UPGRADES_FROM: &[&str] = &[
     "rowsearch-store/6",
     "rowsearch-store/7",
     "rowsearch-store/8",
+    "rowsearch-store/9",
 ];
 
 /// Databases besides the families.

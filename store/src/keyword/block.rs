@@ -1,4 +1,5 @@
-//! The keyword block (format 5): the one owner of its bytes.
+//! The keyword block (format 10; format 5's before it): the one owner of
+//! its bytes.
 //!
 //! A keyword column (one partition, field and term) is stored as a run of
 //! blocks, each one LMDB entry holding consecutive versions of the column,
@@ -7,11 +8,13 @@
 //!
 //! ```text
 //! key   = term prefix (codec::term_prefix) ‖ the block's last order tail
-//! value = varint n (versions, >= 1)
+//! value = varint (n << 4 | L << 1 | s) (n versions, >= 1)
 //!         ‖ for each version but the last, in order:
-//!             varint Δdate ‖ varint zigzag(Δrow number)
-//!             ‖ varint positions length ‖ positions
-//!         ‖ for the last version: varint positions length ‖ positions
+//!             varint Δdate (in seconds where s is 1)
+//!             ‖ varint (zigzag(Δrow number) << 3 | l)
+//!             ‖ [varint positions length, where l is 7] ‖ positions
+//!         ‖ for the last version: [varint positions length, where L is 7]
+//!             ‖ positions
 //! ```
 //!
 //! A block holds no row key (a number takes one to three bytes as a
@@ -24,9 +27,17 @@
 //! Δdate is counted from the last version's inverted date, every other
 //! one's from the version before it (order tails ascend, so every Δ is >=
 //! 0); the first version's Δrow from the last version's number, every
-//! other one's from the version before it.
-//! Positions are the cell's value as before (LEB128 deltas), prefixed by
-//! their byte length so a reader that wants only keys skips them.
+//! other one's from the version before it. Mail dates have no
+//! milliseconds, so a block whose every Δdate is whole seconds says so
+//! (`s`, format 10) and keeps them in seconds: two bytes of a version's
+//! three or four. A positions length below 7 rides in three bits of the
+//! row number's varint (`l`; the last version's in the header, `L`), 7
+//! saying it follows. Format 5 to 9 blocks had `varint n` alone, Δdates in
+//! milliseconds and every positions length written
+//! ([`BlockReader::format9`] reads them for the upgrade).
+//! Positions are the cell's value as before (LEB128 deltas), with their
+//! byte length (inline or before them) so a reader that wants only keys
+//! skips them.
 //!
 //! Blocks aim at [`TARGET_BLOCK_BYTES`] of value: a write rewrites one small
 //! block per term it touches, a run of new versions is cut into blocks of
@@ -131,29 +142,48 @@ pub(crate) struct Version {
     pub row: u32,
 }
 
+/// The unit of a block's Δdates: seconds (1,000) when every Δdate of
+/// `versions` (ascending) is whole seconds, else milliseconds (1).
+fn date_unit<'v>(versions: impl Iterator<Item = (Version, &'v [u8])> + Clone) -> u64 {
+    let Some((last, _)) = versions.clone().last() else { return SECOND };
+    let mut prev = last;
+    for (i, (v, _)) in versions.enumerate() {
+        if !date_delta(i, prev, v, 1).is_multiple_of(SECOND) {
+            return 1;
+        }
+        prev = v;
+    }
+    SECOND
+}
+
+/// Milliseconds in a second: the unit of a format 10 block whose Δdates
+/// are all whole seconds.
+const SECOND: u64 = 1000;
+
+/// The Δdate of version `i` (not the last) as stored: the first counts
+/// back from the last version, the others forward from the one before.
+fn date_delta(i: usize, prev: Version, v: Version, unit: u64) -> u64 {
+    (if i == 0 { prev.date.wrapping_sub(v.date) } else { v.date.wrapping_sub(prev.date) }) / unit
+}
+
 /// Encodes versions (ascending, at least one; positions as stored) as a
 /// block value; the block's key ends with the last version's order tail.
 pub(crate) fn encode<'v>(
     versions: impl ExactSizeIterator<Item = (Version, &'v [u8])> + Clone,
     out: &mut Vec<u8>,
 ) {
-    let n = versions.len();
-    push_varint(out, n as u64);
-    let Some((last, _)) = versions.clone().last() else { return };
-    let mut prev = last;
-    for (i, (v, positions)) in versions.enumerate() {
-        if i + 1 < n {
-            // The first version counts back from the last; the others forward.
-            push_varint(
-                out,
-                if i == 0 { prev.date.wrapping_sub(v.date) } else { v.date.wrapping_sub(prev.date) },
-            );
-            push_varint(out, zigzag(prev.row, v.row));
-            prev = v;
-        }
-        push_varint(out, positions.len() as u64);
-        out.extend_from_slice(positions);
-    }
+    write(versions, out, false);
+}
+
+/// [`encode`], or as formats 5 to 9 did (`format9`: the count alone,
+/// Δdates in milliseconds, every positions length written; the upgrade's
+/// tests write old stores so).
+pub(crate) fn encode_as<'v>(
+    versions: impl ExactSizeIterator<Item = (Version, &'v [u8])> + Clone,
+    out: &mut Vec<u8>,
+    format9: bool,
+) {
+    write(versions, out, format9);
 }
 
 /// How many versions the block stored under `key` (its order tail from
@@ -164,23 +194,84 @@ pub(crate) fn count(db: &str, key: &[u8], tail_start: usize, value: &[u8]) -> Re
 
 /// The encoded size of versions as one block (what [`encode`] writes).
 pub(crate) fn encoded_len<'v>(versions: impl ExactSizeIterator<Item = (Version, &'v [u8])> + Clone) -> usize {
+    let mut size = Size(0);
+    write(versions, &mut size, false);
+    size.0
+}
+
+/// Where [`write`] puts a block: its bytes, or only their count.
+trait Sink {
+    fn varint(&mut self, n: u64);
+    fn bytes(&mut self, b: &[u8]);
+}
+
+impl Sink for Vec<u8> {
+    fn varint(&mut self, n: u64) {
+        push_varint(self, n);
+    }
+
+    fn bytes(&mut self, b: &[u8]) {
+        self.extend_from_slice(b);
+    }
+}
+
+struct Size(usize);
+
+impl Sink for Size {
+    fn varint(&mut self, n: u64) {
+        self.0 += varint_len(n);
+    }
+
+    fn bytes(&mut self, b: &[u8]) {
+        self.0 += b.len();
+    }
+}
+
+/// A positions length kept in three bits beside another number: the
+/// length itself below [`EXPLICIT_LEN`], which says the length follows.
+const EXPLICIT_LEN: u64 = 7;
+
+fn inline_len(positions: &[u8]) -> u64 {
+    (positions.len() as u64).min(EXPLICIT_LEN)
+}
+
+/// Writes versions as a block (format 10, or `format9`'s layout).
+fn write<'v>(
+    versions: impl ExactSizeIterator<Item = (Version, &'v [u8])> + Clone,
+    out: &mut impl Sink,
+    format9: bool,
+) {
     let n = versions.len();
-    let Some((last, _)) = versions.clone().last() else { return varint_len(0) };
-    let mut size = varint_len(n as u64);
+    let Some((last, last_positions)) = versions.clone().last() else {
+        out.varint(0);
+        return;
+    };
+    let unit = if format9 { 1 } else { date_unit(versions.clone()) };
+    out.varint(if format9 {
+        n as u64
+    } else {
+        (n as u64) << 4 | inline_len(last_positions) << 1 | u64::from(unit == SECOND)
+    });
     let mut prev = last;
     for (i, (v, positions)) in versions.enumerate() {
+        let len = positions.len() as u64;
         if i + 1 < n {
-            size += varint_len(if i == 0 {
-                prev.date.wrapping_sub(v.date)
+            out.varint(date_delta(i, prev, v, unit));
+            if format9 {
+                out.varint(zigzag(prev.row, v.row));
+                out.varint(len);
             } else {
-                v.date.wrapping_sub(prev.date)
-            });
-            size += varint_len(zigzag(prev.row, v.row));
+                out.varint(zigzag(prev.row, v.row) << 3 | inline_len(positions));
+                if len >= EXPLICIT_LEN {
+                    out.varint(len);
+                }
+            }
             prev = v;
+        } else if format9 || len >= EXPLICIT_LEN {
+            out.varint(len);
         }
-        size += varint_len(positions.len() as u64) + positions.len();
+        out.bytes(positions);
     }
-    size
 }
 
 /// Reads a block's versions in order, lending the positions from the
@@ -198,19 +289,56 @@ pub(crate) struct BlockReader<'a> {
     /// first version counts from it).
     current: Version,
     positions: &'a [u8],
+    /// What a stored Δdate counts: 1,000 (seconds) or 1 (milliseconds).
+    unit: u64,
+    /// A format 9 block (every positions length written).
+    format9: bool,
+    /// The last version's positions length from the header (format 10),
+    /// or [`EXPLICIT_LEN`]: it precedes its positions.
+    last_len: u64,
 }
 
 impl<'a> BlockReader<'a> {
     /// A reader of the block stored under `key` (whose bytes from
     /// `tail_start` are the last version's order tail) with value `value`.
     pub fn new(db: &'a str, key: &'a [u8], tail_start: usize, value: &'a [u8]) -> Result<BlockReader<'a>> {
+        Self::open(db, key, tail_start, value, false)
+    }
+
+    /// A reader of a format 5 to 9 block (`varint n`, Δdates in
+    /// milliseconds): what the upgrade to format 10 reads.
+    pub fn format9(
+        db: &'a str,
+        key: &'a [u8],
+        tail_start: usize,
+        value: &'a [u8],
+    ) -> Result<BlockReader<'a>> {
+        Self::open(db, key, tail_start, value, true)
+    }
+
+    fn open(
+        db: &'a str,
+        key: &'a [u8],
+        tail_start: usize,
+        value: &'a [u8],
+        format9: bool,
+    ) -> Result<BlockReader<'a>> {
         let last_tail = key.get(tail_start..).unwrap_or_default();
         let mut rest = value;
         let corrupted = |detail: &str| corrupted(db, key, detail);
         if last_tail.len() != ORDER_TAIL_LEN {
             return Err(corrupted("bad keyword block key"));
         }
-        let n = take_len(&mut rest).filter(|&n| n >= 1).ok_or_else(|| corrupted("bad version count"))?;
+        let header = take_varint(&mut rest).ok_or_else(|| corrupted("bad version count"))?;
+        let (n, unit, last_len) = if format9 {
+            (header, 1, EXPLICIT_LEN)
+        } else {
+            (header >> 4, if header & 1 == 1 { SECOND } else { 1 }, header >> 1 & EXPLICIT_LEN)
+        };
+        let n = usize::try_from(n).map_err(|_| corrupted("bad version count"))?;
+        if n == 0 {
+            return Err(corrupted("bad version count"));
+        }
         let last = version_of(last_tail);
         Ok(BlockReader {
             db,
@@ -222,6 +350,9 @@ impl<'a> BlockReader<'a> {
             total: n,
             current: last,
             positions: &[],
+            unit,
+            format9,
+            last_len,
         })
     }
 
@@ -249,7 +380,7 @@ impl<'a> BlockReader<'a> {
         let bad = |detail: &str| corrupted(db, key, detail);
         if self.left == 1 {
             // The last version: its tail is the key's.
-            self.positions = self.take_positions()?;
+            self.positions = self.take_positions(self.last_len)?;
             if !first && self.current >= self.last {
                 return Err(bad("versions out of order"));
             }
@@ -259,20 +390,22 @@ impl<'a> BlockReader<'a> {
             self.current = self.last;
             return Ok(true);
         }
-        let delta = take_varint(&mut self.rest).ok_or_else(|| bad("bad date"))?;
+        let delta = take_varint(&mut self.rest)
+            .and_then(|d| d.checked_mul(self.unit))
+            .ok_or_else(|| bad("bad date"))?;
         let date =
             if first { self.current.date.checked_sub(delta) } else { self.current.date.checked_add(delta) }
                 .ok_or_else(|| bad("bad date"))?;
-        let row = take_varint(&mut self.rest)
-            .and_then(|z| unzigzag(self.current.row, z))
-            .ok_or_else(|| bad("bad row number"))?;
+        let z = take_varint(&mut self.rest).ok_or_else(|| bad("bad row number"))?;
+        let (z, len) = if self.format9 { (z, EXPLICIT_LEN) } else { (z >> 3, z & EXPLICIT_LEN) };
+        let row = unzigzag(self.current.row, z).ok_or_else(|| bad("bad row number"))?;
         let v = Version { date, row };
         // Ascending (the first version is checked against the last at the end).
         if !first && v <= self.current {
             return Err(bad("versions out of order"));
         }
         self.current = v;
-        self.positions = self.take_positions()?;
+        self.positions = self.take_positions(len)?;
         Ok(true)
     }
 
@@ -289,7 +422,13 @@ impl<'a> BlockReader<'a> {
         self.current
     }
 
-    fn take_positions(&mut self) -> Result<&'a [u8]> {
+    /// A version's positions: `len` bytes, or (at [`EXPLICIT_LEN`])
+    /// prefixed by their length.
+    fn take_positions(&mut self, len: u64) -> Result<&'a [u8]> {
+        if len < EXPLICIT_LEN {
+            return take_slice(&mut self.rest, len as usize)
+                .ok_or_else(|| corrupted(self.db, self.key, "bad positions"));
+        }
         take_positions(&mut self.rest, self.db, self.key)
     }
 }
@@ -369,6 +508,7 @@ impl Versions {
             return std::iter::once(0..self.len()).collect();
         }
         let aim = total.div_ceil(blocks);
+        let unit = date_unit(self.slice(0..self.len()));
         // Each version's size as encoded after the one before it: close to
         // its share of any block it lands in.
         let mut cuts = Vec::with_capacity(blocks);
@@ -376,9 +516,10 @@ impl Versions {
         let mut prev = self.get(0).0;
         for i in 0..self.len() {
             let (v, positions) = self.get(i);
-            size += varint_len(v.date.wrapping_sub(prev.date))
-                + varint_len(zigzag(prev.row, v.row))
-                + varint_len(positions.len() as u64)
+            let len = positions.len() as u64;
+            size += varint_len(v.date.wrapping_sub(prev.date) / unit)
+                + varint_len(zigzag(prev.row, v.row) << 3 | inline_len(positions))
+                + if len >= EXPLICIT_LEN { varint_len(len) } else { 0 }
                 + positions.len();
             prev = v;
             if size >= aim && i + 1 < self.len() {
@@ -400,10 +541,18 @@ mod tests {
     }
 
     fn read_all(key_tail: &[u8], value: &[u8]) -> Result<Vec<(Version, Vec<u8>)>> {
+        read_with(key_tail, value, false)
+    }
+
+    fn read_format9(key_tail: &[u8], value: &[u8]) -> Result<Vec<(Version, Vec<u8>)>> {
+        read_with(key_tail, value, true)
+    }
+
+    fn read_with(key_tail: &[u8], value: &[u8], format9: bool) -> Result<Vec<(Version, Vec<u8>)>> {
         let mut key = b"p\x00\x01\x00t\x00\x01".to_vec();
         let start = key.len();
         key.extend_from_slice(key_tail);
-        let mut r = BlockReader::new("k", &key, start, value)?;
+        let mut r = BlockReader::open("k", &key, start, value, format9)?;
         let mut out = Vec::new();
         while let Some((v, p)) = r.next()? {
             out.push((v, p.to_vec()));
@@ -419,13 +568,74 @@ mod tests {
             [(Version { date: !9, row: 300 }, vec![3u8]), (Version { date: !7, row: 5 }, vec![1, 2])];
         let mut value = Vec::new();
         encode(versions.iter().map(|(v, p)| (*v, p.as_slice())), &mut value);
-        // n = 2; first: Δdate = !7 - !9 = 2, Δrow from the last's 5 = +295
-        // (zigzag 590 = 0xCE 0x04), positions [3]; last (7, row 5, from the
-        // key): positions [1, 2].
-        assert_eq!(value, [2, 2, 0xCE, 0x04, 1, 3, 2, 1, 2]);
+        // The header: n = 2, the last version's positions length (2) and
+        // milliseconds: 2 << 4 | 2 << 1 | 0 = 36. The first version:
+        // Δdate = !7 - !9 = 2; Δrow from the last's 5 = +295, zigzag 590,
+        // with its positions length (1) in three bits: 590 << 3 | 1 = 4721
+        // (0xF1 0x24); positions [3]. The last (7, row 5, from the key):
+        // positions [1, 2].
+        assert_eq!(value, [36, 2, 0xF1, 0x24, 3, 1, 2]);
         assert_eq!(encoded_len(versions.iter().map(|(v, p)| (*v, p.as_slice()))), value.len());
         let back = read_all(&tail(7, 5), &value).unwrap();
         assert_eq!(back, versions.to_vec());
+        // Formats 5 to 9 wrote the count alone, Δdates in milliseconds and
+        // every positions length.
+        let format9 = [2, 2, 0xCE, 0x04, 1, 3, 2, 1, 2];
+        assert_eq!(read_format9(&tail(7, 5), &format9).unwrap(), versions.to_vec());
+        value.clear();
+        encode_as(versions.iter().map(|(v, p)| (*v, p.as_slice())), &mut value, true);
+        assert_eq!(value, format9);
+
+        // Whole seconds (the header's low bit), Δdate 9,000 - 7,000 = 2 s.
+        let versions =
+            [(Version { date: !9_000, row: 300 }, vec![3u8]), (Version { date: !7_000, row: 5 }, vec![1, 2])];
+        value.clear();
+        encode(versions.iter().map(|(v, p)| (*v, p.as_slice())), &mut value);
+        assert_eq!(value, [37, 2, 0xF1, 0x24, 3, 1, 2]);
+        assert_eq!(encoded_len(versions.iter().map(|(v, p)| (*v, p.as_slice()))), value.len());
+        assert_eq!(read_all(&tail(7_000, 5), &value).unwrap(), versions.to_vec());
+        // One version: no Δdate at all (seconds, vacuously): 1 << 4 | 1 << 1 | 1.
+        value.clear();
+        encode(versions[..1].iter().map(|(v, p)| (*v, p.as_slice())), &mut value);
+        assert_eq!(value, [19, 3]);
+        // Seven bytes of positions or more: the length written before them.
+        let long = [
+            (Version { date: !9_000, row: 2 }, vec![1u8; 9]),
+            (Version { date: !7_000, row: 1 }, vec![2u8; 7]),
+        ];
+        value.clear();
+        encode(long.iter().map(|(v, p)| (*v, p.as_slice())), &mut value);
+        let mut want = vec![2 << 4 | 7 << 1 | 1, 2, 2 << 3 | 7, 9];
+        want.extend([1; 9]);
+        want.push(7);
+        want.extend([2; 7]);
+        assert_eq!(value, want);
+        assert_eq!(encoded_len(long.iter().map(|(v, p)| (*v, p.as_slice()))), value.len());
+        assert_eq!(read_all(&tail(7_000, 1), &value).unwrap(), long.to_vec());
+    }
+
+    /// Seconds where every Δdate is whole seconds, milliseconds as soon as
+    /// one is not; the first Δ counts back from the last version.
+    #[test]
+    fn a_block_takes_seconds_only_when_every_delta_is_whole() {
+        let at = |dates: &[u64]| -> Vec<(Version, Vec<u8>)> {
+            dates.iter().zip(1..).map(|(&d, row)| (Version { date: !d, row }, vec![row as u8])).collect()
+        };
+        for (dates, seconds) in [
+            (&[5_000, 3_000, 1_000][..], true),
+            (&[5_000, 3_000, 1_500], false),
+            (&[5_000, 3_500, 1_000], false),
+            (&[5_500, 3_500, 1_500], true),
+            (&[5_001, 3_001, 1_001], true),
+            (&[5_000, 5_000, 5_000], true),
+        ] {
+            let versions = at(dates);
+            let mut value = Vec::new();
+            encode(versions.iter().map(|(v, p)| (*v, p.as_slice())), &mut value);
+            assert_eq!(value[0] & 1 == 1, seconds, "{dates:?}");
+            let last = versions.last().unwrap().0;
+            assert_eq!(read_all(&order_tail(last), &value).unwrap(), versions, "{dates:?}");
+        }
     }
 
     #[test]
@@ -444,14 +654,62 @@ mod tests {
     #[test]
     fn corrupt_blocks_are_errors() {
         let t = tail(1, 1);
-        for value in [&[][..], &[0], &[1], &[1, 5, 0], &[1, 0, 9], &[2, 0, 2, 0, 0, 0], &[2, 9, 0, 0, 0, 0]] {
+        // Headers: n << 4 | the last's inline positions length << 1 | seconds.
+        for value in [&[][..], &[0], &[1], &[26, 0], &[16, 9], &[30, 5, 0], &[32, 0, 16, 0], &[32, 9, 0, 0]] {
             assert!(read_all(&t, value).is_err(), "{value:?}");
         }
         // Of one date, by row number: rows 0, 1, then the last, 1 again.
-        assert!(read_all(&t, &[2, 0, 1, 0, 0]).is_ok(), "row 0 then row 1");
-        assert!(read_all(&t, &[3, 0, 1, 0, 0, 2, 0, 0]).is_err(), "row 0, 1, then 1 again");
+        assert!(read_all(&t, &[32, 0, 8]).is_ok(), "row 0 then row 1");
+        assert!(read_all(&t, &[48, 0, 8, 0, 16]).is_err(), "row 0, 1, then 1 again");
         // Out of order: the second of three versions later than the last.
-        assert!(read_all(&t, &[3, 0, 1, 0, 5, 2, 0, 0]).is_err());
-        assert!(read_all(&[1, 2], &[1, 0]).is_err(), "short key tail");
+        assert!(read_all(&t, &[48, 0, 8, 5, 16]).is_err());
+        assert!(read_all(&[1, 2], &[16]).is_err(), "short key tail");
+        // Seconds that overflow a date: an error, not a wrapped date.
+        let far = [33, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x7F, 0];
+        assert!(read_all(&t, &far).is_err());
+    }
+
+    proptest::proptest! {
+        /// Any ascending versions (dates in whole seconds or not, any
+        /// positions length) read back as written, in both layouts, and
+        /// `encoded_len` is the length written.
+        #[test]
+        fn blocks_read_back_what_was_written(
+            seconds in proptest::prelude::any::<bool>(),
+            start in 0u64..1 << 44,
+            steps in proptest::collection::vec(
+                (0u64..100_000, 0u32..3, 0u32..70_000, proptest::collection::vec(proptest::prelude::any::<u8>(), 0..12)),
+                1..40,
+            ),
+        ) {
+            let (mut date, mut row) = (start * SECOND, 1u32 << 20);
+            let mut versions = Vec::new();
+            for (gap, same, jump, positions) in steps {
+                let gap = if seconds { gap * SECOND } else { gap };
+                // Ascending by inverted date, then by row: a date further
+                // back, or the same date and a greater row.
+                if same == 0 {
+                    row += 1;
+                } else {
+                    date = date.saturating_sub(if seconds { (gap + 1) * SECOND } else { gap + 1 });
+                    row = row.wrapping_add(jump).wrapping_sub(35_000);
+                }
+                versions.push((Version { date: !date, row }, positions));
+            }
+            versions.sort_by_key(|(v, _)| *v);
+            versions.dedup_by_key(|(v, _)| *v);
+            let last = versions.last().unwrap().0;
+            for format9 in [false, true] {
+                let mut value = Vec::new();
+                encode_as(versions.iter().map(|(v, p)| (*v, p.as_slice())), &mut value, format9);
+                if !format9 {
+                    // Whole seconds are kept as seconds.
+                    proptest::prop_assert!(!seconds || value[0] & 1 == 1);
+                    proptest::prop_assert_eq!(encoded_len(versions.iter().map(|(v, p)| (*v, p.as_slice()))), value.len());
+                }
+                let back = read_with(&order_tail(last), &value, format9).unwrap();
+                proptest::prop_assert_eq!(&back, &versions);
+            }
+        }
     }
 }

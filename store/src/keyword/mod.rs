@@ -41,7 +41,9 @@ pub use handle::{
 pub use lookup::{KeywordHit, KeywordPage, KeywordQuery, required_terms};
 pub(crate) use lookup::{decode_cell, for_each_cell, for_each_cell_between, lookup, partition_splits};
 pub(crate) use runs::PENDING_RUNS;
-pub(crate) use upgrade::{convert_cells, number_rows, write_format_4};
+pub(crate) use upgrade::{
+    blocks_to_format_9, blocks_to_format_10, convert_cells, number_rows, write_format_4,
+};
 pub(crate) use write::{merge_runs, read_counter, update};
 
 /// How many blocks the pending runs hold.

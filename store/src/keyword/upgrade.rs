@@ -1,6 +1,7 @@
 //! The keyword rows' upgrades, in the opening transaction: format 3's
-//! cells (one entry each) into format 4 blocks, and format 4 blocks (row
-//! keys in every version) into format 5 blocks (row numbers).
+//! cells (one entry each) into format 4 blocks, format 4 blocks (row keys
+//! in every version) into format 5 blocks (row numbers), and format 5 to 9
+//! blocks (Δdates in milliseconds) into format 10 blocks.
 
 use std::collections::HashMap;
 use std::ops::Bound;
@@ -150,6 +151,82 @@ pub(crate) fn number_rows(
     add_to_counter(wtxn, search, i64::try_from(cells).unwrap_or(i64::MAX))?;
     report(cells, total);
     Ok(cells)
+}
+
+/// Rewrites every block of `search`'s blocks and pending runs written by
+/// formats 5 to 9 (`varint n`, Δdates in milliseconds) as a format 10
+/// block (Δdates in seconds where they are whole seconds), under the same
+/// key, in the caller's transaction. Returns the blocks rewritten;
+/// `report(done, total)` counts blocks.
+pub(crate) fn blocks_to_format_10(
+    wtxn: &mut RwTxn,
+    search: &SearchHandle,
+    report: impl Fn(u64, u64),
+) -> Result<u64> {
+    rewrite_blocks(wtxn, search, false, report)
+}
+
+/// The inverse of [`blocks_to_format_10`], for the upgrade's tests.
+pub(crate) fn blocks_to_format_9(wtxn: &mut RwTxn, search: &SearchHandle) -> Result<u64> {
+    rewrite_blocks(wtxn, search, true, |_, _| {})
+}
+
+/// Every block of `search` (blocks and pending runs) read in one format
+/// and written in the other: to format 9's (`to_format9`) or from it.
+fn rewrite_blocks(
+    wtxn: &mut RwTxn,
+    search: &SearchHandle,
+    to_format9: bool,
+    report: impl Fn(u64, u64),
+) -> Result<u64> {
+    let read_err = |e| Error::lmdb("upgrade keyword read", e);
+    let put_err = |e| Error::lmdb("upgrade keyword put", e);
+    let places = [(&search.db, search.db_name.as_str()), (&search.pending, search.pending_name.as_str())];
+    let mut total = 0;
+    for (db, _) in places {
+        total += db.len(wtxn).map_err(read_err)?;
+    }
+    report(0, total);
+    let mut done = 0u64;
+    let mut step: Vec<(Vec<u8>, Vec<u8>)> = Vec::with_capacity(BLOCKS_PER_STEP);
+    let mut versions = block::Versions::default();
+    for (db, name) in places {
+        let mut after: Option<Vec<u8>> = None;
+        loop {
+            step.clear();
+            let lower = after.as_deref().map_or(Bound::Unbounded, Bound::Excluded);
+            for item in db.range(wtxn, &(lower, Bound::Unbounded)).map_err(read_err)?.take(BLOCKS_PER_STEP) {
+                let (k, v) = item.map_err(read_err)?;
+                step.push((k.to_vec(), Vec::new()));
+                // The cell count (`00`) and the runs' directory
+                // (`00 00 00 00 ‖ run id`) are no blocks.
+                if k == COUNTER_KEY || k.starts_with(&[0; 4]) {
+                    continue;
+                }
+                let tail_start = k.len().saturating_sub(block::ORDER_TAIL_LEN);
+                versions.clear();
+                let reader = if to_format9 {
+                    block::BlockReader::new(name, k, tail_start, v)?
+                } else {
+                    block::BlockReader::format9(name, k, tail_start, v)?
+                };
+                versions.extend_from_block(reader)?;
+                if let Some((_, value)) = step.last_mut() {
+                    block::encode_as(versions.slice(0..versions.len()), value, to_format9);
+                }
+            }
+            let Some((last, _)) = step.last() else { break };
+            after = Some(last.clone());
+            for (k, v) in &step {
+                if !v.is_empty() {
+                    db.put(wtxn, k, v).map_err(put_err)?;
+                }
+            }
+            done += step.len() as u64;
+            report(done, total);
+        }
+    }
+    Ok(done)
 }
 
 /// The inverse of [`number_rows`], for the upgrade's tests: `search`'s

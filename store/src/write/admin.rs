@@ -303,6 +303,19 @@ impl Writer<'_> {
         })
     }
 
+    /// [`crate::Store::write_format_9_for_tests`] (the store calls it).
+    pub fn write_format_9(&self) -> Result<()> {
+        let _writer = self.env.lock_writer()?;
+        self.env.write_txn(|wtxn| {
+            for handle in self.catalog.current().all() {
+                if let Some(search) = &handle.search {
+                    crate::keyword::blocks_to_format_9(wtxn, search)?;
+                }
+            }
+            self.meta.set_format(wtxn, "rowsearch-store/9")
+        })
+    }
+
     /// Serves `tables` when a schema change made them: whether it did.
     pub(super) fn install_changed(&self, tables: Option<Tables>) -> bool {
         let changed = tables.is_some();

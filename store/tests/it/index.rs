@@ -393,16 +393,16 @@ fn version_1_stores_are_upgraded_and_unknown_formats_refused() {
     }
     // A version 1 store (before pending index databases): opened, indexed
     // rows found, marked version 3.
-    assert_eq!(set_format_marker(dir.path(), "rowsearch-store/1"), "rowsearch-store/9");
+    assert_eq!(set_format_marker(dir.path(), "rowsearch-store/1"), "rowsearch-store/10");
     {
         let store = Store::open(dir.path()).unwrap();
         assert_eq!(store.index_lookup("t", "by_x", &eq("v")).unwrap().hits.len(), 1);
         assert!(store.verify_index("t", "by_x").unwrap().is_clean());
     }
-    assert_eq!(set_format_marker(dir.path(), "rowsearch-store/10"), "rowsearch-store/9");
+    assert_eq!(set_format_marker(dir.path(), "rowsearch-store/11"), "rowsearch-store/10");
     let err = Store::open(dir.path()).unwrap_err();
     assert!(
-        matches!(err.kind(), ErrorKind::UnsupportedFormat { found, .. } if found == "rowsearch-store/10"),
+        matches!(err.kind(), ErrorKind::UnsupportedFormat { found, .. } if found == "rowsearch-store/11"),
         "{err}"
     );
 }
@@ -433,7 +433,7 @@ fn version_2_pending_entries_are_moved_into_the_index_on_open() {
         }
         wtxn.commit().unwrap();
     }
-    assert_eq!(set_format_marker(dir.path(), "rowsearch-store/2"), "rowsearch-store/9");
+    assert_eq!(set_format_marker(dir.path(), "rowsearch-store/2"), "rowsearch-store/10");
     let store = Store::open(dir.path()).unwrap();
     for i in 0..3 {
         let hits = store.index_lookup("t", "by_x", &eq(&format!("v{i}"))).unwrap().hits;
@@ -441,7 +441,7 @@ fn version_2_pending_entries_are_moved_into_the_index_on_open() {
     }
     assert!(store.verify_index("t", "by_x").unwrap().is_clean());
     drop(store);
-    assert_eq!(set_format_marker(dir.path(), "rowsearch-store/3"), "rowsearch-store/9", "marked version 9");
+    assert_eq!(set_format_marker(dir.path(), "rowsearch-store/3"), "rowsearch-store/10", "marked version 10");
 }
 
 #[test]

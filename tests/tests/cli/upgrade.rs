@@ -103,7 +103,7 @@ fn cli_upgrade_says_what_it_did_with_progress_and_then_that_nothing_is_left() {
     let t = format3_store();
     let out = t.run(&["upgrade"]);
     assert!(out.status.success(), "{}", stderr(&out));
-    assert!(stdout(&out).contains("from rowsearch-store/3 to rowsearch-store/9"), "{}", stdout(&out));
+    assert!(stdout(&out).contains("from rowsearch-store/3 to rowsearch-store/10"), "{}", stdout(&out));
     assert!(
         stderr(&out).contains(&format!("table mail, {FIXTURE_CELLS} keyword cells")),
         "progress names the table and its cells: {}",
@@ -111,7 +111,7 @@ fn cli_upgrade_says_what_it_did_with_progress_and_then_that_nothing_is_left() {
     );
     let out = t.run(&["upgrade"]);
     assert!(out.status.success(), "{}", stderr(&out));
-    assert!(stdout(&out).contains("already rowsearch-store/9"), "{}", stdout(&out));
+    assert!(stdout(&out).contains("already rowsearch-store/10"), "{}", stdout(&out));
     assert!(!stderr(&out).contains("upgrading"), "{}", stderr(&out));
     assert_lookups_as_before(&t);
 }
@@ -204,6 +204,7 @@ pub(super) enum Sample {
     Format6,
     Format7,
     Format8,
+    Format9,
 }
 
 fn sample_fixture(sample: Sample, name: &str) -> std::path::PathBuf {
@@ -214,6 +215,7 @@ fn sample_fixture(sample: Sample, name: &str) -> std::path::PathBuf {
         Sample::Format6 => "fixtures/format6-sample",
         Sample::Format7 => "fixtures/format7-sample",
         Sample::Format8 => "fixtures/format8-sample",
+        Sample::Format9 => "fixtures/format9-sample",
     };
     std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(dir).join(name)
 }
@@ -400,7 +402,7 @@ fn cli_the_sample_mail_written_by_format_5_answers_every_lookup_and_search_as_be
     let t = sample_store(Sample::Format5);
     let out = t.run(&["upgrade"]);
     assert!(out.status.success(), "{}", stderr(&out));
-    assert!(stdout(&out).contains("from rowsearch-store/5 to rowsearch-store/9"), "{}", stdout(&out));
+    assert!(stdout(&out).contains("from rowsearch-store/5 to rowsearch-store/10"), "{}", stdout(&out));
     assert_answers_as_before(&t, Sample::Format5);
     assert_indexes_verify(&t);
     let out = t.run(&["verify"]);
@@ -424,7 +426,7 @@ fn cli_the_sample_mail_written_by_format_4_answers_every_lookup_and_search_as_be
     let t = sample_store(Sample::Format4);
     let out = t.run(&["upgrade"]);
     assert!(out.status.success(), "{}", stderr(&out));
-    assert!(stdout(&out).contains("from rowsearch-store/4 to rowsearch-store/9"), "{}", stdout(&out));
+    assert!(stdout(&out).contains("from rowsearch-store/4 to rowsearch-store/10"), "{}", stdout(&out));
     assert!(stderr(&out).contains("table mail, "), "progress names the table: {}", stderr(&out));
     assert_answers_as_before(&t, Sample::Format4);
     assert_indexes_verify(&t);
@@ -552,7 +554,7 @@ fn cli_the_sample_mail_written_by_format_6_answers_as_before_and_finds_accents_f
     let t = sample_store(Sample::Format6);
     let out = t.run(&["upgrade"]);
     assert!(out.status.success(), "{}", stderr(&out));
-    assert!(stdout(&out).contains("from rowsearch-store/6 to rowsearch-store/9"), "{}", stdout(&out));
+    assert!(stdout(&out).contains("from rowsearch-store/6 to rowsearch-store/10"), "{}", stdout(&out));
     assert!(stdout(&out).contains("rebuilt the search index of table mail"), "{}", stdout(&out));
     assert!(stderr(&out).contains("table mail, 292 rows analysed"), "progress: {}", stderr(&out));
     assert_answers_as_before(&t, Sample::Format6);
@@ -561,7 +563,7 @@ fn cli_the_sample_mail_written_by_format_6_answers_as_before_and_finds_accents_f
     let out = t.run(&["verify"]);
     assert!(out.status.success(), "verify: {} {}", stdout(&out), stderr(&out));
     let out = t.run(&["upgrade"]);
-    assert!(stdout(&out).contains("already rowsearch-store/9: nothing to do"), "{}", stdout(&out));
+    assert!(stdout(&out).contains("already rowsearch-store/10: nothing to do"), "{}", stdout(&out));
 }
 
 #[test]
@@ -655,16 +657,18 @@ fn cli_the_sample_mail_written_by_format_7_keeps_its_conversations_and_its_index
     let t = sample_store(Sample::Format7);
     let out = t.run(&["upgrade"]);
     assert!(out.status.success(), "{}", stderr(&out));
-    assert!(stdout(&out).contains("from rowsearch-store/7 to rowsearch-store/9"), "{}", stdout(&out));
+    assert!(stdout(&out).contains("from rowsearch-store/7 to rowsearch-store/10"), "{}", stdout(&out));
     assert!(stderr(&out).contains("table mail, 357 thread members"), "progress: {}", stderr(&out));
-    assert!(!stderr(&out).contains("keyword"), "no keyword cell is written again: {}", stderr(&out));
+    // No row analysed again; the blocks only rewritten as format 10's.
+    assert!(!stderr(&out).contains("rows analysed"), "no keyword cell is written again: {}", stderr(&out));
+    assert!(stderr(&out).contains("keyword blocks"), "{}", stderr(&out));
     assert!(!stdout(&out).contains("rebuilt"), "the index stays: {}", stdout(&out));
     assert_answers_as_before(&t, Sample::Format7);
     assert_indexes_verify(&t);
     let out = t.run(&["verify"]);
     assert!(out.status.success(), "verify: {} {}", stdout(&out), stderr(&out));
     let out = t.run(&["upgrade"]);
-    assert!(stdout(&out).contains("already rowsearch-store/9: nothing to do"), "{}", stdout(&out));
+    assert!(stdout(&out).contains("already rowsearch-store/10: nothing to do"), "{}", stdout(&out));
     // Threads go on growing after it: a late reply joins the chain.
     let reply = t.dir.path().join("late");
     std::fs::create_dir_all(reply.join("lee-r/inbox")).unwrap();
@@ -708,7 +712,7 @@ fn cli_the_sample_mail_written_by_format_8_answers_as_before_and_compresses_new_
     let t = sample_store(Sample::Format8);
     let out = t.run(&["upgrade"]);
     assert!(out.status.success(), "{}", stderr(&out));
-    assert!(stdout(&out).contains("from rowsearch-store/8 to rowsearch-store/9"), "{}", stdout(&out));
+    assert!(stdout(&out).contains("from rowsearch-store/8 to rowsearch-store/10"), "{}", stdout(&out));
     assert!(!stdout(&out).contains("rebuilt"), "the index stays: {}", stdout(&out));
     assert_answers_as_before(&t, Sample::Format8);
     assert_indexes_verify(&t);
@@ -757,6 +761,44 @@ fn cli_the_format_8_upgrade_killed_at_random_points_still_answers_as_before() {
     let out = t.run(&["upgrade"]);
     assert!(out.status.success(), "seed {seed}: {}", stderr(&out));
     assert_answers_as_before(&t, Sample::Format8);
+    let out = t.run(&["verify"]);
+    assert!(out.status.success(), "seed {seed}: verify: {} {}", stdout(&out), stderr(&out));
+}
+
+#[test]
+fn cli_the_sample_mail_written_by_format_9_answers_as_before_with_its_blocks_rewritten() {
+    // Format 10 keeps keyword blocks' Δdates in seconds: every block and
+    // pending run is rewritten, the rows and the search index stay.
+    let t = sample_store(Sample::Format9);
+    let out = t.run(&["upgrade"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let said = stdout(&out);
+    assert!(said.contains("from rowsearch-store/9 to rowsearch-store/10"), "{said}");
+    assert!(stderr(&out).contains("keyword blocks"), "the blocks' progress is shown: {}", stderr(&out));
+    assert!(!stderr(&out).contains("rows analysed"), "no row analysed again: {}", stderr(&out));
+    assert!(!said.contains("rebuilt"), "the index stays: {said}");
+    assert_answers_as_before(&t, Sample::Format9);
+    assert_indexes_verify(&t);
+    let out = t.run(&["upgrade"]);
+    assert!(stdout(&out).contains("already rowsearch-store/10: nothing to do"), "{}", stdout(&out));
+    // Writes after it read the rewritten blocks and write new ones.
+    let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/mail/maildir");
+    let out = t.run(&["ingest", fixture.to_str().unwrap(), "--user", "again", "--no-pack"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = t.run(&["verify"]);
+    assert!(out.status.success(), "verify: {} {}", stdout(&out), stderr(&out));
+    assert!(!keys_of(&t, &["keywords", "--user", "again", "gas"]).is_empty());
+}
+
+#[test]
+fn cli_the_format_9_upgrade_killed_at_random_points_still_answers_as_before() {
+    let seed = time_seed();
+    let mut rng = Rng(seed);
+    let t = sample_store(Sample::Format9);
+    kill_upgrades(&t, &mut rng, 6, 300_000);
+    let out = t.run(&["upgrade"]);
+    assert!(out.status.success(), "seed {seed}: {}", stderr(&out));
+    assert_answers_as_before(&t, Sample::Format9);
     let out = t.run(&["verify"]);
     assert!(out.status.success(), "seed {seed}: verify: {} {}", stdout(&out), stderr(&out));
 }
