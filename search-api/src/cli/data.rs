@@ -214,6 +214,13 @@ pub(super) fn run(args: &Args, command: &DataCommand, out: &mut impl Write) -> R
                     started.elapsed().as_secs_f64()
                 )?;
             }
+            // An upgrade that rewrote much leaves the file loose (LMDB
+            // copies what it rewrites): packed once the store is closed.
+            let upgraded = store.upgraded_from().is_some();
+            drop(store);
+            if upgraded {
+                super::common::pack_when_loose(args, false);
+            }
         }
     }
     Ok(ExitCode::SUCCESS)

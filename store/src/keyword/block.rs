@@ -44,12 +44,16 @@
 //! about that size, and a block that shrinks below a quarter of it takes in
 //! the block after it.
 
+use std::ops::Range;
+
 use crate::error::{Error, Result};
 
 /// The value size blocks aim at (bytes). Chosen by measurement
-/// (store/BENCHMARKS.md, "Keyword blocks"): well under half an LMDB page,
-/// so a block never needs overflow pages.
-pub(crate) const TARGET_BLOCK_BYTES: usize = 1024;
+/// (store/BENCHMARKS.md, "Keyword blocks": 1,024 then), well under half an
+/// LMDB page, so a block never needs overflow pages; 768 since format 10,
+/// whose versions take about a fifth less, so a block holds about as many
+/// versions as before (search-api/BENCHMARKS.md, issue 65 fourth part).
+pub(crate) const TARGET_BLOCK_BYTES: usize = 768;
 
 /// A block below this size takes in its successor when it is rewritten.
 pub(crate) const MIN_BLOCK_BYTES: usize = TARGET_BLOCK_BYTES / 4;
@@ -142,48 +146,21 @@ pub(crate) struct Version {
     pub row: u32,
 }
 
-/// The unit of a block's Δdates: seconds (1,000) when every Δdate of
-/// `versions` (ascending) is whole seconds, else milliseconds (1).
-fn date_unit<'v>(versions: impl Iterator<Item = (Version, &'v [u8])> + Clone) -> u64 {
-    let Some((last, _)) = versions.clone().last() else { return SECOND };
-    let mut prev = last;
-    for (i, (v, _)) in versions.enumerate() {
-        if !date_delta(i, prev, v, 1).is_multiple_of(SECOND) {
-            return 1;
-        }
-        prev = v;
-    }
-    SECOND
-}
-
 /// Milliseconds in a second: the unit of a format 10 block whose Δdates
 /// are all whole seconds.
 const SECOND: u64 = 1000;
 
-/// The Δdate of version `i` (not the last) as stored: the first counts
-/// back from the last version, the others forward from the one before.
-fn date_delta(i: usize, prev: Version, v: Version, unit: u64) -> u64 {
-    (if i == 0 { prev.date.wrapping_sub(v.date) } else { v.date.wrapping_sub(prev.date) }) / unit
-}
-
-/// Encodes versions (ascending, at least one; positions as stored) as a
+/// Encodes versions `range` of `versions` (ascending, at least one) as a
 /// block value; the block's key ends with the last version's order tail.
-pub(crate) fn encode<'v>(
-    versions: impl ExactSizeIterator<Item = (Version, &'v [u8])> + Clone,
-    out: &mut Vec<u8>,
-) {
-    write(versions, out, false);
+pub(crate) fn encode(versions: &Versions, range: Range<usize>, out: &mut Vec<u8>) {
+    write(versions, range, out, false);
 }
 
 /// [`encode`], or as formats 5 to 9 did (`format9`: the count alone,
 /// Δdates in milliseconds, every positions length written; the upgrade's
 /// tests write old stores so).
-pub(crate) fn encode_as<'v>(
-    versions: impl ExactSizeIterator<Item = (Version, &'v [u8])> + Clone,
-    out: &mut Vec<u8>,
-    format9: bool,
-) {
-    write(versions, out, format9);
+pub(crate) fn encode_as(versions: &Versions, range: Range<usize>, out: &mut Vec<u8>, format9: bool) {
+    write(versions, range, out, format9);
 }
 
 /// How many versions the block stored under `key` (its order tail from
@@ -192,10 +169,11 @@ pub(crate) fn count(db: &str, key: &[u8], tail_start: usize, value: &[u8]) -> Re
     Ok(BlockReader::new(db, key, tail_start, value)?.len() as u64)
 }
 
-/// The encoded size of versions as one block (what [`encode`] writes).
-pub(crate) fn encoded_len<'v>(versions: impl ExactSizeIterator<Item = (Version, &'v [u8])> + Clone) -> usize {
+/// The encoded size of versions `range` as one block (what [`encode`]
+/// writes).
+pub(crate) fn encoded_len(versions: &Versions, range: Range<usize>) -> usize {
     let mut size = Size(0);
-    write(versions, &mut size, false);
+    write(versions, range, &mut size, false);
     size.0
 }
 
@@ -235,43 +213,44 @@ fn inline_len(positions: &[u8]) -> u64 {
     (positions.len() as u64).min(EXPLICIT_LEN)
 }
 
-/// Writes versions as a block (format 10, or `format9`'s layout).
-fn write<'v>(
-    versions: impl ExactSizeIterator<Item = (Version, &'v [u8])> + Clone,
-    out: &mut impl Sink,
-    format9: bool,
-) {
-    let n = versions.len();
-    let Some((last, last_positions)) = versions.clone().last() else {
+/// Writes versions `range` as a block (format 10, or `format9`'s layout).
+fn write(versions: &Versions, range: Range<usize>, out: &mut impl Sink, format9: bool) {
+    let Some(last_index) = range.end.checked_sub(1).filter(|&l| l >= range.start) else {
         out.varint(0);
         return;
     };
-    let unit = if format9 { 1 } else { date_unit(versions.clone()) };
+    let n = range.len() as u64;
+    let (last, last_positions) = versions.get(last_index);
+    let unit = if format9 { 1 } else { versions.unit(range.clone()) };
     out.varint(if format9 {
-        n as u64
+        n
     } else {
-        (n as u64) << 4 | inline_len(last_positions) << 1 | u64::from(unit == SECOND)
+        n << 4 | inline_len(last_positions) << 1 | u64::from(unit == SECOND)
     });
     let mut prev = last;
-    for (i, (v, positions)) in versions.enumerate() {
+    for i in range.start..last_index {
+        let (v, positions) = versions.get(i);
         let len = positions.len() as u64;
-        if i + 1 < n {
-            out.varint(date_delta(i, prev, v, unit));
-            if format9 {
-                out.varint(zigzag(prev.row, v.row));
-                out.varint(len);
-            } else {
-                out.varint(zigzag(prev.row, v.row) << 3 | inline_len(positions));
-                if len >= EXPLICIT_LEN {
-                    out.varint(len);
-                }
-            }
-            prev = v;
-        } else if format9 || len >= EXPLICIT_LEN {
+        // The first counts back from the last; the others forward.
+        let delta =
+            if i == range.start { prev.date.wrapping_sub(v.date) } else { v.date.wrapping_sub(prev.date) };
+        out.varint(delta / unit);
+        if format9 {
+            out.varint(zigzag(prev.row, v.row));
             out.varint(len);
+        } else {
+            out.varint(zigzag(prev.row, v.row) << 3 | inline_len(positions));
+            if len >= EXPLICIT_LEN {
+                out.varint(len);
+            }
         }
         out.bytes(positions);
+        prev = v;
     }
+    if format9 || last_positions.len() as u64 >= EXPLICIT_LEN {
+        out.varint(last_positions.len() as u64);
+    }
+    out.bytes(last_positions);
 }
 
 /// Reads a block's versions in order, lending the positions from the
@@ -479,20 +458,22 @@ impl Versions {
         self.items.push((v, self.positions.len()));
     }
 
+    /// The unit of the Δdates of versions `range` as one block: seconds
+    /// (1,000) when every Δdate is whole seconds, else milliseconds (1).
+    /// Ascending, every Δdate is a true difference, so they are all whole
+    /// seconds exactly when every date has the same remainder by 1,000.
+    fn unit(&self, range: Range<usize>) -> u64 {
+        let Some((first, rest)) = self.items[range].split_first() else { return SECOND };
+        let remainder = first.0.date % SECOND;
+        if rest.iter().all(|(v, _)| v.date % SECOND == remainder) { SECOND } else { 1 }
+    }
+
     /// Appends every version of a stored block.
     pub fn extend_from_block(&mut self, mut block: BlockReader<'_>) -> Result<()> {
         while let Some((v, positions)) = block.next()? {
             self.push(v, positions);
         }
         Ok(())
-    }
-
-    /// Versions `range` with their positions.
-    pub fn slice(
-        &self,
-        range: std::ops::Range<usize>,
-    ) -> impl ExactSizeIterator<Item = (Version, &[u8])> + Clone + '_ {
-        range.map(|i| self.get(i))
     }
 
     /// Cuts the versions into blocks of about [`TARGET_BLOCK_BYTES`]
@@ -502,13 +483,13 @@ impl Versions {
         if self.is_empty() {
             return Vec::new();
         }
-        let total = encoded_len(self.slice(0..self.len()));
+        let total = encoded_len(self, 0..self.len());
         let blocks = total.div_ceil(TARGET_BLOCK_BYTES).max(1);
         if blocks == 1 {
             return std::iter::once(0..self.len()).collect();
         }
         let aim = total.div_ceil(blocks);
-        let unit = date_unit(self.slice(0..self.len()));
+        let unit = self.unit(0..self.len());
         // Each version's size as encoded after the one before it: close to
         // its share of any block it lands in.
         let mut cuts = Vec::with_capacity(blocks);
@@ -540,6 +521,24 @@ mod tests {
         order_tail(Version { date: !date, row }).to_vec()
     }
 
+    fn versions_of(versions: &[(Version, Vec<u8>)]) -> Versions {
+        let mut out = Versions::default();
+        for (v, p) in versions {
+            out.push(*v, p);
+        }
+        out
+    }
+
+    fn encoded(versions: &[(Version, Vec<u8>)], format9: bool) -> Vec<u8> {
+        let mut value = Vec::new();
+        encode_as(&versions_of(versions), 0..versions.len(), &mut value, format9);
+        value
+    }
+
+    fn len_of(versions: &[(Version, Vec<u8>)]) -> usize {
+        encoded_len(&versions_of(versions), 0..versions.len())
+    }
+
     fn read_all(key_tail: &[u8], value: &[u8]) -> Result<Vec<(Version, Vec<u8>)>> {
         read_with(key_tail, value, false)
     }
@@ -566,8 +565,7 @@ mod tests {
     fn block_bytes_are_pinned() {
         let versions =
             [(Version { date: !9, row: 300 }, vec![3u8]), (Version { date: !7, row: 5 }, vec![1, 2])];
-        let mut value = Vec::new();
-        encode(versions.iter().map(|(v, p)| (*v, p.as_slice())), &mut value);
+        let value = encoded(&versions, false);
         // The header: n = 2, the last version's positions length (2) and
         // milliseconds: 2 << 4 | 2 << 1 | 0 = 36. The first version:
         // Δdate = !7 - !9 = 2; Δrow from the last's 5 = +295, zigzag 590,
@@ -575,42 +573,36 @@ mod tests {
         // (0xF1 0x24); positions [3]. The last (7, row 5, from the key):
         // positions [1, 2].
         assert_eq!(value, [36, 2, 0xF1, 0x24, 3, 1, 2]);
-        assert_eq!(encoded_len(versions.iter().map(|(v, p)| (*v, p.as_slice()))), value.len());
+        assert_eq!(len_of(&versions), value.len());
         let back = read_all(&tail(7, 5), &value).unwrap();
         assert_eq!(back, versions.to_vec());
         // Formats 5 to 9 wrote the count alone, Δdates in milliseconds and
         // every positions length.
         let format9 = [2, 2, 0xCE, 0x04, 1, 3, 2, 1, 2];
         assert_eq!(read_format9(&tail(7, 5), &format9).unwrap(), versions.to_vec());
-        value.clear();
-        encode_as(versions.iter().map(|(v, p)| (*v, p.as_slice())), &mut value, true);
-        assert_eq!(value, format9);
+        assert_eq!(encoded(&versions, true), format9);
 
         // Whole seconds (the header's low bit), Δdate 9,000 - 7,000 = 2 s.
         let versions =
             [(Version { date: !9_000, row: 300 }, vec![3u8]), (Version { date: !7_000, row: 5 }, vec![1, 2])];
-        value.clear();
-        encode(versions.iter().map(|(v, p)| (*v, p.as_slice())), &mut value);
+        let value = encoded(&versions, false);
         assert_eq!(value, [37, 2, 0xF1, 0x24, 3, 1, 2]);
-        assert_eq!(encoded_len(versions.iter().map(|(v, p)| (*v, p.as_slice()))), value.len());
+        assert_eq!(len_of(&versions), value.len());
         assert_eq!(read_all(&tail(7_000, 5), &value).unwrap(), versions.to_vec());
         // One version: no Δdate at all (seconds, vacuously): 1 << 4 | 1 << 1 | 1.
-        value.clear();
-        encode(versions[..1].iter().map(|(v, p)| (*v, p.as_slice())), &mut value);
-        assert_eq!(value, [19, 3]);
+        assert_eq!(encoded(&versions[..1], false), [19, 3]);
         // Seven bytes of positions or more: the length written before them.
         let long = [
             (Version { date: !9_000, row: 2 }, vec![1u8; 9]),
             (Version { date: !7_000, row: 1 }, vec![2u8; 7]),
         ];
-        value.clear();
-        encode(long.iter().map(|(v, p)| (*v, p.as_slice())), &mut value);
+        let value = encoded(&long, false);
         let mut want = vec![2 << 4 | 7 << 1 | 1, 2, 2 << 3 | 7, 9];
         want.extend([1; 9]);
         want.push(7);
         want.extend([2; 7]);
         assert_eq!(value, want);
-        assert_eq!(encoded_len(long.iter().map(|(v, p)| (*v, p.as_slice()))), value.len());
+        assert_eq!(len_of(&long), value.len());
         assert_eq!(read_all(&tail(7_000, 1), &value).unwrap(), long.to_vec());
     }
 
@@ -630,8 +622,7 @@ mod tests {
             (&[5_000, 5_000, 5_000], true),
         ] {
             let versions = at(dates);
-            let mut value = Vec::new();
-            encode(versions.iter().map(|(v, p)| (*v, p.as_slice())), &mut value);
+            let value = encoded(&versions, false);
             assert_eq!(value[0] & 1 == 1, seconds, "{dates:?}");
             let last = versions.last().unwrap().0;
             assert_eq!(read_all(&order_tail(last), &value).unwrap(), versions, "{dates:?}");
@@ -700,12 +691,11 @@ mod tests {
             versions.dedup_by_key(|(v, _)| *v);
             let last = versions.last().unwrap().0;
             for format9 in [false, true] {
-                let mut value = Vec::new();
-                encode_as(versions.iter().map(|(v, p)| (*v, p.as_slice())), &mut value, format9);
+                let value = encoded(&versions, format9);
                 if !format9 {
                     // Whole seconds are kept as seconds.
                     proptest::prop_assert!(!seconds || value[0] & 1 == 1);
-                    proptest::prop_assert_eq!(encoded_len(versions.iter().map(|(v, p)| (*v, p.as_slice()))), value.len());
+                    proptest::prop_assert_eq!(len_of(&versions), value.len());
                 }
                 let back = read_with(&order_tail(last), &value, format9).unwrap();
                 proptest::prop_assert_eq!(&back, &versions);

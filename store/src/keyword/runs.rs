@@ -206,7 +206,7 @@ impl RunWriter {
             self.key.extend_from_slice(prefix);
             self.key.extend_from_slice(&order_tail(versions.get(range.end - 1).0));
             self.value.clear();
-            encode(versions.slice(range), &mut self.value);
+            encode(versions, range, &mut self.value);
             search.pending.put_with_flags(wtxn, PutFlags::APPEND, &self.key, &self.value).map_err(lmdb)?;
         }
         self.written += versions.len() as u64;

@@ -114,7 +114,7 @@ pub(crate) fn number_rows(
     let mut after: Vec<u8> = FIRST_BLOCK_KEY.to_vec();
     let mut first = true;
     let mut step: Vec<(Vec<u8>, Vec<u8>, Vec<u8>)> = Vec::with_capacity(BLOCKS_PER_STEP);
-    let mut versions: Vec<(Version, Vec<u8>)> = Vec::new();
+    let mut versions = block::Versions::default();
     loop {
         step.clear();
         let lower = if first { Bound::Included(after.as_slice()) } else { Bound::Excluded(after.as_slice()) };
@@ -125,15 +125,15 @@ pub(crate) fn number_rows(
             versions.clear();
             while let Some((tail, positions)) = reader.next()? {
                 let row = numbers.get(&tail[8..]).copied().unwrap_or(0);
-                versions.push((Version { date: block::date_of(tail), row }, positions.to_vec()));
+                versions.push(Version { date: block::date_of(tail), row }, positions);
             }
             cells += versions.len() as u64;
             let mut value = Vec::with_capacity(v.len());
-            block::encode(versions.iter().map(|(v, p)| (*v, p.as_slice())), &mut value);
+            block::encode(&versions, 0..versions.len(), &mut value);
             let mut key = k[..column.prefix_len].to_vec();
-            key.extend_from_slice(&block::order_tail(
-                versions.last().map_or(Version { date: 0, row: 0 }, |v| v.0),
-            ));
+            let last =
+                versions.len().checked_sub(1).map_or(Version { date: 0, row: 0 }, |l| versions.get(l).0);
+            key.extend_from_slice(&block::order_tail(last));
             step.push((k.to_vec(), key, value));
         }
         let Some((last, _, _)) = step.last() else { break };
@@ -212,7 +212,7 @@ fn rewrite_blocks(
                 };
                 versions.extend_from_block(reader)?;
                 if let Some((_, value)) = step.last_mut() {
-                    block::encode_as(versions.slice(0..versions.len()), value, to_format9);
+                    block::encode_as(&versions, 0..versions.len(), value, to_format9);
                 }
             }
             let Some((last, _)) = step.last() else { break };

@@ -301,7 +301,7 @@ pub(crate) fn merge_runs(wtxn: &mut RwTxn, search: &SearchHandle) -> Result<u64>
             for range in versions.cut() {
                 let key = [prefix.as_slice(), &order_tail(versions.get(range.end - 1).0)].concat();
                 value.clear();
-                encode(versions.slice(range), &mut value);
+                encode(&versions, range, &mut value);
                 search
                     .db
                     .put_with_flags(wtxn, PutFlags::APPEND, &key, &value)
@@ -423,7 +423,7 @@ impl Merger {
                 let Some(u) = upper else { break };
                 // A small block takes in the next one; changes past the last
                 // block read belong to it when no block follows.
-                let small = encoded_len(self.merged.slice(0..self.merged.len())) < MIN_BLOCK_BYTES;
+                let small = encoded_len(&self.merged, 0..self.merged.len()) < MIN_BLOCK_BYTES;
                 if !small && j == ops.len() {
                     break;
                 }
@@ -478,7 +478,7 @@ impl Merger {
             self.key.extend_from_slice(prefix);
             self.key.extend_from_slice(&order_tail(self.merged.get(range.end - 1).0));
             self.value.clear();
-            encode(self.merged.slice(range), &mut self.value);
+            encode(&self.merged, range, &mut self.value);
             place.db.put(wtxn, &self.key, &self.value).map_err(|e| Error::lmdb("keyword put", e))?;
             written.push(self.key.clone());
         }
