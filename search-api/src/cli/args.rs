@@ -469,8 +469,15 @@ pub enum DataCommand {
     /// Rewrite a store written by an older on-disk format in this build's
     /// format, with progress. Any command upgrades a store it opens; this
     /// one does only that and says what it did. Killed at any point, it
-    /// leaves the old store, which the next run upgrades again.
-    Upgrade,
+    /// leaves the old store, which the next run upgrades again. A rewrite
+    /// that left data.mdb past 1.25x its packed size ends by repacking it
+    /// when no other process has it open.
+    Upgrade {
+        /// Leave the store as the upgrade left it (the next ingest, or
+        /// `repack`, packs it).
+        #[arg(long)]
+        no_pack: bool,
+    },
     /// Rewrite every database of the store in key order with full pages
     /// (random inserts leave B-tree pages about two-thirds full): a smaller
     /// data.mdb and fewer pages per scan. Needs the store alone (refused

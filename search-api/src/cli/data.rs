@@ -160,7 +160,7 @@ pub(super) fn run(args: &Args, command: &DataCommand, out: &mut impl Write) -> R
             progress.finish();
             writeln!(out, "{}", serde_json::to_string(&report)?)?;
         }
-        DataCommand::Upgrade if args.hbase.is_some() => {
+        DataCommand::Upgrade { .. } if args.hbase.is_some() => {
             // Over HBase: the keyword rows an older build wrote there.
             let source = place::hbase(args.hbase.as_deref().unwrap_or_default());
             for table in source.tables().tables()? {
@@ -181,7 +181,7 @@ pub(super) fn run(args: &Args, command: &DataCommand, out: &mut impl Write) -> R
                 }
             }
         }
-        DataCommand::Upgrade => {
+        DataCommand::Upgrade { no_pack } => {
             let started = std::time::Instant::now();
             let store = place::store_only(args, "upgrade", false)?;
             let rebuild = stale_indexes(&store)?;
@@ -219,7 +219,7 @@ pub(super) fn run(args: &Args, command: &DataCommand, out: &mut impl Write) -> R
             let upgraded = store.upgraded_from().is_some();
             drop(store);
             if upgraded {
-                super::common::pack_when_loose(args, false);
+                super::common::pack_when_loose(args, *no_pack);
             }
         }
     }

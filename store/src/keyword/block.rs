@@ -270,8 +270,13 @@ pub(crate) struct BlockReader<'a> {
     positions: &'a [u8],
     /// What a stored Δdate counts: 1,000 (seconds) or 1 (milliseconds).
     unit: u64,
-    /// A format 9 block (every positions length written).
-    format9: bool,
+    /// How a version's row number varint holds its positions length:
+    /// format 10 shifts the number by 3 over the length (`len_mask` 7,
+    /// `len_or` 0); format 9 has none there (shift 0, mask 0, and `len_or`
+    /// [`EXPLICIT_LEN`]: the length follows).
+    len_shift: u32,
+    len_mask: u64,
+    len_or: u64,
     /// The last version's positions length from the header (format 10),
     /// or [`EXPLICIT_LEN`]: it precedes its positions.
     last_len: u64,
@@ -330,7 +335,9 @@ impl<'a> BlockReader<'a> {
             current: last,
             positions: &[],
             unit,
-            format9,
+            len_shift: if format9 { 0 } else { 3 },
+            len_mask: if format9 { 0 } else { EXPLICIT_LEN },
+            len_or: if format9 { EXPLICIT_LEN } else { 0 },
             last_len,
         })
     }
@@ -376,8 +383,8 @@ impl<'a> BlockReader<'a> {
             if first { self.current.date.checked_sub(delta) } else { self.current.date.checked_add(delta) }
                 .ok_or_else(|| bad("bad date"))?;
         let z = take_varint(&mut self.rest).ok_or_else(|| bad("bad row number"))?;
-        let (z, len) = if self.format9 { (z, EXPLICIT_LEN) } else { (z >> 3, z & EXPLICIT_LEN) };
-        let row = unzigzag(self.current.row, z).ok_or_else(|| bad("bad row number"))?;
+        let len = (z & self.len_mask) | self.len_or;
+        let row = unzigzag(self.current.row, z >> self.len_shift).ok_or_else(|| bad("bad row number"))?;
         let v = Version { date, row };
         // Ascending (the first version is checked against the last at the end).
         if !first && v <= self.current {
@@ -403,6 +410,7 @@ impl<'a> BlockReader<'a> {
 
     /// A version's positions: `len` bytes, or (at [`EXPLICIT_LEN`])
     /// prefixed by their length.
+    #[inline]
     fn take_positions(&mut self, len: u64) -> Result<&'a [u8]> {
         if len < EXPLICIT_LEN {
             return take_slice(&mut self.rest, len as usize)
