@@ -12,7 +12,10 @@
 //!
 //! Fields: one text field per search field (named as in the schema), the
 //! catch-all `_all` holding every search field (so a bare term is one term
-//! lookup), `_key` (the row key: indexed for deletes by key, and the one
+//! lookup; it keeps frequencies but no positions, as a bare phrase is
+//! matched in each field's positions and scored over `_all`, see
+//! [`crate::sloppy_phrase`]; indexes built before keep positions there and
+//! are read as they are, [`DocSchema::all_positions`]), `_key` (the row key: indexed for deletes by key, and the one
 //! stored value), `_partition` (indexed and fast, for scoping and facets),
 //! `date` (indexed and fast, milliseconds, for ranges, sorting and the
 //! month and year facets), and for each search field declared `facet` a
@@ -65,6 +68,9 @@ pub struct DocSchema {
     pub facets: Vec<Option<Field>>,
     /// `_all`.
     pub all: Field,
+    /// Whether `_all` keeps positions (an index built before `_all` went
+    /// without them): its bare phrases are then matched in `_all` itself.
+    pub all_positions: bool,
     /// `_key`.
     pub key: Field,
     /// `_partition`.
@@ -80,11 +86,38 @@ impl DocSchema {
     /// `Schema` when a search field takes a reserved name (`_all`, `_key`,
     /// `_partition`, `date`).
     pub fn for_search(table: &str, search: &SearchSchema) -> Result<DocSchema> {
-        let text = |tokenizer: &str| {
+        Self::build(table, search, false)
+    }
+
+    /// The schema indexes were built with before `_all` went without
+    /// positions, for tests of how such an index answers.
+    ///
+    /// # Errors
+    /// As [`Self::for_search`].
+    #[doc(hidden)]
+    pub fn for_search_with_all_positions(table: &str, search: &SearchSchema) -> Result<DocSchema> {
+        Self::build(table, search, true)
+    }
+
+    /// Whether an index with `schema` serves `search`: built by
+    /// [`Self::for_search`], or before `_all` went without positions
+    /// (otherwise the same).
+    ///
+    /// # Errors
+    /// As [`Self::for_search`].
+    pub fn serves(table: &str, search: &SearchSchema, schema: &Schema) -> Result<bool> {
+        Ok(*schema == Self::build(table, search, false)?.schema
+            || *schema == Self::build(table, search, true)?.schema)
+    }
+
+    fn build(table: &str, search: &SearchSchema, all_positions: bool) -> Result<DocSchema> {
+        let text = |tokenizer: &str, positions: bool| {
             TextOptions::default().set_indexing_options(
-                TextFieldIndexing::default()
-                    .set_tokenizer(tokenizer)
-                    .set_index_option(IndexRecordOption::WithFreqsAndPositions),
+                TextFieldIndexing::default().set_tokenizer(tokenizer).set_index_option(if positions {
+                    IndexRecordOption::WithFreqsAndPositions
+                } else {
+                    IndexRecordOption::WithFreqs
+                }),
             )
         };
         let mut builder = Schema::builder();
@@ -101,7 +134,7 @@ impl DocSchema {
                 FieldKind::Text => TOKENIZER,
                 FieldKind::Keyword => KEYWORD_TOKENIZER,
             };
-            fields.push(builder.add_text_field(&field.name, text(tokenizer)));
+            fields.push(builder.add_text_field(&field.name, text(tokenizer, true)));
             // The values are whole already: the raw tokenizer keeps them so.
             facets.push(field.facet.then(|| {
                 builder.add_text_field(
@@ -110,7 +143,9 @@ impl DocSchema {
                 )
             }));
         }
-        let all = builder.add_text_field(ALL_FIELD, text(TOKENIZER));
+        // Frequencies for bare terms' scores, no positions: they would
+        // repeat every field's (a third of the index).
+        let all = builder.add_text_field(ALL_FIELD, text(TOKENIZER, all_positions));
         // The key is stored rather than fast: reading the keys of 10 random
         // hits takes 5 us stored against 17 us from a bytes fast column
         // (indexer/BENCHMARKS.md).
@@ -129,6 +164,7 @@ impl DocSchema {
             kinds: search.fields.iter().map(|f| f.kind).collect(),
             facets,
             all,
+            all_positions,
             key,
             partition,
             date,
@@ -163,6 +199,7 @@ impl DocSchema {
             kinds.push(if keyword { FieldKind::Keyword } else { FieldKind::Text });
         }
         let facets = names.iter().map(|n| schema.get_field(&format!("{FACET_PREFIX}{n}")).ok()).collect();
+        let all_positions = has_positions(&schema, all);
         Ok(DocSchema {
             table: table.to_owned(),
             schema,
@@ -171,6 +208,7 @@ impl DocSchema {
             kinds,
             facets,
             all,
+            all_positions,
             key,
             partition,
             date,
@@ -181,6 +219,15 @@ impl DocSchema {
     pub fn field_index(&self, name: &str) -> Option<usize> {
         self.names.iter().position(|n| n == name)
     }
+}
+
+/// Whether `field` of `schema` keeps positions.
+pub(crate) fn has_positions(schema: &Schema, field: Field) -> bool {
+    schema
+        .get_field_entry(field)
+        .field_type()
+        .get_index_record_option()
+        .is_some_and(IndexRecordOption::has_positions)
 }
 
 /// One field's keyword cells as text, for [`CellTokenizer`]: for each term,

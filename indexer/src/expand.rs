@@ -110,6 +110,13 @@ impl QueryWords {
             }
             return;
         }
+        if let Some(phrase) = query.downcast_ref::<crate::sloppy_phrase::SloppyPhrase>()
+            && let Some(words) = phrase.exact_words()
+        {
+            // An exact phrase of `_all` matched field by field.
+            self.phrases.push(words);
+            return;
+        }
         query.query_terms(&mut |term, _| {
             if let Some(text) = term.value().as_str() {
                 self.exact.insert(text.to_owned());

@@ -13,13 +13,21 @@
 //! the list the others are intersected with. Matches score as tantivy's phrase queries do (BM25
 //! over the phrase's words), with the occurrences of the first completion
 //! found in the document as the frequency.
+//!
+//! A phrase of the catch-all `_all`, which keeps no positions, is matched
+//! in each field `_all` holds ([`PhrasePrefix::across`]): the completions
+//! are `_all`'s, in the same order, each matched in every field that holds
+//! it, a document's frequency summed over its fields, scored over `_all`:
+//! the documents and scores a phrase prefix over an `_all` with positions
+//! gives.
 
 use std::fmt;
 
-use tantivy::postings::{Postings, SegmentPostings};
+use tantivy::fieldnorm::FieldNormReader;
+use tantivy::postings::{Postings, SegmentPostings, TermInfo};
 use tantivy::query::{Bm25Weight, EmptyScorer, EnableScoring, Explanation, Query, Scorer, Weight};
 use tantivy::schema::{Field, IndexRecordOption};
-use tantivy::{DocId, DocSet, Score, SegmentReader, TERMINATED, Term};
+use tantivy::{DocId, DocSet, InvertedIndexReader, Score, SegmentReader, TERMINATED, Term};
 
 /// Most completions of a phrase's last word tried per segment, in term
 /// order (tantivy's own query tries 50 by default).
@@ -29,7 +37,12 @@ pub const MAX_COMPLETIONS: usize = 20_000;
 /// followed by a word starting with `prefix`.
 #[derive(Clone)]
 pub(crate) struct PhrasePrefix {
+    /// The words' field: its statistics and norms score, its dictionary
+    /// lists the completions.
     field: Field,
+    /// Where positions are read: the words' field, or the fields `_all`
+    /// holds.
+    fields: Vec<Field>,
     words: Vec<(usize, Term)>,
     prefix: (usize, Term),
     /// Looked at before each segment and between completions.
@@ -51,7 +64,19 @@ impl PhrasePrefix {
         prefix: (usize, Term),
         cancel: &rowsearch_store::Cancel,
     ) -> Self {
-        Self { field: prefix.1.field(), words, prefix, cancel: cancel.clone() }
+        let field = prefix.1.field();
+        Self { field, fields: vec![field], words, prefix, cancel: cancel.clone() }
+    }
+
+    /// As [`Self::new`], of `_all`'s words (which keeps no positions),
+    /// matched in each of `fields` (the fields `_all` holds).
+    pub(crate) fn across(
+        words: Vec<(usize, Term)>,
+        prefix: (usize, Term),
+        fields: Vec<Field>,
+        cancel: &rowsearch_store::Cancel,
+    ) -> Self {
+        Self { field: prefix.1.field(), fields, words, prefix, cancel: cancel.clone() }
     }
 
     /// The last word's prefix.
@@ -68,7 +93,7 @@ impl PhrasePrefix {
 impl Query for PhrasePrefix {
     fn weight(&self, scoring: EnableScoring<'_>) -> tantivy::Result<Box<dyn Weight>> {
         crate::cancellable::check(&self.cancel)?;
-        let bm25 = phrase_scoring(&scoring, self.field, &self.words, "phrase prefix")?;
+        let bm25 = phrase_scoring(&scoring, &self.fields, &self.words, "phrase prefix")?;
         Ok(Box::new(PhrasePrefixWeight { query: self.clone(), bm25 }))
     }
 
@@ -79,25 +104,19 @@ impl Query for PhrasePrefix {
     }
 }
 
-/// What a phrase's weight needs of the scoring: its field must keep
-/// positions (else a schema error naming `what`), and with scoring on,
-/// BM25 over `words` (none without words).
+/// What a phrase's weight needs of the scoring: the fields it reads
+/// positions of must keep them (else a schema error naming `what`), and
+/// with scoring on, BM25 over `words` (none without words).
 pub(crate) fn phrase_scoring(
     scoring: &EnableScoring<'_>,
-    field: Field,
+    positions: &[Field],
     words: &[(usize, Term)],
     what: &'static str,
 ) -> tantivy::Result<Option<Bm25Weight>> {
-    let has_positions = scoring
-        .schema()
-        .get_field_entry(field)
-        .field_type()
-        .get_index_record_option()
-        .is_some_and(IndexRecordOption::has_positions);
-    if !has_positions {
+    if let Some(&without) = positions.iter().find(|&&f| !crate::doc::has_positions(scoring.schema(), f)) {
         return Err(tantivy::TantivyError::SchemaError(format!(
             "{what} on {:?}, which has no positions",
-            scoring.schema().get_field_name(field)
+            scoring.schema().get_field_name(without)
         )));
     }
     Ok(match scoring {
@@ -109,9 +128,50 @@ pub(crate) fn phrase_scoring(
     })
 }
 
+/// A phrase's BM25 score at `doc` with `count` occurrences (1 with
+/// scoring off).
+pub(crate) fn bm25_score(
+    bm25: Option<&Bm25Weight>,
+    fieldnorms: Option<&FieldNormReader>,
+    doc: DocId,
+    count: u32,
+) -> Score {
+    match (bm25, fieldnorms) {
+        (Some(w), Some(norms)) => w.score(norms.fieldnorm_id(doc), count),
+        (Some(w), None) => w.score(0, count),
+        (None, _) => 1.0,
+    }
+}
+
+/// `term`'s word as a term of `field` (itself when of `field`); `None` for
+/// a term that is not text.
+pub(crate) fn in_field(term: &Term, field: Field) -> Option<Term> {
+    if term.field() == field {
+        return Some(term.clone());
+    }
+    term.value().as_str().map(|text| Term::from_field_text(field, text))
+}
+
 struct PhrasePrefixWeight {
     query: PhrasePrefix,
     bm25: Option<Bm25Weight>,
+}
+
+/// One field the phrase is matched in: its anchors, and its open ones.
+struct Side {
+    index: std::sync::Arc<InvertedIndexReader>,
+    anchors: Anchors,
+    /// Each anchor's place in the union of the sides' documents.
+    union_at: Vec<usize>,
+    /// The anchors no completion has matched yet (their documents, and
+    /// their indexes in `anchors`): matched ones leave the list, so the
+    /// later completions, often frequent ones, seek through fewer.
+    open_docs: Vec<DocId>,
+    open: Vec<usize>,
+    /// Documents closed (by any side) when the list was last shrunk.
+    closed_then: usize,
+    /// Per completion (in term order), its term in this field.
+    infos: Vec<Option<TermInfo>>,
 }
 
 /// The fixed words' phrase in one segment: per document, the positions the
@@ -127,95 +187,146 @@ impl PhrasePrefixWeight {
     /// Documents with their phrase counts, in document order.
     fn matches(&self, reader: &SegmentReader) -> tantivy::Result<Vec<(DocId, u32)>> {
         crate::cancellable::check(&self.query.cancel)?;
-        let index = reader.inverted_index(self.query.field)?;
-        let Some(anchors) = self.anchors(&index)? else { return Ok(Vec::new()) };
-        if anchors.docs.is_empty() {
+        let mut sides = Vec::with_capacity(self.query.fields.len());
+        let mut side_fields = Vec::with_capacity(self.query.fields.len());
+        for &field in &self.query.fields {
+            let index = reader.inverted_index(field)?;
+            let Some(anchors) = self.anchors(&index, field)? else { continue };
+            if !anchors.docs.is_empty() {
+                side_fields.push(field);
+                sides.push(Side {
+                    index,
+                    anchors,
+                    union_at: Vec::new(),
+                    open_docs: Vec::new(),
+                    open: Vec::new(),
+                    closed_then: 0,
+                    infos: Vec::new(),
+                });
+            }
+        }
+        if sides.is_empty() {
             return Ok(Vec::new());
         }
+        // The completions (the first MAX_COMPLETIONS of the words' field
+        // in term order), then each side's term for each.
         let prefix = self.query.prefix.1.serialized_value_bytes();
-        let mut range = index.terms().range().ge(prefix);
-        if let Some(end) = rowsearch_store::prefix_successor(prefix) {
-            range = range.lt(end);
+        let dictionary = reader.inverted_index(self.query.field)?;
+        let mut terms: Vec<(Vec<u8>, TermInfo)> = Vec::new();
+        let mut stream = prefix_range(&dictionary, prefix, None)?;
+        while terms.len() < MAX_COMPLETIONS && stream.advance() {
+            terms.push((stream.key().to_vec(), stream.value().clone()));
         }
-        let mut stream = range.into_stream()?;
-        // The completions (the first MAX_COMPLETIONS in term order), most
-        // documents first: the common ones match most anchors, which then
-        // leave the list before the long tail is intersected with it.
-        let mut completions = Vec::new();
-        while completions.len() < MAX_COMPLETIONS && stream.advance() {
-            completions.push(stream.value().clone());
+        let Some(last) = terms.last().map(|(t, _)| t.clone()) else { return Ok(Vec::new()) };
+        for (side, &field) in sides.iter_mut().zip(&side_fields) {
+            if field == self.query.field {
+                side.infos = terms.iter().map(|(_, info)| Some(info.clone())).collect();
+                continue;
+            }
+            side.infos = vec![None; terms.len()];
+            let mut stream = prefix_range(&side.index, prefix, Some(&last))?;
+            let mut at = 0;
+            while stream.advance() {
+                at += terms[at..].partition_point(|(t, _)| t.as_slice() < stream.key());
+                if terms.get(at).is_some_and(|(t, _)| t == stream.key()) {
+                    side.infos[at] = Some(stream.value().clone());
+                }
+            }
         }
-        completions.sort_by_key(|info| std::cmp::Reverse(info.doc_freq));
-        let mut counts = vec![0u32; anchors.docs.len()];
-        // The anchors no completion has matched yet (their documents, and
-        // their indexes in `anchors`): matched ones leave the list, so the
-        // later completions, often frequent ones, seek through fewer.
-        let mut open_docs = anchors.docs.clone();
-        let mut open: Vec<usize> = (0..anchors.docs.len()).collect();
+        // Most documents first: the common ones match most anchors, which
+        // then leave the lists before the long tail is intersected with them.
+        let mut order: Vec<usize> = (0..terms.len()).collect();
+        order.sort_by_key(|&i| std::cmp::Reverse(terms[i].1.doc_freq));
+        // The sides' documents, each once, in order.
+        let mut docs: Vec<DocId> = sides.iter().flat_map(|s| s.anchors.docs.iter().copied()).collect();
+        docs.sort_unstable();
+        docs.dedup();
+        for side in &mut sides {
+            side.union_at = side.anchors.docs.iter().map(|d| docs.partition_point(|u| u < d)).collect();
+            side.open_docs = side.anchors.docs.clone();
+            side.open = (0..side.anchors.docs.len()).collect();
+        }
+        let mut counts = vec![0u32; docs.len()];
+        // Per document, the completion (its rank, from 1) that matched it:
+        // it counts that one's occurrences in every field, no later one's.
+        let mut matched_by = vec![0usize; docs.len()];
+        let mut closed = 0;
         let mut found = Vec::new();
-        for info in &completions {
-            if open.is_empty() {
+        for (rank, &completion) in order.iter().enumerate().map(|(r, c)| (r + 1, c)) {
+            if sides.iter().all(|s| s.open.is_empty()) {
                 break;
             }
             crate::cancellable::check(&self.query.cancel)?;
-            // Documents only: most completions share none with the open
-            // anchors, and their positions are opened when one does.
-            let mut postings = index.read_postings_from_terminfo(info, IndexRecordOption::Basic)?;
-            let mut positioned: Option<SegmentPostings> = None;
-            // Leapfrog: the completion's documents against the open anchors.
-            let (mut k, mut matched) = (0, 0);
-            let mut doc = postings.doc();
-            while doc != TERMINATED && k < open_docs.len() {
-                let want = open_docs[k];
-                if doc < want {
-                    doc = postings.seek(want);
-                    continue;
-                }
-                if doc > want {
-                    k = gallop(&open_docs, k, doc);
-                    continue;
-                }
-                let i = open[k];
-                if counts[i] == 0 {
-                    let with_positions =
-                        match &mut positioned {
+            for side in &mut sides {
+                let Some(info) = &side.infos[completion] else { continue };
+                // Documents only: most completions share none with the open
+                // anchors, and their positions are opened when one does.
+                let mut postings = side.index.read_postings_from_terminfo(info, IndexRecordOption::Basic)?;
+                let mut positioned: Option<SegmentPostings> = None;
+                // Leapfrog: the completion's documents against the open anchors.
+                let mut k = 0;
+                let mut doc = postings.doc();
+                while doc != TERMINATED && k < side.open_docs.len() {
+                    let want = side.open_docs[k];
+                    if doc < want {
+                        doc = postings.seek(want);
+                        continue;
+                    }
+                    if doc > want {
+                        k = gallop(&side.open_docs, k, doc);
+                        continue;
+                    }
+                    let i = side.open[k];
+                    let u = side.union_at[i];
+                    if matched_by[u] == 0 || matched_by[u] == rank {
+                        let with_positions = match &mut positioned {
                             Some(p) => p,
-                            None => positioned.insert(index.read_postings_from_terminfo(
+                            None => positioned.insert(side.index.read_postings_from_terminfo(
                                 info,
                                 IndexRecordOption::WithFreqsAndPositions,
                             )?),
                         };
-                    with_positions.seek(doc);
-                    found.clear();
-                    with_positions.positions(&mut found);
-                    let expected = &anchors.positions[anchors.starts[i]..anchors.starts[i + 1]];
-                    counts[i] = sorted_intersection_count(expected, &found);
-                    matched += usize::from(counts[i] > 0);
+                        with_positions.seek(doc);
+                        found.clear();
+                        with_positions.positions(&mut found);
+                        let expected =
+                            &side.anchors.positions[side.anchors.starts[i]..side.anchors.starts[i + 1]];
+                        let n = sorted_intersection_count(expected, &found);
+                        if n > 0 {
+                            closed += usize::from(matched_by[u] == 0);
+                            matched_by[u] = rank;
+                            counts[u] = counts[u].saturating_add(n);
+                        }
+                    }
+                    k += 1;
+                    doc = postings.advance();
                 }
-                k += 1;
-                doc = postings.advance();
             }
-            // Shrinking costs a pass over the list: worth it once a good
-            // share left.
-            if matched > 0 && matched * 16 >= open.len() {
-                open.retain(|&i| counts[i] == 0);
-                open_docs.clear();
-                open_docs.extend(open.iter().map(|&i| anchors.docs[i]));
+            // Shrinking costs a pass over a list: worth it once a good
+            // share of it closed.
+            for side in &mut sides {
+                if closed > side.closed_then && (closed - side.closed_then) * 16 >= side.open.len() {
+                    side.closed_then = closed;
+                    side.open.retain(|&i| matched_by[side.union_at[i]] == 0);
+                    side.open_docs.clear();
+                    side.open_docs.extend(side.open.iter().map(|&i| side.anchors.docs[i]));
+                }
             }
         }
-        Ok(anchors.docs.iter().zip(counts).filter(|(_, c)| *c > 0).map(|(d, c)| (*d, c)).collect())
+        Ok(docs.into_iter().zip(counts).filter(|(_, c)| *c > 0).collect())
     }
 
     /// Where the completion must be, per document holding the fixed words
     /// in order; `None` when a fixed word is not in the segment.
-    fn anchors(&self, index: &tantivy::InvertedIndexReader) -> tantivy::Result<Option<Anchors>> {
+    fn anchors(&self, index: &InvertedIndexReader, field: Field) -> tantivy::Result<Option<Anchors>> {
         if self.query.words.is_empty() {
             return Ok(None);
         }
         let mut postings: Vec<(u32, SegmentPostings)> = Vec::with_capacity(self.query.words.len());
         let target = self.query.prefix.0;
         for (offset, term) in &self.query.words {
-            let Some(p) = index.read_postings(term, IndexRecordOption::WithFreqsAndPositions)? else {
+            let Some(term) = in_field(term, field) else { return Ok(None) };
+            let Some(p) = index.read_postings(&term, IndexRecordOption::WithFreqsAndPositions)? else {
                 return Ok(None);
             };
             // A word at `offset` puts the completion `target - offset` further on.
@@ -267,11 +378,7 @@ impl Weight for PhrasePrefixWeight {
         let bm25 = self.bm25.as_ref().map(|w| w.boost_by(boost));
         let scores = matches
             .iter()
-            .map(|&(doc, count)| match (&bm25, &fieldnorms) {
-                (Some(w), Some(norms)) => w.score(norms.fieldnorm_id(doc), count),
-                (Some(w), None) => w.score(0, count),
-                (None, _) => 1.0,
-            })
+            .map(|&(doc, count)| bm25_score(bm25.as_ref(), fieldnorms.as_ref(), doc, count))
             .collect();
         Ok(Box::new(ListScorer { docs: matches.into_iter().map(|(d, _)| d).collect(), scores, at: 0 }))
     }
@@ -294,6 +401,23 @@ pub(crate) fn explain_by_score(
         return Err(tantivy::TantivyError::InvalidArgument(format!("document {doc} does not match")));
     }
     Ok(Explanation::new(what, scorer.score()))
+}
+
+/// The terms of `index` starting with `prefix` (up to `last` when given),
+/// in term order.
+fn prefix_range<'a>(
+    index: &'a InvertedIndexReader,
+    prefix: &[u8],
+    last: Option<&[u8]>,
+) -> tantivy::Result<tantivy::termdict::TermStreamer<'a>> {
+    let mut range = index.terms().range().ge(prefix);
+    if let Some(end) = rowsearch_store::prefix_successor(prefix) {
+        range = range.lt(end);
+    }
+    if let Some(last) = last {
+        range = range.le(last);
+    }
+    Ok(range.into_stream()?)
 }
 
 /// A sorted list of documents with their scores.

@@ -401,9 +401,13 @@ impl<'a> Parser<'a> {
             }
             let mut words: Vec<_> =
                 terms.into_iter().map(|(t, p)| (p, Term::from_field_text(field, &t))).collect();
-            return Ok(words
-                .pop()
-                .map(|last| Box::new(PhrasePrefix::new(words, last, self.cancel)) as Box<dyn Query>));
+            let across = self.across(field);
+            return Ok(words.pop().map(|last| match across {
+                Some(fields) => {
+                    Box::new(PhrasePrefix::across(words, last, fields, self.cancel)) as Box<dyn Query>
+                }
+                None => Box::new(PhrasePrefix::new(words, last, self.cancel)),
+            }));
         }
         if let Some(n) = edits {
             if n > u32::from(MAX_EDITS) {
@@ -447,11 +451,22 @@ impl<'a> Parser<'a> {
             }
         }
         let words: Vec<_> = terms.into_iter().map(|(t, p)| (p, Term::from_field_text(field, &t))).collect();
+        if let Some(fields) = self.across(field) {
+            // Exact (slop 0) too: `_all` keeps no positions.
+            return Ok(Some(Box::new(SloppyPhrase::across(words, fields, slop, self.cancel))));
+        }
         if slop > 0 {
             // Ours, not tantivy's sloppy scorer (`crate::sloppy_phrase`).
             return Ok(Some(Box::new(SloppyPhrase::new(words, slop, self.cancel))));
         }
         Ok(Some(Box::new(PhraseQuery::new_with_offset(words))))
+    }
+
+    /// For a phrase on `field`: the fields to match it in when it is `_all`
+    /// without positions (every field `_all` holds); `None` to match it
+    /// in `field` itself.
+    fn across(&self, field: Field) -> Option<Vec<Field>> {
+        (field == self.schema.all && !self.schema.all_positions).then(|| self.schema.fields.clone())
     }
 
     /// `text`'s terms with their positions, as the analyzer makes them.

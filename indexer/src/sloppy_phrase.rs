@@ -19,9 +19,19 @@
 //! BM25 scores with is the number of windows the sweep finds. The search
 //! looks at its [`rowsearch_store::Cancel`] before each segment and every
 //! [`CHECK_EVERY`] documents it matches positions in.
+//!
+//! A phrase of the catch-all `_all`, which keeps no positions, is matched
+//! in each field `_all` holds on its own ([`SloppyPhrase::across`]) and
+//! scored as a phrase of `_all`: BM25 over `_all`'s statistics and norms,
+//! the frequency summed over the fields. With slop 0 this is an exact
+//! phrase, with the documents and scores tantivy's phrase query gives over
+//! an `_all` that keeps positions (where values of fields stand apart:
+//! tantivy leaves a gap between them), so bare phrases answer as they did
+//! when `_all` kept positions, from a third less index.
 
 use std::fmt;
 
+use tantivy::fieldnorm::FieldNormReader;
 use tantivy::postings::{Postings, SegmentPostings};
 use tantivy::query::{Bm25Weight, EmptyScorer, EnableScoring, Explanation, Query, Scorer, Weight};
 use tantivy::schema::{Field, IndexRecordOption};
@@ -31,10 +41,15 @@ use tantivy::{DocId, DocSet, Score, SegmentReader, TERMINATED, Term};
 const CHECK_EVERY: u32 = 256;
 
 /// Documents of a field holding `words` (place in the phrase, term) within
-/// `slop` moves.
+/// `slop` moves, or of the catch-all `_all` matched field by field
+/// ([`SloppyPhrase::across`]).
 #[derive(Clone)]
 pub(crate) struct SloppyPhrase {
+    /// The words' field: its statistics and norms score.
     field: Field,
+    /// Where positions are read: the words' field, or the fields `_all`
+    /// holds.
+    fields: Vec<Field>,
     words: Vec<(usize, Term)>,
     slop: u32,
     cancel: rowsearch_store::Cancel,
@@ -50,14 +65,36 @@ impl SloppyPhrase {
     /// `words` (place, term; two or more, of one field) within `slop`.
     pub(crate) fn new(words: Vec<(usize, Term)>, slop: u32, cancel: &rowsearch_store::Cancel) -> Self {
         let field = words[0].1.field();
-        Self { field, words, slop, cancel: cancel.clone() }
+        Self { field, fields: vec![field], words, slop, cancel: cancel.clone() }
+    }
+
+    /// `words` (place, term; two or more) of `_all`, which keeps no
+    /// positions, within `slop`, matched in each of `fields` (the fields
+    /// `_all` holds) on its own and scored as a phrase of `_all`.
+    pub(crate) fn across(
+        words: Vec<(usize, Term)>,
+        fields: Vec<Field>,
+        slop: u32,
+        cancel: &rowsearch_store::Cancel,
+    ) -> Self {
+        let field = words[0].1.field();
+        Self { field, fields, words, slop, cancel: cancel.clone() }
+    }
+
+    /// An exact phrase's words (slop 0), for highlights; `None` for a
+    /// sloppy one.
+    pub(crate) fn exact_words(&self) -> Option<Vec<String>> {
+        if self.slop > 0 {
+            return None;
+        }
+        self.words.iter().map(|(_, t)| t.value().as_str().map(str::to_owned)).collect()
     }
 }
 
 impl Query for SloppyPhrase {
     fn weight(&self, scoring: EnableScoring<'_>) -> tantivy::Result<Box<dyn Weight>> {
         crate::cancellable::check(&self.cancel)?;
-        let bm25 = crate::phrase_prefix::phrase_scoring(&scoring, self.field, &self.words, "phrase")?;
+        let bm25 = crate::phrase_prefix::phrase_scoring(&scoring, &self.fields, &self.words, "phrase")?;
         Ok(Box::new(SloppyWeight { query: self.clone(), bm25 }))
     }
 
@@ -73,10 +110,12 @@ struct SloppyWeight {
     bm25: Option<Bm25Weight>,
 }
 
-impl Weight for SloppyWeight {
-    fn scorer(&self, reader: &SegmentReader, boost: Score) -> tantivy::Result<Box<dyn Scorer>> {
-        crate::cancellable::check(&self.query.cancel)?;
-        let index = reader.inverted_index(self.query.field)?;
+impl SloppyWeight {
+    /// The documents of `field` holding the words within the slop, with
+    /// their windows (not scored); `None` when a word is not in the
+    /// segment's `field`.
+    fn counter(&self, reader: &SegmentReader, field: Field) -> tantivy::Result<Option<SloppyScorer>> {
+        let index = reader.inverted_index(field)?;
         // One postings list per distinct word; each place of the phrase
         // names its word's list.
         let mut distinct: Vec<&Term> = Vec::new();
@@ -93,18 +132,16 @@ impl Weight for SloppyWeight {
         }
         let mut postings = Vec::with_capacity(distinct.len());
         for term in &distinct {
-            match index.read_postings(term, IndexRecordOption::WithFreqsAndPositions)? {
+            // The same word in one of the fields `_all` holds, or itself.
+            let Some(term) = crate::phrase_prefix::in_field(term, field) else { return Ok(None) };
+            match index.read_postings(&term, IndexRecordOption::WithFreqsAndPositions)? {
                 Some(p) => postings.push(p),
-                None => return Ok(Box::new(EmptyScorer)),
+                None => return Ok(None),
             }
         }
         // Rarest first: it drives the intersection.
         let mut order: Vec<usize> = (0..postings.len()).collect();
         order.sort_by_key(|&i| postings[i].doc_freq());
-        let fieldnorms = match &self.bm25 {
-            Some(_) => reader.fieldnorms_readers().get_field(self.query.field)?,
-            None => None,
-        };
         let mut scorer = SloppyScorer {
             postings,
             order,
@@ -113,15 +150,42 @@ impl Weight for SloppyWeight {
             since_check: 0,
             doc: 0,
             count: 0,
-            bm25: self.bm25.as_ref().map(|w| w.boost_by(boost)),
-            fieldnorms,
+            bm25: None,
+            fieldnorms: None,
             failed: None,
         };
         scorer.find(scorer.postings[scorer.order[0]].doc());
         match scorer.failed.take() {
             Some(e) => Err(e),
-            None => Ok(Box::new(scorer)),
+            None => Ok(Some(scorer)),
         }
+    }
+}
+
+impl Weight for SloppyWeight {
+    fn scorer(&self, reader: &SegmentReader, boost: Score) -> tantivy::Result<Box<dyn Scorer>> {
+        crate::cancellable::check(&self.query.cancel)?;
+        let bm25 = self.bm25.as_ref().map(|w| w.boost_by(boost));
+        let fieldnorms = match &bm25 {
+            Some(_) => reader.fieldnorms_readers().get_field(self.query.field)?,
+            None => None,
+        };
+        if self.query.fields == [self.query.field] {
+            let Some(mut scorer) = self.counter(reader, self.query.field)? else {
+                return Ok(Box::new(EmptyScorer));
+            };
+            scorer.bm25 = bm25;
+            scorer.fieldnorms = fieldnorms;
+            return Ok(Box::new(scorer));
+        }
+        let mut parts = Vec::with_capacity(self.query.fields.len());
+        for &field in &self.query.fields {
+            parts.extend(self.counter(reader, field)?);
+        }
+        if parts.is_empty() {
+            return Ok(Box::new(EmptyScorer));
+        }
+        Ok(Box::new(FieldsScorer::new(parts, bm25, fieldnorms)))
     }
 
     fn explain(&self, reader: &SegmentReader, doc: DocId) -> tantivy::Result<Explanation> {
@@ -141,7 +205,7 @@ struct SloppyScorer {
     /// The current document's windows.
     count: u32,
     bm25: Option<Bm25Weight>,
-    fieldnorms: Option<tantivy::fieldnorm::FieldNormReader>,
+    fieldnorms: Option<FieldNormReader>,
     /// A cancellation met while the first document was found (the
     /// `DocSet` methods cannot fail: later ones end the scorer, and the
     /// search learns why from its next check).
@@ -216,11 +280,78 @@ impl DocSet for SloppyScorer {
 
 impl Scorer for SloppyScorer {
     fn score(&mut self) -> Score {
-        match (&self.bm25, &self.fieldnorms) {
-            (Some(w), Some(norms)) => w.score(norms.fieldnorm_id(self.doc), self.count),
-            (Some(w), None) => w.score(0, self.count),
-            (None, _) => 1.0,
+        crate::phrase_prefix::bm25_score(self.bm25.as_ref(), self.fieldnorms.as_ref(), self.doc, self.count)
+    }
+}
+
+/// A phrase of `_all` matched field by field: each part is one field's
+/// matches (unscored), a document's frequency is the sum of its parts'.
+struct FieldsScorer {
+    parts: Vec<SloppyScorer>,
+    doc: DocId,
+    count: u32,
+    /// `_all`'s.
+    bm25: Option<Bm25Weight>,
+    fieldnorms: Option<FieldNormReader>,
+}
+
+impl FieldsScorer {
+    fn new(parts: Vec<SloppyScorer>, bm25: Option<Bm25Weight>, fieldnorms: Option<FieldNormReader>) -> Self {
+        let mut scorer = FieldsScorer { parts, doc: 0, count: 0, bm25, fieldnorms };
+        scorer.settle();
+        scorer
+    }
+
+    /// Stands on the least document of the parts, with its frequency.
+    fn settle(&mut self) -> DocId {
+        self.doc = self.parts.iter().map(DocSet::doc).min().unwrap_or(TERMINATED);
+        self.count = 0;
+        if self.doc != TERMINATED {
+            for part in self.parts.iter().filter(|p| p.doc == self.doc) {
+                self.count = self.count.saturating_add(part.count);
+            }
         }
+        self.doc
+    }
+}
+
+impl DocSet for FieldsScorer {
+    fn advance(&mut self) -> DocId {
+        if self.doc == TERMINATED {
+            return TERMINATED;
+        }
+        for part in &mut self.parts {
+            if part.doc == self.doc {
+                part.advance();
+            }
+        }
+        self.settle()
+    }
+
+    fn seek(&mut self, target: DocId) -> DocId {
+        if self.doc >= target {
+            return self.doc;
+        }
+        for part in &mut self.parts {
+            if part.doc < target {
+                part.seek(target);
+            }
+        }
+        self.settle()
+    }
+
+    fn doc(&self) -> DocId {
+        self.doc
+    }
+
+    fn size_hint(&self) -> u32 {
+        self.parts.iter().map(DocSet::size_hint).fold(0, u32::saturating_add)
+    }
+}
+
+impl Scorer for FieldsScorer {
+    fn score(&mut self) -> Score {
+        crate::phrase_prefix::bm25_score(self.bm25.as_ref(), self.fieldnorms.as_ref(), self.doc, self.count)
     }
 }
 

@@ -136,8 +136,11 @@ fn build_from(
         Some((_, index)) => indexed_table_id(table, index)? == store.table_id(table)?,
         None => false,
     };
-    let matches =
-        same_table && serving.as_ref().is_some_and(|(_, index)| index.schema() == index_schema.schema);
+    let matches = same_table
+        && match &serving {
+            Some((_, index)) => DocSchema::serves(table, search, &index.schema())?,
+            None => false,
+        };
     let mut report = match (options.mode, serving) {
         (ReindexMode::Incremental, None) => return Err(Error::NoIndex { table: table.to_owned() }),
         (ReindexMode::Incremental, Some(_)) if !same_table => {
@@ -203,7 +206,9 @@ pub(crate) fn reindex_changed(
     let schema = store.schema(table)?;
     let Some(search) = schema.search.as_ref() else { return fallback() };
     let index_schema = DocSchema::for_search(table, search)?;
-    if generation.index.schema() != index_schema.schema || generation.table_id != store.table_id(table)? {
+    if !DocSchema::serves(table, search, &generation.index.schema())?
+        || generation.table_id != store.table_id(table)?
+    {
         return fallback();
     }
     let dir = IndexDir::new(data, table);

@@ -3,6 +3,7 @@
 
 mod ingest;
 mod overlay;
+mod phrases;
 mod query;
 mod refresh;
 mod reindex;
