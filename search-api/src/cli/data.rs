@@ -202,15 +202,20 @@ pub(super) fn run(args: &Args, command: &DataCommand, out: &mut impl Write) -> R
                 None => {}
             }
             // The tables whose terms changed (this upgrade's, or one killed
-            // after its commit): their indexes now.
+            // after its commit), and those whose index keeps positions in
+            // `_all` (built before it went without): their indexes now.
             for table in rebuild {
                 let started = std::time::Instant::now();
-                let options = rowsearch::indexer::ReindexOptions::default();
+                let options = rowsearch::indexer::ReindexOptions {
+                    mode: rowsearch::indexer::ReindexMode::Full,
+                    ..Default::default()
+                };
                 let report = super::progress::reindex(&store, &table, &options)?;
                 writeln!(
                     out,
-                    "rebuilt the search index of table {table}: {} documents in {:.2} s",
+                    "rebuilt the search index of table {table}: {} documents, {:.1} MB, in {:.2} s",
                     report.docs,
+                    report.index_bytes as f64 / 1e6,
                     started.elapsed().as_secs_f64()
                 )?;
             }
@@ -362,8 +367,9 @@ fn row_by_fields(store: &dyn rowsearch::store::TableStore, table: &str, fields: 
 }
 
 /// The searchable tables whose index was built for an earlier table of the
-/// name (an upgrade that changed their terms gave them a new id); a table
-/// never indexed is not one.
+/// name (an upgrade that changed their terms gave them a new id), or
+/// before `_all` went without positions (it serves as it is, a quarter
+/// bigger); a table never indexed is not one.
 fn stale_indexes(store: &rowsearch::store::Store) -> Result<Vec<String>> {
     let mut stale = Vec::new();
     for table in store.tables()? {
@@ -371,7 +377,11 @@ fn stale_indexes(store: &rowsearch::store::Store) -> Result<Vec<String>> {
             continue;
         }
         match rowsearch::indexer::TableIndex::open(store, &table)?.generation() {
-            Ok(generation) if generation.table_id != store.table_id(&table)? => stale.push(table),
+            Ok(generation)
+                if generation.table_id != store.table_id(&table)? || generation.schema.all_positions =>
+            {
+                stale.push(table)
+            }
             Ok(_) | Err(rowsearch::indexer::Error::NoIndex { .. }) => {}
             Err(e) => return Err(e.into()),
         }

@@ -1,3 +1,4 @@
+mod all_positions;
 mod backup;
 mod holes;
 mod moves;
