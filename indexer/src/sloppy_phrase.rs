@@ -182,10 +182,14 @@ impl Weight for SloppyWeight {
         for &field in &self.query.fields {
             parts.extend(self.counter(reader, field)?);
         }
-        if parts.is_empty() {
-            return Ok(Box::new(EmptyScorer));
+        if parts.len() > 1 {
+            return Ok(Box::new(FieldsScorer::new(parts, bm25, fieldnorms)));
         }
-        Ok(Box::new(FieldsScorer::new(parts, bm25, fieldnorms)))
+        // One field holds every word: its matches, scored over `_all`.
+        let Some(mut scorer) = parts.pop() else { return Ok(Box::new(EmptyScorer)) };
+        scorer.bm25 = bm25;
+        scorer.fieldnorms = fieldnorms;
+        Ok(Box::new(scorer))
     }
 
     fn explain(&self, reader: &SegmentReader, doc: DocId) -> tantivy::Result<Explanation> {
@@ -371,20 +375,97 @@ struct Matcher {
     positions: Vec<Vec<u32>>,
     /// Each slot's cursor into its word's positions.
     at: Vec<usize>,
+    /// An exact phrase's starts still standing (shifted by its last
+    /// place), its slots' order, the positions of the slot being
+    /// matched, and which words' positions are read.
+    starts: Vec<u32>,
+    order: Vec<usize>,
+    scratch: Vec<u32>,
+    read: Vec<bool>,
+    /// Whether a word stands at two places of the phrase.
+    repeats: bool,
+    last_place: u32,
 }
 
 impl Matcher {
     fn new(slots: Vec<Slot>, slop: u32) -> Self {
         let words = slots.iter().map(|s| s.word).max().map_or(0, |w| w + 1);
-        Matcher { at: vec![0; slots.len()], slots, slop, positions: vec![Vec::new(); words] }
+        Matcher {
+            at: vec![0; slots.len()],
+            order: (0..slots.len()).collect(),
+            scratch: Vec::new(),
+            repeats: slots.len() > words,
+            last_place: slots.iter().map(|s| s.place).max().unwrap_or(0),
+            slots,
+            slop,
+            positions: vec![Vec::new(); words],
+            starts: Vec::new(),
+            read: vec![false; words],
+        }
     }
 
     /// The windows of the document every postings list stands on.
     fn count(&mut self, postings: &mut [SegmentPostings]) -> u32 {
+        if self.slop == 0 {
+            return self.exact(postings);
+        }
         for (word, p) in postings.iter_mut().enumerate() {
             p.positions(&mut self.positions[word]);
         }
         windows(&self.slots, &self.positions, self.slop, &mut self.at)
+    }
+
+    /// An exact phrase's occurrences (slop 0): the starts `s` where each
+    /// slot's word stands at `s + place`, as tantivy's phrase scorer counts
+    /// them. The slots are taken rarest word in the document first, and
+    /// the count ends at the first slot that leaves no start (the sweep's
+    /// windows are the same count, at the cost of every word's positions
+    /// and a step per one). Each slot's positions are read shifted by the
+    /// last place less its own (as tantivy does), so the starts are
+    /// intersected as they are; a word standing twice is read once.
+    fn exact(&mut self, postings: &mut [SegmentPostings]) -> u32 {
+        let slots = &self.slots;
+        if slots.len() == 2 {
+            let (a, b) = (slots[0].word, slots[1].word);
+            self.order.clear();
+            self.order.extend(if postings[b].term_freq() < postings[a].term_freq() {
+                [1, 0]
+            } else {
+                [0, 1]
+            });
+        } else {
+            self.order.sort_by_key(|&i| postings[slots[i].word].term_freq());
+        }
+        self.read.fill(false);
+        for (n, &i) in self.order.iter().enumerate() {
+            let Slot { word, place } = slots[i];
+            let shift = self.last_place - place;
+            let into = if n == 0 { &mut self.starts } else { &mut self.scratch };
+            if !self.repeats {
+                postings[word].positions_with_offset(shift, into);
+            } else {
+                if !self.read[word] {
+                    self.read[word] = true;
+                    postings[word].positions(&mut self.positions[word]);
+                }
+                into.clear();
+                into.extend(self.positions[word].iter().map(|p| p.wrapping_add(shift)));
+            }
+            if n > 0 {
+                let theirs = &self.scratch;
+                let mut j = 0;
+                self.starts.retain(|&start| {
+                    while j < theirs.len() && theirs[j] < start {
+                        j += 1;
+                    }
+                    j < theirs.len() && theirs[j] == start
+                });
+            }
+            if self.starts.is_empty() {
+                return 0;
+            }
+        }
+        u32::try_from(self.starts.len()).unwrap_or(u32::MAX)
     }
 }
 
