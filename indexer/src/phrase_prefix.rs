@@ -212,23 +212,37 @@ impl PhrasePrefixWeight {
         // in term order), then each side's term for each.
         let prefix = self.query.prefix.1.serialized_value_bytes();
         let dictionary = reader.inverted_index(self.query.field)?;
-        let mut terms: Vec<(Vec<u8>, TermInfo)> = Vec::new();
+        let mut terms: Vec<TermInfo> = Vec::new();
+        // Their bytes, one after another (`ends[i]` closes the i-th), kept
+        // only to find them in the other fields.
+        let other_fields = side_fields.iter().any(|&f| f != self.query.field);
+        let (mut bytes, mut ends) = (Vec::new(), Vec::new());
         let mut stream = prefix_range(&dictionary, prefix, None)?;
         while terms.len() < MAX_COMPLETIONS && stream.advance() {
-            terms.push((stream.key().to_vec(), stream.value().clone()));
+            terms.push(stream.value().clone());
+            if other_fields {
+                bytes.extend_from_slice(stream.key());
+                ends.push(bytes.len());
+            }
         }
-        let Some(last) = terms.last().map(|(t, _)| t.clone()) else { return Ok(Vec::new()) };
+        if terms.is_empty() {
+            return Ok(Vec::new());
+        }
+        let key = |i: usize| &bytes[if i == 0 { 0 } else { ends[i - 1] }..ends[i]];
         for (side, &field) in sides.iter_mut().zip(&side_fields) {
             if field == self.query.field {
-                side.infos = terms.iter().map(|(_, info)| Some(info.clone())).collect();
+                side.infos = terms.iter().map(|info| Some(info.clone())).collect();
                 continue;
             }
             side.infos = vec![None; terms.len()];
-            let mut stream = prefix_range(&side.index, prefix, Some(&last))?;
+            let mut stream = prefix_range(&side.index, prefix, Some(key(terms.len() - 1)))?;
+            // Both in term order, the field's terms among `_all`'s: a walk.
             let mut at = 0;
             while stream.advance() {
-                at += terms[at..].partition_point(|(t, _)| t.as_slice() < stream.key());
-                if terms.get(at).is_some_and(|(t, _)| t == stream.key()) {
+                while at < terms.len() && key(at) < stream.key() {
+                    at += 1;
+                }
+                if at < terms.len() && key(at) == stream.key() {
                     side.infos[at] = Some(stream.value().clone());
                 }
             }
@@ -236,7 +250,7 @@ impl PhrasePrefixWeight {
         // Most documents first: the common ones match most anchors, which
         // then leave the lists before the long tail is intersected with them.
         let mut order: Vec<usize> = (0..terms.len()).collect();
-        order.sort_by_key(|&i| std::cmp::Reverse(terms[i].1.doc_freq));
+        order.sort_by_key(|&i| std::cmp::Reverse(terms[i].doc_freq));
         // The sides' documents, each once, in order.
         let mut docs: Vec<DocId> = sides.iter().flat_map(|s| s.anchors.docs.iter().copied()).collect();
         docs.sort_unstable();
@@ -259,6 +273,9 @@ impl PhrasePrefixWeight {
             crate::cancellable::check(&self.query.cancel)?;
             for side in &mut sides {
                 let Some(info) = &side.infos[completion] else { continue };
+                if side.open.is_empty() {
+                    continue;
+                }
                 // Documents only: most completions share none with the open
                 // anchors, and their positions are opened when one does.
                 let mut postings = side.index.read_postings_from_terminfo(info, IndexRecordOption::Basic)?;
