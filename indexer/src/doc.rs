@@ -14,9 +14,9 @@
 //! catch-all `_all` holding every search field (so a bare term is one term
 //! lookup; it keeps frequencies but no positions, as a bare phrase is
 //! matched in each field's positions and scored over `_all`, see
-//! [`crate::sloppy_phrase`]; indexes built before keep positions there and
-//! are read as they are, [`DocSchema::all_positions`]), `_key` (the row key: indexed for deletes by key, and the one
-//! stored value), `_partition` (indexed and fast, for scoping and facets),
+//! `sloppy_phrase.rs`; indexes built before keep positions there and
+//! are read as they are, [`DocSchema::all_positions`]), `_key` (the row
+//! key: indexed for deletes by key, and the one stored value), `_partition` (indexed and fast, for scoping and facets),
 //! `date` (indexed and fast, milliseconds, for ranges, sorting and the
 //! month and year facets), and for each search field declared `facet` a
 //! fast string column `_facet_<name>` of the values facets count (see
