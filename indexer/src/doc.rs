@@ -144,7 +144,7 @@ impl DocSchema {
             }));
         }
         // Frequencies for bare terms' scores, no positions: they would
-        // repeat every field's (a third of the index).
+        // repeat every field's (122 -> 89 MB of index on the full corpus).
         let all = builder.add_text_field(ALL_FIELD, text(TOKENIZER, all_positions));
         // The key is stored rather than fast: reading the keys of 10 random
         // hits takes 5 us stored against 17 us from a bytes fast column

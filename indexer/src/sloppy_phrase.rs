@@ -27,7 +27,7 @@
 //! phrase, with the documents and scores tantivy's phrase query gives over
 //! an `_all` that keeps positions (where values of fields stand apart:
 //! tantivy leaves a gap between them), so bare phrases answer as they did
-//! when `_all` kept positions, from a third less index.
+//! when `_all` kept positions, from an index a quarter smaller.
 
 use std::fmt;
 
