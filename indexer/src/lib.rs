@@ -65,6 +65,7 @@ mod ties;
 mod typos;
 pub use completion_cache::{CACHED_PREFIX_CHARS, CACHED_TERMS};
 mod verify;
+mod word_cursor;
 
 use std::path::Path;
 use std::sync::Arc;

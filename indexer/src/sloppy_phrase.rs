@@ -32,10 +32,11 @@
 use std::fmt;
 
 use tantivy::fieldnorm::FieldNormReader;
-use tantivy::postings::{Postings, SegmentPostings};
 use tantivy::query::{Bm25Weight, EmptyScorer, EnableScoring, Explanation, Query, Scorer, Weight};
-use tantivy::schema::{Field, IndexRecordOption};
+use tantivy::schema::Field;
 use tantivy::{DocId, DocSet, Score, SegmentReader, TERMINATED, Term};
+
+use crate::word_cursor::Word;
 
 /// Documents whose positions are matched between two looks at the cancel.
 const CHECK_EVERY: u32 = 256;
@@ -130,14 +131,20 @@ impl SloppyWeight {
             };
             slots.push(Slot { word, place: u32::try_from(*place).unwrap_or(u32::MAX) });
         }
-        let mut postings = Vec::with_capacity(distinct.len());
+        let mut infos = Vec::with_capacity(distinct.len());
         for term in &distinct {
             // The same word in one of the fields `_all` holds, or itself.
             let Some(term) = crate::phrase_prefix::in_field(term, field) else { return Ok(None) };
-            match index.read_postings(&term, IndexRecordOption::WithFreqsAndPositions)? {
-                Some(p) => postings.push(p),
+            match index.get_term_info(&term)? {
+                Some(info) => infos.push(info),
                 None => return Ok(None),
             }
+        }
+        let Some(file) = crate::word_cursor::positions_file(reader, field)? else { return Ok(None) };
+        let rarest = infos.iter().map(|i| i.doc_freq).min().unwrap_or(0);
+        let mut postings = Vec::with_capacity(infos.len());
+        for info in &infos {
+            postings.push(Word::open(&index, info, &file, rarest)?);
         }
         // Rarest first: it drives the intersection.
         let mut order: Vec<usize> = (0..postings.len()).collect();
@@ -199,7 +206,7 @@ impl Weight for SloppyWeight {
 
 struct SloppyScorer {
     /// One per distinct word.
-    postings: Vec<SegmentPostings>,
+    postings: Vec<Word>,
     /// The words' postings, rarest first.
     order: Vec<usize>,
     matcher: Matcher,
@@ -278,7 +285,7 @@ impl DocSet for SloppyScorer {
     }
 
     fn size_hint(&self) -> u32 {
-        self.postings[self.order[0]].size_hint()
+        self.postings[self.order[0]].doc_freq()
     }
 }
 
@@ -405,7 +412,7 @@ impl Matcher {
     }
 
     /// The windows of the document every postings list stands on.
-    fn count(&mut self, postings: &mut [SegmentPostings]) -> u32 {
+    fn count(&mut self, postings: &mut [Word]) -> u32 {
         if self.slop == 0 {
             return self.exact(postings);
         }
@@ -423,7 +430,7 @@ impl Matcher {
     /// and a step per one). Each slot's positions are read shifted by the
     /// last place less its own (as tantivy does), so the starts are
     /// intersected as they are; a word standing twice is read once.
-    fn exact(&mut self, postings: &mut [SegmentPostings]) -> u32 {
+    fn exact(&mut self, postings: &mut [Word]) -> u32 {
         let slots = &self.slots;
         if slots.len() == 2 {
             let (a, b) = (slots[0].word, slots[1].word);
