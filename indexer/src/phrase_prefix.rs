@@ -23,11 +23,14 @@
 
 use std::fmt;
 
+use tantivy::directory::FileSlice;
 use tantivy::fieldnorm::FieldNormReader;
-use tantivy::postings::{Postings, SegmentPostings, TermInfo};
+use tantivy::postings::TermInfo;
 use tantivy::query::{Bm25Weight, EmptyScorer, EnableScoring, Explanation, Query, Scorer, Weight};
 use tantivy::schema::{Field, IndexRecordOption};
 use tantivy::{DocId, DocSet, InvertedIndexReader, Score, SegmentReader, TERMINATED, Term};
+
+use crate::word_cursor::Word;
 
 /// Most completions of a phrase's last word tried per segment, in term
 /// order (tantivy's own query tries 50 by default).
@@ -160,6 +163,8 @@ struct PhrasePrefixWeight {
 /// One field the phrase is matched in: its anchors, and its open ones.
 struct Side {
     index: std::sync::Arc<InvertedIndexReader>,
+    /// The field's positions (`.pos`).
+    positions: FileSlice,
     anchors: Anchors,
     /// Each anchor's place in the union of the sides' documents.
     union_at: Vec<usize>,
@@ -191,11 +196,13 @@ impl PhrasePrefixWeight {
         let mut side_fields = Vec::with_capacity(self.query.fields.len());
         for &field in &self.query.fields {
             let index = reader.inverted_index(field)?;
-            let Some(anchors) = self.anchors(&index, field)? else { continue };
+            let Some(positions) = crate::word_cursor::positions_file(reader, field)? else { continue };
+            let Some(anchors) = self.anchors(&index, field, &positions)? else { continue };
             if !anchors.docs.is_empty() {
                 side_fields.push(field);
                 sides.push(Side {
                     index,
+                    positions,
                     anchors,
                     union_at: Vec::new(),
                     open_docs: Vec::new(),
@@ -279,7 +286,7 @@ impl PhrasePrefixWeight {
                 // Documents only: most completions share none with the open
                 // anchors, and their positions are opened when one does.
                 let mut postings = side.index.read_postings_from_terminfo(info, IndexRecordOption::Basic)?;
-                let mut positioned: Option<SegmentPostings> = None;
+                let mut positioned: Option<Word> = None;
                 // Leapfrog: the completion's documents against the open anchors.
                 let mut k = 0;
                 let mut doc = postings.doc();
@@ -298,9 +305,11 @@ impl PhrasePrefixWeight {
                     if matched_by[u] == 0 || matched_by[u] == rank {
                         let with_positions = match &mut positioned {
                             Some(p) => p,
-                            None => positioned.insert(side.index.read_postings_from_terminfo(
+                            None => positioned.insert(Word::open(
+                                &side.index,
                                 info,
-                                IndexRecordOption::WithFreqsAndPositions,
+                                &side.positions,
+                                u32::try_from(side.open.len()).unwrap_or(u32::MAX),
                             )?),
                         };
                         with_positions.seek(doc);
@@ -335,19 +344,27 @@ impl PhrasePrefixWeight {
 
     /// Where the completion must be, per document holding the fixed words
     /// in order; `None` when a fixed word is not in the segment.
-    fn anchors(&self, index: &InvertedIndexReader, field: Field) -> tantivy::Result<Option<Anchors>> {
+    fn anchors(
+        &self,
+        index: &InvertedIndexReader,
+        field: Field,
+        positions: &FileSlice,
+    ) -> tantivy::Result<Option<Anchors>> {
         if self.query.words.is_empty() {
             return Ok(None);
         }
-        let mut postings: Vec<(u32, SegmentPostings)> = Vec::with_capacity(self.query.words.len());
+        let mut infos = Vec::with_capacity(self.query.words.len());
         let target = self.query.prefix.0;
         for (offset, term) in &self.query.words {
             let Some(term) = in_field(term, field) else { return Ok(None) };
-            let Some(p) = index.read_postings(&term, IndexRecordOption::WithFreqsAndPositions)? else {
-                return Ok(None);
-            };
+            let Some(info) = index.get_term_info(&term)? else { return Ok(None) };
             // A word at `offset` puts the completion `target - offset` further on.
-            postings.push((u32::try_from(target.saturating_sub(*offset)).unwrap_or(u32::MAX), p));
+            infos.push((u32::try_from(target.saturating_sub(*offset)).unwrap_or(u32::MAX), info));
+        }
+        let rarest = infos.iter().map(|(_, i)| i.doc_freq).min().unwrap_or(0);
+        let mut postings: Vec<(u32, Word)> = Vec::with_capacity(infos.len());
+        for (shift, info) in &infos {
+            postings.push((*shift, Word::open(index, info, positions, rarest)?));
         }
         // Rarest first: it drives the intersection.
         postings.sort_by_key(|(_, p)| p.doc_freq());

@@ -189,12 +189,22 @@ impl WordCursor {
             self.block.advance();
             self.at = 0;
         }
-        // Targets are mostly a few documents on: a step at a time (a
-        // branch-free count over the rest of the block, or a binary
-        // search, measured slower).
-        while self.doc() < target {
-            self.advance();
+        // Within the block: eight documents at a time while the eighth is
+        // before the target, then one at a time (targets are mostly a few
+        // documents on: a branch-free count over the rest of the block,
+        // or a binary search, measured slower).
+        let (docs, freqs) = (self.block.docs(), self.block.freqs());
+        let (mut at, mut passed) = (self.at, 0u32);
+        while at + 8 <= docs.len() && docs[at + 7] < target {
+            passed += freqs[at..at + 8].iter().sum::<u32>();
+            at += 8;
         }
+        while at < docs.len() && docs[at] < target {
+            passed += freqs[at];
+            at += 1;
+        }
+        self.offset += u64::from(passed);
+        self.at = at;
         self.doc()
     }
 
