@@ -196,8 +196,7 @@ impl PhrasePrefixWeight {
         let mut side_fields = Vec::with_capacity(self.query.fields.len());
         for &field in &self.query.fields {
             let index = reader.inverted_index(field)?;
-            let Some(positions) = crate::word_cursor::positions_file(reader, field)? else { continue };
-            let Some(anchors) = self.anchors(&index, field, &positions)? else { continue };
+            let Some((anchors, positions)) = self.anchors(reader, &index, field)? else { continue };
             if !anchors.docs.is_empty() {
                 side_fields.push(field);
                 sides.push(Side {
@@ -343,13 +342,14 @@ impl PhrasePrefixWeight {
     }
 
     /// Where the completion must be, per document holding the fixed words
-    /// in order; `None` when a fixed word is not in the segment.
+    /// in order, and the field's positions; `None` when a fixed word is
+    /// not in the segment's field.
     fn anchors(
         &self,
+        reader: &SegmentReader,
         index: &InvertedIndexReader,
         field: Field,
-        positions: &FileSlice,
-    ) -> tantivy::Result<Option<Anchors>> {
+    ) -> tantivy::Result<Option<(Anchors, FileSlice)>> {
         if self.query.words.is_empty() {
             return Ok(None);
         }
@@ -361,11 +361,9 @@ impl PhrasePrefixWeight {
             // A word at `offset` puts the completion `target - offset` further on.
             infos.push((u32::try_from(target.saturating_sub(*offset)).unwrap_or(u32::MAX), info));
         }
-        let rarest = infos.iter().map(|(_, i)| i.doc_freq).min().unwrap_or(0);
-        let mut postings: Vec<(u32, Word)> = Vec::with_capacity(infos.len());
-        for (shift, info) in &infos {
-            postings.push((*shift, Word::open(index, info, positions, rarest)?));
-        }
+        let Some(positions) = crate::word_cursor::positions_file(reader, field)? else { return Ok(None) };
+        let words = Word::open_all(index, infos.iter().map(|(_, info)| info), &positions)?;
+        let mut postings: Vec<(u32, Word)> = infos.iter().map(|(shift, _)| *shift).zip(words).collect();
         // Rarest first: it drives the intersection.
         postings.sort_by_key(|(_, p)| p.doc_freq());
         let mut anchors = Anchors { docs: Vec::new(), starts: vec![0], positions: Vec::new() };
@@ -395,7 +393,7 @@ impl PhrasePrefixWeight {
             }
             doc = postings[0].1.advance();
         }
-        Ok(Some(anchors))
+        Ok(Some((anchors, positions)))
     }
 }
 

@@ -141,11 +141,7 @@ impl SloppyWeight {
             }
         }
         let Some(file) = crate::word_cursor::positions_file(reader, field)? else { return Ok(None) };
-        let rarest = infos.iter().map(|i| i.doc_freq).min().unwrap_or(0);
-        let mut postings = Vec::with_capacity(infos.len());
-        for info in &infos {
-            postings.push(Word::open(&index, info, &file, rarest)?);
-        }
+        let postings = Word::open_all(&index, infos.iter(), &file)?;
         // Rarest first: it drives the intersection.
         let mut order: Vec<usize> = (0..postings.len()).collect();
         order.sort_by_key(|&i| postings[i].doc_freq());

@@ -13,8 +13,7 @@
 //! skip list, which knows a skipped block's frequency total, is not
 //! public), so a walk decodes every block up to its last document; the
 //! phrase scorer drives with the rarest word, and a list much longer than
-//! the driver's is read through tantivy's postings instead (see
-//! `sloppy_phrase.rs`).
+//! the driver's is read through tantivy's postings instead ([`Word`]).
 
 use tantivy::directory::{CompositeFile, FileSlice};
 use tantivy::index::SegmentComponent;
@@ -48,6 +47,17 @@ pub(crate) enum Word {
 }
 
 impl Word {
+    /// The words of `infos` in one field, in their order, each read as
+    /// the rarest of them makes worth it.
+    pub(crate) fn open_all<'a>(
+        index: &InvertedIndexReader,
+        infos: impl Iterator<Item = &'a TermInfo> + Clone,
+        positions: &FileSlice,
+    ) -> std::io::Result<Vec<Word>> {
+        let rarest = infos.clone().map(|i| i.doc_freq).min().unwrap_or(0);
+        infos.map(|info| Word::open(index, info, positions, rarest)).collect()
+    }
+
     /// The word of `info`, in a phrase whose rarest word is in
     /// `rarest` documents.
     pub(crate) fn open(
