@@ -4,7 +4,9 @@
 use std::borrow::Cow;
 use std::sync::Arc;
 
+use hashbrown::HashTable;
 use heed::RoTxn;
+use xxhash_rust::xxh3::xxh3_64;
 
 use super::codec::{partition_start, push_cell_key, push_varint};
 use crate::cell::PutCell;
@@ -376,51 +378,138 @@ impl Shape<'_> {
         values: &[Option<&[u8]>],
         f: &mut dyn FnMut(usize, &str, &[u8]),
     ) {
-        // Every token's text goes to one buffer, so a message's tokens cost
-        // no allocation each: (start, end, position) into `text_buf`.
-        let mut text_buf = String::new();
-        // (first eight bytes of the term, big-endian and zero-padded, so
-        // most comparisons are one integer compare; start; end; position).
-        let mut tokens: Vec<(u64, u32, u32, u32)> = Vec::new();
-        let mut positions = Vec::new();
+        let mut terms = FieldTerms::default();
         for (n, field) in self.schema.fields.iter().enumerate() {
             let Some(value) = values[n] else { continue };
-            text_buf.clear();
-            tokens.clear();
             let text = String::from_utf8_lossy(value);
-            analyzer.terms(field, &text, &mut |term, position| {
-                let start = text_buf.len();
-                text_buf.push_str(term);
+            terms.clear();
+            analyzer.terms(field, &text, &mut |term, position| terms.push(term, position));
+            terms.each(&mut |term, positions| f(n, term, positions));
+        }
+    }
+}
+
+/// One field's tokens grouped by term: each distinct term's text once (in
+/// one buffer, so a message's tokens cost no allocation each), found again
+/// through a hash table, and its positions. Only the distinct terms are
+/// sorted (a body's tokens repeat: sorting every token, ties broken by
+/// comparing texts, was a sixth of an ingest's tokenizing thread).
+#[derive(Default)]
+struct FieldTerms {
+    text: String,
+    /// Per distinct term, in first-seen order: its text's start and end in
+    /// `text`, and its first eight bytes big-endian, zero-padded (most
+    /// comparisons of the sort are then one integer compare).
+    terms: Vec<(u32, u32, u64)>,
+    /// Per distinct term's id, hashed by its text.
+    slots: HashTable<u32>,
+    /// (term id, position) per token, in the order the analyzer gave them.
+    tokens: Vec<(u32, u32)>,
+    /// Scratch of [`FieldTerms::each`].
+    order: Vec<u32>,
+    starts: Vec<u32>,
+    by_term: Vec<u32>,
+    positions: Vec<u8>,
+}
+
+impl FieldTerms {
+    fn clear(&mut self) {
+        self.text.clear();
+        self.terms.clear();
+        self.slots.clear();
+        self.tokens.clear();
+    }
+
+    fn term(&self, id: u32) -> &str {
+        let (start, end, _) = self.terms[id as usize];
+        &self.text[start as usize..end as usize]
+    }
+
+    fn push(&mut self, term: &str, position: u32) {
+        let hash = xxh3_64(term.as_bytes());
+        let (text, terms) = (&mut self.text, &mut self.terms);
+        let same = |id: &u32| {
+            let (start, end, _) = terms[*id as usize];
+            &text[start as usize..end as usize] == term
+        };
+        let id = match self.slots.find(hash, same) {
+            Some(id) => *id,
+            None => {
+                let id = terms.len() as u32;
+                let start = text.len() as u32;
+                text.push_str(term);
                 let mut head = [0u8; 8];
                 let n = term.len().min(8);
                 head[..n].copy_from_slice(&term.as_bytes()[..n]);
                 // Offsets fit: a value is far below 4 GiB.
-                tokens.push((u64::from_be_bytes(head), start as u32, text_buf.len() as u32, position));
-            });
-            let term_of = |t: &(u64, u32, u32, u32)| &text_buf[t.1 as usize..t.2 as usize];
-            // Zero padding keeps the order of the heads that of the terms
-            // (a shorter term sorts first, as a zero byte would), so the
-            // full terms only break ties.
-            tokens.sort_unstable_by(|a, b| {
-                a.0.cmp(&b.0).then_with(|| term_of(a).cmp(term_of(b))).then(a.3.cmp(&b.3))
-            });
-            let mut i = 0;
-            while i < tokens.len() {
-                let term = term_of(&tokens[i]);
-                positions.clear();
-                let mut last = None;
-                while i < tokens.len() && term_of(&tokens[i]) == term {
-                    let position = tokens[i].3;
-                    // A term twice at one position counts once.
-                    if last != Some(position) {
-                        push_varint(&mut positions, position - last.unwrap_or(0));
-                        last = Some(position);
-                    }
-                    i += 1;
-                }
-                f(n, term, &positions);
+                terms.push((start, text.len() as u32, u64::from_be_bytes(head)));
+                self.slots.insert_unique(hash, id, |id| {
+                    let (start, end, _) = terms[*id as usize];
+                    xxh3_64(&text.as_bytes()[start as usize..end as usize])
+                });
+                id
             }
+        };
+        self.tokens.push((id, position));
+    }
+
+    /// Each distinct term in byte order, with its positions as a keyword
+    /// cell stores them (ascending LEB128 deltas, a position once).
+    fn each(&mut self, f: &mut dyn FnMut(&str, &[u8])) {
+        let mut order = std::mem::take(&mut self.order);
+        order.clear();
+        order.extend(0..self.terms.len() as u32);
+        // Zero padding keeps the order of the heads that of the terms (a
+        // shorter term sorts first, as a zero byte would), so the full
+        // terms only break ties.
+        order.sort_unstable_by(|&a, &b| {
+            self.terms[a as usize]
+                .2
+                .cmp(&self.terms[b as usize].2)
+                .then_with(|| self.term(a).cmp(self.term(b)))
+        });
+        // Positions by term (a counting sort by id: each term's in the
+        // order given).
+        let mut starts = std::mem::take(&mut self.starts);
+        starts.clear();
+        starts.resize(self.terms.len() + 1, 0);
+        for &(id, _) in &self.tokens {
+            starts[id as usize + 1] += 1;
         }
+        for i in 0..self.terms.len() {
+            starts[i + 1] += starts[i];
+        }
+        let mut by_term = std::mem::take(&mut self.by_term);
+        by_term.clear();
+        by_term.resize(self.tokens.len(), 0);
+        let mut next = starts.clone();
+        for &(id, position) in &self.tokens {
+            by_term[next[id as usize] as usize] = position;
+            next[id as usize] += 1;
+        }
+        let mut positions = std::mem::take(&mut self.positions);
+        for &id in &order {
+            let run = &mut by_term[starts[id as usize] as usize..starts[id as usize + 1] as usize];
+            // An analyzer gives positions in order; one that does not is
+            // sorted here.
+            if !run.is_sorted() {
+                run.sort_unstable();
+            }
+            positions.clear();
+            let mut last = None;
+            for &position in run.iter() {
+                // A term twice at one position counts once.
+                if last != Some(position) {
+                    push_varint(&mut positions, position - last.unwrap_or(0));
+                    last = Some(position);
+                }
+            }
+            f(self.term(id), &positions);
+        }
+        self.order = order;
+        self.starts = starts;
+        self.by_term = by_term;
+        self.positions = positions;
     }
 }
 
@@ -573,4 +662,52 @@ pub fn for_each_kept_keyword_cell_of(
         }
     });
     failed.map_or(Ok(()), Err)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::{BTreeMap, BTreeSet};
+
+    use proptest::prelude::*;
+
+    use super::FieldTerms;
+    use crate::keyword::block::take_varint;
+
+    proptest! {
+        /// Any tokens (terms sharing long prefixes, repeated, positions out
+        /// of order or repeated): each distinct term once, in byte order,
+        /// with its distinct positions ascending, as a map from term to
+        /// positions has them.
+        #[test]
+        fn field_terms_group_as_a_sorted_map(
+            tokens in proptest::collection::vec(("(abcdefgh|abcd|x|é|)[a-c]{0,3}", 0u32..40), 0..120),
+            again in proptest::collection::vec(("[a-z]{1,12}", 0u32..40), 0..20),
+        ) {
+            let mut terms = FieldTerms::default();
+            // Used twice: cleared state must not leak into the second field.
+            for run in [&again, &tokens] {
+                terms.clear();
+                for (term, position) in run {
+                    terms.push(term, *position);
+                }
+                let mut model: BTreeMap<&str, BTreeSet<u32>> = BTreeMap::new();
+                for (term, position) in run {
+                    model.entry(term.as_str()).or_default().insert(*position);
+                }
+                let mut got: Vec<(String, Vec<u32>)> = Vec::new();
+                terms.each(&mut |term, mut bytes| {
+                    let mut positions = Vec::new();
+                    let mut at = 0u64;
+                    while let Some(delta) = take_varint(&mut bytes) {
+                        at += delta;
+                        positions.push(at as u32);
+                    }
+                    got.push((term.to_owned(), positions));
+                });
+                let want: Vec<(String, Vec<u32>)> =
+                    model.into_iter().map(|(t, p)| (t.to_owned(), p.into_iter().collect())).collect();
+                prop_assert_eq!(got, want);
+            }
+        }
+    }
 }
