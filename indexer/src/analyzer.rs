@@ -66,6 +66,10 @@ fn is_delimiter(c: char) -> bool {
 /// `chunk` as an email address (`local@domain.tld`, trimmed of surrounding
 /// punctuation), if it is one.
 fn email_address(chunk: &str) -> Option<&str> {
+    // Most chunks hold no `@`: one byte search before any trimming.
+    if !chunk.as_bytes().contains(&b'@') {
+        return None;
+    }
     let trimmed = chunk.trim_matches(|c: char| !c.is_alphanumeric());
     let (local, domain) = trimmed.split_once('@')?;
     let allowed = |c: char| c.is_alphanumeric() || matches!(c, '.' | '_' | '%' | '+' | '-');
@@ -115,6 +119,88 @@ thread_local! {
 }
 
 fn tokenize(text: &str, sink: &mut dyn FnMut(&str, u32)) {
+    if text.is_ascii() { tokenize_ascii(text, sink) } else { tokenize_chars(text, sink) }
+}
+
+/// Byte classes of ASCII text for [`tokenize_ascii`]: a letter or digit
+/// (a term's), a delimiter (ends an address candidate, as
+/// [`is_delimiter`]), or other punctuation (splits terms only).
+const ALNUM: u8 = 0;
+const DELIMITER: u8 = 1;
+const PUNCTUATION: u8 = 2;
+static ASCII_CLASS: [u8; 128] = {
+    let mut class = [PUNCTUATION; 128];
+    let mut b = 0;
+    while b < 128 {
+        let c = b as u8;
+        if c.is_ascii_alphanumeric() {
+            class[b] = ALNUM;
+        } else if matches!(c, b'\t' | b'\n' | 0x0b | 0x0c | b'\r' | b' ')
+            || matches!(
+                c,
+                b'<' | b'>' | b',' | b';' | b'"' | b'\'' | b'(' | b')' | b'[' | b']' | b':' | b'/' | b'\\'
+            )
+        {
+            class[b] = DELIMITER;
+        }
+        b += 1;
+    }
+    class
+};
+
+/// [`tokenize_chars`] of ASCII text (most of mail), byte by byte: the same
+/// terms at the same positions (`char::is_whitespace` and
+/// `char::is_alphanumeric` of an ASCII character are its ASCII classes).
+fn tokenize_ascii(text: &str, sink: &mut dyn FnMut(&str, u32)) {
+    let bytes = text.as_bytes();
+    let class = |i: usize| ASCII_CLASS[usize::from(bytes[i] & 0x7f)];
+    let mut position = 0u32;
+    let mut lower = String::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        while i < bytes.len() && class(i) == DELIMITER {
+            i += 1;
+        }
+        let start = i;
+        while i < bytes.len() && class(i) != DELIMITER {
+            i += 1;
+        }
+        if start == i {
+            continue;
+        }
+        if let Some(address) = email_address(&text[start..i]) {
+            lower.clear();
+            lower.push_str(address);
+            lower.make_ascii_lowercase();
+            if lower.len() <= MAX_TERM_BYTES {
+                sink(&lower, position);
+            }
+        }
+        let mut j = start;
+        while j < i {
+            while j < i && class(j) != ALNUM {
+                j += 1;
+            }
+            let part = j;
+            while j < i && class(j) == ALNUM {
+                j += 1;
+            }
+            if part == j {
+                continue;
+            }
+            if j - part <= MAX_TERM_BYTES {
+                lower.clear();
+                lower.push_str(&text[part..j]);
+                lower.make_ascii_lowercase();
+                sink(&lower, position);
+            }
+            position = position.saturating_add(1);
+        }
+    }
+}
+
+/// The terms of any text, character by character (see the module docs).
+fn tokenize_chars(text: &str, sink: &mut dyn FnMut(&str, u32)) {
     let mut position = 0u32;
     let mut lower = String::new();
     for chunk in text.split(is_delimiter) {
@@ -347,6 +433,9 @@ mod tests {
         TextAnalyzer.tokens(text)
     }
 
+    /// One of the two ways of tokenizing.
+    type Tokenize = fn(&str, &mut dyn FnMut(&str, u32));
+
     proptest::proptest! {
         /// The ASCII fast path lowercases exactly as Unicode does; any
         /// text normalizes to what its lowercase folds to, and folding
@@ -361,6 +450,26 @@ mod tests {
             }
             proptest::prop_assert_eq!(&normalize(&lower), &out);
             proptest::prop_assert_eq!(&normalize(&out), &out);
+        }
+
+        /// ASCII text gives the same terms at the same positions byte by
+        /// byte as character by character: words, addresses (and what is
+        /// almost one), every delimiter and punctuation, control
+        /// characters, over-long words.
+        #[test]
+        fn ascii_text_tokenizes_as_character_by_character(
+            pieces in proptest::collection::vec(
+                "[A-Za-z0-9]{1,6}|[a-z.]{1,5}@[a-z.-]{1,8}|x{38,42}|[\\x00-\\x20]|[\\x00-\\x7f]{1,3}|[ -/:-@\\[-`{-~]{1,2}",
+                0..30,
+            ),
+        ) {
+            let text = pieces.concat();
+            let collect = |tokenize: Tokenize| {
+                let mut out = Vec::new();
+                tokenize(&text, &mut |t, p| out.push((t.to_owned(), p)));
+                out
+            };
+            proptest::prop_assert_eq!(collect(tokenize_ascii), collect(tokenize_chars));
         }
     }
 
