@@ -378,7 +378,9 @@ impl Shape<'_> {
         values: &[Option<&[u8]>],
         f: &mut dyn FnMut(usize, &str, &[u8]),
     ) {
-        let mut terms = FieldTerms::default();
+        // The thread's buffers, grown once (taken out while in use, so a
+        // call made from `f` would only get fresh ones).
+        let mut terms = FIELD_TERMS.take();
         for (n, field) in self.schema.fields.iter().enumerate() {
             let Some(value) = values[n] else { continue };
             let text = String::from_utf8_lossy(value);
@@ -386,7 +388,22 @@ impl Shape<'_> {
             analyzer.terms(field, &text, &mut |term, position| terms.push(term, position));
             terms.each(&mut |term, positions| f(n, term, positions));
         }
+        // A huge value's buffers are not kept for the thread's life.
+        if terms.tokens.capacity() <= KEPT_TOKENS {
+            terms.clear();
+            FIELD_TERMS.set(terms);
+        }
     }
+}
+
+/// Most tokens [`FIELD_TERMS`] keeps room for between rows (~1 MiB of
+/// buffers).
+const KEPT_TOKENS: usize = 1 << 16;
+
+thread_local! {
+    /// [`Shape::terms`]' buffers: a row's fields reuse them, and so do the
+    /// thread's next rows (no table or text grown again per row).
+    static FIELD_TERMS: std::cell::Cell<FieldTerms> = std::cell::Cell::new(FieldTerms::default());
 }
 
 /// One field's tokens grouped by term: each distinct term's text once (in
