@@ -169,9 +169,7 @@ fn tokenize_ascii(text: &str, sink: &mut dyn FnMut(&str, u32)) {
             continue;
         }
         if let Some(address) = email_address(&text[start..i]) {
-            lower.clear();
-            lower.push_str(address);
-            lower.make_ascii_lowercase();
+            normalize_into(&mut lower, address);
             if lower.len() <= MAX_TERM_BYTES {
                 sink(&lower, position);
             }
@@ -189,9 +187,7 @@ fn tokenize_ascii(text: &str, sink: &mut dyn FnMut(&str, u32)) {
                 continue;
             }
             if j - part <= MAX_TERM_BYTES {
-                lower.clear();
-                lower.push_str(&text[part..j]);
-                lower.make_ascii_lowercase();
+                normalize_into(&mut lower, &text[part..j]);
                 sink(&lower, position);
             }
             position = position.saturating_add(1);

@@ -425,6 +425,7 @@ struct FieldTerms {
     /// Scratch of [`FieldTerms::each`].
     order: Vec<u32>,
     starts: Vec<u32>,
+    next: Vec<u32>,
     by_term: Vec<u32>,
     positions: Vec<u8>,
 }
@@ -499,7 +500,9 @@ impl FieldTerms {
         let mut by_term = std::mem::take(&mut self.by_term);
         by_term.clear();
         by_term.resize(self.tokens.len(), 0);
-        let mut next = starts.clone();
+        let mut next = std::mem::take(&mut self.next);
+        next.clear();
+        next.extend_from_slice(&starts);
         for &(id, position) in &self.tokens {
             by_term[next[id as usize] as usize] = position;
             next[id as usize] += 1;
@@ -525,6 +528,7 @@ impl FieldTerms {
         }
         self.order = order;
         self.starts = starts;
+        self.next = next;
         self.by_term = by_term;
         self.positions = positions;
     }
