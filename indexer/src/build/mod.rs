@@ -28,6 +28,7 @@ use rowsearch_store::RowSource;
 
 use crate::place::Place;
 
+mod direct;
 mod full;
 mod incremental;
 mod options;
