@@ -23,7 +23,7 @@ use tantivy::postings::InvertedIndexSerializer;
 use tantivy::schema::{Field, FieldType, IndexRecordOption};
 use tantivy::store::StoreWriter;
 use tantivy::tokenizer::MAX_TOKEN_LEN;
-use tantivy::{Index, SegmentMeta, Term};
+use tantivy::{Directory, Index, SegmentMeta, Term};
 use xxhash_rust::xxh3::xxh3_64;
 
 use rowsearch_store::KeywordCellRef;
@@ -115,6 +115,11 @@ impl<'s> Part<'s> {
     /// Rows held.
     pub(super) fn rows(&self) -> u64 {
         self.rows.len() as u64
+    }
+
+    /// About the bytes the current partition added.
+    pub(super) fn partition_bytes(&self) -> usize {
+        self.bytes - self.mark.bytes
     }
 
     /// Adds a cell; cells come partition by partition, a partition's by
@@ -253,7 +258,8 @@ impl<'s> Part<'s> {
 
         // Field norms first: the postings' block maxima read them.
         let mut norms = FieldNormsWriter::for_schema(schema);
-        let all_norm = |row: usize| self.norms[row * self.fields..(row + 1) * self.fields].iter().sum::<u32>();
+        let all_norm =
+            |row: usize| self.norms[row * self.fields..(row + 1) * self.fields].iter().sum::<u32>();
         for (doc, &row) in row_of.iter().enumerate() {
             let row = row as usize;
             for (f, &field) in self.schema.fields.iter().enumerate() {
@@ -265,7 +271,10 @@ impl<'s> Part<'s> {
             }
         }
         norms.fill_up_to_max_doc(docs as u32);
-        norms.serialize(FieldNormsSerializer::from_write(segment.open_write(SegmentComponent::FieldNorms)?)?, None)?;
+        norms.serialize(
+            FieldNormsSerializer::from_write(segment.open_write(SegmentComponent::FieldNorms)?)?,
+            None,
+        )?;
         let readers = FieldNormReaders::open(segment.open_read(SegmentComponent::FieldNorms)?)?;
 
         let mut order: Vec<u32> = (0..self.terms.len() as u32).collect();
@@ -305,7 +314,10 @@ impl<'s> Part<'s> {
         postings.close()?;
 
         // Fast fields and the stored key, from documents without texts.
-        let mut fast = FastFieldsWriter::from_schema_and_tokenizer_manager(schema, index.fast_field_tokenizer().clone())?;
+        let mut fast = FastFieldsWriter::from_schema_and_tokenizer_manager(
+            schema,
+            index.fast_field_tokenizer().clone(),
+        )?;
         let settings = index.settings();
         let mut store = StoreWriter::new(
             segment.open_write(SegmentComponent::Store)?,
@@ -380,7 +392,11 @@ impl<'s> Part<'s> {
             let Some(out) = out.as_mut() else { continue };
             out.new_term(self.terms[term as usize].as_bytes(), list.len() as u32, true)?;
             for &(doc, start, len) in &list {
-                let gaps = if field.is_some() { &self.gaps[start as usize..(start + len) as usize] } else { &[][..] };
+                let gaps = if field.is_some() {
+                    &self.gaps[start as usize..(start + len) as usize]
+                } else {
+                    &[][..]
+                };
                 out.write_doc(doc, len, gaps);
             }
             out.close_term()?;
@@ -423,6 +439,22 @@ pub(super) fn writes(schema: &DocSchema) -> bool {
             schema.schema.get_field_entry(f).field_type().index_record_option()
                 == Some(IndexRecordOption::WithFreqsAndPositions)
         })
+}
+
+/// Makes `segments` the index's, with the commit `payload`, as tantivy's
+/// writer commits: the directory synced, then `meta.json` replaced
+/// atomically (the segments' files are synced as they are closed).
+pub(super) fn commit(index: &Index, segments: Vec<SegmentMeta>, payload: &str) -> tantivy::Result<()> {
+    let directory = index.directory();
+    let _lock = directory.acquire_lock(&tantivy::directory::INDEX_WRITER_LOCK)?;
+    let mut meta = index.load_metas()?;
+    meta.segments = segments;
+    meta.payload = Some(payload.to_owned());
+    let mut json = serde_json::to_vec_pretty(&meta)?;
+    json.push(b'\n');
+    directory.sync_directory()?;
+    directory.atomic_write(std::path::Path::new("meta.json"), &json)?;
+    Ok(())
 }
 
 fn common_terminate(write: tantivy::directory::WritePtr) -> std::io::Result<()> {

@@ -68,19 +68,30 @@ fn leb128(positions: &[u32]) -> Vec<u8> {
     out
 }
 
+/// A keyword cell: partition, field index, term, date, key, positions.
+type Cell = (Vec<u8>, usize, String, u64, Vec<u8>, Vec<u8>);
+
 /// The rows' keyword cells in the order the store lends them: by
 /// partition, field, term, then newest first and by key.
-fn cells(schema: &DocSchema, rows: &[Row]) -> Vec<(Vec<u8>, usize, String, u64, Vec<u8>, Vec<u8>)> {
+fn cells(rows: &[Row]) -> Vec<Cell> {
     let mut out = Vec::new();
     for (i, row) in rows.iter().enumerate() {
         for (f, terms) in row.fields.iter().enumerate() {
             for (term, positions) in terms {
-                out.push((vec![b'p', row.partition], f, term.clone(), row.date_ms, key(i), leb128(positions)));
+                out.push((
+                    vec![b'p', row.partition],
+                    f,
+                    term.clone(),
+                    row.date_ms,
+                    key(i),
+                    leb128(positions),
+                ));
             }
         }
     }
-    out.sort_by(|a, b| (&a.0, a.1, &a.2, std::cmp::Reverse(a.3), &a.4).cmp(&(&b.0, b.1, &b.2, std::cmp::Reverse(b.3), &b.4)));
-    let _ = schema;
+    out.sort_by(|a, b| {
+        (&a.0, a.1, &a.2, std::cmp::Reverse(a.3), &a.4).cmp(&(&b.0, b.1, &b.2, std::cmp::Reverse(b.3), &b.4))
+    });
     out
 }
 
@@ -103,7 +114,7 @@ proptest! {
     #[test]
     fn direct_segment_equals_the_index_writers(rows in rows(&schema())) {
         let schema = schema();
-        let cells = cells(&schema, &rows);
+        let cells = cells(&rows);
 
         // Directly.
         let dir = tempfile::tempdir().unwrap();

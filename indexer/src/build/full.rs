@@ -8,11 +8,12 @@ use rowsearch_store::{KeywordCellRef, RowSource, RowView};
 use tantivy::{Index, IndexWriter};
 use xxhash_rust::xxh3::xxh3_64;
 
+use super::direct::{self, Part};
 use super::options::{BuildRead, RegionDone, ReindexMode, ReindexOptions, ReindexProgress, ReindexReport};
 use super::writer::{commit, in_flight_budget, writer};
 use crate::doc::{CellDoc, CellText, DocSchema, register_cells};
 use crate::error::{FailPoint, tantivy_err};
-use crate::generation::{IndexDir, ReindexLock};
+use crate::generation::{IndexDir, ReindexLock, commit_payload};
 use crate::inflight::{Held, InFlight};
 use crate::{Error, Result};
 
@@ -176,7 +177,8 @@ struct Readers<'a> {
     store: &'a dyn RowSource,
     table: &'a str,
     schema: &'a DocSchema,
-    writer: &'a IndexWriter<CellDoc>,
+    /// Where the documents go.
+    sink: Sink<'a>,
     /// What the ranges are ranges of.
     read: BuildRead,
     /// Ranges `[from, to)` of partitions (the keyword rows) or row keys
@@ -192,6 +194,18 @@ struct Readers<'a> {
     in_flight: Arc<InFlight>,
     /// Regions read, not reported yet.
     regions_done: std::sync::Mutex<Vec<RegionDone>>,
+    /// The segments written directly.
+    segments: std::sync::Mutex<Vec<tantivy::SegmentMeta>>,
+}
+
+/// Where a full build's documents go.
+#[derive(Clone, Copy)]
+enum Sink<'a> {
+    /// To tantivy's index writer, as documents grouped from the cells.
+    Writer(&'a IndexWriter<CellDoc>),
+    /// Straight into segments of the index ([`direct`]), from the keyword
+    /// rows.
+    Direct(&'a Index),
 }
 
 /// The error a reader's scan stops with when another reader failed.
@@ -209,15 +223,19 @@ impl Readers<'_> {
         let next_seq = rtxn.settled_seq()?;
         let mut rows = 0u64;
         let mut grouper = Grouper::new(self.schema, Arc::clone(&self.in_flight));
+        let mut part = Part::new(self.schema);
         loop {
             let index = self.next_range.fetch_add(1, Ordering::Relaxed);
             let Some((from, to)) = self.ranges.get(index) else { break };
             let started = std::time::Instant::now();
             let cells_before = self.cells_read.load(Ordering::Relaxed);
             let (from, to) = (from.as_deref(), to.as_deref());
-            let read = match self.read {
-                BuildRead::KeywordRows => self.range(rtxn, from, to, &mut grouper),
-                BuildRead::RowText => self.rows(rtxn, from, to, &mut grouper),
+            let read = match (self.sink, self.read) {
+                (Sink::Direct(index), _) => self.range_direct(rtxn, from, to, index, &mut part),
+                (Sink::Writer(writer), BuildRead::KeywordRows) => {
+                    self.range(rtxn, from, to, &mut grouper, writer)
+                }
+                (Sink::Writer(writer), BuildRead::RowText) => self.rows(rtxn, from, to, &mut grouper, writer),
             };
             if let Ok(Some(_)) = read {
                 // Other readers' cells may be counted in: a region's figure
@@ -232,6 +250,9 @@ impl Readers<'_> {
                 Ok(None) => return Ok(None),
                 Err(e) => return Err(e),
             }
+        }
+        if let Sink::Direct(index) = self.sink {
+            rows += self.write_part(index, &mut part)?;
         }
         Ok(Some((rows, next_seq)))
     }
@@ -272,6 +293,7 @@ impl Readers<'_> {
         from: Option<&[u8]>,
         to: Option<&[u8]>,
         grouper: &mut Grouper<'_>,
+        writer: &IndexWriter<CellDoc>,
     ) -> Result<Option<u64>> {
         let (table, budget) = (self.table, self.group_budget);
         let mut rows = 0u64;
@@ -280,7 +302,7 @@ impl Readers<'_> {
         let read = rtxn.for_each_row_keyword_cells(table, from, to, &mut |cell| {
             if cell.key != last.as_slice() {
                 if grouper.bytes > budget {
-                    rows += grouper.flush(table, self.writer).map_err(store_err)?;
+                    rows += grouper.flush(table, writer).map_err(store_err)?;
                 }
                 last.clear();
                 last.extend_from_slice(cell.key);
@@ -292,7 +314,7 @@ impl Readers<'_> {
         if !self.settle(unreported, read)? {
             return Ok(None);
         }
-        Ok(Some(rows + grouper.flush(table, self.writer)?))
+        Ok(Some(rows + grouper.flush(table, writer)?))
     }
 
     /// Groups and adds the rows of the partitions in `[from, to)`.
@@ -302,6 +324,7 @@ impl Readers<'_> {
         from: Option<&[u8]>,
         to: Option<&[u8]>,
         grouper: &mut Grouper<'_>,
+        writer: &IndexWriter<CellDoc>,
     ) -> Result<Option<u64>> {
         let (table, budget) = (self.table, self.group_budget);
         let mut rows = 0u64;
@@ -312,7 +335,7 @@ impl Readers<'_> {
         let read = rtxn.for_each_keyword_cell_between(table, from, to, &mut |cell| {
             self.tick(&mut unreported)?;
             if partition.as_deref() != Some(cell.partition) {
-                rows += grouper.flush(table, self.writer).map_err(store_err)?;
+                rows += grouper.flush(table, writer).map_err(store_err)?;
                 partition = Some(cell.partition.to_vec());
                 skipping = false;
             }
@@ -331,10 +354,10 @@ impl Readers<'_> {
         if !self.settle(unreported, read)? {
             return Ok(None);
         }
-        rows += grouper.flush(table, self.writer)?;
+        rows += grouper.flush(table, writer)?;
         for p in &oversized {
-            rows += slices(rtxn, table, p, 2, 0, grouper, budget, self.writer)?
-                + slices(rtxn, table, p, 2, 1, grouper, budget, self.writer)?;
+            rows += slices(rtxn, table, p, 2, 0, grouper, budget, writer)?
+                + slices(rtxn, table, p, 2, 1, grouper, budget, writer)?;
         }
         Ok(Some(rows))
     }
@@ -363,12 +386,6 @@ pub(super) fn full(
     let index =
         Index::create_in_dir(&path, schema.schema.clone()).map_err(tantivy_err(table, "create index"))?;
     register_cells(&index);
-    let mut writer = writer(table, &index, options)?;
-    if options.merge {
-        // The merge below takes every segment at once; a background merge
-        // started by the commit would hold some of them.
-        writer.set_merge_policy(Box::new(tantivy::merge_policy::NoMergePolicy));
-    }
 
     // The keyword rows are read in ranges of whole partitions cut where the
     // region splits cut the rows (one range per region for the mail table),
@@ -379,29 +396,44 @@ pub(super) fn full(
     // reindex, which is idempotent.
     let (read, ranges, total) = read_ranges(store, table)?;
     let readers = ranges.len().min(options.threads.max(1));
+    // From the keyword rows, segments are written directly (tantivy's
+    // writer comes for the merge only); from the rows' text, documents go
+    // through tantivy's writer.
+    let direct = read == BuildRead::KeywordRows && direct::writes(schema);
+    let mut writer = if direct { None } else { Some(merge_writer(table, &index, options)?) };
     let shared = Readers {
         store,
         table,
         schema,
-        writer: &writer,
+        sink: match &writer {
+            Some(writer) => Sink::Writer(writer),
+            None => Sink::Direct(&index),
+        },
         read,
         ranges: &ranges,
         next_range: AtomicUsize::new(0),
         cells_read: AtomicU64::new(0),
         failed: AtomicBool::new(false),
-        group_budget: (options.memory_budget_bytes / 4 / readers).max(1 << 20),
+        // Without tantivy's buffers, gathering takes half the budget.
+        group_budget: (options.memory_budget_bytes / if direct { 2 } else { 4 } / readers).max(1 << 20),
         in_flight: InFlight::new(in_flight_budget(options.memory_budget_bytes)),
         regions_done: std::sync::Mutex::new(Vec::new()),
+        segments: std::sync::Mutex::new(Vec::new()),
     };
     let (rows, next_seq) = shared.run_all(readers, total, progress)?;
     let cells_read = shared.cells_read.load(Ordering::Relaxed);
+    let segments = shared.segments.into_inner().unwrap_or_else(|e| e.into_inner());
     progress(&ReindexProgress { phase: "cells", done: cells_read, total, region_done: None });
 
     if options.fail_at == Some(FailPoint::BeforeCommit) {
         return Err(Error::FailPoint(FailPoint::BeforeCommit));
     }
     progress(&ReindexProgress { phase: "commit", done: 0, total: 1, region_done: None });
-    commit(table, &mut writer, next_seq, table_id)?;
+    match &mut writer {
+        Some(writer) => commit(table, writer, next_seq, table_id)?,
+        None => direct::commit(&index, segments, &commit_payload(next_seq, table_id))
+            .map_err(tantivy_err(table, "commit"))?,
+    }
 
     let reader = index.reader().map_err(tantivy_err(table, "open reader"))?;
     let docs = reader.searcher().num_docs();
@@ -428,10 +460,16 @@ pub(super) fn full(
     let segments = index.searchable_segment_ids().map_err(tantivy_err(table, "list segments"))?;
     if options.merge && segments.len() > 1 {
         progress(&ReindexProgress { phase: "merge", done: 0, total: 1, region_done: None });
+        let writer = match writer.as_mut() {
+            Some(writer) => writer,
+            None => writer.insert(merge_writer(table, &index, options)?),
+        };
         writer.merge(&segments).wait().map_err(tantivy_err(table, "merge segments"))?;
         progress(&ReindexProgress { phase: "merge", done: 1, total: 1, region_done: None });
     }
-    writer.wait_merging_threads().map_err(tantivy_err(table, "merge segments"))?;
+    if let Some(writer) = writer {
+        writer.wait_merging_threads().map_err(tantivy_err(table, "merge segments"))?;
+    }
     Ok(ReindexReport {
         serving_seconds,
         table: table.to_owned(),
@@ -452,6 +490,17 @@ pub(super) fn full(
     })
 }
 
+/// tantivy's index writer for `index`, without merges of its own when the
+/// build merges: the merge takes every segment at once, and a background
+/// merge started by a commit would hold some of them.
+fn merge_writer(table: &str, index: &Index, options: &ReindexOptions) -> Result<IndexWriter<CellDoc>> {
+    let writer = writer(table, index, options)?;
+    if options.merge {
+        writer.set_merge_policy(Box::new(tantivy::merge_policy::NoMergePolicy));
+    }
+    Ok(writer)
+}
+
 /// What a full build reads, in which ranges, and how many keyword cells
 /// there are in all (0: unknown): the source's regions of rows when it
 /// builds from the rows' text, else the keyword rows in ranges of whole
@@ -459,8 +508,12 @@ pub(super) fn full(
 fn read_ranges(store: &dyn RowSource, table: &str) -> Result<(BuildRead, Vec<KeyRange>, u64)> {
     let view = store.view()?;
     let rtxn = &*view;
+    let forced = std::env::var_os("ROWSEARCH_EXPERIMENT_ROWTEXT").is_some();
     let (read, bounds) = match rtxn.row_splits(table)? {
         Some(splits) => (BuildRead::RowText, splits),
+        None if forced => {
+            (BuildRead::RowText, store.regions(table)?.into_iter().filter_map(|r| r.start).collect())
+        }
         None => (BuildRead::KeywordRows, rtxn.keyword_partition_splits(table)?),
     };
     let total = rtxn.keyword_cell_count(table)?;
@@ -569,3 +622,6 @@ fn store_err(e: Error) -> rowsearch_store::Error {
 fn unwrap_store_err(e: rowsearch_store::Error) -> Error {
     e.into_callback::<Error>().unwrap_or_else(Error::Store)
 }
+
+#[path = "direct_read.rs"]
+mod direct_read;

@@ -77,13 +77,20 @@ proptest! {
         let dir = tempfile::tempdir().unwrap();
         let store = open_store(dir.path()).unwrap();
         store.create_table("mail", &mail_schema()).unwrap();
-        for (id, words) in seed_rows.iter().enumerate() {
+        // Half the rows in a full build, half in an incremental one: two
+        // segments, each with more `c` terms than the cache keeps of a
+        // segment.
+        let half = seed_rows.len() / 2;
+        for (id, words) in seed_rows.iter().enumerate().take(half) {
             put(&store, id as u64, words);
         }
-        // Two threads, no merge: two segments, each with more `c` terms than
-        // the cache keeps of a segment.
-        let full = ReindexOptions { mode: ReindexMode::Full, threads: 2, merge: false, ..ReindexOptions::default() };
+        let full = ReindexOptions { mode: ReindexMode::Full, ..ReindexOptions::default() };
         reindex(&store, "mail", &full, &mut |_| {}).unwrap();
+        for (id, words) in seed_rows.iter().enumerate().skip(half) {
+            put(&store, id as u64, words);
+        }
+        let incremental = ReindexOptions { mode: ReindexMode::Incremental, threads: 1, ..ReindexOptions::default() };
+        reindex(&store, "mail", &incremental, &mut |_| {}).unwrap();
         let index = TableIndex::open(&store, "mail").unwrap();
         let generation = index.generation().unwrap();
         let field = generation.schema.fields[generation.schema.field_index("subject").unwrap()];

@@ -1,0 +1,103 @@
+//! The readers of a full build that writes its segments directly (see
+//! `direct.rs`): whole partitions gathered into a [`Part`] until it holds
+//! a reader's share of the budget, then written as a segment; a partition
+//! that alone is past it is read again in slices by a hash of the row key,
+//! each slice its own segment.
+
+use rowsearch_store::RowView;
+use tantivy::Index;
+
+use super::{MAX_SLICES, Part, Readers, slice_of, store_err, unwrap_store_err};
+use crate::Result;
+use crate::error::tantivy_err;
+
+impl Readers<'_> {
+    /// Gathers the partitions in `[from, to)` into `part`, writing it out
+    /// between partitions whenever it is past the budget: the rows written.
+    pub(super) fn range_direct<'s>(
+        &'s self,
+        rtxn: &dyn RowView,
+        from: Option<&[u8]>,
+        to: Option<&[u8]>,
+        index: &Index,
+        part: &mut Part<'s>,
+    ) -> Result<Option<u64>> {
+        let (table, budget) = (self.table, self.group_budget);
+        let mut rows = 0u64;
+        let mut partition: Option<Vec<u8>> = None;
+        let mut oversized: Vec<Vec<u8>> = Vec::new();
+        let mut skipping = false;
+        let mut unreported = 0u64;
+        let read = rtxn.for_each_keyword_cell_between(table, from, to, &mut |cell| {
+            self.tick(&mut unreported)?;
+            if partition.as_deref() != Some(cell.partition) {
+                if part.bytes > budget {
+                    rows += self.write_part(index, part).map_err(store_err)?;
+                }
+                partition = Some(cell.partition.to_vec());
+                skipping = false;
+            }
+            if skipping {
+                return Ok(());
+            }
+            part.add(cell);
+            if part.partition_bytes() > budget {
+                // Too big to gather at once: in slices after this pass.
+                part.abandon();
+                oversized.push(cell.partition.to_vec());
+                skipping = true;
+            }
+            Ok(())
+        });
+        if !self.settle(unreported, read)? {
+            return Ok(None);
+        }
+        for p in &oversized {
+            rows += self.write_part(index, part)?;
+            rows += self.slices_direct(rtxn, p, 2, 0, index, part)?
+                + self.slices_direct(rtxn, p, 2, 1, index, part)?;
+        }
+        Ok(Some(rows))
+    }
+
+    /// Writes the rows of partition `p` whose key hashes to `residue`
+    /// modulo `modulus` as a segment, halving the slice again while it is
+    /// past the budget (`part` comes and goes empty).
+    fn slices_direct<'s>(
+        &'s self,
+        rtxn: &dyn RowView,
+        p: &[u8],
+        modulus: u64,
+        residue: u64,
+        index: &Index,
+        part: &mut Part<'s>,
+    ) -> Result<u64> {
+        let mut over = false;
+        rtxn.for_each_keyword_cell(self.table, Some(p), &mut |cell| {
+            if !over && slice_of(cell.key, modulus) == residue {
+                part.add(cell);
+                over = part.bytes > self.group_budget && modulus < MAX_SLICES;
+            }
+            Ok(())
+        })
+        .map_err(unwrap_store_err)?;
+        if over {
+            *part = Part::new(self.schema);
+            let m = modulus * 2;
+            return Ok(self.slices_direct(rtxn, p, m, residue, index, part)?
+                + self.slices_direct(rtxn, p, m, residue + modulus, index, part)?);
+        }
+        self.write_part(index, part)
+    }
+
+    /// Writes `part` as a segment (noted for the commit) and empties it:
+    /// the rows it held.
+    pub(super) fn write_part<'s>(&'s self, index: &Index, part: &mut Part<'s>) -> Result<u64> {
+        let full = std::mem::replace(part, Part::new(self.schema));
+        let rows = full.rows();
+        if let Some(meta) = full.write(index).map_err(tantivy_err(self.table, "write segment"))? {
+            self.segments.lock().unwrap_or_else(|e| e.into_inner()).push(meta);
+        }
+        Ok(rows)
+    }
+}
