@@ -11,9 +11,11 @@ copy (`reindex --full`, merged as it leaves it), the other is reindexed by
 AFTER (default target/release/rowsearch), and AFTER serves both. The 48
 peer queries, prefixes, fuzzy words, facets, conversations, date sorts,
 suggestions and did_you_mean are asked of both; every response must be
-equal but for its timings (the two builds number documents differently:
-ties go by row key, so no answer may depend on it). Exit status 1 on a
-difference, which is printed.
+equal but for its timing and its cursor (the two builds number documents
+differently: ties go by row key, so no answer may depend on it, except a
+tie longer than the 1,024 hits past the page ties are read to, as API.md
+says: those are counted apart). Exit status 1 on a difference, which is
+printed.
 """
 import argparse
 import json
@@ -45,7 +47,8 @@ EXTRA = [
     "/tables/mail/suggest?q=e&user=kaminski-v",
 ]
 
-TIMINGS = {"took_ms", "took_us", "took", "timings", "server_timing"}
+# A cursor names the index state it pages (another build, another cursor).
+TIMINGS = {"took_ms", "next_cursor"}
 
 
 def strip(value):
@@ -54,6 +57,15 @@ def strip(value):
     if isinstance(value, list):
         return [strip(v) for v in value]
     return value
+
+
+def long_tie(a, b):
+    """Both pages are hits of one score, with the same total, longer than
+    the 1,024 hits past the page that ties are read to."""
+    hits = (a.get("hits") or []) + (b.get("hits") or [])
+    scores = {h.get("score") for h in hits}
+    return (a.get("total") == b.get("total") and len(scores) == 1 and None not in scores
+            and a["total"] > 1024 + len(a["hits"]) and len(a["hits"]) == len(b["hits"]))
 
 
 def main():
@@ -73,15 +85,22 @@ def main():
             stores[name] = data
         servers = {name: Server(name, args.after, data) for name, data in stores.items()}
         paths = [path for _, path in peer_queries()] + EXTRA
-        differ = 0
+        differ = ties = 0
         for path in paths:
             a, b = (strip(json.loads(servers[n].get(path))) for n in ("before", "after"))
-            if a != b:
-                differ += 1
-                print(f"DIFFERS {path}\n  before: {json.dumps(a)[:400]}\n  after:  {json.dumps(b)[:400]}")
+            if a == b:
+                continue
+            if long_tie(a, b):
+                # API.md: a tie past 1,024 hits beyond the page is cut where
+                # gathering stopped, by document address.
+                ties += 1
+                print(f"TIE PAST THE READ LIMIT {path}: total {a['total']}, every hit scored {a['hits'][0]['score']}")
+                continue
+            differ += 1
+            print(f"DIFFERS {path}\n  before: {json.dumps(a)[:400]}\n  after:  {json.dumps(b)[:400]}")
         for s in servers.values():
             s.stop()
-        print(f"{len(paths)} requests, {differ} differ")
+        print(f"{len(paths)} requests, {differ} differ, {ties} equal but for a tie past the read limit")
         sys.exit(1 if differ else 0)
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -98,7 +98,7 @@ pub use key::{MAX_QUALIFIER_BYTES, MAX_ROW_KEY_BYTES, prefix_successor};
 pub use keyword::{
     KeywordCell, KeywordCellRef, KeywordHit, KeywordPage, KeywordQuery, Positions,
     for_each_kept_keyword_cell_of, for_each_keyword_cell_of, key_partition_of, keyword_cells_of,
-    required_terms,
+    position_gaps, required_terms,
 };
 pub use place::{Following, PlaceInfo, TableStore};
 pub use read::{ALL_VERSIONS, ReadOptions, ReadTxn, Scan, ScanCursor, ScanIter, ScanPage};

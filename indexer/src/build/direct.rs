@@ -16,23 +16,27 @@
 //! the segments in the index's meta with the commit's payload.
 
 use hashbrown::{HashMap, HashTable};
+use std::io::Write;
 use tantivy::fastfield::FastFieldsWriter;
 use tantivy::fieldnorm::{FieldNormReaders, FieldNormsSerializer, FieldNormsWriter};
 use tantivy::index::SegmentComponent;
-use tantivy::postings::InvertedIndexSerializer;
+
+use tantivy::directory::CompositeWrite;
+use tantivy::postings::FieldSerializer;
 use tantivy::schema::{Field, FieldType, IndexRecordOption};
 use tantivy::store::StoreWriter;
 use tantivy::tokenizer::MAX_TOKEN_LEN;
 use tantivy::{Directory, Index, SegmentMeta, Term};
+use tantivy_common::CountingWriter;
 use xxhash_rust::xxh3::xxh3_64;
 
-use rowsearch_store::KeywordCellRef;
+use rowsearch_store::{KeywordCellRef, position_gaps};
 
 use crate::doc::{CellDoc, DocSchema};
 
 /// One row's occurrences of a term in a field: the row (its number in
-/// the part) and its positions as gaps at `start..start + len` of the
-/// part's `gaps`.
+/// the part) and its `len` positions, as the store encodes them, from
+/// byte `start` of the part's `positions`.
 #[derive(Clone, Copy)]
 struct Posting {
     row: u32,
@@ -54,7 +58,7 @@ struct RowHead {
 /// [`Part::abandon`] goes back to.
 #[derive(Default)]
 struct Mark {
-    gaps: usize,
+    positions: usize,
     rows: usize,
     facets: usize,
     bytes: usize,
@@ -72,7 +76,8 @@ pub(super) struct Part<'s> {
     /// `term_id * fields + field` -> index in `lists`, or `NONE`.
     slots: Vec<u32>,
     lists: Vec<Vec<Posting>>,
-    gaps: Vec<u32>,
+    /// The postings' positions, copied as the store encodes them.
+    positions: Vec<u8>,
     rows: Vec<RowHead>,
     /// Tokens of row `r` in field `f` at `r * fields + f`.
     norms: Vec<u32>,
@@ -99,7 +104,7 @@ impl<'s> Part<'s> {
             ids: HashTable::new(),
             slots: Vec::new(),
             lists: Vec::new(),
-            gaps: Vec::new(),
+            positions: Vec::new(),
             rows: Vec::new(),
             norms: Vec::new(),
             facets: Vec::new(),
@@ -160,16 +165,13 @@ impl<'s> Part<'s> {
             self.column.1.push_str(cell.term);
             self.column.2 = list;
         }
-        let start = self.gaps.len() as u32;
-        let mut last = 0;
-        for p in cell.positions() {
-            self.gaps.push(p.wrapping_sub(last));
-            last = p;
-        }
-        let len = self.gaps.len() as u32 - start;
+        let start = self.positions.len() as u32;
+        let encoded = cell.encoded_positions();
+        self.positions.extend_from_slice(encoded);
+        let len = cell.positions().len() as u32;
         self.lists[self.column.2].push(Posting { row, start, len });
         self.norms[row as usize * self.fields + cell.field_index] += len;
-        self.bytes += 12 + 4 * len as usize;
+        self.bytes += 12 + encoded.len();
     }
 
     /// The list of `term` in field `field`, made if new (and noted for
@@ -216,7 +218,7 @@ impl<'s> Part<'s> {
         self.local.clear();
         self.column.0 = usize::MAX;
         self.mark = Mark {
-            gaps: self.gaps.len(),
+            positions: self.positions.len(),
             rows: self.rows.len(),
             facets: self.facets.len(),
             bytes: self.bytes,
@@ -231,7 +233,7 @@ impl<'s> Part<'s> {
             self.lists[list as usize].truncate(len as usize);
         }
         self.mark.touched.clear();
-        self.gaps.truncate(self.mark.gaps);
+        self.positions.truncate(self.mark.positions);
         self.rows.truncate(self.mark.rows);
         self.norms.truncate(self.mark.rows * self.fields);
         self.facets.truncate(self.mark.facets);
@@ -241,170 +243,20 @@ impl<'s> Part<'s> {
         self.column.0 = usize::MAX;
     }
 
-    /// Writes the rows as a new segment of `index` (whose schema is the
-    /// part's): its meta, `None` when there are no rows.
-    pub(super) fn write(mut self, index: &Index) -> tantivy::Result<Option<SegmentMeta>> {
+    /// Doc -> row of this part (its rows numbered, the current partition's
+    /// too).
+    fn row_of(&mut self) -> Vec<u32> {
         self.end_partition();
-        let docs = self.rows.len();
-        if docs == 0 {
-            return Ok(None);
-        }
-        let mut row_of = vec![0u32; docs];
+        let mut row_of = vec![0u32; self.rows.len()];
         for (row, &doc) in self.doc_of.iter().enumerate() {
             row_of[doc as usize] = row as u32;
         }
-        let segment = index.new_segment();
-        let schema = &self.schema.schema;
-
-        // Field norms first: the postings' block maxima read them.
-        let mut norms = FieldNormsWriter::for_schema(schema);
-        let all_norm =
-            |row: usize| self.norms[row * self.fields..(row + 1) * self.fields].iter().sum::<u32>();
-        for (doc, &row) in row_of.iter().enumerate() {
-            let row = row as usize;
-            for (f, &field) in self.schema.fields.iter().enumerate() {
-                norms.record(doc as u32, field, self.norms[row * self.fields + f]);
-            }
-            norms.record(doc as u32, self.schema.all, all_norm(row));
-            for field in [self.schema.key, self.schema.partition, self.schema.date] {
-                norms.record(doc as u32, field, 1);
-            }
-        }
-        norms.fill_up_to_max_doc(docs as u32);
-        norms.serialize(
-            FieldNormsSerializer::from_write(segment.open_write(SegmentComponent::FieldNorms)?)?,
-            None,
-        )?;
-        let readers = FieldNormReaders::open(segment.open_read(SegmentComponent::FieldNorms)?)?;
-
-        let mut order: Vec<u32> = (0..self.terms.len() as u32).collect();
-        order.sort_unstable_by(|&a, &b| self.terms[a as usize].cmp(&self.terms[b as usize]));
-        let mut postings = InvertedIndexSerializer::open(&segment)?;
-        // In field order, as tantivy writes them (a field without terms
-        // is left out).
-        for (field, entry) in schema.fields() {
-            if !entry.is_indexed() {
-                continue;
-            }
-            let norm_reader = readers.get_field(field)?;
-            if let Some(f) = self.schema.fields.iter().position(|&x| x == field) {
-                let total: u64 = (0..docs).map(|r| u64::from(self.norms[r * self.fields + f])).sum();
-                self.write_terms(&order, Some(f), &mut postings, (field, total, norm_reader))?;
-            } else if field == self.schema.all {
-                let total: u64 = (0..docs).map(|r| u64::from(all_norm(r))).sum();
-                self.write_terms(&order, None, &mut postings, (field, total, norm_reader))?;
-            } else {
-                let mut terms: Vec<(Vec<u8>, u32)> = row_of
-                    .iter()
-                    .enumerate()
-                    .map(|(doc, &row)| (self.value_term(field, entry.field_type(), row as usize), doc as u32))
-                    .collect();
-                terms.sort_unstable();
-                let mut out = postings.new_field(field, docs as u64, norm_reader)?;
-                for group in terms.chunk_by(|a, b| a.0 == b.0) {
-                    out.new_term(&group[0].0, 0, false)?;
-                    for &(_, doc) in group {
-                        out.write_doc(doc, 0, &[]);
-                    }
-                    out.close_term()?;
-                }
-                out.close()?;
-            }
-        }
-        postings.close()?;
-
-        // Fast fields and the stored key, from documents without texts.
-        let mut fast = FastFieldsWriter::from_schema_and_tokenizer_manager(
-            schema,
-            index.fast_field_tokenizer().clone(),
-        )?;
-        let settings = index.settings();
-        let mut store = StoreWriter::new(
-            segment.open_write(SegmentComponent::Store)?,
-            settings.docstore_compression,
-            settings.docstore_blocksize,
-            settings.docstore_compress_dedicated_thread,
-        )?;
-        let mut facets_of: Vec<Vec<(usize, String)>> = vec![Vec::new(); docs];
-        for (row, field, term) in self.facets.drain(..) {
-            facets_of[self.doc_of[row as usize] as usize].push((field as usize, term.into()));
-        }
-        for (doc, facets) in facets_of.into_iter().enumerate() {
-            let head = &self.rows[row_of[doc] as usize];
-            let mut light = CellDoc::new(self.schema);
-            light.key.clone_from(&head.key);
-            light.partition.clone_from(&self.partitions[head.partition as usize]);
-            light.date_ms = head.date_ms;
-            light.facet_terms = facets;
-            fast.add_document(&light)?;
-            store.store(&light, schema)?;
-        }
-        let mut fast_write = segment.open_write(SegmentComponent::FastFields)?;
-        fast.serialize(&mut fast_write, None)?;
-        common_terminate(fast_write)?;
-        store.close()?;
-        Ok(Some(segment.with_max_doc(docs as u32).meta().clone()))
+        row_of
     }
 
-    /// The terms of search field `field` (`None`: `_all`, every field's
-    /// lists summed per doc) in `order`, with their postings, as tantivy
-    /// field `opens` (field, its tokens, its norms); nothing for a field
-    /// without terms, as tantivy leaves those out.
-    fn write_terms(
-        &self,
-        order: &[u32],
-        field: Option<usize>,
-        postings: &mut InvertedIndexSerializer,
-        opens: (Field, u64, Option<tantivy::fieldnorm::FieldNormReader>),
-    ) -> std::io::Result<()> {
-        let mut opens = Some(opens);
-        let mut out = None;
-        let mut list: Vec<(u32, u32, u32)> = Vec::new();
-        for &term in order {
-            let slots = &self.slots[term as usize * self.fields..(term as usize + 1) * self.fields];
-            list.clear();
-            for (f, &slot) in slots.iter().enumerate() {
-                if slot == NONE || field.is_some_and(|g| g != f) {
-                    continue;
-                }
-                let postings = &self.lists[slot as usize];
-                list.extend(postings.iter().map(|p| (self.doc_of[p.row as usize], p.start, p.len)));
-            }
-            if list.is_empty() {
-                continue;
-            }
-            if !list.is_sorted_by_key(|p| p.0) {
-                list.sort_unstable_by_key(|p| p.0);
-            }
-            if field.is_none() {
-                // A doc from several fields: once, its frequencies summed.
-                list.dedup_by(|later, kept| {
-                    let same = later.0 == kept.0;
-                    if same {
-                        kept.2 += later.2;
-                    }
-                    same
-                });
-            }
-            if let Some((f, total, norms)) = opens.take() {
-                out = Some(postings.new_field(f, total, norms)?);
-            }
-            let Some(out) = out.as_mut() else { continue };
-            out.new_term(self.terms[term as usize].as_bytes(), list.len() as u32, true)?;
-            for &(doc, start, len) in &list {
-                let gaps = if field.is_some() {
-                    &self.gaps[start as usize..(start + len) as usize]
-                } else {
-                    &[][..]
-                };
-                out.write_doc(doc, len, gaps);
-            }
-            out.close_term()?;
-        }
-        match out {
-            Some(out) => out.close(),
-            None => Ok(()),
-        }
+    /// Row `row`'s tokens in every search field (`_all`'s).
+    fn all_norm(&self, row: usize) -> u32 {
+        self.norms[row * self.fields..(row + 1) * self.fields].iter().sum()
     }
 
     /// The indexed term of `_key`, `_partition` or `date` for `row`.
@@ -419,6 +271,326 @@ impl<'s> Part<'s> {
             _ => Term::from_field_bytes(field, &self.partitions[head.partition as usize]),
         };
         term.serialized_value_bytes().to_vec()
+    }
+}
+
+/// One part's side of a segment being written: the part, its docs' rows
+/// and the first doc id of its rows.
+struct Side<'p, 's> {
+    part: &'p Part<'s>,
+    row_of: Vec<u32>,
+    base: u32,
+}
+
+/// Writes the rows of `parts` as one new segment of `index` (the parts'
+/// schema), the parts' docs one after the other, its fields' postings on
+/// `threads` threads: its meta, `None` when they hold no rows.
+pub(super) fn write(
+    index: &Index,
+    mut parts: Vec<Part<'_>>,
+    threads: usize,
+) -> tantivy::Result<Option<SegmentMeta>> {
+    let Some(first) = parts.first() else { return Ok(None) };
+    let doc_schema = first.schema;
+    let fields = first.fields;
+    let mut rows_of: Vec<Vec<u32>> = parts.iter_mut().map(Part::row_of).collect();
+    let mut sides = Vec::with_capacity(parts.len());
+    let mut base = 0u32;
+    for (part, row_of) in parts.iter().zip(rows_of.drain(..)) {
+        let n = row_of.len() as u32;
+        sides.push(Side { part, row_of, base });
+        base += n;
+    }
+    let docs = base as usize;
+    if docs == 0 {
+        return Ok(None);
+    }
+    let segment = index.new_segment();
+    let schema = &doc_schema.schema;
+
+    // Field norms first: the postings' block maxima read them.
+    let mut norms = FieldNormsWriter::for_schema(schema);
+    for side in &sides {
+        for (doc, &row) in side.row_of.iter().enumerate() {
+            let (doc, row) = (side.base + doc as u32, row as usize);
+            for (f, &field) in doc_schema.fields.iter().enumerate() {
+                norms.record(doc, field, side.part.norms[row * fields + f]);
+            }
+            norms.record(doc, doc_schema.all, side.part.all_norm(row));
+            for field in [doc_schema.key, doc_schema.partition, doc_schema.date] {
+                norms.record(doc, field, 1);
+            }
+        }
+    }
+    norms.fill_up_to_max_doc(docs as u32);
+    norms.serialize(
+        FieldNormsSerializer::from_write(segment.open_write(SegmentComponent::FieldNorms)?)?,
+        None,
+    )?;
+    let readers = FieldNormReaders::open(segment.open_read(SegmentComponent::FieldNorms)?)?;
+
+    // Each field's postings in memory, on `threads` threads, then into the
+    // segment's files in field order, as tantivy writes them (a field
+    // without terms is left out).
+    let terms = merged_terms(&sides);
+    let fields_indexed: Vec<Field> =
+        schema.fields().filter(|(_, e)| e.is_indexed()).map(|(f, _)| f).collect();
+    // The largest fields first (`_all`, then the longest texts), so the
+    // threads finish together.
+    let mut jobs: Vec<usize> = (0..fields_indexed.len()).collect();
+    jobs.sort_by_key(|&i| std::cmp::Reverse(tokens(&sides, doc_schema, fields_indexed[i])));
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let serialized: Vec<tantivy::Result<Vec<Serialized>>> = std::thread::scope(|scope| {
+        let work = || {
+            let mut done = Vec::new();
+            loop {
+                let job = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(&i) = jobs.get(job) else { break };
+                let field = fields_indexed[i];
+                let norm_reader = readers.get_field(field)?;
+                done.push((i, field_bytes(&sides, &terms, doc_schema, field, norm_reader)?));
+            }
+            Ok(done)
+        };
+        let helpers: Vec<_> = (1..threads.max(1)).map(|_| scope.spawn(work)).collect();
+        let mut all = vec![work()];
+        all.extend(helpers.into_iter().map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))));
+        all
+    });
+    let mut by_field: Vec<Option<FieldBytes>> = (0..fields_indexed.len()).map(|_| None).collect();
+    for done in serialized {
+        for (i, bytes) in done? {
+            by_field[i] = bytes;
+        }
+    }
+    let mut files = [
+        CompositeWrite::wrap(segment.open_write(SegmentComponent::Terms)?),
+        CompositeWrite::wrap(segment.open_write(SegmentComponent::Postings)?),
+        CompositeWrite::wrap(segment.open_write(SegmentComponent::Positions)?),
+    ];
+    for bytes in by_field.into_iter().flatten() {
+        for (file, section) in files.iter_mut().zip([&bytes.terms, &bytes.postings, &bytes.positions]) {
+            file.for_field(bytes.field).write_all(section)?;
+        }
+    }
+    for file in files {
+        file.close()?;
+    }
+
+    // Fast fields and the stored key, from documents without texts.
+    let mut fast =
+        FastFieldsWriter::from_schema_and_tokenizer_manager(schema, index.fast_field_tokenizer().clone())?;
+    let settings = index.settings();
+    let mut store = StoreWriter::new(
+        segment.open_write(SegmentComponent::Store)?,
+        settings.docstore_compression,
+        settings.docstore_blocksize,
+        settings.docstore_compress_dedicated_thread,
+    )?;
+    for side in &sides {
+        let part = side.part;
+        let mut facets_of: Vec<Vec<(usize, String)>> = vec![Vec::new(); side.row_of.len()];
+        for (row, field, term) in &part.facets {
+            facets_of[part.doc_of[*row as usize] as usize].push((*field as usize, term.to_string()));
+        }
+        for (facets, &row) in facets_of.into_iter().zip(&side.row_of) {
+            let head = &part.rows[row as usize];
+            let mut light = CellDoc::new(doc_schema);
+            light.key.clone_from(&head.key);
+            light.partition.clone_from(&part.partitions[head.partition as usize]);
+            light.date_ms = head.date_ms;
+            light.facet_terms = facets;
+            fast.add_document(&light)?;
+            store.store(&light, schema)?;
+        }
+    }
+    let mut fast_write = segment.open_write(SegmentComponent::FastFields)?;
+    fast.serialize(&mut fast_write, None)?;
+    common_terminate(fast_write)?;
+    store.close()?;
+    Ok(Some(segment.with_max_doc(docs as u32).meta().clone()))
+}
+
+/// Every part's terms in order, each once: the term and, per part, its id
+/// there (`NONE` where the part lacks it), at `t * parts..(t + 1) * parts`.
+fn merged_terms<'p>(sides: &[Side<'p, '_>]) -> (Vec<&'p str>, Vec<u32>) {
+    let orders: Vec<Vec<u32>> = sides
+        .iter()
+        .map(|s| {
+            let mut order: Vec<u32> = (0..s.part.terms.len() as u32).collect();
+            order.sort_unstable_by(|&a, &b| s.part.terms[a as usize].cmp(&s.part.terms[b as usize]));
+            order
+        })
+        .collect();
+    let mut at = vec![0usize; sides.len()];
+    let (mut terms, mut ids) = (Vec::new(), Vec::new());
+    loop {
+        let next = sides
+            .iter()
+            .zip(&orders)
+            .zip(&at)
+            .filter_map(|((s, order), &i)| order.get(i).map(|&id| &*s.part.terms[id as usize]))
+            .min();
+        let Some(term) = next else { break };
+        terms.push(term);
+        for ((s, order), i) in sides.iter().zip(&orders).zip(at.iter_mut()) {
+            match order.get(*i) {
+                Some(&id) if &*s.part.terms[id as usize] == term => {
+                    ids.push(id);
+                    *i += 1;
+                }
+                _ => ids.push(NONE),
+            }
+        }
+    }
+    (terms, ids)
+}
+
+/// The tokens of `field` in the parts' rows (their number for `_key`,
+/// `_partition` and `date`).
+fn tokens(sides: &[Side<'_, '_>], doc_schema: &DocSchema, field: Field) -> u64 {
+    let fields = doc_schema.fields.len();
+    let rows = |s: &Side<'_, '_>| 0..s.row_of.len();
+    match doc_schema.fields.iter().position(|&x| x == field) {
+        Some(f) => {
+            sides.iter().flat_map(|s| rows(s).map(move |r| s.part.norms[r * fields + f])).map(u64::from).sum()
+        }
+        None if field == doc_schema.all => {
+            sides.iter().flat_map(|s| rows(s).map(move |r| s.part.all_norm(r))).map(u64::from).sum()
+        }
+        None => sides.iter().map(|s| s.row_of.len() as u64).sum(),
+    }
+}
+
+/// A field (its index among the indexed ones) serialized, if it had terms.
+type Serialized = (usize, Option<FieldBytes>);
+
+/// One field's sections of the segment's term, postings and positions
+/// files.
+struct FieldBytes {
+    field: Field,
+    terms: Vec<u8>,
+    postings: Vec<u8>,
+    positions: Vec<u8>,
+}
+
+/// Field `field`'s postings serialized as tantivy's serializer writes them
+/// into its sections; `None` for a field without terms, which tantivy
+/// leaves out.
+fn field_bytes(
+    sides: &[Side<'_, '_>],
+    terms: &(Vec<&str>, Vec<u32>),
+    doc_schema: &DocSchema,
+    field: Field,
+    norms: Option<tantivy::fieldnorm::FieldNormReader>,
+) -> tantivy::Result<Option<FieldBytes>> {
+    let entry = doc_schema.schema.get_field_entry(field);
+    let option = entry.field_type().index_record_option().unwrap_or(IndexRecordOption::Basic);
+    let mut sections = [(); 3].map(|()| CountingWriter::wrap(Vec::new()));
+    let [t, p, q] = &mut sections;
+    let total = tokens(sides, doc_schema, field);
+    let written = if let Some(f) = doc_schema.fields.iter().position(|&x| x == field) {
+        write_terms(sides, terms, Some(f), || FieldSerializer::create(option, total, t, p, q, norms))?
+    } else if field == doc_schema.all {
+        write_terms(sides, terms, None, || FieldSerializer::create(option, total, t, p, q, norms))?
+    } else {
+        let mut values: Vec<(Vec<u8>, u32)> = Vec::new();
+        for side in sides {
+            for (doc, &row) in side.row_of.iter().enumerate() {
+                values.push((
+                    side.part.value_term(field, entry.field_type(), row as usize),
+                    side.base + doc as u32,
+                ));
+            }
+        }
+        values.sort_unstable();
+        let mut out = FieldSerializer::create(option, total, t, p, q, norms)?;
+        for group in values.chunk_by(|a, b| a.0 == b.0) {
+            out.new_term(&group[0].0, 0, false)?;
+            for &(_, doc) in group {
+                out.write_doc(doc, 0, &[]);
+            }
+            out.close_term()?;
+        }
+        out.close()?;
+        true
+    };
+    let [terms, postings, positions] = sections.map(CountingWriter::finish);
+    Ok(written.then_some(FieldBytes { field, terms, postings, positions }))
+}
+
+/// The terms of search field `field` (`None`: `_all`, every field's lists
+/// summed per doc) with their postings, into the serializer `open` makes
+/// at the first term: whether there was one.
+fn write_terms<'w>(
+    sides: &[Side<'_, '_>],
+    (terms, ids): &(Vec<&str>, Vec<u32>),
+    field: Option<usize>,
+    open: impl FnOnce() -> std::io::Result<FieldSerializer<'w, Vec<u8>>>,
+) -> std::io::Result<bool> {
+    let mut open = Some(open);
+    let mut out = None;
+    let mut gaps: Vec<u32> = Vec::new();
+    // (doc, side, start, len)
+    let mut list: Vec<(u32, u32, u32, u32)> = Vec::new();
+    for (t, term) in terms.iter().enumerate() {
+        list.clear();
+        for (i, side) in sides.iter().enumerate() {
+            let id = ids[t * sides.len() + i];
+            if id == NONE {
+                continue;
+            }
+            let part = side.part;
+            let slots = &part.slots[id as usize * part.fields..(id as usize + 1) * part.fields];
+            let from = list.len();
+            for (f, &slot) in slots.iter().enumerate() {
+                if slot == NONE || field.is_some_and(|g| g != f) {
+                    continue;
+                }
+                let rows = part.lists[slot as usize].iter();
+                list.extend(
+                    rows.map(|p| (side.base + part.doc_of[p.row as usize], i as u32, p.start, p.len)),
+                );
+            }
+            let mine = &mut list[from..];
+            if !mine.is_sorted_by_key(|p| p.0) {
+                mine.sort_unstable_by_key(|p| p.0);
+            }
+        }
+        if field.is_none() {
+            // A doc from several fields: once, its frequencies summed.
+            list.dedup_by(|later, kept| {
+                let same = later.0 == kept.0;
+                if same {
+                    kept.3 += later.3;
+                }
+                same
+            });
+        }
+        if list.is_empty() {
+            continue;
+        }
+        if let Some(open) = open.take() {
+            out = Some(open()?);
+        }
+        let Some(out) = out.as_mut() else { continue };
+        out.new_term(term.as_bytes(), list.len() as u32, true)?;
+        for &(doc, side, start, len) in &list {
+            gaps.clear();
+            if field.is_some() {
+                let encoded = sides[side as usize].part.positions.get(start as usize..).unwrap_or_default();
+                gaps.extend(position_gaps(encoded).take(len as usize));
+            }
+            // The store checked the bytes when it lent the cell: as many
+            // gaps as positions.
+            let tf = if field.is_some() { gaps.len() as u32 } else { len };
+            out.write_doc(doc, tf, &gaps);
+        }
+        out.close_term()?;
+    }
+    match out {
+        Some(out) => out.close().map(|()| true),
+        None => Ok(false),
     }
 }
 

@@ -1,26 +1,27 @@
 //! The readers of a full build that writes its segments directly (see
-//! `direct.rs`): whole partitions gathered into a [`Part`] until it holds
-//! a reader's share of the budget, then written as a segment; a partition
-//! that alone is past it is read again in slices by a hash of the row key,
-//! each slice its own segment.
+//! `direct.rs`): whole partitions gathered into a [`Part`]; a part past a
+//! reader's share of the budget is written as a segment of its own, and a
+//! partition that alone is past it is read again in slices by a hash of
+//! the row key, each slice its own segment. What the readers hold at the
+//! end is written as one segment (`full.rs`).
 
 use rowsearch_store::RowView;
 use tantivy::Index;
 
-use super::{MAX_SLICES, Part, Readers, slice_of, store_err, unwrap_store_err};
+use super::{MAX_SLICES, Part, Readers, direct, slice_of, store_err, unwrap_store_err};
 use crate::Result;
 use crate::error::tantivy_err;
 
-impl Readers<'_> {
+impl<'a> Readers<'a> {
     /// Gathers the partitions in `[from, to)` into `part`, writing it out
     /// between partitions whenever it is past the budget: the rows written.
-    pub(super) fn range_direct<'s>(
-        &'s self,
+    pub(super) fn range_direct(
+        &self,
         rtxn: &dyn RowView,
         from: Option<&[u8]>,
         to: Option<&[u8]>,
         index: &Index,
-        part: &mut Part<'s>,
+        part: &mut Part<'a>,
     ) -> Result<Option<u64>> {
         let (table, budget) = (self.table, self.group_budget);
         let mut rows = 0u64;
@@ -63,14 +64,14 @@ impl Readers<'_> {
     /// Writes the rows of partition `p` whose key hashes to `residue`
     /// modulo `modulus` as a segment, halving the slice again while it is
     /// past the budget (`part` comes and goes empty).
-    fn slices_direct<'s>(
-        &'s self,
+    fn slices_direct(
+        &self,
         rtxn: &dyn RowView,
         p: &[u8],
         modulus: u64,
         residue: u64,
         index: &Index,
-        part: &mut Part<'s>,
+        part: &mut Part<'a>,
     ) -> Result<u64> {
         let mut over = false;
         rtxn.for_each_keyword_cell(self.table, Some(p), &mut |cell| {
@@ -92,10 +93,12 @@ impl Readers<'_> {
 
     /// Writes `part` as a segment (noted for the commit) and empties it:
     /// the rows it held.
-    pub(super) fn write_part<'s>(&'s self, index: &Index, part: &mut Part<'s>) -> Result<u64> {
+    pub(super) fn write_part(&self, index: &Index, part: &mut Part<'a>) -> Result<u64> {
         let full = std::mem::replace(part, Part::new(self.schema));
         let rows = full.rows();
-        if let Some(meta) = full.write(index).map_err(tantivy_err(self.table, "write segment"))? {
+        if let Some(meta) =
+            direct::write(index, vec![full], 1).map_err(tantivy_err(self.table, "write segment"))?
+        {
             self.segments.lock().unwrap_or_else(|e| e.into_inner()).push(meta);
         }
         Ok(rows)

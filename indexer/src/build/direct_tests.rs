@@ -1,6 +1,7 @@
-//! A segment written straight from keyword cells against the one tantivy's
-//! index writer makes of the same rows, handed over in the same order as
-//! documents (as the full build did before): every file byte for byte.
+//! A segment written straight from keyword cells (gathered in one to three
+//! parts, as readers gather them) against the one tantivy's index writer
+//! makes of the same rows, handed over in the same order as documents (as
+//! the full build did before): every file byte for byte.
 
 use proptest::prelude::*;
 use rowsearch_store::KeywordCellRef;
@@ -112,7 +113,7 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
 
     #[test]
-    fn direct_segment_equals_the_index_writers(rows in rows(&schema())) {
+    fn direct_segment_equals_the_index_writers(rows in rows(&schema()), parts in 1usize..4) {
         let schema = schema();
         let cells = cells(&rows);
 
@@ -120,12 +121,14 @@ proptest! {
         let dir = tempfile::tempdir().unwrap();
         let direct = Index::create_in_dir(dir.path(), schema.schema.clone()).unwrap();
         register_cells(&direct);
-        let mut part = Part::new(&schema);
+        // Partition `p` in part `p % parts` (as readers take ranges).
+        let part_of = |partition: &[u8]| usize::from(partition[1]) % parts;
+        let mut gathered: Vec<Part> = (0..parts).map(|_| Part::new(&schema)).collect();
         for (partition, f, term, date, key, positions) in &cells {
             let cell = KeywordCellRef::from_parts(partition, *f, &schema.names[*f], term, *date, key, positions).unwrap();
-            part.add(&cell);
+            gathered[part_of(partition)].add(&cell);
         }
-        let meta = part.write(&direct).unwrap().unwrap();
+        let meta = super::write(&direct, gathered, parts).unwrap().unwrap();
 
         // Through tantivy's index writer: the documents in doc id order
         // (partition, newest first, key), each built from its cells.
@@ -149,7 +152,8 @@ proptest! {
             doc.texts[*f].push(term, cell.positions());
             doc.add_facet_term(*f, term);
         }
-        docs.sort_by(|a, b| (&a.partition, std::cmp::Reverse(a.date_ms), &a.key).cmp(&(&b.partition, std::cmp::Reverse(b.date_ms), &b.key)));
+        let order = |d: &CellDoc| (part_of(&d.partition), d.partition.clone(), std::cmp::Reverse(d.date_ms), d.key.clone());
+        docs.sort_by_key(order);
         let mut writer: IndexWriter<CellDoc> = written.writer_with_num_threads(1, 50_000_000).unwrap();
         for doc in docs {
             writer.add_document(doc).unwrap();

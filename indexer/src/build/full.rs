@@ -196,6 +196,8 @@ struct Readers<'a> {
     regions_done: std::sync::Mutex<Vec<RegionDone>>,
     /// The segments written directly.
     segments: std::sync::Mutex<Vec<tantivy::SegmentMeta>>,
+    /// What each reader gathered and did not write yet.
+    parts: std::sync::Mutex<Vec<Part<'a>>>,
 }
 
 /// Where a full build's documents go.
@@ -213,7 +215,7 @@ enum Sink<'a> {
 #[error("stopped: another reader failed")]
 struct Stopped;
 
-impl Readers<'_> {
+impl<'a> Readers<'a> {
     /// Reads ranges until none is left, in one snapshot: the rows added and
     /// the snapshot's feed sequence, or `None` when it stopped because
     /// another reader failed.
@@ -251,8 +253,10 @@ impl Readers<'_> {
                 Err(e) => return Err(e),
             }
         }
-        if let Sink::Direct(index) = self.sink {
-            rows += self.write_part(index, &mut part)?;
+        if let Sink::Direct(_) = self.sink {
+            // Written with the other readers' as one segment.
+            rows += part.rows();
+            self.parts.lock().unwrap_or_else(|e| e.into_inner()).push(part);
         }
         Ok(Some((rows, next_seq)))
     }
@@ -414,15 +418,31 @@ pub(super) fn full(
         next_range: AtomicUsize::new(0),
         cells_read: AtomicU64::new(0),
         failed: AtomicBool::new(false),
-        // Without tantivy's buffers, gathering takes half the budget.
-        group_budget: (options.memory_budget_bytes / if direct { 2 } else { 4 } / readers).max(1 << 20),
+        // Without tantivy's buffers, gathering takes three quarters of the
+        // budget (writing the segment adds its term order and buffers).
+        group_budget: if direct {
+            (options.memory_budget_bytes / 4 * 3 / readers).max(1 << 20)
+        } else {
+            (options.memory_budget_bytes / 4 / readers).max(1 << 20)
+        },
         in_flight: InFlight::new(in_flight_budget(options.memory_budget_bytes)),
         regions_done: std::sync::Mutex::new(Vec::new()),
         segments: std::sync::Mutex::new(Vec::new()),
+        parts: std::sync::Mutex::new(Vec::new()),
     };
     let (rows, next_seq) = shared.run_all(readers, total, progress)?;
     let cells_read = shared.cells_read.load(Ordering::Relaxed);
-    let segments = shared.segments.into_inner().unwrap_or_else(|e| e.into_inner());
+    let mut segments = shared.segments.into_inner().unwrap_or_else(|e| e.into_inner());
+    if direct {
+        // What the readers hold, as one segment: with nothing written
+        // before (the budget held it all), the build is merged already.
+        let parts = shared.parts.into_inner().unwrap_or_else(|e| e.into_inner());
+        if let Some(meta) =
+            direct::write(&index, parts, options.threads).map_err(tantivy_err(table, "write segment"))?
+        {
+            segments.push(meta);
+        }
+    }
     progress(&ReindexProgress { phase: "cells", done: cells_read, total, region_done: None });
 
     if options.fail_at == Some(FailPoint::BeforeCommit) {

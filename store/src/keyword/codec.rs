@@ -170,6 +170,13 @@ impl<'a> KeywordCellRef<'a> {
     }
 }
 
+/// The gaps between the positions `encoded` holds (as
+/// [`KeywordCellRef::encoded_positions`] gives them), the first from 0:
+/// what an inverted index keeps. Stops at the first malformed number.
+pub fn position_gaps(mut encoded: &[u8]) -> impl Iterator<Item = u32> + '_ {
+    std::iter::from_fn(move || take_delta(&mut encoded))
+}
+
 /// The positions of a [`KeywordCellRef`], ascending.
 #[derive(Debug, Clone)]
 pub struct Positions<'a> {

@@ -33,7 +33,7 @@ mod runs;
 mod upgrade;
 mod write;
 
-pub use codec::{KeywordCell, KeywordCellRef, Positions};
+pub use codec::{KeywordCell, KeywordCellRef, Positions, position_gaps};
 pub(crate) use handle::{CellParts, KeywordCells, SearchHandle, place_of};
 pub use handle::{
     for_each_kept_keyword_cell_of, for_each_keyword_cell_of, key_partition_of, keyword_cells_of,
