@@ -434,13 +434,18 @@ pub(super) fn full(
     let cells_read = shared.cells_read.load(Ordering::Relaxed);
     let mut segments = shared.segments.into_inner().unwrap_or_else(|e| e.into_inner());
     if direct {
-        // What the readers hold, as one segment: with nothing written
-        // before (the budget held it all), the build is merged already.
+        // What the readers hold, as one segment (with nothing written
+        // before, as the budget held it all, the build is merged from the
+        // start); unmerged builds keep a segment per reader.
         let parts = shared.parts.into_inner().unwrap_or_else(|e| e.into_inner());
-        if let Some(meta) =
-            direct::write(&index, parts, options.threads).map_err(tantivy_err(table, "write segment"))?
-        {
-            segments.push(meta);
+        let groups: Vec<Vec<Part<'_>>> =
+            if options.merge { vec![parts] } else { parts.into_iter().map(|p| vec![p]).collect() };
+        for parts in groups {
+            if let Some(meta) =
+                direct::write(&index, parts, options.threads).map_err(tantivy_err(table, "write segment"))?
+            {
+                segments.push(meta);
+            }
         }
     }
     progress(&ReindexProgress { phase: "cells", done: cells_read, total, region_done: None });
