@@ -451,8 +451,8 @@ fn main() {
         our_bytes as f64 / raw_bytes as f64
     );
     println!(
-        "median until the new generation serves: {serving:.2}s, speed ratio {:.2}x (the merge into one \
-         segment follows while it serves)",
+        "median until the new generation serves: {serving:.2}s, speed ratio {:.2}x (a build of more than \
+         one segment merges them while it serves)",
         raw / serving
     );
     println!(

@@ -23,17 +23,22 @@ pub enum ReindexMode {
 pub struct ReindexOptions {
     /// Full, incremental, or whichever applies.
     pub mode: ReindexMode,
-    /// Memory for tantivy's indexing buffers plus the grouping of a
-    /// partition's cells (a quarter of it), in bytes.
+    /// Memory of a full build, in bytes. From the keyword rows: the
+    /// readers' gathered partitions (three quarters of it, shared among
+    /// them; a reader past its share writes a segment). From the rows'
+    /// text: tantivy's indexing buffers (5/8), the grouping of cells into
+    /// documents (1/4) and the documents queued for tantivy (1/8).
     pub memory_budget_bytes: usize,
     /// Indexing threads (default: every core).
     pub threads: usize,
-    /// Merge a full build's segments (one per indexing thread, more when
-    /// the buffers flush) into one before it serves (default true): term
-    /// dictionary walks (prefixes, fuzzy words, suggestions) and posting
-    /// lists are then read once per search instead of once per segment.
-    /// On the full corpus the build takes ~1.5x as long and fuzzy `~2`
-    /// searches ~0.7x.
+    /// One segment for a full build (default true): term dictionary walks
+    /// (prefixes, fuzzy words, suggestions) and posting lists are then
+    /// read once per search instead of once per segment (fuzzy `~2`
+    /// searches ~0.7x the time). From the keyword rows, what the readers
+    /// hold is written as one segment (without this: one per reader), and
+    /// segments written before (a reader past its memory share) are merged
+    /// into it while the generation serves; from the rows' text, the
+    /// indexing threads' segments are merged while it serves.
     pub merge: bool,
     /// How long to wait for another reindex of the table (another
     /// process's, or the background refresher's) to let go of it before

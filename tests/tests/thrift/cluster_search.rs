@@ -296,6 +296,17 @@ fn thrift_a_cluster_of_searchers_answers_as_one_index_and_survives_a_kill() {
     let out = over(&["reindex", "--table", TABLE, "--shards", "4"]);
     assert!(out.status.success() && stdout(&out).contains("now 4 shard(s)"), "{}", stderr(&out));
     let took = settled(&d, 3, 4, Duration::from_secs(60));
+    // The leases show the new shards as soon as they are built; a
+    // searcher reads the new count from its catalog within a second (till
+    // then it asks for the old shards, which nobody serves now: 503, try
+    // again), so the searchers asked below are waited for.
+    for s in [&d, &c] {
+        let path = &paths[0];
+        let until = Instant::now() + Duration::from_secs(10);
+        while s.get_json(path).0 == 503 && Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
     eprintln!("4 shards held after {took:?}");
     for (path, want) in paths.iter().zip(&wanted).step_by(3) {
         same(path, &search(&d, path), want, &one);
