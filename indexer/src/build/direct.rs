@@ -122,9 +122,21 @@ impl<'s> Part<'s> {
         self.rows.len() as u64
     }
 
-    /// About the bytes the current partition added.
-    pub(super) fn partition_bytes(&self) -> usize {
-        self.bytes - self.mark.bytes
+    /// Whether the part holds more than `budget` bytes, or nears what its
+    /// 32-bit numbers (rows, lists, position offsets) can count.
+    pub(super) fn over(&self, budget: usize) -> bool {
+        self.bytes > budget || self.near_limits()
+    }
+
+    /// Whether the current partition alone added more than `budget`
+    /// bytes, or brought the part near its numbers' limits.
+    pub(super) fn partition_over(&self, budget: usize) -> bool {
+        self.bytes - self.mark.bytes > budget || self.near_limits()
+    }
+
+    fn near_limits(&self) -> bool {
+        const LIMIT: usize = (u32::MAX / 2) as usize;
+        self.positions.len() > LIMIT || self.rows.len() > LIMIT || self.slots.len() > LIMIT
     }
 
     /// Adds a cell; cells come partition by partition, a partition's by

@@ -32,7 +32,7 @@ impl<'a> Readers<'a> {
         let read = rtxn.for_each_keyword_cell_between(table, from, to, &mut |cell| {
             self.tick(&mut unreported)?;
             if partition.as_deref() != Some(cell.partition) {
-                if part.bytes > budget {
+                if part.over(budget) {
                     rows += self.write_part(index, part).map_err(store_err)?;
                 }
                 partition = Some(cell.partition.to_vec());
@@ -42,7 +42,7 @@ impl<'a> Readers<'a> {
                 return Ok(());
             }
             part.add(cell);
-            if part.partition_bytes() > budget {
+            if part.partition_over(budget) {
                 // Too big to gather at once: in slices after this pass.
                 part.abandon();
                 oversized.push(cell.partition.to_vec());
@@ -77,7 +77,7 @@ impl<'a> Readers<'a> {
         rtxn.for_each_keyword_cell(self.table, Some(p), &mut |cell| {
             if !over && slice_of(cell.key, modulus) == residue {
                 part.add(cell);
-                over = part.bytes > self.group_budget && modulus < MAX_SLICES;
+                over = part.over(self.group_budget) && modulus < MAX_SLICES;
             }
             Ok(())
         })
