@@ -10,18 +10,19 @@
 //! compare the files byte for byte).
 //!
 //! A [`Part`] gathers whole partitions (or hash slices of one, see
-//! `full.rs`): their rows are numbered, partition after partition, newest
-//! first, then by key, the order a column's versions come in, so each list
-//! comes sorted. [`Part::write`] lays it down as one segment; `full.rs` records
+//! `direct_read.rs`): their rows are numbered, partition after partition,
+//! newest first, then by key, the order a column's versions come in, so
+//! each list comes sorted. [`write`] lays one or several parts down as one
+//! segment (the parts' documents one after the other); [`commit`] records
 //! the segments in the index's meta with the commit's payload.
 
-use hashbrown::{HashMap, HashTable};
 use std::io::Write;
+
+use hashbrown::{HashMap, HashTable};
+use tantivy::directory::CompositeWrite;
 use tantivy::fastfield::FastFieldsWriter;
 use tantivy::fieldnorm::{FieldNormReaders, FieldNormsSerializer, FieldNormsWriter};
 use tantivy::index::SegmentComponent;
-
-use tantivy::directory::CompositeWrite;
 use tantivy::postings::FieldSerializer;
 use tantivy::schema::{Field, FieldType, IndexRecordOption};
 use tantivy::store::StoreWriter;
@@ -92,7 +93,7 @@ pub(super) struct Part<'s> {
     column: (usize, String, usize),
     mark: Mark,
     /// About the bytes held.
-    pub(super) bytes: usize,
+    bytes: usize,
 }
 
 impl<'s> Part<'s> {
