@@ -12,8 +12,8 @@
 //! A [`Part`] gathers whole partitions (or hash slices of one, see
 //! `direct_read.rs`): their rows are numbered, partition after partition,
 //! newest first, then by key, the order a column's versions come in, so
-//! each list comes sorted. [`write`] lays one or several parts down as one
-//! segment (the parts' documents one after the other); [`commit`] records
+//! each list comes sorted. [`write()`] lays one or several parts down as one
+//! segment (the parts' documents one after the other); [`commit()`] records
 //! the segments in the index's meta with the commit's payload.
 
 use std::io::Write;
