@@ -607,25 +607,6 @@ fn write_terms<'w>(
     }
 }
 
-/// Whether a full build of `schema` can be written directly: the schema
-/// [`DocSchema::for_search`] gives (an `_all` without positions, indexed
-/// fields of the kinds this module writes).
-pub(super) fn writes(schema: &DocSchema) -> bool {
-    !schema.all_positions
-        && schema.schema.fields().all(|(field, entry)| {
-            !entry.is_indexed()
-                || schema.fields.contains(&field)
-                || field == schema.all
-                || field == schema.key
-                || field == schema.partition
-                || field == schema.date
-        })
-        && schema.fields.iter().all(|&f| {
-            schema.schema.get_field_entry(f).field_type().index_record_option()
-                == Some(IndexRecordOption::WithFreqsAndPositions)
-        })
-}
-
 /// Makes `segments` the index's, with the commit `payload`, as tantivy's
 /// writer commits: the directory synced, then `meta.json` replaced
 /// atomically (the segments' files are synced as they are closed).

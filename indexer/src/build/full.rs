@@ -128,14 +128,6 @@ impl<'a> Grouper<'a> {
         }
     }
 
-    fn clear(&mut self) {
-        self.slots.clear();
-        self.rows.clear();
-        self.texts.clear();
-        self.facet_terms.clear();
-        self.bytes = 0;
-    }
-
     /// Hands the partition's documents to `writer`.
     fn flush(&mut self, table: &str, writer: &IndexWriter<CellDoc>) -> Result<u64> {
         let n = self.rows.len() as u64;
@@ -179,8 +171,6 @@ struct Readers<'a> {
     schema: &'a DocSchema,
     /// Where the documents go.
     sink: Sink<'a>,
-    /// What the ranges are ranges of.
-    read: BuildRead,
     /// Ranges `[from, to)` of partitions (the keyword rows) or row keys
     /// (the rows' text), taken in order by whichever reader is free.
     ranges: &'a [KeyRange],
@@ -232,12 +222,11 @@ impl<'a> Readers<'a> {
             let started = std::time::Instant::now();
             let cells_before = self.cells_read.load(Ordering::Relaxed);
             let (from, to) = (from.as_deref(), to.as_deref());
-            let read = match (self.sink, self.read) {
-                (Sink::Direct(index), _) => self.range_direct(rtxn, from, to, index, &mut part),
-                (Sink::Writer(writer), BuildRead::KeywordRows) => {
-                    self.range(rtxn, from, to, &mut grouper, writer)
-                }
-                (Sink::Writer(writer), BuildRead::RowText) => self.rows(rtxn, from, to, &mut grouper, writer),
+            // The keyword rows go to the direct sink, the rows' text to
+            // tantivy's writer (see `full`).
+            let read = match self.sink {
+                Sink::Direct(index) => self.range_direct(rtxn, from, to, index, &mut part),
+                Sink::Writer(writer) => self.rows(rtxn, from, to, &mut grouper, writer),
             };
             if let Ok(Some(_)) = read {
                 // Other readers' cells may be counted in: a region's figure
@@ -320,51 +309,6 @@ impl<'a> Readers<'a> {
         }
         Ok(Some(rows + grouper.flush(table, writer)?))
     }
-
-    /// Groups and adds the rows of the partitions in `[from, to)`.
-    fn range(
-        &self,
-        rtxn: &dyn RowView,
-        from: Option<&[u8]>,
-        to: Option<&[u8]>,
-        grouper: &mut Grouper<'_>,
-        writer: &IndexWriter<CellDoc>,
-    ) -> Result<Option<u64>> {
-        let (table, budget) = (self.table, self.group_budget);
-        let mut rows = 0u64;
-        let mut partition: Option<Vec<u8>> = None;
-        let mut oversized: Vec<Vec<u8>> = Vec::new();
-        let mut skipping = false;
-        let mut unreported = 0u64;
-        let read = rtxn.for_each_keyword_cell_between(table, from, to, &mut |cell| {
-            self.tick(&mut unreported)?;
-            if partition.as_deref() != Some(cell.partition) {
-                rows += grouper.flush(table, writer).map_err(store_err)?;
-                partition = Some(cell.partition.to_vec());
-                skipping = false;
-            }
-            if skipping {
-                return Ok(());
-            }
-            grouper.add(cell);
-            if grouper.bytes > budget {
-                // Too big to group at once: do it in slices after this pass.
-                grouper.clear();
-                oversized.push(cell.partition.to_vec());
-                skipping = true;
-            }
-            Ok(())
-        });
-        if !self.settle(unreported, read)? {
-            return Ok(None);
-        }
-        rows += grouper.flush(table, writer)?;
-        for p in &oversized {
-            rows += slices(rtxn, table, p, 2, 0, grouper, budget, writer)?
-                + slices(rtxn, table, p, 2, 1, grouper, budget, writer)?;
-        }
-        Ok(Some(rows))
-    }
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -403,7 +347,7 @@ pub(super) fn full(
     // From the keyword rows, segments are written directly (tantivy's
     // writer comes for the merge only); from the rows' text, documents go
     // through tantivy's writer.
-    let direct = read == BuildRead::KeywordRows && direct::writes(schema);
+    let direct = read == BuildRead::KeywordRows;
     let mut writer = if direct { None } else { Some(merge_writer(table, &index, options)?) };
     let shared = Readers {
         store,
@@ -413,7 +357,6 @@ pub(super) fn full(
             Some(writer) => Sink::Writer(writer),
             None => Sink::Direct(&index),
         },
-        read,
         ranges: &ranges,
         next_range: AtomicUsize::new(0),
         cells_read: AtomicU64::new(0),
@@ -606,37 +549,6 @@ impl Readers<'_> {
         }
         Ok((rows, next_seq))
     }
-}
-
-/// Groups and adds the rows of partition `p` whose key hashes to `residue`
-/// modulo `modulus`, halving the slice again while it exceeds the budget.
-#[allow(clippy::too_many_arguments)]
-fn slices(
-    rtxn: &dyn RowView,
-    table: &str,
-    p: &[u8],
-    modulus: u64,
-    residue: u64,
-    grouper: &mut Grouper<'_>,
-    budget: usize,
-    writer: &IndexWriter<CellDoc>,
-) -> Result<u64> {
-    grouper.clear();
-    let mut over = false;
-    rtxn.for_each_keyword_cell(table, Some(p), &mut |cell| {
-        if !over && slice_of(cell.key, modulus) == residue {
-            grouper.add(cell);
-            over = grouper.bytes > budget && modulus < MAX_SLICES;
-        }
-        Ok(())
-    })?;
-    if over {
-        grouper.clear();
-        let m = modulus * 2;
-        return Ok(slices(rtxn, table, p, m, residue, grouper, budget, writer)?
-            + slices(rtxn, table, p, m, residue + modulus, grouper, budget, writer)?);
-    }
-    grouper.flush(table, writer)
 }
 
 /// Carries an indexer error through the store's callback error type.
