@@ -39,7 +39,10 @@
 //! ```
 //!
 //! Cells in the order the row's text gives them; a row without keyword
-//! cells (deleted) has a record of none.
+//! cells (deleted) has a record of none. Beside it, cell `k:w`: `1` from
+//! before a write puts the row's runs until it puts the record (which
+//! puts it empty), so a write cut off between is known
+//! ([`super::changes::RecordState::Unsure`]).
 
 use std::collections::BTreeMap;
 
@@ -63,8 +66,11 @@ pub(super) const META_ROW: &[u8] = &[0];
 /// [`META_ROW`]): a row without one was never written through rowsearch
 /// nor followed, so the keyword rows hold nothing of it.
 pub(super) const RECORDS_COLUMN: &[u8] = b"records";
-/// A record's one column.
+/// A record's column.
 pub(super) const RECORD_COLUMN: &[u8] = b"r";
+/// Beside a record, the mark of a write begun: non-empty from before the
+/// row's runs are put until its record is (which puts it empty).
+pub(super) const WRITING_COLUMN: &[u8] = b"w";
 
 /// The companion table of `table`.
 pub fn companion(table: &str) -> String {

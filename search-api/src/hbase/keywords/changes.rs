@@ -72,9 +72,28 @@ pub enum Before<'a> {
     /// The row as it was: its cells computed again.
     Row(&'a Row),
     /// Its record: the cells its runs were last written with (all a write
-    /// by another client leaves to compare with); for a row without one,
-    /// what its partition's keyword row holds of it (one per date).
-    Recorded(&'a [Record]),
+    /// by another client leaves to compare with); left as it is when the
+    /// row's cells are the same now.
+    Recorded(&'a Record),
+    /// What the keyword rows hold of it, read from its partition's row (one
+    /// per partition and date): a row without a record, or whose last write
+    /// was cut off between its runs and its record ([`RecordState::Unsure`]);
+    /// its record is written whatever it holds.
+    Found(&'a [Record]),
+}
+
+/// What a row's record says of what the keyword rows hold of it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RecordState {
+    /// No record: the row was never written through rowsearch nor followed
+    /// (in a table made with records: nothing).
+    Absent,
+    /// What its runs were last written with.
+    Kept(Record),
+    /// A write began putting the row's runs and did not put its record
+    /// (the writer was killed, or failed, between the two): the runs may
+    /// hold either, so what they hold is read ([`Before::Found`]).
+    Unsure,
 }
 
 /// One row a write changes: its key, what its keyword cells were, and the
@@ -97,6 +116,20 @@ pub struct Puts {
     pub runs: Vec<RowCells>,
     /// The records of the rows whose cells are not what their record says.
     pub records: Vec<RowCells>,
+}
+
+impl Puts {
+    /// The marks of a write begun, put before the runs: one in the
+    /// record's row of each row whose record this write puts (none when it
+    /// puts no runs).
+    pub fn marks(&self) -> Vec<RowCells> {
+        if self.runs.is_empty() {
+            return Vec::new();
+        }
+        let mark =
+            |(key, _): &RowCells| (key.clone(), vec![PutCell::new(FAMILY, block::WRITING_COLUMN, "1")]);
+        self.records.iter().map(mark).collect()
+    }
 }
 
 /// The keyword columns of each row (its cells before, and the row now)
@@ -140,7 +173,13 @@ pub fn changes_of(
                     Ok(())
                 })?;
             }
-            Before::Recorded(records) => {
+            Before::Recorded(record) => {
+                for (field, term, hash) in &record.cells {
+                    let column = column_of(&record.partition, usize::from(*field), term);
+                    before.insert((column, record.date_ms), *hash);
+                }
+            }
+            Before::Found(records) => {
                 for record in records {
                     for (field, term, hash) in &record.cells {
                         let column = column_of(&record.partition, usize::from(*field), term);
@@ -173,9 +212,13 @@ pub fn changes_of(
             columns.entry(column).or_default().push(Change { date_ms, row, positions: None });
         }
         let unknown = matches!(write.before, Before::Unrecorded(_));
-        if !unknown && !matches!(write.before, Before::Recorded([r]) if *r == now) {
-            let cell = PutCell::new(FAMILY, block::RECORD_COLUMN, now.encode());
-            records.push((block::record_key(key), vec![cell]));
+        if !unknown && !matches!(write.before, Before::Recorded(r) if *r == now) {
+            // (The same put clears the mark of a write begun.)
+            let cells = vec![
+                PutCell::new(FAMILY, block::RECORD_COLUMN, now.encode()),
+                PutCell::new(FAMILY, block::WRITING_COLUMN, Vec::new()),
+            ];
+            records.push((block::record_key(key), cells));
         }
     }
     let tag = block::process_tag();
@@ -261,8 +304,8 @@ fn changes_in_parallel(
 }
 
 /// Whether the table's companion was made with every row's record (a row
-/// without one has nothing in the keyword rows), and the records of the
-/// table's rows `keys` (`None`: the row has none); one get.
+/// without one has nothing in the keyword rows), and what the records of
+/// the table's rows `keys` say; one get.
 ///
 /// # Errors
 /// `Client`; `Corrupted` for a record that is not one.
@@ -270,7 +313,7 @@ pub fn records(
     client: &mut HbaseClient,
     table: &str,
     keys: &[&[u8]],
-) -> Result<(bool, Vec<Option<Record>>), HbaseError> {
+) -> Result<(bool, Vec<RecordState>), HbaseError> {
     let mut wanted: Vec<Vec<u8>> = vec![META_ROW.to_vec()];
     wanted.extend(keys.iter().map(|k| block::record_key(k)));
     let wanted: Vec<&[u8]> = wanted.iter().map(Vec::as_slice).collect();
@@ -279,13 +322,15 @@ pub fn records(
     let complete = meta.is_some_and(|m| m.cells.iter().any(|c| c.qualifier == RECORDS_COLUMN));
     let records = rows
         .map(|row| {
-            let Some(cell) =
-                row.and_then(|r| r.cells.into_iter().find(|c| c.qualifier == block::RECORD_COLUMN))
-            else {
-                return Ok(None);
+            let cells = row.map(|r| r.cells).unwrap_or_default();
+            if cells.iter().any(|c| c.qualifier == block::WRITING_COLUMN && !c.value.is_empty()) {
+                return Ok(RecordState::Unsure);
+            }
+            let Some(cell) = cells.into_iter().find(|c| c.qualifier == block::RECORD_COLUMN) else {
+                return Ok(RecordState::Absent);
             };
             Record::decode(&cell.value)
-                .map(Some)
+                .map(RecordState::Kept)
                 .ok_or_else(|| block::corrupted(table, "a row's record that is not one"))
         })
         .collect::<Result<_, _>>()?;
@@ -328,28 +373,34 @@ pub fn write_runs(
 }
 
 /// The rows of a write through rowsearch (key, old, new) whose cells
-/// before must be read from their partition's row: those with an old row
-/// and no record, in a table an earlier build wrote (not `complete`); each
-/// key once, with the row it will be.
+/// before must be read from their partition's row: those whose last write
+/// was cut off, and those with an old row and no record in a table an
+/// earlier build wrote (not `complete`); each key once, with the row it
+/// will be.
 pub(super) fn unrecorded<'r>(
     rows: &[(&'r [u8], Option<&'r Row>, Option<&'r Row>)],
     complete: bool,
-    recorded: &[Option<Record>],
+    recorded: &[RecordState],
 ) -> Vec<(&'r [u8], Option<&'r Row>)> {
-    if complete {
-        return Vec::new();
-    }
     let mut firsts = HashSet::new();
     rows.iter()
         .zip(recorded)
-        .filter(|((k, old, _), r)| r.is_none() && old.is_some() && firsts.insert(*k))
+        .filter(|((k, old, _), r)| {
+            let read = match r {
+                RecordState::Unsure => true,
+                RecordState::Absent => !complete && old.is_some(),
+                RecordState::Kept(_) => false,
+            };
+            read && firsts.insert(*k)
+        })
         .map(|((k, old, new), _)| (*k, new.or(*old)))
         .collect()
 }
 
 /// The changes of a write through rowsearch: each row's cells before are
-/// its record's; without one, what its partition's row held of it
-/// (`found`, read for [`unrecorded`] rows), else nothing (the old row
+/// its record's; without one (or when its last write was cut off), what
+/// its partition's row held of it (`found`, read for [`unrecorded`] rows),
+/// else nothing (the old row
 /// says nothing of what the keyword rows hold: another client may have
 /// written it, unfollowed yet), or [`Before::Unrecorded`] for a row
 /// without an old row in a table that is not `complete` (an earlier build
@@ -359,7 +410,7 @@ pub(super) fn unrecorded<'r>(
 pub(super) fn own_writes<'w>(
     rows: &[(&'w [u8], Option<&'w Row>, Option<&'w Row>)],
     complete: bool,
-    recorded: &'w [Option<Record>],
+    recorded: &'w [RecordState],
     found: &'w HashMap<Vec<u8>, Vec<Record>>,
 ) -> Vec<RowWrite<'w>> {
     let mut seen = HashSet::with_capacity(rows.len());
@@ -373,10 +424,11 @@ pub(super) fn own_writes<'w>(
                 // (A row without a record that was [`unrecorded`] and
                 // not found has nothing in its partition.)
                 match (record, found.get(key)) {
-                    (Some(r), _) => Before::Recorded(std::slice::from_ref(r)),
-                    (None, Some(f)) => Before::Recorded(f),
-                    (None, None) if complete || old.is_some() => Before::Nothing,
-                    (None, None) => {
+                    (RecordState::Kept(r), _) => Before::Recorded(r),
+                    (_, Some(f)) => Before::Found(f),
+                    (RecordState::Unsure, None) => Before::Found(&[]),
+                    (RecordState::Absent, None) if complete || old.is_some() => Before::Nothing,
+                    (RecordState::Absent, None) => {
                         unknown.insert(key);
                         Before::Unrecorded(None)
                     }
@@ -389,8 +441,11 @@ pub(super) fn own_writes<'w>(
         .collect()
 }
 
-/// Computes `writes`' runs and records and puts them: the runs, then the
-/// records (a record never says more than the runs hold).
+/// Computes `writes`' runs and records and puts them: first a mark in the
+/// record's row of each row whose record changes (a write begun), then the
+/// runs, then the records (each clearing its mark). A write cut off between
+/// leaves the mark: the next write of the row reads what the runs hold
+/// instead of trusting the record ([`RecordState::Unsure`]).
 ///
 /// # Errors
 /// `Schema` for cells the store cannot compute; `Client`.
@@ -407,7 +462,7 @@ pub fn put(
     let puts = changes_in_parallel(table, schema, analyzer, writes, cores, &crate::hbase::clock::stamp)
         .map_err(|e| HbaseError::Schema { table: table.to_owned(), reason: e.to_string() })?;
     let name = block::companion(table);
-    for rows in [&puts.runs, &puts.records] {
+    for rows in [&puts.marks(), &puts.runs, &puts.records] {
         if !rows.is_empty() {
             tables.put_parallel(&name, rows, ways)?;
         }

@@ -14,7 +14,7 @@ use std::collections::HashMap;
 use rowsearch_store::{Analyzer, Row, TableSchema};
 
 use super::block::Record;
-use super::changes::{Before, ReadPartitions, RowWrite, found, put, records};
+use super::changes::{Before, ReadPartitions, RecordState, RowWrite, found, put, records};
 use crate::hbase::tables::{HbaseError, HbaseTables};
 
 /// Brings the keyword rows of `rows` (each key with the row as HBase has
@@ -38,18 +38,36 @@ pub(super) fn follow(
     let writes: Vec<RowWrite<'_>> = rows
         .iter()
         .zip(&before)
-        .map(|(&(key, after), before)| {
-            let before = before.as_deref().map_or(Before::Nothing, Before::Recorded);
-            RowWrite { key, before, after }
-        })
+        .map(|(&(key, after), before)| RowWrite { key, before: before.as_before(), after })
         .collect();
     put(tables, table, schema, analyzer, &writes, 1)
 }
 
-/// What each of `rows` was written with before (its record, `recorded`;
-/// without one, nothing in a table made with records (`complete`), else
-/// what its partition's row holds of it, read with `read`); `None`:
-/// nothing.
+/// What a followed row's keyword cells were before, owned.
+#[derive(Debug)]
+pub(super) enum Prior {
+    /// Nothing.
+    Nothing,
+    /// Its record.
+    Recorded(Record),
+    /// What its partition's keyword row holds of it.
+    Found(Vec<Record>),
+}
+
+impl Prior {
+    pub(super) fn as_before(&self) -> Before<'_> {
+        match self {
+            Prior::Nothing => Before::Nothing,
+            Prior::Recorded(r) => Before::Recorded(r),
+            Prior::Found(f) => Before::Found(f),
+        }
+    }
+}
+
+/// What each of `rows` was written with before: its record; without one,
+/// nothing in a table made with records (`complete`), else what its
+/// partition's row holds of it, read with `read`, as for a row whose last
+/// write was cut off ([`RecordState::Unsure`]).
 ///
 /// # Errors
 /// `Schema` for cells the store cannot compute; what `read` gives.
@@ -59,22 +77,25 @@ pub(super) fn befores(
     analyzer: &dyn Analyzer,
     rows: &[(&[u8], Option<&Row>)],
     complete: bool,
-    recorded: Vec<Option<Record>>,
+    recorded: Vec<RecordState>,
     read: &mut ReadPartitions<'_>,
-) -> Result<Vec<Option<Vec<Record>>>, HbaseError> {
-    let missing: Vec<(&[u8], Option<&Row>)> = if complete {
-        Vec::new()
-    } else {
-        rows.iter().zip(&recorded).filter(|(_, r)| r.is_none()).map(|(row, _)| *row).collect()
+) -> Result<Vec<Prior>, HbaseError> {
+    let unread = |r: &RecordState| match r {
+        RecordState::Unsure => true,
+        RecordState::Absent => !complete,
+        RecordState::Kept(_) => false,
     };
+    let missing: Vec<(&[u8], Option<&Row>)> =
+        rows.iter().zip(&recorded).filter(|(_, r)| unread(r)).map(|(row, _)| *row).collect();
     let mut found =
         if missing.is_empty() { HashMap::new() } else { found(table, schema, analyzer, &missing, read)? };
     Ok(rows
         .iter()
         .zip(recorded)
         .map(|((key, _), record)| match record {
-            Some(r) => Some(vec![r]),
-            None => found.remove(*key),
+            RecordState::Kept(r) => Prior::Recorded(r),
+            RecordState::Unsure => Prior::Found(found.remove(*key).unwrap_or_default()),
+            RecordState::Absent => found.remove(*key).map_or(Prior::Nothing, Prior::Found),
         })
         .collect())
 }
@@ -87,9 +108,9 @@ mod tests {
     use rowsearch_store::{Cell, KeywordCellRef, Row, TableSchema};
 
     use super::super::block::{
-        self, RECORD_COLUMN, ROW_PREFIX, Record, record_key, split_qualifier, split_tail,
+        self, RECORD_COLUMN, ROW_PREFIX, Record, WRITING_COLUMN, record_key, split_qualifier, split_tail,
     };
-    use super::super::changes::{Before, RowWrite, changes_of, found, own_writes, unrecorded};
+    use super::super::changes::{Before, RecordState, RowWrite, changes_of, found, own_writes, unrecorded};
     use super::befores;
 
     const WORDS: [&str; 4] = ["gas", "price", "enron", "gas gas"];
@@ -199,18 +220,26 @@ mod tests {
         out
     }
 
-    fn recorded(stored: &Stored, key: &[u8]) -> Option<Record> {
-        let value = stored.get(&(record_key(key), RECORD_COLUMN.to_vec()))?;
-        Some(Record::decode(value).expect("a record"))
+    fn recorded(stored: &Stored, key: &[u8]) -> RecordState {
+        if stored.get(&(record_key(key), WRITING_COLUMN.to_vec())).is_some_and(|v| !v.is_empty()) {
+            return RecordState::Unsure;
+        }
+        match stored.get(&(record_key(key), RECORD_COLUMN.to_vec())) {
+            Some(value) => RecordState::Kept(Record::decode(value).expect("a record")),
+            None => RecordState::Absent,
+        }
     }
 
-    /// Puts runs (each in a cell of its own) and then records, as HBase would.
-    fn store(stored: &mut Stored, puts: super::super::changes::Puts) -> usize {
+    /// Puts runs (each in a cell of its own) and then records, as HBase
+    /// would; `cut`: the writer killed after the runs, before the records.
+    fn store(stored: &mut Stored, puts: super::super::changes::Puts, cut: bool) -> usize {
         let mut cells = 0;
-        for (row, put) in puts.runs.into_iter().chain(puts.records) {
+        let records = if cut { Vec::new() } else { puts.records.clone() };
+        for (row, put) in puts.marks().into_iter().chain(puts.runs).chain(records) {
             for c in put {
                 let fresh = stored.insert((row.clone(), c.qualifier.clone()), c.value).is_none();
-                assert!(fresh || c.qualifier == RECORD_COLUMN, "two runs in one cell");
+                let record = c.qualifier == RECORD_COLUMN || c.qualifier == WRITING_COLUMN;
+                assert!(fresh || record, "two runs in one cell");
                 cells += 1;
             }
         }
@@ -223,12 +252,16 @@ mod tests {
     #[derive(Debug, Clone)]
     enum Step {
         /// rowsearch writes a batch (a key twice allowed): its runs
-        /// compared with each row's record, else the row it read.
-        Own(Vec<(usize, Option<Content>)>),
+        /// compared with each row's record, else the row it read; `true`:
+        /// killed (-9) between putting the runs and the records.
+        Own(Vec<(usize, Option<Content>)>, bool),
         /// Another client writes a row: only HBase's row changes.
         Other(usize, Option<Content>),
         /// The feed's entries so far are followed.
         Follow,
+        /// They are followed by a follower killed (-9) between putting
+        /// the runs and the records; they stay in the feed.
+        Cut,
     }
 
     fn write() -> impl Strategy<Value = Option<(usize, usize, usize)>> {
@@ -237,9 +270,11 @@ mod tests {
 
     fn step() -> impl Strategy<Value = Step> {
         prop_oneof![
-            proptest::collection::vec((0usize..4, write()), 1..4).prop_map(Step::Own),
+            (proptest::collection::vec((0usize..4, write()), 1..4), proptest::bool::weighted(0.2))
+                .prop_map(|(batch, cut)| Step::Own(batch, cut)),
             (0usize..4, write()).prop_map(|(k, w)| Step::Other(k, w)),
             Just(Step::Follow),
+            Just(Step::Cut),
         ]
     }
 
@@ -264,7 +299,7 @@ mod tests {
             let mut earlier = legacy;
             // A table an earlier build wrote has no marker of records.
             let complete = legacy == 0;
-            let follow = |stored: &mut Stored, rows: &BTreeMap<usize, Row>, keys: &BTreeSet<usize>, at: u64| {
+            let follow = |stored: &mut Stored, rows: &BTreeMap<usize, Row>, keys: &BTreeSet<usize>, at: u64, cut: bool| {
                 let names: Vec<Vec<u8>> = keys.iter().map(|k| format!("r{k}").into_bytes()).collect();
                 let now: Vec<(&[u8], Option<&Row>)> =
                     keys.iter().zip(&names).map(|(k, n)| (n.as_slice(), rows.get(k))).collect();
@@ -275,17 +310,17 @@ mod tests {
                 let writes: Vec<RowWrite<'_>> = now
                     .iter()
                     .zip(&before)
-                    .map(|(&(key, after), b)| RowWrite { key, before: b.as_deref().map_or(Before::Nothing, Before::Recorded), after })
+                    .map(|(&(key, after), b)| RowWrite { key, before: b.as_before(), after })
                     .collect();
                 let puts = changes_of("t", &schema, &analyzer, &writes, at).expect("changes");
-                store(stored, puts)
+                store(stored, puts, cut)
             };
             for step in &steps {
                 clock += 1;
-                let legacy = matches!(step, Step::Own(_)) && earlier > 0;
+                let legacy = matches!(step, Step::Own(..)) && earlier > 0;
                 earlier = if legacy { earlier - 1 } else { 0 };
                 match step {
-                    Step::Own(batch) => {
+                    Step::Own(batch, cut) => {
                         let mut pairs = Vec::new();
                         for &(key, w) in batch {
                             let old = rows.get(&key).cloned();
@@ -304,9 +339,9 @@ mod tests {
                             .map(|((_, old, new), name)| (name.as_slice(), old.as_ref(), new.as_ref()))
                             .collect();
                         // (an earlier build reads no records)
-                        let records: Vec<Option<Record>> = names
+                        let records: Vec<RecordState> = names
                             .iter()
-                            .map(|n| if legacy { None } else { recorded(&stored, n) })
+                            .map(|n| if legacy { RecordState::Absent } else { recorded(&stored, n) })
                             .collect();
                         let missing = unrecorded(&triples, complete, &records);
                         let snapshot = stored.clone();
@@ -328,7 +363,7 @@ mod tests {
                         if legacy {
                             puts.records.clear(); // an earlier build: no records
                         }
-                        store(&mut stored, puts);
+                        store(&mut stored, puts, *cut);
                     }
                     Step::Other(key, w) => {
                         match w.map(|w| row(*key, w)) {
@@ -338,20 +373,23 @@ mod tests {
                         pending.insert(*key);
                     }
                     Step::Follow => {
-                        follow(&mut stored, &rows, &pending, clock);
+                        follow(&mut stored, &rows, &pending, clock, false);
                         pending.clear();
+                    }
+                    Step::Cut => {
+                        follow(&mut stored, &rows, &pending, clock, true);
                     }
                 }
             }
             clock += 1;
-            follow(&mut stored, &rows, &pending, clock);
+            follow(&mut stored, &rows, &pending, clock, false);
             prop_assert_eq!(held(&stored), wanted(&rows));
             // Again: nothing to write.
             let all: BTreeSet<usize> = (0..4).collect();
             clock += 1;
-            follow(&mut stored, &rows, &all, clock);
+            follow(&mut stored, &rows, &all, clock, false);
             clock += 1;
-            prop_assert_eq!(follow(&mut stored, &rows, &all, clock), 0, "a second follow wrote cells");
+            prop_assert_eq!(follow(&mut stored, &rows, &all, clock, false), 0, "a second follow wrote cells");
             prop_assert_eq!(held(&stored), wanted(&rows));
         }
     }
