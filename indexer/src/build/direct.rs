@@ -94,6 +94,8 @@ pub(super) struct Part<'s> {
     mark: Mark,
     /// About the bytes held.
     bytes: usize,
+    /// The bytes last counted in the readers' shared total.
+    pub(super) reported: usize,
 }
 
 impl<'s> Part<'s> {
@@ -115,7 +117,13 @@ impl<'s> Part<'s> {
             column: (usize::MAX, String::new(), 0),
             mark: Mark::default(),
             bytes: 0,
+            reported: 0,
         }
+    }
+
+    /// About the bytes held.
+    pub(super) fn bytes_held(&self) -> usize {
+        self.bytes
     }
 
     /// Rows held.
@@ -135,7 +143,7 @@ impl<'s> Part<'s> {
         self.bytes - self.mark.bytes > budget || self.near_limits()
     }
 
-    fn near_limits(&self) -> bool {
+    pub(super) fn near_limits(&self) -> bool {
         const LIMIT: usize = (u32::MAX / 2) as usize;
         self.positions.len() > LIMIT || self.rows.len() > LIMIT || self.slots.len() > LIMIT
     }
@@ -342,48 +350,32 @@ pub(super) fn write(
     )?;
     let readers = FieldNormReaders::open(segment.open_read(SegmentComponent::FieldNorms)?)?;
 
-    // Each field's postings in memory, on `threads` threads, then into the
-    // segment's files in field order, as tantivy writes them (a field
-    // without terms is left out).
+    // Each field's postings into the segment's files in field order, as
+    // tantivy writes them (a field without terms is left out): on one
+    // thread straight into the files; on more, serialized in memory at
+    // once, then copied in.
     let terms = merged_terms(&sides);
     let fields_indexed: Vec<Field> =
         schema.fields().filter(|(_, e)| e.is_indexed()).map(|(f, _)| f).collect();
-    // The largest fields first (`_all`, then the longest texts), so the
-    // threads finish together.
-    let mut jobs: Vec<usize> = (0..fields_indexed.len()).collect();
-    jobs.sort_by_key(|&i| std::cmp::Reverse(tokens(&sides, doc_schema, fields_indexed[i])));
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let serialized: Vec<tantivy::Result<Vec<Serialized>>> = std::thread::scope(|scope| {
-        let work = || {
-            let mut done = Vec::new();
-            loop {
-                let job = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                let Some(&i) = jobs.get(job) else { break };
-                let field = fields_indexed[i];
-                let norm_reader = readers.get_field(field)?;
-                done.push((i, field_bytes(&sides, &terms, doc_schema, field, norm_reader)?));
-            }
-            Ok(done)
-        };
-        let helpers: Vec<_> = (1..threads.max(1)).map(|_| scope.spawn(work)).collect();
-        let mut all = vec![work()];
-        all.extend(helpers.into_iter().map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))));
-        all
-    });
-    let mut by_field: Vec<Option<FieldBytes>> = (0..fields_indexed.len()).map(|_| None).collect();
-    for done in serialized {
-        for (i, bytes) in done? {
-            by_field[i] = bytes;
-        }
-    }
     let mut files = [
         CompositeWrite::wrap(segment.open_write(SegmentComponent::Terms)?),
         CompositeWrite::wrap(segment.open_write(SegmentComponent::Postings)?),
         CompositeWrite::wrap(segment.open_write(SegmentComponent::Positions)?),
     ];
-    for bytes in by_field.into_iter().flatten() {
-        for (file, section) in files.iter_mut().zip([&bytes.terms, &bytes.postings, &bytes.positions]) {
-            file.for_field(bytes.field).write_all(section)?;
+    if threads <= 1 {
+        for &field in &fields_indexed {
+            let [t, p, q] = &mut files;
+            let open = move || {
+                let (t, p, q) = (t, p, q);
+                [t.for_field(field), p.for_field(field), q.for_field(field)]
+            };
+            serialize_field(&sides, &terms, doc_schema, field, readers.get_field(field)?, open)?;
+        }
+    } else {
+        for bytes in fields_at_once(&sides, &terms, doc_schema, &fields_indexed, &readers, threads)? {
+            for (file, section) in files.iter_mut().zip([&bytes.terms, &bytes.postings, &bytes.positions]) {
+                file.for_field(bytes.field).write_all(section)?;
+            }
         }
     }
     for file in files {
@@ -478,6 +470,45 @@ fn tokens(sides: &[Side<'_, '_>], doc_schema: &DocSchema, field: Field) -> u64 {
 /// A field (its index among the indexed ones) serialized, if it had terms.
 type Serialized = (usize, Option<FieldBytes>);
 
+/// Every field of `fields` serialized ([`field_bytes`]) on `threads`
+/// threads, the largest first (`_all`, then the longest texts) so the
+/// threads finish together; in field order.
+fn fields_at_once(
+    sides: &[Side<'_, '_>],
+    terms: &(Vec<&str>, Vec<u32>),
+    doc_schema: &DocSchema,
+    fields: &[Field],
+    readers: &FieldNormReaders,
+    threads: usize,
+) -> tantivy::Result<Vec<FieldBytes>> {
+    let mut jobs: Vec<usize> = (0..fields.len()).collect();
+    jobs.sort_by_key(|&i| std::cmp::Reverse(tokens(sides, doc_schema, fields[i])));
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let serialized: Vec<tantivy::Result<Vec<Serialized>>> = std::thread::scope(|scope| {
+        let work = || {
+            let mut done = Vec::new();
+            loop {
+                let job = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(&i) = jobs.get(job) else { break };
+                let field = fields[i];
+                done.push((i, field_bytes(sides, terms, doc_schema, field, readers.get_field(field)?)?));
+            }
+            Ok(done)
+        };
+        let helpers: Vec<_> = (1..threads).map(|_| scope.spawn(work)).collect();
+        let mut all = vec![work()];
+        all.extend(helpers.into_iter().map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))));
+        all
+    });
+    let mut by_field: Vec<Option<FieldBytes>> = (0..fields.len()).map(|_| None).collect();
+    for done in serialized {
+        for (i, bytes) in done? {
+            by_field[i] = bytes;
+        }
+    }
+    Ok(by_field.into_iter().flatten().collect())
+}
+
 /// One field's sections of the segment's term, postings and positions
 /// files.
 struct FieldBytes {
@@ -497,49 +528,70 @@ fn field_bytes(
     field: Field,
     norms: Option<tantivy::fieldnorm::FieldNormReader>,
 ) -> tantivy::Result<Option<FieldBytes>> {
-    let entry = doc_schema.schema.get_field_entry(field);
-    let option = entry.field_type().index_record_option().unwrap_or(IndexRecordOption::Basic);
     let mut sections = [(); 3].map(|()| CountingWriter::wrap(Vec::new()));
     let [t, p, q] = &mut sections;
-    let total = tokens(sides, doc_schema, field);
-    let written = if let Some(f) = doc_schema.fields.iter().position(|&x| x == field) {
-        write_terms(sides, terms, Some(f), || FieldSerializer::create(option, total, t, p, q, norms))?
-    } else if field == doc_schema.all {
-        write_terms(sides, terms, None, || FieldSerializer::create(option, total, t, p, q, norms))?
-    } else {
-        let mut values: Vec<(Vec<u8>, u32)> = Vec::new();
-        for side in sides {
-            for (doc, &row) in side.row_of.iter().enumerate() {
-                values.push((
-                    side.part.value_term(field, entry.field_type(), row as usize),
-                    side.base + doc as u32,
-                ));
-            }
-        }
-        values.sort_unstable();
-        let mut out = FieldSerializer::create(option, total, t, p, q, norms)?;
-        for group in values.chunk_by(|a, b| a.0 == b.0) {
-            out.new_term(&group[0].0, 0, false)?;
-            for &(_, doc) in group {
-                out.write_doc(doc, 0, &[]);
-            }
-            out.close_term()?;
-        }
-        out.close()?;
-        true
-    };
+    let written = serialize_field(sides, terms, doc_schema, field, norms, || [t, p, q])?;
     let [terms, postings, positions] = sections.map(CountingWriter::finish);
     Ok(written.then_some(FieldBytes { field, terms, postings, positions }))
+}
+
+/// Field `field`'s postings serialized into the sections `open` gives
+/// (terms, postings, positions), opened at its first term: whether it had
+/// one (tantivy leaves a field without terms out).
+fn serialize_field<'w, W: Write + 'w>(
+    sides: &[Side<'_, '_>],
+    terms: &(Vec<&str>, Vec<u32>),
+    doc_schema: &DocSchema,
+    field: Field,
+    norms: Option<tantivy::fieldnorm::FieldNormReader>,
+    open: impl FnOnce() -> [&'w mut CountingWriter<W>; 3],
+) -> std::io::Result<bool> {
+    let entry = doc_schema.schema.get_field_entry(field);
+    let option = entry.field_type().index_record_option().unwrap_or(IndexRecordOption::Basic);
+    let total = tokens(sides, doc_schema, field);
+    let create = || {
+        let [t, p, q] = open();
+        FieldSerializer::create(option, total, t, p, q, norms)
+    };
+    if let Some(f) = doc_schema.fields.iter().position(|&x| x == field) {
+        return write_terms(sides, terms, Some(f), create);
+    }
+    if field == doc_schema.all {
+        return write_terms(sides, terms, None, create);
+    }
+    let mut values: Vec<(Vec<u8>, u32)> = Vec::new();
+    for side in sides {
+        for (doc, &row) in side.row_of.iter().enumerate() {
+            values.push((
+                side.part.value_term(field, entry.field_type(), row as usize),
+                side.base + doc as u32,
+            ));
+        }
+    }
+    if values.is_empty() {
+        return Ok(false);
+    }
+    values.sort_unstable();
+    let mut out = create()?;
+    for group in values.chunk_by(|a, b| a.0 == b.0) {
+        out.new_term(&group[0].0, 0, false)?;
+        for &(_, doc) in group {
+            out.write_doc(doc, 0, &[]);
+        }
+        out.close_term()?;
+    }
+    out.close()?;
+    Ok(true)
 }
 
 /// The terms of search field `field` (`None`: `_all`, every field's lists
 /// summed per doc) with their postings, into the serializer `open` makes
 /// at the first term: whether there was one.
-fn write_terms<'w>(
+fn write_terms<'w, W: Write + 'w>(
     sides: &[Side<'_, '_>],
     (terms, ids): &(Vec<&str>, Vec<u32>),
     field: Option<usize>,
-    open: impl FnOnce() -> std::io::Result<FieldSerializer<'w, Vec<u8>>>,
+    open: impl FnOnce() -> std::io::Result<FieldSerializer<'w, W>>,
 ) -> std::io::Result<bool> {
     let mut open = Some(open);
     let mut out = None;

@@ -5,6 +5,8 @@
 //! the row key, each slice its own segment. What the readers hold at the
 //! end is written as one segment (`full.rs`).
 
+use std::sync::atomic::Ordering;
+
 use rowsearch_store::RowView;
 use tantivy::Index;
 
@@ -32,7 +34,7 @@ impl<'a> Readers<'a> {
         let read = rtxn.for_each_keyword_cell_between(table, from, to, &mut |cell| {
             self.tick(&mut unreported)?;
             if partition.as_deref() != Some(cell.partition) {
-                if part.over(budget) {
+                if self.write_now(part) {
                     rows += self.write_part(index, part).map_err(store_err)?;
                 }
                 partition = Some(cell.partition.to_vec());
@@ -91,14 +93,41 @@ impl<'a> Readers<'a> {
         self.write_part(index, part)
     }
 
+    /// Whether `part` (between partitions) is to be written now: near its
+    /// numbers' limits, or the readers' parts together (those being
+    /// written too) past the gathering budget while it holds at least its
+    /// share of the parts still gathering (the largest always does; the
+    /// others gather on). Counts its bytes in the total.
+    fn write_now(&self, part: &mut Part<'a>) -> bool {
+        let (now, before) = (part.bytes_held(), part.reported);
+        part.reported = now;
+        let total = if now >= before {
+            self.gathered.fetch_add(now - before, Ordering::Relaxed) + (now - before)
+        } else {
+            self.gathered.fetch_sub(before - now, Ordering::Relaxed).saturating_sub(before - now)
+        };
+        if part.near_limits() {
+            return true;
+        }
+        let gathering = total.saturating_sub(self.writing.load(Ordering::Relaxed));
+        let gatherers = self.readers.saturating_sub(self.writers.load(Ordering::Relaxed)).max(1);
+        total > self.gather_budget && now.saturating_mul(gatherers) >= gathering
+    }
+
     /// Writes `part` as a segment (noted for the commit) and empties it:
     /// the rows it held.
     pub(super) fn write_part(&self, index: &Index, part: &mut Part<'a>) -> Result<u64> {
         let full = std::mem::replace(part, Part::new(self.schema));
-        let rows = full.rows();
-        if let Some(meta) =
-            direct::write(index, vec![full], 1).map_err(tantivy_err(self.table, "write segment"))?
-        {
+        let (rows, reported) = (full.rows(), full.reported);
+        self.writing.fetch_add(reported, Ordering::Relaxed);
+        self.writers.fetch_add(1, Ordering::Relaxed);
+        let written = direct::write(index, vec![full], 1);
+        // Counted until freed: the other readers do not gather into
+        // memory it still holds.
+        self.writers.fetch_sub(1, Ordering::Relaxed);
+        self.writing.fetch_sub(reported, Ordering::Relaxed);
+        self.gathered.fetch_sub(reported, Ordering::Relaxed);
+        if let Some(meta) = written.map_err(tantivy_err(self.table, "write segment"))? {
             self.segments.lock().unwrap_or_else(|e| e.into_inner()).push(meta);
         }
         Ok(rows)

@@ -164,6 +164,14 @@ fn slice_of(key: &[u8], modulus: u64) -> u64 {
 /// Partitions, or row keys, `from <= k < to` (`None`: unbounded).
 type KeyRange = (Option<Vec<u8>>, Option<Vec<u8>>);
 
+/// What the process holds beside a direct build's parts (the allocator's
+/// and the store's own, tantivy's index open), and what writing a part
+/// takes whatever its size (tantivy's fast field and document store
+/// writers): about 25 and 15-25 MiB, measured on the full corpus
+/// (`bench/peak_memory.py`).
+const PROCESS_BASE: usize = 24 << 20;
+const PART_WRITE_BASE: usize = 24 << 20;
+
 /// What the readers of a full build share.
 struct Readers<'a> {
     store: &'a dyn RowSource,
@@ -180,6 +188,16 @@ struct Readers<'a> {
     failed: AtomicBool,
     /// Grouping memory of one reader.
     group_budget: usize,
+    /// Readers at once.
+    readers: usize,
+    /// What the parts of all readers may hold together (direct builds)...
+    gather_budget: usize,
+    /// ...and what they hold, as each last counted its own (parts being
+    /// written included, until freed)...
+    gathered: AtomicUsize,
+    /// ...of which parts being written, and how many.
+    writing: AtomicUsize,
+    writers: AtomicUsize,
     /// Documents queued for tantivy: their share of the budget.
     in_flight: Arc<InFlight>,
     /// Regions read, not reported yet.
@@ -349,6 +367,12 @@ pub(super) fn full(
     // through tantivy's writer.
     let direct = read == BuildRead::KeywordRows;
     let mut writer = if direct { None } else { Some(merge_writer(table, &index, options)?) };
+    // Without tantivy's buffers, the readers' parts together take four
+    // fifths of what the process's base and a write by each reader at
+    // once leave (a part's write adds a tenth of it: its term order, a
+    // field's postings at a time).
+    let reserved = PROCESS_BASE + readers * PART_WRITE_BASE;
+    let gather_budget = (options.memory_budget_bytes.saturating_sub(reserved) / 5 * 4).max(readers << 20);
     let shared = Readers {
         store,
         table,
@@ -361,13 +385,16 @@ pub(super) fn full(
         next_range: AtomicUsize::new(0),
         cells_read: AtomicU64::new(0),
         failed: AtomicBool::new(false),
-        // Without tantivy's buffers, gathering takes three quarters of the
-        // budget (writing the segment adds its term order and buffers).
         group_budget: if direct {
-            (options.memory_budget_bytes / 4 * 3 / readers).max(1 << 20)
+            (gather_budget / readers).max(1 << 20)
         } else {
             (options.memory_budget_bytes / 4 / readers).max(1 << 20)
         },
+        readers,
+        gather_budget,
+        gathered: AtomicUsize::new(0),
+        writing: AtomicUsize::new(0),
+        writers: AtomicUsize::new(0),
         in_flight: InFlight::new(in_flight_budget(options.memory_budget_bytes)),
         regions_done: std::sync::Mutex::new(Vec::new()),
         segments: std::sync::Mutex::new(Vec::new()),

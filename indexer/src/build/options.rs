@@ -24,8 +24,10 @@ pub struct ReindexOptions {
     /// Full, incremental, or whichever applies.
     pub mode: ReindexMode,
     /// Memory of a full build, in bytes. From the keyword rows: the
-    /// readers' gathered partitions (three quarters of it, shared among
-    /// them; a reader past its share writes a segment). From the rows'
+    /// readers' gathered partitions together take four fifths of what it
+    /// leaves past 24 MiB for the process and 24 MiB per reader for
+    /// writing a part (past it, the reader holding the most of what still
+    /// gathers writes a segment). From the rows'
     /// text: tantivy's indexing buffers (5/8), the grouping of cells into
     /// documents (1/4) and the documents queued for tantivy (1/8).
     pub memory_budget_bytes: usize,
