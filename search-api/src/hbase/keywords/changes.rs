@@ -82,6 +82,17 @@ pub enum Before<'a> {
     Found(&'a [Record]),
 }
 
+impl<'a> Before<'a> {
+    /// The records it gives (a recorded or a found row's; else none).
+    fn records(self) -> &'a [Record] {
+        match self {
+            Before::Recorded(record) => std::slice::from_ref(record),
+            Before::Found(records) => records,
+            Before::Nothing | Before::Unrecorded(_) | Before::Row(_) => &[],
+        }
+    }
+}
+
 /// What a row's record says of what the keyword rows hold of it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RecordState {
@@ -173,14 +184,8 @@ pub fn changes_of(
                     Ok(())
                 })?;
             }
-            Before::Recorded(record) => {
-                for (field, term, hash) in &record.cells {
-                    let column = column_of(&record.partition, usize::from(*field), term);
-                    before.insert((column, record.date_ms), *hash);
-                }
-            }
-            Before::Found(records) => {
-                for record in records {
+            Before::Recorded(_) | Before::Found(_) => {
+                for record in write.before.records() {
                     for (field, term, hash) in &record.cells {
                         let column = column_of(&record.partition, usize::from(*field), term);
                         before.insert((column, record.date_ms), *hash);
