@@ -2,7 +2,7 @@
 """The same GET requests against this build and an earlier one, serving
 one store, in one script: for a change whose effect is a few requests.
 
-Usage: python3 bench/ab_requests.py --before_rev REV [--data DIR]
+Usage: python3 bench/ab_requests.py (--before_rev REV | --before_bin BIN) [--data DIR]
                                     [--n 500] [--rounds 3] PATH [PATH ...]
 
 Both servers serve DIR (default /tmp/rowsearch-bench/features, made by
@@ -12,7 +12,8 @@ after 20 untimed on one keep-alive connection; rounds alternate which
 side goes first. Printed per path: the median over rounds of each side's
 p50 over HTTP, and of the p50 of the server's own `took_ms` where the
 answer has one, in ms. The earlier build: a git worktree of REV under
-/tmp/rowsearch-bench, built when missing.
+/tmp/rowsearch-bench, built when missing, or a binary given as --before_bin
+(for a change of the binary alone, such as its allocator settings).
 """
 import argparse
 import http.client
@@ -26,7 +27,9 @@ import time
 from common import HERE, WORK, build_at, pct
 
 ap = argparse.ArgumentParser()
-ap.add_argument("--before_rev", required=True)
+before = ap.add_mutually_exclusive_group(required=True)
+before.add_argument("--before_rev")
+before.add_argument("--before_bin")
 ap.add_argument("--bin", default=os.path.join(HERE, "../target/release/rowsearch"))
 ap.add_argument("--data", default=os.path.join(WORK, "features"))
 ap.add_argument("--n", type=int, default=500)
@@ -71,7 +74,7 @@ class Side:
         return pct(wall, 0.5), (pct(took, 0.5) if took else None)
 
 
-sides = [Side("before", build_at(args.before_rev)), Side("now", args.bin)]
+sides = [Side("before", args.before_bin or build_at(args.before_rev)), Side("now", args.bin)]
 results = {(s.name, p): [] for s in sides for p in args.paths}
 try:
     for r in range(args.rounds):
@@ -83,7 +86,7 @@ finally:
         side.proc.terminate()
         side.proc.wait()
 
-print(f"# before {args.before_rev}, now {args.bin}; {args.rounds} rounds of {args.n}; median of round p50s, ms")
+print(f"# before {args.before_rev or args.before_bin}, now {args.bin}; {args.rounds} rounds of {args.n}; median of round p50s, ms")
 print(f"{'path':<60} {'before':>8} {'now':>8} {'now/before':>10}   server took_ms before / now")
 for path in args.paths:
     b = statistics.median(w for w, _ in results[("before", path)])

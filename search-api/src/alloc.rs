@@ -13,8 +13,38 @@
 //! setting the options from `main` comes too late for it: the options are
 //! read from the environment at that first allocation, and a batch job with
 //! a budget runs itself again with them set.
+//!
+//! mimalloc also asks the kernel for transparent huge pages on the memory
+//! it reserves (`madvise(MADV_HUGEPAGE)`); each first touch of a 2 MiB
+//! page then zeroes all of it, and again after every purge. rowsearch's
+//! heap is short-lived batch buffers and per-request scraps (the large
+//! data, LMDB's map and tantivy's files, are file pages, which huge pages
+//! do not cover), so the process turns them off: an ingest of the full
+//! corpus spent ~1.9 s of its system CPU zeroing huge pages and took 10%
+//! longer with them (search-api/BENCHMARKS.md, "Issue 65, tenth part").
 
 use std::ffi::OsString;
+
+/// Turns transparent huge pages off for this process (`prctl`'s
+/// `PR_SET_THP_DISABLE`, checked by the kernel at each fault, so it covers
+/// the memory mimalloc reserved before `main` too). A no-op elsewhere than
+/// Linux; a kernel that refuses leaves them on, which costs time, not
+/// correctness.
+pub fn without_transparent_huge_pages() {
+    #[cfg(target_os = "linux")]
+    #[allow(unsafe_code)]
+    // SAFETY: prctl with PR_SET_THP_DISABLE takes plain integers and
+    // touches no memory of ours; a failure is only a return value.
+    unsafe {
+        libc::prctl(
+            libc::PR_SET_THP_DISABLE,
+            1 as libc::c_ulong,
+            0 as libc::c_ulong,
+            0 as libc::c_ulong,
+            0 as libc::c_ulong,
+        );
+    }
+}
 
 /// mimalloc's environment variables for a job that keeps a memory budget:
 /// arenas committed as they are used, freed memory returned at once.

@@ -17,6 +17,7 @@ use std::process::ExitCode;
 use clap::Parser;
 
 fn main() -> ExitCode {
+    alloc::without_transparent_huge_pages();
     let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
     let args = cli::Args::parse_from(&argv);
     if args.keeps_a_memory_budget() {

@@ -201,3 +201,16 @@ fn indexes_are_added_built_verified_rebuilt_and_dropped_over_http() {
     assert_eq!((status, code(&body).as_str()), (404, "index_not_found"), "{body}");
     assert_eq!(s.get_json("/tables/notes/indexes").1["indexes"], json!([]));
 }
+
+/// The binary turns transparent huge pages off for itself (alloc.rs): its
+/// heap is short-lived buffers, and each first touch of a huge page zeroes
+/// 2 MiB (an ingest spent ~2 s of system CPU on it). Linux reports the
+/// process's setting in `/proc/PID/status` (`THP_enabled`, since 5.0).
+#[test]
+fn the_server_runs_without_transparent_huge_pages() {
+    let t = super::dir();
+    let s = t.serve(&["serve", "--create"]);
+    let status = std::fs::read_to_string(format!("/proc/{}/status", s.pid())).expect("read /proc status");
+    let line = status.lines().find(|l| l.starts_with("THP_enabled:")).expect("THP_enabled in /proc status");
+    assert_eq!(line.split_whitespace().nth(1), Some("0"), "{line}");
+}
