@@ -7,6 +7,14 @@ peer bench's phrases' document frequencies. Tokens: lowercase runs of
 [a-z0-9] (close to the analyzer, not equal). A measurement for planning,
 not a benchmark of rowsearch.
 
+Then the selections a phrase index could make by what a pair saves: a
+pair of two words in >= 300 messages each, with `inter` the messages
+holding both words (the candidates a phrase checks positions in, as the
+engine does) and `pair` the messages holding the pair; a selection is
+worth it where inter is several times pair. For each rule: the pairs and
+postings it keeps, the costliest pairs it leaves out, and which of the
+peer bench's phrases it covers (takes ~2 minutes more).
+
     python3 bench/pairs_estimate.py [FTS5_DB]   (default /tmp/rowsearch-bench/search-fts5.db)"""
 import collections
 import re
@@ -16,6 +24,7 @@ import sys
 c = sqlite3.connect(sys.argv[1] if len(sys.argv) > 1 else "/tmp/rowsearch-bench/search-fts5.db")
 tok = re.compile(r"[a-z0-9]+")
 term_df = collections.Counter()
+term_docs = collections.defaultdict(list)
 pair_df = collections.Counter()
 tokens = 0
 docs = 0
@@ -28,6 +37,8 @@ for subject, body in c.execute("select c0, c1 from mail_content"):
         terms.update(t)
         pairs.update(zip(t, t[1:]))
     term_df.update(terms)
+    for t in terms:
+        term_docs[t].append(docs)
     pair_df.update(pairs)
 print(f"docs {docs}, tokens {tokens}, distinct terms {len(term_df)}, term postings {sum(term_df.values())}")
 print(f"distinct pairs {len(pair_df)}, pair postings {sum(pair_df.values())}")
@@ -38,6 +49,34 @@ for k in (100, 300, 1000, 3000):
 for d in (100, 300, 1000, 3000):
     sel = [n for n in pair_df.values() if n >= d]
     print(f"pairs in >= {d} docs: {len(sel)} distinct, {sum(sel)} postings")
-for q in ["natural gas", "power plant", "conference call", "credit risk", "press release", "price cap", "gas storage", "board meeting"]:
+PEER = ["natural gas", "power plant", "conference call", "credit risk", "press release", "price cap", "gas storage", "board meeting"]
+for q in PEER:
     a, b = q.split()
     print(f"{q!r}: df {term_df[a]} / {term_df[b]}, pair df {pair_df[(a, b)]}")
+
+big = {t: set(d) for t, d in term_docs.items() if len(d) >= 300}
+rows = {}
+for (a, b), n in pair_df.items():
+    if a in big and b in big:
+        rows[(a, b)] = (n, len(big[a] & big[b]))
+print(f"pairs of two words in >= 300 messages: {len(rows)}")
+for q in PEER:
+    n, inter = rows[tuple(q.split())]
+    print(f"{q!r}: pair {n}, inter {inter}")
+
+
+def rule(name, keep):
+    kept = [(p, n) for p, (n, i) in rows.items() if keep(n, i)]
+    left = sorted(((i, n, p) for p, (n, i) in rows.items() if not keep(n, i)), reverse=True)[:3]
+    covered = [q for q in PEER if keep(*rows[tuple(q.split())])]
+    print(f"{name}: {len(kept)} pairs, {sum(n for _, n in kept)} postings; costliest left out "
+          f"{[(' '.join(p), i, n) for i, n, p in left]}; peer phrases covered {len(covered)}/8")
+
+
+for k in (2, 3, 5, 10):
+    for m in (300, 500, 1000):
+        rule(f"inter >= {k} x pair and inter >= {m}", lambda n, i, k=k, m=m: i >= k * n and i >= m)
+for p in (20, 50, 100):
+    for k in (2, 3):
+        rule(f"pair >= {p}, inter >= {k} x pair and inter >= 500", lambda n, i, k=k, p=p: n >= p and i >= k * n and i >= 500)
+rule("every pair of the two words (the engine's worst case: inter >= 300)", lambda n, i: i >= 300)
