@@ -15,24 +15,38 @@ worth it where inter is several times pair. For each rule: the pairs and
 postings it keeps, the costliest pairs it leaves out, and which of the
 peer bench's phrases it covers (takes ~2 minutes more).
 
-    python3 bench/pairs_estimate.py [FTS5_DB]   (default /tmp/rowsearch-bench/search-fts5.db)"""
+    python3 bench/pairs_estimate.py [--db FTS5_DB] [--emit N]
+        (default /tmp/rowsearch-bench/search-fts5.db)
+
+With --emit N, it writes instead /tmp/rowsearch-bench/pairs-N.txt: a line
+per message holding its pairs in >= N messages as tokens (`credit_risk`),
+one per occurrence, for tantivy to measure the field's bytes:
+
+    cargo run --release -p rowsearch-indexer --example pair_field_size -- /tmp/rowsearch-bench/pairs-N.txt [docs]"""
+import argparse
 import collections
 import re
 import sqlite3
 import sys
 
-c = sqlite3.connect(sys.argv[1] if len(sys.argv) > 1 else "/tmp/rowsearch-bench/search-fts5.db")
+ap = argparse.ArgumentParser()
+ap.add_argument("--db", default="/tmp/rowsearch-bench/search-fts5.db")
+ap.add_argument("--emit", type=int)
+args = ap.parse_args()
+c = sqlite3.connect(args.db)
 tok = re.compile(r"[a-z0-9]+")
 term_df = collections.Counter()
 term_docs = collections.defaultdict(list)
 pair_df = collections.Counter()
 tokens = 0
 docs = 0
+fields_of = []
 for subject, body in c.execute("select c0, c1 from mail_content"):
     docs += 1
-    terms, pairs = set(), set()
+    terms, pairs, fields = set(), set(), []
     for text in (subject or "", body or ""):
         t = tok.findall(text.lower())
+        fields.append(t)
         tokens += len(t)
         terms.update(t)
         pairs.update(zip(t, t[1:]))
@@ -40,7 +54,17 @@ for subject, body in c.execute("select c0, c1 from mail_content"):
     for t in terms:
         term_docs[t].append(docs)
     pair_df.update(pairs)
+    if args.emit:
+        fields_of.append(fields)
 print(f"docs {docs}, tokens {tokens}, distinct terms {len(term_df)}, term postings {sum(term_df.values())}")
+if args.emit:
+    keep = {p for p, n in pair_df.items() if n >= args.emit}
+    out_path = f"/tmp/rowsearch-bench/pairs-{args.emit}.txt"
+    with open(out_path, "w") as out:
+        for fields in fields_of:
+            out.write(" ".join(f"{a}_{b}" for t in fields for a, b in zip(t, t[1:]) if (a, b) in keep) + "\n")
+    print(f"pairs in >= {args.emit} messages: {len(keep)}, {sum(pair_df[p] for p in keep)} postings; wrote {out_path}")
+    sys.exit(0)
 print(f"distinct pairs {len(pair_df)}, pair postings {sum(pair_df.values())}")
 for k in (100, 300, 1000, 3000):
     common = {t for t, _ in term_df.most_common(k)}
