@@ -42,7 +42,8 @@ class Side:
     def __init__(self, name, binary):
         self.name = name
         self.proc = subprocess.Popen([binary, "--data", args.data, "serve", "--listen", "127.0.0.1:0",
-                                      "--refresh-ms", "0"], stdout=subprocess.PIPE, text=True)
+                                      "--refresh-ms", "0"], stdout=subprocess.PIPE,
+                                     stderr=subprocess.DEVNULL, text=True)
         host, port = self.proc.stdout.readline().strip().removeprefix("listening on http://").split(":")
         self.address = (host, int(port))
         self.conn = http.client.HTTPConnection(*self.address)
