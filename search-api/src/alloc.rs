@@ -20,8 +20,9 @@
 //! heap is short-lived batch buffers and per-request scraps (the large
 //! data, LMDB's map and tantivy's files, are file pages, which huge pages
 //! do not cover), so the process turns them off: an ingest of the full
-//! corpus spent ~1.9 s of its system CPU zeroing huge pages and took 10%
-//! longer with them (search-api/BENCHMARKS.md, "Issue 65, tenth part").
+//! corpus spent ~1.8 s of CPU zeroing huge pages (its system CPU 4.38 s
+//! with them, 3.26 s without), a full reindex took 1.1x the time
+//! (search-api/BENCHMARKS.md, "Issue 65, tenth part").
 
 use std::ffi::OsString;
 

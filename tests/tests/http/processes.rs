@@ -204,7 +204,7 @@ fn indexes_are_added_built_verified_rebuilt_and_dropped_over_http() {
 
 /// The binary turns transparent huge pages off for itself (alloc.rs): its
 /// heap is short-lived buffers, and each first touch of a huge page zeroes
-/// 2 MiB (an ingest spent ~2 s of system CPU on it). Linux reports the
+/// 2 MiB (an ingest spent ~1.8 s of CPU on it). Linux reports the
 /// process's setting in `/proc/PID/status` (`THP_enabled`, since 5.0).
 #[test]
 fn the_server_runs_without_transparent_huge_pages() {
