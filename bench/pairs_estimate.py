@@ -51,11 +51,12 @@ for subject, body in c.execute("select c0, c1 from mail_content"):
         terms.update(t)
         pairs.update(zip(t, t[1:]))
     term_df.update(terms)
-    for t in terms:
-        term_docs[t].append(docs)
     pair_df.update(pairs)
     if args.emit:
         fields_of.append(fields)
+    else:  # the selections' candidate sets, not needed to emit
+        for t in terms:
+            term_docs[t].append(docs)
 print(f"docs {docs}, tokens {tokens}, distinct terms {len(term_df)}, term postings {sum(term_df.values())}")
 if args.emit:
     keep = {p for p, n in pair_df.items() if n >= args.emit}
