@@ -649,10 +649,13 @@ impl Store {
     /// Does the part of writing `batch` that needs no transaction, in the
     /// calling thread and without the writer lock: the keyword cells of
     /// each row the batch creates from its puts (tokenizing the searchable
-    /// text is most of the cost of writing mail). [`Store::apply_prepared`]
-    /// then writes it like [`Store::apply`], using that work for rows that
-    /// turn out to be new. A bulk loader prepares the next batch on one
-    /// thread while another applies the last one.
+    /// text is most of the cost of writing mail), and the values of
+    /// compressed families compressed. [`Store::apply_prepared`] then
+    /// writes it like [`Store::apply`], using that work for rows that turn
+    /// out to be new, and where the table is as it was when prepared (a
+    /// table given a dictionary, or dropped and made again, in between is
+    /// written as [`Store::apply`] writes). A bulk loader prepares the next
+    /// batch on one thread while another applies the last one.
     ///
     /// Only batches that put each row once are prepared, and only rows
     /// whose searchable columns get one cell each, so which value is newest
@@ -669,7 +672,7 @@ impl Store {
     /// # Errors
     /// As [`Store::apply`].
     pub fn apply_prepared(&self, prepared: &PreparedBatch) -> Result<CommitInfo> {
-        self.writer().apply(prepared.batch(), prepared.ahead())
+        self.writer().apply(prepared.batch(), prepared.computed())
     }
 
     /// Streams a compacted copy of `data.mdb` from one snapshot into `sink`

@@ -46,7 +46,8 @@ pub(crate) fn update<'h>(
         Vec::with_capacity(changes.iter().map(|(_, b, a, _)| b.len() + a.len()).sum());
     // Rows whose last cells go: their numbers go once the blocks are written.
     let mut unnumbered: Vec<(&SearchHandle, &[u8], u32)> = Vec::new();
-    let mut next_numbers: Vec<(usize, u32)> = Vec::new();
+    // Per table, the next number to give (kept once all are given).
+    let mut next_numbers: Vec<(&SearchHandle, u32)> = Vec::new();
     for (search, before, after, may_have_cells) in changes {
         let (mut old, mut new) = (before.splits().peekable(), after.splits().peekable());
         let Some(row) = old.peek().or(new.peek()).map(|(_, tail, _)| &tail[8..]) else {
@@ -91,6 +92,7 @@ pub(crate) fn update<'h>(
             }
         }
     }
+    keep_next_numbers(wtxn, &next_numbers)?;
     // Grouped by database (handles compared by address: one per table) and
     // column, the columns in key order (the B-tree is walked forward), each
     // column's changes by version; of two changes to one version, the
@@ -100,8 +102,10 @@ pub(crate) fn update<'h>(
     // sorting the columns costs a fraction of sorting the changes.
     let handle = |s: &SearchHandle| std::ptr::from_ref(s) as usize;
     let hash = |(h, prefix): (usize, &[u8])| xxh3_64_with_seed(prefix, h as u64);
-    let mut columns: Vec<(usize, &[u8])> = Vec::new();
-    let mut slots: HashTable<u32> = HashTable::new();
+    // Sized for a few changes per column: growing it was a tenth of the
+    // grouping's time.
+    let mut columns: Vec<(usize, &[u8])> = Vec::with_capacity(writes.len() / 4);
+    let mut slots: HashTable<u32> = HashTable::with_capacity(writes.len() / 4);
     let mut column_of: Vec<u32> = Vec::with_capacity(writes.len());
     for w in &writes {
         let column = (handle(w.0), w.1);
@@ -316,18 +320,17 @@ pub(crate) fn merge_runs(wtxn: &mut RwTxn, search: &SearchHandle) -> Result<u64>
 }
 
 /// Gives a row its first keyword cells' number: the table's next (`next`
-/// remembers it per table within a batch).
-fn number_new_row(
+/// remembers it per table within a batch, for [`keep_next_numbers`]).
+fn number_new_row<'h>(
     wtxn: &mut RwTxn,
-    search: &SearchHandle,
+    search: &'h SearchHandle,
     row: &[u8],
-    next: &mut Vec<(usize, u32)>,
+    next: &mut Vec<(&'h SearchHandle, u32)>,
 ) -> Result<u32> {
-    let id = std::ptr::from_ref(search) as usize;
-    let slot = match next.iter().position(|(h, _)| *h == id) {
+    let slot = match next.iter().position(|(h, _)| std::ptr::eq(*h, search)) {
         Some(i) => i,
         None => {
-            next.push((id, rows::next_number(wtxn, &search.rows)?));
+            next.push((search, rows::next_number(wtxn, &search.rows)?));
             next.len() - 1
         }
     };
@@ -341,8 +344,15 @@ fn number_new_row(
     })?;
     next[slot].1 = after;
     rows::put(wtxn, &search.rows, row, n)?;
-    rows::set_next_number(wtxn, &search.rows, after)?;
     Ok(n)
+}
+
+/// Keeps each table's next number to give after a write numbered rows.
+fn keep_next_numbers(wtxn: &mut RwTxn, next: &[(&SearchHandle, u32)]) -> Result<()> {
+    for (search, n) in next {
+        rows::set_next_number(wtxn, &search.rows, *n)?;
+    }
+    Ok(())
 }
 
 /// Adds `delta` to the table's keyword cell count.

@@ -10,7 +10,7 @@ use heed::RwTxn;
 use super::batch::{Batch, Delete, Mutation};
 use super::derived::{index_entries, keyword_changes, rows_exist, update_indexes, values_before};
 use super::group::{Waiting, echo, of_the_batch};
-use super::row::{delete_row, put_row};
+use super::row::{RowCells, delete_row, put_row};
 use crate::cell::PutCell;
 use crate::clock::Clock;
 use crate::db::env::Environment;
@@ -27,6 +27,22 @@ use crate::threads::assign::Threaded;
 /// A row's keyword cells computed ahead, with the table handle they were
 /// computed for.
 type Ahead = (Arc<TableHandle>, KeywordCells);
+
+/// A put's values as its families store them, computed ahead (compressed
+/// with the family's dictionary), with the table handle they were
+/// computed for: per cell of the put, `None` for a family that stores
+/// values as they are.
+type Encoded = (Arc<TableHandle>, Vec<Option<Vec<u8>>>);
+
+/// What preparing a batch computed ahead, per mutation (empty slices:
+/// nothing). The writer uses each part only for the table handle it was
+/// computed with: a table dropped and made again, or given a dictionary,
+/// in between has another handle, and the writer computes it again.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct Computed<'p> {
+    pub keywords: &'p [Option<Ahead>],
+    pub values: &'p [Option<Encoded>],
+}
 
 /// What [`crate::Store::apply_each`] calls: it hands each batch to the sink
 /// it is given, in order.
@@ -49,12 +65,14 @@ pub struct PreparedBatch {
     /// Per mutation, when computed: the table handle and the row's keyword
     /// cells from its puts.
     keywords: Vec<Option<Ahead>>,
+    /// Per mutation, when computed: the put's values as stored.
+    values: Vec<Option<Encoded>>,
 }
 
 impl PreparedBatch {
-    /// The keyword cells computed ahead, per mutation.
-    pub(crate) fn ahead(&self) -> &[Option<Ahead>] {
-        &self.keywords
+    /// What was computed ahead.
+    pub(crate) fn computed(&self) -> Computed<'_> {
+        Computed { keywords: &self.keywords, values: &self.values }
     }
 
     /// The batch.
@@ -93,16 +111,21 @@ pub(crate) struct PendingRuns {
 impl Writer<'_> {
     /// [`crate::Store::prepare`].
     pub fn prepare(&self, batch: Batch) -> PreparedBatch {
-        match self.keywords_ahead(&batch) {
-            Ok(keywords) => PreparedBatch { batch, keywords },
-            Err(_) => PreparedBatch { batch, keywords: Vec::new() },
-        }
+        let Ok(handles) = self.check_batch(&self.catalog.current(), &batch) else {
+            return PreparedBatch { batch, keywords: Vec::new(), values: Vec::new() };
+        };
+        let keywords = self.keywords_ahead(&handles, &batch).unwrap_or_default();
+        let values = values_ahead(&handles, &batch);
+        PreparedBatch { batch, keywords, values }
     }
 
     /// Per mutation of a batch putting each row once, the keyword cells of
     /// its row from its puts where they do not depend on the time.
-    fn keywords_ahead(&self, batch: &Batch) -> Result<Vec<Option<Ahead>>> {
-        let handles = self.check_batch(&self.catalog.current(), batch)?;
+    fn keywords_ahead(
+        &self,
+        handles: &BTreeMap<String, Arc<TableHandle>>,
+        batch: &Batch,
+    ) -> Result<Vec<Option<Ahead>>> {
         let now_ms = self.clock.now_ms();
         let mut keywords = Vec::new();
         if touched_rows(batch).len() != batch.mutations.len() {
@@ -129,15 +152,15 @@ impl Writer<'_> {
         Ok(keywords)
     }
 
-    /// Writes `batch` ([`crate::Store::apply`]), with the keyword cells of new rows computed ahead
-    /// per mutation where `keywords` has them (for the table handle they
-    /// were computed with).
-    pub fn apply(&self, batch: &Batch, keywords: &[Option<Ahead>]) -> Result<CommitInfo> {
+    /// Writes `batch` ([`crate::Store::apply`]), with what was `computed`
+    /// ahead of it (the keyword cells of new rows, the values as stored)
+    /// where it was computed for the table handle the write uses.
+    pub fn apply(&self, batch: &Batch, computed: Computed<'_>) -> Result<CommitInfo> {
         let _writer = self.env.lock_writer()?;
         let mut tables = self.catalog.current();
         loop {
             let handles = self.check_fresh(&mut tables, batch)?;
-            match self.apply_with(&tables, &handles, batch, keywords)? {
+            match self.apply_with(&tables, &handles, batch, computed)? {
                 Some(info) => return Ok(info),
                 // The catalog changed before the transaction began.
                 None => tables = self.catalog.refresh(self.env)?,
@@ -174,14 +197,14 @@ impl Writer<'_> {
         tables: &Tables,
         handles: &BTreeMap<String, Arc<TableHandle>>,
         batch: &Batch,
-        keywords: &[Option<Ahead>],
+        computed: Computed<'_>,
     ) -> Result<Option<CommitInfo>> {
         let now_ms = self.clock.now_ms();
         self.env.write_txn(|wtxn| {
             if self.catalog.version_in(wtxn)? != tables.version {
                 return Ok(None);
             }
-            self.write_batch(wtxn, handles, batch, keywords, now_ms).map(Some)
+            self.write_batch(wtxn, handles, batch, computed, now_ms).map(Some)
         })
     }
 
@@ -218,7 +241,7 @@ impl Writer<'_> {
                 let info = match batch {
                     Some(batch) => {
                         let written = self.check_batch(&tables, &batch)?;
-                        Some(self.write_batch(wtxn, &written, &batch, &[], now_ms)?)
+                        Some(self.write_batch(wtxn, &written, &batch, Computed::default(), now_ms)?)
                     }
                     None => None,
                 };
@@ -245,7 +268,7 @@ impl Writer<'_> {
                 let mut info = CommitInfo { first_seq: None, last_seq: None, rows: 0 };
                 produce(&mut |batch: Batch| {
                     let handles = self.check_batch(&tables, &batch)?;
-                    let got = self.write_batch(wtxn, &handles, &batch, &[], now_ms)?;
+                    let got = self.write_batch(wtxn, &handles, &batch, Computed::default(), now_ms)?;
                     info.first_seq = info.first_seq.or(got.first_seq);
                     info.last_seq = got.last_seq.or(info.last_seq);
                     info.rows += got.rows;
@@ -276,15 +299,16 @@ impl Writer<'_> {
         wtxn: &mut RwTxn,
         handles: &BTreeMap<String, Arc<TableHandle>>,
         batch: &Batch,
-        keywords: &[Option<Ahead>],
+        computed: Computed<'_>,
         now_ms: u64,
     ) -> Result<CommitInfo> {
+        let keywords = computed.keywords;
         // Threaded puts gain their thread column, and rows of merged
         // threads are written again, in this transaction.
         let threaded =
             crate::threads::assign::thread_batch(wtxn, self.catalog, handles, batch, keywords, now_ms)?
                 .unwrap_or_default();
-        let steps = steps(batch, keywords, &threaded);
+        let steps = steps(batch, computed, &threaded);
         let touched = distinct_rows(steps.iter().map(|s| (s.mutation.table(), s.mutation.row())).collect());
         // Rows of indexed or searchable tables: their entries and keyword
         // cells before and after the batch.
@@ -350,9 +374,15 @@ impl Writer<'_> {
             let row = h.stored_key(mutation.row());
             match mutation {
                 Mutation::Put { .. } => {
-                    put_row(wtxn, h, &row, step.cells, new_row, now_ms, &mut buf)?;
+                    let encoded = step
+                        .encoded
+                        .filter(|(of, _)| Arc::ptr_eq(of, h))
+                        .map(|(_, values)| values.as_slice());
+                    let put = RowCells { cells: step.cells, encoded };
+                    put_row(wtxn, h, &row, put, new_row, now_ms, &mut buf)?;
                     if let Some(extra) = step.extra {
-                        put_row(wtxn, h, &row, std::slice::from_ref(extra), new_row, now_ms, &mut buf)?;
+                        let put = RowCells { cells: std::slice::from_ref(extra), encoded: None };
+                        put_row(wtxn, h, &row, put, new_row, now_ms, &mut buf)?;
                     }
                 }
                 Mutation::Delete { what, .. } => delete_row(wtxn, h, &row, what)?,
@@ -437,6 +467,8 @@ struct Step<'b> {
     ahead: Option<&'b Ahead>,
     /// The thread field's keyword cells, which those computed ahead lack.
     more: Option<&'b KeywordCells>,
+    /// `cells`' values as stored, computed ahead.
+    encoded: Option<&'b Encoded>,
 }
 
 impl<'b> Step<'b> {
@@ -446,20 +478,42 @@ impl<'b> Step<'b> {
     }
 }
 
-/// The steps of `batch` (with `keywords`, those computed ahead) as
-/// threading (`threaded`) makes them.
-fn steps<'b>(batch: &'b Batch, keywords: &'b [Option<Ahead>], threaded: &'b Threaded) -> Vec<Step<'b>> {
+/// Per mutation of `batch` that puts into a family storing values
+/// compressed: its values as they will be stored.
+fn values_ahead(handles: &BTreeMap<String, Arc<TableHandle>>, batch: &Batch) -> Vec<Option<Encoded>> {
+    batch
+        .mutations
+        .iter()
+        .map(|m| {
+            let Mutation::Put { cells, .. } = m else { return None };
+            let handle = &handles[m.table()];
+            let values: Vec<Option<Vec<u8>>> = cells
+                .iter()
+                .map(|cell| match handle.family(&cell.family).ok()?.stored_value(&cell.value) {
+                    std::borrow::Cow::Owned(stored) => Some(stored),
+                    std::borrow::Cow::Borrowed(_) => None,
+                })
+                .collect();
+            values.iter().any(Option::is_some).then(|| (Arc::clone(handle), values))
+        })
+        .collect()
+}
+
+/// The steps of `batch` (with what was `computed` ahead) as threading
+/// (`threaded`) makes them.
+fn steps<'b>(batch: &'b Batch, computed: Computed<'b>, threaded: &'b Threaded) -> Vec<Step<'b>> {
     let plain = |mutation: &'b Mutation| {
         let cells = match mutation {
             Mutation::Put { cells, .. } => &cells[..],
             Mutation::Delete { .. } => &[],
         };
-        Step { mutation, cells, extra: None, ahead: None, more: None }
+        Step { mutation, cells, extra: None, ahead: None, more: None, encoded: None }
     };
     let mut steps: Vec<Step<'b>> = Vec::with_capacity(batch.mutations.len() + threaded.moved.len());
     for (i, mutation) in batch.mutations.iter().enumerate() {
         let mut step = plain(mutation);
-        step.ahead = keywords.get(i).and_then(Option::as_ref);
+        step.ahead = computed.keywords.get(i).and_then(Option::as_ref);
+        step.encoded = computed.values.get(i).and_then(Option::as_ref);
         if let Some(Some((cell, more))) = threaded.cells.get(i) {
             step.extra = Some(cell);
             step.more = more.as_ref();
@@ -469,6 +523,7 @@ fn steps<'b>(batch: &'b Batch, keywords: &'b [Option<Ahead>], threaded: &'b Thre
             step.cells = cells;
             step.ahead = None;
             step.more = None;
+            step.encoded = None;
         }
         steps.push(step);
     }
@@ -529,7 +584,7 @@ impl Writer<'_> {
                 let mut answers = Vec::with_capacity(checked.len());
                 for (w, handles) in &checked {
                     let mut nested = self.env.nested_write_txn(wtxn)?;
-                    match self.write_batch(&mut nested, handles, &w.batch, &[], now_ms) {
+                    match self.write_batch(&mut nested, handles, &w.batch, Computed::default(), now_ms) {
                         Ok(info) => {
                             nested.commit().map_err(|e| crate::error::Error::lmdb("commit nested", e))?;
                             answers.push(Ok(info));

@@ -1,5 +1,7 @@
 //! The cells of one row: puts with version and TTL purging, and deletes.
 
+use std::borrow::Cow;
+
 use heed::RwTxn;
 
 use super::batch::Delete;
@@ -9,28 +11,39 @@ use crate::error::{Error, Result};
 use crate::key::{self, CellKey};
 use crate::table::TableHandle;
 
-/// Puts `cells` into `row`. `new_row`: the row had no cell in the families
-/// the table watches before this mutation, the batch's only one for the row.
+/// The cells one put writes into a row.
+pub(crate) struct RowCells<'a> {
+    pub(crate) cells: &'a [PutCell],
+    /// Per cell, its value as stored when computed ahead for this table
+    /// handle; `None` encodes each value here.
+    pub(crate) encoded: Option<&'a [Option<Vec<u8>>]>,
+}
+
+/// Puts `put`'s cells into `row`. `new_row`: the row had no cell in the
+/// families the table watches before this mutation, the batch's only one
+/// for the row.
 pub(crate) fn put_row(
     wtxn: &mut RwTxn,
     table: &TableHandle,
     row: &[u8],
-    cells: &[PutCell],
+    put: RowCells<'_>,
     new_row: bool,
     now_ms: u64,
     buf: &mut Vec<u8>,
 ) -> Result<()> {
+    let RowCells { cells, encoded } = put;
     // A column that held nothing and gets one live version here has nothing
     // to purge: its seek is skipped.
     let distinct = new_row && distinct_columns(cells);
-    for cell in cells {
+    for (i, cell) in cells.iter().enumerate() {
         let family = table.family(&cell.family)?;
         let ts = cell.timestamp.unwrap_or(now_ms);
         CellKey::encode_into(buf, row, &cell.qualifier, ts);
-        family
-            .db
-            .put(wtxn, buf, &family.stored_value(&cell.value))
-            .map_err(|e| Error::lmdb("put cell", e))?;
+        let stored = match encoded.and_then(|e| e.get(i)).and_then(Option::as_deref) {
+            Some(stored) => Cow::Borrowed(stored),
+            None => family.stored_value(&cell.value),
+        };
+        family.db.put(wtxn, buf, &stored).map_err(|e| Error::lmdb("put cell", e))?;
         let sole_version = distinct
             && table.watches(family)
             && family.schema.max_versions >= 1

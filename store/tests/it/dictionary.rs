@@ -100,3 +100,58 @@ proptest! {
         prop_assert!(store.train_dictionary("t", "z", &samples).unwrap());
     }
 }
+
+/// A prepared batch carries its values compressed as the table stood when
+/// it was prepared; written after the table changed (given a dictionary,
+/// or dropped and made again storing values as they are), every value
+/// still reads back as put, now and after another opening.
+#[test]
+fn a_prepared_batch_written_after_its_table_changed_reads_back_as_put() {
+    let plain = TableSchema::new([FamilySchema::new("z"), FamilySchema::new("p")]);
+    let batch = || {
+        let mut batch = rowsearch_store::Batch::new();
+        for i in 0..50 {
+            let value = body(i, 7);
+            batch.put(
+                "t",
+                format!("row{i:04}"),
+                vec![PutCell::new("z", "b", value.clone()), PutCell::new("p", "b", value)],
+            );
+        }
+        batch
+    };
+    let check = |store: &Store| {
+        let read = rows(store);
+        assert_eq!(read.len(), 50);
+        for (i, (key, cells)) in read.iter().enumerate() {
+            assert_eq!(key, format!("row{i:04}").as_bytes());
+            assert_eq!(cells.len(), 2);
+            for (column, value) in cells {
+                assert_eq!(String::from_utf8_lossy(value), body(i, 7), "{column} of row {i}");
+            }
+        }
+    };
+    for change in ["dictionary", "remade without compression", "unchanged"] {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let store = Store::open(dir.path()).unwrap();
+            store.create_table("t", &schema()).unwrap();
+            let prepared = store.prepare(batch());
+            match change {
+                "dictionary" => {
+                    let samples: Vec<String> = (1000..1400).map(|i| body(i, 3)).collect();
+                    let samples: Vec<&[u8]> = samples.iter().map(|s| s.as_bytes()).collect();
+                    assert!(store.train_dictionary("t", "z", &samples).unwrap());
+                }
+                "remade without compression" => {
+                    store.drop_table("t").unwrap();
+                    store.create_table("t", &plain).unwrap();
+                }
+                _ => {}
+            }
+            store.apply_prepared(&prepared).unwrap();
+            check(&store);
+        }
+        check(&Store::open(dir.path()).unwrap());
+    }
+}
