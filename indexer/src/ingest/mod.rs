@@ -17,12 +17,12 @@
 //! writer thread). What mail is (its table, fields and parsing) is
 //! `crate::mail`'s.
 
+mod ahead;
 mod options;
 mod read;
 mod write;
 
 use std::path::PathBuf;
-use std::sync::mpsc::sync_channel;
 use std::time::Instant;
 
 use rowsearch_store::TableSchema;
@@ -34,7 +34,7 @@ pub use options::{
 
 use crate::error::{Error, Result};
 use crate::mail::{MAIL_DISPLAY, MAIL_TABLE_SHAPE, fits_mail, mail_schema};
-use read::{Item, collect_inputs, read_inputs};
+use read::{collect_inputs, read_inputs};
 use write::{Target, write_rows};
 
 /// Ingests `paths` into `options.table` of `tables` (the embedded store:
@@ -76,20 +76,22 @@ fn ingest_into(
     let total = inputs.len() as u64;
     progress(IngestProgress { files_done: 0, files_total: total, stored: 0 });
 
-    // Up to a batch of files read ahead: the reader parses the next batch
-    // while the one before is tokenized (with 8, as before, it waited for
-    // most of each batch's tokenizing: 0.93x the time with a batch, 1.0x
-    // with a quarter; BENCHMARKS "Issue 65, eleventh part").
-    let (tx, rx) = sync_channel::<Vec<Item>>(options.batch_rows.max(1));
+    // Up to a batch read ahead (files and bytes): the reader parses the
+    // next batch while the one before is tokenized (with 8 files, as
+    // before, it waited for most of each batch's tokenizing: 0.93x the
+    // time with a batch, 1.0x with a quarter; BENCHMARKS "Issue 65,
+    // eleventh part").
+    let (ahead, behind) = ahead::read_ahead(options.batch_rows, options.batch_bytes);
     std::thread::scope(|scope| -> Result<()> {
         let reader_options = options.clone();
         let inputs = &inputs;
         let keys = read::RowKeys { row_key: row_key.as_ref(), fold_copies };
         scope.spawn(move || {
             crate::priority::lower_thread_priority(reader_options.nice);
-            read_inputs(inputs, &reader_options, keys, &tx)
+            read_inputs(inputs, &reader_options, keys, &ahead)
         });
-        write_rows(store, options, &rx, &mut report, total, progress)
+        // Takes `behind`: when it returns (an error too), the reader stops.
+        write_rows(store, options, behind, &mut report, total, progress)
     })?;
     report.seconds = started.elapsed().as_secs_f64();
     progress(IngestProgress { files_done: total, files_total: total, stored: report.stored });

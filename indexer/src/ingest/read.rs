@@ -4,10 +4,10 @@
 
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
-use std::sync::mpsc::SyncSender;
 
 use rowsearch_store::{Column, PutCell, RowKeySchema};
 
+use super::ahead::Ahead;
 use super::options::{Format, IngestOptions, Skipped};
 use crate::error::{Error, Result};
 use crate::mail::{MailMessage, parse_message};
@@ -146,16 +146,44 @@ fn kind_of(format: Format, path: &Path, head: &[u8]) -> Kind {
     }
 }
 
+/// Within a file, parsed rows are handed over once they hold this many
+/// bytes of input (an mbox or a JSON lines file is not held whole).
+const CHUNK_BYTES: usize = 1 << 20;
+
+/// What the reader has parsed and not yet handed over.
+pub(super) struct Parsed<'a> {
+    items: Vec<Item>,
+    bytes: usize,
+    ahead: &'a Ahead,
+    /// The batching side is gone: stop reading.
+    stopped: bool,
+}
+
+impl Parsed<'_> {
+    fn push(&mut self, item: Item) {
+        if let Item::Row { bytes, .. } = &item {
+            self.bytes += bytes;
+        }
+        self.items.push(item);
+        if self.bytes >= CHUNK_BYTES {
+            self.hand_over();
+        }
+    }
+
+    fn hand_over(&mut self) {
+        let items = std::mem::take(&mut self.items);
+        if !items.is_empty() && !self.ahead.send(items, self.bytes) {
+            self.stopped = true;
+        }
+        self.bytes = 0;
+    }
+}
+
 /// The reader thread: reads, parses and encodes every input in order.
-pub(super) fn read_inputs(
-    inputs: &[Input],
-    options: &IngestOptions,
-    keys: RowKeys<'_>,
-    tx: &SyncSender<Vec<Item>>,
-) {
+pub(super) fn read_inputs(inputs: &[Input], options: &IngestOptions, keys: RowKeys<'_>, ahead: &Ahead) {
     let row_key = keys.row_key;
+    let mut items = Parsed { items: Vec::new(), bytes: 0, ahead, stopped: false };
     for input in inputs {
-        let mut items = Vec::new();
         let source = input.path.display().to_string();
         let size = std::fs::metadata(&input.path).map(|m| m.len()).unwrap_or(0);
         let bytes = match std::fs::File::open(&input.path) {
@@ -176,8 +204,9 @@ pub(super) fn read_inputs(
             }
         };
         items.push(Item::FileDone { bytes });
-        if tx.send(items).is_err() {
-            return; // The writer stopped on an error.
+        items.hand_over();
+        if items.stopped {
+            return; // The batching side stopped on an error.
         }
     }
 }
@@ -188,7 +217,7 @@ fn mail_row(
     source: String,
     path_suffix: &str,
     keys: RowKeys<'_>,
-    items: &mut Vec<Item>,
+    items: &mut Parsed<'_>,
 ) {
     let message: MailMessage = match parse_message(raw) {
         Ok(m) => m,
@@ -226,7 +255,7 @@ fn read_message(
     size: u64,
     options: &IngestOptions,
     keys: RowKeys<'_>,
-    items: &mut Vec<Item>,
+    items: &mut Parsed<'_>,
 ) {
     let source = input.path.display().to_string();
     if size > options.max_message_bytes {
@@ -248,7 +277,7 @@ fn read_mbox(
     input: &Input,
     options: &IngestOptions,
     keys: RowKeys<'_>,
-    items: &mut Vec<Item>,
+    items: &mut Parsed<'_>,
 ) {
     let folder = input.path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
     let input = Input {
@@ -256,6 +285,9 @@ fn read_mbox(
         ..input.clone()
     };
     for (n, message) in mail_parser::mailbox::mbox::MessageIterator::new(reader).enumerate() {
+        if items.stopped {
+            return;
+        }
         let source = format!("{}#{}", input.path.display(), n + 1);
         match message {
             Err(e) => {
@@ -332,8 +364,11 @@ fn json_row(
     Ok((key, cells))
 }
 
-fn read_jsonl(reader: impl BufRead, input: &Input, row_key: Option<&RowKeySchema>, items: &mut Vec<Item>) {
+fn read_jsonl(reader: impl BufRead, input: &Input, row_key: Option<&RowKeySchema>, items: &mut Parsed<'_>) {
     for (n, line) in reader.split(b'\n').enumerate() {
+        if items.stopped {
+            return;
+        }
         let source = format!("{}:{}", input.path.display(), n + 1);
         let line = match line {
             Ok(l) => l,

@@ -9,6 +9,7 @@ use std::time::Instant;
 
 use rowsearch_store::{Batch, PutCell, ReadOptions, Store, TableStore};
 
+use super::ahead::Behind;
 use super::options::{IngestOptions, IngestProgress, IngestReport, Skipped};
 use super::read::Item;
 use crate::error::{Error, Result};
@@ -165,7 +166,7 @@ impl Rows {
 pub(super) fn write_rows(
     store: Target<'_>,
     options: &IngestOptions,
-    rx: &Receiver<Vec<Item>>,
+    behind: Behind,
     report: &mut IngestReport,
     total: u64,
     progress: &mut dyn FnMut(IngestProgress),
@@ -183,7 +184,9 @@ pub(super) fn write_rows(
             })
             .map_err(|source| store.io_error(source))?;
         let handoff = Handoff { tx: &batch_tx, stored: &stored };
-        let batched = batch_rows(store, options, rx, report, total, progress, &handoff);
+        let batched = batch_rows(store, options, &behind, report, total, progress, &handoff);
+        // The reader stops at its next hand-over when this stopped early.
+        drop(behind);
         drop(batch_tx);
         let written = writer.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
         // The writer's error is the cause when both failed (a send fails
@@ -262,7 +265,7 @@ struct Handoff<'a> {
 fn batch_rows(
     store: Target<'_>,
     options: &IngestOptions,
-    rx: &Receiver<Vec<Item>>,
+    behind: &Behind,
     report: &mut IngestReport,
     total: u64,
     progress: &mut dyn FnMut(IngestProgress),
@@ -276,21 +279,22 @@ fn batch_rows(
     // Keys of the last batches sent, which may not be in the store yet.
     let mut in_flight: [InFlight; IN_FLIGHT] = Default::default();
     let mut trained = false;
-    let mut send = |pending: &mut Vec<Pending>, report: &mut IngestReport| -> Result<()> {
+    // Whether the writer goes on: once it has stopped on an error (which
+    // it reports), nothing more is read.
+    let mut send = |pending: &mut Vec<Pending>, report: &mut IngestReport| -> Result<bool> {
         if !trained && let Target::Store(store) = store {
             trained = train_dictionaries(store, table, pending)?;
         }
-        let Some(mut prepared) = prepare(store, table, pending, &in_flight, report)? else { return Ok(()) };
+        let Some(mut prepared) = prepare(store, table, pending, &in_flight, report)? else { return Ok(true) };
         let sent = std::mem::take(&mut prepared.copies);
         if handoff.tx.send(prepared).is_err() {
-            // The writer stopped on an error, which it reports.
-            return Ok(());
+            return Ok(false);
         }
         in_flight.rotate_left(1);
         in_flight[IN_FLIGHT - 1] = sent;
-        Ok(())
+        Ok(true)
     };
-    for items in rx {
+    while let Some(items) = behind.recv() {
         for item in items {
             match item {
                 Item::Row { key, cells, source, dedupe, bytes, legacy } => {
@@ -309,7 +313,9 @@ fn batch_rows(
             }
         }
         if pending.len() >= options.batch_rows || pending_bytes >= options.batch_bytes {
-            send(&mut pending, report)?;
+            if !send(&mut pending, report)? {
+                return Ok(());
+            }
             pending_bytes = 0;
         }
         if last_progress.elapsed().as_millis() >= 100 {
@@ -318,7 +324,7 @@ fn batch_rows(
             last_progress = Instant::now();
         }
     }
-    send(&mut pending, report)
+    send(&mut pending, report).map(|_| ())
 }
 
 /// Sorts `pending` by key, folds copies of one message (rows of one key:

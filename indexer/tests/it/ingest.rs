@@ -5,6 +5,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
+use crate::foreign::Foreign;
 use rowsearch_indexer::store::{KeywordQuery, Row, Scan, Store};
 use rowsearch_indexer::{Format, IngestOptions, IngestReport, TextAnalyzer, ingest, open_store};
 
@@ -309,4 +310,32 @@ fn mbox_and_json_lines_are_read_and_bad_entries_named() {
         )
         .unwrap();
     assert_eq!(hits.hits.len(), 1);
+}
+
+/// A place that fails mid-ingest (the rows of a batch cannot be looked up:
+/// HBase gone): the ingest ends with the error, and its reader, a batch or
+/// more ahead, is let go (before, it stayed blocked handing over files
+/// nobody took, and the ingest never returned).
+#[test]
+fn an_ingest_whose_place_fails_midway_returns_the_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open_store(dir.path()).unwrap();
+    let place = Foreign::failing_after(&store, 2);
+    let options = IngestOptions { batch_rows: 2, ..IngestOptions::default() };
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            let paths = [fixtures().join("maildir")];
+            let _ = tx.send(ingest(&place, &paths, &options, &mut |_| {}).map(|r| r.stored));
+        });
+        // A deadline for a hang, not a measure: the run takes milliseconds.
+        let outcome = rx.recv_timeout(std::time::Duration::from_secs(120));
+        let Ok(result) = outcome else {
+            // The scope would wait for the stuck ingest forever.
+            eprintln!("the ingest did not return within 120 s");
+            std::process::exit(1);
+        };
+        let err = result.expect_err("an ingest whose place fails succeeded");
+        assert!(err.to_string().contains("the place went away"), "{err}");
+    });
 }

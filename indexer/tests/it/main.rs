@@ -1,6 +1,7 @@
 //! The indexer's integration tests: one test binary (one link), one module
 //! per area.
 
+mod foreign;
 mod ingest;
 mod overlay;
 mod phrases;

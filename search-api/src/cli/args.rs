@@ -543,10 +543,10 @@ pub enum MailCommand {
         /// Rows per write transaction.
         #[arg(long, default_value_t = 4096, conflicts_with = "memory_mb")]
         batch_rows: usize,
-        /// Memory budget in MiB for the ingest's own memory (batches,
-        /// their keyword cells and dirtied pages; not the store's mapped
-        /// pages): sizes the batches to fit (at least 176; default: batches
-        /// of 4,096 rows, about 450 MiB). Given, the process's allocator
+        /// Memory budget in MiB for the ingest's own memory (batches, the
+        /// batch read ahead, their keyword cells and dirtied pages; not the
+        /// store's mapped pages): sizes the batches to fit (at least 176;
+        /// default: batches of 4,096 rows, about 570 MiB). Given, the process's allocator
         /// also returns freed memory at once (a little slower).
         #[arg(long)]
         memory_mb: Option<u64>,
