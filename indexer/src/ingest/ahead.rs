@@ -14,7 +14,27 @@
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 
-use super::read::Item;
+use rowsearch_store::PutCell;
+
+use super::options::Skipped;
+
+/// What the reader thread hands the writer.
+pub(super) enum Item {
+    Row {
+        key: Vec<u8>,
+        cells: Vec<PutCell>,
+        source: String,
+        dedupe: bool,
+        bytes: usize,
+        /// The key an earlier build gave this message, when it differs.
+        legacy: Option<Vec<u8>>,
+    },
+    /// A skipped file or message; `true` when it was a message (or row).
+    Skip(Skipped, bool),
+    FileDone {
+        bytes: u64,
+    },
+}
 
 /// The reader's side.
 pub(super) struct Ahead {

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use rowsearch_store::{Column, PutCell, RowKeySchema};
 
-use super::ahead::Ahead;
+use super::ahead::{Ahead, Item};
 use super::options::{Format, IngestOptions, Skipped};
 use crate::error::{Error, Result};
 use crate::mail::{MailMessage, parse_message};
@@ -29,24 +29,6 @@ pub(super) struct Input {
 pub(super) struct RowKeys<'a> {
     pub row_key: Option<&'a RowKeySchema>,
     pub fold_copies: bool,
-}
-
-/// What the reader thread hands the writer.
-pub(super) enum Item {
-    Row {
-        key: Vec<u8>,
-        cells: Vec<PutCell>,
-        source: String,
-        dedupe: bool,
-        bytes: usize,
-        /// The key an earlier build gave this message, when it differs.
-        legacy: Option<Vec<u8>>,
-    },
-    /// A skipped file or message; `true` when it was a message (or row).
-    Skip(Skipped, bool),
-    FileDone {
-        bytes: u64,
-    },
 }
 
 fn file_name(path: &Path) -> String {

@@ -9,9 +9,8 @@ use std::time::Instant;
 
 use rowsearch_store::{Batch, PutCell, ReadOptions, Store, TableStore};
 
-use super::ahead::Behind;
+use super::ahead::{Behind, Item};
 use super::options::{IngestOptions, IngestProgress, IngestReport, Skipped};
-use super::read::Item;
 use crate::error::{Error, Result};
 use crate::mail;
 
