@@ -339,3 +339,41 @@ fn an_ingest_whose_place_fails_midway_returns_the_error() {
         assert!(err.to_string().contains("the place went away"), "{err}");
     });
 }
+
+/// An mbox of several MiB is handed over in chunks (not held whole): every
+/// message in it is stored once, with its place in the file, and a batch
+/// boundary in the middle of the file loses nothing.
+#[test]
+fn a_large_mbox_is_read_in_chunks_and_every_message_stored() {
+    let dir = tempfile::tempdir().unwrap();
+    let mbox = dir.path().join("big.mbox");
+    let filler = "lorem ipsum dolor sit amet ".repeat(400); // ~10.8 KB
+    let mut raw = String::new();
+    for n in 0..400 {
+        raw.push_str(&format!(
+            "From someone@x Mon May 14 16:39:00 2001\nMessage-ID: <m{n}@x>\nDate: Mon, 14 May 2001 16:{:02}:{:02} -0700\nSubject: message number{n}\n\n{filler}\nword{n}\n\n",
+            n / 60,
+            n % 60
+        ));
+    }
+    assert!(raw.len() > 4 << 20, "{} bytes: not past several chunks", raw.len());
+    std::fs::write(&mbox, raw).unwrap();
+    let store = open_store(dir.path().join("data")).unwrap();
+    let options = IngestOptions { user: Some("bob".into()), batch_rows: 150, ..Default::default() };
+    let report = run(&store, std::slice::from_ref(&mbox), &options);
+    assert_eq!((report.messages_seen, report.stored, report.skipped.len()), (400, 400, 0), "{report:?}");
+    let mut places: Vec<u32> = all_rows(&store)
+        .iter()
+        .map(|r| text(r, "m", "path").rsplit('#').next().unwrap().parse().unwrap())
+        .collect();
+    places.sort_unstable();
+    assert_eq!(places, (1..=400).collect::<Vec<u32>>());
+    for n in [0, 97, 199, 399] {
+        let query = KeywordQuery {
+            partition: b"bob".to_vec(),
+            terms: vec![format!("word{n}")],
+            ..Default::default()
+        };
+        assert_eq!(store.keyword_lookup("mail", &query).unwrap().hits.len(), 1, "word{n}");
+    }
+}
