@@ -62,6 +62,7 @@ mod snapshot;
 mod suggest;
 mod term_walk;
 mod ties;
+mod top_ties;
 mod typos;
 pub use completion_cache::{CACHED_PREFIX_CHARS, CACHED_TERMS};
 mod verify;

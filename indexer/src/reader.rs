@@ -25,6 +25,7 @@ use crate::generation::{indexed_next_seq, indexed_table_id};
 use crate::overlay::{Combined, Overlay};
 use crate::scoped_stats::ScopedStats;
 use crate::shard_stats::ShardStats;
+use crate::top_ties::TopWithTies;
 use crate::{Error, Result};
 
 /// One open generation.
@@ -319,11 +320,10 @@ impl Generation {
         let mut commit = commit_id(&searcher);
         let limit = limit.max(1);
         let counting = (!facets.is_empty()).then(|| FacetCollector::new(&self.schema, facets));
-        let run =
-            |on: &tantivy::Searcher, stats: &dyn Bm25StatisticsProvider, q: &dyn Query, offset, limit| {
-                top_docs(on, stats, q, counting.as_ref(), sort, offset, limit)
-                    .map_err(|e| search_err(&self.schema.table, query_text, e))
-            };
+        let run = |on: &tantivy::Searcher, stats: &dyn Bm25StatisticsProvider, q: &dyn Query, n, cap| {
+            top_docs(on, stats, q, counting.as_ref(), sort, n, cap)
+                .map_err(|e| search_err(&self.schema.table, query_text, e))
+        };
         if let Some(field) = collapse {
             let runs = match overlay {
                 None => vec![(&searcher, query.box_clone())],
@@ -402,17 +402,20 @@ impl Generation {
             Some(s) => s,
             None => local,
         };
-        let gather = |n: usize| -> Result<crate::ties::Gathered<FacetCounts>> {
+        // By score each run's tie at its n-th comes in the same pass
+        // (`top_ties.rs`); by date a tie past the page is gathered again.
+        let ties = sort == SortBy::Relevance;
+        let gather = |n: usize, cap: usize| -> Result<crate::ties::Gathered<FacetCounts>> {
             let mut total = 0;
             let mut counts = FacetCounts::new();
             let mut hits = Vec::with_capacity(runs.len());
             for (on, q) in &runs {
-                let (matched, best, facets) = run(on, stats, &**q, 0, n)?;
+                let (matched, best, facets) = run(on, stats, &**q, n, cap)?;
                 total += matched;
                 crate::facets::add(&mut counts, facets);
                 hits.push(best);
             }
-            Ok((total, hits, counts))
+            Ok((total, hits, counts, ties))
         };
         let key = |on: usize, addr| key_of(runs.get(on).map_or(&searcher, |r| r.0), &self.schema, addr);
         let (total, keys, facets) = crate::ties::keyed_page(offset, limit, before, gather, key)?;
@@ -513,30 +516,30 @@ pub(crate) fn runs<'s>(
 /// the facet counts.
 type Ranked = (usize, Vec<(f64, tantivy::DocAddress)>, FacetCounts);
 
-/// The `offset..offset + limit` best documents of `query` on `searcher`
-/// in `sort`'s order, with their score or date (ms), the number of
-/// matches, and the facets `facets` counts over them; BM25 from `stats`.
+/// The `n` best documents of `query` on `searcher` in `sort`'s order, with
+/// their score or date (ms), the number of matches, and the facets
+/// `facets` counts over them; BM25 from `stats`. By score the hits tied
+/// with the `n`-th follow, by address, up to `cap` hits in all
+/// ([`TopWithTies`]).
 fn top_docs(
     searcher: &tantivy::Searcher,
     stats: &dyn Bm25StatisticsProvider,
     query: &dyn Query,
     facets: Option<&FacetCollector>,
     sort: SortBy,
-    offset: usize,
-    limit: usize,
+    n: usize,
+    cap: usize,
 ) -> tantivy::Result<Ranked> {
     Ok(match sort {
         SortBy::Relevance => {
-            let top = TopDocs::with_limit(limit).and_offset(offset).order_by_score();
+            let top = TopWithTies::new(n, cap);
             let (hits, total, facets) =
                 searcher.search_with_statistics_provider(query, &(top, Count, facets.cloned()), stats)?;
             (total, hits.into_iter().map(|(s, a)| (f64::from(s), a)).collect(), facets.unwrap_or_default())
         }
         SortBy::Newest | SortBy::Oldest => {
             let order = if sort == SortBy::Newest { Order::Desc } else { Order::Asc };
-            let top = TopDocs::with_limit(limit)
-                .and_offset(offset)
-                .order_by_fast_field::<tantivy::DateTime>(DATE_FIELD, order);
+            let top = TopDocs::with_limit(n).order_by_fast_field::<tantivy::DateTime>(DATE_FIELD, order);
             let (hits, total, facets) = searcher.search(query, &(top, Count, facets.cloned()))?;
             (
                 total,

@@ -26,18 +26,22 @@ const FIRST_PAST: usize = 1;
 /// One run's best hits: (score or date, address), in the asked order.
 pub(crate) type RunHits = Vec<(f64, DocAddress)>;
 
-/// What gathering gives: the matches, each run's best hits, and what the
-/// caller counts beside (facets).
-pub(crate) type Gathered<F> = (usize, Vec<RunHits>, F);
+/// What gathering gives: the matches, each run's best hits, what the
+/// caller counts beside (facets), and whether each run's hits go on past
+/// its best `n` with the hits tied with its `n`-th, by address, up to the
+/// `cap` asked in all ([`crate::top_ties::TopWithTies`]; then no tie needs
+/// gathering again).
+pub(crate) type Gathered<F> = (usize, Vec<RunHits>, F, bool);
 
 /// A page: the number of matches, the hits (key, score or date), and what
 /// was counted beside.
 pub(crate) type Page<F> = (usize, Vec<(Vec<u8>, f64)>, F);
 
-/// The page `offset..offset + limit` of the hits `gather(n)` finds (each
-/// run's best `n`), in the order `before` gives values, hits of equal
-/// value by key (`key(run, address)`); with the number of matches and
-/// what `gather` counted beside.
+/// The page `offset..offset + limit` of the hits `gather(n, cap)` finds
+/// (each run's best `n`, and maybe the tie at their end up to `cap` hits),
+/// in the order `before` gives values, hits of equal value by key
+/// (`key(run, address)`); with the number of matches and what `gather`
+/// counted beside.
 ///
 /// # Errors
 /// What `gather` and `key` return.
@@ -45,7 +49,7 @@ pub(crate) fn keyed_page<F>(
     offset: usize,
     limit: usize,
     before: fn(f64, f64) -> Ordering,
-    mut gather: impl FnMut(usize) -> Result<Gathered<F>>,
+    mut gather: impl FnMut(usize, usize) -> Result<Gathered<F>>,
     key: impl Fn(usize, DocAddress) -> Result<Vec<u8>>,
 ) -> Result<Page<F>> {
     let window = offset.saturating_add(limit);
@@ -54,8 +58,9 @@ pub(crate) fn keyed_page<F>(
     // every search: 16 more hits made the peer queries 1.21x slower), then,
     // only for such a tie, the most there will be.
     let mut n = window.saturating_add(FIRST_PAST);
+    let cap = window.saturating_add(MAX_TIE_READ);
     loop {
-        let (total, runs, counted) = gather(n)?;
+        let (total, runs, counted, ties) = gather(n, cap)?;
         let mut merged: Vec<(f64, DocAddress, usize)> = runs
             .iter()
             .enumerate()
@@ -69,10 +74,12 @@ pub(crate) fn keyed_page<F>(
         let end = window.min(merged.len());
         let last = merged[end - 1].0;
         // A run that gave all it was asked, its last hit tied with the
-        // page's last, may hold more of that tie.
-        let more = runs.iter().any(|hits| hits.len() >= n && hits.last().is_some_and(|h| h.0 == last));
-        if more && n < total && n < window.saturating_add(MAX_TIE_READ) {
-            n = window.saturating_add(MAX_TIE_READ);
+        // page's last, may hold more of that tie (unless its tie came with
+        // it).
+        let more =
+            !ties && runs.iter().any(|hits| hits.len() >= n && hits.last().is_some_and(|h| h.0 == last));
+        if more && n < total && n < cap {
+            n = cap;
             continue;
         }
         let first = merged[offset].0;
@@ -110,6 +117,7 @@ mod tests {
             runs in prop::collection::vec(prop::collection::vec((0..4u8, any::<u16>()), 0..30), 1..4),
             offset in 0..40usize,
             limit in 1..20usize,
+            with_ties in any::<bool>(),
         ) {
             // Each hit: a value from a few (many ties) and a distinct key.
             let mut all = Vec::new();
@@ -128,20 +136,35 @@ mod tests {
             let total = all.len();
             all.sort_by(|a, b| best_first(a.0, b.0).then_with(|| a.1.cmp(&b.1)));
             let want: Vec<(Vec<u8>, f64)> = all.into_iter().skip(offset).take(limit).map(|(v, k)| (k, v)).collect();
-            let gather = |n: usize| -> Result<Gathered<()>> {
+            // Each run's best n, or (as `TopWithTies` gathers) its best n
+            // and the hits tied with its n-th, cap in all.
+            let mut passes = 0;
+            let gather = |n: usize, cap: usize| -> Result<Gathered<()>> {
+                passes += 1;
                 let hits = by_run
                     .iter()
                     .enumerate()
                     .map(|(r, hits)| {
-                        hits.iter().take(n).enumerate().map(|(i, h)| (h.0, DocAddress::new(r as u32, i as u32))).collect()
+                        let kept = match hits.get(n.saturating_sub(1)) {
+                            Some(nth) if with_ties => {
+                                hits.iter().position(|h| h.0 != nth.0 && best_first(h.0, nth.0).is_gt())
+                                    .unwrap_or(hits.len())
+                                    .min(cap)
+                            }
+                            _ => n,
+                        };
+                        hits.iter().take(kept).enumerate().map(|(i, h)| (h.0, DocAddress::new(r as u32, i as u32))).collect()
                     })
                     .collect();
-                Ok((total, hits, ()))
+                Ok((total, hits, (), with_ties))
             };
             let key = |run: usize, addr: DocAddress| Ok(by_run[run][addr.doc_id as usize].1.clone());
             let (n, got, ()) = keyed_page(offset, limit, best_first, gather, key).unwrap();
             prop_assert_eq!(n, total);
             prop_assert_eq!(got, want);
+            if with_ties {
+                prop_assert_eq!(passes, 1);
+            }
         }
     }
 }
