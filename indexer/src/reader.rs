@@ -320,8 +320,8 @@ impl Generation {
         let mut commit = commit_id(&searcher);
         let limit = limit.max(1);
         let counting = (!facets.is_empty()).then(|| FacetCollector::new(&self.schema, facets));
-        let run = |on: &tantivy::Searcher, stats: &dyn Bm25StatisticsProvider, q: &dyn Query, n, cap| {
-            top_docs(on, stats, q, counting.as_ref(), sort, n, cap)
+        let run = |on: &tantivy::Searcher, stats: &dyn Bm25StatisticsProvider, q: &dyn Query, ask| {
+            top_docs(on, stats, q, counting.as_ref(), sort, ask)
                 .map_err(|e| search_err(&self.schema.table, query_text, e))
         };
         if let Some(field) = collapse {
@@ -405,12 +405,12 @@ impl Generation {
         // By score each run's tie at its n-th comes in the same pass
         // (`top_ties.rs`); by date a tie past the page is gathered again.
         let ties = sort == SortBy::Relevance;
-        let gather = |n: usize, cap: usize| -> Result<crate::ties::Gathered<FacetCounts>> {
+        let gather = |ask: crate::ties::Ask| -> Result<crate::ties::Gathered<FacetCounts>> {
             let mut total = 0;
             let mut counts = FacetCounts::new();
             let mut hits = Vec::with_capacity(runs.len());
             for (on, q) in &runs {
-                let (matched, best, facets) = run(on, stats, &**q, n, cap)?;
+                let (matched, best, facets) = run(on, stats, &**q, ask)?;
                 total += matched;
                 crate::facets::add(&mut counts, facets);
                 hits.push(best);
@@ -516,30 +516,30 @@ pub(crate) fn runs<'s>(
 /// the facet counts.
 type Ranked = (usize, Vec<(f64, tantivy::DocAddress)>, FacetCounts);
 
-/// The `n` best documents of `query` on `searcher` in `sort`'s order, with
-/// their score or date (ms), the number of matches, and the facets
-/// `facets` counts over them; BM25 from `stats`. By score the hits tied
-/// with the `n`-th follow, by address, up to `cap` hits in all
-/// ([`TopWithTies`]).
+/// The best documents of `query` on `searcher` in `sort`'s order as `ask`
+/// asks them, with their score or date (ms), the number of matches, and
+/// the facets `facets` counts over them; BM25 from `stats`. By score the
+/// best `ask.page` and the hits tied with the last of them, by address, up
+/// to `ask.cap` in all ([`TopWithTies`]); by date the best `ask.best`.
 fn top_docs(
     searcher: &tantivy::Searcher,
     stats: &dyn Bm25StatisticsProvider,
     query: &dyn Query,
     facets: Option<&FacetCollector>,
     sort: SortBy,
-    n: usize,
-    cap: usize,
+    ask: crate::ties::Ask,
 ) -> tantivy::Result<Ranked> {
     Ok(match sort {
         SortBy::Relevance => {
-            let top = TopWithTies::new(n, cap);
+            let top = TopWithTies::new(ask.page, ask.cap);
             let (hits, total, facets) =
                 searcher.search_with_statistics_provider(query, &(top, Count, facets.cloned()), stats)?;
             (total, hits.into_iter().map(|(s, a)| (f64::from(s), a)).collect(), facets.unwrap_or_default())
         }
         SortBy::Newest | SortBy::Oldest => {
             let order = if sort == SortBy::Newest { Order::Desc } else { Order::Asc };
-            let top = TopDocs::with_limit(n).order_by_fast_field::<tantivy::DateTime>(DATE_FIELD, order);
+            let top =
+                TopDocs::with_limit(ask.best).order_by_fast_field::<tantivy::DateTime>(DATE_FIELD, order);
             let (hits, total, facets) = searcher.search(query, &(top, Count, facets.cloned()))?;
             (
                 total,

@@ -26,21 +26,29 @@ const FIRST_PAST: usize = 1;
 /// One run's best hits: (score or date, address), in the asked order.
 pub(crate) type RunHits = Vec<(f64, DocAddress)>;
 
-/// What gathering gives: the matches, each run's best hits, what the
-/// caller counts beside (facets), and whether each run's hits go on past
-/// its best `n` with the hits tied with its `n`-th, by address, up to the
-/// `cap` asked in all ([`crate::top_ties::TopWithTies`]; then no tie needs
-/// gathering again).
+/// What a gathering asks of each run: its best `best` hits; or, from a
+/// gatherer that keeps ties ([`crate::top_ties::TopWithTies`]), its best
+/// `page` and the hits tied with its `page`-th, by address, `cap` hits in
+/// all (the hit past the page is then not needed to see a tie go on).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Ask {
+    pub best: usize,
+    pub page: usize,
+    pub cap: usize,
+}
+
+/// What gathering gives: the matches, each run's hits, what the caller
+/// counts beside (facets), and whether the runs kept their ties (then no
+/// tie needs gathering again).
 pub(crate) type Gathered<F> = (usize, Vec<RunHits>, F, bool);
 
 /// A page: the number of matches, the hits (key, score or date), and what
 /// was counted beside.
 pub(crate) type Page<F> = (usize, Vec<(Vec<u8>, f64)>, F);
 
-/// The page `offset..offset + limit` of the hits `gather(n, cap)` finds
-/// (each run's best `n`, and maybe the tie at their end up to `cap` hits),
-/// in the order `before` gives values, hits of equal value by key
-/// (`key(run, address)`); with the number of matches and what `gather`
+/// The page `offset..offset + limit` of the hits `gather(ask)` finds
+/// ([`Ask`]), in the order `before` gives values, hits of equal value by
+/// key (`key(run, address)`); with the number of matches and what `gather`
 /// counted beside.
 ///
 /// # Errors
@@ -49,7 +57,7 @@ pub(crate) fn keyed_page<F>(
     offset: usize,
     limit: usize,
     before: fn(f64, f64) -> Ordering,
-    mut gather: impl FnMut(usize, usize) -> Result<Gathered<F>>,
+    mut gather: impl FnMut(Ask) -> Result<Gathered<F>>,
     key: impl Fn(usize, DocAddress) -> Result<Vec<u8>>,
 ) -> Result<Page<F>> {
     let window = offset.saturating_add(limit);
@@ -60,7 +68,7 @@ pub(crate) fn keyed_page<F>(
     let mut n = window.saturating_add(FIRST_PAST);
     let cap = window.saturating_add(MAX_TIE_READ);
     loop {
-        let (total, runs, counted, ties) = gather(n, cap)?;
+        let (total, runs, counted, ties) = gather(Ask { best: n, page: window, cap })?;
         let mut merged: Vec<(f64, DocAddress, usize)> = runs
             .iter()
             .enumerate()
@@ -139,19 +147,20 @@ mod tests {
             // Each run's best n, or (as `TopWithTies` gathers) its best n
             // and the hits tied with its n-th, cap in all.
             let mut passes = 0;
-            let gather = |n: usize, cap: usize| -> Result<Gathered<()>> {
+            let gather = |ask: Ask| -> Result<Gathered<()>> {
                 passes += 1;
                 let hits = by_run
                     .iter()
                     .enumerate()
                     .map(|(r, hits)| {
-                        let kept = match hits.get(n.saturating_sub(1)) {
-                            Some(nth) if with_ties => {
-                                hits.iter().position(|h| h.0 != nth.0 && best_first(h.0, nth.0).is_gt())
-                                    .unwrap_or(hits.len())
-                                    .min(cap)
-                            }
-                            _ => n,
+                        let kept = match hits.get(ask.page.saturating_sub(1)) {
+                            Some(nth) if with_ties => hits
+                                .iter()
+                                .position(|h| best_first(h.0, nth.0).is_gt())
+                                .unwrap_or(hits.len())
+                                .min(ask.cap),
+                            _ if with_ties => ask.page,
+                            _ => ask.best,
                         };
                         hits.iter().take(kept).enumerate().map(|(i, h)| (h.0, DocAddress::new(r as u32, i as u32))).collect()
                     })

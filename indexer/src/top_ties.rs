@@ -75,8 +75,9 @@ pub(crate) struct SegmentTop {
     want: TopWithTies,
     /// Hits that may still be kept (unordered between cuts).
     hits: Vec<(Score, DocId)>,
-    /// The `best`-th score at the last cut: a hit below it is not kept.
-    floor: Option<Score>,
+    /// The `best`-th score at the last cut (-inf before it): a hit below
+    /// it is not kept.
+    floor: Score,
     /// Whether the tie at `floor` is full (`cap` reached): a hit of that
     /// score, later in address order, is not kept either.
     closed: bool,
@@ -87,7 +88,14 @@ pub(crate) struct SegmentTop {
 impl SegmentTop {
     fn new(segment: SegmentOrdinal, want: TopWithTies) -> Self {
         let cut_at = (2 * want.best).max(64);
-        SegmentTop { segment, want, hits: Vec::new(), floor: None, closed: false, cut_at }
+        SegmentTop {
+            segment,
+            want,
+            hits: Vec::with_capacity(cut_at),
+            floor: Score::NEG_INFINITY,
+            closed: false,
+            cut_at,
+        }
     }
 
     /// Drops what can no longer be kept: below the `best`-th score, and
@@ -99,10 +107,10 @@ impl SegmentTop {
             self.hits.select_nth_unstable_by(best - 1, by);
             let kth = self.hits[best - 1].0;
             self.hits.retain(|h| h.0 >= kth);
-            if self.floor != Some(kth) {
+            if self.floor != kth {
                 self.closed = false;
             }
-            self.floor = Some(kth);
+            self.floor = kth;
             if self.hits.len() > self.want.cap {
                 // Fewer than `best` hits score above the floor: what goes
                 // is the tie's latest addresses.
@@ -120,9 +128,7 @@ impl SegmentCollector for SegmentTop {
 
     #[inline]
     fn collect(&mut self, doc: DocId, score: Score) {
-        if let Some(floor) = self.floor
-            && (score < floor || (score == floor && self.closed))
-        {
+        if score < self.floor || (score == self.floor && self.closed) {
             return;
         }
         self.hits.push((score, doc));
