@@ -402,8 +402,9 @@ impl Generation {
             Some(s) => s,
             None => local,
         };
-        // By score each run's tie at its n-th comes in the same pass
-        // (`top_ties.rs`); by date a tie past the page is gathered again.
+        // By score each run's tie at the page's last hit comes in the same
+        // pass (`top_ties.rs`); by date a tie past the page is gathered
+        // again.
         let ties = sort == SortBy::Relevance;
         let gather = |ask: crate::ties::Ask| -> Result<crate::ties::Gathered<FacetCounts>> {
             let mut total = 0;

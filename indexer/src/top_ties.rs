@@ -20,9 +20,10 @@ use std::cmp::Ordering;
 use tantivy::collector::{Collector, SegmentCollector};
 use tantivy::{DocAddress, DocId, Score, SegmentOrdinal, SegmentReader};
 
-/// Hits best first: score descending, then address ascending.
-fn best_first(a: &(Score, DocAddress), b: &(Score, DocAddress)) -> Ordering {
-    b.0.total_cmp(&a.0).then_with(|| (a.1.segment_ord, a.1.doc_id).cmp(&(b.1.segment_ord, b.1.doc_id)))
+/// Hits best first: score descending, then address (or document)
+/// ascending.
+fn best_first<T: Ord>(a: &(Score, T), b: &(Score, T)) -> Ordering {
+    b.0.total_cmp(&a.0).then_with(|| a.1.cmp(&b.1))
 }
 
 /// The best `best` hits by score, then those tied with the `best`-th, by
@@ -103,8 +104,7 @@ impl SegmentTop {
     fn cut(&mut self) {
         let best = self.want.best;
         if self.hits.len() > best {
-            let by = |a: &(Score, DocId), b: &(Score, DocId)| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(&b.1));
-            self.hits.select_nth_unstable_by(best - 1, by);
+            self.hits.select_nth_unstable_by(best - 1, best_first);
             let kth = self.hits[best - 1].0;
             self.hits.retain(|h| h.0 >= kth);
             if self.floor != kth {
@@ -114,7 +114,7 @@ impl SegmentTop {
             if self.hits.len() > self.want.cap {
                 // Fewer than `best` hits score above the floor: what goes
                 // is the tie's latest addresses.
-                self.hits.sort_unstable_by(by);
+                self.hits.sort_unstable_by(best_first);
                 self.hits.truncate(self.want.cap);
                 self.closed = true;
             }
@@ -143,7 +143,6 @@ impl SegmentCollector for SegmentTop {
         let mut hits: Vec<_> =
             self.hits.into_iter().map(|(score, doc)| (score, DocAddress::new(segment, doc))).collect();
         hits.sort_by(best_first);
-        self.want.cut(&mut hits);
         hits
     }
 }
