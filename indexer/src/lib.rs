@@ -103,6 +103,7 @@ pub use shard::ShardSource;
 pub use shard_stats::ShardStats;
 pub use snapshot::{Completions, ParsedQuery, SCOPED_CANDIDATES};
 pub use verify::{Mismatches, VerifyOptions, VerifyReport, verify};
+pub use word_cursor::PositionFiles;
 
 /// Drops a table of `place`: its rows, keyword rows and secondary indexes
 /// (wherever it lives), then its search index generations (in the data

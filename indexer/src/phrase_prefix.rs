@@ -30,7 +30,7 @@ use tantivy::query::{Bm25Weight, EmptyScorer, EnableScoring, Explanation, Query,
 use tantivy::schema::{Field, IndexRecordOption};
 use tantivy::{DocId, DocSet, InvertedIndexReader, Score, SegmentReader, TERMINATED, Term};
 
-use crate::word_cursor::Word;
+use crate::word_cursor::{PositionFiles, Word};
 
 /// Most completions of a phrase's last word tried per segment, in term
 /// order (tantivy's own query tries 50 by default).
@@ -50,6 +50,8 @@ pub(crate) struct PhrasePrefix {
     prefix: (usize, Term),
     /// Looked at before each segment and between completions.
     cancel: rowsearch_store::Cancel,
+    /// The generation's opened positions files.
+    positions: PositionFiles,
 }
 
 impl fmt::Debug for PhrasePrefix {
@@ -68,7 +70,14 @@ impl PhrasePrefix {
         cancel: &rowsearch_store::Cancel,
     ) -> Self {
         let field = prefix.1.field();
-        Self { field, fields: vec![field], words, prefix, cancel: cancel.clone() }
+        Self {
+            field,
+            fields: vec![field],
+            words,
+            prefix,
+            cancel: cancel.clone(),
+            positions: PositionFiles::default(),
+        }
     }
 
     /// As [`Self::new`], of `_all`'s words (which keeps no positions),
@@ -79,7 +88,20 @@ impl PhrasePrefix {
         fields: Vec<Field>,
         cancel: &rowsearch_store::Cancel,
     ) -> Self {
-        Self { field: prefix.1.field(), fields, words, prefix, cancel: cancel.clone() }
+        Self {
+            field: prefix.1.field(),
+            fields,
+            words,
+            prefix,
+            cancel: cancel.clone(),
+            positions: PositionFiles::default(),
+        }
+    }
+
+    /// Reads positions from `positions` (a generation's, opened once).
+    pub(crate) fn reading(mut self, positions: &PositionFiles) -> Self {
+        self.positions = positions.clone();
+        self
     }
 
     /// The last word's prefix.
@@ -361,7 +383,7 @@ impl PhrasePrefixWeight {
             // A word at `offset` puts the completion `target - offset` further on.
             infos.push((u32::try_from(target.saturating_sub(*offset)).unwrap_or(u32::MAX), info));
         }
-        let Some(positions) = crate::word_cursor::positions_file(reader, field)? else { return Ok(None) };
+        let Some(positions) = self.query.positions.get(reader, field)? else { return Ok(None) };
         let words = Word::open_all(index, infos.iter().map(|(_, info)| info), &positions)?;
         let mut postings: Vec<(u32, Word)> = infos.iter().map(|(shift, _)| *shift).zip(words).collect();
         // Rarest first: it drives the intersection.

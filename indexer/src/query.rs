@@ -32,6 +32,7 @@ use crate::doc::{DATE_FIELD, DocSchema};
 use crate::expand::{Expansion, WordQuery};
 use crate::phrase_prefix::PhrasePrefix;
 use crate::sloppy_phrase::SloppyPhrase;
+use crate::word_cursor::PositionFiles;
 
 /// Deepest nesting of parentheses a query may have: the parser and the
 /// query tree recurse once per level, and a request must not be able to
@@ -130,8 +131,32 @@ pub fn parse_with(
     analyzer: &dyn Analyzer,
     options: &ParseOptions,
 ) -> Result<Box<dyn Query>, QueryError> {
-    let mut parser =
-        Parser { text, at: 0, schema, analyzer, depth: 0, typos: options.typos, cancel: &options.cancel };
+    parse_over(text, schema, analyzer, options, &PositionFiles::default())
+}
+
+/// [`parse_with`] for an index whose segments' positions are opened
+/// (`positions`, what its phrases read; segments it does not hold are
+/// opened as they are met).
+///
+/// # Errors
+/// As [`parse`].
+pub fn parse_over(
+    text: &str,
+    schema: &DocSchema,
+    analyzer: &dyn Analyzer,
+    options: &ParseOptions,
+    positions: &PositionFiles,
+) -> Result<Box<dyn Query>, QueryError> {
+    let mut parser = Parser {
+        text,
+        at: 0,
+        schema,
+        analyzer,
+        depth: 0,
+        typos: options.typos,
+        cancel: &options.cancel,
+        positions,
+    };
     parser.skip_space();
     if parser.at == text.len() {
         return Err(parser.error("the query is empty"));
@@ -172,6 +197,7 @@ struct Parser<'a> {
     depth: usize,
     typos: bool,
     cancel: &'a rowsearch_store::Cancel,
+    positions: &'a PositionFiles,
 }
 
 /// A clause and how it joins its neighbours.
@@ -404,9 +430,10 @@ impl<'a> Parser<'a> {
             let across = self.across(field);
             return Ok(words.pop().map(|last| match across {
                 Some(fields) => {
-                    Box::new(PhrasePrefix::across(words, last, fields, self.cancel)) as Box<dyn Query>
+                    Box::new(PhrasePrefix::across(words, last, fields, self.cancel).reading(self.positions))
+                        as Box<dyn Query>
                 }
-                None => Box::new(PhrasePrefix::new(words, last, self.cancel)),
+                None => Box::new(PhrasePrefix::new(words, last, self.cancel).reading(self.positions)),
             }));
         }
         if let Some(n) = edits {
@@ -453,11 +480,13 @@ impl<'a> Parser<'a> {
         let words: Vec<_> = terms.into_iter().map(|(t, p)| (p, Term::from_field_text(field, &t))).collect();
         if let Some(fields) = self.across(field) {
             // Exact (slop 0) too: `_all` keeps no positions.
-            return Ok(Some(Box::new(SloppyPhrase::across(words, fields, slop, self.cancel))));
+            return Ok(Some(Box::new(
+                SloppyPhrase::across(words, fields, slop, self.cancel).reading(self.positions),
+            )));
         }
         if slop > 0 {
             // Ours, not tantivy's sloppy scorer (`crate::sloppy_phrase`).
-            return Ok(Some(Box::new(SloppyPhrase::new(words, slop, self.cancel))));
+            return Ok(Some(Box::new(SloppyPhrase::new(words, slop, self.cancel).reading(self.positions))));
         }
         Ok(Some(Box::new(PhraseQuery::new_with_offset(words))))
     }

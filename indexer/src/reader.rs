@@ -36,6 +36,8 @@ pub struct Generation {
     pub index: Index,
     /// Its reader.
     pub reader: IndexReader,
+    /// Its segments' positions, opened once for the phrases' reads.
+    positions: crate::word_cursor::PositionFiles,
     /// The field handles.
     pub schema: DocSchema,
     /// The id of the table it was built for (`Store::table_id`).
@@ -161,10 +163,13 @@ impl Generation {
             .try_into()
             .map_err(tantivy_err(table, "open reader"))?;
         let table_id = indexed_table_id(table, &index)?;
+        let positions = crate::word_cursor::PositionFiles::open(&reader.searcher())
+            .map_err(tantivy_err(table, "open positions"))?;
         Ok(Generation {
             number,
             index,
             reader,
+            positions,
             schema,
             table_id,
             analyzer,
@@ -205,9 +210,11 @@ impl Generation {
         options: &crate::query::ParseOptions,
     ) -> Result<Box<dyn Query>> {
         crate::query::check_shape(query)?;
-        let parsed =
-            crate::query::parse_with(query, &self.schema, &*self.analyzer, options).map_err(|e| {
-                Error::Query { query: query.to_owned(), reason: e.reason, position: Some(e.position) }
+        let parsed = crate::query::parse_over(query, &self.schema, &*self.analyzer, options, &self.positions)
+            .map_err(|e| Error::Query {
+                query: query.to_owned(),
+                reason: e.reason,
+                position: Some(e.position),
             })?;
         Ok(self.scoped(parsed, partitions))
     }

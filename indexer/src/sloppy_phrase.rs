@@ -36,7 +36,7 @@ use tantivy::query::{Bm25Weight, EmptyScorer, EnableScoring, Explanation, Query,
 use tantivy::schema::Field;
 use tantivy::{DocId, DocSet, Score, SegmentReader, TERMINATED, Term};
 
-use crate::word_cursor::Word;
+use crate::word_cursor::{PositionFiles, Word};
 
 /// Documents whose positions are matched between two looks at the cancel.
 const CHECK_EVERY: u32 = 256;
@@ -54,6 +54,8 @@ pub(crate) struct SloppyPhrase {
     words: Vec<(usize, Term)>,
     slop: u32,
     cancel: rowsearch_store::Cancel,
+    /// The generation's opened positions files.
+    positions: PositionFiles,
 }
 
 impl fmt::Debug for SloppyPhrase {
@@ -66,7 +68,14 @@ impl SloppyPhrase {
     /// `words` (place, term; two or more, of one field) within `slop`.
     pub(crate) fn new(words: Vec<(usize, Term)>, slop: u32, cancel: &rowsearch_store::Cancel) -> Self {
         let field = words[0].1.field();
-        Self { field, fields: vec![field], words, slop, cancel: cancel.clone() }
+        Self {
+            field,
+            fields: vec![field],
+            words,
+            slop,
+            cancel: cancel.clone(),
+            positions: PositionFiles::default(),
+        }
     }
 
     /// `words` (place, term; two or more) of `_all`, which keeps no
@@ -79,7 +88,13 @@ impl SloppyPhrase {
         cancel: &rowsearch_store::Cancel,
     ) -> Self {
         let field = words[0].1.field();
-        Self { field, fields, words, slop, cancel: cancel.clone() }
+        Self { field, fields, words, slop, cancel: cancel.clone(), positions: PositionFiles::default() }
+    }
+
+    /// Reads positions from `positions` (a generation's, opened once).
+    pub(crate) fn reading(mut self, positions: &PositionFiles) -> Self {
+        self.positions = positions.clone();
+        self
     }
 
     /// An exact phrase's words (slop 0), for highlights; `None` for a
@@ -140,7 +155,7 @@ impl SloppyWeight {
                 None => return Ok(None),
             }
         }
-        let Some(file) = crate::word_cursor::positions_file(reader, field)? else { return Ok(None) };
+        let Some(file) = self.query.positions.get(reader, field)? else { return Ok(None) };
         let postings = Word::open_all(&index, infos.iter(), &file)?;
         // Rarest first: it drives the intersection.
         let mut order: Vec<usize> = (0..postings.len()).collect();

@@ -9,7 +9,15 @@
 //! `ROWSEARCH_BENCH_ITERATIONS` (default 500) timed searches per query,
 //! after 50 untimed. Each search asks the top 10 with the subject and the
 //! sender and counts every match (the totals are exact). Prints one JSON
-//! line per query: name, total, p50 and p99 in microseconds.
+//! line per query: name, total, p50 and p99 in microseconds, and the p50
+//! of each step (`snapshot_us`, `query_us`, `rows_us`: the search's own
+//! `SearchSteps`).
+//!
+//! `ROWSEARCH_BENCH_DISPLAY=1`: documents with every display field (what
+//! an HTTP search without `fields=` returns) instead of subject and sender.
+//! `ROWSEARCH_BENCH_ROWS=1`: also times the store's read of each query's
+//! ten rows alone (whole rows, family `m`, the two asked columns) and
+//! opening a read transaction, 1,000 times each (plain text lines).
 
 use std::io::BufRead;
 use std::time::Instant;
@@ -50,7 +58,11 @@ fn main() {
             sort: if user.is_some() { SortBy::Newest } else { SortBy::Relevance },
             limit: Some(10),
             columns: vec![Column::parse(b"m:subject"), Column::parse(b"m:from")],
-            fields: Some(vec!["subject".into(), "from".into()]),
+            fields: if std::env::var_os("ROWSEARCH_BENCH_DISPLAY").is_some() {
+                None
+            } else {
+                Some(vec!["subject".into(), "from".into()])
+            },
             ..SearchRequest::default()
         };
         let mut total = 0;
@@ -58,17 +70,49 @@ fn main() {
             total = searcher.search("mail", &request).expect("search").total;
         }
         let mut us = Vec::with_capacity(iterations);
+        let mut steps = [Vec::new(), Vec::new(), Vec::new()];
         for _ in 0..iterations {
             let t = Instant::now();
             let found = searcher.search("mail", &request).expect("search");
             us.push(t.elapsed().as_secs_f64() * 1e6);
+            steps[0].push(found.steps.snapshot_ms * 1e3);
+            steps[1].push(found.steps.query_ms * 1e3);
+            steps[2].push(found.steps.rows_ms * 1e3);
             std::hint::black_box(found);
+        }
+        if std::env::var_os("ROWSEARCH_BENCH_ROWS").is_some() {
+            use rowsearch::store::{ReadOptions, RowSource};
+            let found = searcher.search("mail", &request).expect("search");
+            let keys: Vec<&[u8]> = found.hits.iter().map(|h| h.row.key.as_slice()).collect();
+            let reads = [
+                ("all", ReadOptions::default()),
+                ("m", ReadOptions { columns: vec![Column::parse(b"m")], ..ReadOptions::default() }),
+                ("two", ReadOptions { columns: request.columns.clone(), ..ReadOptions::default() }),
+            ];
+            for (name, read) in &reads {
+                let t = Instant::now();
+                for _ in 0..1000 {
+                    std::hint::black_box(RowSource::rows(&**rs.store(), "mail", &keys, read).expect("rows"));
+                }
+                println!("rows {name}: {:.1} us per 10", t.elapsed().as_secs_f64() * 1e3);
+                let t = Instant::now();
+                for _ in 0..1000 {
+                    let txn = rs.store().begin_read().expect("txn");
+                    std::hint::black_box(txn);
+                }
+                println!("begin_read: {:.2} us", t.elapsed().as_secs_f64() * 1e3);
+            }
+        }
+        for s in &mut steps {
+            s.sort_by(f64::total_cmp);
         }
         us.sort_by(f64::total_cmp);
         let at = |p: f64| us[((us.len() - 1) as f64 * p).round() as usize];
         println!(
             "{}",
-            serde_json::json!({"name": q["name"], "total": total, "p50_us": at(0.5), "p99_us": at(0.99)})
+            serde_json::json!({"name": q["name"], "total": total, "p50_us": at(0.5), "p99_us": at(0.99),
+                "snapshot_us": steps[0][iterations / 2], "query_us": steps[1][iterations / 2],
+                "rows_us": steps[2][iterations / 2]})
         );
     }
 }

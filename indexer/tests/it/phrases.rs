@@ -8,9 +8,10 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use proptest::prelude::*;
-use rowsearch_indexer::TextAnalyzer;
 use rowsearch_indexer::doc::{CellDoc, DocSchema, register_analyzer, register_cells};
+use rowsearch_indexer::query::ParseOptions;
 use rowsearch_indexer::store::{SearchField, SearchSchema};
+use rowsearch_indexer::{PositionFiles, TextAnalyzer};
 use tantivy::collector::TopDocs;
 use tantivy::schema::Value;
 use tantivy::{Index, IndexWriter, TantivyDocument};
@@ -66,9 +67,24 @@ fn build(schema: &DocSchema, docs: &Docs) -> Index {
     index
 }
 
-/// Each document `query` finds, by key, with its score.
+/// Each document `query` finds, by key, with its score (its phrases
+/// reading the positions they open themselves).
 fn found(index: &Index, schema: &DocSchema, query: &str) -> BTreeMap<u32, f32> {
     let parsed = rowsearch_indexer::query::parse(query, schema, &TextAnalyzer).unwrap();
+    found_by(index, schema, parsed)
+}
+
+/// As [`found`], the segments' positions opened once beforehand (as a
+/// generation opens them).
+fn found_opened(index: &Index, schema: &DocSchema, query: &str) -> BTreeMap<u32, f32> {
+    let positions = PositionFiles::open(&index.reader().unwrap().searcher()).unwrap();
+    let options = ParseOptions::default();
+    let parsed =
+        rowsearch_indexer::query::parse_over(query, schema, &TextAnalyzer, &options, &positions).unwrap();
+    found_by(index, schema, parsed)
+}
+
+fn found_by(index: &Index, schema: &DocSchema, parsed: Box<dyn tantivy::query::Query>) -> BTreeMap<u32, f32> {
     let searcher = index.reader().unwrap().searcher();
     let top = searcher.search(&parsed, &TopDocs::with_limit(1000).order_by_score()).unwrap();
     top.into_iter()
@@ -138,10 +154,13 @@ proptest! {
         for query in [&exact, &prefixed] {
             let (want, got) = (found(&before_index, &before, query), found(&now_index, &now, query));
             prop_assert!(same(&want, &got), "{}: {:?} before, {:?} now", query, want, got);
+            let opened = found_opened(&now_index, &now, query);
+            prop_assert!(same(&want, &opened), "{}: {:?} before, {:?} positions opened", query, want, opened);
         }
         // Sloppy: the documents some field holds the phrase in, each scored.
         let sloppy = format!("\"{}\"~{slop}", words.join(" "));
         let got = found(&now_index, &now, &sloppy);
+        prop_assert_eq!(&found_opened(&now_index, &now, &sloppy), &got, "{}", sloppy);
         let want: Vec<u32> = (0..docs.len() as u32)
             .filter(|&n| docs[n as usize].iter().any(|field| window(field, &phrase, slop)))
             .collect();
