@@ -39,6 +39,7 @@ mod error;
 mod expand;
 pub mod facets;
 mod generation;
+mod held;
 mod inflight;
 mod ingest;
 // Counts of this thread's feed reads and index opens: public for the tests

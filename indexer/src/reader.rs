@@ -8,7 +8,6 @@
 //! search in flight during a switch finishes on the generation it began on.
 
 use std::sync::{Arc, Mutex};
-use std::time::SystemTime;
 
 use rowsearch_store::{Analyzer, Store};
 use tantivy::collector::{Count, TopDocs};
@@ -22,6 +21,7 @@ use crate::error::tantivy_err;
 use crate::facets::{FacetCollector, FacetCounts, FacetSpec};
 use crate::generation::IndexDir;
 use crate::generation::{indexed_next_seq, indexed_table_id};
+use crate::held::{Held, Stamp, stamp};
 use crate::overlay::{Combined, Overlay};
 use crate::scoped_stats::ScopedStats;
 use crate::shard_stats::ShardStats;
@@ -49,6 +49,8 @@ pub struct Generation {
     /// reader, so a commit in between can only make the reader newer).
     pub absorbed: u64,
     meta_stamp: Stamp,
+    /// `meta.json`, held open when it was stamped.
+    meta_held: Option<Held>,
     /// The most frequent completions of short prefixes, per set of
     /// segments and per segment (see `suggest.rs`); handed on when the
     /// generation is reopened after a commit, as its old segments stay.
@@ -64,23 +66,6 @@ impl std::fmt::Debug for Generation {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Generation").field("number", &self.number).finish_non_exhaustive()
     }
-}
-
-/// What identifies a file's version without reading it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Stamp {
-    modified: Option<SystemTime>,
-    len: u64,
-    inode: u64,
-}
-
-fn stamp(path: &std::path::Path) -> Option<Stamp> {
-    let meta = std::fs::metadata(path).ok()?;
-    #[cfg(unix)]
-    let inode = std::os::unix::fs::MetadataExt::ino(&meta);
-    #[cfg(not(unix))]
-    let inode = 0;
-    Some(Stamp { modified: meta.modified().ok(), len: meta.len(), inode })
 }
 
 /// How a search orders its hits.
@@ -120,7 +105,25 @@ pub struct KeyHits {
 pub struct TableIndex {
     dir: IndexDir,
     analyzer: Arc<dyn Analyzer>,
-    state: Mutex<Option<(Stamp, Arc<Generation>)>>,
+    state: Mutex<Option<Serving>>,
+}
+
+/// The generation a table's searches are served from, and the pointer's
+/// stamp (and handle) when it was chosen.
+struct Serving {
+    pointer: Stamp,
+    pointer_held: Option<Held>,
+    generation: Arc<Generation>,
+}
+
+impl Serving {
+    /// Whether neither the pointer nor the generation's `meta.json` has
+    /// changed, told by their handles alone; `false` when that needs the
+    /// paths asked.
+    fn held(&self) -> bool {
+        self.pointer_held.as_ref().is_some_and(Held::unchanged)
+            && self.generation.meta_held.as_ref().is_some_and(Held::unchanged)
+    }
 }
 
 impl std::fmt::Debug for TableIndex {
@@ -144,6 +147,7 @@ impl Generation {
         // Before what it stamps is read: a commit after it only makes the
         // next look reopen again (stamped after, a commit in between would
         // have left the older reader serving until the next commit).
+        let meta_held = Held::open(&path.join("meta.json"));
         let meta_stamp = stamp(&path.join("meta.json")).unwrap_or(Stamp { modified: None, len: 0, inode: 0 });
         let (index, completion_cache, group_cache) = match open {
             Some(open) => {
@@ -175,6 +179,7 @@ impl Generation {
             analyzer,
             absorbed,
             meta_stamp,
+            meta_held,
             completion_cache,
             group_cache,
             scoped_cache: crate::scoped_stats::ScopedCache::default(),
@@ -662,16 +667,24 @@ impl TableIndex {
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
         // A generation can vanish between reading the pointer and opening
         // it (a newer reindex removed it): read the pointer again.
+        if let Some(serving) = state.as_ref().filter(|s| s.held()) {
+            return Ok(Arc::clone(&serving.generation));
+        }
         let mut last_err = None;
         for _ in 0..5 {
+            // Held before it is stamped: a pointer replaced in between
+            // leaves the handle unlinked, and the next search asks again.
+            let pointer_held = Held::open(&pointer);
             let Some(pointer_stamp) = stamp(&pointer) else {
                 return Err(Error::NoIndex { table: self.dir.table().to_owned() });
             };
-            if let Some((s, generation)) = state.as_ref()
-                && *s == pointer_stamp
+            if let Some(serving) = state.as_mut()
+                && serving.pointer == pointer_stamp
             {
+                let generation = &serving.generation;
                 let meta = stamp(&self.dir.generation_path(generation.number).join("meta.json"));
                 if meta.is_none() || meta == Some(generation.meta_stamp) {
+                    serving.pointer_held = pointer_held;
                     return Ok(Arc::clone(generation));
                 }
             }
@@ -679,11 +692,15 @@ impl TableIndex {
                 return Err(Error::NoIndex { table: self.dir.table().to_owned() });
             };
             // The same generation after a commit: its index is reused.
-            let open = state.as_ref().map(|(_, open)| &**open).filter(|open| open.number == number);
+            let open = state.as_ref().map(|s| &*s.generation).filter(|open| open.number == number);
             match Generation::open(&self.dir, number, Arc::clone(&self.analyzer), open) {
                 Ok(generation) => {
                     let generation = Arc::new(generation);
-                    *state = Some((pointer_stamp, Arc::clone(&generation)));
+                    *state = Some(Serving {
+                        pointer: pointer_stamp,
+                        pointer_held,
+                        generation: Arc::clone(&generation),
+                    });
                     return Ok(generation);
                 }
                 Err(e) => last_err = Some(e),

@@ -15,9 +15,9 @@
 //!
 //! `ROWSEARCH_BENCH_DISPLAY=1`: documents with every display field (what
 //! an HTTP search without `fields=` returns) instead of subject and sender.
-//! `ROWSEARCH_BENCH_ROWS=1`: also times the store's read of each query's
-//! ten rows alone (whole rows, family `m`, the two asked columns) and
-//! opening a read transaction, 1,000 times each (plain text lines).
+//! `ROWSEARCH_BENCH_ROWS=N`: also times the store's read of each query's
+//! ten rows alone (whole rows, family `m`, the two asked columns), N times
+//! each (plain text lines), and opening a read transaction.
 
 use std::io::BufRead;
 use std::time::Instant;
@@ -89,12 +89,14 @@ fn main() {
                 ("m", ReadOptions { columns: vec![Column::parse(b"m")], ..ReadOptions::default() }),
                 ("two", ReadOptions { columns: request.columns.clone(), ..ReadOptions::default() }),
             ];
+            let n: u32 =
+                std::env::var("ROWSEARCH_BENCH_ROWS").ok().and_then(|v| v.parse().ok()).unwrap_or(1000);
             for (name, read) in &reads {
                 let t = Instant::now();
-                for _ in 0..1000 {
+                for _ in 0..n {
                     std::hint::black_box(RowSource::rows(&**rs.store(), "mail", &keys, read).expect("rows"));
                 }
-                println!("rows {name}: {:.1} us per 10", t.elapsed().as_secs_f64() * 1e3);
+                println!("rows {name}: {:.1} us per 10", t.elapsed().as_secs_f64() * 1e6 / f64::from(n));
                 let t = Instant::now();
                 for _ in 0..1000 {
                     let txn = rs.store().begin_read().expect("txn");

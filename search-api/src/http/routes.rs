@@ -774,6 +774,8 @@ pub fn routes(
     };
     let c = Ctx { state, body_rules };
     let all = service_routes(&c)
+        .or(search_routes(&c))
+        .unify()
         .or(table_routes(&c))
         .unify()
         .or(row_routes(&c))
@@ -781,8 +783,6 @@ pub fn routes(
         .or(scan_routes(&c))
         .unify()
         .or(index_routes(&c))
-        .unify()
-        .or(search_routes(&c))
         .unify()
         .or(key_routes(&c))
         .unify()
