@@ -1,8 +1,6 @@
 //! Binary strings (API.md, "Byte strings"): UTF-8 text as is, `\\` for a
 //! backslash, `\xNN` for any other byte that is not printable UTF-8.
 
-use std::fmt::Write as _;
-
 /// Encodes bytes as a binary string.
 ///
 /// ```
@@ -18,18 +16,27 @@ pub fn encode(bytes: &[u8]) -> String {
                 '\\' => out.push_str("\\\\"),
                 c if c.is_control() => {
                     let mut buf = [0u8; 4];
-                    for b in c.encode_utf8(&mut buf).bytes() {
-                        let _ = write!(out, "\\x{b:02x}");
+                    for &b in c.encode_utf8(&mut buf).as_bytes() {
+                        push_hex(&mut out, b);
                     }
                 }
                 c => out.push(c),
             }
         }
-        for b in chunk.invalid() {
-            let _ = write!(out, "\\x{b:02x}");
+        for &b in chunk.invalid() {
+            push_hex(&mut out, b);
         }
     }
     out
+}
+
+/// `\xHH` (lowercase) for `b`: a search answers every hit's key so
+/// (most keys hold a few such bytes), without the formatter's machinery.
+fn push_hex(out: &mut String, b: u8) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    out.push_str("\\x");
+    out.push(char::from(HEX[usize::from(b >> 4)]));
+    out.push(char::from(HEX[usize::from(b & 15)]));
 }
 
 /// An error decoding a binary string.
