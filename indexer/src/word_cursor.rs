@@ -40,9 +40,8 @@ pub(crate) fn positions_file(reader: &SegmentReader, field: Field) -> tantivy::R
 /// The positions bytes of each field of a generation's segments, opened
 /// once when the generation is (a phrase otherwise opens the segment's
 /// positions file and reads its table of fields for every field it looks
-/// in: ~1 us each, 7% of a rare phrase's search). Segments it does not
-/// know (an overlay's, a reopened reader's new ones) are opened as
-/// [`positions_file`] opens them.
+/// in: ~1 us each, 7% of a rare phrase's search). A segment it does not
+/// hold (an overlay's) is opened as every one was before.
 #[derive(Clone, Default)]
 pub struct PositionFiles(Arc<HashMap<SegmentId, HashMap<Field, FileSlice>>>);
 
