@@ -32,7 +32,7 @@ fn stamp_of(meta: &std::fs::Metadata) -> Stamp {
 #[derive(Debug)]
 pub(crate) struct Held {
     file: std::fs::File,
-    stamp: Stamp,
+    pub(crate) stamp: Stamp,
 }
 
 impl Held {

@@ -108,11 +108,10 @@ pub struct TableIndex {
     state: Mutex<Option<Serving>>,
 }
 
-/// The generation a table's searches are served from, and the pointer's
-/// stamp (and handle) when it was chosen.
+/// The generation a table's searches are served from, and the pointer
+/// (held, with its stamp) when it was chosen.
 struct Serving {
-    pointer: Stamp,
-    pointer_held: Option<Held>,
+    pointer: Held,
     generation: Arc<Generation>,
 }
 
@@ -121,8 +120,7 @@ impl Serving {
     /// changed, told by their handles alone; `false` when that needs the
     /// paths asked.
     fn held(&self) -> bool {
-        self.pointer_held.as_ref().is_some_and(Held::unchanged)
-            && self.generation.meta_held.as_ref().is_some_and(Held::unchanged)
+        self.pointer.unchanged() && self.generation.meta_held.as_ref().is_some_and(Held::unchanged)
     }
 }
 
@@ -147,8 +145,10 @@ impl Generation {
         // Before what it stamps is read: a commit after it only makes the
         // next look reopen again (stamped after, a commit in between would
         // have left the older reader serving until the next commit).
+        // Its stamp is the handle's: a file replaced since only sends the
+        // next search to the paths.
         let meta_held = Held::open(&path.join("meta.json"));
-        let meta_stamp = stamp(&path.join("meta.json")).unwrap_or(Stamp { modified: None, len: 0, inode: 0 });
+        let meta_stamp = meta_held.as_ref().map_or(Stamp { modified: None, len: 0, inode: 0 }, |h| h.stamp);
         let (index, completion_cache, group_cache) = match open {
             Some(open) => {
                 (open.index.clone(), Arc::clone(&open.completion_cache), Arc::clone(&open.group_cache))
@@ -665,26 +665,25 @@ impl TableIndex {
     pub fn generation(&self) -> Result<Arc<Generation>> {
         let pointer = self.dir.pointer_path();
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        // A generation can vanish between reading the pointer and opening
-        // it (a newer reindex removed it): read the pointer again.
         if let Some(serving) = state.as_ref().filter(|s| s.held()) {
             return Ok(Arc::clone(&serving.generation));
         }
+        // A generation can vanish between reading the pointer and opening
+        // it (a newer reindex removed it): read the pointer again.
         let mut last_err = None;
         for _ in 0..5 {
-            // Held before it is stamped: a pointer replaced in between
-            // leaves the handle unlinked, and the next search asks again.
-            let pointer_held = Held::open(&pointer);
-            let Some(pointer_stamp) = stamp(&pointer) else {
+            // Stamped through its handle: a pointer replaced after leaves
+            // the handle unlinked, and the next search asks again.
+            let Some(pointer_held) = Held::open(&pointer) else {
                 return Err(Error::NoIndex { table: self.dir.table().to_owned() });
             };
             if let Some(serving) = state.as_mut()
-                && serving.pointer == pointer_stamp
+                && serving.pointer.stamp == pointer_held.stamp
             {
                 let generation = &serving.generation;
                 let meta = stamp(&self.dir.generation_path(generation.number).join("meta.json"));
                 if meta.is_none() || meta == Some(generation.meta_stamp) {
-                    serving.pointer_held = pointer_held;
+                    serving.pointer = pointer_held;
                     return Ok(Arc::clone(generation));
                 }
             }
@@ -696,11 +695,7 @@ impl TableIndex {
             match Generation::open(&self.dir, number, Arc::clone(&self.analyzer), open) {
                 Ok(generation) => {
                     let generation = Arc::new(generation);
-                    *state = Some(Serving {
-                        pointer: pointer_stamp,
-                        pointer_held,
-                        generation: Arc::clone(&generation),
-                    });
+                    *state = Some(Serving { pointer: pointer_held, generation: Arc::clone(&generation) });
                     return Ok(generation);
                 }
                 Err(e) => last_err = Some(e),
