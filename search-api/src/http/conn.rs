@@ -44,6 +44,11 @@ pub(super) struct Conn<S> {
     /// The connection was answered 431 by this layer.
     refused: bool,
     idle: Duration,
+    /// When something was last read or written: the idle time counts from
+    /// here. The timer is not moved at each read and write (a timer moved
+    /// is a lock and a change to tokio's timer wheel, several per request):
+    /// when it fires early it is set again from this.
+    active: Instant,
     timer: Pin<Box<Sleep>>,
     /// A rewritten answer still to be written, and how much of it is.
     pending: Vec<u8>,
@@ -62,6 +67,7 @@ impl<S> Conn<S> {
             taken: 0,
             refused: false,
             idle,
+            active: Instant::now(),
             timer: Box::pin(tokio::time::sleep(idle)),
             pending: Vec::new(),
             written: 0,
@@ -70,14 +76,23 @@ impl<S> Conn<S> {
     }
 
     fn touch(&mut self) {
-        self.timer.as_mut().reset(Instant::now() + self.idle);
+        self.active = Instant::now();
     }
 
     /// `Err(TimedOut)` once the idle time has passed with nothing done.
     fn poll_idle(&mut self, cx: &mut Context<'_>) -> io::Result<()> {
-        match self.timer.as_mut().poll(cx) {
-            Poll::Ready(()) => Err(io::Error::new(io::ErrorKind::TimedOut, "connection idle")),
-            Poll::Pending => Ok(()),
+        loop {
+            match self.timer.as_mut().poll(cx) {
+                Poll::Pending => return Ok(()),
+                Poll::Ready(()) => {
+                    let due = self.active + self.idle;
+                    if due <= self.timer.deadline() {
+                        return Err(io::Error::new(io::ErrorKind::TimedOut, "connection idle"));
+                    }
+                    // Something was done since the timer was set.
+                    self.timer.as_mut().reset(due);
+                }
+            }
         }
     }
 }
@@ -123,8 +138,9 @@ impl<S: AsyncRead + AsyncWrite + Unpin> AsyncRead for Conn<S> {
                 }
                 return Poll::Ready(Ok(()));
             }
-            let mut chunk = [0u8; 8192];
-            let mut read = ReadBuf::new(&mut chunk);
+            // Not zeroed: tokio writes before it lets anything be read.
+            let mut chunk = [std::mem::MaybeUninit::<u8>::uninit(); 8192];
+            let mut read = ReadBuf::uninit(&mut chunk);
             match Pin::new(&mut this.inner).poll_read(cx, &mut read) {
                 Poll::Ready(Ok(())) => {
                     this.touch();
@@ -268,6 +284,42 @@ fn with_error_body(buf: &[u8]) -> Option<(usize, Vec<u8>)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    #[tokio::test(start_paused = true)]
+    async fn a_connection_closes_the_idle_time_after_its_last_read_not_its_first() {
+        let idle = Duration::from_secs(10);
+        let (mut client, server) = tokio::io::duplex(1024);
+        let mut conn = Conn::new(server, idle);
+        let opened = Instant::now();
+        let reader = tokio::spawn(async move {
+            let mut got = Vec::new();
+            let mut buf = [0u8; 64];
+            loop {
+                match conn.read(&mut buf).await {
+                    Ok(0) => return (got, None),
+                    Ok(n) => got.extend_from_slice(&buf[..n]),
+                    Err(e) => return (got, Some((e.kind(), Instant::now()))),
+                }
+            }
+        });
+        // A request head in five pieces, one every 6 s: never idle for 10 s
+        // (the head is handed on once whole: `framing.rs`).
+        let pieces = ["GET /x HT", "TP/1.1\r\n", "Host: a\r\n", "X: y\r\n", "\r\n"];
+        for piece in pieces {
+            tokio::time::sleep(Duration::from_secs(6)).await;
+            client.write_all(piece.as_bytes()).await.unwrap();
+        }
+        let last = Instant::now();
+        let (got, end) = reader.await.unwrap();
+        assert_eq!(got, pieces.concat().as_bytes(), "{end:?} at {:?}", end.map(|(_, at)| at - opened));
+        let (kind, at) = end.expect("closed as idle");
+        assert_eq!(kind, io::ErrorKind::TimedOut);
+        assert!(last - opened >= Duration::from_secs(30));
+        // Closed at the idle time after the last byte (the paused clock
+        // moves only to the timers' deadlines).
+        assert_eq!(at - last, idle, "closed {:?} after the last read", at - last);
+    }
 
     #[test]
     fn empty_error_answers_get_the_json_shape_and_others_pass() {

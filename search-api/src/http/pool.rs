@@ -16,10 +16,24 @@
 //! slept took up to twice as long as the same search run back to back
 //! (search-api/BENCHMARKS.md). Like the spin-then-park of .NET's thread
 //! pool or Go's scheduler.
+//!
+//! The sleepers wait on the pool's own condition variable, not on the
+//! queue: a job queued while a worker spins wakes no one (a wake is a
+//! system call on the async worker that queues the job, and a sleeper
+//! woken for a job the spinner takes first runs for nothing). The spinner
+//! that takes a job and sees more queued wakes a sleeper for them.
+//!
+//! No job is left queued with every worker asleep: a worker going to sleep
+//! says so under the lock and looks at the queue again before it waits; a
+//! job's submitter looks at the spinner after queueing the job, and wakes a
+//! sleeper unless one spins; a spinner that gives up stops saying it spins
+//! before it goes to sleep that way (sequentially consistent order: either
+//! the submitter sees no spinner, or the spinner's last look at the queue
+//! comes after the job).
 
 use std::panic::AssertUnwindSafe;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, Sender, TryRecvError, unbounded};
@@ -31,11 +45,46 @@ type Job = Box<dyn FnOnce() + Send + 'static>;
 #[derive(Debug)]
 pub struct WorkPool {
     queue: Sender<Job>,
+    shared: Arc<Shared>,
     threads: usize,
     load: Arc<Load>,
-    /// Whether a worker is spinning (at most one is), for tests to watch.
-    #[cfg(test)]
-    spinner: Arc<AtomicBool>,
+}
+
+/// What the workers and the submitters share besides the queue.
+#[derive(Debug, Default)]
+struct Shared {
+    /// Whether a worker is spinning (at most one is).
+    spinner: AtomicBool,
+    sleepers: Mutex<Sleepers>,
+    wake: Condvar,
+}
+
+#[derive(Debug, Default)]
+struct Sleepers {
+    /// Workers waiting on `wake`.
+    waiting: usize,
+    /// The pool is dropped: workers end once the queue is empty.
+    closed: bool,
+}
+
+impl Shared {
+    fn sleepers(&self) -> std::sync::MutexGuard<'_, Sleepers> {
+        // The lock guards two plain fields: a panic cannot leave them torn.
+        self.sleepers.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Wakes a sleeping worker for the queued jobs, unless one spins or the
+    /// queue is already empty (`empty`: an awake worker took them).
+    fn wake_one(&self, empty: impl Fn() -> bool) {
+        // The job queued before the spinner is looked at (see the module).
+        std::sync::atomic::fence(Ordering::SeqCst);
+        if self.spinner.load(Ordering::SeqCst) || empty() {
+            return;
+        }
+        if self.sleepers().waiting > 0 {
+            self.wake.notify_one();
+        }
+    }
 }
 
 /// How busy the pool is: jobs waiting and running.
@@ -88,26 +137,24 @@ impl WorkPool {
     /// Starts `threads` worker threads (at least one), named
     /// `rowsearch-work-N`. An idle worker, one at a time, looks for the next
     /// job for `idle_spin` before it sleeps (zero: it sleeps at once). Jobs
-    /// are counted in `taken`. The threads end when the pool is dropped.
+    /// are counted in `taken`. The threads end when the pool is dropped,
+    /// after the jobs queued by then.
     ///
     /// # Errors
     /// When the operating system refuses a thread.
     pub fn new(threads: usize, idle_spin: Duration, taken: Taken) -> std::io::Result<WorkPool> {
         let threads = threads.max(1);
         let (tx, rx) = unbounded::<Job>();
-        let spinner = Arc::new(AtomicBool::new(false));
+        let shared = Arc::new(Shared::default());
+        let pool = WorkPool { queue: tx, shared: Arc::clone(&shared), threads, load: Arc::default() };
         for n in 0..threads {
             let worker =
-                Worker { jobs: rx.clone(), spinner: Arc::clone(&spinner), idle_spin, taken: taken.clone() };
+                Worker { jobs: rx.clone(), shared: Arc::clone(&shared), idle_spin, taken: taken.clone() };
+            // On an error the pool is dropped here, which ends the threads
+            // already started.
             std::thread::Builder::new().name(format!("rowsearch-work-{n}")).spawn(move || worker.run())?;
         }
-        Ok(WorkPool {
-            queue: tx,
-            threads,
-            load: Arc::default(),
-            #[cfg(test)]
-            spinner,
-        })
+        Ok(pool)
     }
 
     /// Queues `job` and waits for its result.
@@ -144,10 +191,11 @@ impl WorkPool {
             // The requester may have gone (timeout): nothing to tell.
             let _ = tx.send(result);
         });
-        match self.queue.send(boxed) {
-            Ok(()) => Ok(rx),
-            Err(_) => Err(JobFailed::PoolGone),
+        if self.queue.send(boxed).is_err() {
+            return Err(JobFailed::PoolGone);
         }
+        self.shared.wake_one(|| self.queue.is_empty());
+        Ok(rx)
     }
 
     /// How busy it is now.
@@ -162,7 +210,14 @@ impl WorkPool {
     /// Whether a worker is looking for the next job right now.
     #[cfg(test)]
     fn spinning(&self) -> bool {
-        self.spinner.load(Ordering::Acquire)
+        self.shared.spinner.load(Ordering::Acquire)
+    }
+}
+
+impl Drop for WorkPool {
+    fn drop(&mut self) {
+        self.shared.sleepers().closed = true;
+        self.shared.wake.notify_all();
     }
 }
 
@@ -171,8 +226,7 @@ pub type Pending<T> = tokio::sync::oneshot::Receiver<Result<T, JobFailed>>;
 
 struct Worker {
     jobs: Receiver<Job>,
-    /// Whether a worker is spinning (at most one is).
-    spinner: Arc<AtomicBool>,
+    shared: Arc<Shared>,
     idle_spin: Duration,
     taken: Taken,
 }
@@ -181,18 +235,21 @@ impl Worker {
     fn run(&self) {
         loop {
             let job = match self.next_awake() {
-                Ok(Some(job)) => {
+                Some(job) => {
                     self.taken.awake.inc();
                     job
                 }
-                Ok(None) => match self.jobs.recv() {
-                    Ok(job) => {
+                None => match self.sleep() {
+                    Some((job, true)) => {
                         self.taken.woken.inc();
                         job
                     }
-                    Err(_) => return,
+                    Some((job, false)) => {
+                        self.taken.awake.inc();
+                        job
+                    }
+                    None => return,
                 },
-                Err(_) => return,
             };
             job();
         }
@@ -200,17 +257,16 @@ impl Worker {
 
     /// The next job if one is queued, else, if no other worker is
     /// spinning, the first to come within `idle_spin`; `None` when it is
-    /// time to sleep, `Err` when the pool is gone.
-    fn next_awake(&self) -> Result<Option<Job>, TryRecvError> {
-        match self.jobs.try_recv() {
-            Ok(job) => return Ok(Some(job)),
-            Err(TryRecvError::Empty) => {}
-            Err(gone) => return Err(gone),
+    /// time to sleep (or the pool is gone).
+    fn next_awake(&self) -> Option<Job> {
+        if let Ok(job) = self.jobs.try_recv() {
+            return Some(job);
         }
+        let spinner = &self.shared.spinner;
         if self.idle_spin.is_zero()
-            || self.spinner.compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed).is_err()
+            || spinner.compare_exchange(false, true, Ordering::SeqCst, Ordering::Relaxed).is_err()
         {
-            return Ok(None);
+            return None;
         }
         // Too far off to be an instant: no deadline.
         let until = Instant::now().checked_add(self.idle_spin);
@@ -218,14 +274,38 @@ impl Worker {
             // Any other thread that wants this core gets it.
             std::thread::yield_now();
             match self.jobs.try_recv() {
-                Ok(job) => break Ok(Some(job)),
+                Ok(job) => break Some(job),
                 Err(TryRecvError::Empty) if until.is_none_or(|until| Instant::now() < until) => {}
-                Err(TryRecvError::Empty) => break Ok(None),
-                Err(gone) => break Err(gone),
+                Err(_) => break None,
             }
         };
-        self.spinner.store(false, Ordering::Release);
+        spinner.store(false, Ordering::SeqCst);
+        // No longer spinning before the queue is looked at again.
+        std::sync::atomic::fence(Ordering::SeqCst);
+        if found.is_some() {
+            // Jobs queued while this one spun woke no one.
+            self.shared.wake_one(|| self.jobs.is_empty());
+        }
         found
+    }
+
+    /// Waits for the next job, and whether it waited; `None` when the pool
+    /// is gone and its queue is empty.
+    fn sleep(&self) -> Option<(Job, bool)> {
+        let mut sleepers = self.shared.sleepers();
+        let mut waited = false;
+        loop {
+            match self.jobs.try_recv() {
+                Ok(job) => return Some((job, waited)),
+                Err(TryRecvError::Disconnected) => return None,
+                Err(TryRecvError::Empty) if sleepers.closed => return None,
+                Err(TryRecvError::Empty) => {}
+            }
+            sleepers.waiting += 1;
+            sleepers = self.shared.wake.wait(sleepers).unwrap_or_else(PoisonError::into_inner);
+            sleepers.waiting -= 1;
+            waited = true;
+        }
     }
 }
 
@@ -296,6 +376,18 @@ mod tests {
             assert_eq!(sleeping.run(move || i * 2).await, Ok(i * 2));
         }
         assert_eq!(taken.awake.get() + taken.woken.get(), 3);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_job_that_comes_while_a_worker_spins_wakes_no_sleeper() {
+        // Two workers: one spins (for a minute), the other sleeps. Woken
+        // for each job, the sleeper would take some of them first.
+        let (pool, taken) = pool(2, Duration::from_secs(60));
+        for i in 0..200 {
+            until_spinning(&pool).await;
+            assert_eq!(pool.run(move || i * 3).await, Ok(i * 3));
+        }
+        assert_eq!((taken.awake.get(), taken.woken.get()), (200, 0));
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
