@@ -258,10 +258,7 @@ impl DocumentShape<'_> {
         }
         if let Some(date) = self.search.date_column.as_deref().filter(|_| self.shows(DATE)).and_then(value) {
             let ms = analyzer.and_then(|a| a.date_ms(date));
-            let rfc3339 = ms
-                .and_then(|ms| i64::try_from(ms).ok())
-                .and_then(|ms| jiff::Timestamp::from_millisecond(ms).ok())
-                .map(|t| t.strftime("%Y-%m-%dT%H:%M:%SZ").to_string());
+            let rfc3339 = ms.and_then(rfc3339_seconds);
             doc.push(DATE, rfc3339.map_or_else(|| DocValue::of(date), DocValue::Text));
         }
         let named: Vec<Column> = self
@@ -290,19 +287,45 @@ impl DocumentShape<'_> {
     /// A field of the typed row key, as text (strings as they are,
     /// numbers written out).
     fn key_field(&self, key: &[u8], name: &str) -> Option<DocValue> {
-        let fields = self.row_key?.decode_json(key).ok()?;
-        match fields.get(name)? {
-            serde_json::Value::String(s) => Some(DocValue::Text(s.clone())),
-            other => Some(DocValue::Text(other.to_string())),
+        let schema = self.row_key?;
+        let at = schema.fields.iter().position(|f| f.name == name)?;
+        match schema.decode(key).ok()?.into_iter().nth(at)? {
+            rowsearch_store::KeyValue::String(s) => Some(DocValue::Text(s)),
+            other => Some(DocValue::Text(other.to_json().to_string())),
         }
     }
 }
 
+/// `ms` (milliseconds since 1970) as RFC 3339 in UTC to the second
+/// (`2001-06-20T23:02:48Z`); `None` past the year 9999.
+fn rfc3339_seconds(ms: u64) -> Option<String> {
+    let seconds = i64::try_from(ms / 1000).ok()?;
+    // Whole seconds: jiff writes no fraction.
+    Some(jiff::Timestamp::from_second(seconds).ok()?.to_string())
+}
+
 #[cfg(test)]
 mod tests {
+    use proptest::prelude::*;
     use rowsearch_store::Cell;
 
     use super::*;
+
+    proptest! {
+        /// As `strftime("%Y-%m-%dT%H:%M:%SZ")` of the instant wrote it.
+        #[test]
+        fn dates_are_written_to_the_second_as_strftime_writes_them(ms in 0u64..253_402_300_800_000) {
+            let t = jiff::Timestamp::from_millisecond(i64::try_from(ms).unwrap()).ok();
+            prop_assert_eq!(rfc3339_seconds(ms), t.map(|t| t.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()));
+        }
+    }
+
+    #[test]
+    fn dates_past_jiffs_range_are_not_written() {
+        assert_eq!(rfc3339_seconds(253_402_300_800_000), None);
+        assert_eq!(rfc3339_seconds(u64::MAX), None);
+        assert_eq!(rfc3339_seconds(0).as_deref(), Some("1970-01-01T00:00:00Z"));
+    }
 
     fn cell(family: &str, qualifier: &[u8], value: &[u8]) -> Cell {
         Cell { family: family.into(), qualifier: qualifier.to_vec(), timestamp: 1, value: value.to_vec() }
