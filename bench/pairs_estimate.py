@@ -18,9 +18,16 @@ peer bench's phrases it covers (takes ~2 minutes more).
     python3 bench/pairs_estimate.py [--db FTS5_DB] [--emit N]
         (default /tmp/rowsearch-bench/search-fts5.db)
 
+Then pairs by their words' rank (`--stop` selections): pairs in >= 50,
+100 or 200 messages neither of whose words is among the K most frequent
+(the stop words' pairs, `of the`, hold most of the postings; a phrase of
+them stays on positions).
+
 With --emit N, it writes instead /tmp/rowsearch-bench/pairs-N.txt: a line
 per message holding its pairs in >= N messages as tokens (`credit_risk`),
-one per occurrence, for tantivy to measure the field's bytes:
+one per occurrence, for tantivy to measure the field's bytes; with
+--stop K too, only pairs neither of whose words is among the K most
+frequent (pairs-N-topK.txt):
 
     cargo run --release -p rowsearch-indexer --example pair_field_size -- /tmp/rowsearch-bench/pairs-N.txt [docs]"""
 import argparse
@@ -32,6 +39,7 @@ import sys
 ap = argparse.ArgumentParser()
 ap.add_argument("--db", default="/tmp/rowsearch-bench/search-fts5.db")
 ap.add_argument("--emit", type=int)
+ap.add_argument("--stop", type=int, default=0)
 args = ap.parse_args()
 c = sqlite3.connect(args.db)
 tok = re.compile(r"[a-z0-9]+")
@@ -58,9 +66,13 @@ for subject, body in c.execute("select c0, c1 from mail_content"):
         for t in terms:
             term_docs[t].append(docs)
 print(f"docs {docs}, tokens {tokens}, distinct terms {len(term_df)}, term postings {sum(term_df.values())}")
+# A word's rank by its messages (0: the most frequent).
+rank = {t: i for i, (t, _) in enumerate(term_df.most_common())}
 if args.emit:
-    keep = {p for p, n in pair_df.items() if n >= args.emit}
-    out_path = f"/tmp/rowsearch-bench/pairs-{args.emit}.txt"
+    keep = {p for p, n in pair_df.items()
+            if n >= args.emit and rank[p[0]] >= args.stop and rank[p[1]] >= args.stop}
+    top = f"-top{args.stop}" if args.stop else ""
+    out_path = f"/tmp/rowsearch-bench/pairs-{args.emit}{top}.txt"
     with open(out_path, "w") as out:
         for fields in fields_of:
             out.write(" ".join(f"{a}_{b}" for t in fields for a, b in zip(t, t[1:]) if (a, b) in keep) + "\n")
@@ -77,7 +89,14 @@ for d in (100, 300, 1000, 3000):
 PEER = ["natural gas", "power plant", "conference call", "credit risk", "press release", "price cap", "gas storage", "board meeting"]
 for q in PEER:
     a, b = q.split()
-    print(f"{q!r}: df {term_df[a]} / {term_df[b]}, pair df {pair_df[(a, b)]}")
+    print(f"{q!r}: df {term_df[a]} / {term_df[b]} (ranks {rank[a]} / {rank[b]}), pair df {pair_df[(a, b)]}")
+for d in (50, 100, 200):
+    for k in (0, 25, 50, 100, 200):
+        sel = [n for p, n in pair_df.items() if n >= d and rank[p[0]] >= k and rank[p[1]] >= k]
+        covered = sum(1 for q in PEER
+                      if pair_df[tuple(q.split())] >= d and all(rank[w] >= k for w in q.split()))
+        print(f"pairs in >= {d} messages, neither word among the {k} most frequent: {len(sel)} pairs, "
+              f"{sum(sel)} postings, peer phrases covered {covered}/8")
 
 big = {t: set(d) for t, d in term_docs.items() if len(d) >= 300}
 rows = {}

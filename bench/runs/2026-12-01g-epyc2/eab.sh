@@ -1,0 +1,20 @@
+# BUILDS="a b" eab.sh QUERIESFILE ROUNDS ITER: interleaved engine A/B (/tmp/scratch/engine-X), per query min/median of rounds' query_us p50
+Q=$1; R=$2; I=$3; OUT=/tmp/eab.$$.out
+export BUILDS=${BUILDS:-before new}
+for r in $(seq $R); do for b in $BUILDS; do
+ROWSEARCH_BENCH_STORE=/tmp/rowsearch-bench/confined-now ROWSEARCH_BENCH_QUERIES=$Q ROWSEARCH_BENCH_ITERATIONS=$I /tmp/scratch/engine-$b --bench | sed "s/^/$b /"
+done; done > $OUT
+python3 - $OUT <<'PY'
+import json, statistics, collections, os, sys
+B = os.environ['BUILDS'].split()
+d = collections.defaultdict(list)
+for l in open(sys.argv[1]):
+    b, j = l.split(' ', 1)
+    if not j.startswith('{'): continue
+    j = json.loads(j); d[(j['name'], b)].append(j['query_us'])
+names = list(dict.fromkeys(n for n, _ in d))
+print(f"{B[0]} vs {B[1]}")
+for n in names:
+    a, c = d[(n, B[0])], d[(n, B[1])]
+    print(f"{n:20} {B[0]} min {min(a):6.0f} med {statistics.median(a):6.0f} | {B[1]} min {min(c):6.0f} med {statistics.median(c):6.0f} | ratio med {statistics.median(c)/statistics.median(a):.2f} min {min(c)/min(a):.2f}")
+PY
