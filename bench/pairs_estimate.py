@@ -15,7 +15,7 @@ worth it where inter is several times pair. For each rule: the pairs and
 postings it keeps, the costliest pairs it leaves out, and which of the
 peer bench's phrases it covers (takes ~2 minutes more).
 
-    python3 bench/pairs_estimate.py [--db FTS5_DB] [--emit N]
+    python3 bench/pairs_estimate.py [--db FTS5_DB] [--emit N [--stop K]]
         (default /tmp/rowsearch-bench/search-fts5.db)
 
 Then pairs by their words' rank (`--stop` selections): pairs in >= 50,
@@ -68,9 +68,16 @@ for subject, body in c.execute("select c0, c1 from mail_content"):
 print(f"docs {docs}, tokens {tokens}, distinct terms {len(term_df)}, term postings {sum(term_df.values())}")
 # A word's rank by its messages (0: the most frequent).
 rank = {t: i for i, (t, _) in enumerate(term_df.most_common())}
+
+
+def selected(pair, n, least, stop):
+    """Whether a pair in n messages is kept: n >= least, neither word among
+    the `stop` most frequent."""
+    return n >= least and rank[pair[0]] >= stop and rank[pair[1]] >= stop
+
+
 if args.emit:
-    keep = {p for p, n in pair_df.items()
-            if n >= args.emit and rank[p[0]] >= args.stop and rank[p[1]] >= args.stop}
+    keep = {p for p, n in pair_df.items() if selected(p, n, args.emit, args.stop)}
     top = f"-top{args.stop}" if args.stop else ""
     out_path = f"/tmp/rowsearch-bench/pairs-{args.emit}{top}.txt"
     with open(out_path, "w") as out:
@@ -92,9 +99,8 @@ for q in PEER:
     print(f"{q!r}: df {term_df[a]} / {term_df[b]} (ranks {rank[a]} / {rank[b]}), pair df {pair_df[(a, b)]}")
 for d in (50, 100, 200):
     for k in (0, 25, 50, 100, 200):
-        sel = [n for p, n in pair_df.items() if n >= d and rank[p[0]] >= k and rank[p[1]] >= k]
-        covered = sum(1 for q in PEER
-                      if pair_df[tuple(q.split())] >= d and all(rank[w] >= k for w in q.split()))
+        sel = [n for p, n in pair_df.items() if selected(p, n, d, k)]
+        covered = sum(1 for q in PEER if selected(tuple(q.split()), pair_df[tuple(q.split())], d, k))
         print(f"pairs in >= {d} messages, neither word among the {k} most frequent: {len(sel)} pairs, "
               f"{sum(sel)} postings, peer phrases covered {covered}/8")
 
