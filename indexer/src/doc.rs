@@ -33,6 +33,7 @@ use tantivy::schema::{
 };
 use tantivy::tokenizer::{Token, TokenStream, Tokenizer};
 
+use crate::pairs::{PAIRS_FIELD, PairList};
 use crate::{Error, Result};
 
 /// The tokenizer name of every text field of a text search field.
@@ -77,16 +78,19 @@ pub struct DocSchema {
     pub partition: Field,
     /// `date`.
     pub date: Field,
+    /// `_pairs`, the word pairs of bare two-word phrases (`pairs.rs`);
+    /// `None` in an index built before it.
+    pub pairs: Option<Field>,
 }
 
 impl DocSchema {
     /// The schema for a table's search section.
     ///
     /// # Errors
-    /// `Schema` when a search field takes a reserved name (`_all`, `_key`,
+    /// `Schema` when a search field takes a reserved name (`_all`, `_key`, `_pairs`,
     /// `_partition`, `date`).
     pub fn for_search(table: &str, search: &SearchSchema) -> Result<DocSchema> {
-        Self::build(table, search, false)
+        Self::build(table, search, false, true)
     }
 
     /// The schema indexes were built with before `_all` went without
@@ -96,21 +100,35 @@ impl DocSchema {
     /// As [`Self::for_search`].
     #[doc(hidden)]
     pub fn for_search_with_all_positions(table: &str, search: &SearchSchema) -> Result<DocSchema> {
-        Self::build(table, search, true)
+        Self::build(table, search, true, false)
+    }
+
+    /// The schema indexes were built with before `_pairs`, for tests of
+    /// how such an index answers.
+    ///
+    /// # Errors
+    /// As [`Self::for_search`].
+    #[doc(hidden)]
+    pub fn for_search_without_pairs(table: &str, search: &SearchSchema) -> Result<DocSchema> {
+        Self::build(table, search, false, false)
     }
 
     /// Whether an index with `schema` serves `search`: built by
-    /// [`Self::for_search`], or before `_all` went without positions
-    /// (otherwise the same).
+    /// [`Self::for_search`], before `_pairs`, or before `_all` went
+    /// without positions (otherwise the same).
     ///
     /// # Errors
     /// As [`Self::for_search`].
     pub fn serves(table: &str, search: &SearchSchema, schema: &Schema) -> Result<bool> {
-        Ok(*schema == Self::build(table, search, false)?.schema
-            || *schema == Self::build(table, search, true)?.schema)
+        for (all_positions, pairs) in [(false, true), (false, false), (true, false)] {
+            if *schema == Self::build(table, search, all_positions, pairs)?.schema {
+                return Ok(true);
+            }
+        }
+        Ok(false)
     }
 
-    fn build(table: &str, search: &SearchSchema, all_positions: bool) -> Result<DocSchema> {
+    fn build(table: &str, search: &SearchSchema, all_positions: bool, pairs: bool) -> Result<DocSchema> {
         let text = |tokenizer: &str, positions: bool| {
             TextOptions::default().set_indexing_options(
                 TextFieldIndexing::default().set_tokenizer(tokenizer).set_index_option(if positions {
@@ -124,7 +142,7 @@ impl DocSchema {
         let mut fields = Vec::with_capacity(search.fields.len());
         let mut facets = Vec::with_capacity(search.fields.len());
         for field in &search.fields {
-            if [ALL_FIELD, KEY_FIELD, PARTITION_FIELD, DATE_FIELD].contains(&field.name.as_str()) {
+            if [ALL_FIELD, KEY_FIELD, PARTITION_FIELD, DATE_FIELD, PAIRS_FIELD].contains(&field.name.as_str()) {
                 return Err(Error::Schema {
                     table: table.to_owned(),
                     reason: format!("search field name {:?} is reserved by the index", field.name),
@@ -156,6 +174,20 @@ impl DocSchema {
             DATE_FIELD,
             DateOptions::default().set_indexed().set_fast().set_precision(DateTimePrecision::Milliseconds),
         );
+        // Last, so every other field keeps its number in indexes built
+        // before it. Whole values (the raw tokenizer), frequencies, no norms:
+        // a pair's documents are scored with `_all`'s.
+        let pairs = pairs.then(|| {
+            builder.add_text_field(
+                PAIRS_FIELD,
+                TextOptions::default().set_indexing_options(
+                    TextFieldIndexing::default()
+                        .set_tokenizer("raw")
+                        .set_fieldnorms(false)
+                        .set_index_option(IndexRecordOption::WithFreqs),
+                ),
+            )
+        });
         Ok(DocSchema {
             table: table.to_owned(),
             schema: builder.build(),
@@ -168,6 +200,7 @@ impl DocSchema {
             key,
             partition,
             date,
+            pairs,
         })
     }
 
@@ -190,7 +223,7 @@ impl DocSchema {
         let mut kinds = Vec::new();
         for (field, entry) in schema.fields() {
             let tantivy::schema::FieldType::Str(options) = entry.field_type() else { continue };
-            if field == all || entry.name().starts_with(FACET_PREFIX) {
+            if field == all || entry.name().starts_with(FACET_PREFIX) || entry.name() == PAIRS_FIELD {
                 continue;
             }
             fields.push(field);
@@ -200,6 +233,7 @@ impl DocSchema {
         }
         let facets = names.iter().map(|n| schema.get_field(&format!("{FACET_PREFIX}{n}")).ok()).collect();
         let all_positions = has_positions(&schema, all);
+        let pairs = schema.get_field(PAIRS_FIELD).ok();
         Ok(DocSchema {
             table: table.to_owned(),
             schema,
@@ -212,6 +246,7 @@ impl DocSchema {
             key,
             partition,
             date,
+            pairs,
         })
     }
 
@@ -473,7 +508,11 @@ pub struct CellDoc {
     pub texts: Vec<CellText>,
     /// The terms of facet fields: (field index, term), each once.
     pub facet_terms: Vec<(usize, String)>,
+    /// The row's word pairs (`pairs.rs`), each as often as its words stand
+    /// side by side.
+    pub pairs: Vec<String>,
     fields: Vec<Field>,
+    pairs_field: Option<Field>,
     /// Per search field, its facet column and kind.
     facets: Vec<Option<(Field, FieldKind)>>,
     all: Field,
@@ -489,7 +528,8 @@ impl CellDoc {
     pub fn heap_bytes(&self) -> usize {
         let texts: usize = self.texts.iter().map(|t| t.0.len()).sum();
         let facets: usize = self.facet_terms.iter().map(|(_, t)| t.len() + 32).sum();
-        self.key.len() + self.partition.len() + texts + facets + 256
+        let pairs: usize = self.pairs.iter().map(|t| t.len() + 24).sum();
+        self.key.len() + self.partition.len() + texts + facets + pairs + 256
     }
 
     /// An empty document for `schema`.
@@ -500,7 +540,9 @@ impl CellDoc {
             date_ms: 0,
             texts: vec![CellText::default(); schema.fields.len()],
             facet_terms: Vec::new(),
+            pairs: Vec::new(),
             fields: schema.fields.clone(),
+            pairs_field: schema.pairs,
             facets: schema.facets.iter().zip(&schema.kinds).map(|(f, k)| f.map(|f| (f, *k))).collect(),
             all: schema.all,
             key_field: schema.key,
@@ -516,8 +558,14 @@ impl CellDoc {
     }
 
     /// One row's document from its keyword cells (in key order); `None`
-    /// when it has none.
+    /// when it has none. It holds no word pairs (see [`Self::from_cells_paired`]).
     pub fn from_cells(schema: &DocSchema, cells: &[KeywordCell]) -> Option<CellDoc> {
+        Self::from_cells_paired(schema, cells, &PairList::default())
+    }
+
+    /// [`Self::from_cells`], with the row's pairs of `pairs` (a writer of
+    /// an index holding pairs writes every one of them: `pairs.rs`).
+    pub fn from_cells_paired(schema: &DocSchema, cells: &[KeywordCell], pairs: &PairList) -> Option<CellDoc> {
         let first = cells.first()?;
         let mut doc = CellDoc::new(schema);
         doc.key.clone_from(&first.key);
@@ -528,6 +576,12 @@ impl CellDoc {
                 doc.texts[field].push(&cell.term, cell.positions.iter().copied());
                 doc.add_facet_term(field, &cell.term);
             }
+        }
+        if schema.pairs.is_some() {
+            let fielded = cells.iter().filter_map(|c| {
+                schema.field_index(&c.field).map(|f| (f, c.term.as_str(), c.positions.as_slice()))
+            });
+            pairs.occurrences(fielded, &mut doc.pairs);
         }
         (!doc.is_empty()).then_some(doc)
     }
@@ -604,6 +658,9 @@ impl tantivy::Document for CellDoc {
             if let Some((column, _)) = facet {
                 out.extend(self.facet_values(i).map(|v| (*column, CellValue::Text(v))));
             }
+        }
+        if let Some(field) = self.pairs_field {
+            out.extend(self.pairs.iter().map(|p| (field, CellValue::Text(p))));
         }
         out.into_iter()
     }

@@ -49,6 +49,7 @@ pub mod io_counts;
 mod live;
 pub mod mail;
 mod overlay;
+pub mod pairs;
 mod phrase_prefix;
 mod place;
 mod priority;

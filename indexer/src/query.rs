@@ -477,12 +477,24 @@ impl<'a> Parser<'a> {
                 }
             }
         }
+        // A bare exact phrase of two words: its word pair, if the index
+        // keeps pairs (`pairs.rs`).
+        let pair = match (&terms[..], self.schema.pairs) {
+            ([(a, p), (b, q)], Some(pairs))
+                if slop == 0 && *q == p + 1 && a != b && crate::pairs::usable(a) && crate::pairs::usable(b) =>
+            {
+                Some(Term::from_field_text(pairs, &crate::pairs::text(a, b)))
+            }
+            _ => None,
+        };
         let words: Vec<_> = terms.into_iter().map(|(t, p)| (p, Term::from_field_text(field, &t))).collect();
         if let Some(fields) = self.across(field) {
             // Exact (slop 0) too: `_all` keeps no positions.
-            return Ok(Some(Box::new(
-                SloppyPhrase::across(words, fields, slop, self.cancel).reading(self.positions),
-            )));
+            let phrase = SloppyPhrase::across(words, fields, slop, self.cancel).reading(self.positions);
+            return Ok(Some(Box::new(match pair {
+                Some(pair) => phrase.with_pair(pair),
+                None => phrase,
+            })));
         }
         if slop > 0 {
             // Ours, not tantivy's sloppy scorer (`crate::sloppy_phrase`).

@@ -56,6 +56,9 @@ pub(crate) struct SloppyPhrase {
     cancel: rowsearch_store::Cancel,
     /// The generation's opened positions files.
     positions: PositionFiles,
+    /// A bare two-word exact phrase's term of `_pairs` (`pairs.rs`): its
+    /// postings answer when the index holds the pair.
+    pair: Option<Term>,
 }
 
 impl fmt::Debug for SloppyPhrase {
@@ -75,6 +78,7 @@ impl SloppyPhrase {
             slop,
             cancel: cancel.clone(),
             positions: PositionFiles::default(),
+            pair: None,
         }
     }
 
@@ -88,7 +92,14 @@ impl SloppyPhrase {
         cancel: &rowsearch_store::Cancel,
     ) -> Self {
         let field = words[0].1.field();
-        Self { field, fields, words, slop, cancel: cancel.clone(), positions: PositionFiles::default() }
+        Self { field, fields, words, slop, cancel: cancel.clone(), positions: PositionFiles::default(), pair: None }
+    }
+
+    /// Answers from the term `pair` of `_pairs` where the index holds it
+    /// (a bare exact phrase of two words, `pairs.rs`).
+    pub(crate) fn with_pair(mut self, pair: Term) -> Self {
+        self.pair = Some(pair);
+        self
     }
 
     /// Reads positions from `positions` (a generation's, opened once).
@@ -111,6 +122,16 @@ impl Query for SloppyPhrase {
     fn weight(&self, scoring: EnableScoring<'_>) -> tantivy::Result<Box<dyn Weight>> {
         crate::cancellable::check(&self.cancel)?;
         let bm25 = crate::phrase_prefix::phrase_scoring(&scoring, &self.fields, &self.words, "phrase")?;
+        if let (Some(pair), Some(searcher)) = (&self.pair, scoring.searcher())
+            && crate::pairs::held(searcher, pair)?
+        {
+            return Ok(Box::new(crate::pairs::PairWeight {
+                pair: pair.clone(),
+                field: self.field,
+                bm25,
+                cancel: self.cancel.clone(),
+            }));
+        }
         Ok(Box::new(SloppyWeight { query: self.clone(), bm25 }))
     }
 

@@ -34,6 +34,7 @@ use xxhash_rust::xxh3::xxh3_64;
 use rowsearch_store::{KeywordCellRef, position_gaps};
 
 use crate::doc::{CellDoc, DocSchema};
+use crate::pairs::PairList;
 
 /// One row's occurrences of a term in a field: the row (its number in
 /// the part) and its `len` positions, as the store encodes them, from
@@ -275,6 +276,12 @@ impl<'s> Part<'s> {
         row_of
     }
 
+    /// The id of `term`, if the part holds it.
+    fn term_id(&self, term: &str) -> Option<usize> {
+        let hash = xxh3_64(term.as_bytes());
+        self.ids.find(hash, |&id| &*self.terms[id as usize] == term).map(|&id| id as usize)
+    }
+
     /// Row `row`'s tokens in every search field (`_all`'s).
     fn all_norm(&self, row: usize) -> u32 {
         self.norms[row * self.fields..(row + 1) * self.fields].iter().sum()
@@ -304,12 +311,15 @@ struct Side<'p, 's> {
 }
 
 /// Writes the rows of `parts` as one new segment of `index` (the parts'
-/// schema), the parts' docs one after the other, its fields' postings on
-/// `threads` threads: its meta, `None` when they hold no rows.
+/// schema), the parts' docs one after the other, with the word pairs of
+/// `pairs` (`pairs.rs`: every segment of a generation takes the same), its
+/// fields' postings on `threads` threads: its meta, `None` when they hold
+/// no rows.
 pub(super) fn write(
     index: &Index,
     mut parts: Vec<Part<'_>>,
     threads: usize,
+    pairs: &PairList,
 ) -> tantivy::Result<Option<SegmentMeta>> {
     let Some(first) = parts.first() else { return Ok(None) };
     let doc_schema = first.schema;
@@ -369,10 +379,10 @@ pub(super) fn write(
                 let (t, p, q) = (t, p, q);
                 [t.for_field(field), p.for_field(field), q.for_field(field)]
             };
-            serialize_field(&sides, &terms, doc_schema, field, readers.get_field(field)?, open)?;
+            serialize_field(&sides, &terms, pairs, doc_schema, field, readers.get_field(field)?, open)?;
         }
     } else {
-        for bytes in fields_at_once(&sides, &terms, doc_schema, &fields_indexed, &readers, threads)? {
+        for bytes in fields_at_once(&sides, &terms, pairs, doc_schema, &fields_indexed, &readers, threads)? {
             for (file, section) in files.iter_mut().zip([&bytes.terms, &bytes.postings, &bytes.positions]) {
                 file.for_field(bytes.field).write_all(section)?;
             }
@@ -476,6 +486,7 @@ type Serialized = (usize, Option<FieldBytes>);
 fn fields_at_once(
     sides: &[Side<'_, '_>],
     terms: &(Vec<&str>, Vec<u32>),
+    pairs: &PairList,
     doc_schema: &DocSchema,
     fields: &[Field],
     readers: &FieldNormReaders,
@@ -491,7 +502,7 @@ fn fields_at_once(
                 let job = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 let Some(&i) = jobs.get(job) else { break };
                 let field = fields[i];
-                done.push((i, field_bytes(sides, terms, doc_schema, field, readers.get_field(field)?)?));
+                done.push((i, field_bytes(sides, terms, pairs, doc_schema, field, readers.get_field(field)?)?));
             }
             Ok(done)
         };
@@ -524,13 +535,14 @@ struct FieldBytes {
 fn field_bytes(
     sides: &[Side<'_, '_>],
     terms: &(Vec<&str>, Vec<u32>),
+    pairs: &PairList,
     doc_schema: &DocSchema,
     field: Field,
     norms: Option<tantivy::fieldnorm::FieldNormReader>,
 ) -> tantivy::Result<Option<FieldBytes>> {
     let mut sections = [(); 3].map(|()| CountingWriter::wrap(Vec::new()));
     let [t, p, q] = &mut sections;
-    let written = serialize_field(sides, terms, doc_schema, field, norms, || [t, p, q])?;
+    let written = serialize_field(sides, terms, pairs, doc_schema, field, norms, || [t, p, q])?;
     let [terms, postings, positions] = sections.map(CountingWriter::finish);
     Ok(written.then_some(FieldBytes { field, terms, postings, positions }))
 }
@@ -541,6 +553,7 @@ fn field_bytes(
 fn serialize_field<'w, W: Write + 'w>(
     sides: &[Side<'_, '_>],
     terms: &(Vec<&str>, Vec<u32>),
+    pairs: &PairList,
     doc_schema: &DocSchema,
     field: Field,
     norms: Option<tantivy::fieldnorm::FieldNormReader>,
@@ -548,6 +561,25 @@ fn serialize_field<'w, W: Write + 'w>(
 ) -> std::io::Result<bool> {
     let entry = doc_schema.schema.get_field_entry(field);
     let option = entry.field_type().index_record_option().unwrap_or(IndexRecordOption::Basic);
+    if Some(field) == doc_schema.pairs {
+        let postings = direct_pairs::postings(sides, pairs);
+        if postings.is_empty() {
+            return Ok(false);
+        }
+        // Each occurrence is a token of the field, as tantivy counts them.
+        let total = postings.iter().flat_map(|(_, docs)| docs).map(|&(_, tf)| u64::from(tf)).sum();
+        let [t, p, q] = open();
+        let mut out = FieldSerializer::create(option, total, t, p, q, norms)?;
+        for (term, docs) in &postings {
+            out.new_term(term.as_bytes(), docs.len() as u32, true)?;
+            for &(doc, tf) in docs {
+                out.write_doc(doc, tf, &[]);
+            }
+            out.close_term()?;
+        }
+        out.close()?;
+        return Ok(true);
+    }
     let total = tokens(sides, doc_schema, field);
     let create = || {
         let [t, p, q] = open();
@@ -679,6 +711,9 @@ fn common_terminate(write: tantivy::directory::WritePtr) -> std::io::Result<()> 
     use tantivy::directory::TerminatingWrite;
     write.terminate()
 }
+
+#[path = "direct_pairs.rs"]
+pub(super) mod direct_pairs;
 
 #[cfg(test)]
 #[path = "direct_tests.rs"]

@@ -121,7 +121,7 @@ impl<'a> Readers<'a> {
         let (rows, reported) = (full.rows(), full.reported);
         self.writing.fetch_add(reported, Ordering::Relaxed);
         self.writers.fetch_add(1, Ordering::Relaxed);
-        let written = direct::write(index, vec![full], 1);
+        let written = direct::write(index, vec![full], 1, &crate::pairs::PairList::default());
         // Counted until freed: the other readers do not gather into
         // memory it still holds.
         self.writers.fetch_sub(1, Ordering::Relaxed);

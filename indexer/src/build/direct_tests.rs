@@ -10,6 +10,7 @@ use tantivy::{Index, IndexWriter};
 
 use super::Part;
 use crate::doc::{CellDoc, DocSchema, register_cells};
+use crate::pairs::PairList;
 
 /// A row: partition, date, per search field its terms with positions.
 #[derive(Debug, Clone)]
@@ -113,9 +114,15 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
 
     #[test]
-    fn direct_segment_equals_the_index_writers(rows in rows(&schema()), parts in 1usize..4, threads in 1usize..3) {
+    fn direct_segment_equals_the_index_writers(
+        rows in rows(&schema()),
+        parts in 1usize..4,
+        threads in 1usize..3,
+        pairs in proptest::sample::subsequence(every_pair(), 0..=16),
+    ) {
         let schema = schema();
         let cells = cells(&rows);
+        let pairs = PairList::new(pairs);
 
         // Directly.
         let dir = tempfile::tempdir().unwrap();
@@ -129,7 +136,7 @@ proptest! {
             gathered[part_of(partition)].add(&cell);
         }
         // (One thread: each field's postings straight into the files.)
-        let meta = super::write(&direct, gathered, threads).unwrap().unwrap();
+        let meta = super::write(&direct, gathered, threads, &pairs).unwrap().unwrap();
 
         // Through tantivy's index writer: the documents in doc id order
         // (partition, newest first, key), each built from its cells.
@@ -137,21 +144,27 @@ proptest! {
         let written = Index::create_in_dir(dir2.path(), schema.schema.clone()).unwrap();
         register_cells(&written);
         let mut docs: Vec<CellDoc> = Vec::new();
+        let mut cells_of: Vec<Vec<(usize, String, Vec<u32>)>> = Vec::new();
         for (partition, f, term, date, key, positions) in &cells {
             let cell = KeywordCellRef::from_parts(partition, *f, &schema.names[*f], term, *date, key, positions).unwrap();
-            let doc = match docs.iter_mut().find(|d| d.key == *key) {
-                Some(doc) => doc,
+            let at = match docs.iter().position(|d| d.key == *key) {
+                Some(at) => at,
                 None => {
                     let mut doc = CellDoc::new(&schema);
                     doc.key.clone_from(key);
                     doc.partition.clone_from(partition);
                     doc.date_ms = *date;
                     docs.push(doc);
-                    docs.last_mut().unwrap()
+                    cells_of.push(Vec::new());
+                    docs.len() - 1
                 }
             };
-            doc.texts[*f].push(term, cell.positions());
-            doc.add_facet_term(*f, term);
+            docs[at].texts[*f].push(term, cell.positions());
+            docs[at].add_facet_term(*f, term);
+            cells_of[at].push((*f, term.clone(), cell.positions().collect()));
+        }
+        for (doc, cells) in docs.iter_mut().zip(&cells_of) {
+            pairs.occurrences(cells.iter().map(|(f, t, p)| (*f, t.as_str(), p.as_slice())), &mut doc.pairs);
         }
         let order = |d: &CellDoc| (part_of(&d.partition), d.partition.clone(), std::cmp::Reverse(d.date_ms), d.key.clone());
         docs.sort_by_key(order);
@@ -170,7 +183,117 @@ proptest! {
     }
 }
 
+/// Every pair of two different words of [`WORDS`].
+fn every_pair() -> Vec<String> {
+    let mut out = Vec::new();
+    for a in WORDS {
+        for b in WORDS.iter().filter(|b| *b != a) {
+            out.push(crate::pairs::text(a, b));
+        }
+    }
+    out
+}
+
 fn schema() -> DocSchema {
     let search = crate::mail::mail_schema().search.unwrap();
     DocSchema::for_search("mail", &search).unwrap()
+}
+
+/// Rows of the mail schema's first text field only, over four words at
+/// close positions, so two words often stand side by side.
+fn dense_rows() -> impl Strategy<Value = Vec<Vec<(String, Vec<u32>)>>> {
+    let words = proptest::sample::select(&WORDS[..4]).prop_map(str::to_owned);
+    let positions = proptest::collection::btree_set(0u32..8, 1..4).prop_map(|s| s.into_iter().collect());
+    let row = proptest::collection::btree_map(words, positions, 1..4).prop_map(|m| m.into_iter().collect());
+    proptest::collection::vec(row, 1..24)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 32, ..ProptestConfig::default() })]
+
+    /// A generation's phrases of two words answer from the pair field as
+    /// from positions (the same documents, the same scores), when the full
+    /// build wrote the pairs and a later writer (an incremental reindex)
+    /// added rows with the pairs it read back and deleted some.
+    #[test]
+    fn phrases_from_pairs_answer_as_from_positions(
+        first in dense_rows(),
+        later in dense_rows(),
+        deleted in proptest::collection::vec(any::<bool>(), 24),
+        pairs in proptest::sample::subsequence(every_pair()[..12].to_vec(), 0..=12),
+    ) {
+        use rowsearch_store::KeywordCell;
+        use tantivy::collector::{Count, TopDocs};
+        use tantivy::Term;
+        use crate::sloppy_phrase::SloppyPhrase;
+
+        let schema = schema();
+        let field = schema.fields.iter().position(|_| true).unwrap();
+        let name = schema.names[field].clone();
+        let keyword_cells = |i: usize, row: &[(String, Vec<u32>)]| -> Vec<KeywordCell> {
+            row.iter()
+                .map(|(term, positions)| KeywordCell {
+                    partition: b"p0".to_vec(),
+                    field: name.clone(),
+                    term: term.clone(),
+                    date_ms: 0,
+                    key: key(i),
+                    positions: positions.clone(),
+                })
+                .collect()
+        };
+        let list = PairList::new(pairs);
+        let dir = tempfile::tempdir().unwrap();
+        let index = Index::create_in_dir(dir.path(), schema.schema.clone()).unwrap();
+        register_cells(&index);
+        // The full build: its rows' cells in the store's order.
+        let mut part = Part::new(&schema);
+        let mut cells: Vec<KeywordCell> = first.iter().enumerate().flat_map(|(i, r)| keyword_cells(i, r)).collect();
+        cells.sort_by(|a, b| (&a.term, &a.key).cmp(&(&b.term, &b.key)));
+        for c in &cells {
+            let encoded = leb128(&c.positions);
+            part.add(&KeywordCellRef::from_parts(&c.partition, field, &name, &c.term, 0, &c.key, &encoded).unwrap());
+        }
+        let meta = super::write(&index, vec![part], 1, &list).unwrap().unwrap();
+        super::commit(&index, vec![meta], "").unwrap();
+        // A later writer: some rows deleted, others added with the pairs
+        // the generation holds.
+        let held = PairList::of_index(&index).unwrap();
+        let mut writer: IndexWriter<CellDoc> = index.writer_with_num_threads(1, 15_000_000).unwrap();
+        for (i, gone) in deleted.iter().enumerate().take(first.len()) {
+            if *gone {
+                writer.delete_term(Term::from_field_bytes(schema.key, &key(i)));
+            }
+        }
+        for (i, row) in later.iter().enumerate() {
+            let doc = CellDoc::from_cells_paired(&schema, &keyword_cells(100 + i, row), &held).unwrap();
+            writer.add_document(doc).unwrap();
+        }
+        writer.commit().unwrap();
+
+        let searcher = index.reader().unwrap().searcher();
+        let files = crate::word_cursor::PositionFiles::open(&searcher).unwrap();
+        let cancel = rowsearch_store::Cancel::default();
+        for text in every_pair().iter().take(12) {
+            let (a, b) = crate::pairs::split(text).unwrap();
+            let words = vec![(0, Term::from_field_text(schema.all, a)), (1, Term::from_field_text(schema.all, b))];
+            let positions = SloppyPhrase::across(words, schema.fields.clone(), 0, &cancel).reading(&files);
+            let pair = Term::from_field_text(schema.pairs.unwrap(), text);
+            let paired = positions.clone().with_pair(pair.clone());
+            let top = || TopDocs::with_limit(100).order_by_score();
+            let (want, want_n) = searcher.search(&positions, &(top(), Count)).unwrap();
+            let (got, got_n) = searcher.search(&paired, &(top(), Count)).unwrap();
+            prop_assert_eq!(&got, &want, "{:?}", text);
+            prop_assert_eq!(got_n, want_n);
+            // The pair field answers exactly when the full build wrote the
+            // pair: it is listed and a first row holds it.
+            let side_by_side = |row: &Vec<(String, Vec<u32>)>| {
+                let at = |w: &str| row.iter().find(|(t, _)| t == w).map(|(_, p)| p.clone()).unwrap_or_default();
+                let (pa, pb) = (at(a), at(b));
+                pa.iter().any(|p| pb.contains(&(p + 1)))
+            };
+            let written = list.texts().contains(text) && first.iter().any(side_by_side);
+            prop_assert_eq!(crate::pairs::held(&searcher, &pair).unwrap(), written, "{:?}", text);
+        }
+    }
 }

@@ -408,11 +408,20 @@ pub(super) fn full(
         // before, as the budget held it all, the build is merged from the
         // start); unmerged builds keep a segment per reader.
         let parts = shared.parts.into_inner().unwrap_or_else(|e| e.into_inner());
+        // Word pairs (`pairs.rs`) when the parts hold every row: each
+        // segment of the generation must hold the same pairs, and segments
+        // written while reading (the budget did not hold it all) have none.
+        let pairs = if segments.is_empty() {
+            progress(&ReindexProgress { phase: "pairs", done: 0, total: 1, region_done: None });
+            direct::direct_pairs::select(&parts, options.threads)
+        } else {
+            crate::pairs::PairList::default()
+        };
         let groups: Vec<Vec<Part<'_>>> =
             if options.merge { vec![parts] } else { parts.into_iter().map(|p| vec![p]).collect() };
         for parts in groups {
-            if let Some(meta) =
-                direct::write(&index, parts, options.threads).map_err(tantivy_err(table, "write segment"))?
+            if let Some(meta) = direct::write(&index, parts, options.threads, &pairs)
+                .map_err(tantivy_err(table, "write segment"))?
             {
                 segments.push(meta);
             }

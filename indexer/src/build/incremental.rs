@@ -9,6 +9,7 @@ use super::writer::{commit, writer};
 use crate::changes::changed_rows;
 use crate::doc::{CellDoc, DocSchema, register_cells};
 use crate::error::{FailPoint, tantivy_err};
+use crate::pairs::PairList;
 use crate::generation::indexed_next_seq;
 use crate::{Error, Result};
 
@@ -48,6 +49,9 @@ pub(super) fn incremental(
 
     register_cells(&index);
     let mut writer = writer(table, &index, options)?;
+    // The generation's word pairs, for the rows it takes in (`pairs.rs`),
+    // read under the writer's lock.
+    let pairs = PairList::of_index(&index).map_err(tantivy_err(table, "read word pairs"))?;
     let total = changed.len() as u64;
     let (mut indexed, mut removed) = (0u64, 0u64);
     let view = store.view()?;
@@ -58,7 +62,7 @@ pub(super) fn incremental(
         }
         writer.delete_term(Term::from_field_bytes(schema.key, row));
         let cells = rtxn.row_keyword_cells(table, row)?;
-        match CellDoc::from_cells(schema, &cells) {
+        match CellDoc::from_cells_paired(schema, &cells, &pairs) {
             Some(doc) => {
                 writer.add_document(doc).map_err(tantivy_err(table, "add document"))?;
                 indexed += 1;

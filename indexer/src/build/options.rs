@@ -73,8 +73,8 @@ impl Default for ReindexOptions {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ReindexProgress {
     /// `"cells"` (full: keyword cells read), `"rows"` (incremental: changed
-    /// rows applied), `"commit"` or `"merge"` (full: the segments merged
-    /// into one).
+    /// rows applied), `"pairs"` (full: the word pairs to keep counted),
+    /// `"commit"` or `"merge"` (full: the segments merged into one).
     pub phase: &'static str,
     /// Done so far.
     pub done: u64,

@@ -1,0 +1,222 @@
+//! A direct build's word pairs (`pairs.rs`): which pairs the generation
+//! keeps ([`select`]), and each kept pair's postings ([`postings`]), both
+//! from the parts' postings and positions.
+
+use hashbrown::HashMap;
+use rowsearch_store::position_gaps;
+
+use super::{NONE, Part, Side};
+use crate::pairs::{COMMON_WORDS, MIN_DOCS, PairList, usable};
+
+/// The selection counts pairs in one document of this many.
+const STRIDE: u32 = 4;
+
+/// Documents whose positions are gathered at once while counting.
+const CHUNK_DOCS: u32 = 8192;
+
+/// The pairs a build of `parts` keeps: pairs of words each in at least
+/// [`MIN_DOCS`] documents and neither among the [`COMMON_WORDS`] most
+/// frequent, standing side by side in at least [`MIN_DOCS`] documents as
+/// every [`STRIDE`]th document estimates it. The parts are counted on up to
+/// `threads` threads.
+pub(crate) fn select(parts: &[Part<'_>], threads: usize) -> PairList {
+    // Documents per term (summed over fields: a close bound, enough to rank).
+    let mut docs: HashMap<&str, u32> = HashMap::new();
+    for part in parts {
+        for (id, term) in part.terms.iter().enumerate() {
+            let n: usize = part.slots[id * part.fields..(id + 1) * part.fields]
+                .iter()
+                .filter(|&&s| s != NONE)
+                .map(|&s| part.lists[s as usize].len())
+                .sum();
+            *docs.entry(&**term).or_default() += n as u32;
+        }
+    }
+    let mut ranked: Vec<(u32, &str)> = docs.iter().map(|(t, n)| (*n, *t)).collect();
+    ranked.sort_unstable_by(|a, b| b.cmp(a));
+    let words: Vec<&str> = ranked
+        .iter()
+        .skip(COMMON_WORDS)
+        .take_while(|(n, _)| *n >= MIN_DOCS)
+        .map(|(_, t)| *t)
+        .filter(|t| usable(t))
+        .collect();
+    if words.len() < 2 {
+        return PairList::default();
+    }
+    let id_of: HashMap<&str, u32> = words.iter().enumerate().map(|(i, t)| (*t, i as u32)).collect();
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let counted: Vec<HashMap<(u32, u32), u32>> = std::thread::scope(|scope| {
+        let work = || {
+            let mut counts = HashMap::new();
+            loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(part) = parts.get(i) else { break };
+                count(part, &id_of, &mut counts);
+            }
+            counts
+        };
+        let helpers: Vec<_> = (1..threads.clamp(1, parts.len().max(1))).map(|_| scope.spawn(work)).collect();
+        let mut all = vec![work()];
+        all.extend(helpers.into_iter().map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))));
+        all
+    });
+    let mut counts = HashMap::new();
+    for part in counted {
+        for (pair, n) in part {
+            *counts.entry(pair).or_insert(0u32) += n;
+        }
+    }
+    let floor = MIN_DOCS.div_ceil(STRIDE);
+    PairList::new(
+        counts
+            .into_iter()
+            .filter(|&(_, n)| n >= floor)
+            .map(|((a, b), _)| crate::pairs::text(words[a as usize], words[b as usize])),
+    )
+}
+
+/// Counts into `counts`, per pair of `words` (their ids), the sampled
+/// documents of `part` where the two stand side by side in some field.
+fn count(part: &Part<'_>, words: &HashMap<&str, u32>, counts: &mut HashMap<(u32, u32), u32>) {
+    // The lists of the part's candidate words: (list, field, word).
+    let mut lists: Vec<(usize, u32, u32)> = Vec::new();
+    for (id, term) in part.terms.iter().enumerate() {
+        let Some(&word) = words.get(&**term) else { continue };
+        for (f, &slot) in part.slots[id * part.fields..(id + 1) * part.fields].iter().enumerate() {
+            if slot != NONE {
+                lists.push((slot as usize, f as u32, word));
+            }
+        }
+    }
+    let mut at = vec![0usize; lists.len()];
+    // (doc, field, position, word)
+    let mut gathered: Vec<(u32, u32, u32, u32)> = Vec::new();
+    let mut pairs: Vec<(u32, u32)> = Vec::new();
+    let docs = part.doc_of.len() as u32;
+    let mut from = 0u32;
+    while from < docs {
+        let to = from.saturating_add(CHUNK_DOCS);
+        gathered.clear();
+        for (i, &(slot, field, word)) in lists.iter().enumerate() {
+            let list = &part.lists[slot];
+            while let Some(p) = list.get(at[i]) {
+                let doc = part.doc_of[p.row as usize];
+                if doc >= to {
+                    break;
+                }
+                at[i] += 1;
+                if doc % STRIDE != 0 {
+                    continue;
+                }
+                let encoded = part.positions.get(p.start as usize..).unwrap_or_default();
+                let mut position = 0u32;
+                for gap in position_gaps(encoded).take(p.len as usize) {
+                    position = position.wrapping_add(gap);
+                    gathered.push((doc, field, position, word));
+                }
+            }
+        }
+        gathered.sort_unstable();
+        for doc in gathered.chunk_by(|a, b| a.0 == b.0) {
+            pairs.clear();
+            // Words may share a position: each of one place pairs with
+            // each of the next.
+            let mut before: &[(u32, u32, u32, u32)] = &[];
+            for here in doc.chunk_by(|x, y| (x.1, x.2) == (y.1, y.2)) {
+                if let (Some(&(_, f, p, _)), &(_, g, q, _)) = (before.first(), &here[0])
+                    && f == g
+                    && p.checked_add(1) == Some(q)
+                {
+                    for &(_, _, _, a) in before {
+                        pairs.extend(here.iter().filter(|h| h.3 != a).map(|h| (a, h.3)));
+                    }
+                }
+                before = here;
+            }
+            pairs.sort_unstable();
+            pairs.dedup();
+            for &pair in &pairs {
+                *counts.entry(pair).or_insert(0) += 1;
+            }
+        }
+        from = to;
+    }
+}
+
+/// Each pair of `list` the sides' documents hold, in term order, with its
+/// documents (ids in the segment, ascending) and how often its words stand
+/// side by side in each, over the fields.
+pub(super) fn postings(sides: &[Side<'_, '_>], list: &PairList) -> Vec<(String, Vec<(u32, u32)>)> {
+    let mut out = Vec::new();
+    let mut docs: Vec<(u32, u32)> = Vec::new();
+    let (mut la, mut lb): (Vec<(u32, u32, u32)>, Vec<(u32, u32, u32)>) = (Vec::new(), Vec::new());
+    let (mut pa, mut pb): (Vec<u32>, Vec<u32>) = (Vec::new(), Vec::new());
+    let decode = |part: &Part<'_>, start: u32, len: u32, out: &mut Vec<u32>| {
+        out.clear();
+        let encoded = part.positions.get(start as usize..).unwrap_or_default();
+        let mut at = 0u32;
+        for gap in position_gaps(encoded).take(len as usize) {
+            at = at.wrapping_add(gap);
+            out.push(at);
+        }
+    };
+    for text in list.texts() {
+        let Some((a, b)) = crate::pairs::split(text) else { continue };
+        docs.clear();
+        for side in sides {
+            let part = side.part;
+            let (Some(ia), Some(ib)) = (part.term_id(a), part.term_id(b)) else { continue };
+            for f in 0..part.fields {
+                let (sa, sb) = (part.slots[ia * part.fields + f], part.slots[ib * part.fields + f]);
+                if sa == NONE || sb == NONE {
+                    continue;
+                }
+                for (out, slot) in [(&mut la, sa), (&mut lb, sb)] {
+                    out.clear();
+                    out.extend(
+                        part.lists[slot as usize]
+                            .iter()
+                            .map(|p| (side.base + part.doc_of[p.row as usize], p.start, p.len)),
+                    );
+                    if !out.is_sorted_by_key(|p| p.0) {
+                        out.sort_unstable_by_key(|p| p.0);
+                    }
+                }
+                let (mut i, mut j) = (0, 0);
+                while i < la.len() && j < lb.len() {
+                    match la[i].0.cmp(&lb[j].0) {
+                        std::cmp::Ordering::Less => i += 1,
+                        std::cmp::Ordering::Greater => j += 1,
+                        std::cmp::Ordering::Equal => {
+                            decode(part, la[i].1, la[i].2, &mut pa);
+                            decode(part, lb[j].1, lb[j].2, &mut pb);
+                            let n = pa
+                                .iter()
+                                .filter(|&&p| p.checked_add(1).is_some_and(|q| pb.binary_search(&q).is_ok()))
+                                .count() as u32;
+                            if n > 0 {
+                                docs.push((la[i].0, n));
+                            }
+                            i += 1;
+                            j += 1;
+                        }
+                    }
+                }
+            }
+        }
+        if docs.is_empty() {
+            continue;
+        }
+        docs.sort_unstable();
+        docs.dedup_by(|later, kept| {
+            let same = later.0 == kept.0;
+            if same {
+                kept.1 += later.1;
+            }
+            same
+        });
+        out.push((text.clone(), docs.clone()));
+    }
+    out
+}
