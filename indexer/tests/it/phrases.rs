@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use proptest::prelude::*;
 use rowsearch_indexer::doc::{CellDoc, DocSchema, register_analyzer, register_cells};
+use rowsearch_indexer::pairs::PairList;
 use rowsearch_indexer::query::ParseOptions;
 use rowsearch_indexer::store::{SearchField, SearchSchema};
 use rowsearch_indexer::{PositionFiles, TextAnalyzer};
@@ -41,12 +42,18 @@ fn search_schema() -> SearchSchema {
 }
 
 fn build(schema: &DocSchema, docs: &Docs) -> Index {
+    build_paired(schema, docs, &PairList::default())
+}
+
+/// [`build`], each document with its word pairs of `pairs`.
+fn build_paired(schema: &DocSchema, docs: &Docs, pairs: &PairList) -> Index {
     let index = Index::create_in_ram(schema.schema.clone());
     register_cells(&index);
     let mut writer: IndexWriter<CellDoc> = index.writer_with_num_threads(1, 15_000_000).unwrap();
     for (n, fields) in docs.iter().enumerate() {
         let mut doc = CellDoc::new(schema);
         doc.key = (n as u32).to_be_bytes().to_vec();
+        let mut cells = Vec::new();
         for (f, words) in fields.iter().enumerate() {
             // A row's cells: each term once, with its positions.
             let mut terms: BTreeMap<&str, Vec<u32>> = BTreeMap::new();
@@ -54,9 +61,11 @@ fn build(schema: &DocSchema, docs: &Docs) -> Index {
                 terms.entry(WORDS[w]).or_default().push(position as u32);
             }
             for (term, positions) in terms {
-                doc.texts[f].push(term, positions);
+                doc.texts[f].push(term, positions.iter().copied());
+                cells.push((f, term, positions));
             }
         }
+        pairs.occurrences(cells.iter().map(|(f, t, p)| (*f, *t, p.as_slice())), &mut doc.pairs);
         writer.add_document(doc).unwrap();
         if n % 7 == 6 {
             writer.commit().unwrap();
@@ -151,11 +160,24 @@ proptest! {
         let prefix = &last[..prefix_len.min(last.len())];
         let exact = format!("\"{}\"", words.join(" "));
         let prefixed = format!("\"{} {prefix}\"*", words[..words.len() - 1].join(" "));
+        // Every pair of two different words kept (`pairs.rs`): a phrase of
+        // two answers from its pair's postings. And an index from before
+        // `_pairs` answers from positions.
+        let every = (0..WORDS.len()).flat_map(|a| (0..WORDS.len()).map(move |b| (a, b)));
+        let list = PairList::new(every.map(|(a, b)| rowsearch_indexer::pairs::text(WORDS[a], WORDS[b])));
+        let paired_index = build_paired(&now, &docs, &list);
+        let old = DocSchema::for_search_without_pairs("t", &search).unwrap();
+        prop_assert!(now.pairs.is_some() && old.pairs.is_none());
+        let old_index = build(&old, &docs);
         for query in [&exact, &prefixed] {
             let (want, got) = (found(&before_index, &before, query), found(&now_index, &now, query));
             prop_assert!(same(&want, &got), "{}: {:?} before, {:?} now", query, want, got);
             let opened = found_opened(&now_index, &now, query);
             prop_assert!(same(&want, &opened), "{}: {:?} before, {:?} positions opened", query, want, opened);
+            let paired = found_opened(&paired_index, &now, query);
+            prop_assert!(same(&want, &paired), "{}: {:?} before, {:?} from pairs", query, want, paired);
+            let old_answer = found_opened(&old_index, &old, query);
+            prop_assert!(same(&want, &old_answer), "{}: {:?} before, {:?} before pairs", query, want, old_answer);
         }
         // Sloppy: the documents some field holds the phrase in, each scored.
         let sloppy = format!("\"{}\"~{slop}", words.join(" "));
