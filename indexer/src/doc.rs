@@ -142,7 +142,8 @@ impl DocSchema {
         let mut fields = Vec::with_capacity(search.fields.len());
         let mut facets = Vec::with_capacity(search.fields.len());
         for field in &search.fields {
-            if [ALL_FIELD, KEY_FIELD, PARTITION_FIELD, DATE_FIELD, PAIRS_FIELD].contains(&field.name.as_str()) {
+            if [ALL_FIELD, KEY_FIELD, PARTITION_FIELD, DATE_FIELD, PAIRS_FIELD].contains(&field.name.as_str())
+            {
                 return Err(Error::Schema {
                     table: table.to_owned(),
                     reason: format!("search field name {:?} is reserved by the index", field.name),

@@ -49,6 +49,7 @@ pub mod io_counts;
 mod live;
 pub mod mail;
 mod overlay;
+mod pair_phrase;
 pub mod pairs;
 mod phrase_prefix;
 mod place;

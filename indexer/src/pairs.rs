@@ -15,20 +15,19 @@
 //! generation (an incremental reindex) reads them back ([`PairList::of_index`])
 //! and writes them for the documents it adds. So when any segment of an
 //! index holds a pair, every document of the index where its two words
-//! stand side by side holds it ([`held`]), and the phrase is answered from
-//! the pair's postings; otherwise from positions, as before. A pair's
+//! stand side by side holds it (`pair_phrase.rs`), and the phrase is
+//! answered from the pair's postings; otherwise from positions, as before. A pair's
 //! documents are scored as the positions path scores them: BM25 over `_all`'s
 //! statistics of the two words and `_all`'s norms, the pair's frequency.
 //! Indexes built before `_pairs` existed have no such field and answer
 //! every phrase from positions.
 
-use std::collections::{HashMap, HashSet};
+use hashbrown::{HashMap, HashSet};
 
-use tantivy::fieldnorm::FieldNormReader;
-use tantivy::postings::SegmentPostings;
-use tantivy::query::{Bm25Weight, EmptyScorer, Explanation, Scorer, Weight};
-use tantivy::schema::{Field, IndexRecordOption};
-use tantivy::{DocId, DocSet, Score, Searcher, SegmentReader, Term};
+use tantivy::Searcher;
+use tantivy::directory::CompositeFile;
+use tantivy::index::SegmentComponent;
+use tantivy::termdict::TermDictionary;
 
 /// The pair field's name.
 pub const PAIRS_FIELD: &str = "_pairs";
@@ -43,9 +42,11 @@ pub const COMMON_WORDS: usize = 50;
 /// Longest word (bytes) a pair takes.
 const MAX_WORD: usize = 64;
 
-/// Whether `word` may stand in a pair.
+/// Whether `word` may stand in a pair: not an email address (the
+/// analyzer keeps one whole beside its parts, so an address and its own
+/// parts would make pairs nobody searches for), nor too long.
 pub fn usable(word: &str) -> bool {
-    !word.is_empty() && word.len() <= MAX_WORD && !word.contains(SEPARATOR)
+    !word.is_empty() && word.len() <= MAX_WORD && !word.contains(SEPARATOR) && !word.contains('@')
 }
 
 /// The term text of the pair `a b`.
@@ -80,7 +81,10 @@ impl PairList {
             .into_iter()
             .filter(|t| split(t).is_some_and(|(a, b)| a != b && usable(a) && usable(b)))
             .collect();
-        texts.sort_unstable();
+        // A segment's terms come sorted already.
+        if !texts.is_sorted() {
+            texts.sort_unstable();
+        }
         texts.dedup();
         for t in &texts {
             let Some((a, b)) = split(t) else { continue };
@@ -92,8 +96,12 @@ impl PairList {
     }
 
     fn word(&mut self, word: &str) -> u32 {
-        let next = self.words.len() as u32;
-        *self.words.entry(word.to_owned()).or_insert(next)
+        if let Some(&id) = self.words.get(word) {
+            return id;
+        }
+        let id = self.words.len() as u32;
+        self.words.insert(word.to_owned(), id);
+        id
     }
 
     /// The pairs every searchable segment of `index` holds (none when it
@@ -103,8 +111,34 @@ impl PairList {
     /// When the index's segments do not open.
     pub fn of_index(index: &tantivy::Index) -> tantivy::Result<PairList> {
         let Ok(field) = index.schema().get_field(PAIRS_FIELD) else { return Ok(PairList::default()) };
-        let reader = index.reader_builder().reload_policy(tantivy::ReloadPolicy::Manual).try_into()?;
-        let searcher = reader.searcher();
+        // The field's term dictionaries only (opening whole segment
+        // readers costs a refresh round ~8 ms on the mail corpus).
+        let mut texts = Vec::new();
+        for segment in index.searchable_segments()? {
+            let file = segment.open_read(SegmentComponent::Terms)?;
+            let Some(slice) = CompositeFile::open(&file)?.open_read(field) else { continue };
+            let dictionary = TermDictionary::open(slice)?;
+            let mut stream = dictionary.stream()?;
+            while stream.advance() {
+                if let Ok(text) = std::str::from_utf8(stream.key()) {
+                    texts.push(text.to_owned());
+                }
+            }
+        }
+        Ok(PairList::new(texts))
+    }
+
+    /// The pairs the segments of `searcher` hold (none when its index
+    /// has no `_pairs` field): [`Self::of_index`] for an index whose
+    /// searcher is open already. Only segments merged away since the
+    /// searcher was opened may make the list longer than the index's,
+    /// which leaves every answer exact: a pair merged out of every segment
+    /// is in no live document.
+    ///
+    /// # Errors
+    /// When a segment's term dictionary does not open.
+    pub fn of_searcher(searcher: &Searcher) -> tantivy::Result<PairList> {
+        let Ok(field) = searcher.schema().get_field(PAIRS_FIELD) else { return Ok(PairList::default()) };
         let mut texts = Vec::new();
         for segment in searcher.segment_readers() {
             let inverted = segment.inverted_index(field)?;
@@ -136,7 +170,11 @@ impl PairList {
     /// Appends to `out` the text of each pair of the list for every place
     /// where its words stand side by side in one field: `cells` are a
     /// row's (field index, term, positions).
-    pub fn occurrences<'c>(&self, cells: impl Iterator<Item = (usize, &'c str, &'c [u32])>, out: &mut Vec<String>) {
+    pub fn occurrences<'c>(
+        &self,
+        cells: impl Iterator<Item = (usize, &'c str, &'c [u32])>,
+        out: &mut Vec<String>,
+    ) {
         if self.pairs.is_empty() {
             return;
         }
@@ -170,83 +208,6 @@ impl PairList {
             }
             before = here;
         }
-    }
-}
-
-/// Whether some segment of `searcher` holds `pair` (a term of `_pairs`):
-/// then every document where its words stand side by side holds it.
-pub(crate) fn held(searcher: &Searcher, pair: &Term) -> tantivy::Result<bool> {
-    for segment in searcher.segment_readers() {
-        if segment.inverted_index(pair.field())?.get_term_info(pair)?.is_some() {
-            return Ok(true);
-        }
-    }
-    Ok(false)
-}
-
-/// A bare phrase of two words answered from its pair's postings, scored
-/// as the phrase of `_all` (`field`).
-pub(crate) struct PairWeight {
-    pub(crate) pair: Term,
-    pub(crate) field: Field,
-    pub(crate) bm25: Option<Bm25Weight>,
-    pub(crate) cancel: rowsearch_store::Cancel,
-}
-
-impl Weight for PairWeight {
-    fn scorer(&self, reader: &SegmentReader, boost: Score) -> tantivy::Result<Box<dyn Scorer>> {
-        crate::cancellable::check(&self.cancel)?;
-        let bm25 = self.bm25.as_ref().map(|w| w.boost_by(boost));
-        let fieldnorms = match &bm25 {
-            Some(_) => reader.fieldnorms_readers().get_field(self.field)?,
-            None => None,
-        };
-        let index = reader.inverted_index(self.pair.field())?;
-        Ok(match index.read_postings(&self.pair, IndexRecordOption::WithFreqs)? {
-            Some(postings) => Box::new(PairScorer { postings, bm25, fieldnorms }),
-            None => Box::new(EmptyScorer),
-        })
-    }
-
-    fn explain(&self, reader: &SegmentReader, doc: DocId) -> tantivy::Result<Explanation> {
-        crate::phrase_prefix::explain_by_score(self, reader, doc, "phrase (word pair)")
-    }
-}
-
-struct PairScorer {
-    postings: SegmentPostings,
-    bm25: Option<Bm25Weight>,
-    fieldnorms: Option<FieldNormReader>,
-}
-
-impl DocSet for PairScorer {
-    fn advance(&mut self) -> DocId {
-        self.postings.advance()
-    }
-
-    fn seek(&mut self, target: DocId) -> DocId {
-        self.postings.seek(target)
-    }
-
-    fn doc(&self) -> DocId {
-        self.postings.doc()
-    }
-
-    fn size_hint(&self) -> u32 {
-        self.postings.size_hint()
-    }
-}
-
-impl Scorer for PairScorer {
-    fn score(&mut self) -> Score {
-        use tantivy::postings::Postings;
-        let doc = self.postings.doc();
-        crate::phrase_prefix::bm25_score(
-            self.bm25.as_ref(),
-            self.fieldnorms.as_ref(),
-            doc,
-            self.postings.term_freq(),
-        )
     }
 }
 

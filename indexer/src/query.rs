@@ -481,7 +481,11 @@ impl<'a> Parser<'a> {
         // keeps pairs (`pairs.rs`).
         let pair = match (&terms[..], self.schema.pairs) {
             ([(a, p), (b, q)], Some(pairs))
-                if slop == 0 && *q == p + 1 && a != b && crate::pairs::usable(a) && crate::pairs::usable(b) =>
+                if slop == 0
+                    && *q == p + 1
+                    && a != b
+                    && crate::pairs::usable(a)
+                    && crate::pairs::usable(b) =>
             {
                 Some(Term::from_field_text(pairs, &crate::pairs::text(a, b)))
             }

@@ -92,7 +92,15 @@ impl SloppyPhrase {
         cancel: &rowsearch_store::Cancel,
     ) -> Self {
         let field = words[0].1.field();
-        Self { field, fields, words, slop, cancel: cancel.clone(), positions: PositionFiles::default(), pair: None }
+        Self {
+            field,
+            fields,
+            words,
+            slop,
+            cancel: cancel.clone(),
+            positions: PositionFiles::default(),
+            pair: None,
+        }
     }
 
     /// Answers from the term `pair` of `_pairs` where the index holds it
@@ -123,9 +131,9 @@ impl Query for SloppyPhrase {
         crate::cancellable::check(&self.cancel)?;
         let bm25 = crate::phrase_prefix::phrase_scoring(&scoring, &self.fields, &self.words, "phrase")?;
         if let (Some(pair), Some(searcher)) = (&self.pair, scoring.searcher())
-            && crate::pairs::held(searcher, pair)?
+            && crate::pair_phrase::held(searcher, pair)?
         {
-            return Ok(Box::new(crate::pairs::PairWeight {
+            return Ok(Box::new(crate::pair_phrase::PairWeight {
                 pair: pair.clone(),
                 field: self.field,
                 bm25,

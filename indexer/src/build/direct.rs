@@ -502,7 +502,10 @@ fn fields_at_once(
                 let job = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 let Some(&i) = jobs.get(job) else { break };
                 let field = fields[i];
-                done.push((i, field_bytes(sides, terms, pairs, doc_schema, field, readers.get_field(field)?)?));
+                done.push((
+                    i,
+                    field_bytes(sides, terms, pairs, doc_schema, field, readers.get_field(field)?)?,
+                ));
             }
             Ok(done)
         };

@@ -19,16 +19,23 @@ const CHUNK_DOCS: u32 = 8192;
 /// frequent, standing side by side in at least [`MIN_DOCS`] documents as
 /// every [`STRIDE`]th document estimates it. The parts are counted on up to
 /// `threads` threads.
-pub(crate) fn select(parts: &[Part<'_>], threads: usize) -> PairList {
-    // Documents per term (summed over fields: a close bound, enough to rank).
+pub(crate) fn select(parts: &mut [Part<'_>], threads: usize) -> PairList {
+    // Every row numbered (the last partition's too).
+    for part in parts.iter_mut() {
+        part.end_partition();
+    }
+    let parts = &*parts;
+    // Documents per term, as those of its most frequent field (at most
+    // `_all`'s: enough to rank, and a word's text is mostly in one field).
     let mut docs: HashMap<&str, u32> = HashMap::new();
     for part in parts {
         for (id, term) in part.terms.iter().enumerate() {
-            let n: usize = part.slots[id * part.fields..(id + 1) * part.fields]
+            let n = part.slots[id * part.fields..(id + 1) * part.fields]
                 .iter()
                 .filter(|&&s| s != NONE)
                 .map(|&s| part.lists[s as usize].len())
-                .sum();
+                .max()
+                .unwrap_or(0);
             *docs.entry(&**term).or_default() += n as u32;
         }
     }
@@ -106,7 +113,7 @@ fn count(part: &Part<'_>, words: &HashMap<&str, u32>, counts: &mut HashMap<(u32,
                     break;
                 }
                 at[i] += 1;
-                if doc % STRIDE != 0 {
+                if !doc.is_multiple_of(STRIDE) {
                     continue;
                 }
                 let encoded = part.positions.get(p.start as usize..).unwrap_or_default();
@@ -144,13 +151,17 @@ fn count(part: &Part<'_>, words: &HashMap<&str, u32>, counts: &mut HashMap<(u32,
     }
 }
 
+/// A posting: its document, and where its positions start and how many.
+type Located = (u32, u32, u32);
+
 /// Each pair of `list` the sides' documents hold, in term order, with its
 /// documents (ids in the segment, ascending) and how often its words stand
 /// side by side in each, over the fields.
 pub(super) fn postings(sides: &[Side<'_, '_>], list: &PairList) -> Vec<(String, Vec<(u32, u32)>)> {
     let mut out = Vec::new();
     let mut docs: Vec<(u32, u32)> = Vec::new();
-    let (mut la, mut lb): (Vec<(u32, u32, u32)>, Vec<(u32, u32, u32)>) = (Vec::new(), Vec::new());
+    // A word's postings in one field: (doc, start, len) of its positions.
+    let (mut la, mut lb): (Vec<Located>, Vec<Located>) = (Vec::new(), Vec::new());
     let (mut pa, mut pb): (Vec<u32>, Vec<u32>) = (Vec::new(), Vec::new());
     let decode = |part: &Part<'_>, start: u32, len: u32, out: &mut Vec<u32>| {
         out.clear();

@@ -293,7 +293,48 @@ proptest! {
                 pa.iter().any(|p| pb.contains(&(p + 1)))
             };
             let written = list.texts().contains(text) && first.iter().any(side_by_side);
-            prop_assert_eq!(crate::pairs::held(&searcher, &pair).unwrap(), written, "{:?}", text);
+            prop_assert_eq!(crate::pair_phrase::held(&searcher, &pair).unwrap(), written, "{:?}", text);
         }
+    }
+}
+
+/// A build's pair selection: a pair standing side by side in enough
+/// documents is kept, one of a word among the most frequent is not, nor
+/// one in too few documents, whatever the parts the rows fall in.
+#[test]
+fn a_build_keeps_the_pairs_standing_side_by_side_often() {
+    use crate::pairs::{COMMON_WORDS, MIN_DOCS, text};
+    let schema = schema();
+    let name = schema.names[0].clone();
+    let docs = 4 * MIN_DOCS as usize;
+    // Per document: the common words at 0.. (their pairs stand in every
+    // document), then "gas price" (every other document), and "risk zeta"
+    // in few documents.
+    // (partition, term, key, positions)
+    type Cell = (Vec<u8>, String, Vec<u8>, Vec<u32>);
+    let mut cells: Vec<Cell> = Vec::new();
+    for d in 0..docs {
+        let (partition, key) = (format!("p{}", d % 7).into_bytes(), key(d));
+        let mut words: Vec<String> = (0..COMMON_WORDS).map(|w| format!("common{w}")).collect();
+        if d % 2 == 0 {
+            words.extend(["gas".into(), "price".into()]);
+        }
+        if d % 50 == 0 {
+            words.extend(["risk".into(), "zeta".into()]);
+        }
+        for (p, w) in words.into_iter().enumerate() {
+            cells.push((partition.clone(), w, key.clone(), vec![p as u32]));
+        }
+    }
+    cells.sort();
+    for parts in [1usize, 3] {
+        let mut gathered: Vec<Part> = (0..parts).map(|_| Part::new(&schema)).collect();
+        for (partition, term, key, positions) in &cells {
+            let encoded = leb128(positions);
+            let cell = KeywordCellRef::from_parts(partition, 0, &name, term, 0, key, &encoded).unwrap();
+            gathered[usize::from(partition[1]) % parts].add(&cell);
+        }
+        let list = super::direct_pairs::select(&mut gathered, 2);
+        assert_eq!(list.texts(), [text("gas", "price")], "{parts} parts");
     }
 }

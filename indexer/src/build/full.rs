@@ -407,13 +407,17 @@ pub(super) fn full(
         // What the readers hold, as one segment (with nothing written
         // before, as the budget held it all, the build is merged from the
         // start); unmerged builds keep a segment per reader.
-        let parts = shared.parts.into_inner().unwrap_or_else(|e| e.into_inner());
+        let mut parts = shared.parts.into_inner().unwrap_or_else(|e| e.into_inner());
         // Word pairs (`pairs.rs`) when the parts hold every row: each
         // segment of the generation must hold the same pairs, and segments
         // written while reading (the budget did not hold it all) have none.
         let pairs = if segments.is_empty() {
             progress(&ReindexProgress { phase: "pairs", done: 0, total: 1, region_done: None });
-            direct::direct_pairs::select(&parts, options.threads)
+            let counting = std::time::Instant::now();
+            let pairs = direct::direct_pairs::select(&mut parts, options.threads);
+            let ms = counting.elapsed().as_millis() as u64;
+            tracing::info!(table, pairs = pairs.len(), duration_ms = ms, "word pairs chosen");
+            pairs
         } else {
             crate::pairs::PairList::default()
         };
