@@ -3,7 +3,7 @@
 script, on one store (issue 37's freshness figures).
 
 Usage: python3 bench/freshness_ab.py --before_rev REV [--data DIR]
-                                     [--puts 100] [--rounds 3]
+                                     [--data_before DIR] [--puts 100] [--rounds 3]
 
 Both servers serve a copy of DIR each (default
 /tmp/rowsearch-bench/confined-now, the full corpus as
@@ -33,6 +33,8 @@ ap = argparse.ArgumentParser()
 ap.add_argument("--before_rev", required=True)
 ap.add_argument("--bin", default=os.path.join(HERE, "../target/release/rowsearch"))
 ap.add_argument("--data", default=os.path.join(WORK, "confined-now"))
+ap.add_argument("--data_before", default="", help="the before side's copy from here (default --data: an index "
+                "format the earlier build does not read needs its own)")
 ap.add_argument("--puts", type=int, default=100)
 ap.add_argument("--rounds", type=int, default=3)
 args = ap.parse_args()
@@ -41,11 +43,11 @@ KEY = {"user": "bench-fresh", "date": 1, "id": 0}
 
 
 class Side:
-    def __init__(self, name, binary):
+    def __init__(self, name, binary, source):
         self.name = name
         self.data = os.path.join(WORK, f"freshness-{name}")
         shutil.rmtree(self.data, ignore_errors=True)
-        shutil.copytree(args.data, self.data)
+        shutil.copytree(source, self.data)
         self.proc = subprocess.Popen([binary, "--data", self.data, "serve", "--listen", "127.0.0.1:0"],
                                      stdout=subprocess.PIPE, text=True)
         host, port = self.proc.stdout.readline().strip().removeprefix("listening on http://").split(":")
@@ -97,7 +99,7 @@ class Side:
         return [(pct([s[i] for s in samples], 0.5), pct([s[i] for s in samples], 0.99)) for i in range(3)]
 
 
-sides = [Side("before", build_at(args.before_rev)), Side("now", args.bin)]
+sides = [Side("before", build_at(args.before_rev), args.data_before or args.data), Side("now", args.bin, args.data)]
 results = {s.name: [] for s in sides}
 try:
     for r in range(args.rounds):

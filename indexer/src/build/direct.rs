@@ -493,7 +493,12 @@ fn fields_at_once(
     threads: usize,
 ) -> tantivy::Result<Vec<FieldBytes>> {
     let mut jobs: Vec<usize> = (0..fields.len()).collect();
-    jobs.sort_by_key(|&i| std::cmp::Reverse(tokens(sides, doc_schema, fields[i])));
+    // `_pairs` reads two words' lists per pair: it goes with `_all`, first.
+    let cost = |f: Field| match doc_schema.pairs {
+        Some(pairs) if f == pairs => tokens(sides, doc_schema, doc_schema.all),
+        _ => tokens(sides, doc_schema, f),
+    };
+    jobs.sort_by_key(|&i| std::cmp::Reverse(cost(fields[i])));
     let next = std::sync::atomic::AtomicUsize::new(0);
     let serialized: Vec<tantivy::Result<Vec<Serialized>>> = std::thread::scope(|scope| {
         let work = || {

@@ -5,7 +5,7 @@
 use hashbrown::HashMap;
 use rowsearch_store::position_gaps;
 
-use super::{NONE, Part, Side};
+use super::{NONE, Part, Posting, Side};
 use crate::pairs::{COMMON_WORDS, MIN_DOCS, PairList, usable};
 
 /// The selection counts pairs in one document of this many.
@@ -39,7 +39,10 @@ pub(crate) fn select(parts: &mut [Part<'_>], threads: usize) -> PairList {
             *docs.entry(&**term).or_default() += n as u32;
         }
     }
-    let mut ranked: Vec<(u32, &str)> = docs.iter().map(|(t, n)| (*n, *t)).collect();
+    // Ranked among the words in enough documents only (the most frequent
+    // are among them).
+    let mut ranked: Vec<(u32, &str)> =
+        docs.iter().filter(|&(_, n)| *n >= MIN_DOCS).map(|(t, n)| (*n, *t)).collect();
     ranked.sort_unstable_by(|a, b| b.cmp(a));
     let words: Vec<&str> = ranked
         .iter()
@@ -151,31 +154,19 @@ fn count(part: &Part<'_>, words: &HashMap<&str, u32>, counts: &mut HashMap<(u32,
     }
 }
 
-/// A posting: its document, and where its positions start and how many.
-type Located = (u32, u32, u32);
-
 /// Each pair of `list` the sides' documents hold, in term order, with its
 /// documents (ids in the segment, ascending) and how often its words stand
 /// side by side in each, over the fields.
 pub(super) fn postings(sides: &[Side<'_, '_>], list: &PairList) -> Vec<(String, Vec<(u32, u32)>)> {
     let mut out = Vec::new();
     let mut docs: Vec<(u32, u32)> = Vec::new();
-    // A word's postings in one field: (doc, start, len) of its positions.
-    let (mut la, mut lb): (Vec<Located>, Vec<Located>) = (Vec::new(), Vec::new());
     let (mut pa, mut pb): (Vec<u32>, Vec<u32>) = (Vec::new(), Vec::new());
-    let decode = |part: &Part<'_>, start: u32, len: u32, out: &mut Vec<u32>| {
-        out.clear();
-        let encoded = part.positions.get(start as usize..).unwrap_or_default();
-        let mut at = 0u32;
-        for gap in position_gaps(encoded).take(len as usize) {
-            at = at.wrapping_add(gap);
-            out.push(at);
-        }
-    };
+    // Per side, per list: 0 not looked at, 1 in document order, 2 not.
+    let mut order: Vec<Vec<u8>> = sides.iter().map(|s| vec![0; s.part.lists.len()]).collect();
     for text in list.texts() {
         let Some((a, b)) = crate::pairs::split(text) else { continue };
         docs.clear();
-        for side in sides {
+        for (side, order) in sides.iter().zip(order.iter_mut()) {
             let part = side.part;
             let (Some(ia), Some(ib)) = (part.term_id(a), part.term_id(b)) else { continue };
             for f in 0..part.fields {
@@ -183,35 +174,27 @@ pub(super) fn postings(sides: &[Side<'_, '_>], list: &PairList) -> Vec<(String, 
                 if sa == NONE || sb == NONE {
                     continue;
                 }
-                for (out, slot) in [(&mut la, sa), (&mut lb, sb)] {
-                    out.clear();
-                    out.extend(
-                        part.lists[slot as usize]
-                            .iter()
-                            .map(|p| (side.base + part.doc_of[p.row as usize], p.start, p.len)),
-                    );
-                    if !out.is_sorted_by_key(|p| p.0) {
-                        out.sort_unstable_by_key(|p| p.0);
+                let (la, lb) = (sorted_list(part, sa, order), sorted_list(part, sb, order));
+                // The shorter list leads; the other is searched forward.
+                let a_leads = la.len() <= lb.len();
+                let (lead, other) = if a_leads { (&la, &lb) } else { (&lb, &la) };
+                let mut j = 0;
+                for x in lead.iter() {
+                    let doc = part.doc_of[x.row as usize];
+                    j = seek(other, &part.doc_of, j, doc);
+                    let Some(y) = other.get(j) else { break };
+                    if part.doc_of[y.row as usize] != doc {
+                        continue;
                     }
-                }
-                let (mut i, mut j) = (0, 0);
-                while i < la.len() && j < lb.len() {
-                    match la[i].0.cmp(&lb[j].0) {
-                        std::cmp::Ordering::Less => i += 1,
-                        std::cmp::Ordering::Greater => j += 1,
-                        std::cmp::Ordering::Equal => {
-                            decode(part, la[i].1, la[i].2, &mut pa);
-                            decode(part, lb[j].1, lb[j].2, &mut pb);
-                            let n = pa
-                                .iter()
-                                .filter(|&&p| p.checked_add(1).is_some_and(|q| pb.binary_search(&q).is_ok()))
-                                .count() as u32;
-                            if n > 0 {
-                                docs.push((la[i].0, n));
-                            }
-                            i += 1;
-                            j += 1;
-                        }
+                    let (xa, xb) = if a_leads { (x, y) } else { (y, x) };
+                    decode(part, xa, &mut pa);
+                    decode(part, xb, &mut pb);
+                    let n = pa
+                        .iter()
+                        .filter(|&&p| p.checked_add(1).is_some_and(|q| pb.binary_search(&q).is_ok()))
+                        .count() as u32;
+                    if n > 0 {
+                        docs.push((side.base + doc, n));
                     }
                 }
             }
@@ -230,4 +213,46 @@ pub(super) fn postings(sides: &[Side<'_, '_>], list: &PairList) -> Vec<(String, 
         out.push((text.clone(), docs.clone()));
     }
     out
+}
+
+/// List `slot` of `part` in document order: itself (lists come so, as
+/// rows are numbered), or a sorted copy.
+fn sorted_list<'p>(part: &'p Part<'_>, slot: u32, order: &mut [u8]) -> std::borrow::Cow<'p, [Posting]> {
+    let list = &part.lists[slot as usize];
+    let known = &mut order[slot as usize];
+    if *known == 0 {
+        *known = if list.is_sorted_by_key(|p| part.doc_of[p.row as usize]) { 1 } else { 2 };
+    }
+    if *known == 1 {
+        return std::borrow::Cow::Borrowed(list);
+    }
+    let mut copy = list.clone();
+    copy.sort_unstable_by_key(|p| part.doc_of[p.row as usize]);
+    std::borrow::Cow::Owned(copy)
+}
+
+/// The first index at or after `from` of `list` (in document order) whose
+/// document is at or after `target` (the list's length if none): a
+/// galloping search, so a long list costs the log of the distance.
+fn seek(list: &[Posting], doc_of: &[u32], from: usize, target: u32) -> usize {
+    let doc = |i: usize| doc_of[list[i].row as usize];
+    let (mut low, mut high, mut step) = (from, from, 1usize);
+    while high < list.len() && doc(high) < target {
+        low = high + 1;
+        high += step;
+        step *= 2;
+    }
+    let high = high.min(list.len());
+    low + list[low..high].partition_point(|p| doc_of[p.row as usize] < target)
+}
+
+/// `posting`'s positions, into `out`.
+fn decode(part: &Part<'_>, posting: &Posting, out: &mut Vec<u32>) {
+    out.clear();
+    let encoded = part.positions.get(posting.start as usize..).unwrap_or_default();
+    let mut at = 0u32;
+    for gap in position_gaps(encoded).take(posting.len as usize) {
+        at = at.wrapping_add(gap);
+        out.push(at);
+    }
 }

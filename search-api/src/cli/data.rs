@@ -203,7 +203,7 @@ pub(super) fn run(args: &Args, command: &DataCommand, out: &mut impl Write) -> R
             }
             // The tables whose terms changed (this upgrade's, or one killed
             // after its commit), and those whose index keeps positions in
-            // `_all` (built before it went without): their indexes now.
+            // `_all` or has no word pairs (built before): their indexes now.
             for table in rebuild {
                 let started = std::time::Instant::now();
                 let options = rowsearch::indexer::ReindexOptions {
@@ -367,9 +367,10 @@ fn row_by_fields(store: &dyn rowsearch::store::TableStore, table: &str, fields: 
 }
 
 /// The searchable tables whose index was built for an earlier table of the
-/// name (an upgrade that changed their terms gave them a new id), or
-/// before `_all` went without positions (it serves as it is, a quarter
-/// bigger); a table never indexed is not one.
+/// name (an upgrade that changed their terms gave them a new id), before
+/// `_all` went without positions (it serves as it is, a quarter bigger), or
+/// before word pairs (it serves as it is, its two-word phrases from
+/// positions); a table never indexed is not one.
 fn stale_indexes(store: &rowsearch::store::Store) -> Result<Vec<String>> {
     let mut stale = Vec::new();
     for table in store.tables()? {
@@ -378,7 +379,9 @@ fn stale_indexes(store: &rowsearch::store::Store) -> Result<Vec<String>> {
         }
         match rowsearch::indexer::TableIndex::open(store, &table)?.generation() {
             Ok(generation)
-                if generation.table_id != store.table_id(&table)? || generation.schema.all_positions =>
+                if generation.table_id != store.table_id(&table)?
+                    || generation.schema.all_positions
+                    || generation.schema.pairs.is_none() =>
             {
                 stale.push(table)
             }
