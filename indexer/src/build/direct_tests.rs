@@ -338,3 +338,57 @@ fn a_build_keeps_the_pairs_standing_side_by_side_often() {
         assert_eq!(list.texts(), [text("gas", "price")], "{parts} parts");
     }
 }
+
+/// An incremental run takes the pairs the index's segments hold, or the
+/// last run's list while the index has exactly the segments that run left
+/// it; a segment another writer adds makes it read them again.
+#[test]
+fn a_run_reuses_the_last_runs_pairs_only_on_the_segments_it_left() {
+    use std::sync::Arc;
+
+    use rowsearch_store::KeywordCell;
+
+    use crate::build::incremental::{remember_pairs, session_pairs};
+    use crate::pairs::text;
+    let schema = schema();
+    let name = schema.names[0].clone();
+    let cells = |key: Vec<u8>, words: &[&str]| -> Vec<KeywordCell> {
+        let mut cells: Vec<KeywordCell> = words
+            .iter()
+            .enumerate()
+            .map(|(p, w)| KeywordCell {
+                partition: b"p0".to_vec(),
+                field: name.clone(),
+                term: (*w).to_owned(),
+                date_ms: 0,
+                key: key.clone(),
+                positions: vec![p as u32],
+            })
+            .collect();
+        cells.sort_by(|a, b| a.term.cmp(&b.term));
+        cells
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let index = Index::create_in_dir(dir.path(), schema.schema.clone()).unwrap();
+    register_cells(&index);
+    let mut part = Part::new(&schema);
+    for c in cells(key(1), &["gas", "price", "risk"]) {
+        let encoded = leb128(&c.positions);
+        part.add(&KeywordCellRef::from_parts(&c.partition, 0, &name, &c.term, 0, &c.key, &encoded).unwrap());
+    }
+    let kept = PairList::new([text("gas", "price"), text("price", "risk")]);
+    let meta = super::write(&index, vec![part], 1, &kept).unwrap().unwrap();
+    super::commit(&index, vec![meta], "").unwrap();
+    assert_eq!(session_pairs(&index).unwrap().texts(), kept.texts());
+    // A run left these segments with this list: the next run takes it.
+    let remembered = Arc::new(PairList::new([text("gas", "price")]));
+    remember_pairs(&index, Arc::clone(&remembered));
+    assert!(Arc::ptr_eq(&session_pairs(&index).unwrap(), &remembered));
+    // Another writer adds a segment: the segments' own pairs again.
+    let mut writer: IndexWriter<CellDoc> = index.writer_with_num_threads(1, 15_000_000).unwrap();
+    let doc = CellDoc::from_cells_paired(&schema, &cells(key(2), &["gas", "price"]), &kept).unwrap();
+    writer.add_document(doc).unwrap();
+    writer.commit().unwrap();
+    writer.wait_merging_threads().unwrap();
+    assert_eq!(session_pairs(&index).unwrap().texts(), kept.texts());
+}

@@ -118,7 +118,7 @@ const SESSIONS_KEPT: usize = 16;
 /// longer only by pairs that run's own merges took out of every segment,
 /// which are in no live document and which every writer since (that run)
 /// wrote: the pair field answers exactly either way.
-fn session_pairs(index: &Index) -> tantivy::Result<Arc<PairList>> {
+pub(super) fn session_pairs(index: &Index) -> tantivy::Result<Arc<PairList>> {
     let mut segments = index.searchable_segment_ids()?;
     segments.sort_unstable();
     let sessions = SESSIONS.lock().unwrap_or_else(|e| e.into_inner());
@@ -130,7 +130,7 @@ fn session_pairs(index: &Index) -> tantivy::Result<Arc<PairList>> {
 }
 
 /// Notes the list a run of `index` wrote with, for the next run.
-fn remember_pairs(index: &Index, pairs: Arc<PairList>) {
+pub(super) fn remember_pairs(index: &Index, pairs: Arc<PairList>) {
     let Ok(mut segments) = index.searchable_segment_ids() else { return };
     segments.sort_unstable();
     let mut sessions = SESSIONS.lock().unwrap_or_else(|e| e.into_inner());
