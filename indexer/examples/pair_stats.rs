@@ -42,6 +42,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
     }
     println!("pairs holding an address: {with_at}");
+    let mut all_postings = 0u64;
+    let all = index.schema().get_field("_all")?;
+    for segment in searcher.segment_readers() {
+        let inverted = segment.inverted_index(all)?;
+        let mut stream = inverted.terms().stream()?;
+        while stream.advance() {
+            all_postings += u64::from(stream.value().doc_freq);
+        }
+    }
+    println!("_all postings {all_postings}");
     let usage = searcher.space_usage()?;
     let mut bytes = 0u64;
     for segment in usage.segments() {

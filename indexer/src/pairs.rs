@@ -6,7 +6,8 @@
 //! most of a phrase query's time. A full build picks the pairs of words that
 //! stand side by side often ([`MIN_DOCS`] documents or more, neither word
 //! among the [`COMMON_WORDS`] most frequent, counted on a sample of
-//! documents), and indexes each as one term of `_pairs` (its text
+//! documents, the most frequent first within a share of the index's
+//! postings: `build/direct_pairs.rs`), and indexes each as one term of `_pairs` (its text
 //! [`text`]: the two words with [`SEPARATOR`] between), with the number of
 //! times the two stand side by side in the document as the frequency.
 //!

@@ -298,6 +298,9 @@ proptest! {
     }
 }
 
+/// A keyword cell of the first field: partition, term, key, positions.
+type PlainCell = (Vec<u8>, String, Vec<u8>, Vec<u32>);
+
 /// A build's pair selection: a pair standing side by side in enough
 /// documents is kept, one of a word among the most frequent is not, nor
 /// one in too few documents, whatever the parts the rows fall in.
@@ -310,9 +313,7 @@ fn a_build_keeps_the_pairs_standing_side_by_side_often() {
     // Per document: the common words at 0.. (their pairs stand in every
     // document), then "gas price" (every other document), and "risk zeta"
     // in few documents.
-    // (partition, term, key, positions)
-    type Cell = (Vec<u8>, String, Vec<u8>, Vec<u32>);
-    let mut cells: Vec<Cell> = Vec::new();
+    let mut cells: Vec<PlainCell> = Vec::new();
     for d in 0..docs {
         let (partition, key) = (format!("p{}", d % 7).into_bytes(), key(d));
         let mut words: Vec<String> = (0..COMMON_WORDS).map(|w| format!("common{w}")).collect();
@@ -391,4 +392,37 @@ fn a_run_reuses_the_last_runs_pairs_only_on_the_segments_it_left() {
     writer.commit().unwrap();
     writer.wait_merging_threads().unwrap();
     assert_eq!(session_pairs(&index).unwrap().texts(), kept.texts());
+}
+
+/// The kept pairs' postings stay within their share of the words': many
+/// pairs standing side by side in every document keep the first ones only.
+#[test]
+fn a_build_keeps_pairs_within_their_share_of_the_postings() {
+    use crate::pairs::{COMMON_WORDS, MIN_DOCS};
+    let schema = schema();
+    let name = schema.names[0].clone();
+    let docs = 4 * MIN_DOCS as usize;
+    let mut cells: Vec<PlainCell> = Vec::new();
+    for d in 0..docs {
+        // The common words apart from each other in every document; then,
+        // in three of four, 20 words in a row: 19 pairs.
+        let mut words: Vec<(String, u32)> =
+            (0..COMMON_WORDS).map(|w| (format!("common{w:02}"), 2 * w as u32)).collect();
+        if d % 4 != 3 {
+            words.extend((0..20).map(|w| (format!("w{w:02}"), 1000 + w)));
+        }
+        for (w, p) in words {
+            cells.push((b"p0".to_vec(), w, key(d), vec![p]));
+        }
+    }
+    cells.sort();
+    let mut part = Part::new(&schema);
+    for (partition, term, key, positions) in &cells {
+        let encoded = leb128(positions);
+        part.add(&KeywordCellRef::from_parts(partition, 0, &name, term, 0, key, &encoded).unwrap());
+    }
+    let list = super::direct_pairs::select(&mut [part], 1);
+    // The words' postings: 50 x 400 + 20 x 300 = 26,000, a fifth 5,200;
+    // each pair's, as every 4th document estimates them, 4 x 100: 13 pairs.
+    assert_eq!(list.len(), 13, "{:?}", list.texts());
 }
