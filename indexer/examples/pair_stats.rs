@@ -66,33 +66,27 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     for (a, b) in PHRASES {
         println!("\"{a} {b}\": {}", if list.texts().contains(&text(a, b)) { "kept" } else { "not kept" });
     }
-    let mut times: Vec<f64> = (0..21)
-        .map(|_| {
-            let started = std::time::Instant::now();
-            let _ = PairList::of_index(&index);
-            started.elapsed().as_secs_f64() * 1e3
-        })
-        .collect();
-    times.sort_by(f64::total_cmp);
-    println!("PairList::of_index: {:.2} ms (median of 21)", times[10]);
-    let mut times: Vec<f64> = (0..21)
-        .map(|_| {
-            let started = std::time::Instant::now();
-            let _ = PairList::of_searcher(&searcher);
-            started.elapsed().as_secs_f64() * 1e3
-        })
-        .collect();
-    times.sort_by(f64::total_cmp);
-    println!("PairList::of_searcher (open): {:.2} ms (median of 21)", times[10]);
+    let of_index = median_ms(|| {
+        let _ = PairList::of_index(&index);
+    });
+    println!("PairList::of_index: {of_index:.2} ms (median of 21)");
     let texts: Vec<String> = list.texts().to_vec();
+    let new = median_ms(|| {
+        let _ = PairList::new(texts.clone());
+    });
+    println!("PairList::new alone: {new:.2} ms (median of 21)");
+    Ok(())
+}
+
+/// The median of 21 runs of `f`, in milliseconds.
+fn median_ms(mut f: impl FnMut()) -> f64 {
     let mut times: Vec<f64> = (0..21)
         .map(|_| {
             let started = std::time::Instant::now();
-            let _ = PairList::new(texts.clone());
+            f();
             started.elapsed().as_secs_f64() * 1e3
         })
         .collect();
     times.sort_by(f64::total_cmp);
-    println!("PairList::new alone: {:.2} ms (median of 21)", times[10]);
-    Ok(())
+    times[10]
 }

@@ -25,7 +25,6 @@
 
 use hashbrown::{HashMap, HashSet};
 
-use tantivy::Searcher;
 use tantivy::directory::CompositeFile;
 use tantivy::index::SegmentComponent;
 use tantivy::termdict::TermDictionary;
@@ -120,30 +119,6 @@ impl PairList {
             let Some(slice) = CompositeFile::open(&file)?.open_read(field) else { continue };
             let dictionary = TermDictionary::open(slice)?;
             let mut stream = dictionary.stream()?;
-            while stream.advance() {
-                if let Ok(text) = std::str::from_utf8(stream.key()) {
-                    texts.push(text.to_owned());
-                }
-            }
-        }
-        Ok(PairList::new(texts))
-    }
-
-    /// The pairs the segments of `searcher` hold (none when its index
-    /// has no `_pairs` field): [`Self::of_index`] for an index whose
-    /// searcher is open already. Only segments merged away since the
-    /// searcher was opened may make the list longer than the index's,
-    /// which leaves every answer exact: a pair merged out of every segment
-    /// is in no live document.
-    ///
-    /// # Errors
-    /// When a segment's term dictionary does not open.
-    pub fn of_searcher(searcher: &Searcher) -> tantivy::Result<PairList> {
-        let Ok(field) = searcher.schema().get_field(PAIRS_FIELD) else { return Ok(PairList::default()) };
-        let mut texts = Vec::new();
-        for segment in searcher.segment_readers() {
-            let inverted = segment.inverted_index(field)?;
-            let mut stream = inverted.terms().stream()?;
             while stream.advance() {
                 if let Ok(text) = std::str::from_utf8(stream.key()) {
                     texts.push(text.to_owned());

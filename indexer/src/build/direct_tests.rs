@@ -301,6 +301,19 @@ proptest! {
 /// A keyword cell of the first field: partition, term, key, positions.
 type PlainCell = (Vec<u8>, String, Vec<u8>, Vec<u32>);
 
+/// `cells` (sorted as the store lends them) gathered in `parts` parts, a
+/// partition in part (its second byte) % `parts`.
+fn gather<'s>(schema: &'s DocSchema, cells: &[PlainCell], parts: usize) -> Vec<Part<'s>> {
+    let mut gathered: Vec<Part> = (0..parts).map(|_| Part::new(schema)).collect();
+    for (partition, term, key, positions) in cells {
+        let encoded = leb128(positions);
+        let cell =
+            KeywordCellRef::from_parts(partition, 0, &schema.names[0], term, 0, key, &encoded).unwrap();
+        gathered[usize::from(partition[1]) % parts].add(&cell);
+    }
+    gathered
+}
+
 /// A build's pair selection: a pair standing side by side in enough
 /// documents is kept, one of a word among the most frequent is not, nor
 /// one in too few documents, whatever the parts the rows fall in.
@@ -308,7 +321,6 @@ type PlainCell = (Vec<u8>, String, Vec<u8>, Vec<u32>);
 fn a_build_keeps_the_pairs_standing_side_by_side_often() {
     use crate::pairs::{COMMON_WORDS, MIN_DOCS, text};
     let schema = schema();
-    let name = schema.names[0].clone();
     let docs = 4 * MIN_DOCS as usize;
     // Per document: the common words at 0.. (their pairs stand in every
     // document), then "gas price" (every other document), and "risk zeta"
@@ -329,13 +341,7 @@ fn a_build_keeps_the_pairs_standing_side_by_side_often() {
     }
     cells.sort();
     for parts in [1usize, 3] {
-        let mut gathered: Vec<Part> = (0..parts).map(|_| Part::new(&schema)).collect();
-        for (partition, term, key, positions) in &cells {
-            let encoded = leb128(positions);
-            let cell = KeywordCellRef::from_parts(partition, 0, &name, term, 0, key, &encoded).unwrap();
-            gathered[usize::from(partition[1]) % parts].add(&cell);
-        }
-        let list = super::direct_pairs::select(&mut gathered, 2);
+        let list = super::direct_pairs::select(&mut gather(&schema, &cells, parts), 2);
         assert_eq!(list.texts(), [text("gas", "price")], "{parts} parts");
     }
 }
@@ -400,7 +406,6 @@ fn a_run_reuses_the_last_runs_pairs_only_on_the_segments_it_left() {
 fn a_build_keeps_pairs_within_their_share_of_the_postings() {
     use crate::pairs::{COMMON_WORDS, MIN_DOCS};
     let schema = schema();
-    let name = schema.names[0].clone();
     let docs = 4 * MIN_DOCS as usize;
     let mut cells: Vec<PlainCell> = Vec::new();
     for d in 0..docs {
@@ -416,12 +421,7 @@ fn a_build_keeps_pairs_within_their_share_of_the_postings() {
         }
     }
     cells.sort();
-    let mut part = Part::new(&schema);
-    for (partition, term, key, positions) in &cells {
-        let encoded = leb128(positions);
-        part.add(&KeywordCellRef::from_parts(partition, 0, &name, term, 0, key, &encoded).unwrap());
-    }
-    let list = super::direct_pairs::select(&mut [part], 1);
+    let list = super::direct_pairs::select(&mut gather(&schema, &cells, 1), 1);
     // The words' postings: 50 x 400 + 20 x 300 = 26,000, a fifth 5,200;
     // each pair's, as every 4th document estimates them, 4 x 100: 13 pairs.
     assert_eq!(list.len(), 13, "{:?}", list.texts());
