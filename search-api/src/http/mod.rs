@@ -36,6 +36,7 @@ mod pool;
 mod request_log;
 mod route_table;
 mod routes;
+mod row_counts;
 mod server;
 mod state;
 

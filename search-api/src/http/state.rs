@@ -147,6 +147,8 @@ pub struct State {
     pub backups: Option<super::jobs::BackupConfig>,
     /// This server as a searcher of a cluster (`serve --cluster`).
     pub cluster: Option<Arc<crate::cluster::Cluster>>,
+    /// Tables' row counts kept between `GET /tables/{t}` calls.
+    pub(crate) row_counts: super::row_counts::RowCounts,
 }
 
 impl State {
@@ -175,6 +177,7 @@ impl State {
             access: AccessConfig::default(),
             backups: None,
             cluster: None,
+            row_counts: Default::default(),
         })
     }
 

@@ -1,6 +1,6 @@
 //! `/tables` and `/tables/{t}`: list, create, describe, drop.
 
-use rowsearch_store::{Scan, SearchSchema, TableSchema};
+use rowsearch_store::{SearchSchema, TableSchema};
 use serde_json::{Value, json};
 use warp::Reply;
 use warp::http::StatusCode;
@@ -90,8 +90,9 @@ pub(crate) fn put(st: &State, t: &str, body: &[u8]) -> Answer {
 
 /// `GET /tables/{t}`: schema and figures, wherever the table lives. The
 /// embedded store counts rows by a keys-only scan (exact, and linear in
-/// the table; cells and bytes from LMDB's counters; a disabled table's
-/// rows are not read, so not counted); HBase keeps no counts without a
+/// the table), kept until the store commits again (`row_counts`); cells
+/// and bytes from LMDB's counters; a disabled table's rows are not read,
+/// so not counted; HBase keeps no counts without a
 /// full scan, so none are given for a table there, and its guarantee and
 /// the tailer's measured lag are said.
 pub(crate) fn get(st: &State, access: &Access, t: &str) -> Answer {
@@ -108,7 +109,7 @@ pub(crate) fn get(st: &State, access: &Access, t: &str) -> Answer {
         Some(store) => {
             let figures = store.stats(t)?;
             let rows = match enabled {
-                true => Some(store.count(t, &Scan { keys_only: true, ..Scan::new() })?),
+                true => Some(st.row_counts.rows(store, t)?),
                 false => None,
             };
             let stats = json!({"rows": rows, "cells": figures.cells, "bytes": figures.bytes});
