@@ -2,26 +2,26 @@
 //! between calls.
 //!
 //! A table's rows are counted by a keys-only scan (exact, and linear in the
-//! table: ~0.1 s for the full mail corpus). A count stays exact while the
-//! store has committed nothing since: every commit that touches a row
-//! takes the next change-feed sequence, and a table made again (dropped and
-//! created, or given more search fields) has a new table id and catalog
-//! version. So a count is kept with the snapshot's table id, catalog
-//! version and next sequence, and given again while a new snapshot shows
-//! the same three. A table with a TTL is counted each time: its cells
-//! expire with no commit at all.
+//! table: ~0.1 s for the full mail corpus). A count stays exact while no
+//! row has changed since: every commit that touches a row takes the next
+//! change-feed sequence (which live search relies on too), and a table
+//! made again (dropped and created, or given more search fields) has a new
+//! table id. So a count is kept with the snapshot's table id and next
+//! sequence, and given again while a new snapshot shows the same two
+//! (commits that touch no row, such as a consumer's acknowledgement or a
+//! display setting, leave it). A table with a TTL is counted each time:
+//! its cells expire with no commit at all.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
 
 use rowsearch_store::{Cancel, Scan, Store};
 
-/// What a kept count was counted in: the table's id, the catalog version
-/// and the change-feed's next sequence of that snapshot.
+/// What a kept count was counted in: the table's id and the change-feed's
+/// next sequence of that snapshot.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Counted {
     table_id: u64,
-    catalog: u64,
     next_seq: u64,
 }
 
@@ -40,11 +40,7 @@ impl RowCounts {
     /// The store's (an unknown table, a disabled one, LMDB).
     pub(crate) fn rows(&self, store: &Store, table: &str) -> rowsearch_store::Result<u64> {
         let snapshot = store.begin_read()?;
-        let at = Counted {
-            table_id: snapshot.table_id(table)?,
-            catalog: snapshot.version(),
-            next_seq: snapshot.next_seq()?,
-        };
+        let at = Counted { table_id: snapshot.table_id(table)?, next_seq: snapshot.next_seq()? };
         let expires = snapshot.schema(table)?.families.iter().any(|f| f.ttl_seconds.is_some());
         if !expires
             && let Some(&(counted, rows)) = self.lock().get(table)

@@ -90,7 +90,7 @@ pub(crate) fn put(st: &State, t: &str, body: &[u8]) -> Answer {
 
 /// `GET /tables/{t}`: schema and figures, wherever the table lives. The
 /// embedded store counts rows by a keys-only scan (exact, and linear in
-/// the table), kept until the store commits again (`row_counts`); cells
+/// the table), kept until a row of the store changes (`row_counts`); cells
 /// and bytes from LMDB's counters; a disabled table's rows are not read,
 /// so not counted; HBase keeps no counts without a
 /// full scan, so none are given for a table there, and its guarantee and
