@@ -2,7 +2,7 @@
 # Alternating: the small batches at the end from 8,192 files left (the
 # build's), from 2,048 (the last two), and none (only the first small).
 # Prints each run's wall (s) and user+system CPU (s). B: a scratch build of
-# 41e878b whose `batch_limits` read the threshold from EXP_TAIL (the
+# ca8aa45 whose `batch_limits` read the threshold from EXP_TAIL (the
 # switch was not kept in the code).
 B=${B:-/tmp/scratch/rowsearch-tail}
 for r in 1 2 3 4 5; do
