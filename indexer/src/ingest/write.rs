@@ -347,12 +347,6 @@ fn batch_limits(options: &IngestOptions, first: bool, files_left: u64) -> (usize
     }
 }
 
-/// Sorts `pending` by key, folds copies of one message (rows of one key:
-/// the store's row, a row of a batch still in flight, and the pending
-/// ones) into one row carrying every folder and id, drops what adds
-/// nothing, and prepares the rest; `None` when nothing is left. A row an
-/// earlier build keyed by Message-ID (`legacy`) is deleted in the same
-/// batch, its folders and ids kept.
 /// Values a zstd family's dictionary is trained from: at least this many,
 /// and at most `DICTIONARY_MAX_SAMPLES` (training takes ~0.3 s on 1,024 mail
 /// bodies, ~0.9 s on 4,096, for a dictionary 3% better: Enron's bodies in
@@ -390,6 +384,12 @@ fn train_dictionaries(store: &Store, table: &str, pending: &[Pending]) -> Result
     Ok(settled)
 }
 
+/// Sorts `pending` by key, folds copies of one message (rows of one key:
+/// the store's row, a row of a batch still in flight, and the pending
+/// ones) into one row carrying every folder and id, drops what adds
+/// nothing, and prepares the rest; `None` when nothing is left. A row an
+/// earlier build keyed by Message-ID (`legacy`) is deleted in the same
+/// batch, its folders and ids kept.
 fn prepare(
     store: Target<'_>,
     table: &str,
