@@ -195,6 +195,15 @@ class Server:
         self.server.wait()
 
 
+def need_wrk():
+    """Exits with how to install it when `wrk` (the HTTP load tool the
+    HTTP benches drive) is not on PATH: it is a Debian package, not on a
+    fresh machine."""
+    import shutil
+    if shutil.which("wrk") is None:
+        sys.exit("wrk not found: the HTTP benches drive it (install with `sudo apt-get install -y wrk`)")
+
+
 def peer_wrk_script():
     """A wrk Lua script cycling through the 48 peer queries' paths: its
     file name (the caller removes it)."""
@@ -211,6 +220,7 @@ def wrk_cycle(server, script, secs):
     """wrk -t1 -c1 for `secs` seconds running `script` against `server`
     (a `Server`): its p50 and p99 in ms; exits on any error answer."""
     import re
+    need_wrk()
     out = subprocess.run(["wrk", "-t1", "-c1", f"-d{secs}s", "--latency", "-s", script,
                           f"http://{server.host}:{server.port}/"], capture_output=True, text=True,
                          check=True).stdout

@@ -16,8 +16,10 @@ import argparse
 import json
 import os
 import re
+import shutil
 import statistics
 import subprocess
+import sys
 import tempfile
 
 ap = argparse.ArgumentParser()
@@ -26,6 +28,8 @@ ap.add_argument("--seconds", type=int, default=5)
 ap.add_argument("--rounds", type=int, default=5)
 ap.add_argument("--bin", default=os.path.join(os.path.dirname(__file__), "../target/release/rowsearch"))
 args = ap.parse_args()
+if shutil.which("wrk") is None:
+    sys.exit("wrk not found: install it with `sudo apt-get install -y wrk`")
 root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 MASTER = "bench-master-key-0123456789abcdef"
 

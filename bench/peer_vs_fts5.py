@@ -22,7 +22,9 @@ import subprocess
 import sys
 import time
 
-from common import FIELDS, MAILBOX, arguments, corpus_store, fts5_db, fts5_times, peer_queries
+from common import FIELDS, MAILBOX, arguments, corpus_store, fts5_db, fts5_times, need_wrk, peer_queries
+
+need_wrk()
 
 args = arguments(seconds=(int, 3), fts_runs=(int, 200), store=(str, ""))
 store = args.store or corpus_store(args)

@@ -25,7 +25,9 @@ import subprocess
 import sys
 import time
 
-from common import WORK, Server, arguments, build_at, corpus, corpus_store, peer_queries, peer_wrk_script, wrk_cycle
+from common import WORK, Server, arguments, build_at, corpus, corpus_store, need_wrk, peer_queries, peer_wrk_script, wrk_cycle
+
+need_wrk()
 
 args = arguments(secs=(int, 10), rounds=(int, 3), before_rev=(str, "13b72cf"), before_bin=(str, ""),
                  nices=(str, "0,10,19"))

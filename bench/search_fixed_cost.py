@@ -21,7 +21,9 @@ import statistics
 import subprocess
 import sys
 
-from common import WORK, Server, arguments, build_at, corpus_store
+from common import WORK, Server, arguments, build_at, corpus_store, need_wrk
+
+need_wrk()
 
 args = arguments(secs=(int, 4), rounds=(int, 3), before_rev=(str, "13b72cf"), before_bin=(str, ""))
 RARE = ["zanzibar", "burrito", "kayak"]  # a handful of messages each

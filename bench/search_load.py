@@ -38,6 +38,10 @@ ap.add_argument("--columns", default="m:subject,m:from",
 ap.add_argument("--bin", default=os.path.join(os.path.dirname(__file__), "../target/release/rowsearch"))
 args = ap.parse_args()
 root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import need_wrk  # noqa: E402
+
+need_wrk()
 
 QUERIES = [
     ("term", "q=energy", "energy", None),
