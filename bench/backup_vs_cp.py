@@ -20,7 +20,9 @@ import subprocess
 import sys
 import time
 
-from common import WORK, Server, arguments, corpus_store, peer_queries, peer_wrk_script, wrk_cycle
+from common import WORK, Server, arguments, corpus_store, need_wrk, peer_queries, peer_wrk_script, wrk_cycle
+
+need_wrk()
 
 args = arguments(rounds=(int, 3), secs=(int, 10))
 store = corpus_store(args)

@@ -218,9 +218,9 @@ def peer_wrk_script():
 
 def wrk_cycle(server, script, secs):
     """wrk -t1 -c1 for `secs` seconds running `script` against `server`
-    (a `Server`): its p50 and p99 in ms; exits on any error answer."""
+    (a `Server`): its p50 and p99 in ms; exits on any error answer. Its
+    callers check for wrk first (`need_wrk`)."""
     import re
-    need_wrk()
     out = subprocess.run(["wrk", "-t1", "-c1", f"-d{secs}s", "--latency", "-s", script,
                           f"http://{server.host}:{server.port}/"], capture_output=True, text=True,
                          check=True).stdout

@@ -16,7 +16,6 @@ import argparse
 import json
 import os
 import re
-import shutil
 import statistics
 import subprocess
 import sys
@@ -28,9 +27,11 @@ ap.add_argument("--seconds", type=int, default=5)
 ap.add_argument("--rounds", type=int, default=5)
 ap.add_argument("--bin", default=os.path.join(os.path.dirname(__file__), "../target/release/rowsearch"))
 args = ap.parse_args()
-if shutil.which("wrk") is None:
-    sys.exit("wrk not found: install it with `sudo apt-get install -y wrk`")
 root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import need_wrk  # noqa: E402
+
+need_wrk()
 MASTER = "bench-master-key-0123456789abcdef"
 
 tmp = tempfile.mkdtemp()

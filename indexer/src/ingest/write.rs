@@ -278,7 +278,7 @@ fn batch_rows(
     // Keys of the last batches sent, which may not be in the store yet.
     let mut in_flight: [InFlight; IN_FLIGHT] = Default::default();
     let mut trained = false;
-    let mut sent = 0u64;
+    let mut first = true;
     // Whether the writer goes on: once it has stopped on an error (which
     // it reports), nothing more is read.
     let mut send = |pending: &mut Vec<Pending>, report: &mut IngestReport| -> Result<bool> {
@@ -312,13 +312,13 @@ fn batch_rows(
                 }
             }
         }
-        let (rows, bytes) = batch_limits(options, sent == 0, total.saturating_sub(files_done));
+        let (rows, bytes) = batch_limits(options, first, total.saturating_sub(files_done));
         if pending.len() >= rows || pending_bytes >= bytes {
             if !send(&mut pending, report)? {
                 return Ok(());
             }
             pending_bytes = 0;
-            sent += 1;
+            first = false;
         }
         if last_progress.elapsed().as_millis() >= 100 {
             let stored = handoff.stored.load(Ordering::Relaxed);
